@@ -1,0 +1,89 @@
+//! Test support for sciio: runs the reference Python tools (numpy, PyTables, h5py, hdf5storage,
+//! pandas, pyarrow...) installed by `./dev setup` into the project venv, and finds the test files
+//! shipped inside their wheels.
+//!
+//! Interop tests never skip: when the venv or a tool is missing they fail and say what to run.
+//! Panicking is how a test reports failure, so this crate panics freely.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+const SETUP_HINT: &str = "interop tests need the reference tools: run `./dev setup` \
+(it creates .venv with numpy, PyTables, h5py, hdf5storage, pandas, pyarrow...)";
+
+/// The repository root (the folder holding the workspace `Cargo.toml`).
+pub fn repo_root() -> PathBuf {
+    let here = Path::new(env!("CARGO_MANIFEST_DIR"));
+    here.ancestors()
+        .nth(2)
+        .expect("crates/sciio-testkit lives two levels below the root")
+        .to_path_buf()
+}
+
+/// The venv's Python interpreter: `$SCIIO_PYTHON`, else `.venv/bin/python` under the root.
+/// Panics (fails the test) with set-up instructions when it does not exist.
+pub fn python() -> PathBuf {
+    let path = std::env::var_os("SCIIO_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
+    assert!(path.exists(), "{} ({} not found)", SETUP_HINT, path.display());
+    path
+}
+
+/// Runs `python -c code args...` and returns its stdout. Fails the test with the script's stderr
+/// when it exits non-zero.
+pub fn run_python(code: &str, args: &[&str]) -> String {
+    let output = Command::new(python())
+        .arg("-c")
+        .arg(code)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("failed to start the venv's python");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "python failed ({}):\n{}\nif a module is missing: {}",
+        output.status,
+        stderr,
+        SETUP_HINT
+    );
+    String::from_utf8(output.stdout).expect("python printed non-UTF-8")
+}
+
+/// Runs a Python script file under the root (e.g. `python/gen_npy_golden.py`) with arguments.
+pub fn run_python_script(script: &str, args: &[&str]) -> String {
+    let path = repo_root().join(script);
+    assert!(path.exists(), "missing script {}", path.display());
+    let code = format!(
+        "import runpy, sys; sys.argv = [{:?}] + sys.argv[1:]; runpy.run_path({:?}, run_name='__main__')",
+        path.display().to_string(),
+        path.display().to_string()
+    );
+    run_python(&code, args)
+}
+
+/// The venv's site-packages folder (where wheels ship their test data).
+pub fn site_packages() -> PathBuf {
+    let out = run_python("import sysconfig; print(sysconfig.get_paths()['purelib'])", &[]);
+    PathBuf::from(out.trim())
+}
+
+/// Files in `site-packages/<sub>` whose names end with `ext`, sorted. Fails when there are none,
+/// so a test over wheel data can never pass vacuously.
+pub fn wheel_files(sub: &str, ext: &str) -> Vec<PathBuf> {
+    let dir = site_packages().join(sub);
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap_or_else(|e| panic!("{}: {e}; {SETUP_HINT}", dir.display()))
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|p| p.to_string_lossy().ends_with(ext))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "no *{ext} files in {}", dir.display());
+    files
+}
+
+/// A fresh temporary folder, removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().expect("cannot create a temporary folder")
+}
