@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Side-by-side benchmarks: each python/bench_*.py runs the Python peer and sciio (a release build of
+# the format crate's `bench` example) on the same data in one run and prints sciio/peer time ratios.
+# ./dev bench [NAME...]   e.g. ./dev bench npy
+set -euo pipefail
+cd "$(dirname "$0")/.."
+export SCIIO_BENCH_DIR="${SCIIO_BENCH_DIR:-$PWD/bench-out}"
+mkdir -p "$SCIIO_BENCH_DIR"
+if [ $# -eq 0 ]; then set -- $(ls python/bench_*.py | sed 's#python/bench_##; s#\.py##'); fi
+for name in "$@"; do
+  echo "==> benchmark: $name" >&2
+  "$SCIIO_PYTHON" "python/bench_$name.py"
+done
