@@ -1,0 +1,140 @@
+//! pigz-style parallel deflate: the input is cut into blocks compressed independently on all
+//! cores, each primed with the 32 KiB that precede it (so the ratio barely suffers) and ended
+//! with a sync flush (so it stops on a byte boundary with no final-block bit). Concatenated in
+//! order and followed by [`END_OF_STREAM`], the blocks form ONE valid raw deflate stream; their
+//! CRC-32s combine into the member's.
+
+use flate2::{Compress, FlushCompress};
+use rayon::prelude::*;
+use sciio_core::{Error, ErrorKind, Result};
+
+/// Deflate's window: a block's back-references reach at most this far into the data before it.
+pub(crate) const DICT_SIZE: usize = 32 << 10;
+
+/// A final, empty, fixed-Huffman block (BFINAL=1, BTYPE=01, end-of-block code): it closes a
+/// stream whose blocks all ended with a sync flush.
+pub(crate) const END_OF_STREAM: [u8; 2] = [0x03, 0x00];
+
+/// One compressed block with the CRC-32 and length of its uncompressed input.
+#[derive(Debug)]
+pub(crate) struct Block {
+    pub(crate) deflated: Vec<u8>,
+    pub(crate) crc32: u32,
+    pub(crate) len: u64,
+}
+
+/// Compresses `input` as blocks of `block_size` bytes in parallel. `dict` is the (up to 32 KiB)
+/// data that precedes `input` in the member, used as the first block's dictionary.
+pub(crate) fn compress_blocks(
+    input: &[u8],
+    dict: &[u8],
+    level: u32,
+    block_size: usize,
+) -> Result<Vec<Block>> {
+    input
+        .par_chunks(block_size.max(DICT_SIZE))
+        .enumerate()
+        .map(|(i, chunk)| {
+            let start = i * block_size.max(DICT_SIZE);
+            let dict = if i == 0 {
+                dict
+            } else {
+                &input[start.saturating_sub(DICT_SIZE)..start]
+            };
+            compress_block(chunk, dict, level)
+        })
+        .collect()
+}
+
+/// Compresses one block, ending it with a sync flush.
+pub(crate) fn compress_block(data: &[u8], dict: &[u8], level: u32) -> Result<Block> {
+    let fail = |what: &str, e: &dyn std::fmt::Display| {
+        Error::new(ErrorKind::Io, format!("deflate {what} failed: {e}"))
+    };
+    let mut c = Compress::new(flate2::Compression::new(level.min(9)), false);
+    let dict = &dict[dict.len().saturating_sub(DICT_SIZE)..];
+    if !dict.is_empty() {
+        c.set_dictionary(dict).map_err(|e| fail("dictionary", &e))?;
+    }
+    // Room for the deflate worst case (stored blocks: +5 bytes per 16 KiB) plus the flush marker.
+    let mut out = Vec::with_capacity(data.len() + data.len() / 1000 + 64);
+    loop {
+        if out.capacity() - out.len() < 64 {
+            out.reserve(out.capacity().max(4096));
+        }
+        let consumed = (c.total_in() as usize).min(data.len());
+        c.compress_vec(&data[consumed..], &mut out, FlushCompress::Sync)
+            .map_err(|e| fail("compression", &e))?;
+        // zlib's rule: the flush is complete once all input is in and output room is left over.
+        if c.total_in() as usize >= data.len() && out.len() < out.capacity() {
+            break;
+        }
+    }
+    Ok(Block {
+        deflated: out,
+        crc32: crc32fast::hash(data),
+        len: data.len() as u64,
+    })
+}
+
+/// The last `DICT_SIZE` bytes of `previous` followed by `data`.
+pub(crate) fn next_dict(previous: &[u8], data: &[u8]) -> Vec<u8> {
+    if data.len() >= DICT_SIZE {
+        return data[data.len() - DICT_SIZE..].to_vec();
+    }
+    let keep = DICT_SIZE - data.len();
+    let mut out = previous[previous.len().saturating_sub(keep)..].to_vec();
+    out.extend_from_slice(data);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn inflate(data: &[u8]) -> Vec<u8> {
+        let mut out = Vec::new();
+        flate2::read::DeflateDecoder::new(data)
+            .read_to_end(&mut out)
+            .unwrap();
+        out
+    }
+
+    #[test]
+    fn blocks_concatenate_into_one_stream() {
+        let input: Vec<u8> = (0..1_000_000u32)
+            .flat_map(|i| (i % 1000).to_le_bytes())
+            .collect();
+        let blocks = compress_blocks(&input, &[], 6, 64 << 10).unwrap();
+        assert!(blocks.len() > 10);
+        let mut stream: Vec<u8> = blocks.iter().flat_map(|b| b.deflated.clone()).collect();
+        stream.extend_from_slice(&END_OF_STREAM);
+        assert_eq!(inflate(&stream), input);
+        let mut crc = crc32fast::Hasher::new();
+        for b in &blocks {
+            crc.combine(&crc32fast::Hasher::new_with_initial_len(b.crc32, b.len));
+        }
+        assert_eq!(crc.finalize(), crc32fast::hash(&input));
+    }
+
+    #[test]
+    fn empty_and_incompressible_blocks() {
+        assert_eq!(inflate(&END_OF_STREAM), Vec::<u8>::new());
+        let mut x = 0x1234_5678u32;
+        let noise: Vec<u8> = (0..300_000)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                x as u8
+            })
+            .collect();
+        for level in [0, 1, 9] {
+            let blocks = compress_blocks(&noise, &[], level, 100_000).unwrap();
+            let mut stream: Vec<u8> = blocks.iter().flat_map(|b| b.deflated.clone()).collect();
+            stream.extend_from_slice(&END_OF_STREAM);
+            assert_eq!(inflate(&stream), noise);
+        }
+    }
+}

@@ -1,0 +1,347 @@
+//! Interop with CPython's `zipfile` (what numpy's savez/load use), both directions.
+
+use std::io::{Cursor, Read};
+use std::path::Path;
+
+use sciio_core::ErrorKind;
+use sciio_testkit::{run_python, tempdir};
+use sciio_zip::{Compression, CompressionMethod, DosDateTime, ZipArchive, ZipWriter};
+
+/// Compressible but not trivial data: a random walk of small steps, as int32 bytes.
+fn walk(n: usize, seed: u32) -> Vec<u8> {
+    let mut x = seed | 1;
+    let mut v = 0i32;
+    let mut out = Vec::with_capacity(n * 4);
+    for _ in 0..n {
+        x ^= x << 13;
+        x ^= x >> 17;
+        x ^= x << 5;
+        v += (x % 7) as i32 - 3;
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
+}
+
+/// What Python's zipfile sees in `path`: "name size crc32(hex) method" per member, after
+/// `testzip()` (which decompresses every member and checks its CRC) found no bad member.
+fn python_listing(path: &Path) -> Vec<String> {
+    let out = run_python(
+        r#"
+import sys, zipfile, zlib
+with zipfile.ZipFile(sys.argv[1]) as z:
+    bad = z.testzip()
+    assert bad is None, bad
+    for info in z.infolist():
+        data = z.read(info)
+        assert len(data) == info.file_size
+        print(info.filename, len(data), format(zlib.crc32(data), '08x'), info.compress_type)
+"#,
+        &[path.to_str().unwrap()],
+    );
+    out.lines().map(str::to_owned).collect()
+}
+
+fn expected_line(name: &str, data: &[u8], method: u16) -> String {
+    format!(
+        "{name} {} {:08x} {method}",
+        data.len(),
+        crc32fast::hash(data)
+    )
+}
+
+#[test]
+fn python_reads_what_we_write_stored_and_deflate_levels() {
+    let dir = tempdir();
+    let big = walk(3_000_000, 7); // 12 MB: several parallel batches of 1 MiB blocks
+    let small = b"tiny member".to_vec();
+    for compression in [
+        Compression::Stored,
+        Compression::Deflate(0),
+        Compression::Deflate(1),
+        Compression::Deflate(6),
+        Compression::Deflate(9),
+    ] {
+        let path = dir.path().join(format!("{compression:?}.zip"));
+        let mut zip = ZipWriter::create(&path).unwrap().compression(compression);
+        zip.add_member("big.npy", &big).unwrap();
+        zip.add_member("small.npy", &small).unwrap();
+        zip.add_member("empty.npy", b"").unwrap();
+        let mut streamed = zip.start_member("streamed.npy").unwrap();
+        for piece in big.chunks(77_777) {
+            streamed.write_data(piece).unwrap();
+        }
+        streamed.finish().unwrap();
+        zip.add_member("ünïcode.npy", &small).unwrap();
+        zip.finish().unwrap();
+
+        let method = CompressionMethod::from(compression).0;
+        assert_eq!(
+            python_listing(&path),
+            vec![
+                expected_line("big.npy", &big, method),
+                expected_line("small.npy", &small, method),
+                expected_line("empty.npy", b"", method),
+                expected_line("streamed.npy", &big, method),
+                expected_line("ünïcode.npy", &small, method),
+            ],
+            "{compression:?}"
+        );
+        // And we read it back ourselves.
+        let mut archive = ZipArchive::open(&path).unwrap();
+        assert_eq!(archive.read_member(0).unwrap(), big);
+        assert_eq!(archive.read_member(3).unwrap(), big);
+        assert_eq!(archive.index_of("ünïcode.npy"), Some(4));
+    }
+}
+
+#[test]
+fn small_blocks_split_one_member_into_many_parallel_blocks() {
+    let dir = tempdir();
+    let path = dir.path().join("blocks.zip");
+    let data = walk(1_000_000, 3);
+    let mut zip = ZipWriter::create(&path)
+        .unwrap()
+        .compression(Compression::Deflate(6))
+        .block_size(64 << 10);
+    zip.add_member("x.npy", &data).unwrap();
+    // Many small members at once: compressed in parallel with each other.
+    let names: Vec<String> = (0..50).map(|i| format!("m{i}.npy")).collect();
+    let datas: Vec<Vec<u8>> = (0..50).map(|i| walk(1000 + i * 100, i as u32)).collect();
+    let members: Vec<(&str, &[u8])> = names
+        .iter()
+        .map(String::as_str)
+        .zip(datas.iter().map(Vec::as_slice))
+        .collect();
+    zip.add_members(&members).unwrap();
+    zip.finish().unwrap();
+    let listing = python_listing(&path);
+    assert_eq!(listing[0], expected_line("x.npy", &data, 8));
+    for (i, d) in datas.iter().enumerate() {
+        assert_eq!(listing[i + 1], expected_line(&names[i], d, 8));
+    }
+}
+
+#[test]
+fn compressed_size_is_close_to_zlib_level_6() {
+    let data = walk(2_000_000, 11);
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new())).compression(Compression::Deflate(6));
+    zip.add_member("x", &data).unwrap();
+    let ours = zip.finish().unwrap().into_inner();
+    let mut archive = ZipArchive::new(Cursor::new(ours)).unwrap();
+    let our_size = archive.entries()[0].compressed_size();
+    assert_eq!(archive.read_member(0).unwrap(), data);
+    let dir = tempdir();
+    let raw = dir.path().join("raw");
+    std::fs::write(&raw, &data).unwrap();
+    let zlib_size: u64 = run_python(
+        "import sys, zlib; d = open(sys.argv[1], 'rb').read(); c = zlib.compressobj(6, zlib.DEFLATED, -15); print(len(c.compress(d) + c.flush()))",
+        &[raw.to_str().unwrap()],
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    let ratio = our_size as f64 / zlib_size as f64;
+    assert!(ratio < 1.05, "ours {our_size} vs zlib {zlib_size}");
+}
+
+#[test]
+fn we_read_what_python_writes_like_numpy_savez() {
+    let dir = tempdir();
+    for (file, compression) in [
+        ("stored.zip", "ZIP_STORED"),
+        ("deflated.zip", "ZIP_DEFLATED"),
+    ] {
+        let path = dir.path().join(file);
+        // numpy's _savez: zipf.open(key + '.npy', 'w', force_zip64=True) per array.
+        run_python(
+            &format!(
+                r#"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], mode='w', compression=zipfile.{compression}, allowZip64=True) as z:
+    for i in range(5):
+        with z.open(f'arr_{{i}}.npy', 'w', force_zip64=True) as f:
+            f.write(bytes(range(256)) * (i * 1000 + 1))
+    with z.open('empty.npy', 'w', force_zip64=True) as f:
+        pass
+"#
+            ),
+            &[path.to_str().unwrap()],
+        );
+        let mut archive = ZipArchive::open(&path).unwrap();
+        assert_eq!(archive.len(), 6);
+        for i in 0..5 {
+            let expect: Vec<u8> = (0..=255u8).cycle().take(256 * (i * 1000 + 1)).collect();
+            let idx = archive.index_of(&format!("arr_{i}.npy")).unwrap();
+            let mut got = Vec::new();
+            archive
+                .open_member(idx)
+                .unwrap()
+                .read_to_end(&mut got)
+                .unwrap();
+            assert_eq!(got, expect, "{file} arr_{i}");
+        }
+        assert!(archive.read_member(5).unwrap().is_empty());
+        if compression == "ZIP_STORED" {
+            // The data offset points at the member's raw bytes (what the npz layer maps).
+            let off = archive.data_offset(1).unwrap() as usize;
+            let bytes = std::fs::read(&path).unwrap();
+            assert_eq!(&bytes[off..off + 256], &(0..=255u8).collect::<Vec<_>>()[..]);
+        }
+    }
+}
+
+#[test]
+fn header_layout_matches_cpython_zipfile() {
+    // Same member, same time, stored and deflate: byte-for-byte identical local and central
+    // headers (the deflate data itself may differ: ours is block-parallel).
+    let dir = tempdir();
+    let data = walk(10_000, 5);
+    let raw = dir.path().join("raw");
+    std::fs::write(&raw, &data).unwrap();
+    for (compression, name) in [
+        (Compression::Stored, "ZIP_STORED"),
+        (Compression::Deflate(6), "ZIP_DEFLATED"),
+    ] {
+        let ours = dir.path().join("ours.zip");
+        let theirs = dir.path().join("theirs.zip");
+        let mut zip = ZipWriter::create(&ours)
+            .unwrap()
+            .compression(compression)
+            .modified(DosDateTime::new(2024, 5, 6, 7, 8, 10));
+        zip.add_member("a.npy", &data).unwrap();
+        zip.finish().unwrap();
+        let out = run_python(
+            &format!(
+                r#"
+import sys, zipfile, struct
+data = open(sys.argv[1], 'rb').read()
+with zipfile.ZipFile(sys.argv[2], mode='w', compression=zipfile.{name}) as z:
+    info = zipfile.ZipInfo('a.npy', date_time=(2024, 5, 6, 7, 8, 10))
+    info.compress_type = zipfile.{name}
+    with z.open(info, 'w', force_zip64=True) as f:
+        f.write(data)
+z = zipfile.ZipFile(sys.argv[3])
+assert z.testzip() is None
+"#
+            ),
+            &[
+                raw.to_str().unwrap(),
+                theirs.to_str().unwrap(),
+                ours.to_str().unwrap(),
+            ],
+        );
+        assert!(out.is_empty());
+        let a = std::fs::read(&ours).unwrap();
+        let b = std::fs::read(&theirs).unwrap();
+        // Local header: 30 fixed bytes, the name, then the zip64 extra (id, len, size,
+        // compressed size); the central header follows the data, 46 bytes + name before the
+        // 22-byte end record.
+        let local = 30 + 5 + 20;
+        if compression == Compression::Stored {
+            assert_eq!(a, b, "stored archives are identical");
+        } else {
+            assert_eq!(
+                a[..local - 8],
+                b[..local - 8],
+                "local header up to the compressed size"
+            );
+            let (ca, cb) = (a.len() - 22 - 46 - 5, b.len() - 22 - 46 - 5);
+            assert_eq!(
+                a[ca..ca + 20],
+                b[cb..cb + 20],
+                "central header up to the compressed size"
+            );
+            assert_eq!(
+                a[ca + 24..ca + 51],
+                b[cb + 24..cb + 51],
+                "central header after it"
+            );
+            assert_eq!(
+                a[a.len() - 22..a.len() - 10],
+                b[b.len() - 22..b.len() - 10],
+                "end record"
+            );
+        }
+    }
+}
+
+#[test]
+fn more_than_65535_members_use_zip64_end_records() {
+    let dir = tempdir();
+    let path = dir.path().join("many.zip");
+    let mut zip = ZipWriter::create(&path).unwrap();
+    let n = 70_000;
+    for i in 0..n {
+        zip.add_member(&format!("m{i}"), format!("{i}").as_bytes())
+            .unwrap();
+    }
+    zip.finish().unwrap();
+    let out = run_python(
+        "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); names = z.namelist(); print(len(names), z.read('m69999').decode(), z.read('m123').decode())",
+        &[path.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "70000 69999 123");
+    let mut archive = ZipArchive::open(&path).unwrap();
+    assert!(archive.is_zip64());
+    assert_eq!(archive.len(), n);
+    let i = archive.index_of("m65600").unwrap();
+    assert_eq!(archive.read_member(i).unwrap(), b"65600");
+}
+
+#[test]
+fn forced_zip64_records_on_a_small_archive() {
+    let dir = tempdir();
+    let path = dir.path().join("z64.zip");
+    let data = walk(100_000, 9);
+    for compression in [Compression::Stored, Compression::Deflate(6)] {
+        let mut zip = ZipWriter::create(&path)
+            .unwrap()
+            .compression(compression)
+            .force_zip64_records(true);
+        zip.add_member("a.npy", &data).unwrap();
+        zip.add_member("b.npy", b"second").unwrap();
+        zip.finish().unwrap();
+        let method = CompressionMethod::from(compression).0;
+        assert_eq!(
+            python_listing(&path),
+            vec![
+                expected_line("a.npy", &data, method),
+                expected_line("b.npy", b"second", method)
+            ]
+        );
+        let mut archive = ZipArchive::open(&path).unwrap();
+        assert!(archive.is_zip64());
+        assert_eq!(archive.read_member(0).unwrap(), data);
+        assert_eq!(archive.read_member(1).unwrap(), b"second");
+        assert!(archive.entries()[1].header_offset() > 0);
+    }
+}
+
+#[test]
+fn python_zip64_archive_with_large_offsets_is_read() {
+    // CPython's own zip64 records (forced by > 65535 members).
+    let dir = tempdir();
+    let path = dir.path().join("py64.zip");
+    run_python(
+        r#"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], 'w') as z:
+    for i in range(65540):
+        z.writestr(f'n{i}', str(i))
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let mut archive = ZipArchive::open(&path).unwrap();
+    assert!(archive.is_zip64());
+    assert_eq!(archive.len(), 65540);
+    let i = archive.index_of("n65539").unwrap();
+    assert_eq!(archive.read_member(i).unwrap(), b"65539");
+}
+
+#[test]
+fn duplicate_names_are_refused() {
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()));
+    zip.add_member("a", b"1").unwrap();
+    let err = zip.add_member("a", b"2").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::InvalidInput);
+}
