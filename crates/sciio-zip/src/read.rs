@@ -197,6 +197,16 @@ impl<R: Read + Seek> ZipArchive<R> {
         &self.limits
     }
 
+    /// The underlying reader (e.g. the `File`, to memory-map a stored member).
+    pub fn get_ref(&self) -> &R {
+        &self.reader
+    }
+
+    /// The name given to the archive in errors, if any.
+    pub fn file_name(&self) -> Option<&Path> {
+        self.file.as_deref()
+    }
+
     /// Gives back the underlying reader.
     pub fn into_inner(self) -> R {
         self.reader
