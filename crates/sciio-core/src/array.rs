@@ -50,6 +50,8 @@ impl AlignedBuf {
 /// Where an array's bytes live.
 enum Storage {
     Owned(AlignedBuf),
+    /// A byte vector that happens to be 8-byte aligned (checked when adopted).
+    Bytes(Vec<u8>),
     /// A read-only map shared by all arrays that view it (e.g. npz members), with the range.
     Mapped(Arc<memmap2::Mmap>, usize, usize),
     /// A writable map owned by this array.
@@ -61,6 +63,11 @@ impl Clone for Storage {
     fn clone(&self) -> Self {
         match self {
             Storage::Owned(b) => Storage::Owned(b.clone()),
+            Storage::Bytes(v) => {
+                let mut buf = AlignedBuf::zeroed(v.len());
+                buf.as_bytes_mut().copy_from_slice(v);
+                Storage::Owned(buf)
+            }
             Storage::Mapped(m, start, len) => Storage::Mapped(Arc::clone(m), *start, *len),
             Storage::MappedMut(m, start, len) => {
                 let mut buf = AlignedBuf::zeroed(*len);
@@ -98,7 +105,7 @@ pub struct NdArray {
 impl fmt::Debug for NdArray {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let storage = match &self.storage {
-            Storage::Owned(_) => "owned",
+            Storage::Owned(_) | Storage::Bytes(_) => "owned",
             Storage::Mapped(..) => "mapped",
             Storage::MappedMut(..) => "mapped-mut",
         };
@@ -162,6 +169,32 @@ impl NdArray {
         }
         a.bytes_mut_unchecked().copy_from_slice(bytes);
         Ok(a)
+    }
+
+    /// An array adopting a byte vector (exactly `product(shape) * itemsize` bytes) without
+    /// copying when it is 8-byte aligned (large allocations always are), copying otherwise.
+    pub fn from_byte_vec(
+        dtype: DType,
+        shape: &[usize],
+        order: Order,
+        bytes: Vec<u8>,
+    ) -> Result<Self> {
+        let len = checked_len(&dtype, shape)?;
+        if bytes.len() != len {
+            return Err(Error::invalid_input(format!(
+                "{} bytes given for an array of {len} bytes",
+                bytes.len()
+            )));
+        }
+        if bytes.as_ptr().align_offset(8) != 0 {
+            return Self::from_bytes(dtype, shape, order, &bytes);
+        }
+        Ok(NdArray {
+            dtype,
+            shape: shape.to_vec(),
+            order,
+            storage: Storage::Bytes(bytes),
+        })
     }
 
     /// A C-order array from a vector and a shape.
@@ -295,7 +328,7 @@ impl NdArray {
 
     /// Whether the bytes are a memory map.
     pub fn is_mapped(&self) -> bool {
-        !matches!(self.storage, Storage::Owned(_))
+        !matches!(self.storage, Storage::Owned(_) | Storage::Bytes(_))
     }
 
     /// Whether the bytes can be changed ([`NdArray::as_bytes_mut`]).
@@ -307,6 +340,7 @@ impl NdArray {
     pub fn as_bytes(&self) -> &[u8] {
         match &self.storage {
             Storage::Owned(b) => b.as_bytes(),
+            Storage::Bytes(v) => v,
             Storage::Mapped(m, start, len) => m.get(*start..*start + *len).unwrap_or(&[]),
             Storage::MappedMut(m, start, len) => m.get(*start..*start + *len).unwrap_or(&[]),
         }
@@ -326,6 +360,7 @@ impl NdArray {
     fn bytes_mut_unchecked(&mut self) -> &mut [u8] {
         match &mut self.storage {
             Storage::Owned(b) => b.as_bytes_mut(),
+            Storage::Bytes(v) => v,
             Storage::Mapped(..) => &mut [],
             Storage::MappedMut(m, start, len) => {
                 m.get_mut(*start..*start + *len).unwrap_or(&mut [])
