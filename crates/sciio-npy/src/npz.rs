@@ -293,6 +293,11 @@ impl<W: Write + Seek> NpzWriter<W> {
         }
     }
 
+    /// Writes into an already configured zip writer (zip64 records, modification time...).
+    pub fn from_zip(zip: ZipWriter<W>) -> Self {
+        NpzWriter { zip, positional: 0 }
+    }
+
     /// Sets the compression of the arrays added from now on. Default: [`Compression::Stored`].
     pub fn compression(mut self, compression: Compression) -> Self {
         self.zip = self.zip.compression(compression);
