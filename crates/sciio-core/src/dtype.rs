@@ -12,6 +12,7 @@
 //! assert_eq!(DType::from_typestr("u1").unwrap().to_typestr(), "|u1");
 //! ```
 
+use std::collections::HashSet;
 use std::fmt;
 
 use crate::error::{Error, Result};
@@ -537,7 +538,8 @@ impl DType {
                 Ok(())
             }
             DType::Record(r) => {
-                for (i, f) in r.fields.iter().enumerate() {
+                let mut seen = HashSet::new();
+                for f in &r.fields {
                     f.dtype.validate()?;
                     let end = f.offset.checked_add(f.dtype.itemsize());
                     if end.is_none_or(|e| e > r.itemsize) {
@@ -546,7 +548,7 @@ impl DType {
                             f.name, f.offset, r.itemsize
                         )));
                     }
-                    if r.fields[..i].iter().any(|g| g.name == f.name) {
+                    if !seen.insert(f.name.as_str()) {
                         return Err(Error::invalid_input(format!(
                             "duplicate field name {:?}",
                             f.name
@@ -717,6 +719,7 @@ fn dim(n: i128) -> Result<usize> {
 
 fn parse_fields(fields: &[PyLiteral]) -> Result<DType> {
     let mut out: Vec<Field> = Vec::with_capacity(fields.len().min(4096));
+    let mut seen: HashSet<String> = HashSet::new();
     let mut offset = 0usize;
     for entry in fields {
         let items = match entry {
@@ -772,11 +775,12 @@ fn parse_fields(fields: &[PyLiteral]) -> Result<DType> {
             if name.is_empty() {
                 return Err(Error::format("a structured dtype field has an empty name"));
             }
-            if out
-                .iter()
-                .any(|f| f.name == name || f.title.as_deref() == Some(&name))
+            // numpy keys fields by name and by title: all must be distinct.
+            if !seen.insert(name.clone()) || title.as_ref().is_some_and(|t| !seen.insert(t.clone()))
             {
-                return Err(Error::format(format!("duplicate field name {name:?}")));
+                return Err(Error::format(format!(
+                    "duplicate field name or title {name:?}"
+                )));
             }
             out.push(Field {
                 name,
