@@ -120,7 +120,7 @@ if len(sys.argv) > 1 and sys.argv[1] == "--describe":
     for path in sys.argv[2:]:
         with open(path, "rb") as f:
             major = f.read(8)[6]
-        a = np.load(path, allow_pickle=False)
+        a = np.load(path, allow_pickle=False, max_header_size=1 << 20)
         out.append(describe(os.path.splitext(os.path.basename(path))[0], a, major))
     json.dump(out, sys.stdout, ensure_ascii=False)
     sys.exit(0)
