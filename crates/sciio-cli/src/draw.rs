@@ -1,0 +1,146 @@
+//! `sciio ls`: the node tree drawn in the first column of a box-drawn table.
+
+use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table};
+use sciio::{ArrayInfo, Node, NodeKind, Order};
+
+/// The table for `root`: one row per node, the tree drawn with `├──`/`└──` in the first column.
+pub fn tree_table(root: &Node) -> String {
+    let mut table = Table::new();
+    table
+        .load_style(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Disabled)
+        .set_header(vec!["node", "kind", "dtype", "shape", "order", "size"]);
+    let mut rows = Vec::new();
+    rows.push(row("/".to_string(), root));
+    add_children(root, "", &mut rows);
+    for r in rows {
+        table.add_row(r);
+    }
+    if let Some(col) = table.column_mut(5) {
+        col.set_cell_alignment(CellAlignment::Right);
+    }
+    table.to_string()
+}
+
+fn add_children(node: &Node, indent: &str, rows: &mut Vec<Vec<String>>) {
+    let children = node.children();
+    for (i, child) in children.iter().enumerate() {
+        let last = i + 1 == children.len();
+        let branch = if last { "└── " } else { "├── " };
+        rows.push(row(format!("{indent}{branch}{}", child.name), child));
+        let deeper = format!("{indent}{}", if last { "    " } else { "│   " });
+        add_children(child, &deeper, rows);
+    }
+}
+
+fn row(label: String, node: &Node) -> Vec<String> {
+    match &node.kind {
+        NodeKind::Array(info) | NodeKind::Table(info) => vec![
+            label,
+            node.kind_name().to_string(),
+            info.dtype.to_string(),
+            shape_text(&info.shape),
+            order_text(info).to_string(),
+            human_bytes(info.nbytes()),
+        ],
+        NodeKind::Group(children) => vec![
+            label,
+            "group".to_string(),
+            String::new(),
+            format!("{} items", children.len()),
+            String::new(),
+            String::new(),
+        ],
+        NodeKind::Frame { columns, rows } => vec![
+            label,
+            "frame".to_string(),
+            format!("{} columns", columns.len()),
+            format!("({rows}, {})", columns.len()),
+            String::new(),
+            String::new(),
+        ],
+        NodeKind::Link(target) => vec![
+            label,
+            "link".to_string(),
+            format!("-> {target}"),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+        NodeKind::Opaque { kind, reason } => vec![
+            label,
+            kind.clone(),
+            reason.clone(),
+            String::new(),
+            String::new(),
+            String::new(),
+        ],
+        _ => vec![label, node.kind_name().to_string()],
+    }
+}
+
+/// A shape as Python prints a tuple: `()`, `(5,)`, `(2, 3)`.
+pub fn shape_text(shape: &[usize]) -> String {
+    match shape {
+        [] => "()".to_string(),
+        [n] => format!("({n},)"),
+        _ => {
+            let parts: Vec<String> = shape.iter().map(usize::to_string).collect();
+            format!("({})", parts.join(", "))
+        }
+    }
+}
+
+fn order_text(info: &ArrayInfo) -> &'static str {
+    match info.order {
+        Order::C => "C",
+        Order::F => "F",
+    }
+}
+
+/// Bytes in binary units: `96 B`, `1.5 KiB`, `3.0 MiB`.
+pub fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 6] = ["B", "KiB", "MiB", "GiB", "TiB", "PiB"];
+    if n < 1024 {
+        return format!("{n} B");
+    }
+    let mut value = n as f64;
+    let mut unit = 0;
+    while value >= 1024.0 && unit + 1 < UNITS.len() {
+        value /= 1024.0;
+        unit += 1;
+    }
+    format!("{value:.1} {}", UNITS[unit])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sciio::{DType, Node};
+
+    #[test]
+    fn draws_a_tree_in_a_table() {
+        let info = ArrayInfo {
+            dtype: DType::from_typestr("<f8").unwrap(),
+            shape: vec![3, 4],
+            order: Order::C,
+        };
+        let a = Node::new("a", NodeKind::Array(info.clone()));
+        let b = Node::new("b", NodeKind::Array(info));
+        let g = Node::new("g", NodeKind::Group(vec![b]));
+        let root = Node::new("", NodeKind::Group(vec![a, g]));
+        let text = tree_table(&root);
+        assert!(text.contains("├── a"), "{text}");
+        assert!(text.contains("└── g"), "{text}");
+        assert!(text.contains("    └── b"), "{text}");
+        assert!(text.contains("(3, 4)") && text.contains("96 B"), "{text}");
+        assert!(text.starts_with('┌'), "{text}");
+    }
+
+    #[test]
+    fn sizes_and_shapes_read_like_python() {
+        assert_eq!(human_bytes(1536), "1.5 KiB");
+        assert_eq!(shape_text(&[5]), "(5,)");
+        assert_eq!(shape_text(&[]), "()");
+    }
+}

@@ -1,0 +1,210 @@
+//! `sciio`: list, print and convert numpy, PyTables, MATLAB and pandas files.
+//!
+//! Argument parsing and printing only; everything else is the `sciio` library. Errors are one
+//! line on stderr (`sciio: error: ...`) with exit status 1 (2 for usage errors); a panic, which
+//! would be a bug, also prints one line.
+
+mod draw;
+mod json;
+mod numfmt;
+mod progress;
+mod target;
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use sciio::{CompressSpec, ConvertOptions, Error, File, Format, Result};
+
+use crate::target::Target;
+
+/// Read, list and convert the files of scientific Python (.npy .npz; .h5 .mat .parquet as
+/// support lands).
+///
+/// FILE:NODE names a node (an HDF5 path like /group/x or an npz member like x) inside FILE;
+/// the last ':' separates them when FILE exists, NODE starts with '/' or NODE is a plain member
+/// name. End an argument with ':' to take it as a whole file name (odd:name.npy:).
+#[derive(Debug, Parser)]
+#[command(name = "sciio", version, max_term_width = 100)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show the tree of nodes (npz: members) with dtype, shape, order and size.
+    Ls {
+        /// The file to list.
+        file: String,
+    },
+    /// Print the values of an array like numpy does (`print(array)`), or as JSON.
+    Cat {
+        /// FILE or FILE:NODE (NODE may be left out when FILE holds one array).
+        target: String,
+        /// Print a JSON document (dtype descr, shape, order, values) instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Convert a file or one node into another format (by DST's extension, or --to); several
+    /// sources combine into one container (many .npy into one .npz).
+    Convert {
+        /// SRC or SRC:NODE (one or more), then DST or DST:NODE (DST's NODE is the member name
+        /// for .npz).
+        #[arg(required = true, num_args = 2.., value_name = "PATH")]
+        paths: Vec<String>,
+        /// Output format, overriding DST's extension: npy, npz, hdf5, mat, parquet.
+        #[arg(long, value_name = "FORMAT")]
+        to: Option<Format>,
+        /// Compression, one syntax for every format: NAME[:CODEC][:LEVEL][,...], e.g.
+        /// deflate:6 (npz), shuffle,zlib:1 or blosc2:lz4:5 (hdf5), zstd:3 (parquet), none.
+        #[arg(long, value_name = "SPEC")]
+        compress: Option<CompressSpec>,
+    },
+}
+
+fn main() -> ExitCode {
+    std::panic::set_hook(Box::new(|info| {
+        let what = info
+            .payload()
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| info.payload().downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "panic".to_string());
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        eprintln!(
+            "sciio: internal error (a bug, please report it): {}{place}",
+            one_line(&what)
+        );
+    }));
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => return usage_error(e),
+    };
+    match run(cli) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sciio: error: {}", one_line(&e.to_string()));
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// clap's help and version go to stdout as usual; real usage errors become one line.
+fn usage_error(e: clap::Error) -> ExitCode {
+    use clap::error::ErrorKind;
+    if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+        return match e.print() {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(_) => ExitCode::from(1),
+        };
+    }
+    if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
+        eprintln!("sciio: error: missing command (ls, cat, convert); try 'sciio --help'");
+        return ExitCode::from(2);
+    }
+    let text = e.render().to_string();
+    let first = text
+        .lines()
+        .find(|l| !l.trim().is_empty())
+        .unwrap_or("invalid arguments");
+    let first = first.trim().trim_start_matches("error:").trim();
+    eprintln!("sciio: error: {first} (try 'sciio --help')");
+    ExitCode::from(2)
+}
+
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+fn is_broken_pipe(e: &Error) -> bool {
+    use std::error::Error as _;
+    e.source()
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+fn run(cli: Cli) -> Result<()> {
+    match cli.command {
+        Command::Ls { file } => ls(&Target::parse(&file)),
+        Command::Cat { target, json } => cat(&Target::parse(&target), json),
+        Command::Convert {
+            paths,
+            to,
+            compress,
+        } => {
+            let (dst, srcs) = paths
+                .split_last()
+                .ok_or_else(|| Error::invalid_input("convert needs SRC and DST"))?;
+            let srcs: Vec<Target> = srcs.iter().map(|s| Target::parse(s)).collect();
+            convert(&srcs, &Target::parse(dst), to, compress)
+        }
+    }
+}
+
+fn print_out(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| Error::io("cannot write to stdout", e))
+}
+
+fn ls(target: &Target) -> Result<()> {
+    let file = File::open(&target.file)?;
+    let root = match &target.node {
+        Some(node) => file.node(node)?,
+        None => file.root(),
+    };
+    let title = format!(
+        "{} ({}, {} on disk)\n",
+        target.file.display(),
+        file.format(),
+        draw::human_bytes(file.size_on_disk())
+    );
+    print_out(&(title + &draw::tree_table(root) + "\n"))
+}
+
+fn cat(target: &Target, as_json: bool) -> Result<()> {
+    let mut file = File::open(&target.file)?;
+    let path = file.single_array_path(target.node.as_deref())?;
+    let array = file.read_array(&path)?;
+    let text = if as_json {
+        let doc = json::array_document(&path, &array)?;
+        serde_json::to_string(&doc).map_err(|e| Error::invalid_input(e.to_string()))? + "\n"
+    } else {
+        numfmt::array_str(&array)? + "\n"
+    };
+    print_out(&text)
+}
+
+fn convert(
+    srcs: &[Target],
+    dst: &Target,
+    to: Option<Format>,
+    compress: Option<CompressSpec>,
+) -> Result<()> {
+    let mut files = srcs
+        .iter()
+        .map(|t| File::open(&t.file))
+        .collect::<Result<Vec<File>>>()?;
+    let mut sources: Vec<(&mut File, Option<&str>)> = files
+        .iter_mut()
+        .zip(srcs)
+        .map(|(f, t)| (f, t.node.as_deref()))
+        .collect();
+    let mut bar = progress::Progress::new(&dst.file.display().to_string());
+    let options = ConvertOptions {
+        to,
+        compress,
+        dst_node: dst.node.clone(),
+    };
+    let result = sciio::convert_many(&mut sources, &dst.file, &options, &mut |done, total| {
+        bar.update(done, total)
+    });
+    bar.finish();
+    result.map(|_| ())
+}

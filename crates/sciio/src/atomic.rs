@@ -1,0 +1,89 @@
+//! Atomic file creation: write into a temporary file in the destination's folder, rename it over
+//! the destination only once everything succeeded. A failed write never leaves a partial file and
+//! never destroys an existing destination.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::Path;
+
+use sciio_core::{Error, Result};
+
+/// Runs `write` on a buffered temporary file created next to `dest`, then flushes, syncs and
+/// renames it to `dest`. On any error (from `write` or from finishing the file) the temporary
+/// file is removed and `dest` is left exactly as it was.
+///
+/// The new file gets the permissions of the file it replaces, or `0o644` on Unix when new
+/// (temporary files are created private).
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use std::io::Write;
+/// let dest = dir.path().join("out.txt");
+/// sciio::write_atomically(&dest, |w| Ok(w.write_all(b"hello")?))?;
+/// assert_eq!(std::fs::read(&dest)?, b"hello");
+///
+/// // A failing writer leaves the old content and no temporary file behind.
+/// let failed = sciio::write_atomically(&dest, |w| {
+///     w.write_all(b"partial")?;
+///     Err::<(), _>(sciio::Error::invalid_input("stop"))
+/// });
+/// assert!(failed.is_err());
+/// assert_eq!(std::fs::read(&dest)?, b"hello");
+/// assert_eq!(std::fs::read_dir(dir.path())?.count(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn write_atomically<T>(
+    dest: &Path,
+    write: impl FnOnce(&mut BufWriter<&File>) -> Result<T>,
+) -> Result<T> {
+    if dest.is_dir() {
+        return Err(Error::invalid_input("the destination is a folder").with_file(dest));
+    }
+    let folder = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let temp = tempfile::Builder::new()
+        .prefix(".sciio-")
+        .suffix(".tmp")
+        .tempfile_in(folder)
+        .map_err(|e| {
+            Error::io(
+                "cannot create a temporary file in the destination folder",
+                e,
+            )
+            .with_file(folder)
+        })?;
+    let value = {
+        let mut writer = BufWriter::with_capacity(1 << 20, temp.as_file());
+        let value = write(&mut writer).map_err(|e| e.with_file(dest))?;
+        writer
+            .flush()
+            .map_err(|e| Error::io("cannot write", e).with_file(dest))?;
+        value
+    };
+    set_permissions(temp.as_file(), dest)?;
+    temp.as_file()
+        .sync_all()
+        .map_err(|e| Error::io("cannot sync", e).with_file(dest))?;
+    temp.persist(dest).map_err(|e| {
+        Error::io("cannot rename the finished file into place", e.error).with_file(dest)
+    })?;
+    Ok(value)
+}
+
+#[cfg(unix)]
+fn set_permissions(file: &File, dest: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let perms = match std::fs::metadata(dest) {
+        Ok(meta) => meta.permissions(),
+        Err(_) => std::fs::Permissions::from_mode(0o644),
+    };
+    file.set_permissions(perms)
+        .map_err(|e| Error::io("cannot set permissions", e).with_file(dest))
+}
+
+#[cfg(not(unix))]
+fn set_permissions(_file: &File, _dest: &Path) -> Result<()> {
+    Ok(())
+}

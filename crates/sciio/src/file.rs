@@ -1,0 +1,380 @@
+//! [`File`]: an opened file of any supported format, described as a [`Node`] tree, with its
+//! arrays read whole ([`File::read_array`]) or streamed ([`File::copy_array_data`]).
+
+use std::fs;
+use std::io::{self, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use sciio_core::{Error, Limits, NdArray, Order, Result};
+use sciio_npy::Header;
+use sciio_zip::ZipArchive;
+
+use crate::format::Format;
+use crate::node::{ArrayInfo, Node, NodeKind};
+
+/// Bytes moved per block when streaming array data (bounded memory for any array size).
+pub(crate) const BLOCK: usize = 4 << 20;
+
+/// An opened file: its format, its tree of nodes, and the means to read its arrays.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// use sciio::{File, NdArray};
+/// let path = dir.path().join("x.npy");
+/// let a = NdArray::from_vec(vec![1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+/// let mut bytes = Vec::new();
+/// sciio::npy::write_array(&mut bytes, &a)?;
+/// std::fs::write(&path, bytes)?;
+///
+/// let mut file = File::open(&path)?;
+/// assert_eq!(file.format(), sciio::Format::Npy);
+/// let info = file.root().array_info().unwrap();
+/// assert_eq!((info.dtype.to_string().as_str(), info.shape.as_slice()), ("<i4", &[2usize, 3][..]));
+/// let back = file.read_array("/")?;
+/// assert_eq!(back.view::<i32>()?, a.view::<i32>()?);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug)]
+pub struct File {
+    path: PathBuf,
+    format: Format,
+    size: u64,
+    root: Node,
+    limits: Limits,
+    backend: Backend,
+}
+
+#[derive(Debug)]
+enum Backend {
+    Npy(Header),
+    Npz {
+        archive: ZipArchive<fs::File>,
+        /// Node path (`/name`) -> zip member index.
+        members: Vec<(String, usize)>,
+    },
+}
+
+impl File {
+    /// Opens `path` with default [`Limits`], picking the format by extension and first bytes.
+    pub fn open(path: impl AsRef<Path>) -> Result<File> {
+        File::open_with_limits(path, Limits::default())
+    }
+
+    /// Opens `path` with the given limits on untrusted sizes.
+    pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<File> {
+        let path = path.as_ref();
+        let meta = fs::metadata(path).map_err(|e| Error::io("cannot open", e).with_file(path))?;
+        if meta.is_dir() {
+            return Err(Error::invalid_input("is a folder, not a file").with_file(path));
+        }
+        let format = Format::detect(path)?;
+        let size = meta.len();
+        let (root, backend) = match format {
+            Format::Npy => open_npy(path, size, &limits)?,
+            Format::Npz => open_npz(path, &limits)?,
+            other => {
+                return Err(Error::unsupported(format!(
+                    "reading {other} files is not available in this build of sciio"
+                ))
+                .with_file(path))
+            }
+        };
+        Ok(File {
+            path: path.to_path_buf(),
+            format,
+            size,
+            root,
+            limits,
+            backend,
+        })
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The file's format.
+    pub fn format(&self) -> Format {
+        self.format
+    }
+
+    /// The file's size in bytes.
+    pub fn size_on_disk(&self) -> u64 {
+        self.size
+    }
+
+    /// The root of the tree: the array itself for `.npy`, a group of members for `.npz`.
+    pub fn root(&self) -> &Node {
+        &self.root
+    }
+
+    /// The node at `path` (`/x`, `x`, `/group/x`; `/` is the root), or a
+    /// [`NotFound`](sciio_core::ErrorKind::NotFound) error naming it.
+    pub fn node(&self, path: &str) -> Result<&Node> {
+        self.root.find(path).ok_or_else(|| {
+            let names: Vec<String> = self
+                .root
+                .walk("")
+                .into_iter()
+                .skip(1)
+                .take(8)
+                .map(|(p, _)| p)
+                .collect();
+            let hint = if names.is_empty() {
+                String::new()
+            } else {
+                format!(" (it has {})", names.join(", "))
+            };
+            Error::not_found(format!("no node '{path}' in the file{hint}"))
+                .with_file(&self.path)
+                .with_node(path)
+        })
+    }
+
+    /// The path of the one array `node` names, or of the file's only array when `node` is
+    /// `None`; an error saying which arrays there are when that is ambiguous.
+    pub fn single_array_path(&self, node: Option<&str>) -> Result<String> {
+        if let Some(node) = node {
+            let found = self.node(node)?;
+            if found.array_info().is_none() {
+                return Err(Error::mismatch(format!(
+                    "'{node}' is a {}, not an array",
+                    found.kind_name()
+                ))
+                .with_file(&self.path)
+                .with_node(node));
+            }
+            return Ok(normalise(node));
+        }
+        let leaves = self.root.array_leaves("");
+        match leaves.as_slice() {
+            [(path, _)] => Ok(path.clone()),
+            [] => Err(Error::not_found("the file holds no array").with_file(&self.path)),
+            many => {
+                let names: Vec<&str> = many.iter().take(8).map(|(p, _)| p.as_str()).collect();
+                Err(Error::invalid_input(format!(
+                    "the file holds {} arrays ({}{}); name one as FILE:NODE",
+                    many.len(),
+                    names.join(", "),
+                    if many.len() > 8 { ", ..." } else { "" }
+                ))
+                .with_file(&self.path))
+            }
+        }
+    }
+
+    /// Reads the array at `path` whole into memory.
+    pub fn read_array(&mut self, path: &str) -> Result<NdArray> {
+        let path = normalise(path);
+        let file = self.path.clone();
+        let located = |e: Error| e.with_file(&file).with_node(path.clone());
+        match &mut self.backend {
+            Backend::Npy(_) => {
+                expect_root(&path).map_err(located)?;
+                sciio_npy::read_file_with(&self.path, &self.limits).map_err(located)
+            }
+            Backend::Npz { archive, members } => {
+                let index = member_index(members, &path).map_err(located)?;
+                let size = archive.entries()[index].size();
+                let mut member = archive.open_member(index).map_err(located)?;
+                let array = sciio_npy::read_array_sized(&mut member, &self.limits, size)
+                    .map_err(located)?;
+                // Drain what follows so the member's size and CRC-32 are checked.
+                io::copy(&mut member, &mut io::sink())
+                    .map_err(|e| located(sciio_zip::error_from_io(e)))?;
+                Ok(array)
+            }
+        }
+    }
+
+    /// Streams the raw data bytes of the array at `path` (in its stored dtype and order, as
+    /// an NPY header describes them) into `out`, block by block, calling `progress` with the
+    /// bytes copied so far. Memory stays bounded whatever the array's size.
+    pub fn copy_array_data(
+        &mut self,
+        path: &str,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let path = normalise(path);
+        let file = self.path.clone();
+        let located = |e: Error| e.with_file(&file).with_node(path.clone());
+        match &mut self.backend {
+            Backend::Npy(header) => {
+                expect_root(&path).map_err(located)?;
+                header.refuse_objects().map_err(located)?;
+                let len = header.data_len().map_err(located)?;
+                let mut f =
+                    fs::File::open(&self.path).map_err(|e| located(Error::io("cannot open", e)))?;
+                f.seek(SeekFrom::Start(header.header_len as u64))
+                    .map_err(|e| located(Error::io("cannot seek", e)))?;
+                copy_exact(&mut f, out, len, header.header_len as u64, progress).map_err(located)
+            }
+            Backend::Npz { archive, members } => {
+                let index = member_index(members, &path).map_err(located)?;
+                let size = archive.entries()[index].size();
+                let limits = self.limits;
+                let mut member = archive.open_member(index).map_err(located)?;
+                let header = sciio_npy::read_header_from(&mut member, &limits, Some(size))
+                    .map_err(located)?;
+                header.refuse_objects().map_err(located)?;
+                let len = header.data_len().map_err(located)?;
+                copy_exact(&mut member, out, len, header.header_len as u64, progress)
+                    .map_err(located)?;
+                io::copy(&mut member, &mut io::sink())
+                    .map_err(|e| located(sciio_zip::error_from_io(e)))?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// `x` and `/x` name the same node; the root is `/`.
+pub(crate) fn normalise(path: &str) -> String {
+    format!("/{}", path.trim_start_matches('/'))
+}
+
+fn expect_root(path: &str) -> Result<()> {
+    if path == "/" {
+        Ok(())
+    } else {
+        Err(Error::not_found(
+            "a .npy file holds one array and no nodes (use the file name alone)",
+        ))
+    }
+}
+
+fn member_index(members: &[(String, usize)], path: &str) -> Result<usize> {
+    members
+        .iter()
+        .find(|(p, _)| p == path)
+        .map(|(_, i)| *i)
+        .ok_or_else(|| Error::not_found(format!("no array member '{path}'")))
+}
+
+/// Copies exactly `len` bytes; a short input is a [`Truncated`](sciio_core::ErrorKind::Truncated) error
+/// at the byte offset where the data ran out.
+fn copy_exact(
+    input: &mut dyn Read,
+    out: &mut dyn Write,
+    len: u64,
+    start_offset: u64,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    let mut buf = vec![0u8; BLOCK.min(usize::try_from(len).unwrap_or(BLOCK)).max(1)];
+    let mut done = 0u64;
+    while done < len {
+        let want = buf
+            .len()
+            .min(usize::try_from(len - done).unwrap_or(buf.len()));
+        let n = match input.read(&mut buf[..want]) {
+            Ok(0) => {
+                return Err(Error::truncated(format!(
+                    "the array data ends after {done} of {len} bytes"
+                ))
+                .with_offset(start_offset + done))
+            }
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(sciio_zip::error_from_io(e)),
+        };
+        out.write_all(&buf[..n])
+            .map_err(|e| Error::io("cannot write", e))?;
+        done += n as u64;
+        progress(done);
+    }
+    Ok(())
+}
+
+fn info_of(header: &Header) -> ArrayInfo {
+    ArrayInfo {
+        dtype: header.dtype.clone(),
+        shape: header.shape.clone(),
+        order: if header.fortran_order {
+            Order::F
+        } else {
+            Order::C
+        },
+    }
+}
+
+fn array_node(name: &str, header: &Header) -> Node {
+    if header.dtype.has_object() {
+        return Node::new(
+            name,
+            NodeKind::Opaque {
+                kind: "object array".to_string(),
+                reason: "pickled Python objects (refused: sciio never unpickles)".to_string(),
+            },
+        );
+    }
+    Node::new(name, NodeKind::Array(info_of(header)))
+}
+
+fn open_npy(path: &Path, size: u64, limits: &Limits) -> Result<(Node, Backend)> {
+    let mut f = fs::File::open(path).map_err(|e| Error::io("cannot open", e).with_file(path))?;
+    let header = sciio_npy::read_header_from(&mut io::BufReader::new(&mut f), limits, Some(size))
+        .map_err(|e| e.with_file(path))?;
+    let available = size.saturating_sub(header.header_len as u64);
+    let len = header.data_len().map_err(|e| e.with_file(path))?;
+    if len > available {
+        return Err(Error::truncated(format!(
+            "header announces {len} bytes of data, only {available} follow"
+        ))
+        .with_file(path)
+        .with_offset(header.header_len as u64));
+    }
+    Ok((array_node("", &header), Backend::Npy(header)))
+}
+
+fn open_npz(path: &Path, limits: &Limits) -> Result<(Node, Backend)> {
+    let mut archive = ZipArchive::open_with_limits(path, *limits)?;
+    let mut children = Vec::new();
+    let mut members = Vec::new();
+    let entries: Vec<(String, u64, bool)> = archive
+        .entries()
+        .iter()
+        .map(|e| (e.name().to_string(), e.size(), e.is_dir()))
+        .collect();
+    for (index, (member, size, is_dir)) in entries.into_iter().enumerate() {
+        if is_dir {
+            continue;
+        }
+        // np.load names members without their `.npy` suffix.
+        let Some(name) = member.strip_suffix(".npy") else {
+            children.push(Node::new(
+                member.as_str(),
+                NodeKind::Opaque {
+                    kind: "file".to_string(),
+                    reason: "not an .npy member".to_string(),
+                },
+            ));
+            continue;
+        };
+        let mut reader = archive
+            .open_member(index)
+            .map_err(|e| e.with_file(path).with_node(member.clone()))?;
+        let header = sciio_npy::read_header_from(&mut reader, limits, Some(size))
+            .map_err(|e| e.with_file(path).with_node(member.clone()))?;
+        members.push((normalise(name), index));
+        children.push(array_node(name, &header));
+    }
+    let root = Node::new("", NodeKind::Group(children));
+    Ok((root, Backend::Npz { archive, members }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn copy_exact_reports_truncation_offset() {
+        let mut input: &[u8] = b"abc";
+        let mut out = Vec::new();
+        let err = copy_exact(&mut input, &mut out, 10, 128, &mut |_| {}).unwrap_err();
+        assert_eq!(err.kind(), sciio_core::ErrorKind::Truncated);
+        assert_eq!(err.location().offset, Some(131));
+        assert_eq!(out, b"abc");
+    }
+}

@@ -1,0 +1,30 @@
+//! sciio: read and write the files of scientific Python from Rust — numpy `.npy`/`.npz` now,
+//! PyTables HDF5, MATLAB v7.3 MAT and pandas Parquet as their crates land.
+//!
+//! - [`File::open`] picks the format by extension and first bytes and describes the file as
+//!   one neutral tree of [`Node`]s; [`File::read_array`] reads an array's data.
+//! - [`convert`] writes a file or one node into another format, refusing by name whatever
+//!   the target cannot hold, and writes atomically ([`write_atomically`]).
+//! - [`CompressSpec`] is the one compression syntax (`deflate:6`, `shuffle,zlib:1`, ...).
+//!
+//! The building blocks are re-exported: [`core`] (dtypes, [`NdArray`], errors).
+
+pub mod atomic;
+pub mod compress;
+pub mod format;
+pub mod node;
+
+pub use atomic::write_atomically;
+pub use compress::{CompressSpec, Filter};
+pub use format::Format;
+pub use node::{ArrayInfo, Node, NodeKind};
+pub use sciio_core as core;
+pub use sciio_core::{DType, Error, ErrorKind, NdArray, Order, Result, Value};
+pub use sciio_npy as npy;
+pub use sciio_zip as zip;
+
+pub mod convert;
+pub mod file;
+
+pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
+pub use file::File;

@@ -1,0 +1,177 @@
+//! The one neutral tree every format reads into and writes from.
+//!
+//! A [`Node`] describes what a file holds (names, dtypes, shapes, attributes) without holding
+//! the data: the [`File`](crate::File) that produced the tree reads an array's data on request,
+//! whole or block by block, so conversions of large files keep memory bounded.
+
+use sciio_core::{DType, NdArray, Order};
+
+/// Shape, dtype and memory order of an array or table, known without reading its data.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArrayInfo {
+    /// The element type.
+    pub dtype: DType,
+    /// The shape (empty for a 0-d array).
+    pub shape: Vec<usize>,
+    /// The memory order of the stored data.
+    pub order: Order,
+}
+
+impl ArrayInfo {
+    /// Number of elements (saturating on absurd shapes).
+    pub fn len(&self) -> u64 {
+        self.shape
+            .iter()
+            .fold(1u64, |acc, d| acc.saturating_mul(*d as u64))
+    }
+
+    /// True when the array has no element.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of the data (saturating).
+    pub fn nbytes(&self) -> u64 {
+        self.len().saturating_mul(self.dtype.itemsize() as u64)
+    }
+
+    /// The info of an in-memory array.
+    pub fn of(array: &NdArray) -> ArrayInfo {
+        ArrayInfo {
+            dtype: array.dtype().clone(),
+            shape: array.shape().to_vec(),
+            order: array.order(),
+        }
+    }
+}
+
+/// What a node is.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum NodeKind {
+    /// A group of named children, in file order.
+    Group(Vec<Node>),
+    /// An n-d array (a `.npy` file, an npz member, an HDF5 dataset).
+    Array(ArrayInfo),
+    /// A table: a 1-d structured array whose rows are streamed in blocks (PyTables `Table`).
+    Table(ArrayInfo),
+    /// A data frame (pandas): its column names and row count.
+    Frame {
+        /// Column labels, in order.
+        columns: Vec<String>,
+        /// Number of rows.
+        rows: u64,
+    },
+    /// A link to another node (HDF5 soft/external link), by path.
+    Link(String),
+    /// Something sciio recognises but cannot convert (yet), and why.
+    Opaque {
+        /// What it is (`"VLArray"`, `"object array"`, ...).
+        kind: String,
+        /// Why it is opaque.
+        reason: String,
+    },
+}
+
+/// One node of the tree: a name, what it is, and its attributes (each a small array).
+#[derive(Debug, Clone)]
+pub struct Node {
+    /// The node's name inside its parent (`""` for the root).
+    pub name: String,
+    /// What it is.
+    pub kind: NodeKind,
+    /// Attributes (HDF5 attributes, MAT class names...), in file order.
+    pub attrs: Vec<(String, NdArray)>,
+}
+
+impl Node {
+    /// A node without attributes.
+    pub fn new(name: impl Into<String>, kind: NodeKind) -> Node {
+        Node {
+            name: name.into(),
+            kind,
+            attrs: Vec::new(),
+        }
+    }
+
+    /// The children of a group (empty for any other node).
+    pub fn children(&self) -> &[Node] {
+        match &self.kind {
+            NodeKind::Group(children) => children,
+            _ => &[],
+        }
+    }
+
+    /// The array info of an `Array` or `Table` node.
+    pub fn array_info(&self) -> Option<&ArrayInfo> {
+        match &self.kind {
+            NodeKind::Array(info) | NodeKind::Table(info) => Some(info),
+            _ => None,
+        }
+    }
+
+    /// A short word for the kind of node (`group`, `array`, `table`, `frame`, `link`, or the
+    /// opaque kind).
+    pub fn kind_name(&self) -> &str {
+        match &self.kind {
+            NodeKind::Group(_) => "group",
+            NodeKind::Array(_) => "array",
+            NodeKind::Table(_) => "table",
+            NodeKind::Frame { .. } => "frame",
+            NodeKind::Link(_) => "link",
+            NodeKind::Opaque { kind, .. } => kind,
+        }
+    }
+
+    /// Finds a descendant by path: `/a/b`, `a/b` (relative to this node), `/` or `""` for
+    /// this node itself. A child whose own name contains `/` (an npz member `g/x`) is found
+    /// by its whole name first.
+    ///
+    /// ```
+    /// use sciio::{Node, NodeKind};
+    /// let leaf = Node::new("x", NodeKind::Link("/y".into()));
+    /// let group = Node::new("g", NodeKind::Group(vec![leaf]));
+    /// let root = Node::new("", NodeKind::Group(vec![group]));
+    /// assert_eq!(root.find("/g/x").map(|n| n.name.as_str()), Some("x"));
+    /// assert!(root.find("/g/nope").is_none());
+    /// ```
+    pub fn find(&self, path: &str) -> Option<&Node> {
+        let path = path.trim_start_matches('/');
+        if path.is_empty() {
+            return Some(self);
+        }
+        if let Some(child) = self.children().iter().find(|c| c.name == path) {
+            return Some(child);
+        }
+        let (head, rest) = path.split_once('/')?;
+        self.children()
+            .iter()
+            .find(|c| c.name == head)
+            .and_then(|c| c.find(rest))
+    }
+
+    /// Every node below this one with its absolute path (`/a/b`), depth first, in file order;
+    /// this node itself comes first as `prefix` (use `""` for the root, which prints as `/`).
+    pub fn walk(&self, prefix: &str) -> Vec<(String, &Node)> {
+        let mut out = Vec::new();
+        self.walk_into(prefix, &mut out);
+        out
+    }
+
+    fn walk_into<'a>(&'a self, path: &str, out: &mut Vec<(String, &'a Node)>) {
+        let shown = if path.is_empty() { "/" } else { path };
+        out.push((shown.to_string(), self));
+        for child in self.children() {
+            let child_path = format!("{path}/{}", child.name);
+            child.walk_into(&child_path, out);
+        }
+    }
+
+    /// The array leaves (arrays and tables) below this node, with absolute paths.
+    pub fn array_leaves(&self, prefix: &str) -> Vec<(String, &Node)> {
+        self.walk(prefix)
+            .into_iter()
+            .filter(|(_, n)| n.array_info().is_some())
+            .collect()
+    }
+}
