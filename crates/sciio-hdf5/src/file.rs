@@ -1,0 +1,803 @@
+//! Files, groups, links, datasets and attributes over the raw libhdf5 calls.
+
+use std::ffi::{c_char, c_void};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use hdf5_sys::h5::{herr_t, hsize_t, H5_index_t, H5_iter_order_t};
+use hdf5_sys::h5a::{H5A_info_t, H5Aget_space, H5Aget_type, H5Aiterate2, H5Aopen, H5Aread};
+use hdf5_sys::h5d::{H5D_layout_t, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2, H5Dread};
+use hdf5_sys::h5f::{H5Fopen, H5F_ACC_RDONLY};
+use hdf5_sys::h5g::H5Gopen2;
+use hdf5_sys::h5i::hid_t;
+use hdf5_sys::h5l::{H5L_info2_t, H5L_type_t, H5Lget_val, H5Literate2, H5Lunpack_elink_val};
+use hdf5_sys::h5o::{H5O_info2_t, H5O_type_t, H5Oget_info_by_name3, H5O_INFO_BASIC};
+use hdf5_sys::h5p::{H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5P_DEFAULT};
+use hdf5_sys::h5s::{
+    H5S_class_t, H5S_seloper_t, H5Screate_simple, H5Sget_simple_extent_dims, H5Sget_simple_extent_ndims,
+    H5Sget_simple_extent_type, H5Sselect_hyperslab,
+};
+use hdf5_sys::h5t::{H5T_cset_t, H5Tcopy, H5Treclaim, H5Tset_cset, H5Tset_size, H5Tvlen_create, H5T_C_S1, H5T_VARIABLE};
+use sciio_core::{Error, ErrorKind, Limits, Result};
+
+use crate::handle::{c_name, check, last_error, locked, string_from_c, Hid};
+use crate::types::{CharSet, H5Type};
+
+struct FileInner {
+    hid: Hid,
+    path: PathBuf,
+}
+
+impl std::fmt::Debug for FileInner {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("File").field("path", &self.path).finish()
+    }
+}
+
+/// An HDF5 file opened read-only.
+///
+/// ```no_run
+/// let file = sciio_hdf5::File::open("data.h5")?;
+/// for link in file.root()?.links()? {
+///     println!("{} {:?}", link.name, link.kind);
+/// }
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct File {
+    inner: Arc<FileInner>,
+    limits: Limits,
+}
+
+impl File {
+    /// Opens `path` for reading with default [`Limits`].
+    pub fn open(path: impl AsRef<Path>) -> Result<File> {
+        Self::open_with_limits(path, Limits::default())
+    }
+
+    /// Opens `path` for reading; sizes announced by the file are bounded by `limits`.
+    pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<File> {
+        let path = path.as_ref();
+        let meta = std::fs::metadata(path)
+            .map_err(|e| Error::io("cannot open the file", e).with_file(path))?;
+        if !meta.is_file() {
+            return Err(Error::invalid_input("not a regular file").with_file(path));
+        }
+        let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
+        let hid = locked(|| {
+            // SAFETY: valid C string; read-only open with default property lists.
+            Hid::new(unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) }, || {
+                "not an HDF5 file, or its superblock is damaged".to_string()
+            })
+        })
+        .map_err(|e| e.with_file(path))?;
+        Ok(File {
+            inner: Arc::new(FileInner {
+                hid,
+                path: path.to_path_buf(),
+            }),
+            limits,
+        })
+    }
+
+    /// The path the file was opened from.
+    pub fn path(&self) -> &Path {
+        &self.inner.path
+    }
+
+    /// The allocation limits in force.
+    pub fn limits(&self) -> Limits {
+        self.limits
+    }
+
+    fn locate(&self, err: Error, node: &str) -> Error {
+        err.with_node(node).with_file(&self.inner.path)
+    }
+
+    /// The root group `/`.
+    pub fn root(&self) -> Result<Group> {
+        self.group("/")
+    }
+
+    /// The group at absolute `path`.
+    pub fn group(&self, path: &str) -> Result<Group> {
+        let name = c_name(path).map_err(|e| self.locate(e, path))?;
+        let hid = locked(|| {
+            // SAFETY: valid ids and C string.
+            Hid::new(unsafe { H5Gopen2(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) }, || {
+                "cannot open the group".to_string()
+            })
+        })
+        .map_err(|e| self.locate(e, path))?;
+        Ok(Group {
+            file: self.clone(),
+            hid,
+            path: path.to_string(),
+        })
+    }
+
+    /// The dataset at absolute `path`.
+    pub fn dataset(&self, path: &str) -> Result<Dataset> {
+        let name = c_name(path).map_err(|e| self.locate(e, path))?;
+        let hid = locked(|| {
+            // SAFETY: valid ids and C string.
+            Hid::new(unsafe { H5Dopen2(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) }, || {
+                "cannot open the dataset".to_string()
+            })
+        })
+        .map_err(|e| self.locate(e, path))?;
+        Ok(Dataset {
+            file: self.clone(),
+            hid,
+            path: path.to_string(),
+        })
+    }
+
+    /// What kind of object `path` names (following soft links), with its identity for cycle
+    /// detection.
+    pub fn object_info(&self, path: &str) -> Result<ObjectInfo> {
+        let name = c_name(path).map_err(|e| self.locate(e, path))?;
+        locked(|| {
+            let mut info: H5O_info2_t = unsafe { std::mem::zeroed() };
+            // SAFETY: valid ids, C string and out-pointer.
+            check(
+                unsafe { H5Oget_info_by_name3(self.inner.hid.id(), name.as_ptr(), &mut info, H5O_INFO_BASIC, H5P_DEFAULT) },
+                || "cannot read the object header".to_string(),
+            )?;
+            let kind = match info.type_ {
+                H5O_type_t::H5O_TYPE_GROUP => ObjectKind::Group,
+                H5O_type_t::H5O_TYPE_DATASET => ObjectKind::Dataset,
+                H5O_type_t::H5O_TYPE_NAMED_DATATYPE => ObjectKind::NamedType,
+                _ => ObjectKind::Other,
+            };
+            Ok(ObjectInfo {
+                kind,
+                // SAFETY: H5O_token_t is a repr(C) wrapper of 16 bytes.
+                id: (info.fileno as u64, unsafe { std::mem::transmute::<hdf5_sys::h5o::H5O_token_t, [u8; 16]>(info.token) }),
+            })
+        })
+        .map_err(|e| self.locate(e, path))
+    }
+}
+
+/// Kinds of HDF5 objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ObjectKind {
+    /// A group.
+    Group,
+    /// A dataset.
+    Dataset,
+    /// A committed (named) datatype.
+    NamedType,
+    /// Anything else (maps...).
+    Other,
+}
+
+/// What an object is, and a key identifying it within the process (file number + token), so
+/// tree walkers can refuse to enter a group twice (hard-link cycles).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ObjectInfo {
+    /// The object's kind.
+    pub kind: ObjectKind,
+    /// Identity key.
+    pub id: (u64, [u8; 16]),
+}
+
+/// What a link in a group points to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkKind {
+    /// A hard link (the object itself).
+    Hard,
+    /// A soft link to a path in the same file (never followed by tree walkers).
+    Soft {
+        /// Target path.
+        target: String,
+    },
+    /// An external link to an object in another file (never followed).
+    External {
+        /// Target file name as stored.
+        file: String,
+        /// Target object path in that file.
+        path: String,
+    },
+    /// A user-defined link class.
+    Other,
+}
+
+/// One entry of a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Link {
+    /// The entry name.
+    pub name: String,
+    /// Where it points.
+    pub kind: LinkKind,
+}
+
+/// A group.
+#[derive(Debug)]
+pub struct Group {
+    file: File,
+    hid: Hid,
+    path: String,
+}
+
+/// Joins a group path and a member name.
+pub fn join_path(group: &str, name: &str) -> String {
+    if group.ends_with('/') {
+        format!("{group}{name}")
+    } else {
+        format!("{group}/{name}")
+    }
+}
+
+impl Group {
+    /// The group's absolute path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The file the group belongs to.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// The group's entries in name order (PyTables' order), without following any link.
+    pub fn links(&self) -> Result<Vec<Link>> {
+        struct State {
+            names: Vec<(String, H5L_type_t, usize)>,
+        }
+        unsafe extern "C" fn visit(
+            _group: hid_t,
+            name: *const c_char,
+            info: *const H5L_info2_t,
+            data: *mut c_void,
+        ) -> herr_t {
+            // SAFETY: libhdf5 passes valid pointers; `data` is our State.
+            unsafe {
+                let state = &mut *(data as *mut State);
+                let (kind, size) = match info.as_ref() {
+                    Some(i) => {
+                        let mut u = i.u;
+                        (i.type_, if i.type_ == H5L_type_t::H5L_TYPE_HARD { 0 } else { *u.val_size() })
+                    }
+                    None => (H5L_type_t::H5L_TYPE_ERROR, 0),
+                };
+                state.names.push((string_from_c(name), kind, size));
+            }
+            0
+        }
+        let mut state = State { names: Vec::new() };
+        let gid = self.hid.id();
+        locked(|| -> Result<Vec<Link>> {
+            let mut idx: hsize_t = 0;
+            // SAFETY: valid group id and callback.
+            check(
+                unsafe {
+                    H5Literate2(
+                        gid,
+                        H5_index_t::H5_INDEX_NAME,
+                        H5_iter_order_t::H5_ITER_INC,
+                        &mut idx,
+                        Some(visit),
+                        &mut state as *mut State as *mut c_void,
+                    )
+                },
+                || "cannot list the group".to_string(),
+            )?;
+            let mut out = Vec::with_capacity(state.names.len());
+            for (name, kind, size) in std::mem::take(&mut state.names) {
+                let kind = match kind {
+                    H5L_type_t::H5L_TYPE_HARD => LinkKind::Hard,
+                    H5L_type_t::H5L_TYPE_SOFT | H5L_type_t::H5L_TYPE_EXTERNAL => {
+                        link_value(gid, &name, kind, size)?
+                    }
+                    _ => LinkKind::Other,
+                };
+                out.push(Link { name, kind });
+            }
+            Ok(out)
+        })
+        .map_err(|e| e.with_node(&self.path).with_file(self.file.path()))
+    }
+
+    /// The group's attributes.
+    pub fn attrs(&self) -> Result<Vec<Attribute>> {
+        read_attrs(self.hid.id(), &self.file.limits)
+            .map_err(|e| e.with_node(&self.path).with_file(self.file.path()))
+    }
+
+    /// One attribute, or `None` when absent.
+    pub fn attr(&self, name: &str) -> Result<Option<Attribute>> {
+        read_attr(self.hid.id(), name, &self.file.limits)
+            .map_err(|e| e.with_node(format!("{}/.{name}", self.path)).with_file(self.file.path()))
+    }
+}
+
+fn link_value(gid: hid_t, name: &str, kind: H5L_type_t, size: usize) -> Result<LinkKind> {
+    if size > 1 << 20 {
+        return Err(Error::format(format!("link {name:?} value of {size} bytes")));
+    }
+    let c = c_name(name)?;
+    let mut buf = vec![0u8; size.max(1)];
+    // SAFETY: buffer of the size libhdf5 reported.
+    check(
+        unsafe { H5Lget_val(gid, c.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), H5P_DEFAULT) },
+        || format!("cannot read link {name:?}"),
+    )?;
+    if kind == H5L_type_t::H5L_TYPE_SOFT {
+        let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+        return Ok(LinkKind::Soft { target: String::from_utf8_lossy(&buf[..end]).into_owned() });
+    }
+    let mut flags = 0u32;
+    let mut file: *const c_char = std::ptr::null();
+    let mut path: *const c_char = std::ptr::null();
+    // SAFETY: unpacks pointers into `buf`, which outlives their use here.
+    check(
+        unsafe { H5Lunpack_elink_val(buf.as_ptr().cast(), buf.len(), &mut flags, &mut file, &mut path) },
+        || format!("cannot decode external link {name:?}"),
+    )?;
+    // SAFETY: both point into `buf`, NUL-terminated per H5Lunpack_elink_val's contract.
+    Ok(unsafe {
+        LinkKind::External { file: string_from_c(file), path: string_from_c(path) }
+    })
+}
+
+/// How a dataset's data is laid out in the file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// In the object header.
+    Compact,
+    /// One contiguous block.
+    Contiguous,
+    /// Chunked (possibly filtered, possibly extendible).
+    Chunked,
+    /// Virtual dataset or other.
+    Other,
+}
+
+/// One filter of a dataset's pipeline.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Filter {
+    /// Registered filter id (see [`crate::filters::id`]).
+    pub id: i32,
+    /// Name stored in the file (or sciio's name for it).
+    pub name: String,
+    /// Client data values.
+    pub cd_values: Vec<u32>,
+    /// Filter flags (bit 0: optional).
+    pub flags: u32,
+}
+
+/// A dataset.
+#[derive(Debug)]
+pub struct Dataset {
+    file: File,
+    hid: Hid,
+    path: String,
+}
+
+/// Data read in the file's own byte layout: `bytes` holds `shape.product()` elements of `ty`
+/// in C order, exactly as numpy would for `ty.numpy_descr()`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RawData {
+    /// Element type.
+    pub ty: H5Type,
+    /// Shape (empty for scalars).
+    pub shape: Vec<usize>,
+    /// Element bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Variable-length data: one byte string per element (a vlen string's bytes, or a vlen
+/// sequence's elements in the base type's file layout).
+#[derive(Debug, Clone, PartialEq)]
+pub struct VlenData {
+    /// The vlen type (`VarString` or `VarLen`).
+    pub ty: H5Type,
+    /// Shape (empty for scalars).
+    pub shape: Vec<usize>,
+    /// One entry per element, C order.
+    pub items: Vec<Vec<u8>>,
+}
+
+/// A selection along one dimension: `count` indices from `start`, `step` apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slice {
+    /// First index.
+    pub start: u64,
+    /// Number of indices.
+    pub count: u64,
+    /// Distance between indices (≥ 1).
+    pub step: u64,
+}
+
+impl Dataset {
+    /// The dataset's absolute path.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The file the dataset belongs to.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    pub(crate) fn hid(&self) -> hid_t {
+        self.hid.id()
+    }
+
+    pub(crate) fn locate(&self, e: Error) -> Error {
+        e.with_node(&self.path).with_file(self.file.path())
+    }
+
+    /// Current shape (empty for a scalar) and maximum shape (`None` = unlimited); a null
+    /// dataspace has shape `[0]`... reported as `None` here.
+    pub fn extent(&self) -> Result<Option<(Vec<u64>, Vec<Option<u64>>)>> {
+        locked(|| {
+            // SAFETY: valid dataset id.
+            let space = Hid::new(unsafe { H5Dget_space(self.hid.id()) }, || "cannot read the dataspace".into())?;
+            space_extent(space.id())
+        })
+        .map_err(|e| self.locate(e))
+    }
+
+    /// Current shape (empty for scalars and null dataspaces).
+    pub fn shape(&self) -> Result<Vec<u64>> {
+        Ok(self.extent()?.map(|(s, _)| s).unwrap_or_default())
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> Result<H5Type> {
+        locked(|| {
+            // SAFETY: valid dataset id.
+            let t = Hid::new(unsafe { H5Dget_type(self.hid.id()) }, || "cannot read the datatype".into())?;
+            H5Type::from_id(t.id())
+        })
+        .map_err(|e| self.locate(e))
+    }
+
+    /// Storage layout, chunk shape (when chunked) and filter pipeline.
+    pub fn storage(&self) -> Result<(Layout, Option<Vec<u64>>, Vec<Filter>)> {
+        locked(|| {
+            // SAFETY: valid ids; buffers sized as passed.
+            let dcpl = Hid::new(unsafe { H5Dget_create_plist(self.hid.id()) }, || "cannot read creation properties".into())?;
+            let layout = match unsafe { H5Pget_layout(dcpl.id()) } {
+                H5D_layout_t::H5D_COMPACT => Layout::Compact,
+                H5D_layout_t::H5D_CONTIGUOUS => Layout::Contiguous,
+                H5D_layout_t::H5D_CHUNKED => Layout::Chunked,
+                _ => Layout::Other,
+            };
+            let chunks = if layout == Layout::Chunked {
+                let mut dims = [0 as hsize_t; 32];
+                let n = check(unsafe { H5Pget_chunk(dcpl.id(), 32, dims.as_mut_ptr()) }, || "cannot read chunk shape".into())?;
+                Some(dims[..(n as usize).min(32)].to_vec())
+            } else {
+                None
+            };
+            let n = check(unsafe { H5Pget_nfilters(dcpl.id()) }, || "cannot read the filter pipeline".into())?;
+            let mut filters = Vec::new();
+            for i in 0..n as u32 {
+                let mut flags = 0u32;
+                let mut nelmts: usize = 32;
+                let mut cd = [0u32; 32];
+                let mut name = [0 as c_char; 64];
+                let mut config = 0u32;
+                let id = unsafe {
+                    H5Pget_filter2(dcpl.id(), i, &mut flags, &mut nelmts, cd.as_mut_ptr(), name.len(), name.as_mut_ptr(), &mut config)
+                };
+                check(id, || "cannot read a filter".into())?;
+                let stored = unsafe { string_from_c(name.as_ptr()) };
+                filters.push(Filter {
+                    id,
+                    name: if stored.is_empty() { crate::filters::filter_name(id).to_string() } else { stored },
+                    cd_values: cd[..nelmts.min(32)].to_vec(),
+                    flags,
+                });
+            }
+            Ok((layout, chunks, filters))
+        })
+        .map_err(|e| self.locate(e))
+    }
+
+    /// The dataset's attributes.
+    pub fn attrs(&self) -> Result<Vec<Attribute>> {
+        read_attrs(self.hid.id(), &self.file.limits).map_err(|e| self.locate(e))
+    }
+
+    /// One attribute, or `None` when absent.
+    pub fn attr(&self, name: &str) -> Result<Option<Attribute>> {
+        read_attr(self.hid.id(), name, &self.file.limits)
+            .map_err(|e| e.with_node(format!("{}/.{name}", self.path)).with_file(self.file.path()))
+    }
+
+    /// Reads the whole dataset (fixed-layout types).
+    pub fn read(&self) -> Result<RawData> {
+        self.read_slices(None)
+    }
+
+    /// Reads a hyperslab (`None` = everything); one [`Slice`] per dimension.
+    pub fn read_slices(&self, slices: Option<&[Slice]>) -> Result<RawData> {
+        let ty = self.dtype()?;
+        if ty.has_vlen() {
+            return Err(self.locate(Error::unsupported(
+                "the dataset holds variable-length data: use read_vlen",
+            )));
+        }
+        locked(|| {
+            let (space, shape) = self.select(slices)?;
+            let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+            let bytes = n
+                .and_then(|n| n.checked_mul(ty.size()))
+                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
+            self.file.limits.check_alloc(bytes as u64, "dataset selection")?;
+            let mut buf = vec![0u8; bytes];
+            if bytes > 0 {
+                // SAFETY: the memory type is the file type, so libhdf5 writes exactly
+                // `n * size` bytes into `buf`.
+                let mtype = Hid::new(unsafe { H5Dget_type(self.hid.id()) }, || "cannot read the datatype".into())?;
+                let mspace = simple_space(&shape)?;
+                check(
+                    unsafe { H5Dread(self.hid.id(), mtype.id(), mspace.id(), space.id(), H5P_DEFAULT, buf.as_mut_ptr().cast()) },
+                    || "cannot read the data".into(),
+                )?;
+            }
+            Ok(RawData { ty: ty.clone(), shape, bytes: buf })
+        })
+        .map_err(|e| self.locate(e))
+    }
+
+    /// Reads a dataset of variable-length strings or sequences (whole, or a hyperslab).
+    pub fn read_vlen(&self, slices: Option<&[Slice]>) -> Result<VlenData> {
+        let ty = self.dtype()?;
+        locked(|| {
+            let (space, shape) = self.select(slices)?;
+            let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+            let mtype = vlen_mem_type(&ty, self.hid.id(), true)?;
+            let items = read_vlen_items(n, &self.file.limits, |buf| {
+                // SAFETY: `buf` holds `n` descriptors of the memory type.
+                let mspace = simple_space(&shape)?;
+                check(
+                    unsafe { H5Dread(self.hid.id(), mtype.id(), mspace.id(), space.id(), H5P_DEFAULT, buf) },
+                    || "cannot read the data".into(),
+                )?;
+                Ok(mspace)
+            }, &ty, mtype.id())?;
+            Ok(VlenData { ty: ty.clone(), shape, items })
+        })
+        .map_err(|e| self.locate(e))
+    }
+
+    /// A file dataspace with `slices` selected, and the selection's shape.
+    fn select(&self, slices: Option<&[Slice]>) -> Result<(Hid, Vec<usize>)> {
+        // SAFETY: valid dataset id; arrays sized by the rank.
+        let space = Hid::new(unsafe { H5Dget_space(self.hid.id()) }, || "cannot read the dataspace".into())?;
+        let Some((dims, _)) = space_extent(space.id())? else {
+            return Ok((space, vec![0]));
+        };
+        let Some(slices) = slices else {
+            let shape = dims.iter().map(|&d| d as usize).collect();
+            return Ok((space, shape));
+        };
+        if slices.len() != dims.len() {
+            return Err(Error::invalid_input(format!(
+                "{} slices given for a {}-dimensional dataset",
+                slices.len(),
+                dims.len()
+            )));
+        }
+        for (s, &d) in slices.iter().zip(&dims) {
+            let last = s.count.checked_sub(1).map(|c| s.start + c.saturating_mul(s.step.max(1)));
+            if s.step == 0 || last.is_some_and(|l| l >= d) {
+                return Err(Error::invalid_input(format!(
+                    "selection {}..+{} step {} outside dimension of {d}",
+                    s.start, s.count, s.step
+                )));
+            }
+        }
+        let start: Vec<hsize_t> = slices.iter().map(|s| s.start).collect();
+        let stride: Vec<hsize_t> = slices.iter().map(|s| s.step).collect();
+        let count: Vec<hsize_t> = slices.iter().map(|s| s.count).collect();
+        if count.iter().all(|&c| c > 0) {
+            // SAFETY: arrays of the dataspace's rank.
+            check(
+                unsafe {
+                    H5Sselect_hyperslab(space.id(), H5S_seloper_t::H5S_SELECT_SET, start.as_ptr(), stride.as_ptr(), count.as_ptr(), std::ptr::null())
+                },
+                || "cannot select the hyperslab".into(),
+            )?;
+        }
+        Ok((space, count.iter().map(|&c| c as usize).collect()))
+    }
+}
+
+/// Dims and max dims of a dataspace; `None` for a null dataspace.
+fn space_extent(space: hid_t) -> Result<Option<(Vec<u64>, Vec<Option<u64>>)>> {
+    // SAFETY: valid dataspace id; arrays sized by the rank.
+    unsafe {
+        match H5Sget_simple_extent_type(space) {
+            H5S_class_t::H5S_NULL => return Ok(None),
+            H5S_class_t::H5S_SCALAR => return Ok(Some((vec![], vec![]))),
+            _ => {}
+        }
+        let rank = check(H5Sget_simple_extent_ndims(space), || "cannot read the rank".into())?;
+        let mut dims = vec![0 as hsize_t; rank as usize];
+        let mut max = vec![0 as hsize_t; rank as usize];
+        check(H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), max.as_mut_ptr()), || "cannot read the shape".into())?;
+        let max = max.iter().map(|&m| if m == hsize_t::MAX { None } else { Some(m) }).collect();
+        Ok(Some((dims, max)))
+    }
+}
+
+pub(crate) fn simple_space(shape: &[usize]) -> Result<Hid> {
+    let dims: Vec<hsize_t> = shape.iter().map(|&d| d as hsize_t).collect();
+    if dims.is_empty() {
+        // SAFETY: creating a scalar dataspace.
+        return Hid::new(unsafe { hdf5_sys::h5s::H5Screate(H5S_class_t::H5S_SCALAR) }, || "cannot create a dataspace".into());
+    }
+    // SAFETY: `dims` has `rank` entries.
+    Hid::new(unsafe { H5Screate_simple(dims.len() as i32, dims.as_ptr(), std::ptr::null()) }, || {
+        "cannot create a dataspace".into()
+    })
+}
+
+/// The memory type for reading vlen data: C strings for vlen strings, `hvl_t` over the base
+/// type in its file layout for sequences. `obj` is a dataset or attribute id.
+fn vlen_mem_type(ty: &H5Type, obj: hid_t, is_dataset: bool) -> Result<Hid> {
+    // SAFETY: type ids created and owned here.
+    unsafe {
+        match ty {
+            H5Type::VarString { charset } => {
+                let t = Hid::new(H5Tcopy(*H5T_C_S1), || "cannot create a string type".into())?;
+                check(H5Tset_size(t.id(), H5T_VARIABLE), || "cannot make a vlen string type".into())?;
+                let cset = if *charset == CharSet::Utf8 { H5T_cset_t::H5T_CSET_UTF8 } else { H5T_cset_t::H5T_CSET_ASCII };
+                check(H5Tset_cset(t.id(), cset), || "cannot set the charset".into())?;
+                Ok(t)
+            }
+            H5Type::VarLen { base } if !base.has_vlen() => {
+                let ftype = Hid::new(if is_dataset { H5Dget_type(obj) } else { H5Aget_type(obj) }, || "cannot read the datatype".into())?;
+                let super_ = Hid::new(hdf5_sys::h5t::H5Tget_super(ftype.id()), || "cannot read the base type".into())?;
+                Hid::new(H5Tvlen_create(super_.id()), || "cannot create a vlen type".into())
+            }
+            other => Err(Error::unsupported(format!("variable-length data of type {other:?}"))),
+        }
+    }
+}
+
+/// Reads `n` vlen descriptors with `read` and copies each element's bytes out, then lets
+/// libhdf5 free its heap copies.
+fn read_vlen_items(
+    n: usize,
+    limits: &Limits,
+    read: impl FnOnce(*mut c_void) -> Result<Hid>,
+    ty: &H5Type,
+    mtype: hid_t,
+) -> Result<Vec<Vec<u8>>> {
+    let slot = if matches!(ty, H5Type::VarString { .. }) { std::mem::size_of::<*const c_char>() } else { std::mem::size_of::<hdf5_sys::h5t::hvl_t>() };
+    let bytes = n.checked_mul(slot).ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
+    limits.check_alloc(bytes as u64, "vlen descriptors")?;
+    let mut buf = vec![0u8; bytes];
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    let mspace = read(buf.as_mut_ptr().cast())?;
+    let elem = match ty {
+        H5Type::VarLen { base } => base.size(),
+        _ => 1,
+    };
+    let mut items = Vec::with_capacity(n);
+    let mut total: u64 = 0;
+    let mut result = Ok(());
+    for i in 0..n {
+        // SAFETY: libhdf5 filled `n` descriptors; pointers stay valid until H5Treclaim.
+        let item = unsafe {
+            if slot == std::mem::size_of::<*const c_char>() && matches!(ty, H5Type::VarString { .. }) {
+                let p = std::ptr::read_unaligned(buf.as_ptr().add(i * slot) as *const *const c_char);
+                if p.is_null() { Vec::new() } else { std::ffi::CStr::from_ptr(p).to_bytes().to_vec() }
+            } else {
+                let v = std::ptr::read_unaligned(buf.as_ptr().add(i * slot) as *const hdf5_sys::h5t::hvl_t);
+                let len = v.len.saturating_mul(elem);
+                total = total.saturating_add(len as u64);
+                if let Err(e) = limits.check_alloc(total, "vlen data") {
+                    result = Err(e);
+                    break;
+                }
+                if v.p.is_null() || len == 0 { Vec::new() } else { std::slice::from_raw_parts(v.p as *const u8, len).to_vec() }
+            }
+        };
+        items.push(item);
+    }
+    // SAFETY: frees what libhdf5 allocated for exactly this buffer/type/space.
+    unsafe { H5Treclaim(mtype, mspace.id(), H5P_DEFAULT, buf.as_mut_ptr().cast()) };
+    result.map(|_| items)
+}
+
+/// An attribute's value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttrValue {
+    /// Fixed-layout data (numbers, fixed strings, compounds, enums, arrays...).
+    Raw(RawData),
+    /// Variable-length strings or sequences.
+    Vlen(VlenData),
+    /// An attribute with a null dataspace (PyTables writes these for `None`-like empties).
+    Empty(H5Type),
+}
+
+/// An attribute of a group or dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attribute {
+    /// Attribute name.
+    pub name: String,
+    /// Its value.
+    pub value: AttrValue,
+}
+
+fn read_attrs(obj: hid_t, limits: &Limits) -> Result<Vec<Attribute>> {
+    unsafe extern "C" fn visit(
+        _loc: hid_t,
+        name: *const c_char,
+        _info: *const H5A_info_t,
+        data: *mut c_void,
+    ) -> herr_t {
+        // SAFETY: `data` is our Vec; `name` a valid C string.
+        unsafe { (*(data as *mut Vec<String>)).push(string_from_c(name)) };
+        0
+    }
+    let mut names: Vec<String> = Vec::new();
+    locked(|| {
+        let mut idx: hsize_t = 0;
+        // SAFETY: valid object id and callback.
+        check(
+            unsafe {
+                H5Aiterate2(obj, H5_index_t::H5_INDEX_NAME, H5_iter_order_t::H5_ITER_INC, &mut idx, Some(visit), &mut names as *mut Vec<String> as *mut c_void)
+            },
+            || "cannot list attributes".into(),
+        )
+    })?;
+    let mut out = Vec::with_capacity(names.len());
+    for name in names {
+        if let Some(a) = read_attr(obj, &name, limits)? {
+            out.push(a);
+        }
+    }
+    Ok(out)
+}
+
+fn read_attr(obj: hid_t, name: &str, limits: &Limits) -> Result<Option<Attribute>> {
+    let c = c_name(name)?;
+    locked(|| {
+        // SAFETY: valid ids and C strings.
+        let exists = unsafe { hdf5_sys::h5a::H5Aexists(obj, c.as_ptr()) };
+        if exists <= 0 {
+            if exists < 0 {
+                return Err(last_error(format!("cannot look up attribute {name:?}")));
+            }
+            return Ok(None);
+        }
+        let attr = Hid::new(unsafe { H5Aopen(obj, c.as_ptr(), H5P_DEFAULT) }, || format!("cannot open attribute {name:?}"))?;
+        let ftype = Hid::new(unsafe { H5Aget_type(attr.id()) }, || format!("cannot read the type of attribute {name:?}"))?;
+        let ty = H5Type::from_id(ftype.id())?;
+        let space = Hid::new(unsafe { H5Aget_space(attr.id()) }, || format!("cannot read the shape of attribute {name:?}"))?;
+        let Some((dims, _)) = space_extent(space.id())? else {
+            return Ok(Some(Attribute { name: name.to_string(), value: AttrValue::Empty(ty) }));
+        };
+        let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+        let value = if ty.has_vlen() {
+            let mtype = vlen_mem_type(&ty, attr.id(), false)?;
+            let items = read_vlen_items(n, limits, |buf| {
+                check(unsafe { H5Aread(attr.id(), mtype.id(), buf) }, || format!("cannot read attribute {name:?}"))?;
+                simple_space(&shape)
+            }, &ty, mtype.id())?;
+            AttrValue::Vlen(VlenData { ty, shape, items })
+        } else {
+            let bytes = n.checked_mul(ty.size()).ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "attribute size overflows"))?;
+            limits.check_alloc(bytes as u64, "attribute")?;
+            let mut buf = vec![0u8; bytes];
+            if bytes > 0 {
+                check(unsafe { H5Aread(attr.id(), ftype.id(), buf.as_mut_ptr().cast()) }, || format!("cannot read attribute {name:?}"))?;
+            }
+            AttrValue::Raw(RawData { ty, shape, bytes: buf })
+        };
+        Ok(Some(Attribute { name: name.to_string(), value }))
+    })
+}

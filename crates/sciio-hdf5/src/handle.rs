@@ -1,0 +1,141 @@
+//! Owned HDF5 identifiers and the bridge from libhdf5's error stack to [`sciio_core::Error`].
+//!
+//! libhdf5 (built without its thread-safe option) must be entered by one thread at a time: every
+//! call in this crate runs inside [`locked`], which takes the same re-entrant lock that the
+//! `hdf5-metno` crate uses, so both layers can be mixed safely.
+
+use std::ffi::{c_char, c_uint, c_void, CStr, CString};
+
+use hdf5_sys::h5::herr_t;
+use hdf5_sys::h5e::{H5E_error2_t, H5Eclear2, H5Ewalk2, H5E_DEFAULT, H5E_WALK_DOWNWARD};
+use hdf5_sys::h5i::{hid_t, H5I_type_t, H5Idec_ref, H5Iget_type, H5Iis_valid};
+use sciio_core::{Error, ErrorKind, Result};
+
+/// Runs `f` holding libhdf5's global lock, after the library and sciio's filters are set up.
+pub(crate) fn locked<T>(f: impl FnOnce() -> T) -> T {
+    crate::filters::ensure_registered();
+    hdf5::sync::sync(f)
+}
+
+/// An owned HDF5 identifier (file, group, dataset, attribute, datatype, dataspace, property
+/// list), released when dropped.
+#[derive(Debug)]
+pub(crate) struct Hid(hid_t);
+
+impl Hid {
+    /// Takes ownership of `id` as returned by an `H5*open`/`H5*create`/`H5*get_*` call, turning
+    /// a negative id into an error that says what `what` was being done.
+    pub(crate) fn new(id: hid_t, what: impl FnOnce() -> String) -> Result<Hid> {
+        if id < 0 {
+            Err(last_error(what()))
+        } else {
+            Ok(Hid(id))
+        }
+    }
+
+    /// The raw identifier, valid while `self` lives.
+    pub(crate) fn id(&self) -> hid_t {
+        self.0
+    }
+}
+
+impl Drop for Hid {
+    fn drop(&mut self) {
+        locked(|| unsafe {
+            // SAFETY: the id is owned by this handle; H5Idec_ref releases it whatever its kind.
+            if H5Iis_valid(self.0) > 0 && H5Iget_type(self.0) != H5I_type_t::H5I_BADID {
+                H5Idec_ref(self.0);
+            }
+            H5Eclear2(H5E_DEFAULT);
+        })
+    }
+}
+
+/// Checks the `herr_t`/`htri_t`/`int` result of a libhdf5 call: negative means failure.
+pub(crate) fn check<T: Into<i64> + Copy>(ret: T, what: impl FnOnce() -> String) -> Result<T> {
+    if ret.into() < 0 {
+        Err(last_error(what()))
+    } else {
+        Ok(ret)
+    }
+}
+
+/// A C string for a name passed to libhdf5; names with NUL bytes are refused.
+pub(crate) fn c_name(name: &str) -> Result<CString> {
+    CString::new(name).map_err(|_| Error::invalid_input(format!("name {name:?} contains a NUL byte")))
+}
+
+/// Copies a C string owned by libhdf5 (not freed here).
+///
+/// # Safety
+/// `p` must be null or point to a NUL-terminated string.
+pub(crate) unsafe fn string_from_c(p: *const c_char) -> String {
+    if p.is_null() {
+        String::new()
+    } else {
+        // SAFETY: guaranteed by the caller.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+/// Builds an error from libhdf5's current error stack (then clears it). The innermost
+/// description says why ("bad symbol table", "can't open file"...); `what` says what we did.
+pub(crate) fn last_error(what: String) -> Error {
+    let mut messages: Vec<String> = Vec::new();
+    unsafe extern "C" fn collect(
+        _n: c_uint,
+        err: *const H5E_error2_t,
+        data: *mut c_void,
+    ) -> herr_t {
+        // SAFETY: libhdf5 passes a valid record; `data` is the Vec we handed to H5Ewalk2.
+        unsafe {
+            let messages = &mut *(data as *mut Vec<String>);
+            if let Some(err) = err.as_ref() {
+                let desc = string_from_c(err.desc);
+                let func = string_from_c(err.func_name);
+                messages.push(if desc.is_empty() { func } else { format!("{desc} ({func})") });
+            }
+        }
+        0
+    }
+    unsafe {
+        // SAFETY: walking the default stack with a callback that only reads the records.
+        H5Ewalk2(
+            H5E_DEFAULT,
+            H5E_WALK_DOWNWARD,
+            Some(collect),
+            &mut messages as *mut Vec<String> as *mut c_void,
+        );
+        H5Eclear2(H5E_DEFAULT);
+    }
+    let why = messages
+        .iter()
+        .rev()
+        .take(3)
+        .cloned()
+        .collect::<Vec<_>>()
+        .join(": ");
+    let kind = classify(&messages);
+    if why.is_empty() {
+        Error::new(kind, what)
+    } else {
+        Error::new(kind, format!("{what}: {why}"))
+    }
+}
+
+/// Maps libhdf5's error descriptions onto sciio's error kinds (best effort: libhdf5 reports
+/// truncation and corruption with free-form text).
+fn classify(messages: &[String]) -> ErrorKind {
+    let all = messages.join(" ").to_ascii_lowercase();
+    if all.contains("truncated") || all.contains("eof") || all.contains("end of file") {
+        ErrorKind::Truncated
+    } else if all.contains("filter") || all.contains("checksum") || all.contains("fletcher") {
+        ErrorKind::Corrupt
+    } else if all.contains("not found") || all.contains("doesn't exist") || all.contains("does not exist") {
+        ErrorKind::NotFound
+    } else if all.contains("unable to open file") || all.contains("signature") {
+        ErrorKind::Format
+    } else {
+        ErrorKind::Format
+    }
+}

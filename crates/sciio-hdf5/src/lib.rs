@@ -1,0 +1,28 @@
+//! sciio's HDF5 layer: the only crate that touches libhdf5 (bundled, statically linked through
+//! `hdf5-metno`).
+//!
+//! It reads any HDF5 file in the file's own byte layout ([`RawData`], [`VlenData`]) with a
+//! type model ([`H5Type`]) richer than the safe crate's — bitfields, H5T_TIME, enums, nested
+//! compounds at exact offsets, arrays, big-endian types, references, vlen of any atom — and
+//! registers the filters PyTables files use ([`filters`]). libhdf5's error stack is never
+//! printed: failures become [`sciio_core::Error`]s naming the file and node path.
+//!
+//! ```no_run
+//! use sciio_hdf5::File;
+//! let file = File::open("table.h5")?;
+//! let data = file.dataset("/table")?.read()?;
+//! println!("{} rows of {}", data.shape[0], data.ty.numpy_descr()?);
+//! # Ok::<(), sciio_core::Error>(())
+//! ```
+
+mod chunks;
+mod file;
+pub mod filters;
+mod handle;
+mod types;
+
+pub use file::{
+    join_path, AttrValue, Attribute, Dataset, File, Filter, Group, Layout, Link, LinkKind, ObjectInfo,
+    ObjectKind, RawData, Slice, VlenData,
+};
+pub use types::{ByteOrder, CharSet, Field, H5Type};

@@ -1,0 +1,429 @@
+//! sciio's model of an HDF5 datatype ([`H5Type`]), read from a datatype id, and its numpy
+//! spelling ([`H5Type::numpy_descr`]).
+//!
+//! Data is read in the file's own layout (memory type = file type), so every type numpy can
+//! describe, big-endian ones included, arrives byte-exact with no conversion. The numpy
+//! description keeps compound offsets and item sizes, so packed and gapped structs match.
+
+use std::fmt::Write as _;
+
+use hdf5_sys::h5::H5free_memory;
+use hdf5_sys::h5i::hid_t;
+use hdf5_sys::h5t::*;
+use sciio_core::{Error, Result};
+
+use crate::handle::{check, string_from_c, Hid};
+
+/// Byte order of an atomic type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ByteOrder {
+    /// Little-endian.
+    Little,
+    /// Big-endian.
+    Big,
+    /// Order does not apply (single bytes, strings).
+    NotApplicable,
+}
+
+impl ByteOrder {
+    fn numpy_char(self, size: usize) -> char {
+        match self {
+            _ if size <= 1 => '|',
+            ByteOrder::Little => '<',
+            ByteOrder::Big => '>',
+            ByteOrder::NotApplicable => '|',
+        }
+    }
+}
+
+/// Character set of a string type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CharSet {
+    /// ASCII (numpy `S`, PyTables `StringAtom`).
+    Ascii,
+    /// UTF-8.
+    Utf8,
+}
+
+/// One member of a compound type.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Field {
+    /// Member name.
+    pub name: String,
+    /// Byte offset inside the compound element.
+    pub offset: usize,
+    /// Member type.
+    pub ty: H5Type,
+}
+
+/// An HDF5 datatype as sciio understands it.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum H5Type {
+    /// Two's complement or unsigned integer.
+    Int {
+        /// Size in bytes.
+        size: usize,
+        /// Signed?
+        signed: bool,
+        /// Byte order.
+        order: ByteOrder,
+    },
+    /// IEEE-like float (half, single, double, x87 extended padded to 12/16 bytes, quad).
+    Float {
+        /// Size in bytes.
+        size: usize,
+        /// Significant bits (80 for x87 extended, 128 for quad...).
+        precision: usize,
+        /// Byte order.
+        order: ByteOrder,
+    },
+    /// HDF5 bitfield; PyTables' `bool` is an 8-bit bitfield with precision 1.
+    Bitfield {
+        /// Size in bytes.
+        size: usize,
+        /// Significant bits.
+        precision: usize,
+        /// Byte order.
+        order: ByteOrder,
+    },
+    /// H5T_TIME: PyTables' time32 (4 bytes, integer seconds) and time64 (8 bytes, float seconds).
+    Time {
+        /// Size in bytes.
+        size: usize,
+        /// Byte order.
+        order: ByteOrder,
+    },
+    /// Fixed-length string of `size` bytes.
+    FixedString {
+        /// Length in bytes.
+        size: usize,
+        /// Character set.
+        charset: CharSet,
+    },
+    /// Variable-length string.
+    VarString {
+        /// Character set.
+        charset: CharSet,
+    },
+    /// Opaque bytes with a tag.
+    Opaque {
+        /// Size in bytes.
+        size: usize,
+        /// The tag libhdf5 stores with the type.
+        tag: String,
+    },
+    /// Compound (struct); complex numbers are compounds of two equal floats named r/i or real/imag.
+    Compound {
+        /// Element size in bytes.
+        size: usize,
+        /// Members in file order.
+        fields: Vec<Field>,
+    },
+    /// Enumeration over an integer base type.
+    Enum {
+        /// The integer type of the values.
+        base: Box<H5Type>,
+        /// (name, value) pairs.
+        members: Vec<(String, i64)>,
+    },
+    /// Fixed-size array of a base type (a numpy sub-array).
+    Array {
+        /// Element type.
+        base: Box<H5Type>,
+        /// Dimensions.
+        dims: Vec<usize>,
+    },
+    /// Variable-length sequence of a base type.
+    VarLen {
+        /// Element type.
+        base: Box<H5Type>,
+    },
+    /// Object reference (8 bytes, `hobj_ref_t`).
+    ObjectRef,
+    /// Dataset region reference (12 bytes).
+    RegionRef,
+    /// New-style (HDF5 1.12) reference.
+    Reference {
+        /// Size in bytes.
+        size: usize,
+    },
+}
+
+impl H5Type {
+    /// Size of one element in the file layout (vlen entries: the size of their descriptor).
+    pub fn size(&self) -> usize {
+        match self {
+            H5Type::Int { size, .. }
+            | H5Type::Float { size, .. }
+            | H5Type::Bitfield { size, .. }
+            | H5Type::Time { size, .. }
+            | H5Type::FixedString { size, .. }
+            | H5Type::Opaque { size, .. }
+            | H5Type::Compound { size, .. }
+            | H5Type::Reference { size } => *size,
+            H5Type::Enum { base, .. } => base.size(),
+            H5Type::Array { base, dims } => base.size() * dims.iter().product::<usize>(),
+            H5Type::VarLen { .. } | H5Type::VarString { .. } => 16,
+            H5Type::ObjectRef => 8,
+            H5Type::RegionRef => 12,
+        }
+    }
+
+    /// Whether elements hold pointers to heap data (vlen, vlen strings, anywhere inside).
+    pub fn has_vlen(&self) -> bool {
+        match self {
+            H5Type::VarLen { .. } | H5Type::VarString { .. } => true,
+            H5Type::Compound { fields, .. } => fields.iter().any(|f| f.ty.has_vlen()),
+            H5Type::Array { base, .. } | H5Type::Enum { base, .. } => base.has_vlen(),
+            _ => false,
+        }
+    }
+
+    /// The two float members of a complex number (PyTables `r`/`i`, h5py `r`/`i`, others
+    /// `real`/`imag`), or `None`.
+    pub fn complex_parts(&self) -> Option<&H5Type> {
+        let H5Type::Compound { size, fields } = self else { return None };
+        let [re, im] = fields.as_slice() else { return None };
+        let names_ok = matches!((re.name.as_str(), im.name.as_str()), ("r", "i") | ("real", "imag"));
+        let is_float = matches!(re.ty, H5Type::Float { size: 4 | 8 | 16, .. });
+        let half = re.ty.size();
+        (names_ok && is_float && re.ty == im.ty && re.offset == 0 && im.offset == half && *size == 2 * half)
+            .then_some(&re.ty)
+    }
+
+    /// The numpy dtype of this type, as a string numpy's `np.dtype()` accepts after
+    /// `json.loads` (a descr string like `"<i4"`, or a dict with names/formats/offsets/itemsize
+    /// for compounds, and `[base, [dims]]` pairs for sub-arrays). Enums are their base
+    /// integer, bool bitfields `|b1`, time32 `<i4`, time64 `<f8` (as PyTables reads them).
+    pub fn numpy_descr(&self) -> Result<String> {
+        let mut s = String::new();
+        self.write_descr(&mut s)?;
+        Ok(s)
+    }
+
+    fn write_descr(&self, s: &mut String) -> Result<()> {
+        let plain = |s: &mut String, order: ByteOrder, kind: char, size: usize| {
+            let _ = write!(s, "\"{}{kind}{size}\"", order.numpy_char(size));
+        };
+        match self {
+            H5Type::Int { size, signed, order } => plain(s, *order, if *signed { 'i' } else { 'u' }, *size),
+            H5Type::Float { size, order, .. } => plain(s, *order, 'f', *size),
+            H5Type::Bitfield { size: 1, precision: 1, .. } => s.push_str("\"|b1\""),
+            H5Type::Bitfield { size, order, .. } => plain(s, *order, 'u', *size),
+            H5Type::Time { size: 4, order } => plain(s, *order, 'i', 4),
+            H5Type::Time { size, order } => plain(s, *order, 'f', *size),
+            H5Type::FixedString { size, .. } => {
+                let _ = write!(s, "\"|S{size}\"");
+            }
+            H5Type::Opaque { size, .. } | H5Type::Reference { size } => {
+                let _ = write!(s, "\"|V{size}\"");
+            }
+            H5Type::ObjectRef => s.push_str("\"|V8\""),
+            H5Type::RegionRef => s.push_str("\"|V12\""),
+            H5Type::Enum { base, .. } => base.write_descr(s)?,
+            H5Type::Array { base, dims } => {
+                s.push('[');
+                base.write_descr(s)?;
+                let dims: Vec<String> = dims.iter().map(|d| d.to_string()).collect();
+                let _ = write!(s, ", [{}]]", dims.join(", "));
+            }
+            H5Type::Compound { size, fields } => {
+                if let Some(H5Type::Float { size: half, order, .. }) = self.complex_parts() {
+                    plain(s, *order, 'c', 2 * half);
+                    return Ok(());
+                }
+                let names: Vec<String> = fields.iter().map(|f| json_string(&f.name)).collect();
+                let mut formats = Vec::new();
+                for f in fields {
+                    let mut one = String::new();
+                    f.ty.write_descr(&mut one)?;
+                    formats.push(one);
+                }
+                let offsets: Vec<String> = fields.iter().map(|f| f.offset.to_string()).collect();
+                let _ = write!(
+                    s,
+                    "{{\"names\": [{}], \"formats\": [{}], \"offsets\": [{}], \"itemsize\": {size}}}",
+                    names.join(", "),
+                    formats.join(", "),
+                    offsets.join(", ")
+                );
+            }
+            H5Type::VarLen { .. } | H5Type::VarString { .. } => {
+                return Err(Error::unsupported(
+                    "variable-length data has no fixed numpy layout (read it with read_vlen)",
+                ))
+            }
+        }
+        Ok(())
+    }
+
+    /// Reads the type behind a datatype id.
+    pub(crate) fn from_id(tid: hid_t) -> Result<H5Type> {
+        // SAFETY: `tid` is a valid datatype id for the duration of this call (caller's lock).
+        unsafe { from_id(tid, 0) }
+    }
+}
+
+/// Writes `s` as a JSON string literal.
+pub(crate) fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+const MAX_TYPE_DEPTH: usize = 32;
+
+fn order_of(tid: hid_t) -> ByteOrder {
+    // SAFETY: valid id.
+    match unsafe { H5Tget_order(tid) } {
+        H5T_order_t::H5T_ORDER_BE => ByteOrder::Big,
+        H5T_order_t::H5T_ORDER_LE => ByteOrder::Little,
+        _ => ByteOrder::NotApplicable,
+    }
+}
+
+fn charset_of(tid: hid_t) -> CharSet {
+    // SAFETY: valid id.
+    match unsafe { H5Tget_cset(tid) } {
+        H5T_cset_t::H5T_CSET_UTF8 => CharSet::Utf8,
+        _ => CharSet::Ascii,
+    }
+}
+
+/// # Safety
+/// `tid` must be a valid datatype id and the libhdf5 lock held.
+unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
+    if depth > MAX_TYPE_DEPTH {
+        return Err(Error::unsupported("datatype nested more than 32 levels deep"));
+    }
+    let size = unsafe { H5Tget_size(tid) };
+    if size == 0 {
+        return Err(crate::handle::last_error("cannot read a datatype".into()));
+    }
+    let class = unsafe { H5Tget_class(tid) };
+    let precision = || unsafe { H5Tget_precision(tid) };
+    Ok(match class {
+        H5T_class_t::H5T_INTEGER => H5Type::Int {
+            size,
+            signed: unsafe { H5Tget_sign(tid) } == H5T_sign_t::H5T_SGN_2,
+            order: order_of(tid),
+        },
+        H5T_class_t::H5T_FLOAT => H5Type::Float { size, precision: precision(), order: order_of(tid) },
+        H5T_class_t::H5T_BITFIELD => H5Type::Bitfield { size, precision: precision(), order: order_of(tid) },
+        H5T_class_t::H5T_TIME => H5Type::Time { size, order: order_of(tid) },
+        H5T_class_t::H5T_STRING => {
+            let charset = charset_of(tid);
+            if unsafe { H5Tis_variable_str(tid) } > 0 {
+                H5Type::VarString { charset }
+            } else {
+                H5Type::FixedString { size, charset }
+            }
+        }
+        H5T_class_t::H5T_OPAQUE => {
+            let p = unsafe { H5Tget_tag(tid) };
+            let tag = unsafe { string_from_c(p) };
+            if !p.is_null() {
+                unsafe { H5free_memory(p.cast()) };
+            }
+            H5Type::Opaque { size, tag }
+        }
+        H5T_class_t::H5T_COMPOUND => {
+            let n = check(unsafe { H5Tget_nmembers(tid) }, || "cannot count compound members".into())?;
+            let mut fields = Vec::with_capacity(n as usize);
+            for i in 0..n as u32 {
+                let p = unsafe { H5Tget_member_name(tid, i) };
+                let name = unsafe { string_from_c(p) };
+                if !p.is_null() {
+                    unsafe { H5free_memory(p.cast()) };
+                }
+                let offset = unsafe { H5Tget_member_offset(tid, i) };
+                let member = Hid::new(unsafe { H5Tget_member_type(tid, i) }, || {
+                    format!("cannot read the type of member {name:?}")
+                })?;
+                let ty = unsafe { from_id(member.id(), depth + 1) }?;
+                if offset.checked_add(ty.size()).is_none_or(|end| end > size) {
+                    return Err(Error::format(format!(
+                        "compound member {name:?} at offset {offset} overruns the {size}-byte element"
+                    )));
+                }
+                fields.push(Field { name, offset, ty });
+            }
+            H5Type::Compound { size, fields }
+        }
+        H5T_class_t::H5T_ENUM => {
+            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || "cannot read an enum's base type".into())?;
+            let base = unsafe { from_id(base_id.id(), depth + 1) }?;
+            let n = check(unsafe { H5Tget_nmembers(tid) }, || "cannot count enum members".into())?;
+            let mut members = Vec::with_capacity(n as usize);
+            for i in 0..n as u32 {
+                let p = unsafe { H5Tget_member_name(tid, i) };
+                let name = unsafe { string_from_c(p) };
+                if !p.is_null() {
+                    unsafe { H5free_memory(p.cast()) };
+                }
+                let mut raw = [0u8; 8];
+                if size > 8 {
+                    return Err(Error::unsupported("enum wider than 64 bits"));
+                }
+                check(unsafe { H5Tget_member_value(tid, i, raw.as_mut_ptr().cast()) }, || {
+                    format!("cannot read the value of enum member {name:?}")
+                })?;
+                members.push((name, enum_value(&raw[..size], &base)));
+            }
+            H5Type::Enum { base: Box::new(base), members }
+        }
+        H5T_class_t::H5T_ARRAY => {
+            let ndims = check(unsafe { H5Tget_array_ndims(tid) }, || "cannot read array rank".into())?;
+            let mut dims = vec![0u64; ndims as usize];
+            check(unsafe { H5Tget_array_dims2(tid, dims.as_mut_ptr()) }, || "cannot read array dims".into())?;
+            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || "cannot read an array's base type".into())?;
+            let base = unsafe { from_id(base_id.id(), depth + 1) }?;
+            H5Type::Array { base: Box::new(base), dims: dims.iter().map(|&d| d as usize).collect() }
+        }
+        H5T_class_t::H5T_VLEN => {
+            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || "cannot read a vlen's base type".into())?;
+            let base = unsafe { from_id(base_id.id(), depth + 1) }?;
+            H5Type::VarLen { base: Box::new(base) }
+        }
+        H5T_class_t::H5T_REFERENCE => {
+            if unsafe { H5Tequal(tid, *H5T_STD_REF_OBJ) } > 0 {
+                H5Type::ObjectRef
+            } else if unsafe { H5Tequal(tid, *H5T_STD_REF_DSETREG) } > 0 {
+                H5Type::RegionRef
+            } else {
+                H5Type::Reference { size }
+            }
+        }
+        _ => return Err(Error::unsupported(format!("HDF5 datatype class {class:?}"))),
+    })
+}
+
+/// An enum member's value, decoded from the base type's native (memory) bytes.
+fn enum_value(raw: &[u8], base: &H5Type) -> i64 {
+    // H5Tget_member_value returns the value in the enum's own (file) byte order.
+    let big = matches!(base, H5Type::Int { order: ByteOrder::Big, .. });
+    let signed = matches!(base, H5Type::Int { signed: true, .. });
+    let mut v: u64 = 0;
+    let bytes: Vec<u8> = if big { raw.to_vec() } else { raw.iter().rev().copied().collect() };
+    for b in &bytes {
+        v = (v << 8) | u64::from(*b);
+    }
+    let bits = raw.len() * 8;
+    if signed && bits < 64 && bits > 0 && v >> (bits - 1) & 1 == 1 {
+        (v | (!0u64 << bits)) as i64
+    } else {
+        v as i64
+    }
+}

@@ -1,0 +1,276 @@
+//! PyTables files for sciio (read): the node tree (`Group`, `Table`, `Array`, `CArray`,
+//! `EArray`, `VLArray`, soft and external links), attributes (pickles exposed as marked raw
+//! bytes, never executed), and data — a Table reads as structured rows in the file's own layout
+//! (names, offsets, nested fields and byte order preserved), columns by path (`a/b`), row
+//! ranges with a step.
+//!
+//! Plain HDF5 files without PyTables attributes are read the way PyTables reads them:
+//! contiguous → Array, chunked → CArray (EArray when a dimension is unlimited), 1-d compound →
+//! Table, vlen → VLArray.
+//!
+//! ```no_run
+//! use sciio_pytables::{PtFile, Rows};
+//! let file = PtFile::open("data.h5")?;
+//! println!("{}", file.tree(false)?.render(false));
+//! let rows = file.read_table("/table", Rows::all())?;
+//! let col = file.read_column("/table", "nested/x", Rows::range(0, 10, 2))?;
+//! # Ok::<(), sciio_core::Error>(())
+//! ```
+
+mod attrs;
+mod tree;
+
+use std::path::Path;
+
+use sciio_core::{Error, ErrorKind, Limits, Result};
+use sciio_hdf5::{Dataset, File, H5Type, RawData, Slice};
+
+pub use attrs::{is_system_attr, PtAttr, PtAttrValue, PtFilters};
+pub use sciio_hdf5;
+pub use tree::{NodeClass, NodeInfo};
+
+/// A row selection: `start..stop` by `step`, like Python's slice (`stop` = `None`: to the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Rows {
+    /// First row.
+    pub start: u64,
+    /// One past the last row (`None`: all rows).
+    pub stop: Option<u64>,
+    /// Step (≥ 1).
+    pub step: u64,
+}
+
+impl Rows {
+    /// Every row.
+    pub fn all() -> Rows {
+        Rows { start: 0, stop: None, step: 1 }
+    }
+
+    /// Rows `start..stop` by `step`.
+    pub fn range(start: u64, stop: u64, step: u64) -> Rows {
+        Rows { start, stop: Some(stop), step }
+    }
+
+    /// The (start, count, step) of this selection over `n` rows (clamped like Python slices).
+    fn resolve(&self, n: u64) -> Result<Slice> {
+        if self.step == 0 {
+            return Err(Error::invalid_input("row step must be at least 1"));
+        }
+        let stop = self.stop.unwrap_or(n).min(n);
+        let start = self.start.min(stop);
+        let count = (stop - start).div_ceil(self.step);
+        Ok(Slice { start, count, step: self.step })
+    }
+}
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows::all()
+    }
+}
+
+/// One row of a VLArray.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VlRow {
+    /// Elements of the atom (shape `[n]`, or `[n, ...]` for array atoms).
+    Values(RawData),
+    /// A `vlstring` row: bytes.
+    Bytes(Vec<u8>),
+    /// A `vlunicode` row, or a variable-length string element.
+    Text(String),
+}
+
+/// What a leaf holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum LeafData {
+    /// Table rows, or an Array/CArray/EArray's elements.
+    Array(RawData),
+    /// A VLArray's rows.
+    VlArray(Vec<VlRow>),
+}
+
+/// A PyTables (or plain HDF5) file opened for reading.
+#[derive(Debug, Clone)]
+pub struct PtFile {
+    h5: File,
+}
+
+impl PtFile {
+    /// Opens `path` with default [`Limits`].
+    pub fn open(path: impl AsRef<Path>) -> Result<PtFile> {
+        Ok(PtFile { h5: File::open(path)? })
+    }
+
+    /// Opens `path`; sizes announced by the file are bounded by `limits`.
+    pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<PtFile> {
+        Ok(PtFile { h5: File::open_with_limits(path, limits)? })
+    }
+
+    /// The underlying HDF5 file.
+    pub fn hdf5(&self) -> &File {
+        &self.h5
+    }
+
+    /// The attributes of the node at `path` (group or leaf).
+    pub fn attrs(&self, path: &str) -> Result<Vec<PtAttr>> {
+        let info = self.h5.object_info(path)?;
+        let raw = match info.kind {
+            sciio_hdf5::ObjectKind::Group => self.h5.group(path)?.attrs()?,
+            _ => self.h5.dataset(path)?.attrs()?,
+        };
+        attrs::from_hdf5(raw)
+    }
+
+    /// The node at `path` without children.
+    pub fn node(&self, path: &str) -> Result<NodeInfo> {
+        tree::describe(self, path, true)
+    }
+
+    /// The whole tree, links shown but never followed (ptdump's view); with `attrs`, every
+    /// node carries its attributes.
+    pub fn tree(&self, attrs: bool) -> Result<NodeInfo> {
+        tree::walk(self, attrs)
+    }
+
+    /// Reads a whole leaf.
+    pub fn read(&self, path: &str) -> Result<LeafData> {
+        let node = self.node(path)?;
+        match node.class {
+            NodeClass::VLArray => Ok(LeafData::VlArray(self.read_vlarray(path, Rows::all())?)),
+            NodeClass::Table => Ok(LeafData::Array(self.read_table(path, Rows::all())?)),
+            NodeClass::Array | NodeClass::CArray | NodeClass::EArray | NodeClass::Unknown(_) => {
+                Ok(LeafData::Array(self.read_array(path, Rows::all())?))
+            }
+            other => Err(Error::mismatch(format!("{other:?} is not a leaf")).with_node(path).with_file(self.h5.path())),
+        }
+    }
+
+    fn dataset(&self, path: &str) -> Result<Dataset> {
+        self.h5.dataset(path)
+    }
+
+    /// Reads rows of a Table as structured records in the file's layout.
+    pub fn read_table(&self, path: &str, rows: Rows) -> Result<RawData> {
+        let ds = self.dataset(path)?;
+        let shape = ds.shape()?;
+        if shape.len() != 1 || !matches!(ds.dtype()?, H5Type::Compound { .. }) {
+            return Err(Error::mismatch("not a table (a 1-d compound dataset)").with_node(path).with_file(self.h5.path()));
+        }
+        let sel = rows.resolve(shape[0]).map_err(|e| e.with_node(path))?;
+        if sel.step == 1 {
+            ds.read_rows_parallel(sel.start, sel.count)
+        } else {
+            ds.read_slices(Some(&[sel]))
+        }
+    }
+
+    /// Reads one column of a Table; nested columns by path (`"outer/inner"`).
+    pub fn read_column(&self, path: &str, column: &str, rows: Rows) -> Result<RawData> {
+        let table = self.read_table(path, rows)?;
+        extract_column(&table, column).map_err(|e| e.with_node(format!("{path}/{column}")).with_file(self.h5.path()))
+    }
+
+    /// Reads an Array/CArray/EArray, selecting `rows` along the first dimension (a 0-d array
+    /// is read whole).
+    pub fn read_array(&self, path: &str, rows: Rows) -> Result<RawData> {
+        let ds = self.dataset(path)?;
+        let shape = ds.shape()?;
+        if shape.is_empty() || rows == Rows::all() {
+            if shape.first().is_some_and(|&n| n > 0) {
+                return ds.read_rows_parallel(0, shape[0]);
+            }
+            return ds.read();
+        }
+        let first = rows.resolve(shape[0]).map_err(|e| e.with_node(path))?;
+        if first.step == 1 {
+            return ds.read_rows_parallel(first.start, first.count);
+        }
+        let mut sel = vec![first];
+        sel.extend(shape[1..].iter().map(|&d| Slice { start: 0, count: d, step: 1 }));
+        ds.read_slices(Some(&sel))
+    }
+
+    /// Reads rows of a VLArray. `object` atoms (pickles) are refused.
+    pub fn read_vlarray(&self, path: &str, rows: Rows) -> Result<Vec<VlRow>> {
+        let ds = self.dataset(path)?;
+        let locate = |e: Error| e.with_node(path).with_file(self.h5.path());
+        let pseudo = ds
+            .attr("PSEUDOATOM")?
+            .map(attrs::convert)
+            .and_then(|a| a.as_str());
+        if pseudo.as_deref() == Some("object") {
+            return Err(locate(Error::new(
+                ErrorKind::Refused,
+                "VLArray of pickled Python objects: sciio never unpickles",
+            )));
+        }
+        let shape = ds.shape()?;
+        let sel = if shape.len() == 1 {
+            Some(vec![rows.resolve(shape[0]).map_err(locate)?])
+        } else {
+            None
+        };
+        let data = ds.read_vlen(sel.as_deref())?;
+        let base = match &data.ty {
+            H5Type::VarLen { base } => Some((**base).clone()),
+            _ => None,
+        };
+        data.items
+            .into_iter()
+            .map(|item| match (&base, pseudo.as_deref()) {
+                (None, _) => Ok(VlRow::Text(String::from_utf8_lossy(&item).into_owned())),
+                (Some(_), Some("vlstring")) => Ok(VlRow::Bytes(item)),
+                (Some(H5Type::Int { size: 4, order, .. }), Some("vlunicode")) => ucs4(&item, *order).map(VlRow::Text).map_err(locate),
+                (Some(b), _) => {
+                    let elem = b.size().max(1);
+                    let (ty, shape) = match b {
+                        H5Type::Array { base, dims } => {
+                            let mut s = vec![item.len() / elem];
+                            s.extend(dims.iter().copied());
+                            ((**base).clone(), s)
+                        }
+                        other => (other.clone(), vec![item.len() / elem]),
+                    };
+                    Ok(VlRow::Values(RawData { ty, shape, bytes: item }))
+                }
+            })
+            .collect()
+    }
+}
+
+/// Decodes PyTables' `vlunicode` rows: UCS-4 code points in the file's byte order.
+fn ucs4(bytes: &[u8], order: sciio_hdf5::ByteOrder) -> Result<String> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| {
+            let w = [c[0], c[1], c[2], c[3]];
+            let cp = if order == sciio_hdf5::ByteOrder::Big { u32::from_be_bytes(w) } else { u32::from_le_bytes(w) };
+            char::from_u32(cp).ok_or_else(|| Error::format(format!("invalid code point {cp:#x} in vlunicode row")))
+        })
+        .collect()
+}
+
+/// Gathers one (possibly nested, `a/b`) field of structured rows into its own array.
+pub fn extract_column(table: &RawData, column: &str) -> Result<RawData> {
+    let mut ty = &table.ty;
+    let mut offset = 0usize;
+    for part in column.split('/').filter(|p| !p.is_empty()) {
+        let H5Type::Compound { fields, .. } = ty else {
+            return Err(Error::not_found(format!("column {column:?}: {part:?} is inside a non-compound")));
+        };
+        let f = fields
+            .iter()
+            .find(|f| f.name == part)
+            .ok_or_else(|| Error::not_found(format!("no column {part:?}")))?;
+        offset += f.offset;
+        ty = &f.ty;
+    }
+    let row = table.ty.size();
+    let width = ty.size();
+    let n = table.shape.iter().product::<usize>();
+    let mut bytes = Vec::with_capacity(n * width);
+    for r in table.bytes.chunks_exact(row.max(1)).take(n) {
+        bytes.extend_from_slice(&r[offset..offset + width]);
+    }
+    Ok(RawData { ty: ty.clone(), shape: table.shape.clone(), bytes })
+}
