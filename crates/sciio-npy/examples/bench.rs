@@ -1,0 +1,53 @@
+//! The sciio side of python/bench_npy.py: times writing, reading (into memory, touching every
+//! value) and memory-mapping + summing a float64 .npy, and prints the timings as JSON.
+//!
+//! Usage: bench DIR MEGABYTES
+//! Reads DIR/numpy.npy (written by numpy) and writes DIR/sciio.npy.
+
+use std::time::Instant;
+
+use sciio_core::NdArray;
+
+fn best<T>(repeats: usize, mut f: impl FnMut() -> T) -> (f64, T) {
+    let mut best = f64::INFINITY;
+    let mut out = None;
+    for _ in 0..repeats {
+        let start = Instant::now();
+        let value = f();
+        best = best.min(start.elapsed().as_secs_f64());
+        out = Some(value);
+    }
+    (best, out.expect("at least one repeat"))
+}
+
+fn sum(a: &NdArray) -> f64 {
+    a.view::<f64>().expect("float64 data").iter().sum()
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let dir = std::path::PathBuf::from(args.get(1).ok_or("usage: bench DIR MEGABYTES")?);
+    let mb: usize = args.get(2).ok_or("usage: bench DIR MEGABYTES")?.parse()?;
+    let repeats = 3;
+    let n = mb * (1 << 20) / 8;
+    let data: Vec<f64> = (0..n).map(|i| i as f64 * 0.5).collect();
+    let array = NdArray::from_vec(data, &[n])?;
+    let out = dir.join("sciio.npy");
+    let (write_s, ()) = best(repeats, || {
+        sciio_npy::write_file(&out, &array).expect("write");
+    });
+    drop(array);
+    let input = dir.join("numpy.npy");
+    let (read_s, read_sum) = best(repeats, || {
+        let a = sciio_npy::read_file(&input).expect("read");
+        sum(&a)
+    });
+    let (mmap_s, mmap_sum) = best(repeats, || {
+        let a = sciio_npy::open_mmap(&input).expect("mmap");
+        sum(&a)
+    });
+    println!(
+        "{{\"write_s\": {write_s}, \"read_s\": {read_s}, \"mmap_sum_s\": {mmap_s}, \"read_sum\": {read_sum}, \"mmap_sum\": {mmap_sum}}}"
+    );
+    Ok(())
+}
