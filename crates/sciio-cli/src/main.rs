@@ -206,5 +206,13 @@ fn convert(
         bar.update(done, total)
     });
     bar.finish();
-    result.map(|_| ())
+    let summary = result?;
+    print_out(&format!(
+        "{}: wrote {} array{} ({} of data) as {}\n",
+        dst.file.display(),
+        summary.arrays.len(),
+        if summary.arrays.len() == 1 { "" } else { "s" },
+        draw::human_bytes(summary.data_bytes),
+        summary.format
+    ))
 }

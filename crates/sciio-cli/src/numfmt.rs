@@ -4,10 +4,10 @@
 //!
 //! Written by hand because no Rust crate reproduces numpy's layout: it follows
 //! `numpy/_core/arrayprint.py` (`_formatArray`, `FloatingFormat`, `IntegerFormat`, `BoolFormat`,
-//! `ComplexFloatingFormat`, `StructuredVoidFormat`). Known differences: long doubles are shown at
-//! `f64` precision; datetimes are shown as their tick counts with the unit.
+//! `ComplexFloatingFormat`, `StructuredVoidFormat`, `DatetimeFormat`). Known difference: long
+//! doubles are shown at `f64` precision.
 
-use sciio::core::{DType, NdArray, Result, ScalarKind, Value};
+use sciio::core::{DType, NdArray, Result, ScalarKind, TimeBase, TimeUnit, Value};
 
 const LINE_WIDTH: usize = 75;
 const THRESHOLD: usize = 1000;
@@ -161,6 +161,9 @@ enum ElemFormat {
     Int {
         width: usize,
     },
+    Timelike {
+        width: usize,
+    },
     Float(FloatFormat),
     Complex {
         real: FloatFormat,
@@ -203,12 +206,27 @@ impl ElemFormat {
             }
             DType::Scalar(scalar) => match scalar.kind {
                 ScalarKind::Bool => ElemFormat::Bool,
-                ScalarKind::Int(_)
-                | ScalarKind::UInt(_)
-                | ScalarKind::TimeDelta(_)
-                | ScalarKind::DateTime(_) => ElemFormat::Int {
-                    width: values.iter().map(|v| plain(v).len()).max().unwrap_or(0),
+                ScalarKind::Int(_) | ScalarKind::UInt(_) => ElemFormat::Int {
+                    width: values
+                        .iter()
+                        .map(|v| plain(v).chars().count())
+                        .max()
+                        .unwrap_or(0),
                 },
+                ScalarKind::DateTime(_) | ScalarKind::TimeDelta(_) => {
+                    // numpy's `_TimelikeFormat`: right-aligned, `'NaT'` quoted, width >= 5
+                    // when a NaT is present.
+                    let has_nat = values.iter().any(is_nat);
+                    let width = values
+                        .iter()
+                        .filter(|v| !is_nat(v))
+                        .map(|v| timelike(v).chars().count())
+                        .max()
+                        .unwrap_or(0);
+                    ElemFormat::Timelike {
+                        width: if has_nat { width.max(5) } else { width },
+                    }
+                }
                 ScalarKind::Float(size) => {
                     let xs: Vec<f64> = values.iter().filter_map(as_f64).collect();
                     ElemFormat::Float(FloatFormat::new(&xs, FloatWidth::of(size), false))
@@ -232,6 +250,8 @@ impl ElemFormat {
             (ElemFormat::Bool, Value::Bool(true)) => " True".to_string(),
             (ElemFormat::Bool, Value::Bool(false)) => "False".to_string(),
             (ElemFormat::Int { width }, v) => format!("{:>width$}", plain(v)),
+            (ElemFormat::Timelike { width }, v) if is_nat(v) => format!("{:>width$}", "'NaT'"),
+            (ElemFormat::Timelike { width }, v) => format!("{:>width$}", timelike(v)),
             (ElemFormat::Float(f), v) => f.apply(as_f64(v).unwrap_or(f64::NAN)),
             (ElemFormat::Complex { real, imag }, v) => {
                 let (re, im) = as_complex(v).unwrap_or((f64::NAN, f64::NAN));
@@ -307,7 +327,12 @@ fn plain(v: &Value) -> String {
 pub fn repr(v: &Value) -> String {
     match v {
         Value::Str(s) => str_repr(s),
-        Value::Bytes(b) | Value::Void(b) => bytes_repr(b),
+        Value::Bytes(b) => bytes_repr(b),
+        Value::Void(b) => {
+            // numpy shows void bytes all escaped: b'\x61\x62'.
+            let hex: String = b.iter().map(|c| format!("\\x{c:02x}")).collect();
+            format!("b'{hex}'")
+        }
         Value::Bool(b) => if *b { "True" } else { "False" }.to_string(),
         Value::Int(_) | Value::UInt(_) | Value::DateTime(..) | Value::TimeDelta(..) => plain(v),
         Value::Float(x) => float_scalar_str(*x, FloatWidth::F64),
@@ -654,8 +679,106 @@ fn complex_scalar_str(re: f64, im: f64, width: FloatWidth) -> String {
         s.strip_suffix(".0").map(str::to_string).unwrap_or(s)
     };
     let im_text = part(im);
+    if re == 0.0 && re.is_sign_positive() {
+        return format!("{im_text}j");
+    }
     let sign = if im_text.starts_with('-') { "" } else { "+" };
     format!("({}{sign}{im_text}j)", part(re))
+}
+
+fn is_nat(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::DateTime(i64::MIN, _) | Value::TimeDelta(i64::MIN, _)
+    )
+}
+
+/// A datetime as numpy's `datetime_as_string` in quotes (`'2020-01-01T12:00'`), a timedelta
+/// as its tick count.
+fn timelike(v: &Value) -> String {
+    match v {
+        Value::DateTime(t, unit) => match iso_datetime(*t, unit) {
+            Some(text) => format!("'{text}'"),
+            None => t.to_string(),
+        },
+        other => plain(other),
+    }
+}
+
+/// ISO 8601 text of `ticks` of `unit` since 1970-01-01, at the unit's precision.
+fn iso_datetime(ticks: i64, unit: &TimeUnit) -> Option<String> {
+    let t = i128::from(ticks) * i128::from(unit.multiple);
+    let (days, sub, per_day, digits): (i128, i128, i128, usize) = match unit.base {
+        TimeBase::Years => return Some(year_text(1970 + t)),
+        TimeBase::Months => {
+            let year = 1970 + t.div_euclid(12);
+            return Some(format!("{}-{:02}", year_text(year), t.rem_euclid(12) + 1));
+        }
+        TimeBase::Weeks => (t * 7, 0, 1, 0),
+        TimeBase::Days => (t, 0, 1, 0),
+        TimeBase::Hours => (t.div_euclid(24), t.rem_euclid(24), 24, 0),
+        TimeBase::Minutes => (t.div_euclid(1440), t.rem_euclid(1440), 1440, 0),
+        base => {
+            let (per_second, digits) = match base {
+                TimeBase::Seconds => (1i128, 0),
+                TimeBase::Millis => (1_000, 3),
+                TimeBase::Micros => (1_000_000, 6),
+                TimeBase::Nanos => (1_000_000_000, 9),
+                TimeBase::Picos => (1_000_000_000_000, 12),
+                TimeBase::Femtos => (1_000_000_000_000_000, 15),
+                TimeBase::Attos => (1_000_000_000_000_000_000, 18),
+                _ => return None,
+            };
+            let per_day = 86_400 * per_second;
+            (
+                t.div_euclid(per_day),
+                t.rem_euclid(per_day),
+                per_day,
+                digits,
+            )
+        }
+    };
+    let (y, m, d) = civil_from_days(days);
+    let date = format!("{}-{m:02}-{d:02}", year_text(y));
+    Some(match (unit.base, per_day) {
+        (_, 1) => date,
+        (TimeBase::Hours, _) => format!("{date}T{sub:02}"),
+        (TimeBase::Minutes, _) => format!("{date}T{:02}:{:02}", sub / 60, sub % 60),
+        _ => {
+            let per_second = per_day / 86_400;
+            let secs = sub / per_second;
+            let frac = sub % per_second;
+            let hms = format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60);
+            if digits == 0 {
+                format!("{date}T{hms}")
+            } else {
+                format!("{date}T{hms}.{frac:0digits$}")
+            }
+        }
+    })
+}
+
+fn year_text(year: i128) -> String {
+    if (0..=9999).contains(&year) {
+        format!("{year:04}")
+    } else {
+        year.to_string()
+    }
+}
+
+/// Proleptic Gregorian (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`).
+fn civil_from_days(z: i128) -> (i128, i128, i128) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i128::from(m <= 2);
+    (y, m, d)
 }
 
 #[cfg(test)]

@@ -65,6 +65,29 @@ cases = {
     "scalar": np.array(3.25),
     "empty": np.zeros((0, 3)),
     "wide": np.linspace(-1, 1, 40),
+    "f8_long": np.linspace(0, 1, 1001),
+    "i8_3d_big": np.arange(3000).reshape(10, 10, 30),
+    "f8_neg_zero": np.array([-0.0, 0.0]),
+    "f8_all_nan": np.array([np.nan, np.nan]),
+    "f8_extremes": np.array([1e300, -1e-300]),
+    "f4_small": np.array([1e-5, 3.0], dtype="<f4"),
+    "c8": np.array([1 + 1j, np.nan + 0j], dtype="<c8"),
+    "i8_min": np.array([np.iinfo(np.int64).min, 5]),
+    "u8_max": np.array([np.iinfo(np.uint64).max], dtype="<u8"),
+    "dt_days": np.array(["2020-01-01", "1969-12-31", "NaT"], dtype="M8[D]"),
+    "dt_seconds": np.array(["2020-01-01T12:34:56", "1900-03-01T00:00:01"], dtype="M8[s]"),
+    "dt_millis": np.array(["2020-01-01T12:34:56.789"], dtype="M8[ms]"),
+    "dt_months": np.array(["2020-01", "1969-02"], dtype="M8[M]"),
+    "td_nat": np.array([1, "NaT"], dtype="m8[D]"),
+    "one_field": np.array([(1,), (2,)], dtype=[("a", "<i4")]),
+    "subarray": np.zeros(2, dtype=[("a", "<i4", (2,)), ("b", "<f8")]),
+    "void": np.array([b"ab", b"cd"], dtype="V2"),
+    "bool_0d": np.array(False),
+    "str_0d": np.array("hello"),
+    "complex_0d": np.array(2j),
+    "f2_0d": np.array(0.1, dtype="<f2"),
+    "f8_0d_big": np.array(1e16),
+    "empty_strings": np.array(["", "a"]),
 }
 for name, a in cases.items():
     np.save(f"{d}/{name}.npy", a)
@@ -103,18 +126,23 @@ descr = doc["dtype"]
 dt = np.dtype(descr if isinstance(descr, str) else [tuple(e) for e in descr])
 assert dt == a.dtype, (dt, a.dtype)
 assert tuple(doc["shape"]) == a.shape, (doc["shape"], a.shape)
+def feq(v, x):
+    return v == "nan" if np.isnan(x) else float(v) == float(x)
 def same(x, v, dt):
     if dt.names:
         return all(same(x[n], v[n], dt.fields[n][0]) for n in dt.names)
+    if dt.subdtype is not None:
+        return np.array_equal(np.array(v), x)
     if dt.kind == "f":
-        return (math.isnan(x) and v == "nan") if np.isnan(x) else float(v) == float(x)
+        return feq(v, x)
     if dt.kind == "c":
-        return float(v[0]) == x.real and float(v[1]) == x.imag
-    if dt.kind == "S":
-        return v.encode("latin-1") == x
+        return feq(v[0], x.real) and feq(v[1], x.imag)
+    if dt.kind in "SV":
+        return v.encode("latin-1") == bytes(x)
+    if dt.kind in "mM":
+        return v is None if np.isnat(x) else v == int(x.astype("i8"))
+
     return v == x.item() if hasattr(x, "item") else v == x
-flat = np.asarray(doc["values"], dtype=object).reshape(-1) if a.ndim and not a.dtype.names \
-    else None
 vals = doc["values"]
 for idx in np.ndindex(a.shape):
     v = vals
@@ -183,7 +211,7 @@ with np.load(dst) as z:
         a, b = np.load(f"{d}/{n}.npy"), z[n]
         assert a.dtype == b.dtype and a.shape == b.shape, n
         assert a.flags.f_contiguous == b.flags.f_contiguous, n
-        assert np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"), n
+        assert np.array_equal(a, b, equal_nan=a.dtype.kind in "fcmM"), n
 with zipfile.ZipFile(dst) as zf:
     assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in zf.infolist())
 print("ok")
