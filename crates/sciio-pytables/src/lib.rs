@@ -18,6 +18,7 @@
 //! ```
 
 mod attrs;
+mod time;
 mod tree;
 
 use std::path::Path;
@@ -157,11 +158,13 @@ impl PtFile {
             return Err(Error::mismatch("not a table (a 1-d compound dataset)").with_node(path).with_file(self.h5.path()));
         }
         let sel = rows.resolve(shape[0]).map_err(|e| e.with_node(path))?;
-        if sel.step == 1 {
-            ds.read_rows_parallel(sel.start, sel.count)
+        let mut data = if sel.step == 1 {
+            ds.read_rows_parallel(sel.start, sel.count)?
         } else {
-            ds.read_slices(Some(&[sel]))
-        }
+            ds.read_slices(Some(&[sel]))?
+        };
+        time::convert_time64(&mut data);
+        Ok(data)
     }
 
     /// Reads one column of a Table; nested columns by path (`"outer/inner"`).
@@ -173,6 +176,12 @@ impl PtFile {
     /// Reads an Array/CArray/EArray, selecting `rows` along the first dimension (a 0-d array
     /// is read whole).
     pub fn read_array(&self, path: &str, rows: Rows) -> Result<RawData> {
+        let mut data = self.read_array_raw(path, rows)?;
+        time::convert_time64(&mut data);
+        Ok(data)
+    }
+
+    fn read_array_raw(&self, path: &str, rows: Rows) -> Result<RawData> {
         let ds = self.dataset(path)?;
         let shape = ds.shape()?;
         if shape.is_empty() || rows == Rows::all() {
@@ -231,7 +240,9 @@ impl PtFile {
                         }
                         other => (other.clone(), vec![item.len() / elem]),
                     };
-                    Ok(VlRow::Values(RawData { ty, shape, bytes: item }))
+                    let mut data = RawData { ty, shape, bytes: item };
+                    time::convert_time64(&mut data);
+                    Ok(VlRow::Values(data))
                 }
             })
             .collect()
