@@ -152,7 +152,7 @@ fn into_ndarray<T: Element>(array: NdArray) -> Result<ArrayD<T>> {
 /// not also C-contiguous (1-d, empty and single-row arrays are both, and numpy says C).
 fn writes_fortran(array: &NdArray) -> bool {
     array.order() == Order::F
-        && array.len() > 0
+        && !array.is_empty()
         && array.shape().iter().filter(|d| **d > 1).count() > 1
 }
 

@@ -107,7 +107,7 @@ fn every_prefix_of_every_golden_file_is_an_error() {
         // Every prefix inside the header; in the data every byte of the first 256, then a
         // stride (each prefix re-parses the whole header, which is 78 KB for one file).
         let data_prefixes = (header_len..bytes.len()).filter(|n| {
-            n - header_len < 256 || (n - header_len) % 97 == 0 || *n == bytes.len() - 1
+            n - header_len < 256 || (n - header_len).is_multiple_of(97) || *n == bytes.len() - 1
         });
         for n in (0..header_len).chain(data_prefixes) {
             let prefix = &bytes[..n];
@@ -117,7 +117,7 @@ fn every_prefix_of_every_golden_file_is_an_error() {
                 matches!(kind, ErrorKind::Truncated | ErrorKind::Refused),
                 "{name}[..{n}]: {kind:?}"
             );
-            if n % 7 == 0 || n < 16 {
+            if n.is_multiple_of(7) || n < 16 {
                 let streamed = sciio_npy::read_array(prefix, &Limits::default());
                 assert!(streamed.is_err(), "{name}[..{n}] read from a stream");
             }
