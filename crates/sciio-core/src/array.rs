@@ -52,6 +52,9 @@ enum Storage {
     Owned(AlignedBuf),
     /// A byte vector that happens to be 8-byte aligned (checked when adopted).
     Bytes(Vec<u8>),
+    /// Large buffers: anonymous memory with transparent huge pages requested, as numpy does
+    /// for its own large allocations (page faults dominate reading a big file otherwise).
+    Anon(memmap2::MmapMut),
     /// A read-only map shared by all arrays that view it (e.g. npz members), with the range.
     Mapped(Arc<memmap2::Mmap>, usize, usize),
     /// A writable map owned by this array.
@@ -63,20 +66,42 @@ impl Clone for Storage {
     fn clone(&self) -> Self {
         match self {
             Storage::Owned(b) => Storage::Owned(b.clone()),
-            Storage::Bytes(v) => {
-                let mut buf = AlignedBuf::zeroed(v.len());
-                buf.as_bytes_mut().copy_from_slice(v);
-                Storage::Owned(buf)
-            }
+            Storage::Bytes(v) => copy_of(v),
+            Storage::Anon(m) => copy_of(m),
             Storage::Mapped(m, start, len) => Storage::Mapped(Arc::clone(m), *start, *len),
             Storage::MappedMut(m, start, len) => {
-                let mut buf = AlignedBuf::zeroed(*len);
-                buf.as_bytes_mut()
-                    .copy_from_slice(m.get(*start..*start + *len).unwrap_or(&[]));
-                Storage::Owned(buf)
+                copy_of(m.get(*start..*start + *len).unwrap_or(&[]))
             }
         }
     }
+}
+
+/// Buffers from this size on are anonymous maps with huge pages.
+const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
+
+/// Zeroed storage of `len` bytes.
+fn zeroed_storage(len: usize) -> Storage {
+    if len >= HUGE_PAGE_THRESHOLD {
+        if let Ok(map) = memmap2::MmapMut::map_anon(len) {
+            #[cfg(target_os = "linux")]
+            {
+                // Only a hint: without transparent huge pages it fails harmlessly.
+                let _ = map.advise(memmap2::Advice::HugePage);
+            }
+            return Storage::Anon(map);
+        }
+    }
+    Storage::Owned(AlignedBuf::zeroed(len))
+}
+
+fn copy_of(bytes: &[u8]) -> Storage {
+    let mut storage = zeroed_storage(bytes.len());
+    match &mut storage {
+        Storage::Owned(b) => b.as_bytes_mut().copy_from_slice(bytes),
+        Storage::Anon(m) => m.copy_from_slice(bytes),
+        _ => {}
+    }
+    storage
 }
 
 /// An n-dimensional array of any numpy dtype: dtype + shape + order + bytes.
@@ -105,7 +130,7 @@ pub struct NdArray {
 impl fmt::Debug for NdArray {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let storage = match &self.storage {
-            Storage::Owned(_) | Storage::Bytes(_) => "owned",
+            Storage::Owned(_) | Storage::Bytes(_) | Storage::Anon(_) => "owned",
             Storage::Mapped(..) => "mapped",
             Storage::MappedMut(..) => "mapped-mut",
         };
@@ -153,7 +178,7 @@ impl NdArray {
             dtype,
             shape: shape.to_vec(),
             order,
-            storage: Storage::Owned(AlignedBuf::zeroed(len)),
+            storage: zeroed_storage(len),
         })
     }
 
@@ -243,14 +268,11 @@ impl NdArray {
             owned = a.iter().copied().collect::<Vec<T>>();
             &owned
         };
-        let bytes = elements_bytes(slice);
-        let mut buf = AlignedBuf::zeroed(bytes.len());
-        buf.as_bytes_mut().copy_from_slice(bytes);
         NdArray {
             dtype: T::dtype(),
             shape,
             order,
-            storage: Storage::Owned(buf),
+            storage: copy_of(elements_bytes(slice)),
         }
     }
 
@@ -328,7 +350,10 @@ impl NdArray {
 
     /// Whether the bytes are a memory map.
     pub fn is_mapped(&self) -> bool {
-        !matches!(self.storage, Storage::Owned(_) | Storage::Bytes(_))
+        !matches!(
+            self.storage,
+            Storage::Owned(_) | Storage::Bytes(_) | Storage::Anon(_)
+        )
     }
 
     /// Whether the bytes can be changed ([`NdArray::as_bytes_mut`]).
@@ -341,6 +366,7 @@ impl NdArray {
         match &self.storage {
             Storage::Owned(b) => b.as_bytes(),
             Storage::Bytes(v) => v,
+            Storage::Anon(m) => m,
             Storage::Mapped(m, start, len) => m.get(*start..*start + *len).unwrap_or(&[]),
             Storage::MappedMut(m, start, len) => m.get(*start..*start + *len).unwrap_or(&[]),
         }
@@ -361,6 +387,7 @@ impl NdArray {
         match &mut self.storage {
             Storage::Owned(b) => b.as_bytes_mut(),
             Storage::Bytes(v) => v,
+            Storage::Anon(m) => m,
             Storage::Mapped(..) => &mut [],
             Storage::MappedMut(m, start, len) => {
                 m.get_mut(*start..*start + *len).unwrap_or(&mut [])
@@ -383,14 +410,11 @@ impl NdArray {
             dtype: self.dtype.to_native(),
             shape: self.shape.clone(),
             order: self.order,
-            storage: Storage::Owned(AlignedBuf::default()),
+            storage: copy_of(self.as_bytes()),
         };
-        let mut buf = AlignedBuf::zeroed(self.nbytes());
-        buf.as_bytes_mut().copy_from_slice(self.as_bytes());
         if !self.dtype.is_native() {
-            byteswap_in_place(&self.dtype, buf.as_bytes_mut());
+            byteswap_in_place(&self.dtype, out.bytes_mut_unchecked());
         }
-        out.storage = Storage::Owned(buf);
         out
     }
 
@@ -402,19 +426,19 @@ impl NdArray {
             return a;
         }
         let n = self.dtype.itemsize();
-        let mut buf = AlignedBuf::zeroed(self.nbytes());
+        let mut out = NdArray {
+            dtype: self.dtype.clone(),
+            shape: self.shape.clone(),
+            order,
+            storage: zeroed_storage(self.nbytes()),
+        };
         let src = self.as_bytes();
-        let dst = buf.as_bytes_mut();
+        let dst = out.bytes_mut_unchecked();
         for (i, index) in indices(&self.shape, self.order).enumerate() {
             let j = flat_index(&self.shape, order, &index);
             dst[j * n..(j + 1) * n].copy_from_slice(&src[i * n..(i + 1) * n]);
         }
-        NdArray {
-            dtype: self.dtype.clone(),
-            shape: self.shape.clone(),
-            order,
-            storage: Storage::Owned(buf),
-        }
+        out
     }
 
     fn check_element<T: Element>(&self) -> Result<()> {
