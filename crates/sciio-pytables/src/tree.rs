@@ -99,12 +99,7 @@ impl NodeInfo {
         };
         let mut head = class;
         if matches!(self.class, NodeClass::Table | NodeClass::Array | NodeClass::CArray | NodeClass::EArray | NodeClass::VLArray) {
-            let dims: Vec<String> = self
-                .shape
-                .iter()
-                .zip(self.max_shape.iter().chain(std::iter::repeat(&Some(0))))
-                .map(|(d, m)| if m.is_none() { format!("{d}*") } else { d.to_string() })
-                .collect();
+            let dims: Vec<String> = self.shape.iter().map(|d| d.to_string()).collect();
             let _ = write!(head, "({}{})", dims.join(", "), if dims.len() == 1 { "," } else { "" });
             for f in &self.filters {
                 let _ = write!(head, ", {}", f.name);
