@@ -11,7 +11,10 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(descr) = header.dtype.descr_literal() {
             let text = descr.repr();
             let again = PyLiteral::parse(&text).expect("printed descr parses");
-            assert_eq!(DType::parse_descr(&again).expect("printed descr is valid"), header.dtype);
+            assert_eq!(
+                DType::parse_descr(&again).expect("printed descr is valid"),
+                header.dtype
+            );
             if header.shape.len() < 8 {
                 let _ = sciio_npy::header_bytes(&header.dtype, &header.shape, header.fortran_order);
             }
