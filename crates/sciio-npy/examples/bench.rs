@@ -6,6 +6,10 @@
 
 use std::time::Instant;
 
+// `bench npz ...`: the npz benchmark (python/bench_npz.py), in bench/npz.rs.
+#[path = "bench/npz.rs"]
+mod npz;
+
 use sciio_core::NdArray;
 
 fn best<T>(repeats: usize, mut f: impl FnMut() -> T) -> (f64, T) {
@@ -27,6 +31,10 @@ fn sum(a: &NdArray) -> f64 {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().collect();
+    if args.get(1).map(String::as_str) == Some("npz") {
+        npz::run(&args[2..]);
+        return Ok(());
+    }
     let dir = std::path::PathBuf::from(args.get(1).ok_or("usage: bench DIR MEGABYTES")?);
     let mb: usize = args.get(2).ok_or("usage: bench DIR MEGABYTES")?.parse()?;
     let repeats = 3;

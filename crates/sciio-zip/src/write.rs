@@ -31,6 +31,10 @@ pub enum Compression {
 /// the flush markers and give rayon coarser work).
 pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
 
+/// Blocks per thread in one parallel batch: enough for rayon to balance uneven blocks (and
+/// threads descheduled on a busy machine), few enough to keep memory at a few MiB.
+const BLOCKS_PER_THREAD: usize = 8;
+
 /// One member already written, as the central directory will describe it.
 #[derive(Debug)]
 struct Written {
@@ -214,7 +218,7 @@ impl<W: Write + Seek> ZipWriter<W> {
         // Like CPython on a seekable file: a placeholder header, patched once the data is in.
         let header = local_header(&entry, self.modified);
         self.put(&header, "local header")?;
-        let batch = self.block_size * rayon::current_num_threads().max(1) * 2;
+        let batch = self.block_size * rayon::current_num_threads().max(1) * BLOCKS_PER_THREAD;
         let level = match self.compression {
             Compression::Deflate(level) => Some(level),
             Compression::Stored => None,
@@ -246,7 +250,7 @@ impl<W: Write + Seek> ZipWriter<W> {
             }
             return Ok(());
         };
-        let batch = self.block_size * rayon::current_num_threads().max(1) * 2;
+        let batch = self.block_size * rayon::current_num_threads().max(1) * BLOCKS_PER_THREAD;
         let mut group: Vec<(&str, &[u8])> = Vec::new();
         let mut group_bytes = 0usize;
         for &(name, data) in members {
