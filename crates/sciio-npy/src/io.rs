@@ -117,9 +117,74 @@ pub fn read_file_with(path: impl AsRef<Path>, limits: &Limits) -> Result<NdArray
             .metadata()
             .map_err(|e| Error::io("reading the file size", e))?
             .len();
-        read_array_sized(file, limits, len)
+        let mut reader = &file;
+        let header = read_header_from(&mut reader, limits, Some(len))?;
+        read_file_data(&file, &header, limits, len)
     };
     run().map_err(|e| e.with_file(path))
+}
+
+/// Below this, one thread reads the data; above, several threads each read a part straight
+/// into the array (page faults and copies then proceed in parallel).
+const PARALLEL_READ_MIN: usize = 64 << 20;
+
+fn read_file_data(file: &File, header: &Header, limits: &Limits, len: u64) -> Result<NdArray> {
+    let data_len = header.data_len()?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+    if threads < 2 || data_len < PARALLEL_READ_MIN as u64 || header.dtype.has_object() {
+        return read_data(file, header, limits, Some(len));
+    }
+    let start = header.header_len as u64;
+    if data_len > len.saturating_sub(start) {
+        // Same checks and errors as the sequential path.
+        return read_data(file, header, limits, Some(len));
+    }
+    limits.check_alloc(data_len, "NPY array data")?;
+    let mut array = NdArray::zeroed(header.dtype.clone(), &header.shape, header.order())?;
+    let buf = array.as_bytes_mut()?;
+    let part = buf.len().div_ceil(threads).next_multiple_of(2 << 20);
+    std::thread::scope(|scope| {
+        let jobs: Vec<_> = buf
+            .chunks_mut(part)
+            .enumerate()
+            .map(|(i, chunk)| {
+                let offset = start + (i * part) as u64;
+                scope.spawn(move || read_exact_at(file, chunk, offset))
+            })
+            .collect();
+        jobs.into_iter().try_for_each(|job| {
+            job.join().unwrap_or_else(|_| {
+                Err(Error::io(
+                    "reading NPY array data",
+                    std::io::Error::other("reader thread failed"),
+                ))
+            })
+        })
+    })?;
+    Ok(array)
+}
+
+#[cfg(unix)]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.read_exact_at(buf, offset).map_err(|e| {
+        let kind = e.kind();
+        let err = Error::io("reading NPY array data", e).with_offset(offset);
+        if kind == std::io::ErrorKind::UnexpectedEof {
+            Error::truncated("the file ended while reading the array data").with_offset(offset)
+        } else {
+            err
+        }
+    })
+}
+
+#[cfg(not(unix))]
+fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> Result<()> {
+    let mut reader = file;
+    reader
+        .seek(SeekFrom::Start(offset))
+        .map_err(|e| Error::io("seeking", e))?;
+    fill(&mut reader, buf, offset)
 }
 
 /// Reads a `.npy` file as any dtype: an alias of [`read_file`].
@@ -186,10 +251,26 @@ pub fn write_file(path: impl AsRef<Path>, array: &NdArray) -> Result<()> {
     let path = path.as_ref();
     let run = || {
         let mut file = File::create(path).map_err(|e| Error::io("creating", e))?;
+        preallocate(&file, array.nbytes() as u64 + 4096);
         write_array(&mut file, array)?;
         file.flush().map_err(|e| Error::io("flushing", e))
     };
     run().map_err(|e| e.with_file(path))
+}
+
+/// Reserves disk blocks before a large write, as numpy's `tofile` does: the file system then
+/// allocates one extent up front instead of block by block during the write. Only a hint.
+fn preallocate(file: &File, len: u64) {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd;
+        if let Ok(len) = libc::off_t::try_from(len) {
+            // SAFETY: fallocate only reads its integer arguments; the fd is open for writing.
+            let _ = unsafe { libc::fallocate(file.as_raw_fd(), libc::FALLOC_FL_KEEP_SIZE, 0, len) };
+        }
+    }
+    #[cfg(not(target_os = "linux"))]
+    let _ = (file, len);
 }
 
 /// Writes an `ndarray` array to a `.npy` file.

@@ -254,3 +254,26 @@ fn typed_read_and_write_helpers() {
     let arr = sciio_npy::read_file(&be).unwrap();
     assert_eq!(values_json(&arr), values_json(&arr.to_native()));
 }
+
+#[test]
+fn large_files_are_read_in_parallel_exactly() {
+    // Over the 64 MiB threshold, read_file reads parts on several threads.
+    let dir = sciio_testkit::tempdir();
+    let path = dir.path().join("large.npy");
+    sciio_testkit::run_python(
+        "import sys, numpy as np\nnp.save(sys.argv[1], np.asfortranarray((np.arange(9_000_000, dtype='<f8') * 3).reshape(3, 3_000_000)))",
+        &[path.to_str().unwrap()],
+    );
+    let bytes = std::fs::read(&path).unwrap();
+    let parallel = sciio_npy::read_file(&path).unwrap();
+    let sequential = sciio_npy::read_array(&bytes[..], &sciio_core::Limits::default()).unwrap();
+    assert_eq!(parallel.shape(), &[3, 3_000_000]);
+    assert_eq!(parallel.order(), Order::F);
+    assert!(parallel.as_bytes() == sequential.as_bytes());
+    let header = sciio_npy::parse_header(&bytes).unwrap();
+    assert!(parallel.as_bytes() == &bytes[header.header_len..]);
+    // Cut one byte: the parallel path reports the truncation like the sequential one.
+    std::fs::write(&path, &bytes[..bytes.len() - 1]).unwrap();
+    let err = sciio_npy::read_file(&path).unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Truncated, "{err}");
+}
