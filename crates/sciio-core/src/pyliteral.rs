@@ -8,6 +8,8 @@
 
 use crate::error::{Error, Result};
 
+mod unprintable;
+
 /// A Python literal value: the subset of `ast.literal_eval` that file headers use.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PyLiteral {
@@ -204,21 +206,28 @@ pub fn write_str_repr(s: &str, out: &mut String) {
     out.push(quote);
 }
 
-/// Python's `str.isprintable` for one character: false for the Unicode categories Cc, Cf, Cs,
-/// Co, Cn, Zl, Zp and Zs other than the ASCII space. Exact for Latin-1 and the common format,
-/// separator and private-use ranges; other unassigned code points (Cn) are not tabulated here
-/// (a full Unicode table is not worth a dependency for dtype field names).
-fn is_printable(c: char) -> bool {
-    let u = c as u32;
-    !matches!(u,
-        0x00..=0x1f | 0x7f..=0xa0 | 0xad
-        | 0x0378..=0x0379 | 0x0380..=0x0383 | 0x038b | 0x038d | 0x03a2
-        | 0x0600..=0x0605 | 0x061c | 0x06dd | 0x070f | 0x0890..=0x0891 | 0x08e2
-        | 0x1680 | 0x180e | 0x2000..=0x200f | 0x2028..=0x202f | 0x205f..=0x2064
-        | 0x2066..=0x206f | 0x3000 | 0xd800..=0xf8ff | 0xfeff | 0xfff0..=0xfffb
-        | 0xfffe..=0xffff | 0x110bd | 0x110cd | 0x13430..=0x1343f | 0x1bca0..=0x1bca3
-        | 0x1d173..=0x1d17a | 0xe0000..=0xe0fff | 0xf0000..=0x10ffff)
-        && (u & 0xfffe) != 0xfffe
+/// Python's `str.isprintable()` for one character, which decides what `repr()` escapes
+/// (exact for the Unicode version of the Python that generated the table, see
+/// `pyliteral/unprintable.rs`).
+///
+/// ```
+/// use sciio_core::pyliteral::is_printable;
+/// assert!(is_printable('a') && is_printable('\u{e9}') && is_printable(' '));
+/// assert!(!is_printable('\n') && !is_printable('\u{a0}') && !is_printable('\u{2028}'));
+/// ```
+pub fn is_printable(c: char) -> bool {
+    let u = u32::from(c);
+    unprintable::UNPRINTABLE
+        .binary_search_by(|&(lo, hi)| {
+            if hi < u {
+                std::cmp::Ordering::Less
+            } else if lo > u {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_err()
 }
 
 struct Parser<'a> {
