@@ -26,7 +26,12 @@ pub fn python() -> PathBuf {
     let path = std::env::var_os("SCIIO_PYTHON")
         .map(PathBuf::from)
         .unwrap_or_else(|| repo_root().join(".venv/bin/python"));
-    assert!(path.exists(), "{} ({} not found)", SETUP_HINT, path.display());
+    assert!(
+        path.exists(),
+        "{} ({} not found)",
+        SETUP_HINT,
+        path.display()
+    );
     path
 }
 
@@ -65,7 +70,10 @@ pub fn run_python_script(script: &str, args: &[&str]) -> String {
 
 /// The venv's site-packages folder (where wheels ship their test data).
 pub fn site_packages() -> PathBuf {
-    let out = run_python("import sysconfig; print(sysconfig.get_paths()['purelib'])", &[]);
+    let out = run_python(
+        "import sysconfig; print(sysconfig.get_paths()['purelib'])",
+        &[],
+    );
     PathBuf::from(out.trim())
 }
 
