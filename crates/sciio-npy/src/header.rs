@@ -129,8 +129,20 @@ pub fn read_header_from<R: Read>(
     )?;
     let hlen = header_text_len(&prefix[..prefix_len], version);
     check_header_len(hlen, prefix_len, limits, input_len)?;
-    let mut text = vec![0u8; limits.check_alloc(hlen, "NPY header")?];
-    read_exact_or(reader, &mut text, prefix_len as u64, "the header")?;
+    let hlen_usize = limits.check_alloc(hlen, "NPY header")?;
+    // Grow with the bytes that really arrive: a stream may announce more than it holds.
+    let mut text = Vec::with_capacity(hlen_usize.min(1 << 16));
+    let got = (&mut *reader)
+        .take(hlen)
+        .read_to_end(&mut text)
+        .map_err(|e| Error::io("reading the NPY header", e).with_offset(prefix_len as u64))?;
+    if got < hlen_usize {
+        return Err(Error::truncated(format!(
+            "file ends after {} bytes, inside the header ({hlen} bytes expected)",
+            prefix_len + got
+        ))
+        .with_offset((prefix_len + got) as u64));
+    }
     parse_header_text(&text, version, prefix_len)
 }
 

@@ -59,6 +59,10 @@ pub fn read_data<R: Read>(
         }
     }
     let n = limits.check_alloc(data_len, "NPY array data")?;
+    // Zero-size elements (S0, V0, empty records) take no bytes, however many there are; bound
+    // their number too, since code iterating over them allocates per element.
+    let count: u64 = header.shape.iter().map(|d| *d as u64).product();
+    limits.check_alloc(count, "NPY element count")?;
     if input_len.is_some() {
         let mut array = NdArray::zeroed(header.dtype.clone(), &header.shape, header.order())?;
         let buf = array.as_bytes_mut()?;
