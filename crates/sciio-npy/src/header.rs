@@ -317,6 +317,13 @@ pub fn parse_header_text(text: &[u8], version: Version, prefix_len: usize) -> Re
             e.message()
         )))
     })?;
+    if let DType::SubArray(..) = dtype {
+        // np.save never writes one (numpy folds subarrays into the shape) and np.load fails.
+        return Err(at(Error::format(format!(
+            "descr {} is a subarray type, which numpy cannot load either",
+            short(&descr.repr())
+        ))));
+    }
     let header = Header {
         dtype,
         shape,
@@ -339,6 +346,11 @@ fn short(text: &str) -> String {
 /// The header dict exactly as numpy's `_write_array_header` formats it, growth padding
 /// included but not the alignment padding.
 pub fn header_text(dtype: &DType, shape: &[usize], fortran_order: bool) -> Result<String> {
+    if let DType::SubArray(..) = dtype {
+        return Err(Error::invalid_input(
+            "an array's dtype cannot be a subarray: fold its shape into the array's shape",
+        ));
+    }
     let descr = dtype.descr_literal()?.repr();
     let dims = PyLiteral::Tuple(shape.iter().map(|d| PyLiteral::Int(*d as i128)).collect());
     let mut text = format!(

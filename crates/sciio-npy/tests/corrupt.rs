@@ -186,7 +186,11 @@ fn shapes_and_data_lengths() {
     assert_eq!(err.kind(), ErrorKind::Truncated);
     // Zero-size elements take no bytes, but their number is bounded all the same.
     let many = "{'descr': '|S0', 'fortran_order': False, 'shape': (1099511627776,), }";
-    expect(&npy(1, many, &[]), ErrorKind::LimitExceeded, "element count");
+    expect(
+        &npy(1, many, &[]),
+        ErrorKind::LimitExceeded,
+        "element count",
+    );
     let some = "{'descr': '|S0', 'fortran_order': False, 'shape': (1000,), }";
     assert_eq!(read(&npy(1, some, &[])).unwrap().len(), 1000);
     // Trailing bytes after the data are ignored, like np.load does.
