@@ -639,6 +639,49 @@ mod tests {
     }
 
     #[test]
+    fn construction_paths() {
+        // A strided (non-contiguous) view is copied in C order.
+        let a = ndarray::Array2::from_shape_fn((3, 4), |(i, j)| (i * 10 + j) as u8);
+        let sliced = a.slice(ndarray::s![.., 1..3]).to_owned();
+        let strided = NdArray::from_view(a.slice(ndarray::s![.., 1..3]).into_dyn());
+        assert_eq!(strided.order(), Order::C);
+        assert_eq!(strided.view::<u8>().unwrap(), sliced.into_dyn());
+        // Big enough for the huge-page storage; equal bytes either way.
+        let big: Vec<u64> = (0..(1u64 << 20)).collect();
+        let nd = NdArray::from_slice(&big, &[1 << 10, 1 << 10], Order::F).unwrap();
+        assert_eq!(nd.view::<u64>().unwrap()[[3, 2]], 2 * 1024 + 3);
+        assert_eq!(nd.clone().as_bytes(), nd.as_bytes());
+        let c = nd.to_order(Order::C);
+        assert_eq!(c.view::<u64>().unwrap()[[3, 2]], 2 * 1024 + 3);
+        assert_eq!(c.get(&[3, 2]).unwrap(), Value::UInt(2 * 1024 + 3));
+        // from_byte_vec adopts or copies, never misaligns.
+        let mut v = vec![0u8; 17];
+        v[1..9].copy_from_slice(&7.5f64.to_ne_bytes());
+        let shifted: Vec<u8> = v[1..9].to_vec();
+        let a = NdArray::from_byte_vec(f64::dtype(), &[1], Order::C, shifted).unwrap();
+        assert_eq!(a.view::<f64>().unwrap()[[0]], 7.5);
+        assert!(NdArray::from_byte_vec(f64::dtype(), &[2], Order::C, vec![0; 8]).is_err());
+        assert!(NdArray::from_vec(vec![1i32, 2, 3], &[2, 2]).is_err());
+        assert!(NdArray::zeroed(f64::dtype(), &[usize::MAX, 2], Order::C).is_err());
+        // Reshape keeps the bytes; i64 views datetime ticks.
+        let m = NdArray::from_bytes(
+            DType::from_typestr("<M8[s]").unwrap(),
+            &[2],
+            Order::C,
+            &[1, 0, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0],
+        )
+        .unwrap();
+        assert_eq!(m.view::<i64>().unwrap().as_slice().unwrap(), &[1, 2]);
+        assert!(m.view::<u64>().is_err());
+        let r = m.reshape(&[1, 2]).unwrap();
+        assert_eq!(r.shape(), &[1, 2]);
+        assert!(r.reshape(&[3]).is_err());
+        // Index checks.
+        let a = NdArray::from_vec(vec![1i8, 2], &[2]).unwrap();
+        assert!(a.get(&[2]).is_err() && a.get(&[0, 0]).is_err() && a.get_flat(5).is_err());
+    }
+
+    #[test]
     fn swapped_and_mismatched() {
         let be = DType::from_typestr(">u2").unwrap();
         let a = NdArray::from_bytes(be, &[2], Order::C, &[0, 1, 1, 0]).unwrap();
