@@ -655,7 +655,7 @@ mod tests {
         assert_eq!(c.view::<u64>().unwrap()[[3, 2]], 2 * 1024 + 3);
         assert_eq!(c.get(&[3, 2]).unwrap(), Value::UInt(2 * 1024 + 3));
         // from_byte_vec adopts or copies, never misaligns.
-        let mut v = vec![0u8; 17];
+        let mut v = [0u8; 17];
         v[1..9].copy_from_slice(&7.5f64.to_ne_bytes());
         let shifted: Vec<u8> = v[1..9].to_vec();
         let a = NdArray::from_byte_vec(f64::dtype(), &[1], Order::C, shifted).unwrap();
