@@ -432,11 +432,41 @@ impl NdArray {
             order,
             storage: zeroed_storage(self.nbytes()),
         };
+        // Walk the source in memory order with an odometer (fastest axis first), tracking
+        // the destination position incrementally: no per-element allocation or division.
+        let ndim = self.shape.len();
+        let axes: Vec<usize> = match self.order {
+            Order::C => (0..ndim).rev().collect(),
+            Order::F => (0..ndim).collect(),
+        };
+        let mut dst_strides = vec![0usize; ndim];
+        let mut stride = 1;
+        let dst_axes: Vec<usize> = match order {
+            Order::C => (0..ndim).rev().collect(),
+            Order::F => (0..ndim).collect(),
+        };
+        for k in dst_axes {
+            dst_strides[k] = stride;
+            stride *= self.shape[k];
+        }
         let src = self.as_bytes();
         let dst = out.bytes_mut_unchecked();
-        for (i, index) in indices(&self.shape, self.order).enumerate() {
-            let j = flat_index(&self.shape, order, &index);
-            dst[j * n..(j + 1) * n].copy_from_slice(&src[i * n..(i + 1) * n]);
+        let mut index = vec![0usize; ndim];
+        let mut j = 0usize;
+        for item in src
+            .chunks_exact(n.max(1))
+            .take(if n == 0 { 0 } else { self.len() })
+        {
+            dst[j * n..(j + 1) * n].copy_from_slice(item);
+            for &k in &axes {
+                index[k] += 1;
+                j += dst_strides[k];
+                if index[k] < self.shape[k] {
+                    break;
+                }
+                j -= dst_strides[k] * self.shape[k];
+                index[k] = 0;
+            }
         }
         out
     }
