@@ -35,6 +35,11 @@ pub const DEFAULT_BLOCK_SIZE: usize = 1 << 20;
 /// threads descheduled on a busy machine), few enough to keep memory at a few MiB.
 const BLOCKS_PER_THREAD: usize = 8;
 
+/// Extra-field id of zipalign's alignment padding.
+const ALIGN_EXTRA_ID: u16 = 0xD935;
+/// The smallest alignment field: id, length, the 2-byte alignment value.
+const ALIGN_FIELD_MIN: u64 = 6;
+
 /// One member already written, as the central directory will describe it.
 #[derive(Debug)]
 struct Written {
@@ -46,6 +51,10 @@ struct Written {
     compressed_size: u64,
     header_offset: u64,
     local_zip64: bool,
+    /// Length of the alignment extra field in the local header (0: none).
+    align_field: u16,
+    /// The alignment that field achieves.
+    align: u16,
 }
 
 /// Writes a zip archive member by member.
@@ -81,6 +90,7 @@ pub struct ZipWriter<W: Write + Seek> {
     force_zip64: bool,
     force_zip64_records: bool,
     modified: DosDateTime,
+    align: u16,
     file: Option<PathBuf>,
     failed: bool,
 }
@@ -112,6 +122,7 @@ impl<W: Write + Seek> ZipWriter<W> {
             force_zip64: true,
             force_zip64_records: false,
             modified: DosDateTime::now(),
+            align: 1,
             file: None,
             failed: false,
         }
@@ -142,6 +153,19 @@ impl<W: Write + Seek> ZipWriter<W> {
     /// (to exercise readers' zip64 paths). Default: false (only when needed).
     pub fn force_zip64_records(mut self, force: bool) -> Self {
         self.force_zip64_records = force;
+        self
+    }
+
+    /// Aligns the data of stored members to `bytes` (a power of two up to 4096) in the file, with
+    /// padding in an extra field of the local header (id 0xD935, as Android's `zipalign` writes
+    /// it; readers skip unknown extra fields), so that memory-mapped members can be viewed as
+    /// typed arrays. Default: 1 (no padding: byte-identical to CPython's `zipfile`).
+    pub fn align(mut self, bytes: u16) -> Self {
+        self.align = if bytes.is_power_of_two() {
+            bytes.min(4096)
+        } else {
+            1
+        };
         self
     }
 
@@ -214,6 +238,12 @@ impl<W: Write + Seek> ZipWriter<W> {
             compressed_size: 0,
             header_offset,
             local_zip64: zip64,
+            align_field: 0,
+            align: self.align,
+        };
+        let entry = Written {
+            align_field: self.align_field(&entry),
+            ..entry
         };
         // Like CPython on a seekable file: a placeholder header, patched once the data is in.
         let header = local_header(&entry, self.modified);
@@ -305,6 +335,8 @@ impl<W: Write + Seek> ZipWriter<W> {
                 header_offset: self.pos,
                 // CPython's rule for a size known up front: zip64 if it might pass 2 GiB.
                 local_zip64: self.force_zip64 || (size as f64) * 1.05 > ZIP64_LIMIT as f64,
+                align_field: 0,
+                align: 1,
             };
             self.check_sizes(&entry)?;
             let header = local_header(&entry, self.modified);
@@ -316,6 +348,18 @@ impl<W: Write + Seek> ZipWriter<W> {
             self.written.push(entry);
         }
         Ok(())
+    }
+
+    /// The length of the padding extra field that puts a stored member's data on an
+    /// `align`-byte boundary (0 when not aligning).
+    fn align_field(&self, e: &Written) -> u16 {
+        if self.align <= 1 || e.method != CompressionMethod::STORED {
+            return 0;
+        }
+        let align = u64::from(self.align);
+        let zip64 = if e.local_zip64 { 20 } else { 0 };
+        let base = e.header_offset + 30 + e.name.len() as u64 + zip64 + ALIGN_FIELD_MIN;
+        (ALIGN_FIELD_MIN + (align - base % align) % align) as u16
     }
 
     fn check_sizes(&self, entry: &Written) -> Result<()> {
@@ -410,13 +454,21 @@ fn local_header(e: &Written, t: DosDateTime) -> Vec<u8> {
         .u32(compressed32)
         .u32(size32)
         .u16(e.name.len() as u16)
-        .u16(if e.local_zip64 { 20 } else { 0 })
+        .u16(if e.local_zip64 { 20 } else { 0 } + e.align_field)
         .bytes(&e.name);
     if e.local_zip64 {
         h.u16(ZIP64_EXTRA_ID)
             .u16(16)
             .u64(e.size)
             .u64(e.compressed_size);
+    }
+    if e.align_field > 0 {
+        // zipalign's layout: id, length, the alignment, then zero padding.
+        let pad = usize::from(e.align_field) - ALIGN_FIELD_MIN as usize;
+        h.u16(ALIGN_EXTRA_ID)
+            .u16(e.align_field - 4)
+            .u16(e.align)
+            .bytes(&vec![0u8; pad]);
     }
     h.0
 }
@@ -567,6 +619,8 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
                 compressed_size: 0,
                 header_offset: 0,
                 local_zip64: false,
+                align_field: 0,
+                align: 1,
             },
         );
         self.zip.written.push(entry);

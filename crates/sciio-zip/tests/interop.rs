@@ -345,3 +345,27 @@ fn duplicate_names_are_refused() {
     let err = zip.add_member("a", b"2").unwrap_err();
     assert_eq!(err.kind(), ErrorKind::InvalidInput);
 }
+
+#[test]
+fn aligned_stored_members_python_reads() {
+    let dir = tempdir();
+    let path = dir.path().join("aligned.zip");
+    let data = walk(10_000, 1);
+    let mut zip = ZipWriter::create(&path).unwrap().align(64);
+    for i in 0..5 {
+        zip.add_member(&format!("m{i}.npy"), &data[..1000 * (i + 1) + i])
+            .unwrap();
+    }
+    let mut streamed = zip.start_member("streamed.npy").unwrap();
+    streamed.write_data(&data).unwrap();
+    streamed.finish().unwrap();
+    zip.finish().unwrap();
+    let listing = python_listing(&path);
+    assert_eq!(listing.len(), 6);
+    assert_eq!(listing[5], expected_line("streamed.npy", &data, 0));
+    let mut archive = ZipArchive::open(&path).unwrap();
+    for i in 0..archive.len() {
+        assert_eq!(archive.data_offset(i).unwrap() % 64, 0, "member {i}");
+    }
+    assert_eq!(archive.read_member(5).unwrap(), data);
+}
