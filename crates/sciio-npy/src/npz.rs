@@ -345,17 +345,21 @@ impl<W: Write + Seek> NpzWriter<W> {
     /// Adds several arrays; small ones are compressed in parallel with each other.
     pub fn add_all(&mut self, arrays: &[(&str, &NdArray)]) -> Result<&mut Self> {
         let mut small: Vec<(String, Vec<u8>)> = Vec::new();
+        let mut small_bytes = 0usize;
         for (name, array) in arrays {
             if array.nbytes() > SMALL_ARRAY {
                 self.flush_small(&mut small)?;
+                small_bytes = 0;
                 self.add(name, array)?;
                 continue;
             }
             let mut bytes = Vec::with_capacity(array.nbytes() + 128);
             write_array(&mut bytes, array).map_err(|e| e.with_node(format!("{name}.npy")))?;
+            small_bytes += bytes.len();
             small.push((format!("{name}.npy"), bytes));
-            if small.iter().map(|(_, b)| b.len()).sum::<usize>() > SMALL_ARRAY * 4 {
+            if small_bytes > SMALL_ARRAY * 4 {
                 self.flush_small(&mut small)?;
+                small_bytes = 0;
             }
         }
         self.flush_small(&mut small)?;

@@ -4,6 +4,8 @@
 //! order and followed by [`END_OF_STREAM`], the blocks form ONE valid raw deflate stream; their
 //! CRC-32s combine into the member's.
 
+use std::cell::RefCell;
+
 use flate2::{Compress, FlushCompress};
 use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
@@ -48,25 +50,47 @@ pub(crate) fn compress_blocks(
 
 /// Compresses one block, ending it with a sync flush.
 pub(crate) fn compress_block(data: &[u8], dict: &[u8], level: u32) -> Result<Block> {
+    thread_local! {
+        // One compressor per thread, reset between blocks: a fresh zlib state costs ~300 KiB of
+        // allocation and zeroing, which dominates when many small members are compressed.
+        static COMPRESSOR: RefCell<Option<(u32, Compress)>> = const { RefCell::new(None) };
+    }
+    COMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.as_ref().is_some_and(|(l, _)| *l != level) {
+            *slot = None;
+        }
+        let (_, c) = slot.get_or_insert_with(|| {
+            (
+                level,
+                Compress::new(flate2::Compression::new(level.min(9)), false),
+            )
+        });
+        c.reset();
+        deflate_into(c, data, dict)
+    })
+}
+
+fn deflate_into(c: &mut Compress, data: &[u8], dict: &[u8]) -> Result<Block> {
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         Error::new(ErrorKind::Io, format!("deflate {what} failed: {e}"))
     };
-    let mut c = Compress::new(flate2::Compression::new(level.min(9)), false);
     let dict = &dict[dict.len().saturating_sub(DICT_SIZE)..];
     if !dict.is_empty() {
         c.set_dictionary(dict).map_err(|e| fail("dictionary", &e))?;
     }
     // Room for the deflate worst case (stored blocks: +5 bytes per 16 KiB) plus the flush marker.
     let mut out = Vec::with_capacity(data.len() + data.len() / 1000 + 64);
+    let start_in = c.total_in();
     loop {
         if out.capacity() - out.len() < 64 {
             out.reserve(out.capacity().max(4096));
         }
-        let consumed = (c.total_in() as usize).min(data.len());
+        let consumed = ((c.total_in() - start_in) as usize).min(data.len());
         c.compress_vec(&data[consumed..], &mut out, FlushCompress::Sync)
             .map_err(|e| fail("compression", &e))?;
         // zlib's rule: the flush is complete once all input is in and output room is left over.
-        if c.total_in() as usize >= data.len() && out.len() < out.capacity() {
+        if (c.total_in() - start_in) as usize >= data.len() && out.len() < out.capacity() {
             break;
         }
     }

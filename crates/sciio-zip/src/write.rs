@@ -274,9 +274,7 @@ impl<W: Write + Seek> ZipWriter<W> {
     pub fn add_members(&mut self, members: &[(&str, &[u8])]) -> Result<()> {
         let Compression::Deflate(level) = self.compression else {
             for (name, data) in members {
-                let mut m = self.start_member(name)?;
-                m.write_data(data)?;
-                m.finish()?;
+                self.add_stored(name, data)?;
             }
             return Ok(());
         };
@@ -302,6 +300,35 @@ impl<W: Write + Seek> ZipWriter<W> {
             }
         }
         self.add_deflated_group(&group, level)
+    }
+
+    /// A stored member whose data is known: header written once with its final values (no seek
+    /// back, which would flush a buffered output per member).
+    fn add_stored(&mut self, name: &str, data: &[u8]) -> Result<()> {
+        self.check_name(name)?;
+        let size = data.len() as u64;
+        let entry = Written {
+            name: name.as_bytes().to_vec(),
+            flags: name_flags(name),
+            method: CompressionMethod::STORED,
+            crc32: crc32fast::hash(data),
+            size,
+            compressed_size: size,
+            header_offset: self.pos,
+            local_zip64: self.force_zip64 || (size as f64) * 1.05 > ZIP64_LIMIT as f64,
+            align_field: 0,
+            align: self.align,
+        };
+        let entry = Written {
+            align_field: self.align_field(&entry),
+            ..entry
+        };
+        self.check_sizes(&entry)?;
+        let header = local_header(&entry, self.modified);
+        self.put(&header, "local header")?;
+        self.put(data, "member data")?;
+        self.written.push(entry);
+        Ok(())
     }
 
     /// Compresses the blocks of several small members at once, then writes them in order.
