@@ -369,3 +369,35 @@ fn aligned_stored_members_python_reads() {
     }
     assert_eq!(archive.read_member(5).unwrap(), data);
 }
+
+#[test]
+fn python_streamed_archive_with_data_descriptors_is_read() {
+    // zipfile on an unseekable stream writes sizes and CRC after the data (flag bit 3) and
+    // zeros in the local headers: the reader must take them from the central directory.
+    let dir = tempdir();
+    let path = dir.path().join("streamed.zip");
+    run_python(
+        r#"
+import sys, zipfile
+class Unseekable:
+    def __init__(self, f): self.f = f
+    def write(self, b): return self.f.write(b)
+    def flush(self): self.f.flush()
+with open(sys.argv[1], 'wb') as raw:
+    with zipfile.ZipFile(Unseekable(raw), 'w', compression=zipfile.ZIP_DEFLATED) as z:
+        for i in range(3):
+            with z.open(f'arr_{i}.npy', 'w', force_zip64=True) as f:
+                f.write(bytes([i]) * 100_000)
+    with zipfile.ZipFile(sys.argv[1]) as z:
+        assert all(info.flag_bits & 8 for info in z.infolist())
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let mut archive = ZipArchive::open(&path).unwrap();
+    for i in 0..3u8 {
+        assert_eq!(
+            archive.read_member(usize::from(i)).unwrap(),
+            vec![i; 100_000]
+        );
+    }
+}
