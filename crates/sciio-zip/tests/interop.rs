@@ -401,3 +401,59 @@ with open(sys.argv[1], 'wb') as raw:
         );
     }
 }
+
+#[test]
+fn member_over_4_gib_round_trips_through_python() {
+    // A real zip64 member: 4 GiB + 16 MiB stored, streamed in bounded memory, followed by a
+    // member whose header offset is past 4 GiB too.
+    let dir = tempdir();
+    let path = dir.path().join("big.zip");
+    let chunk: Vec<u8> = (0..16u32 << 20).map(|i| (i * 7 % 251) as u8).collect();
+    let chunks = 257u64;
+    let mut zip = ZipWriter::create(&path).unwrap();
+    let mut member = zip.start_member("big.npy").unwrap();
+    for _ in 0..chunks {
+        member.write_data(&chunk).unwrap();
+    }
+    member.finish().unwrap();
+    zip.add_member("after.npy", b"after the big one").unwrap();
+    zip.finish().unwrap();
+    let total = chunks * chunk.len() as u64;
+    assert!(total > 1 << 32);
+    // zipfile checks the CRC when the member's stream ends.
+    let out = run_python(
+        r#"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as z:
+    info = z.getinfo('big.npy')
+    n = 0
+    with z.open(info) as f:
+        while True:
+            b = f.read(1 << 24)
+            if not b:
+                break
+            n += len(b)
+    print(n, info.file_size, z.getinfo('after.npy').header_offset > 2**32, z.read('after.npy').decode())
+"#,
+        &[path.to_str().unwrap()],
+    );
+    assert_eq!(
+        out.trim(),
+        format!("{total} {total} True after the big one")
+    );
+    let mut archive = ZipArchive::open(&path).unwrap();
+    assert!(archive.is_zip64());
+    assert_eq!(archive.entries()[0].size(), total);
+    assert_eq!(archive.read_member(1).unwrap(), b"after the big one");
+    let mut member = archive.open_member(0).unwrap();
+    let mut buf = vec![0u8; 16 << 20];
+    let mut n = 0u64;
+    loop {
+        let k = member.read(&mut buf).unwrap();
+        if k == 0 {
+            break; // size and CRC verified
+        }
+        n += k as u64;
+    }
+    assert_eq!(n, total);
+}
