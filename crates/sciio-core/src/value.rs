@@ -112,6 +112,20 @@ fn scale(m: u64, e: i32) -> f64 {
 }
 
 /// One array element of any dtype.
+///
+/// ```
+/// use sciio_core::{DType, NdArray, Order, PyLiteral, Value};
+/// let dt = DType::parse_descr(&PyLiteral::parse("[('name', '<U3'), ('t', '<M8[s]')]")?)?;
+/// let mut bytes = Vec::new();
+/// for c in "ab".chars() { bytes.extend_from_slice(&(c as u32).to_le_bytes()); }
+/// bytes.extend_from_slice(&[0; 4]);
+/// bytes.extend_from_slice(&60i64.to_le_bytes());
+/// let a = NdArray::from_bytes(dt, &[1], Order::C, &bytes)?;
+/// let Value::Record(fields) = a.get(&[0])? else { unreachable!() };
+/// assert_eq!(fields[0], ("name".to_string(), Value::Str("ab".into())));
+/// assert!(matches!(fields[1].1, Value::DateTime(60, _)));
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     /// `b1`

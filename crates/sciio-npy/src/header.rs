@@ -373,6 +373,16 @@ pub fn header_text(dtype: &DType, shape: &[usize], fortran_order: bool) -> Resul
 /// The complete header (magic, version, length, padded dict, `\n`) numpy writes for an array
 /// of this dtype and shape, choosing the version like `np.save` does: 1.0, else 2.0 when the
 /// header exceeds 65535 bytes, else 3.0 when it is not Latin-1.
+///
+/// ```
+/// use sciio_core::DType;
+/// let h = sciio_npy::header_bytes(&DType::from_typestr("<f8")?, &[3], false)?;
+/// assert_eq!(h.len(), 128); // data starts 64-byte aligned
+/// let text = String::from_utf8_lossy(&h[10..]);
+/// assert!(text.starts_with("{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }"));
+/// assert!(text.ends_with(" \n"));
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
 pub fn header_bytes(dtype: &DType, shape: &[usize], fortran_order: bool) -> Result<Vec<u8>> {
     let text = header_text(dtype, shape, fortran_order)?;
     wrap_header(&text, Version::V1)

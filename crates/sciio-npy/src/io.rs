@@ -319,6 +319,18 @@ fn map_len(header: &Header, data_len: u64) -> Result<usize> {
 }
 
 /// Memory-maps a `.npy` file read-only. The data is never copied; typed views read the file.
+///
+/// ```
+/// use sciio_core::NdArray;
+/// let path = std::env::temp_dir().join(format!("sciio-mmap-{}.npy", std::process::id()));
+/// sciio_npy::write_file(&path, &NdArray::from_vec(vec![0.5f32; 6], &[3, 2])?)?;
+/// let a = sciio_npy::open_mmap(&path)?;
+/// assert!(a.is_mapped() && !a.is_writable());
+/// assert_eq!(a.view::<f32>()?.sum(), 3.0);
+/// # drop(a);
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
 pub fn open_mmap(path: impl AsRef<Path>) -> Result<NdArray> {
     let path = path.as_ref();
     let run = || {
@@ -430,6 +442,18 @@ pub fn create_mmap(
 ///
 /// Fails (leaving the file unchanged) when the file is Fortran-ordered, has trailing bytes,
 /// or when the new header would not fit.
+///
+/// ```
+/// use sciio_core::NdArray;
+/// let path = std::env::temp_dir().join(format!("sciio-append-{}.npy", std::process::id()));
+/// sciio_npy::write_file(&path, &NdArray::from_vec(vec![1i64, 2, 3, 4], &[2, 2])?)?;
+/// sciio_npy::append(&path, &NdArray::from_vec(vec![5i64, 6], &[1, 2])?)?;
+/// let a = sciio_npy::read_file(&path)?;
+/// assert_eq!(a.shape(), &[3, 2]);
+/// assert_eq!(a.view::<i64>()?[[2, 1]], 6);
+/// # std::fs::remove_file(&path).unwrap();
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
 pub fn append(path: impl AsRef<Path>, rows: &NdArray) -> Result<()> {
     let path = path.as_ref();
     let run = || {
