@@ -698,6 +698,17 @@ fn subarray(base: DType, shape: &PyLiteral) -> Result<DType> {
     if dims.is_empty() {
         return Ok(base);
     }
+    if let DType::Scalar(ScalarType {
+        kind: ScalarKind::Bytes(0) | ScalarKind::Unicode(0) | ScalarKind::Void(0),
+        ..
+    }) = base
+    {
+        // numpy: "invalid itemsize in generic type tuple".
+        return Err(Error::format(format!(
+            "a subarray of the unsized type {} is invalid",
+            base.to_typestr()
+        )));
+    }
     let size = dims
         .iter()
         .try_fold(base.itemsize(), |acc, d| acc.checked_mul(*d))
