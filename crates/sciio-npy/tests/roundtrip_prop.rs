@@ -204,3 +204,63 @@ fn numpy_reads_random_dtypes_written_by_sciio() {
     }
     assert_eq!(seen.len(), expected.len());
 }
+
+/// numpy builds random dtypes with its own constructors (aligned structs, titles, nesting,
+/// subarrays), fills arrays with a byte pattern and saves them.
+const NUMPY_RANDOM: &str = "import json, random, sys, numpy as np
+out_dir, seed, count = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+random.seed(seed)
+scalars = ['?', 'i1', 'u1', '<i2', '>i2', '<i4', '>u4', '<i8', '>u8', '<f2', '>f4', '<f8', '>f8',
+           '<g', '>g', '<c8', '>c16', '<G', 'S3', 'S0', '<U2', '>U1', 'V4', '<M8[ns]', '>m8[25s]',
+           '<M8', '<M8[3D]', '<m8[Y]']
+def rnd(depth):
+    if depth > 2 or random.random() < 0.4:
+        return random.choice(scalars)
+    fields = []
+    for i in range(random.randint(1, 4)):
+        t = rnd(depth + 1)
+        name = 'f%d' % i if random.random() < 0.7 else ('title %d' % i, 'f%d' % i)
+        if random.random() < 0.3 and t not in ('S0',):
+            fields.append((name, t, tuple(random.randint(1, 3) for _ in range(random.randint(1, 2)))))
+        else:
+            fields.append((name, t))
+    return np.dtype(fields, align=random.random() < 0.5)
+files = []
+for k in range(count):
+    dt = np.dtype(rnd(0))
+    shape = tuple(random.randint(0, 3) for _ in range(random.randint(0, 3)))
+    n = int(np.prod(shape))
+    raw = bytes((i * 37) % 251 for i in range(n * dt.itemsize))
+    a = np.frombuffer(raw, dtype=dt, count=n).reshape(shape) if dt.itemsize else np.zeros(shape, dt)
+    if random.random() < 0.5:
+        a = np.asfortranarray(a)
+    path = '%s/n%d.npy' % (out_dir, k)
+    np.save(path, a)
+    files.append([path, str(a.dtype.descr) if a.dtype.names is not None else a.dtype.str, list(a.shape)])
+print(json.dumps(files))";
+
+#[test]
+fn sciio_reads_and_rewrites_random_numpy_dtypes() {
+    let dir = sciio_testkit::tempdir();
+    let out = sciio_testkit::run_python(NUMPY_RANDOM, &[dir.path().to_str().unwrap(), "11", "200"]);
+    let files: Vec<(String, String, Vec<usize>)> = serde_json::from_str(&out).unwrap();
+    assert_eq!(files.len(), 200);
+    for (path, descr, shape) in files {
+        let bytes = std::fs::read(&path).unwrap();
+        let header = sciio_npy::parse_header(&bytes).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let ours = match header.dtype.descr_literal().unwrap() {
+            PyLiteral::Str(s) => s,
+            other => other.repr(),
+        };
+        assert_eq!(ours, descr, "{path}");
+        let a = sciio_npy::read_file(&path).unwrap();
+        assert_eq!(a.shape(), &shape[..], "{path}");
+        assert!(a.as_bytes() == &bytes[header.header_len..], "{path}");
+        let mut again = Vec::new();
+        sciio_npy::write_array(&mut again, &a).unwrap();
+        assert!(
+            again == bytes,
+            "{path}: sciio writes different bytes than numpy"
+        );
+    }
+}
