@@ -20,6 +20,7 @@ mod file;
 pub mod filters;
 mod handle;
 mod types;
+pub mod write;
 
 pub use file::{
     join_path, AttrValue, Attribute, Dataset, File, Filter, Group, Layout, Link, LinkKind, ObjectInfo,

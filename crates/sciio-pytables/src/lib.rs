@@ -20,6 +20,7 @@
 mod attrs;
 mod time;
 mod tree;
+pub mod write;
 
 use std::path::Path;
 

@@ -1,0 +1,123 @@
+//! Encoder-capable registrations of the non-libhdf5 filters (blosc, blosc2, LZO, bzip2).
+//!
+//! The read layer registers decode-only classes; libhdf5 refuses to create, extend or write a
+//! dataset whose pipeline holds a filter without an encoder ("encoding is disabled") even when
+//! every chunk arrives already compressed through `H5Dwrite_chunk`. Before writing, these
+//! classes replace them (same ids, `H5Zregister` replaces): decoding still goes through
+//! [`crate::filters::decode`], encoding through [`FilterStage::encode`]. The class names are
+//! the ones PyTables registers: libhdf5 stores them in each pipeline, and PyTables recognises
+//! its filters by them (`Filters._from_leaf`).
+
+use std::ffi::{c_uint, c_void};
+use std::sync::Once;
+
+use hdf5_sys::h5::{H5allocate_memory, H5free_memory};
+use hdf5_sys::h5z::{H5Z_class2_t, H5Z_filter_t, H5Zregister, H5Z_CLASS_T_VERS, H5Z_FLAG_REVERSE};
+
+use super::FilterStage;
+use crate::filters::id;
+
+/// Registers the encoder-capable classes once per process (after the read layer's).
+pub(crate) fn ensure_encoders() {
+    static ONCE: Once = Once::new();
+    crate::filters::ensure_registered();
+    ONCE.call_once(|| {
+        hdf5::sync::sync(|| {
+            for class in [&BLOSC, &BLOSC2, &LZO, &BZIP2] {
+                // SAFETY: 'static class structs whose callbacks never unwind.
+                unsafe { H5Zregister((&class.0 as *const H5Z_class2_t).cast()) };
+            }
+            // SAFETY: clears the error stack of a failed registration (kept silent).
+            unsafe { hdf5_sys::h5e::H5Eclear2(hdf5_sys::h5e::H5E_DEFAULT) };
+        });
+    });
+}
+
+struct Class(H5Z_class2_t);
+
+// SAFETY: immutable; its pointers point to 'static string literals.
+unsafe impl Sync for Class {}
+
+macro_rules! class {
+    ($class:ident, $func:ident, $id:expr, $name:literal) => {
+        static $class: Class = Class(H5Z_class2_t {
+            version: H5Z_CLASS_T_VERS as _,
+            id: $id as H5Z_filter_t,
+            encoder_present: 1,
+            decoder_present: 1,
+            name: concat!($name, "\0").as_ptr().cast(),
+            can_apply: None,
+            set_local: None,
+            filter: Some($func),
+        });
+
+        unsafe extern "C" fn $func(
+            flags: c_uint,
+            cd_nelmts: usize,
+            cd_values: *const c_uint,
+            nbytes: usize,
+            buf_size: *mut usize,
+            buf: *mut *mut c_void,
+        ) -> usize {
+            // SAFETY: libhdf5 passes valid pointers per the H5Z_func_t contract.
+            unsafe { run($id, flags, cd_nelmts, cd_values, nbytes, buf_size, buf) }
+        }
+    };
+}
+
+class!(BLOSC, sciio_blosc, id::BLOSC, "blosc");
+class!(BLOSC2, sciio_blosc2, id::BLOSC2, "blosc2");
+class!(LZO, sciio_lzo, id::LZO, "lzo");
+class!(BZIP2, sciio_bzip2, id::BZIP2, "bzip2");
+
+/// Encodes or decodes one buffer in Rust and hands the result back in libhdf5's allocator.
+/// Returns 0 (failure) on any error.
+///
+/// # Safety
+/// The pointers must follow libhdf5's H5Z_func_t contract.
+unsafe fn run(
+    filter: i32,
+    flags: c_uint,
+    cd_nelmts: usize,
+    cd_values: *const c_uint,
+    nbytes: usize,
+    buf_size: *mut usize,
+    buf: *mut *mut c_void,
+) -> usize {
+    if buf.is_null() || buf_size.is_null() {
+        return 0;
+    }
+    let outcome = std::panic::catch_unwind(|| {
+        // SAFETY: libhdf5 guarantees `cd_values[..cd_nelmts]` and `(*buf)[..nbytes]` are valid.
+        let cd: &[u32] = if cd_values.is_null() || cd_nelmts == 0 {
+            &[]
+        } else {
+            unsafe { std::slice::from_raw_parts(cd_values, cd_nelmts) }
+        };
+        let input = unsafe { std::slice::from_raw_parts(*buf as *const u8, nbytes) };
+        if flags & H5Z_FLAG_REVERSE != 0 {
+            crate::filters::decode(filter, cd, input, None)
+        } else {
+            FilterStage {
+                id: filter,
+                cd_values: cd.to_vec(),
+                optional: true,
+            }
+            .encode(input.to_vec())
+        }
+    });
+    let Ok(Ok(out)) = outcome else { return 0 };
+    // SAFETY: the new buffer comes from libhdf5's allocator, which frees the old one and will
+    // free this one; sizes match the copy.
+    unsafe {
+        let new = H5allocate_memory(out.len().max(1), 0);
+        if new.is_null() {
+            return 0;
+        }
+        std::ptr::copy_nonoverlapping(out.as_ptr(), new as *mut u8, out.len());
+        H5free_memory(*buf);
+        *buf = new;
+        *buf_size = out.len().max(1);
+    }
+    out.len()
+}

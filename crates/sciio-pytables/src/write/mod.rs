@@ -1,0 +1,840 @@
+//! Writing PyTables files: nodes PyTables opens as its own (system attributes, HDF5 string
+//! types, chunk shapes and filter pipelines as PyTables 3.x writes them).
+//!
+//! A new file is written to a temporary file next to the destination and renamed over it by
+//! [`PtWriter::finish`]: a failure (or a writer dropped without `finish`) leaves the
+//! destination absent or as it was. [`PtWriter::open_append`] adds to an existing file in place.
+//!
+//! ```no_run
+//! use sciio_hdf5::{ByteOrder, Field, H5Type};
+//! use sciio_pytables::write::{Complib, Filters, PtWriter};
+//! let i8 = H5Type::Int { size: 8, signed: true, order: ByteOrder::Little };
+//! let f8 = H5Type::Float { size: 8, precision: 64, order: ByteOrder::Little };
+//! let row = H5Type::Compound {
+//!     size: 16,
+//!     fields: vec![
+//!         Field { name: "id".into(), offset: 0, ty: i8 },
+//!         Field { name: "x".into(), offset: 8, ty: f8 },
+//!     ],
+//! };
+//! let file = PtWriter::create("out.h5")?;
+//! let mut table = file
+//!     .root()?
+//!     .create_table("t", row)
+//!     .filters(Filters::new(5, Complib::Zlib))
+//!     .expected_rows(1_000_000)
+//!     .create()?;
+//! table.append(&[0u8; 16 * 10])?; // ten rows in the compound's layout
+//! file.finish()?;
+//! # Ok::<(), sciio_core::Error>(())
+//! ```
+
+mod filters;
+mod numpy;
+mod repack;
+
+use std::path::{Path, PathBuf};
+
+use sciio_core::{Error, ErrorKind, Result};
+use sciio_hdf5::write::{
+    ChunkAppender, DatasetSpec, DatasetWriter, FileBuilder, FileWriter, GroupWriter,
+};
+use sciio_hdf5::{AttrValue, ByteOrder, CharSet, H5Type, RawData};
+
+pub use filters::{calc_chunkshape, calc_vl_chunkshape, Complib, Filters};
+pub use numpy::{h5type_from_dtype, write_ndarray, CARRAY_THRESHOLD};
+pub use repack::{filters_from_pipeline, repack};
+
+/// PyTables object tags passed to the LZO/bzip2 filters (`tables.h`).
+const TAG_TABLE: u32 = 0;
+const TAG_EARRAY: u32 = 2;
+const TAG_VLARRAY: u32 = 3;
+const TAG_CARRAY: u32 = 4;
+
+/// A PyTables file being written.
+#[derive(Debug)]
+pub struct PtWriter {
+    h5: Option<FileWriter>,
+    /// (temporary file, destination) for new files.
+    rename: Option<(PathBuf, PathBuf)>,
+}
+
+fn utf8(s: &str) -> AttrValue {
+    string_attr(s, CharSet::Utf8)
+}
+
+fn ascii(s: &str) -> AttrValue {
+    string_attr(s, CharSet::Ascii)
+}
+
+/// A string attribute as PyTables writes one: NUL-terminated fixed string of the text's
+/// length; an empty string is a 1-byte string type over a null dataspace.
+fn string_attr(s: &str, charset: CharSet) -> AttrValue {
+    if s.is_empty() {
+        return AttrValue::Empty(H5Type::FixedString { size: 1, charset });
+    }
+    AttrValue::Raw(RawData {
+        ty: H5Type::FixedString {
+            size: s.len(),
+            charset,
+        },
+        shape: vec![],
+        bytes: s.as_bytes().to_vec(),
+    })
+}
+
+fn int_attr(v: i64, size: usize) -> AttrValue {
+    AttrValue::Raw(RawData {
+        ty: H5Type::Int {
+            size,
+            signed: true,
+            order: ByteOrder::Little,
+        },
+        shape: vec![],
+        bytes: v.to_le_bytes()[..size].to_vec(),
+    })
+}
+
+impl PtWriter {
+    /// Creates a PyTables file at `path` with an empty title.
+    pub fn create(path: impl AsRef<Path>) -> Result<PtWriter> {
+        Self::create_with_title(path, "")
+    }
+
+    /// Creates a PyTables file whose root group has `title`.
+    pub fn create_with_title(path: impl AsRef<Path>, title: &str) -> Result<PtWriter> {
+        let dest = path.as_ref().to_path_buf();
+        let name = dest
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dest.with_file_name(format!(".{name}.sciio-{}.tmp", std::process::id()));
+        let h5 = FileBuilder::new()
+            .create(&tmp)
+            .map_err(|e| e.with_file(&dest))?;
+        let w = PtWriter {
+            h5: Some(h5),
+            rename: Some((tmp, dest)),
+        };
+        let root = w.root()?;
+        root.g.set_attr("CLASS", &utf8("GROUP"))?;
+        root.g.set_attr("PYTABLES_FORMAT_VERSION", &utf8("2.1"))?;
+        root.g.set_attr("TITLE", &utf8(title))?;
+        root.g.set_attr("VERSION", &utf8("1.0"))?;
+        Ok(w)
+    }
+
+    /// Opens an existing PyTables (or HDF5) file to add nodes and append rows, in place.
+    pub fn open_append(path: impl AsRef<Path>) -> Result<PtWriter> {
+        Ok(PtWriter {
+            h5: Some(FileBuilder::new().open_rw(path)?),
+            rename: None,
+        })
+    }
+
+    fn h5(&self) -> Result<&FileWriter> {
+        self.h5
+            .as_ref()
+            .ok_or_else(|| Error::invalid_input("the file is closed"))
+    }
+
+    /// The underlying HDF5 writer.
+    pub fn hdf5(&self) -> Result<&FileWriter> {
+        self.h5()
+    }
+
+    /// The root group.
+    pub fn root(&self) -> Result<PtGroup> {
+        self.group("/")
+    }
+
+    /// The group at absolute `path`; its `FILTERS` attribute, if any, becomes the default for
+    /// leaves created in it.
+    pub fn group(&self, path: &str) -> Result<PtGroup> {
+        let g = self.h5()?.group(path)?;
+        let filters = sciio_hdf5::File::open(self.h5()?.path())
+            .ok()
+            .and_then(|f| f.group(path).ok())
+            .and_then(|g| g.attr("FILTERS").ok().flatten())
+            .and_then(|a| match a.value {
+                AttrValue::Raw(d) if d.bytes.len() == 8 => {
+                    Some(i64::from_le_bytes(d.bytes.try_into().ok()?))
+                }
+                _ => None,
+            })
+            .map(unpack_filters);
+        Ok(PtGroup { g, filters })
+    }
+
+    /// A Table PyTables (or sciio) wrote, ready for [`PtTable::append`].
+    pub fn table(&self, path: &str) -> Result<PtTable> {
+        let ds = self.h5()?.dataset(path)?;
+        if !matches!(ds.dtype(), H5Type::Compound { .. }) || ds.shape()?.len() != 1 {
+            return Err(Error::mismatch("not a table (a 1-d compound dataset)")
+                .with_node(path)
+                .with_file(self.h5()?.path()));
+        }
+        let app = ChunkAppender::new(&ds)?;
+        Ok(PtTable { ds, app })
+    }
+
+    /// An EArray, ready for [`PtEArray::append`] (extendable dimension 0).
+    pub fn earray(&self, path: &str) -> Result<PtEArray> {
+        let ds = self.h5()?.dataset(path)?;
+        let app = ChunkAppender::new(&ds)?;
+        Ok(PtEArray { ds, app })
+    }
+
+    /// Flushes, closes and (for a new file) moves the file into place.
+    pub fn finish(mut self) -> Result<()> {
+        if let Some(h5) = self.h5.take() {
+            h5.close()?;
+        }
+        if let Some((tmp, dest)) = self.rename.take() {
+            std::fs::rename(&tmp, &dest).map_err(|e| {
+                let _ = std::fs::remove_file(&tmp);
+                Error::io("cannot move the written file into place", e).with_file(&dest)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for PtWriter {
+    fn drop(&mut self) {
+        // Not finished: the destination is left untouched and the partial file removed.
+        self.h5 = None;
+        if let Some((tmp, _)) = self.rename.take() {
+            let _ = std::fs::remove_file(tmp);
+        }
+    }
+}
+
+fn unpack_filters(packed: i64) -> Filters {
+    let pt = crate::PtFilters::unpack(packed);
+    let complib = pt
+        .complib
+        .as_deref()
+        .and_then(|c| Complib::parse(c).ok())
+        .unwrap_or(Complib::Zlib);
+    Filters {
+        complevel: pt.complevel,
+        complib,
+        shuffle: pt.shuffle,
+        bitshuffle: pt.bitshuffle,
+        fletcher32: pt.fletcher32,
+    }
+}
+
+/// A group of a PyTables file being written.
+#[derive(Debug)]
+pub struct PtGroup {
+    g: GroupWriter,
+    filters: Option<Filters>,
+}
+
+impl PtGroup {
+    /// The group's path.
+    pub fn path(&self) -> &str {
+        self.g.path()
+    }
+
+    /// Sets a user attribute (any HDF5 type sciio reads: numbers, strings, compounds, arrays,
+    /// vlen strings...).
+    pub fn set_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
+        self.g.set_attr(name, value)
+    }
+
+    /// Creates a child group with `title` and, optionally, `filters` recorded as its
+    /// `FILTERS` attribute (inherited by leaves created in it).
+    pub fn create_group(
+        &self,
+        name: &str,
+        title: &str,
+        filters: Option<Filters>,
+    ) -> Result<PtGroup> {
+        let g = self.g.create_group(name)?;
+        g.set_attr("CLASS", &utf8("GROUP"))?;
+        g.set_attr("TITLE", &utf8(title))?;
+        g.set_attr("VERSION", &utf8("1.0"))?;
+        if let Some(f) = filters {
+            g.set_attr("FILTERS", &int_attr(f.pack(), 8))?;
+        }
+        Ok(PtGroup {
+            g,
+            filters: filters.or(self.filters),
+        })
+    }
+
+    /// Starts a Table of rows of compound type `row`.
+    pub fn create_table(&self, name: &str, row: H5Type) -> TableBuilder<'_> {
+        TableBuilder {
+            group: self,
+            name: name.to_string(),
+            row,
+            title: String::new(),
+            filters: self.filters,
+            expected_rows: 10_000,
+            chunk_rows: None,
+        }
+    }
+
+    /// Writes an Array (contiguous) holding `data`, with PyTables' `FLAVOR` `numpy`.
+    pub fn create_array(&self, name: &str, data: &RawData, title: &str) -> Result<()> {
+        check_atom(&data.ty)?;
+        let shape: Vec<u64> = data.shape.iter().map(|&d| d as u64).collect();
+        let ds = self
+            .g
+            .create_dataset(name, &DatasetSpec::contiguous(data.ty.clone(), shape))?;
+        ds.write_all(&data.bytes)?;
+        ds.set_attr("CLASS", &utf8("ARRAY"))?;
+        ds.set_attr("FLAVOR", &utf8("numpy"))?;
+        ds.set_attr("TITLE", &utf8(title))?;
+        ds.set_attr("VERSION", &utf8("2.4"))?;
+        Ok(())
+    }
+
+    /// Starts a CArray (chunked, fixed shape) of `atom` elements.
+    pub fn create_carray(&self, name: &str, atom: H5Type, shape: Vec<u64>) -> ArrayBuilder<'_> {
+        ArrayBuilder {
+            group: self,
+            name: name.to_string(),
+            atom,
+            shape,
+            title: String::new(),
+            filters: self.filters,
+            expected_rows: None,
+            chunk: None,
+            extendable: false,
+        }
+    }
+
+    /// Starts an EArray of `atom` elements growing along dimension 0; `row_shape` is the shape
+    /// of one row (`[]` for a 1-d EArray).
+    pub fn create_earray(&self, name: &str, atom: H5Type, row_shape: Vec<u64>) -> ArrayBuilder<'_> {
+        let mut shape = vec![0];
+        shape.extend(row_shape);
+        ArrayBuilder {
+            group: self,
+            name: name.to_string(),
+            atom,
+            shape,
+            title: String::new(),
+            filters: self.filters,
+            expected_rows: None,
+            chunk: None,
+            extendable: true,
+        }
+    }
+
+    /// Creates a VLArray of `atom` rows. Filters: only libhdf5's own (zlib, shuffle,
+    /// fletcher32) apply to variable-length data.
+    pub fn create_vlarray(
+        &self,
+        name: &str,
+        atom: VlAtom,
+        title: &str,
+        filters: Option<Filters>,
+    ) -> Result<PtVlArray> {
+        let (base, pseudo) = match &atom {
+            VlAtom::Values(t) => {
+                check_atom(t)?;
+                (t.clone(), None)
+            }
+            VlAtom::VlString => (
+                H5Type::Int {
+                    size: 1,
+                    signed: false,
+                    order: ByteOrder::Little,
+                },
+                Some("vlstring"),
+            ),
+            VlAtom::VlUnicode => (
+                H5Type::Int {
+                    size: 4,
+                    signed: false,
+                    order: ByteOrder::Little,
+                },
+                Some("vlunicode"),
+            ),
+        };
+        let elem = match &base {
+            H5Type::Array { base, .. } => base.size(),
+            t => t.size(),
+        };
+        let chunk = calc_vl_chunkshape(1000, elem as u64);
+        let filters = filters.or(self.filters).unwrap_or_default();
+        if filters.complevel > 0 && filters.complib != Complib::Zlib {
+            return Err(Error::unsupported(format!(
+                "{} on a VLArray: sciio compresses variable-length data only with zlib",
+                filters.complib.name()
+            )));
+        }
+        let ty = H5Type::VarLen {
+            base: Box::new(base),
+        };
+        let spec = DatasetSpec::chunked(ty.clone(), vec![0], vec![None], vec![chunk])
+            .filters(filters.pipeline(&ty, &[chunk], TAG_VLARRAY, "1.4"));
+        let ds = self.g.create_dataset(name, &spec)?;
+        ds.set_attr("CLASS", &utf8("VLARRAY"))?;
+        if let Some(p) = pseudo {
+            ds.set_attr("PSEUDOATOM", &utf8(p))?;
+        }
+        ds.set_attr("TITLE", &utf8(title))?;
+        ds.set_attr("VERSION", &utf8("1.4"))?;
+        Ok(PtVlArray { ds, atom, rows: 0 })
+    }
+}
+
+/// Refuses atoms PyTables cannot store in an Array/CArray/EArray/VLArray.
+fn check_atom(ty: &H5Type) -> Result<()> {
+    match ty {
+        H5Type::Compound { .. } if ty.complex_parts().is_none() => Err(Error::unsupported(
+            "compound elements belong in a Table, not an array node",
+        )),
+        H5Type::VarLen { .. } | H5Type::VarString { .. } => Err(Error::unsupported(
+            "variable-length elements belong in a VLArray",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Options for a new Table. Defaults: empty title, the parent group's filters (none at the
+/// root), 10 000 expected rows (PyTables' `EXPECTED_ROWS_TABLE`), chunk shape computed from
+/// them as PyTables does.
+#[derive(Debug)]
+pub struct TableBuilder<'g> {
+    group: &'g PtGroup,
+    name: String,
+    row: H5Type,
+    title: String,
+    filters: Option<Filters>,
+    expected_rows: u64,
+    chunk_rows: Option<u64>,
+}
+
+impl TableBuilder<'_> {
+    /// Sets the title.
+    pub fn title(mut self, title: &str) -> Self {
+        self.title = title.to_string();
+        self
+    }
+
+    /// Sets the filters.
+    pub fn filters(mut self, filters: Filters) -> Self {
+        self.filters = Some(filters);
+        self
+    }
+
+    /// Sets the number of rows expected (sizes the chunks).
+    pub fn expected_rows(mut self, n: u64) -> Self {
+        self.expected_rows = n;
+        self
+    }
+
+    /// Forces the rows per chunk.
+    pub fn chunk_rows(mut self, n: u64) -> Self {
+        self.chunk_rows = Some(n.max(1));
+        self
+    }
+
+    /// Creates the table (empty).
+    pub fn create(self) -> Result<PtTable> {
+        let H5Type::Compound { fields, .. } = &self.row else {
+            return Err(
+                Error::invalid_input("a table's row type must be a compound")
+                    .with_node(crate::write::child(self.group, &self.name)),
+            );
+        };
+        let filters = self.filters.unwrap_or_default();
+        let size = self.row.size() as u64;
+        let blosc2 = filters.complevel > 0 && matches!(filters.complib, Complib::Blosc2(_));
+        let chunk = match self.chunk_rows {
+            Some(n) => vec![n],
+            None => calc_chunkshape(&[0], 0, self.expected_rows, size, size, blosc2),
+        };
+        let pipeline = filters.pipeline(&self.row, &chunk, TAG_TABLE, "2.7");
+        let spec = DatasetSpec::chunked(self.row.clone(), vec![0], vec![None], chunk)
+            .filters(pipeline)
+            .fill(vec![0; size as usize]);
+        let ds = self.group.g.create_dataset(&self.name, &spec)?;
+        ds.set_attr("CLASS", &utf8("TABLE"))?;
+        ds.set_attr("VERSION", &utf8("2.7"))?;
+        ds.set_attr("TITLE", &utf8(&self.title))?;
+        for (i, f) in fields.iter().enumerate() {
+            ds.set_attr(&format!("FIELD_{i}_NAME"), &utf8(&f.name))?;
+        }
+        for (i, fill) in column_fills(&self.row).into_iter().enumerate() {
+            ds.set_attr(&format!("FIELD_{i}_FILL"), &fill)?;
+        }
+        ds.set_attr("NROWS", &int_attr(0, 8))?;
+        let app = ChunkAppender::new(&ds)?;
+        Ok(PtTable { ds, app })
+    }
+}
+
+fn child(g: &PtGroup, name: &str) -> String {
+    sciio_hdf5::join_path(g.path(), name)
+}
+
+/// The `FIELD_N_FILL` values PyTables writes: one per leaf column, top-level columns first,
+/// then nested ones (breadth-first, as `Description._f_walk`), each a zero of the column's
+/// base type (strings: an empty 1-byte string; times as their numbers; enums as their base).
+fn column_fills(row: &H5Type) -> Vec<AttrValue> {
+    let mut out = Vec::new();
+    let mut level: Vec<&H5Type> = vec![row];
+    while !level.is_empty() {
+        let mut next = Vec::new();
+        for ty in level {
+            let H5Type::Compound { fields, .. } = ty else {
+                continue;
+            };
+            for f in fields {
+                if matches!(f.ty, H5Type::Compound { .. }) && f.ty.complex_parts().is_none() {
+                    next.push(&f.ty);
+                } else {
+                    out.push(zero_of(&f.ty));
+                }
+            }
+        }
+        level = next;
+    }
+    out
+}
+
+fn zero_of(ty: &H5Type) -> AttrValue {
+    let ty = match ty {
+        H5Type::Array { base, .. } => base.as_ref(),
+        t => t,
+    };
+    let scalar = |t: H5Type| {
+        AttrValue::Raw(RawData {
+            bytes: vec![0; t.size()],
+            ty: t,
+            shape: vec![],
+        })
+    };
+    match ty {
+        H5Type::FixedString { .. } => AttrValue::Raw(RawData {
+            ty: H5Type::FixedString {
+                size: 1,
+                charset: CharSet::Ascii,
+            },
+            shape: vec![],
+            bytes: vec![0],
+        }),
+        H5Type::Time { size: 4, order } => scalar(H5Type::Int {
+            size: 4,
+            signed: true,
+            order: *order,
+        }),
+        H5Type::Time { size, order } => scalar(H5Type::Float {
+            size: *size,
+            precision: size * 8,
+            order: *order,
+        }),
+        H5Type::Enum { base, .. } => scalar((**base).clone()),
+        other => scalar(other.clone()),
+    }
+}
+
+/// A Table open for appending.
+#[derive(Debug)]
+pub struct PtTable {
+    ds: DatasetWriter,
+    app: ChunkAppender,
+}
+
+impl PtTable {
+    /// Rows in the table.
+    pub fn nrows(&self) -> u64 {
+        self.app.rows()
+    }
+
+    /// The row type.
+    pub fn row_type(&self) -> &H5Type {
+        self.ds.dtype()
+    }
+
+    /// Appends rows (bytes in the row compound's layout); whole chunks are compressed on all
+    /// cores, and `NROWS` is updated before returning.
+    pub fn append(&mut self, rows: &[u8]) -> Result<()> {
+        if has_time64(self.ds.dtype()) {
+            let mut owned = rows.to_vec();
+            time64_to_file(self.ds.dtype(), &mut owned);
+            self.app.append(&self.ds, &owned)?;
+        } else {
+            self.app.append(&self.ds, rows)?;
+        }
+        self.ds
+            .set_attr("NROWS", &int_attr(self.app.rows() as i64, 8))
+    }
+
+    /// Sets a user attribute.
+    pub fn set_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
+        self.ds.set_attr(name, value)
+    }
+}
+
+/// Options for a CArray or EArray. Defaults: empty title, the parent group's filters,
+/// expected rows = the shape's first dimension (CArray) or 1000 (EArray, PyTables'
+/// `EXPECTED_ROWS_EARRAY`), chunk shape computed from them as PyTables does.
+#[derive(Debug)]
+pub struct ArrayBuilder<'g> {
+    group: &'g PtGroup,
+    name: String,
+    atom: H5Type,
+    shape: Vec<u64>,
+    title: String,
+    filters: Option<Filters>,
+    expected_rows: Option<u64>,
+    chunk: Option<Vec<u64>>,
+    extendable: bool,
+}
+
+impl ArrayBuilder<'_> {
+    /// Sets the title.
+    pub fn title(mut self, title: &str) -> Self {
+        self.title = title.to_string();
+        self
+    }
+
+    /// Sets the filters.
+    pub fn filters(mut self, filters: Filters) -> Self {
+        self.filters = Some(filters);
+        self
+    }
+
+    /// Sets the number of rows expected along dimension 0.
+    pub fn expected_rows(mut self, n: u64) -> Self {
+        self.expected_rows = Some(n);
+        self
+    }
+
+    /// Forces the chunk shape.
+    pub fn chunk_shape(mut self, chunk: Vec<u64>) -> Self {
+        self.chunk = Some(chunk);
+        self
+    }
+
+    fn make(&self) -> Result<DatasetWriter> {
+        check_atom(&self.atom)?;
+        if self.shape.is_empty() {
+            return Err(Error::invalid_input(
+                "a CArray/EArray needs at least one dimension",
+            ));
+        }
+        let filters = self.filters.unwrap_or_default();
+        let itemsize = self.atom.size() as u64;
+        let rowsize = itemsize * self.shape[1..].iter().product::<u64>();
+        let expected =
+            self.expected_rows
+                .unwrap_or(if self.extendable { 1000 } else { self.shape[0] });
+        let blosc2 = filters.complevel > 0 && matches!(filters.complib, Complib::Blosc2(_));
+        let chunk = match &self.chunk {
+            Some(c) => c.clone(),
+            None => calc_chunkshape(&self.shape, 0, expected, rowsize, itemsize, blosc2),
+        };
+        let (tag, version) = if self.extendable {
+            (TAG_EARRAY, "1.1")
+        } else {
+            (TAG_CARRAY, "1.1")
+        };
+        let pipeline = filters.pipeline(&self.atom, &chunk, tag, version);
+        // H5ARRAYmake: fixed dimensions may grow up to the chunk (max(dim, chunk)).
+        let max = self
+            .shape
+            .iter()
+            .zip(&chunk)
+            .enumerate()
+            .map(|(i, (&d, &c))| {
+                if self.extendable && i == 0 {
+                    None
+                } else {
+                    Some(d.max(c))
+                }
+            })
+            .collect();
+        let spec = DatasetSpec::chunked(self.atom.clone(), self.shape.clone(), max, chunk)
+            .filters(pipeline);
+        let ds = self.group.g.create_dataset(&self.name, &spec)?;
+        ds.set_attr(
+            "CLASS",
+            &ascii(if self.extendable { "EARRAY" } else { "CARRAY" }),
+        )?;
+        if self.extendable {
+            ds.set_attr("EXTDIM", &int_attr(0, 4))?;
+        }
+        ds.set_attr("TITLE", &ascii(&self.title))?;
+        ds.set_attr("VERSION", &ascii(version))?;
+        Ok(ds)
+    }
+
+    /// Creates a CArray and fills it with `data` (every element, C order, file layout),
+    /// compressing chunks on all cores.
+    pub fn write(self, data: &[u8]) -> Result<()> {
+        let ds = self.make()?;
+        let mut app = ChunkAppender::fill(&ds)?;
+        let n: u64 = self.shape.iter().product();
+        if n * self.atom.size() as u64 != data.len() as u64 {
+            return Err(Error::invalid_input(format!(
+                "{} bytes for {n} elements of {} bytes",
+                data.len(),
+                self.atom.size()
+            ))
+            .with_node(ds.path()));
+        }
+        app.append(&ds, data)
+    }
+
+    /// Creates an EArray (empty) for appending.
+    pub fn create(self) -> Result<PtEArray> {
+        if !self.extendable {
+            return Err(Error::invalid_input(
+                "create() makes an EArray: use write() for a CArray",
+            ));
+        }
+        let ds = self.make()?;
+        let app = ChunkAppender::new(&ds)?;
+        Ok(PtEArray { ds, app })
+    }
+}
+
+/// An EArray open for appending along dimension 0.
+#[derive(Debug)]
+pub struct PtEArray {
+    ds: DatasetWriter,
+    app: ChunkAppender,
+}
+
+impl PtEArray {
+    /// Rows so far.
+    pub fn nrows(&self) -> u64 {
+        self.app.rows()
+    }
+
+    /// Appends whole rows (elements in C order, file layout); chunks compressed on all cores.
+    pub fn append(&mut self, block: &[u8]) -> Result<()> {
+        if has_time64(self.ds.dtype()) {
+            let mut owned = block.to_vec();
+            time64_to_file(self.ds.dtype(), &mut owned);
+            return self.app.append(&self.ds, &owned);
+        }
+        self.app.append(&self.ds, block)
+    }
+
+    /// Sets a user attribute.
+    pub fn set_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
+        self.ds.set_attr(name, value)
+    }
+}
+
+/// What a VLArray's rows hold.
+#[derive(Debug, Clone, PartialEq)]
+pub enum VlAtom {
+    /// Sequences of elements of a type (an array type for multidimensional atoms).
+    Values(H5Type),
+    /// `VLStringAtom`: byte strings.
+    VlString,
+    /// `VLUnicodeAtom`: text, stored as UCS-4 code points.
+    VlUnicode,
+}
+
+/// A VLArray open for appending.
+#[derive(Debug)]
+pub struct PtVlArray {
+    ds: DatasetWriter,
+    atom: VlAtom,
+    rows: u64,
+}
+
+impl PtVlArray {
+    /// Appends one row: the elements' bytes (`Values`), the bytes (`VlString`).
+    pub fn append_bytes(&mut self, row: &[u8]) -> Result<()> {
+        if self.atom == VlAtom::VlUnicode {
+            return Err(Error::invalid_input(
+                "a vlunicode VLArray takes text: use append_text",
+            ));
+        }
+        self.ds.write_vlen_rows(self.rows, &[row.to_vec()])?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Appends one row of text (`VlUnicode`, or `VlString` as UTF-8 bytes).
+    pub fn append_text(&mut self, text: &str) -> Result<()> {
+        match self.atom {
+            VlAtom::VlUnicode => {
+                let ucs4: Vec<u8> = text
+                    .chars()
+                    .flat_map(|c| (c as u32).to_le_bytes())
+                    .collect();
+                self.ds.write_vlen_rows(self.rows, &[ucs4])?;
+                self.rows += 1;
+                Ok(())
+            }
+            VlAtom::VlString => self.append_bytes(text.as_bytes()),
+            VlAtom::Values(_) => Err(Error::new(
+                ErrorKind::InvalidInput,
+                "a VLArray of values takes bytes: use append_bytes",
+            )),
+        }
+    }
+
+    /// Sets a user attribute.
+    pub fn set_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
+        self.ds.set_attr(name, value)
+    }
+}
+
+fn has_time64(ty: &H5Type) -> bool {
+    let mut v = Vec::new();
+    time64_offsets(ty, 0, &mut v);
+    !v.is_empty()
+}
+
+/// Byte offsets (and order) of every time64 value inside one element of `ty`.
+fn time64_offsets(ty: &H5Type, base: usize, out: &mut Vec<(usize, ByteOrder)>) {
+    match ty {
+        H5Type::Time { size: 8, order } => out.push((base, *order)),
+        H5Type::Compound { fields, .. } => fields
+            .iter()
+            .for_each(|f| time64_offsets(&f.ty, base + f.offset, out)),
+        H5Type::Array { base: b, dims } => {
+            let n: usize = dims.iter().product();
+            for i in 0..n {
+                time64_offsets(b, base + i * b.size(), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// PyTables stores time64 values (float seconds in numpy) as a packed `timeval`: seconds in
+/// the high 32 bits, rounded microseconds in the low ones (`conv_float64_timeval32`).
+fn time64_to_file(ty: &H5Type, bytes: &mut [u8]) {
+    let mut offsets = Vec::new();
+    time64_offsets(ty, 0, &mut offsets);
+    for elem in bytes.chunks_exact_mut(ty.size().max(1)) {
+        for &(at, order) in &offsets {
+            let Some(cell) = elem.get_mut(at..at + 8) else {
+                continue;
+            };
+            let mut w = [0u8; 8];
+            w.copy_from_slice(cell);
+            let secs = if order == ByteOrder::Big {
+                f64::from_be_bytes(w)
+            } else {
+                f64::from_le_bytes(w)
+            };
+            let whole = secs.trunc();
+            let usec = ((secs - whole) * 1e6).round() as i64;
+            let packed = ((whole as i64) << 32) | (usec & 0xffff_ffff);
+            cell.copy_from_slice(&if order == ByteOrder::Big {
+                packed.to_be_bytes()
+            } else {
+                packed.to_le_bytes()
+            });
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! numpy dtypes and arrays → PyTables nodes (what `sciio convert x.npy out.h5` needs): the
+//! HDF5 types PyTables gives each numpy dtype, and the node kind it makes of each array.
+
+use sciio_core::{
+    ByteOrder as NpOrder, DType, Error, ErrorKind, NdArray, Order, Result, ScalarKind,
+};
+use sciio_hdf5::{ByteOrder, CharSet, Field, H5Type, RawData};
+
+use super::{Filters, PtGroup};
+
+fn order(o: NpOrder) -> ByteOrder {
+    match o {
+        NpOrder::Big => ByteOrder::Big,
+        NpOrder::Little => ByteOrder::Little,
+        NpOrder::NotApplicable => ByteOrder::NotApplicable,
+    }
+}
+
+/// The HDF5 type PyTables stores for numpy dtype `dt`: bool as an 8-bit bitfield (what PyTables 3.x writes), integers and
+/// floats in their byte order, `f16` as the x87 long double, complex as `{r, i}`, `S<n>` as a
+/// fixed ASCII string, records as compounds at numpy's offsets, subarrays as HDF5 arrays.
+/// Unicode, void, datetime and object dtypes have no PyTables column type and are refused.
+pub fn h5type_from_dtype(dt: &DType) -> Result<H5Type> {
+    Ok(match dt {
+        DType::Scalar(s) => {
+            let o = order(s.order);
+            match s.kind {
+                ScalarKind::Bool => H5Type::Bitfield {
+                    size: 1,
+                    precision: 8,
+                    order: ByteOrder::Little,
+                },
+                ScalarKind::Int(n) => H5Type::Int {
+                    size: n.into(),
+                    signed: true,
+                    order: o,
+                },
+                ScalarKind::UInt(n) => H5Type::Int {
+                    size: n.into(),
+                    signed: false,
+                    order: o,
+                },
+                ScalarKind::Float(n) => {
+                    let size = usize::from(n);
+                    let precision = if size >= 12 { 80 } else { size * 8 };
+                    H5Type::Float {
+                        size,
+                        precision,
+                        order: o,
+                    }
+                }
+                ScalarKind::Complex(n) => {
+                    let half = usize::from(n) / 2;
+                    let precision = if half >= 12 { 80 } else { half * 8 };
+                    let f = H5Type::Float {
+                        size: half,
+                        precision,
+                        order: o,
+                    };
+                    H5Type::Compound {
+                        size: 2 * half,
+                        fields: vec![
+                            Field {
+                                name: "r".into(),
+                                offset: 0,
+                                ty: f.clone(),
+                            },
+                            Field {
+                                name: "i".into(),
+                                offset: half,
+                                ty: f,
+                            },
+                        ],
+                    }
+                }
+                ScalarKind::Bytes(n) => H5Type::FixedString {
+                    size: n.max(1),
+                    charset: CharSet::Ascii,
+                },
+                ScalarKind::Object => {
+                    return Err(Error::new(
+                        ErrorKind::Refused,
+                        "object arrays hold Python objects: sciio never pickles",
+                    ))
+                }
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "numpy kind {other:?} has no PyTables type"
+                    )))
+                }
+            }
+        }
+        DType::Record(r) => H5Type::Compound {
+            size: r.itemsize,
+            fields: r
+                .fields
+                .iter()
+                .map(|f| {
+                    Ok(Field {
+                        name: f.name.clone(),
+                        offset: f.offset,
+                        ty: h5type_from_dtype(&f.dtype)?,
+                    })
+                })
+                .collect::<Result<_>>()?,
+        },
+        DType::SubArray(base, dims) => H5Type::Array {
+            base: Box::new(h5type_from_dtype(base)?),
+            dims: dims.clone(),
+        },
+    })
+}
+
+/// Arrays above this many bytes become CArrays (chunked) even without compression.
+pub const CARRAY_THRESHOLD: usize = 64 << 20;
+
+/// Writes `array` as node `name` of `group` the way `sciio convert` does: a 1-d structured
+/// array becomes a Table; any other array an Array, or a CArray when `filters` compress or it is
+/// larger than [`CARRAY_THRESHOLD`]. Returns the PyTables class written.
+pub fn write_ndarray(
+    group: &PtGroup,
+    name: &str,
+    array: &NdArray,
+    filters: Option<Filters>,
+) -> Result<&'static str> {
+    let ty =
+        h5type_from_dtype(array.dtype()).map_err(|e| e.with_node(super::child(group, name)))?;
+    let c = array.to_order(Order::C);
+    let bytes = c.as_bytes();
+    let shape: Vec<u64> = array.shape().iter().map(|&d| d as u64).collect();
+    let active = filters.is_some_and(|f| f.is_active());
+    if matches!(ty, H5Type::Compound { .. }) && ty.complex_parts().is_none() {
+        if shape.len() != 1 {
+            return Err(
+                Error::unsupported("only 1-d structured arrays become Tables")
+                    .with_node(super::child(group, name)),
+            );
+        }
+        let mut b = group.create_table(name, ty).expected_rows(shape[0].max(1));
+        if let Some(f) = filters {
+            b = b.filters(f);
+        }
+        let mut t = b.create()?;
+        for block in bytes
+            .chunks((8 << 20) / array.dtype().itemsize().max(1) * array.dtype().itemsize().max(1))
+        {
+            t.append(block)?;
+        }
+        return Ok("Table");
+    }
+    if (active || bytes.len() > CARRAY_THRESHOLD) && !shape.is_empty() && !shape.contains(&0) {
+        let mut b = group.create_carray(name, ty, shape);
+        if let Some(f) = filters {
+            b = b.filters(f);
+        }
+        b.write(bytes)?;
+        return Ok("CArray");
+    }
+    group.create_array(
+        name,
+        &RawData {
+            ty,
+            shape: array.shape().to_vec(),
+            bytes: bytes.to_vec(),
+        },
+        "",
+    )?;
+    Ok("Array")
+}

@@ -1,0 +1,269 @@
+//! `.h5 → .h5` copies like `ptrepack`: every group, leaf and user attribute of a PyTables (or
+//! plain HDF5) file rewritten by sciio's writer, optionally with new filters.
+
+use std::path::Path;
+
+use sciio_core::{Error, Result};
+use sciio_hdf5::{filters::id, AttrValue, Filter, H5Type};
+
+use super::{Complib, Filters, PtGroup, PtWriter, VlAtom};
+use crate::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows, VlRow};
+
+/// Rows copied per block (bounded memory: about 8 MiB of rows).
+const BLOCK_BYTES: u64 = 8 << 20;
+
+/// The `Filters` PyTables derives from a leaf's pipeline (`Filters._from_leaf`).
+pub fn filters_from_pipeline(pipeline: &[Filter]) -> Filters {
+    let mut f = Filters {
+        shuffle: false,
+        ..Filters::default()
+    };
+    for stage in pipeline {
+        let cd = |i: usize| stage.cd_values.get(i).copied().unwrap_or(0);
+        match stage.id {
+            id::SHUFFLE => f.shuffle = true,
+            id::FLETCHER32 => f.fletcher32 = true,
+            id::DEFLATE => (f.complib, f.complevel) = (Complib::Zlib, cd(0) as u8),
+            id::LZO => (f.complib, f.complevel) = (Complib::Lzo, cd(0) as u8),
+            id::BZIP2 => (f.complib, f.complevel) = (Complib::Bzip2, cd(0) as u8),
+            id::BLOSC | id::BLOSC2 => {
+                let codec = (stage.cd_values.len() > 6)
+                    .then(|| sciio_hdf5::write::BloscCodec::from_code(cd(6)))
+                    .flatten();
+                f.complib = if stage.id == id::BLOSC {
+                    Complib::Blosc(codec)
+                } else {
+                    Complib::Blosc2(codec)
+                };
+                f.complevel = cd(4) as u8;
+                f.shuffle = cd(5) == 1;
+                f.bitshuffle = cd(5) == 2;
+            }
+            _ => {}
+        }
+    }
+    f
+}
+
+/// Copies `src` to a new PyTables file `dst`; `filters`, when given, replace every leaf's and
+/// group's filters (`None`: each keeps its own). Soft and external links are not copied.
+pub fn repack(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    filters: Option<Filters>,
+) -> Result<()> {
+    let input = PtFile::open(src.as_ref())?;
+    let tree = input.tree(true)?;
+    let out = PtWriter::create_with_title(dst.as_ref(), tree.title.as_deref().unwrap_or(""))?;
+    let root = out.root()?;
+    copy_user_attrs(&tree, |n, v| root.set_attr(n, v))?;
+    copy_children(&input, &tree, &root, filters)?;
+    out.finish()
+}
+
+fn user_attrs(node: &NodeInfo) -> impl Iterator<Item = (&str, AttrValue)> {
+    node.attrs.iter().filter(|a| !a.system).filter_map(|a| {
+        let v = match &a.value {
+            PtAttrValue::Data(d) => AttrValue::Raw(d.clone()),
+            PtAttrValue::Vlen(d) => AttrValue::Vlen(d.clone()),
+            PtAttrValue::Empty(t) => AttrValue::Empty(t.clone()),
+            // Pickles are copied as what they are not: skipped (sciio never unpickles).
+            PtAttrValue::Pickle(_) => return None,
+        };
+        Some((a.name.as_str(), v))
+    })
+}
+
+fn copy_user_attrs(
+    node: &NodeInfo,
+    mut set: impl FnMut(&str, &AttrValue) -> Result<()>,
+) -> Result<()> {
+    for (name, v) in user_attrs(node) {
+        set(name, &v)?;
+    }
+    Ok(())
+}
+
+fn leaf_name(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
+}
+
+fn copy_children(
+    input: &PtFile,
+    group: &NodeInfo,
+    out: &PtGroup,
+    filters: Option<Filters>,
+) -> Result<()> {
+    for child in &group.children {
+        let name = leaf_name(&child.path);
+        let title = child.title.as_deref().unwrap_or("");
+        let leaf_filters = filters.unwrap_or_else(|| filters_from_pipeline(&child.filters));
+        match &child.class {
+            NodeClass::Group => {
+                let gf = filters.or_else(|| {
+                    child.pt_filters.as_ref().map(|p| Filters {
+                        complevel: p.complevel,
+                        complib: p
+                            .complib
+                            .as_deref()
+                            .and_then(|c| Complib::parse(c).ok())
+                            .unwrap_or(Complib::Zlib),
+                        shuffle: p.shuffle,
+                        bitshuffle: p.bitshuffle,
+                        fletcher32: p.fletcher32,
+                    })
+                });
+                let g = out.create_group(name, title, gf)?;
+                copy_user_attrs(child, |n, v| g.set_attr(n, v))?;
+                copy_children(input, child, &g, filters)?;
+            }
+            NodeClass::Table => copy_table(input, child, out, name, title, leaf_filters)?,
+            NodeClass::Array => {
+                let data = input.read_array(&child.path, Rows::all())?;
+                let ty = child.dtype.clone().unwrap_or(data.ty.clone());
+                out.create_array(name, &sciio_hdf5::RawData { ty, ..data }, title)?;
+                copy_leaf_attrs(child, out, name)?;
+            }
+            NodeClass::CArray => {
+                let data = input.read_array(&child.path, Rows::all())?;
+                let ty = child.dtype.clone().unwrap_or(data.ty.clone());
+                let mut b = out
+                    .create_carray(name, ty, child.shape.clone())
+                    .title(title)
+                    .filters(leaf_filters);
+                if filters.is_none() {
+                    if let Some(c) = &child.chunk_shape {
+                        b = b.chunk_shape(c.clone());
+                    }
+                }
+                b.write(&data.bytes)?;
+                copy_leaf_attrs(child, out, name)?;
+            }
+            NodeClass::EArray => copy_earray(input, child, out, name, title, leaf_filters)?,
+            NodeClass::VLArray => copy_vlarray(input, child, out, name, title, filters)?,
+            // Links and foreign objects are not copied.
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+fn copy_leaf_attrs(node: &NodeInfo, out: &PtGroup, name: &str) -> Result<()> {
+    let path = super::child(out, name);
+    let ds = out.g.file().dataset(&path)?;
+    copy_user_attrs(node, |n, v| ds.set_attr(n, v))
+}
+
+fn block_rows(ty: &H5Type, shape: &[u64]) -> u64 {
+    let row = ty.size() as u64 * shape.iter().skip(1).product::<u64>();
+    (BLOCK_BYTES / row.max(1)).max(1)
+}
+
+fn copy_table(
+    input: &PtFile,
+    node: &NodeInfo,
+    out: &PtGroup,
+    name: &str,
+    title: &str,
+    filters: Filters,
+) -> Result<()> {
+    let ty = node
+        .dtype
+        .clone()
+        .ok_or_else(|| Error::format("a table without a type").with_node(&node.path))?;
+    let n = node.shape.first().copied().unwrap_or(0);
+    let mut t = out
+        .create_table(name, ty.clone())
+        .title(title)
+        .filters(filters)
+        .expected_rows(n.max(1))
+        .create()?;
+    let step = block_rows(&ty, &node.shape);
+    let mut at = 0;
+    while at < n {
+        let end = (at + step).min(n);
+        // The reader hands time64 back as float seconds; append() packs them again.
+        let rows = input.read_table(&node.path, Rows::range(at, end, 1))?;
+        t.append(&rows.bytes)?;
+        at = end;
+    }
+    copy_user_attrs(node, |k, v| t.set_attr(k, v))
+}
+
+fn copy_earray(
+    input: &PtFile,
+    node: &NodeInfo,
+    out: &PtGroup,
+    name: &str,
+    title: &str,
+    filters: Filters,
+) -> Result<()> {
+    let ty = node
+        .dtype
+        .clone()
+        .ok_or_else(|| Error::format("an EArray without a type").with_node(&node.path))?;
+    if node.max_shape.first() != Some(&None) {
+        return Err(
+            Error::unsupported("EArrays extendable along a dimension other than 0")
+                .with_node(&node.path),
+        );
+    }
+    let mut e = out
+        .create_earray(name, ty.clone(), node.shape[1..].to_vec())
+        .title(title)
+        .filters(filters)
+        .expected_rows(node.shape[0].max(1))
+        .create()?;
+    let n = node.shape[0];
+    let step = block_rows(&ty, &node.shape);
+    let mut at = 0;
+    while at < n {
+        let end = (at + step).min(n);
+        let rows = input.read_array(&node.path, Rows::range(at, end, 1))?;
+        e.append(&rows.bytes)?;
+        at = end;
+    }
+    copy_user_attrs(node, |k, v| e.set_attr(k, v))
+}
+
+fn copy_vlarray(
+    input: &PtFile,
+    node: &NodeInfo,
+    out: &PtGroup,
+    name: &str,
+    title: &str,
+    filters: Option<Filters>,
+) -> Result<()> {
+    let pseudo = node
+        .attrs
+        .iter()
+        .find(|a| a.name == "PSEUDOATOM")
+        .and_then(|a| match &a.value {
+            PtAttrValue::Data(d) => Some(
+                String::from_utf8_lossy(&d.bytes)
+                    .trim_end_matches('\0')
+                    .to_string(),
+            ),
+            _ => None,
+        });
+    let atom = match (pseudo.as_deref(), &node.dtype) {
+        (Some("vlstring"), _) => VlAtom::VlString,
+        (Some("vlunicode"), _) => VlAtom::VlUnicode,
+        (_, Some(H5Type::VarLen { base })) => VlAtom::Values((**base).clone()),
+        _ => {
+            return Err(
+                Error::unsupported("this VLArray's atom cannot be copied").with_node(&node.path)
+            )
+        }
+    };
+    let f = filters.or_else(|| Some(filters_from_pipeline(&node.filters)));
+    let mut v = out.create_vlarray(name, atom, title, f)?;
+    for row in input.read_vlarray(&node.path, Rows::all())? {
+        match row {
+            VlRow::Values(d) => v.append_bytes(&d.bytes)?,
+            VlRow::Bytes(b) => v.append_bytes(&b)?,
+            VlRow::Text(t) => v.append_text(&t)?,
+        }
+    }
+    copy_user_attrs(node, |k, val| v.set_attr(k, val))
+}
