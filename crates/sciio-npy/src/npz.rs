@@ -219,7 +219,8 @@ impl<R: Read + Seek> NpzReader<R> {
         self.zip.read_member(index)
     }
 
-    /// Reads every member that is not an object array, in archive order, with its key.
+    /// Reads every member that is not an object array, in archive order, with its key. A member
+    /// that is not an `.npy` file is an error (read it with [`NpzReader::read_bytes`]).
     pub fn read_all(&mut self) -> Result<Vec<(String, NdArray)>> {
         let names: Vec<String> = self.names().into_iter().map(str::to_owned).collect();
         let mut out = Vec::with_capacity(names.len());

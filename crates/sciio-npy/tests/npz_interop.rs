@@ -303,3 +303,43 @@ fn forced_zip64_records_np_load() {
         }
     }
 }
+
+#[test]
+fn member_names_with_and_without_npy_and_non_npy_members() {
+    // numpy lists `x.npy` as `x` and a member without the suffix as is; np.load returns the raw
+    // bytes of a member that is not an .npy file.
+    let dir = tempdir();
+    let path = dir.path().join("mixed.npz");
+    let out = run_python(
+        r#"
+import sys, io, zipfile, numpy as np
+def npy(a):
+    b = io.BytesIO(); np.save(b, a); return b.getvalue()
+with zipfile.ZipFile(sys.argv[1], 'w') as z:
+    z.writestr('plain', npy(np.arange(5, dtype=np.int16)))
+    z.writestr('suffixed.npy', npy(np.ones(3)))
+    z.writestr('notes.txt', b'not an array')
+with np.load(sys.argv[1]) as f:
+    print(' '.join(f.files), bytes(f['notes.txt']).decode())
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let mut npz = NpzReader::open(&path).unwrap();
+    assert_eq!(
+        out.trim(),
+        format!("{} not an array", npz.names().join(" "))
+    );
+    assert_eq!(npz.names(), ["plain", "suffixed", "notes.txt"]);
+    assert_eq!(npz.member_names(), ["plain", "suffixed.npy", "notes.txt"]);
+    assert_eq!(npz.read("plain").unwrap().view::<i16>().unwrap().len(), 5);
+    assert_eq!(
+        npz.read("suffixed").unwrap().view::<f64>().unwrap().sum(),
+        3.0
+    );
+    assert_eq!(npz.read("suffixed.npy").unwrap().len(), 3);
+    assert!(npz.contains("plain") && !npz.contains("plain.npy"));
+    let err = npz.read("notes.txt").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Format, "{err}");
+    assert_eq!(err.location().node.as_deref(), Some("notes.txt"));
+    assert_eq!(npz.read_bytes("notes.txt").unwrap(), b"not an array");
+}
