@@ -1,0 +1,89 @@
+//! The sciio side of `python/bench_parquet.py`: builds the benchmark frame (the same values the
+//! Python script builds), times writing it to Parquet and reading the file pyarrow wrote, and
+//! prints JSON timings.
+//!
+//! usage: bench --rows N --dir DIR [--repeat K]
+//! (reads DIR/pyarrow.parquet, writes DIR/sciio.parquet; times are the best of K runs)
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use arrow_array::{
+    ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, StringArray,
+    TimestampNanosecondArray,
+};
+use sciio_pandas::{write_frame, Frame, ParquetOptions, ParquetReader, RangeIndex};
+
+fn arg(args: &[String], name: &str) -> Option<String> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1).cloned())
+}
+
+/// The benchmark frame: int64, float64, a 12-character string of 1000 distinct values, a
+/// categorical of 100, datetime64[ns, UTC], bool; RangeIndex.
+fn build(rows: usize) -> Frame {
+    let n = rows as i64;
+    let strings: Vec<String> = (0..1000).map(|k| format!("str_{k:08}")).collect();
+    let cats: Vec<String> = (0..100).map(|k| format!("cat_{k:02}")).collect();
+    let s = StringArray::from_iter_values((0..n).map(|i| strings[(i % 1000) as usize].as_str()));
+    let keys = Int8Array::from_iter_values((0..n).map(|i| (i % 100) as i8));
+    let cat = DictionaryArray::try_new(keys, Arc::new(StringArray::from_iter_values(&cats)))
+        .expect("valid dictionary");
+    let columns: Vec<(&str, ArrayRef)> = vec![
+        ("i", Arc::new(Int64Array::from_iter_values(0..n))),
+        (
+            "f",
+            Arc::new(Float64Array::from_iter_values(
+                (0..n).map(|i| i as f64 * 0.5),
+            )),
+        ),
+        ("s", Arc::new(s)),
+        ("c", Arc::new(cat)),
+        (
+            "t",
+            Arc::new(
+                TimestampNanosecondArray::from_iter_values(
+                    (0..n).map(|i| 1_600_000_000_000_000_000 + i * 1_000_000_000),
+                )
+                .with_timezone("UTC"),
+            ),
+        ),
+        (
+            "b",
+            Arc::new(BooleanArray::from_iter((0..n).map(|i| Some(i % 3 == 0)))),
+        ),
+    ];
+    let mut b = Frame::builder().range_index(RangeIndex::default_for(rows));
+    for (name, a) in columns {
+        b = b.column(name, a);
+    }
+    b.build().expect("valid frame")
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().collect();
+    let rows: usize = arg(&args, "--rows").unwrap_or("10000000".into()).parse()?;
+    let dir = std::path::PathBuf::from(arg(&args, "--dir").ok_or("--dir is required")?);
+    let repeat: usize = arg(&args, "--repeat").unwrap_or("3".into()).parse()?;
+    let frame = build(rows);
+    let out = dir.join("sciio.parquet");
+    let input = dir.join("pyarrow.parquet");
+    let mut write = f64::MAX;
+    let mut read = f64::MAX;
+    let mut read_rows = 0;
+    for _ in 0..repeat {
+        let t = Instant::now();
+        write_frame(&out, &frame, &ParquetOptions::default())?;
+        write = write.min(t.elapsed().as_secs_f64());
+        let t = Instant::now();
+        let f = ParquetReader::open(&input)?.read_all()?;
+        read = read.min(t.elapsed().as_secs_f64());
+        read_rows = f.num_rows();
+    }
+    println!(
+        "{{\"rows\": {rows}, \"write_s\": {write:.4}, \"read_s\": {read:.4}, \"read_rows\": {read_rows}, \"bytes\": {}}}",
+        std::fs::metadata(&out)?.len()
+    );
+    Ok(())
+}

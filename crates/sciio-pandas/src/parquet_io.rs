@@ -1,0 +1,716 @@
+//! Reading and writing Parquet files with pandas metadata, streamed batch by batch / row group by
+//! row group so memory stays bounded by the batch and row-group sizes, not the file.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::str::FromStr;
+use std::sync::Arc;
+
+use arrow_array::cast::AsArray;
+use arrow_array::RecordBatch;
+use arrow_schema::{Schema, SchemaRef};
+use parquet::arrow::arrow_reader::{
+    ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
+    ParquetRecordBatchReaderBuilder,
+};
+use parquet::arrow::arrow_writer::{
+    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn,
+    ArrowRowGroupWriterFactory,
+};
+use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
+use parquet::basic::{ConvertedType, GzipLevel, LogicalType, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
+use parquet::file::reader::ChunkReader;
+use parquet::file::writer::SerializedFileWriter;
+
+use crate::frame::Frame;
+use crate::metadata::{PandasMetadata, PANDAS_KEY};
+use crate::schema::FrameSchema;
+use sciio_core::{Error, ErrorKind, Limits, Result};
+
+fn parquet_err(e: parquet::errors::ParquetError) -> Error {
+    use parquet::errors::ParquetError as P;
+    let kind = match &e {
+        P::EOF(_) | P::NeedMoreData(_) | P::NeedMoreDataRange(_) => ErrorKind::Truncated,
+        P::NYI(_) => ErrorKind::Unsupported,
+        P::IndexOutOfBound(..) => ErrorKind::Format,
+        P::External(_) => ErrorKind::Io,
+        _ => ErrorKind::Format,
+    };
+    Error::new(kind, format!("parquet: {e}"))
+}
+
+fn arrow_err(e: arrow_schema::ArrowError) -> Error {
+    match e {
+        arrow_schema::ArrowError::IoError(m, io) => Error::io(m, io),
+        other => Error::format(format!("parquet: {other}")),
+    }
+}
+
+/// What to do when the `pandas` metadata of a file is unusable (bad JSON, wrong types).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BadMetadata {
+    /// Fail with an [`ErrorKind::Format`] error (the default).
+    Error,
+    /// Read the data as plain Arrow with a default RangeIndex and record a warning
+    /// ([`FrameSchema::warnings`]).
+    Ignore,
+}
+
+/// Options for reading. Defaults: batches of 65 536 rows, [`BadMetadata::Error`],
+/// [`Limits::default`], as many decoding threads as the machine has cores (whole-file reads
+/// only; streaming reads decode on the caller's thread).
+#[derive(Debug, Clone)]
+pub struct ReadOptions {
+    batch_size: usize,
+    bad_metadata: BadMetadata,
+    limits: Limits,
+    threads: usize,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            batch_size: 65_536,
+            bad_metadata: BadMetadata::Error,
+            limits: Limits::default(),
+            threads: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+}
+
+impl ReadOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// Rows per record batch (at least 1).
+    pub fn batch_size(mut self, rows: usize) -> Self {
+        self.batch_size = rows.max(1);
+        self
+    }
+    /// What to do with unusable pandas metadata.
+    pub fn bad_metadata(mut self, what: BadMetadata) -> Self {
+        self.bad_metadata = what;
+        self
+    }
+    /// Allocation limits (`max_header` bounds the metadata JSON).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+    /// Threads decoding row groups in [`read_frame_with`] (at least 1).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n.max(1);
+        self
+    }
+}
+
+/// A streaming reader: the [`FrameSchema`] up front, then record batches.
+///
+/// ```no_run
+/// use sciio_pandas::ParquetReader;
+/// let reader = ParquetReader::open("frame.parquet")?;
+/// println!("{}", reader.schema());
+/// for batch in reader {
+///     let batch = batch?;
+///     println!("{} rows", batch.num_rows());
+/// }
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct ParquetReader {
+    schema: FrameSchema,
+    inner: ParquetRecordBatchReader,
+    num_rows: u64,
+}
+
+impl ParquetReader {
+    /// Opens a file with default options.
+    pub fn open(path: impl AsRef<Path>) -> Result<Self> {
+        Self::open_with(path, &ReadOptions::default())
+    }
+
+    /// Opens a file.
+    pub fn open_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io("cannot open", e).with_file(path))?;
+        Self::new(file, options).map_err(|e| e.with_file(path))
+    }
+
+    /// Reads from bytes in memory.
+    pub fn from_bytes(bytes: impl Into<bytes::Bytes>, options: &ReadOptions) -> Result<Self> {
+        Self::new(bytes.into(), options)
+    }
+
+    /// Reads from any Parquet [`ChunkReader`] (a `File`, `bytes::Bytes`).
+    pub fn new<R: ChunkReader + 'static>(input: R, options: &ReadOptions) -> Result<Self> {
+        let builder = ParquetRecordBatchReaderBuilder::try_new(input).map_err(parquet_err)?;
+        Self::from_builder(builder, options)
+    }
+
+    fn from_builder<R: ChunkReader + 'static>(
+        builder: ParquetRecordBatchReaderBuilder<R>,
+        options: &ReadOptions,
+    ) -> Result<Self> {
+        let file_meta = builder.metadata().file_metadata();
+        let num_rows = u64::try_from(file_meta.num_rows())
+            .map_err(|_| Error::format("negative row count in the Parquet footer"))?;
+        let raw = file_meta
+            .key_value_metadata()
+            .and_then(|kv| kv.iter().find(|k| k.key == PANDAS_KEY))
+            .and_then(|k| k.value.clone())
+            .or_else(|| builder.schema().metadata().get(PANDAS_KEY).cloned());
+        let arrow: Schema = builder.schema().as_ref().clone();
+        let (meta, warning) = match raw {
+            None => (None, None),
+            Some(json) => match parse_checked(&json, &options.limits) {
+                Ok(m) => (Some(m), None),
+                Err(e) if options.bad_metadata == BadMetadata::Ignore => {
+                    (None, Some(format!("pandas metadata ignored: {e}")))
+                }
+                Err(e) => return Err(e.with_node(PANDAS_KEY)),
+            },
+        };
+        let mut schema = FrameSchema::from_arrow(&arrow, meta, num_rows);
+        for col in builder.parquet_schema().columns() {
+            let json = matches!(col.logical_type_ref(), Some(LogicalType::Json))
+                || col.converted_type() == ConvertedType::JSON;
+            if json && col.path().parts().len() == 1 {
+                schema.mark_json(col.name().to_string());
+            }
+        }
+        if let Some(w) = warning {
+            schema.add_warning(w);
+        }
+        let inner = builder
+            .with_batch_size(options.batch_size)
+            .build()
+            .map_err(parquet_err)?;
+        Ok(ParquetReader {
+            schema,
+            inner,
+            num_rows,
+        })
+    }
+
+    /// The frame's schema.
+    pub fn schema(&self) -> &FrameSchema {
+        &self.schema
+    }
+
+    /// Number of rows the footer announces.
+    pub fn num_rows(&self) -> u64 {
+        self.num_rows
+    }
+
+    /// Reads every batch into a [`Frame`].
+    pub fn read_all(self) -> Result<Frame> {
+        let schema = self.schema.clone();
+        let batches = self.collect::<Result<Vec<_>>>()?;
+        Frame::new(schema, batches)
+    }
+}
+
+fn parse_checked(json: &str, limits: &Limits) -> Result<PandasMetadata> {
+    if json.len() as u64 > limits.max_header {
+        return Err(Error::new(
+            ErrorKind::LimitExceeded,
+            format!(
+                "pandas metadata of {} bytes is over the {}-byte header limit",
+                json.len(),
+                limits.max_header
+            ),
+        ));
+    }
+    PandasMetadata::parse(json.as_bytes())
+}
+
+impl Iterator for ParquetReader {
+    type Item = Result<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let batch = self.inner.next()?;
+        Some(
+            batch
+                .map_err(arrow_err)
+                .and_then(|b| self.schema.apply_fixes(b)),
+        )
+    }
+}
+
+/// Reads a whole file into a [`Frame`] with default options.
+pub fn read_frame(path: impl AsRef<Path>) -> Result<Frame> {
+    read_frame_with(path, &ReadOptions::default())
+}
+
+/// Reads a whole file into a [`Frame`], decoding contiguous runs of row groups on
+/// [`ReadOptions::threads`] threads (the footer is parsed once and shared).
+pub fn read_frame_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Frame> {
+    let path = path.as_ref();
+    let open = || File::open(path).map_err(|e| Error::io("cannot open", e).with_file(path));
+    let meta = ArrowReaderMetadata::load(&open()?, ArrowReaderOptions::new())
+        .map_err(|e| parquet_err(e).with_file(path))?;
+    let groups = meta.metadata().num_row_groups();
+    let threads = options.threads.min(groups).max(1);
+    let reader_for = |range: std::ops::Range<usize>| -> Result<ParquetReader> {
+        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone())
+            .with_row_groups(range.collect());
+        ParquetReader::from_builder(builder, options).map_err(|e| e.with_file(path))
+    };
+    if threads == 1 {
+        return reader_for(0..groups)?.read_all();
+    }
+    let per = groups.div_ceil(threads);
+    let chunks: Vec<std::ops::Range<usize>> = (0..groups)
+        .step_by(per)
+        .map(|start| start..(start + per).min(groups))
+        .collect();
+    let results: Vec<Result<Frame>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = chunks
+            .into_iter()
+            .map(|range| {
+                let reader_for = &reader_for;
+                scope.spawn(move || reader_for(range)?.read_all())
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::format("a decoding thread panicked")))
+            })
+            .collect()
+    });
+    let mut schema = None;
+    let mut batches = Vec::new();
+    for r in results {
+        let (s, b) = r?.into_parts();
+        schema.get_or_insert(s);
+        batches.extend(b);
+    }
+    // every chunk's schema is the same: it checks the RangeIndex against the footer's row count
+    match schema {
+        Some(s) => Frame::new(s, batches),
+        None => reader_for(0..groups)?.read_all(),
+    }
+}
+
+/// A Parquet compression codec with its level.
+///
+/// Parsed from the CLI's `--compress` spelling: `none`, `snappy`, `gzip[:0-9]`, `zstd[:1-22]`,
+/// `lz4` (LZ4_RAW, what pyarrow's `"lz4"` writes).
+///
+/// ```
+/// use sciio_pandas::Compression;
+/// assert_eq!("zstd:3".parse::<Compression>()?, Compression::Zstd(Some(3)));
+/// assert_eq!("snappy".parse::<Compression>()?, Compression::Snappy);
+/// assert!("zstd:99".parse::<Compression>().is_err());
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Compression {
+    /// Uncompressed.
+    None,
+    /// Snappy (pandas' default).
+    Snappy,
+    /// Gzip at a level (default 6).
+    Gzip(Option<u32>),
+    /// Zstandard at a level (default 1, as pyarrow).
+    Zstd(Option<i32>),
+    /// LZ4 raw blocks.
+    Lz4,
+}
+
+impl FromStr for Compression {
+    type Err = Error;
+
+    fn from_str(s: &str) -> Result<Self> {
+        let (name, level) = match s.split_once(':') {
+            Some((n, l)) => (n, Some(l)),
+            None => (s, None),
+        };
+        let bad = || Error::invalid_input(format!("bad compression level in {s:?}"));
+        let c = match (name.to_ascii_lowercase().as_str(), level) {
+            ("none" | "uncompressed", None) => Compression::None,
+            ("snappy", None) => Compression::Snappy,
+            ("lz4", None) => Compression::Lz4,
+            ("gzip", l) => Compression::Gzip(l.map(|l| l.parse().map_err(|_| bad())).transpose()?),
+            ("zstd", l) => Compression::Zstd(l.map(|l| l.parse().map_err(|_| bad())).transpose()?),
+            _ => {
+                return Err(Error::invalid_input(format!(
+                    "unknown compression {s:?} (none, snappy, gzip[:level], zstd[:level], lz4)"
+                )))
+            }
+        };
+        c.to_parquet()?;
+        Ok(c)
+    }
+}
+
+impl Compression {
+    fn to_parquet(self) -> Result<parquet::basic::Compression> {
+        use parquet::basic::Compression as C;
+        let bad = |e: parquet::errors::ParquetError| Error::invalid_input(e.to_string());
+        Ok(match self {
+            Compression::None => C::UNCOMPRESSED,
+            Compression::Snappy => C::SNAPPY,
+            Compression::Lz4 => C::LZ4_RAW,
+            Compression::Gzip(l) => C::GZIP(GzipLevel::try_new(l.unwrap_or(6)).map_err(bad)?),
+            Compression::Zstd(l) => C::ZSTD(ZstdLevel::try_new(l.unwrap_or(1)).map_err(bad)?),
+        })
+    }
+}
+
+/// Options for writing Parquet.
+///
+/// Defaults follow pyarrow's `write_table`: snappy, row groups of 1 Mi rows (1 048 576),
+/// dictionary encoding on, data pages of 1 MiB, statistics on; column chunks are encoded on as
+/// many threads as the machine has cores.
+///
+/// ```
+/// use sciio_pandas::{Compression, ParquetOptions};
+/// let opts = ParquetOptions::new().compression("zstd:3".parse()?).row_group_rows(100_000);
+/// assert_eq!(opts.get_compression(), Compression::Zstd(Some(3)));
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct ParquetOptions {
+    compression: Compression,
+    row_group_rows: usize,
+    dictionary: bool,
+    data_page_bytes: usize,
+    statistics: bool,
+    threads: usize,
+}
+
+impl Default for ParquetOptions {
+    fn default() -> Self {
+        ParquetOptions {
+            compression: Compression::Snappy,
+            row_group_rows: 1 << 20,
+            dictionary: true,
+            data_page_bytes: 1 << 20,
+            statistics: true,
+            threads: std::thread::available_parallelism().map_or(1, usize::from),
+        }
+    }
+}
+
+impl ParquetOptions {
+    /// Default options.
+    pub fn new() -> Self {
+        Self::default()
+    }
+    /// The codec (default snappy).
+    pub fn compression(mut self, c: Compression) -> Self {
+        self.compression = c;
+        self
+    }
+    /// The codec set.
+    pub fn get_compression(&self) -> Compression {
+        self.compression
+    }
+    /// Maximum rows per row group (default 1 048 576; at least 1).
+    pub fn row_group_rows(mut self, rows: usize) -> Self {
+        self.row_group_rows = rows.max(1);
+        self
+    }
+    /// Dictionary encoding of column chunks (default on).
+    pub fn dictionary(mut self, on: bool) -> Self {
+        self.dictionary = on;
+        self
+    }
+    /// Target data page size in bytes (default 1 MiB).
+    pub fn data_page_bytes(mut self, bytes: usize) -> Self {
+        self.data_page_bytes = bytes.max(1);
+        self
+    }
+    /// Column chunk and page statistics (default on).
+    pub fn statistics(mut self, on: bool) -> Self {
+        self.statistics = on;
+        self
+    }
+    /// Threads encoding the column chunks of a row group (default: the number of cores).
+    pub fn threads(mut self, n: usize) -> Self {
+        self.threads = n.max(1);
+        self
+    }
+
+    fn properties(&self, pandas_json: String) -> Result<WriterProperties> {
+        Ok(WriterProperties::builder()
+            .set_compression(self.compression.to_parquet()?)
+            .set_max_row_group_row_count(Some(self.row_group_rows))
+            .set_dictionary_enabled(self.dictionary)
+            .set_data_page_size_limit(self.data_page_bytes)
+            .set_statistics_enabled(if self.statistics {
+                EnabledStatistics::Page
+            } else {
+                EnabledStatistics::None
+            })
+            .set_created_by(format!("sciio version {}", env!("CARGO_PKG_VERSION")))
+            .set_key_value_metadata(Some(vec![KeyValue::new(PANDAS_KEY.into(), pandas_json)]))
+            .build())
+    }
+}
+
+/// A streaming writer: batches in, row groups out; the pandas metadata and `ARROW:schema` are
+/// written like pyarrow does. Batches are buffered up to [`ParquetOptions::row_group_rows`] rows
+/// (memory stays bounded by one row group), then the row group's columns are encoded in
+/// parallel on [`ParquetOptions::threads`] threads. The file writer is created at the first
+/// batch so the metadata can record the categories of categorical columns.
+pub struct ParquetWriter<W: Write + Send> {
+    schema: FrameSchema,
+    options: ParquetOptions,
+    out: Option<W>,
+    inner: Option<Encoder<W>>,
+}
+
+struct Encoder<W: Write + Send> {
+    file: SerializedFileWriter<W>,
+    factory: ArrowRowGroupWriterFactory,
+    arrow: SchemaRef,
+    pending: Vec<RecordBatch>,
+    pending_rows: usize,
+    row_groups: usize,
+}
+
+impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ParquetWriter")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ParquetWriter<File> {
+    /// Creates (truncates) the file at `path`.
+    pub fn create(
+        path: impl AsRef<Path>,
+        schema: &FrameSchema,
+        options: &ParquetOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::create(path).map_err(|e| Error::io("cannot create", e).with_file(path))?;
+        Ok(Self::new(file, schema, options))
+    }
+}
+
+impl<W: Write + Send> ParquetWriter<W> {
+    /// Writes to `out`.
+    pub fn new(out: W, schema: &FrameSchema, options: &ParquetOptions) -> Self {
+        ParquetWriter {
+            schema: schema.clone(),
+            options: options.clone(),
+            out: Some(out),
+            inner: None,
+        }
+    }
+
+    fn start(&mut self, first: Option<&RecordBatch>) -> Result<()> {
+        let mut cats = HashMap::new();
+        if let Some(b) = first {
+            for (col, f) in b.columns().iter().zip(self.schema.arrow_schema().fields()) {
+                if let Some(d) = col.as_any_dictionary_opt() {
+                    cats.insert(f.name().clone(), d.values().len());
+                }
+            }
+        }
+        let json = self.schema.to_pandas_metadata(&cats).to_json();
+        let arrow = self.schema.arrow_schema();
+        let mut md = arrow.metadata().clone();
+        md.insert(PANDAS_KEY.to_string(), json.clone());
+        let arrow = Arc::new(Schema::new_with_metadata(arrow.fields().clone(), md));
+        let out = self
+            .out
+            .take()
+            .ok_or_else(|| Error::invalid_input("writer already finished"))?;
+        let mut props = self.options.properties(json)?;
+        add_encoded_arrow_schema_to_metadata(&arrow, &mut props);
+        let parquet_schema = ArrowSchemaConverter::new()
+            .with_coerce_types(props.coerce_types())
+            .convert(&arrow)
+            .map_err(parquet_err)?;
+        let file =
+            SerializedFileWriter::new(out, parquet_schema.root_schema_ptr(), Arc::new(props))
+                .map_err(parquet_err)?;
+        let factory = ArrowRowGroupWriterFactory::new(&file, arrow.clone());
+        self.inner = Some(Encoder {
+            file,
+            factory,
+            arrow,
+            pending: Vec::new(),
+            pending_rows: 0,
+            row_groups: 0,
+        });
+        Ok(())
+    }
+
+    /// Writes one batch (fields as in the schema); row groups are written as they fill.
+    pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
+        if batch.schema().fields() != self.schema.arrow_schema().fields() {
+            return Err(Error::mismatch(
+                "record batch fields differ from the frame schema being written",
+            ));
+        }
+        if self.inner.is_none() {
+            self.start(Some(batch))?;
+        }
+        let limit = self.options.row_group_rows;
+        let threads = self.options.threads;
+        let enc = self
+            .inner
+            .as_mut()
+            .ok_or_else(|| Error::invalid_input("writer already finished"))?;
+        let mut rest = batch.clone();
+        while rest.num_rows() > 0 {
+            let take = (limit - enc.pending_rows).min(rest.num_rows());
+            enc.pending.push(rest.slice(0, take));
+            enc.pending_rows += take;
+            rest = rest.slice(take, rest.num_rows() - take);
+            if enc.pending_rows == limit {
+                enc.flush(threads)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the last row group and the footer.
+    pub fn finish(mut self) -> Result<()> {
+        if self.inner.is_none() {
+            self.start(None)?;
+        }
+        let threads = self.options.threads;
+        match self.inner.take() {
+            Some(mut enc) => {
+                if enc.pending_rows > 0 {
+                    enc.flush(threads)?;
+                }
+                enc.file.close().map(|_| ()).map_err(parquet_err)
+            }
+            None => Err(Error::invalid_input("writer already finished")),
+        }
+    }
+}
+
+impl<W: Write + Send> Encoder<W> {
+    /// Encodes the pending rows as one row group, column chunks in parallel.
+    fn flush(&mut self, threads: usize) -> Result<()> {
+        let writers = self
+            .factory
+            .create_column_writers(self.row_groups)
+            .map_err(parquet_err)?;
+        // the leaf columns of every pending batch, per Parquet leaf column
+        let mut leaves: Vec<Vec<ArrowLeafColumn>> = writers.iter().map(|_| Vec::new()).collect();
+        for batch in self.pending.drain(..) {
+            let mut leaf = 0;
+            for (field, array) in self.arrow.fields().iter().zip(batch.columns()) {
+                for l in compute_leaves(field, array).map_err(parquet_err)? {
+                    leaves
+                        .get_mut(leaf)
+                        .ok_or_else(|| Error::format("more leaf columns than the schema has"))?
+                        .push(l);
+                    leaf += 1;
+                }
+            }
+        }
+        self.pending_rows = 0;
+        let jobs: Vec<ColumnJob> = writers.into_iter().zip(leaves).collect();
+        let chunks = encode_parallel(jobs, threads)?;
+        let mut rg = self.file.next_row_group().map_err(parquet_err)?;
+        for chunk in chunks {
+            chunk.append_to_row_group(&mut rg).map_err(parquet_err)?;
+        }
+        rg.close().map_err(parquet_err)?;
+        self.row_groups += 1;
+        Ok(())
+    }
+}
+
+/// One column chunk to encode: its writer and the leaf arrays of the row group.
+type ColumnJob = (ArrowColumnWriter, Vec<ArrowLeafColumn>);
+
+fn encode_column((mut writer, leaves): ColumnJob) -> Result<ArrowColumnChunk> {
+    for l in &leaves {
+        writer.write(l).map_err(parquet_err)?;
+    }
+    writer.close().map_err(parquet_err)
+}
+
+/// Encodes column chunks on up to `threads` threads (each thread takes every `threads`-th
+/// column), returning them in column order.
+fn encode_parallel(jobs: Vec<ColumnJob>, threads: usize) -> Result<Vec<ArrowColumnChunk>> {
+    let n = jobs.len();
+    let threads = threads.clamp(1, n.max(1));
+    if threads == 1 {
+        return jobs.into_iter().map(encode_column).collect();
+    }
+    let mut lanes: Vec<Vec<(usize, ColumnJob)>> = (0..threads).map(|_| Vec::new()).collect();
+    for (i, job) in jobs.into_iter().enumerate() {
+        lanes[i % threads].push((i, job));
+    }
+    let done: Vec<Result<Vec<(usize, ArrowColumnChunk)>>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = lanes
+            .into_iter()
+            .map(|lane| {
+                scope.spawn(move || {
+                    lane.into_iter()
+                        .map(|(i, job)| encode_column(job).map(|c| (i, c)))
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err(Error::format("an encoding thread panicked")))
+            })
+            .collect()
+    });
+    let mut chunks: Vec<Option<ArrowColumnChunk>> = (0..n).map(|_| None).collect();
+    for lane in done {
+        for (i, c) in lane? {
+            if let Some(slot) = chunks.get_mut(i) {
+                *slot = Some(c);
+            }
+        }
+    }
+    chunks
+        .into_iter()
+        .map(|c| c.ok_or_else(|| Error::format("a column chunk was not encoded")))
+        .collect()
+}
+
+/// Writes a whole frame to `path`.
+pub fn write_frame(path: impl AsRef<Path>, frame: &Frame, options: &ParquetOptions) -> Result<()> {
+    let path = path.as_ref();
+    let mut w = ParquetWriter::create(path, frame.schema(), options)?;
+    for b in frame.batches() {
+        w.write(b).map_err(|e| e.with_file(path))?;
+    }
+    w.finish().map_err(|e| e.with_file(path))
+}
+
+/// `x.parquet → y.parquet`: copies batch by batch (bounded memory), keeping the pandas metadata
+/// (index, labels, per-column metadata) and re-encoding with `options`. Returns the rows copied.
+pub fn copy_parquet(
+    src: impl AsRef<Path>,
+    dst: impl AsRef<Path>,
+    options: &ParquetOptions,
+) -> Result<u64> {
+    let (src, dst) = (src.as_ref(), dst.as_ref());
+    let reader = ParquetReader::open(src)?;
+    let mut writer = ParquetWriter::create(dst, reader.schema(), options)?;
+    let mut rows = 0u64;
+    for batch in reader {
+        let batch = batch.map_err(|e| e.with_file(src))?;
+        rows += batch.num_rows() as u64;
+        writer.write(&batch).map_err(|e| e.with_file(dst))?;
+    }
+    writer.finish().map_err(|e| e.with_file(dst))?;
+    Ok(rows)
+}

@@ -1,0 +1,89 @@
+"""Parquet benchmark, side by side in one run: pandas/pyarrow, polars and sciio (the release build of
+crates/sciio-pandas/examples/bench.rs) write the same frame and read the same file.
+
+Frame: int64, float64, a 12-character string with 1000 distinct values, a categorical of 100,
+datetime64[ns, UTC], bool; RangeIndex. Rows: $SCIIO_BENCH_PARQUET_ROWS (default 10 000 000).
+Output in $SCIIO_BENCH_DIR (default ./bench-out). Times are the best of $SCIIO_BENCH_REPEAT (3).
+Prints a JSON record and the sciio/peer ratios (targets: write <= 1.0, read <= 1.0 vs pyarrow).
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import polars as pl
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def build(rows):
+    i = np.arange(rows, dtype="int64")
+    strings = np.array([f"str_{k:08d}" for k in range(1000)], dtype=object)
+    cats = [f"cat_{k:02d}" for k in range(100)]
+    return pd.DataFrame({
+        "i": i,
+        "f": i * 0.5,
+        "s": pd.Series(strings[i % 1000], dtype="str"),
+        "c": pd.Categorical.from_codes((i % 100).astype("int8"), categories=cats),
+        "t": pd.to_datetime(1_600_000_000_000_000_000 + i * 1_000_000_000, unit="ns", utc=True),
+        "b": i % 3 == 0,
+    })
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main():
+    rows = int(os.environ.get("SCIIO_BENCH_PARQUET_ROWS", "10000000"))
+    repeat = int(os.environ.get("SCIIO_BENCH_REPEAT", "3"))
+    out = os.environ.get("SCIIO_BENCH_DIR", os.path.join(ROOT, "bench-out"))
+    os.makedirs(out, exist_ok=True)
+    df = build(rows)
+    table = pa.Table.from_pandas(df)
+    pa_path = os.path.join(out, "pyarrow.parquet")
+    res = {"rows": rows, "cpus": os.cpu_count()}
+    res["pyarrow_write_s"] = best(lambda: pq.write_table(table, pa_path), repeat)
+    res["pyarrow_read_s"] = best(lambda: pq.read_table(pa_path), repeat)
+    res["pandas_write_s"] = best(lambda: df.to_parquet(os.path.join(out, "pandas.parquet")), repeat)
+    res["pandas_read_s"] = best(lambda: pd.read_parquet(pa_path), repeat)
+    pldf = pl.from_arrow(table)
+    res["polars_write_s"] = best(lambda: pldf.write_parquet(os.path.join(out, "polars.parquet")), repeat)
+    res["polars_read_s"] = best(lambda: pl.read_parquet(pa_path), repeat)
+
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio-pandas", "--example", "bench"],
+                   cwd=ROOT, check=True)
+    proc = subprocess.run(
+        ["cargo", "run", "-q", "--release", "-p", "sciio-pandas", "--example", "bench", "--",
+         "--rows", str(rows), "--dir", out, "--repeat", str(repeat)],
+        cwd=ROOT, check=True, capture_output=True, text=True)
+    sciio = json.loads(proc.stdout)
+    assert sciio["read_rows"] == rows, sciio
+    res["sciio_write_s"] = sciio["write_s"]
+    res["sciio_read_s"] = sciio["read_s"]
+    # sciio's file must read back equal in pandas
+    check = pd.read_parquet(os.path.join(out, "sciio.parquet"))
+    assert check.equals(df), "sciio's benchmark file differs from the frame"
+    for op in ("write", "read"):
+        res[f"ratio_{op}_sciio_over_pyarrow"] = res[f"sciio_{op}_s"] / res[f"pyarrow_{op}_s"]
+        res[f"ratio_{op}_polars_over_pyarrow"] = res[f"polars_{op}_s"] / res[f"pyarrow_{op}_s"]
+        res[f"ratio_{op}_sciio_over_polars"] = res[f"sciio_{op}_s"] / res[f"polars_{op}_s"]
+    print(json.dumps(res, indent=1))
+    print(f"parquet write: sciio/pyarrow = {res['ratio_write_sciio_over_pyarrow']:.2f} (target <= 1.0), "
+          f"polars/pyarrow = {res['ratio_write_polars_over_pyarrow']:.2f}", file=sys.stderr)
+    print(f"parquet read:  sciio/pyarrow = {res['ratio_read_sciio_over_pyarrow']:.2f} (target <= 1.0), "
+          f"polars/pyarrow = {res['ratio_read_polars_over_pyarrow']:.2f}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

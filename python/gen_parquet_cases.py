@@ -1,0 +1,212 @@
+"""Writes pandas DataFrames to Parquet with pyarrow and fastparquet, covering every pandas_type and
+index form of the pandas Parquet metadata, plus `cases.json` saying what each file holds (derived
+from the DataFrame objects, not from the files) for sciio's tests to check against.
+
+usage: gen_parquet_cases.py OUT_DIR
+"""
+import datetime as dt
+import decimal
+import json
+import os
+import sys
+
+import fastparquet
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+
+def typed_frame(n=6):
+    rng = np.random.default_rng(7)
+    cats = ["lo", "mid", "hi", "unused"]
+    df = pd.DataFrame(
+        {
+            "b": rng.integers(0, 2, n).astype(bool),
+            "i8": np.arange(n, dtype="int8") - 3,
+            "i16": np.arange(n, dtype="int16") * -300,
+            "i32": np.arange(n, dtype="int32") * 70000,
+            "i64": np.arange(n, dtype="int64") * (1 << 40),
+            "u8": np.arange(n, dtype="uint8") + 250 - n,
+            "u16": np.arange(n, dtype="uint16") * 1000,
+            "u32": np.arange(n, dtype="uint32") * 4_000_000,
+            "u64": np.arange(n, dtype="uint64") * (1 << 62),
+            "f16": np.linspace(0, 1, n).astype("float16"),
+            "f32": np.linspace(-1, 1, n).astype("float32"),
+            "f64": np.where(np.arange(n) == 2, np.nan, np.linspace(0, 1e10, n)),
+            "dt_ns": pd.date_range("2021-03-04 05:06:07.123456789", periods=n, freq="37h").as_unit("ns"),
+            "dt_us": pd.date_range("1970-01-01", periods=n, freq="s").as_unit("us"),
+            "dtz": pd.date_range("2022-10-30 00:30", periods=n, freq="30min", tz="Europe/Brussels").as_unit("ns"),
+            "dtz_us": pd.date_range("2020-01-01", periods=n, freq="D", tz="UTC").as_unit("us"),
+            "td": pd.to_timedelta(np.arange(n) * 1_500_000_007, unit="ns"),
+            "date": [dt.date(2020, 1, 1) + dt.timedelta(days=int(i) * 40) for i in range(n)],
+            "time": [dt.time(int(i) % 24, 30, 15, 500) for i in range(n)],
+            "s": ["alpha", "bêta", None, "δ", "", "x" * 20][:n],
+            "by": [b"\x00\x01", b"", None, b"xyz", b"\xff", b"q"][:n],
+            "dec": [decimal.Decimal("1.25"), decimal.Decimal("-3.50"), None, decimal.Decimal("0.01"),
+                    decimal.Decimal("100.00"), decimal.Decimal("7.77")][:n],
+            "cat": pd.Categorical((cats[:3] * n)[:n], categories=cats, ordered=False),
+            "ocat": pd.Categorical(["hi", "lo", None, "hi", "lo", "lo"][:n], categories=["lo", "hi", "never"], ordered=True),
+            "Int64": pd.array([1, None, 3, -4, None, 6][:n], dtype="Int64"),
+            "Int8": pd.array([1, -2, None, 4, 5, None][:n], dtype="Int8"),
+            "UInt16": pd.array([None, 2, 3, 65535, 0, 1][:n], dtype="UInt16"),
+            "boolean": pd.array([True, None, False, True, None, False][:n], dtype="boolean"),
+            "Float64": pd.array([1.5, None, 2.5, 3.5, None, 0.0][:n], dtype="Float64"),
+        }
+    )
+    return df
+
+
+def pyarrow_cases():
+    """name -> (DataFrame, to_parquet keyword arguments)."""
+    t = typed_frame()
+    cases = {}
+    cases["types"] = (t, {})
+    cases["types_zstd_rg"] = (t, {"compression": "zstd", "row_group_size": 2})
+    cases["types_gzip"] = (t, {"compression": "gzip"})
+    cases["types_lz4_nodict"] = (t, {"compression": "lz4", "use_dictionary": False})
+    cases["types_none"] = (t, {"compression": None})
+
+    r = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": list("wxyz")},
+                     index=pd.RangeIndex(5, 17, 3, name="r"))
+    cases["range_step_named"] = (r, {})
+    cases["range_unnamed"] = (pd.DataFrame({"a": [1, 2, 3]}, index=pd.RangeIndex(10, 7, -1)), {})
+    cases["named_index"] = (pd.DataFrame({"v": [1, 2, 3]}, index=pd.Index(["k", "j", "i"], name="key")), {})
+    cases["unnamed_index"] = (pd.DataFrame({"v": [1.5, 2.5, 3.5]}, index=pd.Index([10, 3, 7])), {})
+    cases["index_name_collision"] = (pd.DataFrame({"a": [1, 2], "__index_level_0__": [3, 4]},
+                                                  index=pd.Index([7, 8], name="a")), {})
+    cases["range_index_as_column"] = (pd.DataFrame({"a": [1, 2, 3]}, index=pd.RangeIndex(0, 3, name="rr")),
+                                      {"index": True})
+    mi = pd.MultiIndex.from_arrays(
+        [["a", "a", "b", "b"], [1, 2, 1, 2], pd.date_range("2020", periods=4, tz="Asia/Tokyo")],
+        names=["k1", None, "when"])
+    cases["multiindex_rows"] = (pd.DataFrame({"x": [1, 2, 3, 4], "y": list("pqrs")}, index=mi), {})
+    mc = pd.DataFrame(np.arange(8).reshape(2, 4).astype("int64"),
+                      columns=pd.MultiIndex.from_tuples(
+                          [("a", "x"), ("a", "y"), ("b", "x"), ("b", "it's")], names=["l0", "l1"]))
+    cases["multiindex_columns"] = (mc, {})
+    mc2 = mc.copy()
+    mc2.columns = mc.columns.set_names([None, None])
+    mc2.index = pd.Index(["r0", "r1"], name="row")
+    cases["multiindex_columns_unnamed"] = (mc2, {})
+    named_cols = pd.DataFrame({"a": [1, 2]})
+    named_cols.columns.name = "colname"
+    cases["column_index_named"] = (named_cols, {})
+    cases["tz_index"] = (pd.DataFrame({"v": [1, 2, 3]},
+                                      index=pd.date_range("2021-01-01", periods=3, freq="h",
+                                                          tz="America/New_York", name="t").as_unit("ns")), {})
+    cases["categorical_index"] = (pd.DataFrame({"v": [1, 2, 3]},
+                                               index=pd.CategoricalIndex(["b", "a", "b"], categories=["a", "b", "c"],
+                                                                         ordered=True, name="ci")), {})
+    cases["empty_rows"] = (t.iloc[:0], {})
+    cases["empty_rows_named_index"] = (pd.DataFrame({"a": pd.Series([], dtype="float64")},
+                                                    index=pd.Index([], dtype="int64", name="i")), {})
+    attrs = pd.DataFrame({"a": [1, 2]})
+    attrs.attrs = {"source": "sciio test", "n": 2}
+    cases["attrs"] = (attrs, {})
+    return cases
+
+
+def fastparquet_cases():
+    n = 5
+    df = pd.DataFrame(
+        {
+            "i64": np.arange(n, dtype="int64"),
+            "i16": np.arange(n, dtype="int16"),
+            "u32": np.arange(n, dtype="uint32"),
+            "f32": np.linspace(0, 1, n).astype("float32"),
+            "f64": np.linspace(0, 1, n),
+            "b": np.array([True, False] * 3)[:n],
+            "s": ["a", "b", None, "d", "e"],
+            "by": [b"a", b"bb", b"", b"\x00", b"z"],
+            "cat": pd.Categorical(["x", "y", "x", "x", "y"], categories=["x", "y", "z"], ordered=True),
+            "dt": pd.date_range("2020-02-02", periods=n, freq="h").as_unit("ns"),
+            "dtz": pd.date_range("2020-02-02", periods=n, freq="h", tz="Europe/Paris").as_unit("ns"),
+            "td": pd.to_timedelta(np.arange(n), unit="s"),
+            "Int32": pd.array([1, None, 3, 4, 5], dtype="Int32"),
+            "boolean": pd.array([True, None, False, True, True], dtype="boolean"),
+        },
+        index=pd.Index([10, 20, 30, 40, 50], name="idx"),
+    )
+    cases = {}
+    cases["fp_types"] = (df, {})
+    cases["fp_range"] = (df.reset_index(drop=True), {})
+    mi = df.set_index(["s", "i16"], append=True)
+    cases["fp_multiindex"] = (mi[["i64", "f64"]], {})
+    js = pd.DataFrame({"j": [{"a": 1}, [1, 2, "x"], None, "str", 3.5]})
+    cases["fp_json"] = (js, {"object_encoding": {"j": "json"}})
+    return cases
+
+
+def expectation(name, df, writer, kwargs):
+    index = df.index
+    if isinstance(index, pd.RangeIndex) and not kwargs.get("index", False):
+        idx = {"kind": "range", "start": index.start, "stop": index.stop, "step": index.step,
+               "name": index.name}
+    else:
+        idx = {"kind": "levels", "names": [None if n is None else str(n) for n in index.names]}
+    labels = [str(c) if isinstance(c, tuple) else c for c in df.columns]
+    cats = {}
+    tzs = {}
+    for label, col in zip(labels, df.columns):
+        dtype = df[col].dtype
+        if isinstance(dtype, pd.CategoricalDtype):
+            cats[label] = {"ordered": bool(dtype.ordered),
+                           "categories": [str(c) for c in dtype.categories]}
+        if isinstance(dtype, pd.DatetimeTZDtype):
+            tzs[label] = str(dtype.tz)
+    return {
+        "name": name,
+        "file": f"{name}.parquet",
+        "writer": writer,
+        "rows": len(df),
+        "index": idx,
+        "labels": labels,
+        "column_level_names": [None if n is None else str(n) for n in df.columns.names],
+        "categoricals": cats,
+        "timezones": tzs,
+        "attrs": df.attrs,
+    }
+
+
+def refused_case(out):
+    """A file whose 'obj' column is marked as pickled objects (as pandas < 0.23 with
+    fastparquet's object_encoding='pickle' wrote), and one marked bson; other columns are plain."""
+    import pickle
+    table = pa.table({"ok": [1, 2], "obj": [pickle.dumps({"a": 1}), pickle.dumps([2])],
+                      "bs": [b"\x05\x00\x00\x00\x00", b"\x05\x00\x00\x00\x00"]})
+    meta = {
+        "index_columns": [{"kind": "range", "name": None, "start": 0, "stop": 2, "step": 1}],
+        "column_indexes": [],
+        "columns": [
+            {"name": "ok", "field_name": "ok", "pandas_type": "int64", "numpy_type": "int64", "metadata": None},
+            {"name": "obj", "field_name": "obj", "pandas_type": "object", "numpy_type": "object",
+             "metadata": {"encoding": "pickle"}},
+            {"name": "bs", "field_name": "bs", "pandas_type": "object", "numpy_type": "object",
+             "metadata": {"encoding": "bson"}},
+        ],
+        "creator": {"library": "pyarrow", "version": pa.__version__},
+        "pandas_version": pd.__version__,
+    }
+    table = table.replace_schema_metadata({"pandas": json.dumps(meta)})
+    pq.write_table(table, os.path.join(out, "refused_objects.parquet"))
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    expected = []
+    for name, (df, kwargs) in pyarrow_cases().items():
+        df.to_parquet(os.path.join(out, f"{name}.parquet"), engine="pyarrow", **kwargs)
+        expected.append(expectation(name, df, "pyarrow", kwargs))
+    for name, (df, kwargs) in fastparquet_cases().items():
+        fastparquet.write(os.path.join(out, f"{name}.parquet"), df, **kwargs)
+        expected.append(expectation(name, df, "fastparquet", kwargs))
+    refused_case(out)
+    with open(os.path.join(out, "cases.json"), "w") as f:
+        json.dump(expected, f, indent=1, default=str)
+    print(len(expected))
+
+
+if __name__ == "__main__":
+    main()
