@@ -343,3 +343,40 @@ with np.load(sys.argv[1]) as f:
     assert_eq!(err.location().node.as_deref(), Some("notes.txt"));
     assert_eq!(npz.read_bytes("notes.txt").unwrap(), b"not an array");
 }
+
+#[test]
+fn stored_npz_is_byte_identical_to_np_savez() {
+    // With alignment off, a stored archive is np.savez's file byte for byte: same member
+    // names and order, local headers with zip64 extras, 1980-01-01 timestamps, directory.
+    let dir = tempdir();
+    let theirs = dir.path().join("numpy.npz");
+    let ours = dir.path().join("sciio.npz");
+    run_python(
+        r#"
+import sys, numpy as np
+np.savez(sys.argv[1], np.arange(3, dtype=np.int32), f8=(np.arange(1000) * 0.5).reshape(10, 100),
+         flags=np.array([True, False, True]))
+"#,
+        &[theirs.to_str().unwrap()],
+    );
+    let arrays = sciio_arrays();
+    let get = |name: &str| arrays.iter().find(|(n, _)| *n == name).unwrap().1.clone();
+    // numpy writes keyword arrays first, then the positional ones.
+    let mut npz = NpzWriter::create(&ours).unwrap().align(1);
+    npz.add("f8", &get("f8")).unwrap();
+    npz.add("flags", &get("flags")).unwrap();
+    npz.add_positional(&NdArray::from_vec(vec![0i32, 1, 2], &[3]).unwrap())
+        .unwrap();
+    npz.finish().unwrap();
+    let (a, b) = (
+        std::fs::read(&ours).unwrap(),
+        std::fs::read(&theirs).unwrap(),
+    );
+    let first_difference = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert!(
+        a.len() == b.len() && first_difference.is_none(),
+        "sizes {} vs {}, first difference at byte {first_difference:?}",
+        a.len(),
+        b.len()
+    );
+}

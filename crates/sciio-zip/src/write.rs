@@ -60,8 +60,8 @@ struct Written {
 /// Writes a zip archive member by member.
 ///
 /// Defaults: [`Compression::Stored`], zip64 local headers on every member (as numpy writes
-/// them), [`DEFAULT_BLOCK_SIZE`] deflate blocks on rayon's global thread pool, the current time
-/// as modification time. Call [`ZipWriter::finish`] to write the central directory; an archive
+/// them), [`DEFAULT_BLOCK_SIZE`] deflate blocks on rayon's global thread pool, 1980-01-01 00:00
+/// as modification time (as numpy's `savez` stores it). Call [`ZipWriter::finish`] to write the central directory; an archive
 /// dropped unfinished is not a valid zip file.
 ///
 /// ```
@@ -121,7 +121,7 @@ impl<W: Write + Seek> ZipWriter<W> {
             block_size: DEFAULT_BLOCK_SIZE,
             force_zip64: true,
             force_zip64_records: false,
-            modified: DosDateTime::now(),
+            modified: DosDateTime::EPOCH,
             align: 1,
             file: None,
             failed: false,
@@ -169,7 +169,9 @@ impl<W: Write + Seek> ZipWriter<W> {
         self
     }
 
-    /// Sets the modification time stored for members. Default: now.
+    /// Sets the modification time stored for members. Default: [`DosDateTime::EPOCH`]
+    /// (1980-01-01 00:00), what `zipfile.ZipFile.open(name, 'w')` and so numpy's `savez` store,
+    /// which also makes archives reproducible. [`DosDateTime::now`] gives the current time.
     pub fn modified(mut self, time: DosDateTime) -> Self {
         self.modified = time;
         self
