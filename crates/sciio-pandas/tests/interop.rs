@@ -220,7 +220,11 @@ fn reads_generated_cases_with_their_metadata() {
     let (_, dtz) = frame.schema().column("dtz").unwrap();
     assert_eq!(dtz.meta.timezone(), Some("Europe/Brussels"));
     let (_, dec) = frame.schema().column("dec").unwrap();
-    assert_eq!(dec.meta.decimal(), Some((3, 2)));
+    assert_eq!(
+        dec.meta.decimal(),
+        Some((5, 2)),
+        "pyarrow infers precision 5 for 100.00"
+    );
 }
 
 #[test]
