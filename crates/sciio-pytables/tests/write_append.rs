@@ -4,6 +4,14 @@
 use sciio_hdf5::{ByteOrder, Field, H5Type};
 use sciio_pytables::write::{Filters, PtWriter};
 
+/// libhdf5 locks files with `flock`, and descriptors are inherited by the Python processes other
+/// test threads spawn: a file open here could look locked to PyTables there. Tests in this
+/// binary therefore run one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const MAKE_TABLE: &str = r#"
 import sys, numpy as np, tables as tb
 class R(tb.IsDescription):
@@ -109,27 +117,32 @@ fn append_to_pytables_table(complib: &str, level: &str) {
 
 #[test]
 fn appends_to_a_pytables_table_uncompressed() {
+    let _serial = serial();
     append_to_pytables_table("zlib", "0");
 }
 
 #[test]
 fn appends_to_a_pytables_table_with_zlib() {
+    let _serial = serial();
     append_to_pytables_table("zlib", "5");
 }
 
 #[test]
 fn appends_to_a_pytables_table_with_blosc2() {
+    let _serial = serial();
     append_to_pytables_table("blosc2:zstd", "5");
 }
 
 #[test]
 fn appends_to_a_pytables_table_with_blosc_and_bzip2() {
+    let _serial = serial();
     append_to_pytables_table("blosc:lz4", "5");
     append_to_pytables_table("bzip2", "9");
 }
 
 #[test]
 fn a_failed_write_leaves_no_destination() {
+    let _serial = serial();
     let dir = sciio_testkit::tempdir();
     let path = dir.path().join("new.h5");
     {
@@ -153,6 +166,7 @@ fn a_failed_write_leaves_no_destination() {
 
 #[test]
 fn a_failed_write_leaves_an_existing_destination_intact() {
+    let _serial = serial();
     let dir = sciio_testkit::tempdir();
     let path = dir.path().join("old.h5");
     std::fs::write(&path, b"previous content").unwrap();

@@ -8,6 +8,14 @@ use sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData};
 use sciio_pytables::write::{Filters, PtWriter, VlAtom};
 use sciio_pytables::{PtFile, Rows};
 
+/// libhdf5 locks files with `flock`, and descriptors are inherited by the Python processes other
+/// test threads spawn: a file open here could look locked to PyTables there. Tests in this
+/// binary therefore run one at a time.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 const LE: ByteOrder = ByteOrder::Little;
 
 fn int(size: usize, signed: bool) -> H5Type {
@@ -239,6 +247,7 @@ fn write_like_pytables(dir: &Path, groups: &[(String, String)]) {
 
 #[test]
 fn pytables_reads_every_node_kind_column_type_and_filter_like_its_own() {
+    let _serial = serial();
     let dir = sciio_testkit::tempdir();
     let d = dir.path().to_str().unwrap();
     let groups: Vec<(String, String)> =
@@ -257,6 +266,7 @@ fn pytables_reads_every_node_kind_column_type_and_filter_like_its_own() {
 
 #[test]
 fn sciio_reads_back_what_it_wrote_with_lzo() {
+    let _serial = serial();
     // PyTables' wheel has no LZO, so LZO output is checked by sciio's reader (LZO1X, as
     // PyTables' H5Zlzo.c writes it).
     let dir = sciio_testkit::tempdir();

@@ -25,7 +25,7 @@ mod types;
 
 use std::ffi::{c_char, c_void, CString};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use hdf5_sys::h5::hsize_t;
 use hdf5_sys::h5a::{H5Acreate2, H5Adelete, H5Aexists, H5Awrite};
@@ -34,13 +34,15 @@ use hdf5_sys::h5d::{
     H5Dwrite_chunk,
 };
 use hdf5_sys::h5f::{
-    H5F_libver_t, H5F_scope_t, H5Fcreate, H5Fflush, H5Fopen, H5F_ACC_RDWR, H5F_ACC_TRUNC,
+    H5F_close_degree_t, H5F_libver_t, H5F_scope_t, H5Fclose, H5Fcreate, H5Fflush, H5Fopen,
+    H5F_ACC_RDWR, H5F_ACC_TRUNC,
 };
 use hdf5_sys::h5g::{H5Gcreate2, H5Gopen2};
 use hdf5_sys::h5p::{
-    H5Pcreate, H5Pget_chunk, H5Pget_filter2, H5Pget_nfilters, H5Pset_chunk, H5Pset_fill_value,
-    H5Pset_filter, H5Pset_libver_bounds, H5Pset_obj_track_times, H5Pset_userblock,
-    H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS, H5P_CLS_FILE_CREATE, H5P_DEFAULT,
+    H5Pcreate, H5Pget_chunk, H5Pget_filter2, H5Pget_nfilters, H5Pset_chunk, H5Pset_fclose_degree,
+    H5Pset_fill_value, H5Pset_filter, H5Pset_libver_bounds, H5Pset_obj_track_times,
+    H5Pset_userblock, H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS, H5P_CLS_FILE_CREATE,
+    H5P_DEFAULT,
 };
 use hdf5_sys::h5s::{
     H5S_class_t, H5S_seloper_t, H5Screate, H5Screate_simple, H5Sselect_hyperslab, H5S_ALL,
@@ -133,20 +135,25 @@ impl FileBuilder {
         self
     }
 
-    fn fapl(&self) -> Result<Option<Hid>> {
-        let Some((low, high)) = self.libver else {
-            return Ok(None);
-        };
+    /// The file-access properties: libver bounds when set, and the strong close degree, so
+    /// that [`FileWriter::close`] closes the file even while groups or datasets are alive.
+    fn fapl(&self) -> Result<Hid> {
         // SAFETY: property list created and owned here.
         unsafe {
             let fapl = Hid::new(H5Pcreate(*H5P_CLS_FILE_ACCESS), || {
                 "cannot create a file-access property list".into()
             })?;
             check(
-                H5Pset_libver_bounds(fapl.id(), low.raw(), high.raw()),
-                || "invalid libver bounds".into(),
+                H5Pset_fclose_degree(fapl.id(), H5F_close_degree_t::H5F_CLOSE_STRONG),
+                || "cannot set the close degree".into(),
             )?;
-            Ok(Some(fapl))
+            if let Some((low, high)) = self.libver {
+                check(
+                    H5Pset_libver_bounds(fapl.id(), low.raw(), high.raw()),
+                    || "invalid libver bounds".into(),
+                )?;
+            }
+            Ok(fapl)
         }
     }
 
@@ -170,20 +177,15 @@ impl FileBuilder {
                     })?;
                 }
                 let fapl = self.fapl()?;
-                let fapl_id = fapl.as_ref().map_or(H5P_DEFAULT, Hid::id);
                 Hid::new(
-                    H5Fcreate(c_path.as_ptr(), H5F_ACC_TRUNC, fcpl.id(), fapl_id),
+                    H5Fcreate(c_path.as_ptr(), H5F_ACC_TRUNC, fcpl.id(), fapl.id()),
                     || "cannot create the file".into(),
                 )
             }
         })
         .map_err(|e| e.with_file(path))?;
         Ok(FileWriter {
-            inner: Arc::new(Inner {
-                hid,
-                path: path.to_path_buf(),
-                track_times: self.track_times,
-            }),
+            inner: Inner::new(hid, path, self.track_times),
         })
     }
 
@@ -196,29 +198,47 @@ impl FileBuilder {
             .map_err(|e| Error::io("cannot open the file", e).with_file(path))?;
         let hid = locked(|| -> Result<Hid> {
             let fapl = self.fapl()?;
-            let fapl_id = fapl.as_ref().map_or(H5P_DEFAULT, Hid::id);
             // SAFETY: valid C string and property list.
             Hid::new(
-                unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDWR, fapl_id) },
+                unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDWR, fapl.id()) },
                 || "cannot open the file for writing (not HDF5, damaged, or locked)".into(),
             )
         })
         .map_err(|e| e.with_file(path))?;
         Ok(FileWriter {
-            inner: Arc::new(Inner {
-                hid,
-                path: path.to_path_buf(),
-                track_times: self.track_times,
-            }),
+            inner: Inner::new(hid, path, self.track_times),
         })
     }
 }
 
 #[derive(Debug)]
 struct Inner {
-    hid: Hid,
+    /// `None` once closed.
+    hid: Mutex<Option<Hid>>,
     path: PathBuf,
     track_times: bool,
+}
+
+impl Inner {
+    fn new(hid: Hid, path: &Path, track_times: bool) -> Arc<Inner> {
+        Arc::new(Inner {
+            hid: Mutex::new(Some(hid)),
+            path: path.to_path_buf(),
+            track_times,
+        })
+    }
+
+    /// The file id, or an error once the file is closed.
+    fn id(&self) -> Result<hdf5_sys::h5i::hid_t> {
+        let guard = self
+            .hid
+            .lock()
+            .map_err(|_| Error::invalid_input("the file handle is poisoned"))?;
+        guard
+            .as_ref()
+            .map(Hid::id)
+            .ok_or_else(|| Error::invalid_input("the file is closed"))
+    }
 }
 
 /// An HDF5 file open for writing. libhdf5 closes it when this and every group and dataset
@@ -246,12 +266,12 @@ impl FileWriter {
     /// The existing group at absolute `path`.
     pub fn group(&self, path: &str) -> Result<GroupWriter> {
         let c = c_name(path).map_err(|e| self.locate(e, path))?;
+        let fid = self.inner.id().map_err(|e| self.locate(e, path))?;
         let hid = locked(|| {
             // SAFETY: valid ids and C string.
-            Hid::new(
-                unsafe { H5Gopen2(self.inner.hid.id(), c.as_ptr(), H5P_DEFAULT) },
-                || "cannot open the group".into(),
-            )
+            Hid::new(unsafe { H5Gopen2(fid, c.as_ptr(), H5P_DEFAULT) }, || {
+                "cannot open the group".into()
+            })
         })
         .map_err(|e| self.locate(e, path))?;
         Ok(GroupWriter {
@@ -264,12 +284,12 @@ impl FileWriter {
     /// The existing dataset at absolute `path`, ready for appends and attributes.
     pub fn dataset(&self, path: &str) -> Result<DatasetWriter> {
         let c = c_name(path).map_err(|e| self.locate(e, path))?;
+        let fid = self.inner.id().map_err(|e| self.locate(e, path))?;
         locked(|| -> Result<DatasetWriter> {
             // SAFETY: valid ids and C string.
-            let hid = Hid::new(
-                unsafe { H5Dopen2(self.inner.hid.id(), c.as_ptr(), H5P_DEFAULT) },
-                || "cannot open the dataset".into(),
-            )?;
+            let hid = Hid::new(unsafe { H5Dopen2(fid, c.as_ptr(), H5P_DEFAULT) }, || {
+                "cannot open the dataset".into()
+            })?;
             DatasetWriter::from_hid(self.clone(), hid, path.to_string())
         })
         .map_err(|e| self.locate(e, path))
@@ -277,10 +297,11 @@ impl FileWriter {
 
     /// Flushes everything written so far to disk.
     pub fn flush(&self) -> Result<()> {
+        let fid = self.inner.id().map_err(|e| e.with_file(&self.inner.path))?;
         locked(|| {
             // SAFETY: valid file id.
             check(
-                unsafe { H5Fflush(self.inner.hid.id(), H5F_scope_t::H5F_SCOPE_GLOBAL) },
+                unsafe { H5Fflush(fid, H5F_scope_t::H5F_SCOPE_GLOBAL) },
                 || "cannot flush the file".into(),
             )
         })
@@ -288,10 +309,27 @@ impl FileWriter {
         .map_err(|e| e.with_file(&self.inner.path))
     }
 
-    /// Flushes and releases this handle (the file closes once no group or dataset of it is
-    /// alive).
+    /// Flushes and closes the file; groups and datasets still alive become unusable (their
+    /// calls fail cleanly).
     pub fn close(self) -> Result<()> {
-        self.flush()
+        self.flush()?;
+        let taken = self
+            .inner
+            .hid
+            .lock()
+            .map_err(|_| Error::invalid_input("the file handle is poisoned"))?
+            .take();
+        let Some(hid) = taken else { return Ok(()) };
+        let ret = locked(|| {
+            // SAFETY: the id is valid and owned; with the strong close degree this closes
+            // every object of the file too.
+            check(unsafe { H5Fclose(hid.id()) }, || {
+                "cannot close the file".into()
+            })
+        });
+        // Closed above: the handle must not release the id a second time.
+        std::mem::forget(hid);
+        ret.map(|_| ()).map_err(|e| e.with_file(&self.inner.path))
     }
 }
 

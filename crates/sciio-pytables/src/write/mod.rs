@@ -327,8 +327,8 @@ impl PtGroup {
         }
     }
 
-    /// Creates a VLArray of `atom` rows. Filters: only libhdf5's own (zlib, shuffle,
-    /// fletcher32) apply to variable-length data.
+    /// Creates a VLArray of `atom` rows (libhdf5 runs the filters over the chunks of row
+    /// references, as for PyTables' own VLArrays).
     pub fn create_vlarray(
         &self,
         name: &str,
@@ -364,12 +364,6 @@ impl PtGroup {
         };
         let chunk = calc_vl_chunkshape(1000, elem as u64);
         let filters = filters.or(self.filters).unwrap_or_default();
-        if filters.complevel > 0 && filters.complib != Complib::Zlib {
-            return Err(Error::unsupported(format!(
-                "{} on a VLArray: sciio compresses variable-length data only with zlib",
-                filters.complib.name()
-            )));
-        }
         let ty = H5Type::VarLen {
             base: Box::new(base),
         };
