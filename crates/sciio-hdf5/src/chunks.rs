@@ -27,15 +27,25 @@ impl Dataset {
         let (layout, chunk_shape, pipeline) = self.storage()?;
         let ty = self.dtype()?;
         let slices = |shape: &[u64]| -> Vec<Slice> {
-            let mut v = vec![Slice { start, count, step: 1 }];
-            v.extend(shape.iter().skip(1).map(|&d| Slice { start: 0, count: d, step: 1 }));
+            let mut v = vec![Slice {
+                start,
+                count,
+                step: 1,
+            }];
+            v.extend(shape.iter().skip(1).map(|&d| Slice {
+                start: 0,
+                count: d,
+                step: 1,
+            }));
             v
         };
         let usable = layout == Layout::Chunked
             && !shape.is_empty()
             && !ty.has_vlen()
             && pipeline.iter().all(|f| filters::decodes_in_rust(f.id));
-        let Some(chunk) = chunk_shape.filter(|c| usable && c.len() == shape.len() && c.iter().all(|&d| d > 0)) else {
+        let Some(chunk) =
+            chunk_shape.filter(|c| usable && c.len() == shape.len() && c.iter().all(|&d| d > 0))
+        else {
             return self.read_slices(Some(&slices(&shape)));
         };
         if start.checked_add(count).is_none_or(|end| end > shape[0]) {
@@ -49,7 +59,11 @@ impl Dataset {
             Some(bytes) => {
                 let mut out_shape = vec![count as usize];
                 out_shape.extend(shape.iter().skip(1).map(|&d| d as usize));
-                Ok(RawData { ty, shape: out_shape, bytes })
+                Ok(RawData {
+                    ty,
+                    shape: out_shape,
+                    bytes,
+                })
             }
             None => self.read_slices(Some(&slices(&shape))),
         }
@@ -73,7 +87,9 @@ impl Dataset {
         let total = (count as usize)
             .checked_mul(row_bytes)
             .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-        self.file().limits().check_alloc(total as u64, "dataset selection")?;
+        self.file()
+            .limits()
+            .check_alloc(total as u64, "dataset selection")?;
         let chunk_elems: u64 = chunk.iter().product();
         let chunk_bytes = (chunk_elems as usize)
             .checked_mul(elem)
@@ -82,9 +98,17 @@ impl Dataset {
             return Err(self.locate(Error::format("chunk larger than 4 GiB")));
         }
         // Every chunk of the grid overlapping the row range, in C order of their coordinates.
-        let grid: Vec<u64> = shape.iter().zip(chunk).map(|(&s, &c)| s.div_ceil(c)).collect();
+        let grid: Vec<u64> = shape
+            .iter()
+            .zip(chunk)
+            .map(|(&s, &c)| s.div_ceil(c))
+            .collect();
         let first = start / chunk[0];
-        let last = if count == 0 { first } else { (start + count - 1) / chunk[0] + 1 };
+        let last = if count == 0 {
+            first
+        } else {
+            (start + count - 1) / chunk[0] + 1
+        };
         let inner: u64 = grid[1..].iter().product();
         let mut coords: Vec<Vec<u64>> = Vec::new();
         for r in first..last {
@@ -101,7 +125,9 @@ impl Dataset {
         }
         let mut out = vec![0u8; total];
         for batch in coords.chunks(BATCH) {
-            let Some(raw) = self.fetch(batch)? else { return Ok(None) };
+            let Some(raw) = self.fetch(batch)? else {
+                return Ok(None);
+            };
             let decoded: Vec<Result<Vec<u8>>> = raw
                 .into_par_iter()
                 .map(|(mask, bytes)| decode_pipeline(pipeline, mask, bytes, chunk_bytes, elem))
@@ -123,7 +149,15 @@ impl Dataset {
                 let mut info_mask = 0u32;
                 let mut addr = 0u64;
                 // SAFETY: `c` has the dataset's rank; out-pointers valid.
-                let rc = unsafe { H5Dget_chunk_info_by_coord(self.hid(), c.as_ptr(), &mut info_mask, &mut addr, &mut size) };
+                let rc = unsafe {
+                    H5Dget_chunk_info_by_coord(
+                        self.hid(),
+                        c.as_ptr(),
+                        &mut info_mask,
+                        &mut addr,
+                        &mut size,
+                    )
+                };
                 if rc < 0 || size == 0 || addr == u64::MAX {
                     // SAFETY: clear the error stack of a missing chunk (not an error here).
                     unsafe { hdf5_sys::h5e::H5Eclear2(hdf5_sys::h5e::H5E_DEFAULT) };
@@ -137,10 +171,19 @@ impl Dataset {
                 // SAFETY: `buf` holds the chunk's stored size.
                 let mut buf_size = buf.len();
                 let rc = unsafe {
-                    H5Dread_chunk(self.hid(), H5P_DEFAULT, c.as_ptr(), &mut mask, buf.as_mut_ptr().cast(), &mut buf_size)
+                    H5Dread_chunk(
+                        self.hid(),
+                        H5P_DEFAULT,
+                        c.as_ptr(),
+                        &mut mask,
+                        buf.as_mut_ptr().cast(),
+                        &mut buf_size,
+                    )
                 };
                 if rc < 0 {
-                    return Err(self.locate(crate::handle::last_error(format!("cannot read chunk at {c:?}"))));
+                    return Err(self.locate(crate::handle::last_error(format!(
+                        "cannot read chunk at {c:?}"
+                    ))));
                 }
                 out.push((mask, buf));
             }
@@ -150,7 +193,13 @@ impl Dataset {
 }
 
 /// Undoes the pipeline (last filter first), skipping filters whose bit is set in `mask`.
-fn decode_pipeline(pipeline: &[Filter], mask: u32, mut data: Vec<u8>, chunk_bytes: usize, elem: usize) -> Result<Vec<u8>> {
+fn decode_pipeline(
+    pipeline: &[Filter],
+    mask: u32,
+    mut data: Vec<u8>,
+    chunk_bytes: usize,
+    elem: usize,
+) -> Result<Vec<u8>> {
     for (i, f) in pipeline.iter().enumerate().rev() {
         if i < 32 && mask & (1 << i) != 0 {
             continue;
@@ -166,7 +215,10 @@ fn decode_pipeline(pipeline: &[Filter], mask: u32, mut data: Vec<u8>, chunk_byte
     if data.len() != chunk_bytes {
         return Err(Error::new(
             ErrorKind::Corrupt,
-            format!("chunk decodes to {} bytes, {chunk_bytes} expected", data.len()),
+            format!(
+                "chunk decodes to {} bytes, {chunk_bytes} expected",
+                data.len()
+            ),
         ));
     }
     Ok(data)
@@ -176,7 +228,16 @@ fn decode_pipeline(pipeline: &[Filter], mask: u32, mut data: Vec<u8>, chunk_byte
 /// into `out` (C order, all columns). Edge chunks are stored full-size: only their valid
 /// extent is copied.
 #[allow(clippy::too_many_arguments)]
-fn scatter(data: &[u8], coord: &[u64], chunk: &[u64], shape: &[u64], start: u64, count: u64, elem: usize, out: &mut [u8]) {
+fn scatter(
+    data: &[u8],
+    coord: &[u64],
+    chunk: &[u64],
+    shape: &[u64],
+    start: u64,
+    count: u64,
+    elem: usize,
+    out: &mut [u8],
+) {
     let rank = shape.len();
     let row_lo = coord[0].max(start);
     let row_hi = (coord[0] + chunk[0]).min(start + count).min(shape[0]);
@@ -191,7 +252,9 @@ fn scatter(data: &[u8], coord: &[u64], chunk: &[u64], shape: &[u64], start: u64,
         return;
     }
     // Valid extent of the chunk in every dimension, and the run length of the last one.
-    let valid: Vec<u64> = (0..rank).map(|d| chunk[d].min(shape[d] - coord[d])).collect();
+    let valid: Vec<u64> = (0..rank)
+        .map(|d| chunk[d].min(shape[d] - coord[d]))
+        .collect();
     let run = valid[rank - 1] as usize * elem;
     // Odometer over the middle dimensions 1..rank-1 (the last is copied as one run).
     let mut idx = vec![0u64; rank];

@@ -6,7 +6,9 @@ use std::sync::Arc;
 
 use hdf5_sys::h5::{herr_t, hsize_t, H5_index_t, H5_iter_order_t};
 use hdf5_sys::h5a::{H5A_info_t, H5Aget_space, H5Aget_type, H5Aiterate2, H5Aopen, H5Aread};
-use hdf5_sys::h5d::{H5D_layout_t, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2, H5Dread};
+use hdf5_sys::h5d::{
+    H5D_layout_t, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2, H5Dread,
+};
 use hdf5_sys::h5f::{H5Fopen, H5F_ACC_RDONLY};
 use hdf5_sys::h5g::H5Gopen2;
 use hdf5_sys::h5i::hid_t;
@@ -14,11 +16,14 @@ use hdf5_sys::h5l::{H5L_info2_t, H5L_type_t, H5Lget_val, H5Literate2, H5Lunpack_
 use hdf5_sys::h5o::{H5O_info2_t, H5O_type_t, H5Oget_info_by_name3, H5O_INFO_BASIC};
 use hdf5_sys::h5p::{H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5P_DEFAULT};
 use hdf5_sys::h5s::{
-    H5S_class_t, H5S_seloper_t, H5Screate_simple, H5Sget_simple_extent_dims, H5Sget_simple_extent_ndims,
-    H5Sget_simple_extent_type, H5Sselect_hyperslab,
+    H5S_class_t, H5S_seloper_t, H5Screate_simple, H5Sget_simple_extent_dims,
+    H5Sget_simple_extent_ndims, H5Sget_simple_extent_type, H5Sselect_hyperslab,
 };
-use hdf5_sys::h5t::{H5T_cset_t, H5Tcopy, H5Treclaim, H5Tset_cset, H5Tset_size, H5Tvlen_create, H5T_C_S1, H5T_VARIABLE};
-use sciio_core::{Error, ErrorKind, Limits, Result};
+use hdf5_sys::h5t::{
+    H5T_cset_t, H5Tcopy, H5Treclaim, H5Tset_cset, H5Tset_size, H5Tvlen_create, H5T_C_S1,
+    H5T_VARIABLE,
+};
+use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Order, Result};
 
 use crate::handle::{c_name, check, last_error, locked, string_from_c, Hid};
 use crate::types::{CharSet, H5Type};
@@ -66,9 +71,10 @@ impl File {
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         let hid = locked(|| {
             // SAFETY: valid C string; read-only open with default property lists.
-            Hid::new(unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) }, || {
-                "not an HDF5 file, or its superblock is damaged".to_string()
-            })
+            Hid::new(
+                unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
+                || "not an HDF5 file, or its superblock is damaged".to_string(),
+            )
         })
         .map_err(|e| e.with_file(path))?;
         Ok(File {
@@ -104,9 +110,10 @@ impl File {
         let name = c_name(path).map_err(|e| self.locate(e, path))?;
         let hid = locked(|| {
             // SAFETY: valid ids and C string.
-            Hid::new(unsafe { H5Gopen2(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) }, || {
-                "cannot open the group".to_string()
-            })
+            Hid::new(
+                unsafe { H5Gopen2(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) },
+                || "cannot open the group".to_string(),
+            )
         })
         .map_err(|e| self.locate(e, path))?;
         Ok(Group {
@@ -121,9 +128,10 @@ impl File {
         let name = c_name(path).map_err(|e| self.locate(e, path))?;
         let hid = locked(|| {
             // SAFETY: valid ids and C string.
-            Hid::new(unsafe { H5Dopen2(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) }, || {
-                "cannot open the dataset".to_string()
-            })
+            Hid::new(
+                unsafe { H5Dopen2(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) },
+                || "cannot open the dataset".to_string(),
+            )
         })
         .map_err(|e| self.locate(e, path))?;
         Ok(Dataset {
@@ -141,7 +149,15 @@ impl File {
             let mut info: H5O_info2_t = unsafe { std::mem::zeroed() };
             // SAFETY: valid ids, C string and out-pointer.
             check(
-                unsafe { H5Oget_info_by_name3(self.inner.hid.id(), name.as_ptr(), &mut info, H5O_INFO_BASIC, H5P_DEFAULT) },
+                unsafe {
+                    H5Oget_info_by_name3(
+                        self.inner.hid.id(),
+                        name.as_ptr(),
+                        &mut info,
+                        H5O_INFO_BASIC,
+                        H5P_DEFAULT,
+                    )
+                },
                 || "cannot read the object header".to_string(),
             )?;
             let kind = match info.type_ {
@@ -153,7 +169,9 @@ impl File {
             Ok(ObjectInfo {
                 kind,
                 // SAFETY: H5O_token_t is a repr(C) wrapper of 16 bytes.
-                id: (info.fileno as u64, unsafe { std::mem::transmute::<hdf5_sys::h5o::H5O_token_t, [u8; 16]>(info.token) }),
+                id: (info.fileno as u64, unsafe {
+                    std::mem::transmute::<hdf5_sys::h5o::H5O_token_t, [u8; 16]>(info.token)
+                }),
             })
         })
         .map_err(|e| self.locate(e, path))
@@ -258,7 +276,14 @@ impl Group {
                 let (kind, size) = match info.as_ref() {
                     Some(i) => {
                         let mut u = i.u;
-                        (i.type_, if i.type_ == H5L_type_t::H5L_TYPE_HARD { 0 } else { *u.val_size() })
+                        (
+                            i.type_,
+                            if i.type_ == H5L_type_t::H5L_TYPE_HARD {
+                                0
+                            } else {
+                                *u.val_size()
+                            },
+                        )
                     }
                     None => (H5L_type_t::H5L_TYPE_ERROR, 0),
                 };
@@ -308,37 +333,62 @@ impl Group {
 
     /// One attribute, or `None` when absent.
     pub fn attr(&self, name: &str) -> Result<Option<Attribute>> {
-        read_attr(self.hid.id(), name, &self.file.limits)
-            .map_err(|e| e.with_node(format!("{}/.{name}", self.path)).with_file(self.file.path()))
+        read_attr(self.hid.id(), name, &self.file.limits).map_err(|e| {
+            e.with_node(format!("{}/.{name}", self.path))
+                .with_file(self.file.path())
+        })
     }
 }
 
 fn link_value(gid: hid_t, name: &str, kind: H5L_type_t, size: usize) -> Result<LinkKind> {
     if size > 1 << 20 {
-        return Err(Error::format(format!("link {name:?} value of {size} bytes")));
+        return Err(Error::format(format!(
+            "link {name:?} value of {size} bytes"
+        )));
     }
     let c = c_name(name)?;
     let mut buf = vec![0u8; size.max(1)];
     // SAFETY: buffer of the size libhdf5 reported.
     check(
-        unsafe { H5Lget_val(gid, c.as_ptr(), buf.as_mut_ptr().cast(), buf.len(), H5P_DEFAULT) },
+        unsafe {
+            H5Lget_val(
+                gid,
+                c.as_ptr(),
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                H5P_DEFAULT,
+            )
+        },
         || format!("cannot read link {name:?}"),
     )?;
     if kind == H5L_type_t::H5L_TYPE_SOFT {
         let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-        return Ok(LinkKind::Soft { target: String::from_utf8_lossy(&buf[..end]).into_owned() });
+        return Ok(LinkKind::Soft {
+            target: String::from_utf8_lossy(&buf[..end]).into_owned(),
+        });
     }
     let mut flags = 0u32;
     let mut file: *const c_char = std::ptr::null();
     let mut path: *const c_char = std::ptr::null();
     // SAFETY: unpacks pointers into `buf`, which outlives their use here.
     check(
-        unsafe { H5Lunpack_elink_val(buf.as_ptr().cast(), buf.len(), &mut flags, &mut file, &mut path) },
+        unsafe {
+            H5Lunpack_elink_val(
+                buf.as_ptr().cast(),
+                buf.len(),
+                &mut flags,
+                &mut file,
+                &mut path,
+            )
+        },
         || format!("cannot decode external link {name:?}"),
     )?;
     // SAFETY: both point into `buf`, NUL-terminated per H5Lunpack_elink_val's contract.
     Ok(unsafe {
-        LinkKind::External { file: string_from_c(file), path: string_from_c(path) }
+        LinkKind::External {
+            file: string_from_c(file),
+            path: string_from_c(path),
+        }
     })
 }
 
@@ -388,6 +438,22 @@ pub struct RawData {
     pub bytes: Vec<u8>,
 }
 
+impl RawData {
+    /// The data as a C-order [`NdArray`] with the matching numpy dtype (see
+    /// [`H5Type::to_dtype`]); an HDF5 array type becomes trailing dimensions, as numpy does.
+    pub fn into_ndarray(self) -> Result<NdArray> {
+        let (dtype, shape) = match self.ty.to_dtype()? {
+            DType::SubArray(base, dims) => {
+                let mut shape = self.shape.clone();
+                shape.extend(dims);
+                (*base, shape)
+            }
+            other => (other, self.shape.clone()),
+        };
+        NdArray::from_byte_vec(dtype, &shape, Order::C, self.bytes)
+    }
+}
+
 /// Variable-length data: one byte string per element (a vlen string's bytes, or a vlen
 /// sequence's elements in the base type's file layout).
 #[derive(Debug, Clone, PartialEq)]
@@ -435,7 +501,9 @@ impl Dataset {
     pub fn extent(&self) -> Result<Option<(Vec<u64>, Vec<Option<u64>>)>> {
         locked(|| {
             // SAFETY: valid dataset id.
-            let space = Hid::new(unsafe { H5Dget_space(self.hid.id()) }, || "cannot read the dataspace".into())?;
+            let space = Hid::new(unsafe { H5Dget_space(self.hid.id()) }, || {
+                "cannot read the dataspace".into()
+            })?;
             space_extent(space.id())
         })
         .map_err(|e| self.locate(e))
@@ -450,7 +518,9 @@ impl Dataset {
     pub fn dtype(&self) -> Result<H5Type> {
         locked(|| {
             // SAFETY: valid dataset id.
-            let t = Hid::new(unsafe { H5Dget_type(self.hid.id()) }, || "cannot read the datatype".into())?;
+            let t = Hid::new(unsafe { H5Dget_type(self.hid.id()) }, || {
+                "cannot read the datatype".into()
+            })?;
             H5Type::from_id(t.id())
         })
         .map_err(|e| self.locate(e))
@@ -460,7 +530,9 @@ impl Dataset {
     pub fn storage(&self) -> Result<(Layout, Option<Vec<u64>>, Vec<Filter>)> {
         locked(|| {
             // SAFETY: valid ids; buffers sized as passed.
-            let dcpl = Hid::new(unsafe { H5Dget_create_plist(self.hid.id()) }, || "cannot read creation properties".into())?;
+            let dcpl = Hid::new(unsafe { H5Dget_create_plist(self.hid.id()) }, || {
+                "cannot read creation properties".into()
+            })?;
             let layout = match unsafe { H5Pget_layout(dcpl.id()) } {
                 H5D_layout_t::H5D_COMPACT => Layout::Compact,
                 H5D_layout_t::H5D_CONTIGUOUS => Layout::Contiguous,
@@ -469,12 +541,17 @@ impl Dataset {
             };
             let chunks = if layout == Layout::Chunked {
                 let mut dims = [0 as hsize_t; 32];
-                let n = check(unsafe { H5Pget_chunk(dcpl.id(), 32, dims.as_mut_ptr()) }, || "cannot read chunk shape".into())?;
+                let n = check(
+                    unsafe { H5Pget_chunk(dcpl.id(), 32, dims.as_mut_ptr()) },
+                    || "cannot read chunk shape".into(),
+                )?;
                 Some(dims[..(n as usize).min(32)].to_vec())
             } else {
                 None
             };
-            let n = check(unsafe { H5Pget_nfilters(dcpl.id()) }, || "cannot read the filter pipeline".into())?;
+            let n = check(unsafe { H5Pget_nfilters(dcpl.id()) }, || {
+                "cannot read the filter pipeline".into()
+            })?;
             let mut filters = Vec::new();
             for i in 0..n as u32 {
                 let mut flags = 0u32;
@@ -483,13 +560,26 @@ impl Dataset {
                 let mut name = [0 as c_char; 64];
                 let mut config = 0u32;
                 let id = unsafe {
-                    H5Pget_filter2(dcpl.id(), i, &mut flags, &mut nelmts, cd.as_mut_ptr(), name.len(), name.as_mut_ptr(), &mut config)
+                    H5Pget_filter2(
+                        dcpl.id(),
+                        i,
+                        &mut flags,
+                        &mut nelmts,
+                        cd.as_mut_ptr(),
+                        name.len(),
+                        name.as_mut_ptr(),
+                        &mut config,
+                    )
                 };
                 check(id, || "cannot read a filter".into())?;
                 let stored = unsafe { string_from_c(name.as_ptr()) };
                 filters.push(Filter {
                     id,
-                    name: if stored.is_empty() { crate::filters::filter_name(id).to_string() } else { stored },
+                    name: if stored.is_empty() {
+                        crate::filters::filter_name(id).to_string()
+                    } else {
+                        stored
+                    },
                     cd_values: cd[..nelmts.min(32)].to_vec(),
                     flags,
                 });
@@ -506,8 +596,10 @@ impl Dataset {
 
     /// One attribute, or `None` when absent.
     pub fn attr(&self, name: &str) -> Result<Option<Attribute>> {
-        read_attr(self.hid.id(), name, &self.file.limits)
-            .map_err(|e| e.with_node(format!("{}/.{name}", self.path)).with_file(self.file.path()))
+        read_attr(self.hid.id(), name, &self.file.limits).map_err(|e| {
+            e.with_node(format!("{}/.{name}", self.path))
+                .with_file(self.file.path())
+        })
     }
 
     /// Reads the whole dataset (fixed-layout types).
@@ -530,7 +622,9 @@ impl Dataset {
             let bytes = n
                 .and_then(|n| n.checked_mul(ty.size()))
                 .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-            self.file.limits.check_alloc(bytes as u64, "dataset selection")?;
+            self.file
+                .limits
+                .check_alloc(bytes as u64, "dataset selection")?;
             let (mtype, ty) = self.memory_type(&ty)?;
             // Quad floats are converted to the native long double (as numpy/PyTables read
             // them): same 16-byte size, so the budget checked above still holds.
@@ -541,11 +635,24 @@ impl Dataset {
                 // `n * size` bytes into `buf`.
                 let mspace = simple_space(&shape)?;
                 check(
-                    unsafe { H5Dread(self.hid.id(), mtype.id(), mspace.id(), space.id(), H5P_DEFAULT, buf.as_mut_ptr().cast()) },
+                    unsafe {
+                        H5Dread(
+                            self.hid.id(),
+                            mtype.id(),
+                            mspace.id(),
+                            space.id(),
+                            H5P_DEFAULT,
+                            buf.as_mut_ptr().cast(),
+                        )
+                    },
                     || "cannot read the data".into(),
                 )?;
             }
-            Ok(RawData { ty, shape, bytes: buf })
+            Ok(RawData {
+                ty,
+                shape,
+                bytes: buf,
+            })
         })
         .map_err(|e| self.locate(e))
     }
@@ -555,14 +662,25 @@ impl Dataset {
     fn memory_type(&self, ty: &H5Type) -> Result<(Hid, H5Type)> {
         // SAFETY: valid ids; type ids owned by the returned handle.
         unsafe {
-            if matches!(ty, H5Type::Float { size: 16, precision: 128, .. }) {
-                let t = Hid::new(H5Tcopy(*hdf5_sys::h5t::H5T_NATIVE_LDOUBLE), || "cannot copy the long double type".into())?;
+            if matches!(
+                ty,
+                H5Type::Float {
+                    size: 16,
+                    precision: 128,
+                    ..
+                }
+            ) {
+                let t = Hid::new(H5Tcopy(*hdf5_sys::h5t::H5T_NATIVE_LDOUBLE), || {
+                    "cannot copy the long double type".into()
+                })?;
                 let native = H5Type::from_id(t.id())?;
                 if native.size() == 16 {
                     return Ok((t, native));
                 }
             }
-            let t = Hid::new(H5Dget_type(self.hid.id()), || "cannot read the datatype".into())?;
+            let t = Hid::new(H5Dget_type(self.hid.id()), || {
+                "cannot read the datatype".into()
+            })?;
             Ok((t, ty.clone()))
         }
     }
@@ -590,18 +708,40 @@ impl Dataset {
         let ty = self.dtype()?;
         locked(|| {
             let (space, shape) = self.select(slices)?;
-            let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+            let n = shape
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .unwrap_or(usize::MAX);
             let mtype = vlen_mem_type(&ty, self.hid.id(), true)?;
-            let items = read_vlen_items(n, &self.file.limits, |buf| {
-                // SAFETY: `buf` holds `n` descriptors of the memory type.
-                let mspace = simple_space(&shape)?;
-                check(
-                    unsafe { H5Dread(self.hid.id(), mtype.id(), mspace.id(), space.id(), H5P_DEFAULT, buf) },
-                    || "cannot read the data".into(),
-                )?;
-                Ok(mspace)
-            }, &ty, mtype.id())?;
-            Ok(VlenData { ty: ty.clone(), shape, items })
+            let items = read_vlen_items(
+                n,
+                &self.file.limits,
+                |buf| {
+                    // SAFETY: `buf` holds `n` descriptors of the memory type.
+                    let mspace = simple_space(&shape)?;
+                    check(
+                        unsafe {
+                            H5Dread(
+                                self.hid.id(),
+                                mtype.id(),
+                                mspace.id(),
+                                space.id(),
+                                H5P_DEFAULT,
+                                buf,
+                            )
+                        },
+                        || "cannot read the data".into(),
+                    )?;
+                    Ok(mspace)
+                },
+                &ty,
+                mtype.id(),
+            )?;
+            Ok(VlenData {
+                ty: ty.clone(),
+                shape,
+                items,
+            })
         })
         .map_err(|e| self.locate(e))
     }
@@ -609,7 +749,9 @@ impl Dataset {
     /// A file dataspace with `slices` selected, and the selection's shape.
     fn select(&self, slices: Option<&[Slice]>) -> Result<(Hid, Vec<usize>)> {
         // SAFETY: valid dataset id; arrays sized by the rank.
-        let space = Hid::new(unsafe { H5Dget_space(self.hid.id()) }, || "cannot read the dataspace".into())?;
+        let space = Hid::new(unsafe { H5Dget_space(self.hid.id()) }, || {
+            "cannot read the dataspace".into()
+        })?;
         let Some((dims, _)) = space_extent(space.id())? else {
             return Ok((space, vec![0]));
         };
@@ -625,7 +767,10 @@ impl Dataset {
             )));
         }
         for (s, &d) in slices.iter().zip(&dims) {
-            let last = s.count.checked_sub(1).map(|c| s.start + c.saturating_mul(s.step.max(1)));
+            let last = s
+                .count
+                .checked_sub(1)
+                .map(|c| s.start + c.saturating_mul(s.step.max(1)));
             if s.step == 0 || last.is_some_and(|l| l >= d) {
                 return Err(Error::invalid_input(format!(
                     "selection {}..+{} step {} outside dimension of {d}",
@@ -640,7 +785,14 @@ impl Dataset {
             // SAFETY: arrays of the dataspace's rank.
             check(
                 unsafe {
-                    H5Sselect_hyperslab(space.id(), H5S_seloper_t::H5S_SELECT_SET, start.as_ptr(), stride.as_ptr(), count.as_ptr(), std::ptr::null())
+                    H5Sselect_hyperslab(
+                        space.id(),
+                        H5S_seloper_t::H5S_SELECT_SET,
+                        start.as_ptr(),
+                        stride.as_ptr(),
+                        count.as_ptr(),
+                        std::ptr::null(),
+                    )
                 },
                 || "cannot select the hyperslab".into(),
             )?;
@@ -658,11 +810,19 @@ fn space_extent(space: hid_t) -> Result<Option<(Vec<u64>, Vec<Option<u64>>)>> {
             H5S_class_t::H5S_SCALAR => return Ok(Some((vec![], vec![]))),
             _ => {}
         }
-        let rank = check(H5Sget_simple_extent_ndims(space), || "cannot read the rank".into())?;
+        let rank = check(H5Sget_simple_extent_ndims(space), || {
+            "cannot read the rank".into()
+        })?;
         let mut dims = vec![0 as hsize_t; rank as usize];
         let mut max = vec![0 as hsize_t; rank as usize];
-        check(H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), max.as_mut_ptr()), || "cannot read the shape".into())?;
-        let max = max.iter().map(|&m| if m == hsize_t::MAX { None } else { Some(m) }).collect();
+        check(
+            H5Sget_simple_extent_dims(space, dims.as_mut_ptr(), max.as_mut_ptr()),
+            || "cannot read the shape".into(),
+        )?;
+        let max = max
+            .iter()
+            .map(|&m| if m == hsize_t::MAX { None } else { Some(m) })
+            .collect();
         Ok(Some((dims, max)))
     }
 }
@@ -671,12 +831,16 @@ pub(crate) fn simple_space(shape: &[usize]) -> Result<Hid> {
     let dims: Vec<hsize_t> = shape.iter().map(|&d| d as hsize_t).collect();
     if dims.is_empty() {
         // SAFETY: creating a scalar dataspace.
-        return Hid::new(unsafe { hdf5_sys::h5s::H5Screate(H5S_class_t::H5S_SCALAR) }, || "cannot create a dataspace".into());
+        return Hid::new(
+            unsafe { hdf5_sys::h5s::H5Screate(H5S_class_t::H5S_SCALAR) },
+            || "cannot create a dataspace".into(),
+        );
     }
     // SAFETY: `dims` has `rank` entries.
-    Hid::new(unsafe { H5Screate_simple(dims.len() as i32, dims.as_ptr(), std::ptr::null()) }, || {
-        "cannot create a dataspace".into()
-    })
+    Hid::new(
+        unsafe { H5Screate_simple(dims.len() as i32, dims.as_ptr(), std::ptr::null()) },
+        || "cannot create a dataspace".into(),
+    )
 }
 
 /// The memory type for reading vlen data: C strings for vlen strings, `hvl_t` over the base
@@ -687,17 +851,38 @@ fn vlen_mem_type(ty: &H5Type, obj: hid_t, is_dataset: bool) -> Result<Hid> {
         match ty {
             H5Type::VarString { charset } => {
                 let t = Hid::new(H5Tcopy(*H5T_C_S1), || "cannot create a string type".into())?;
-                check(H5Tset_size(t.id(), H5T_VARIABLE), || "cannot make a vlen string type".into())?;
-                let cset = if *charset == CharSet::Utf8 { H5T_cset_t::H5T_CSET_UTF8 } else { H5T_cset_t::H5T_CSET_ASCII };
-                check(H5Tset_cset(t.id(), cset), || "cannot set the charset".into())?;
+                check(H5Tset_size(t.id(), H5T_VARIABLE), || {
+                    "cannot make a vlen string type".into()
+                })?;
+                let cset = if *charset == CharSet::Utf8 {
+                    H5T_cset_t::H5T_CSET_UTF8
+                } else {
+                    H5T_cset_t::H5T_CSET_ASCII
+                };
+                check(H5Tset_cset(t.id(), cset), || {
+                    "cannot set the charset".into()
+                })?;
                 Ok(t)
             }
             H5Type::VarLen { base } if !base.has_vlen() => {
-                let ftype = Hid::new(if is_dataset { H5Dget_type(obj) } else { H5Aget_type(obj) }, || "cannot read the datatype".into())?;
-                let super_ = Hid::new(hdf5_sys::h5t::H5Tget_super(ftype.id()), || "cannot read the base type".into())?;
-                Hid::new(H5Tvlen_create(super_.id()), || "cannot create a vlen type".into())
+                let ftype = Hid::new(
+                    if is_dataset {
+                        H5Dget_type(obj)
+                    } else {
+                        H5Aget_type(obj)
+                    },
+                    || "cannot read the datatype".into(),
+                )?;
+                let super_ = Hid::new(hdf5_sys::h5t::H5Tget_super(ftype.id()), || {
+                    "cannot read the base type".into()
+                })?;
+                Hid::new(H5Tvlen_create(super_.id()), || {
+                    "cannot create a vlen type".into()
+                })
             }
-            other => Err(Error::unsupported(format!("variable-length data of type {other:?}"))),
+            other => Err(Error::unsupported(format!(
+                "variable-length data of type {other:?}"
+            ))),
         }
     }
 }
@@ -711,8 +896,14 @@ fn read_vlen_items(
     ty: &H5Type,
     mtype: hid_t,
 ) -> Result<Vec<Vec<u8>>> {
-    let slot = if matches!(ty, H5Type::VarString { .. }) { std::mem::size_of::<*const c_char>() } else { std::mem::size_of::<hdf5_sys::h5t::hvl_t>() };
-    let bytes = n.checked_mul(slot).ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
+    let slot = if matches!(ty, H5Type::VarString { .. }) {
+        std::mem::size_of::<*const c_char>()
+    } else {
+        std::mem::size_of::<hdf5_sys::h5t::hvl_t>()
+    };
+    let bytes = n
+        .checked_mul(slot)
+        .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
     limits.check_alloc(bytes as u64, "vlen descriptors")?;
     let mut buf = vec![0u8; bytes];
     if n == 0 {
@@ -729,18 +920,31 @@ fn read_vlen_items(
     for i in 0..n {
         // SAFETY: libhdf5 filled `n` descriptors; pointers stay valid until H5Treclaim.
         let item = unsafe {
-            if slot == std::mem::size_of::<*const c_char>() && matches!(ty, H5Type::VarString { .. }) {
-                let p = std::ptr::read_unaligned(buf.as_ptr().add(i * slot) as *const *const c_char);
-                if p.is_null() { Vec::new() } else { std::ffi::CStr::from_ptr(p).to_bytes().to_vec() }
+            if slot == std::mem::size_of::<*const c_char>()
+                && matches!(ty, H5Type::VarString { .. })
+            {
+                let p =
+                    std::ptr::read_unaligned(buf.as_ptr().add(i * slot) as *const *const c_char);
+                if p.is_null() {
+                    Vec::new()
+                } else {
+                    std::ffi::CStr::from_ptr(p).to_bytes().to_vec()
+                }
             } else {
-                let v = std::ptr::read_unaligned(buf.as_ptr().add(i * slot) as *const hdf5_sys::h5t::hvl_t);
+                let v = std::ptr::read_unaligned(
+                    buf.as_ptr().add(i * slot) as *const hdf5_sys::h5t::hvl_t
+                );
                 let len = v.len.saturating_mul(elem);
                 total = total.saturating_add(len as u64);
                 if let Err(e) = limits.check_alloc(total, "vlen data") {
                     result = Err(e);
                     break;
                 }
-                if v.p.is_null() || len == 0 { Vec::new() } else { std::slice::from_raw_parts(v.p as *const u8, len).to_vec() }
+                if v.p.is_null() || len == 0 {
+                    Vec::new()
+                } else {
+                    std::slice::from_raw_parts(v.p as *const u8, len).to_vec()
+                }
             }
         };
         items.push(item);
@@ -787,7 +991,14 @@ fn read_attrs(obj: hid_t, limits: &Limits) -> Result<Vec<Attribute>> {
         // SAFETY: valid object id and callback.
         check(
             unsafe {
-                H5Aiterate2(obj, H5_index_t::H5_INDEX_NAME, H5_iter_order_t::H5_ITER_INC, &mut idx, Some(visit), &mut names as *mut Vec<String> as *mut c_void)
+                H5Aiterate2(
+                    obj,
+                    H5_index_t::H5_INDEX_NAME,
+                    H5_iter_order_t::H5_ITER_INC,
+                    &mut idx,
+                    Some(visit),
+                    &mut names as *mut Vec<String> as *mut c_void,
+                )
             },
             || "cannot list attributes".into(),
         )
@@ -812,31 +1023,63 @@ fn read_attr(obj: hid_t, name: &str, limits: &Limits) -> Result<Option<Attribute
             }
             return Ok(None);
         }
-        let attr = Hid::new(unsafe { H5Aopen(obj, c.as_ptr(), H5P_DEFAULT) }, || format!("cannot open attribute {name:?}"))?;
-        let ftype = Hid::new(unsafe { H5Aget_type(attr.id()) }, || format!("cannot read the type of attribute {name:?}"))?;
+        let attr = Hid::new(unsafe { H5Aopen(obj, c.as_ptr(), H5P_DEFAULT) }, || {
+            format!("cannot open attribute {name:?}")
+        })?;
+        let ftype = Hid::new(unsafe { H5Aget_type(attr.id()) }, || {
+            format!("cannot read the type of attribute {name:?}")
+        })?;
         let ty = H5Type::from_id(ftype.id())?;
-        let space = Hid::new(unsafe { H5Aget_space(attr.id()) }, || format!("cannot read the shape of attribute {name:?}"))?;
+        let space = Hid::new(unsafe { H5Aget_space(attr.id()) }, || {
+            format!("cannot read the shape of attribute {name:?}")
+        })?;
         let Some((dims, _)) = space_extent(space.id())? else {
-            return Ok(Some(Attribute { name: name.to_string(), value: AttrValue::Empty(ty) }));
+            return Ok(Some(Attribute {
+                name: name.to_string(),
+                value: AttrValue::Empty(ty),
+            }));
         };
         let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
-        let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)).unwrap_or(usize::MAX);
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .unwrap_or(usize::MAX);
         let value = if ty.has_vlen() {
             let mtype = vlen_mem_type(&ty, attr.id(), false)?;
-            let items = read_vlen_items(n, limits, |buf| {
-                check(unsafe { H5Aread(attr.id(), mtype.id(), buf) }, || format!("cannot read attribute {name:?}"))?;
-                simple_space(&shape)
-            }, &ty, mtype.id())?;
+            let items = read_vlen_items(
+                n,
+                limits,
+                |buf| {
+                    check(unsafe { H5Aread(attr.id(), mtype.id(), buf) }, || {
+                        format!("cannot read attribute {name:?}")
+                    })?;
+                    simple_space(&shape)
+                },
+                &ty,
+                mtype.id(),
+            )?;
             AttrValue::Vlen(VlenData { ty, shape, items })
         } else {
-            let bytes = n.checked_mul(ty.size()).ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "attribute size overflows"))?;
+            let bytes = n
+                .checked_mul(ty.size())
+                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "attribute size overflows"))?;
             limits.check_alloc(bytes as u64, "attribute")?;
             let mut buf = vec![0u8; bytes];
             if bytes > 0 {
-                check(unsafe { H5Aread(attr.id(), ftype.id(), buf.as_mut_ptr().cast()) }, || format!("cannot read attribute {name:?}"))?;
+                check(
+                    unsafe { H5Aread(attr.id(), ftype.id(), buf.as_mut_ptr().cast()) },
+                    || format!("cannot read attribute {name:?}"),
+                )?;
             }
-            AttrValue::Raw(RawData { ty, shape, bytes: buf })
+            AttrValue::Raw(RawData {
+                ty,
+                shape,
+                bytes: buf,
+            })
         };
-        Ok(Some(Attribute { name: name.to_string(), value }))
+        Ok(Some(Attribute {
+            name: name.to_string(),
+            value,
+        }))
     })
 }

@@ -62,7 +62,8 @@ pub(crate) fn check<T: Into<i64> + Copy>(ret: T, what: impl FnOnce() -> String) 
 
 /// A C string for a name passed to libhdf5; names with NUL bytes are refused.
 pub(crate) fn c_name(name: &str) -> Result<CString> {
-    CString::new(name).map_err(|_| Error::invalid_input(format!("name {name:?} contains a NUL byte")))
+    CString::new(name)
+        .map_err(|_| Error::invalid_input(format!("name {name:?} contains a NUL byte")))
 }
 
 /// Copies a C string owned by libhdf5 (not freed here).
@@ -93,7 +94,11 @@ pub(crate) fn last_error(what: String) -> Error {
             if let Some(err) = err.as_ref() {
                 let desc = string_from_c(err.desc);
                 let func = string_from_c(err.func_name);
-                messages.push(if desc.is_empty() { func } else { format!("{desc} ({func})") });
+                messages.push(if desc.is_empty() {
+                    func
+                } else {
+                    format!("{desc} ({func})")
+                });
             }
         }
         0
@@ -131,7 +136,10 @@ fn classify(messages: &[String]) -> ErrorKind {
         ErrorKind::Truncated
     } else if all.contains("filter") || all.contains("checksum") || all.contains("fletcher") {
         ErrorKind::Corrupt
-    } else if all.contains("not found") || all.contains("doesn't exist") || all.contains("does not exist") {
+    } else if all.contains("not found")
+        || all.contains("doesn't exist")
+        || all.contains("does not exist")
+    {
         ErrorKind::NotFound
     } else if all.contains("unable to open file") || all.contains("signature") {
         ErrorKind::Format

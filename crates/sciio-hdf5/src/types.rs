@@ -10,7 +10,9 @@ use std::fmt::Write as _;
 use hdf5_sys::h5::H5free_memory;
 use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5t::*;
-use sciio_core::{Error, Result};
+use sciio_core::{
+    ByteOrder as CoreOrder, DType, Error, Field as CoreField, RecordType, Result, ScalarType,
+};
 
 use crate::handle::{check, string_from_c, Hid};
 
@@ -183,12 +185,30 @@ impl H5Type {
     /// The two float members of a complex number (PyTables `r`/`i`, h5py `r`/`i`, others
     /// `real`/`imag`), or `None`.
     pub fn complex_parts(&self) -> Option<&H5Type> {
-        let H5Type::Compound { size, fields } = self else { return None };
-        let [re, im] = fields.as_slice() else { return None };
-        let names_ok = matches!((re.name.as_str(), im.name.as_str()), ("r", "i") | ("real", "imag"));
-        let is_float = matches!(re.ty, H5Type::Float { size: 4 | 8 | 16, .. });
+        let H5Type::Compound { size, fields } = self else {
+            return None;
+        };
+        let [re, im] = fields.as_slice() else {
+            return None;
+        };
+        let names_ok = matches!(
+            (re.name.as_str(), im.name.as_str()),
+            ("r", "i") | ("real", "imag")
+        );
+        let is_float = matches!(
+            re.ty,
+            H5Type::Float {
+                size: 4 | 8 | 16,
+                ..
+            }
+        );
         let half = re.ty.size();
-        (names_ok && is_float && re.ty == im.ty && re.offset == 0 && im.offset == half && *size == 2 * half)
+        (names_ok
+            && is_float
+            && re.ty == im.ty
+            && re.offset == 0
+            && im.offset == half
+            && *size == 2 * half)
             .then_some(&re.ty)
     }
 
@@ -207,9 +227,17 @@ impl H5Type {
             let _ = write!(s, "\"{}{kind}{size}\"", order.numpy_char(size));
         };
         match self {
-            H5Type::Int { size, signed, order } => plain(s, *order, if *signed { 'i' } else { 'u' }, *size),
+            H5Type::Int {
+                size,
+                signed,
+                order,
+            } => plain(s, *order, if *signed { 'i' } else { 'u' }, *size),
             H5Type::Float { size, order, .. } => plain(s, *order, 'f', *size),
-            H5Type::Bitfield { size: 1, precision: 1, .. } => s.push_str("\"|b1\""),
+            H5Type::Bitfield {
+                size: 1,
+                precision: 1,
+                ..
+            } => s.push_str("\"|b1\""),
             H5Type::Bitfield { size, order, .. } => plain(s, *order, 'u', *size),
             H5Type::Time { size: 4, order } => plain(s, *order, 'i', 4),
             H5Type::Time { size, order } => plain(s, *order, 'f', *size),
@@ -229,7 +257,10 @@ impl H5Type {
                 let _ = write!(s, ", [{}]]", dims.join(", "));
             }
             H5Type::Compound { size, fields } => {
-                if let Some(H5Type::Float { size: half, order, .. }) = self.complex_parts() {
+                if let Some(H5Type::Float {
+                    size: half, order, ..
+                }) = self.complex_parts()
+                {
                     plain(s, *order, 'c', 2 * half);
                     return Ok(());
                 }
@@ -256,6 +287,50 @@ impl H5Type {
             }
         }
         Ok(())
+    }
+
+    /// The sciio/numpy dtype of this type (the same mapping as [`H5Type::numpy_descr`]): enums
+    /// are their base integer, bool bitfields `b1`, time32 `i4`, time64 `f8`, complex
+    /// compounds `c8`/`c16`, compounds records at their exact offsets, arrays sub-arrays.
+    pub fn to_dtype(&self) -> Result<DType> {
+        use sciio_core::ScalarKind as K;
+        let order = |o: &ByteOrder| match o {
+            ByteOrder::Little => CoreOrder::Little,
+            ByteOrder::Big => CoreOrder::Big,
+            ByteOrder::NotApplicable => CoreOrder::NotApplicable,
+        };
+        let small = |n: usize| u8::try_from(n).map_err(|_| Error::unsupported(format!("{n}-byte number")));
+        let scalar = |kind: K, o: &ByteOrder| Ok(DType::Scalar(ScalarType::new(kind, order(o))));
+        match self {
+            H5Type::Int { size, signed: true, order: o } => scalar(K::Int(small(*size)?), o),
+            H5Type::Int { size, order: o, .. } => scalar(K::UInt(small(*size)?), o),
+            H5Type::Float { size, order: o, .. } => scalar(K::Float(small(*size)?), o),
+            H5Type::Bitfield { size: 1, precision: 1, .. } => scalar(K::Bool, &ByteOrder::NotApplicable),
+            H5Type::Bitfield { size, order: o, .. } => scalar(K::UInt(small(*size)?), o),
+            H5Type::Time { size: 4, order: o } => scalar(K::Int(4), o),
+            H5Type::Time { size, order: o } => scalar(K::Float(small(*size)?), o),
+            H5Type::FixedString { size, .. } => scalar(K::Bytes(*size), &ByteOrder::NotApplicable),
+            H5Type::Opaque { size, .. } | H5Type::Reference { size } => {
+                scalar(K::Void(*size), &ByteOrder::NotApplicable)
+            }
+            H5Type::ObjectRef => scalar(K::Void(8), &ByteOrder::NotApplicable),
+            H5Type::RegionRef => scalar(K::Void(12), &ByteOrder::NotApplicable),
+            H5Type::Enum { base, .. } => base.to_dtype(),
+            H5Type::Array { base, dims } => Ok(DType::SubArray(Box::new(base.to_dtype()?), dims.clone())),
+            H5Type::Compound { size, fields } => {
+                if let Some(H5Type::Float { size: half, order: o, .. }) = self.complex_parts() {
+                    return scalar(K::Complex(small(2 * half)?), o);
+                }
+                let fields = fields
+                    .iter()
+                    .map(|f| Ok(CoreField::new(f.name.clone(), f.offset, f.ty.to_dtype()?)))
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(DType::Record(RecordType { fields, itemsize: *size }))
+            }
+            H5Type::VarLen { .. } | H5Type::VarString { .. } => Err(Error::unsupported(
+                "variable-length data has no fixed numpy layout (read it with read_vlen)",
+            )),
+        }
     }
 
     /// Reads the type behind a datatype id.
@@ -306,7 +381,9 @@ fn charset_of(tid: hid_t) -> CharSet {
 /// `tid` must be a valid datatype id and the libhdf5 lock held.
 unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
     if depth > MAX_TYPE_DEPTH {
-        return Err(Error::unsupported("datatype nested more than 32 levels deep"));
+        return Err(Error::unsupported(
+            "datatype nested more than 32 levels deep",
+        ));
     }
     let size = unsafe { H5Tget_size(tid) };
     if size == 0 {
@@ -320,9 +397,20 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
             signed: unsafe { H5Tget_sign(tid) } == H5T_sign_t::H5T_SGN_2,
             order: order_of(tid),
         },
-        H5T_class_t::H5T_FLOAT => H5Type::Float { size, precision: precision(), order: order_of(tid) },
-        H5T_class_t::H5T_BITFIELD => H5Type::Bitfield { size, precision: precision(), order: order_of(tid) },
-        H5T_class_t::H5T_TIME => H5Type::Time { size, order: order_of(tid) },
+        H5T_class_t::H5T_FLOAT => H5Type::Float {
+            size,
+            precision: precision(),
+            order: order_of(tid),
+        },
+        H5T_class_t::H5T_BITFIELD => H5Type::Bitfield {
+            size,
+            precision: precision(),
+            order: order_of(tid),
+        },
+        H5T_class_t::H5T_TIME => H5Type::Time {
+            size,
+            order: order_of(tid),
+        },
         H5T_class_t::H5T_STRING => {
             let charset = charset_of(tid);
             if unsafe { H5Tis_variable_str(tid) } > 0 {
@@ -340,7 +428,9 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
             H5Type::Opaque { size, tag }
         }
         H5T_class_t::H5T_COMPOUND => {
-            let n = check(unsafe { H5Tget_nmembers(tid) }, || "cannot count compound members".into())?;
+            let n = check(unsafe { H5Tget_nmembers(tid) }, || {
+                "cannot count compound members".into()
+            })?;
             let mut fields = Vec::with_capacity(n as usize);
             for i in 0..n as u32 {
                 let p = unsafe { H5Tget_member_name(tid, i) };
@@ -363,9 +453,13 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
             H5Type::Compound { size, fields }
         }
         H5T_class_t::H5T_ENUM => {
-            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || "cannot read an enum's base type".into())?;
+            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || {
+                "cannot read an enum's base type".into()
+            })?;
             let base = unsafe { from_id(base_id.id(), depth + 1) }?;
-            let n = check(unsafe { H5Tget_nmembers(tid) }, || "cannot count enum members".into())?;
+            let n = check(unsafe { H5Tget_nmembers(tid) }, || {
+                "cannot count enum members".into()
+            })?;
             let mut members = Vec::with_capacity(n as usize);
             for i in 0..n as u32 {
                 let p = unsafe { H5Tget_member_name(tid, i) };
@@ -377,25 +471,43 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
                 if size > 8 {
                     return Err(Error::unsupported("enum wider than 64 bits"));
                 }
-                check(unsafe { H5Tget_member_value(tid, i, raw.as_mut_ptr().cast()) }, || {
-                    format!("cannot read the value of enum member {name:?}")
-                })?;
+                check(
+                    unsafe { H5Tget_member_value(tid, i, raw.as_mut_ptr().cast()) },
+                    || format!("cannot read the value of enum member {name:?}"),
+                )?;
                 members.push((name, enum_value(&raw[..size], &base)));
             }
-            H5Type::Enum { base: Box::new(base), members }
+            H5Type::Enum {
+                base: Box::new(base),
+                members,
+            }
         }
         H5T_class_t::H5T_ARRAY => {
-            let ndims = check(unsafe { H5Tget_array_ndims(tid) }, || "cannot read array rank".into())?;
+            let ndims = check(unsafe { H5Tget_array_ndims(tid) }, || {
+                "cannot read array rank".into()
+            })?;
             let mut dims = vec![0u64; ndims as usize];
-            check(unsafe { H5Tget_array_dims2(tid, dims.as_mut_ptr()) }, || "cannot read array dims".into())?;
-            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || "cannot read an array's base type".into())?;
+            check(
+                unsafe { H5Tget_array_dims2(tid, dims.as_mut_ptr()) },
+                || "cannot read array dims".into(),
+            )?;
+            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || {
+                "cannot read an array's base type".into()
+            })?;
             let base = unsafe { from_id(base_id.id(), depth + 1) }?;
-            H5Type::Array { base: Box::new(base), dims: dims.iter().map(|&d| d as usize).collect() }
+            H5Type::Array {
+                base: Box::new(base),
+                dims: dims.iter().map(|&d| d as usize).collect(),
+            }
         }
         H5T_class_t::H5T_VLEN => {
-            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || "cannot read a vlen's base type".into())?;
+            let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || {
+                "cannot read a vlen's base type".into()
+            })?;
             let base = unsafe { from_id(base_id.id(), depth + 1) }?;
-            H5Type::VarLen { base: Box::new(base) }
+            H5Type::VarLen {
+                base: Box::new(base),
+            }
         }
         H5T_class_t::H5T_REFERENCE => {
             if unsafe { H5Tequal(tid, *H5T_STD_REF_OBJ) } > 0 {
@@ -413,10 +525,20 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
 /// An enum member's value, decoded from the base type's native (memory) bytes.
 fn enum_value(raw: &[u8], base: &H5Type) -> i64 {
     // H5Tget_member_value returns the value in the enum's own (file) byte order.
-    let big = matches!(base, H5Type::Int { order: ByteOrder::Big, .. });
+    let big = matches!(
+        base,
+        H5Type::Int {
+            order: ByteOrder::Big,
+            ..
+        }
+    );
     let signed = matches!(base, H5Type::Int { signed: true, .. });
     let mut v: u64 = 0;
-    let bytes: Vec<u8> = if big { raw.to_vec() } else { raw.iter().rev().copied().collect() };
+    let bytes: Vec<u8> = if big {
+        raw.to_vec()
+    } else {
+        raw.iter().rev().copied().collect()
+    };
     for b in &bytes {
         v = (v << 8) | u64::from(*b);
     }

@@ -46,12 +46,18 @@ fn lzo_chunks_made_by_liblzo2_read_back() {
     let dir = tempdir();
     let n_chunks = 7;
     let chunk = 1000usize;
-    let values: Vec<i32> = (0..(n_chunks * chunk) as i32).map(|i| (i / 7) * 3 - (i % 11) * 1000).collect();
+    let values: Vec<i32> = (0..(n_chunks * chunk) as i32)
+        .map(|i| (i / 7) * 3 - (i % 11) * 1000)
+        .collect();
     let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
     for c in 0..n_chunks {
         let part = &bytes[c * chunk * 4..(c + 1) * chunk * 4];
         std::fs::write(dir.path().join(format!("plain{c}.lzo")), lzo_compress(part)).unwrap();
-        std::fs::write(dir.path().join(format!("shuf{c}.lzo")), lzo_compress(&shuffle(part, 4))).unwrap();
+        std::fs::write(
+            dir.path().join(format!("shuf{c}.lzo")),
+            lzo_compress(&shuffle(part, 4)),
+        )
+        .unwrap();
     }
     let path = dir.path().join("lzo.h5");
     let code = "import sys, os, h5py, numpy as np\n\
@@ -62,7 +68,14 @@ fn lzo_chunks_made_by_liblzo2_read_back() {
         \x20                             compression=305, compression_opts=(1, 23, 0), allow_unknown_filter=True)\n\
         \x20       for i in range(n):\n\
         \x20           ds.id.write_direct_chunk((i * c,), open(os.path.join(d, f'{name}{i}.lzo'), 'rb').read())\n";
-    run_python(code, &[&dir.path().to_string_lossy(), &n_chunks.to_string(), &chunk.to_string()]);
+    run_python(
+        code,
+        &[
+            &dir.path().to_string_lossy(),
+            &n_chunks.to_string(),
+            &chunk.to_string(),
+        ],
+    );
     let file = File::open(&path).unwrap();
     for name in ["/plain", "/shuf"] {
         let ds = file.dataset(name).unwrap();
@@ -73,7 +86,11 @@ fn lzo_chunks_made_by_liblzo2_read_back() {
         let parallel = ds.read_rows_parallel(0, (n_chunks * chunk) as u64).unwrap();
         assert_eq!(parallel.bytes, bytes, "{name} via the parallel reader");
         let part = ds.read_rows_parallel(1500, 2100).unwrap();
-        assert_eq!(part.bytes, bytes[1500 * 4..3600 * 4], "{name} rows 1500..3600");
+        assert_eq!(
+            part.bytes,
+            bytes[1500 * 4..3600 * 4],
+            "{name} rows 1500..3600"
+        );
     }
 }
 

@@ -33,7 +33,9 @@ impl PtAttr {
     pub fn as_str(&self) -> Option<String> {
         match &self.value {
             PtAttrValue::Data(d) => raw_string(d),
-            PtAttrValue::Vlen(v) if matches!(v.ty, H5Type::VarString { .. }) && v.items.len() == 1 => {
+            PtAttrValue::Vlen(v)
+                if matches!(v.ty, H5Type::VarString { .. }) && v.items.len() == 1 =>
+            {
                 Some(String::from_utf8_lossy(&v.items[0]).into_owned())
             }
             _ => None,
@@ -42,8 +44,17 @@ impl PtAttr {
 
     /// The value as an integer when it is a scalar (or 1-element) integer.
     pub fn as_i64(&self) -> Option<i64> {
-        let PtAttrValue::Data(d) = &self.value else { return None };
-        let H5Type::Int { size, signed, order } = d.ty else { return None };
+        let PtAttrValue::Data(d) = &self.value else {
+            return None;
+        };
+        let H5Type::Int {
+            size,
+            signed,
+            order,
+        } = d.ty
+        else {
+            return None;
+        };
         if d.bytes.len() != size || size > 8 {
             return None;
         }
@@ -68,7 +79,11 @@ fn raw_string(d: &RawData) -> Option<String> {
     if !matches!(d.ty, H5Type::FixedString { .. }) || d.shape.iter().product::<usize>() != 1 {
         return None;
     }
-    let end = d.bytes.iter().position(|&b| b == 0).unwrap_or(d.bytes.len());
+    let end = d
+        .bytes
+        .iter()
+        .position(|&b| b == 0)
+        .unwrap_or(d.bytes.len());
     Some(String::from_utf8_lossy(&d.bytes[..end]).into_owned())
 }
 
@@ -102,7 +117,28 @@ fn looks_pickled(bytes: &[u8]) -> bool {
     }
     // Protocol 2+ starts with PROTO (0x80); protocol 0/1 with an opcode such as MARK '(',
     // GLOBAL 'c', INT 'I', FLOAT 'F', STRING 'S', UNICODE 'V', NONE 'N', LONG 'L', EMPTY_*.
-    matches!(trimmed[0], 0x80 | b'(' | b'c' | b'I' | b'F' | b'S' | b'V' | b'N' | b'L' | b']' | b'}' | b')' | b'd' | b'l' | b'K' | b'J' | b'M' | b'U' | b'X' | b'G')
+    matches!(
+        trimmed[0],
+        0x80 | b'('
+            | b'c'
+            | b'I'
+            | b'F'
+            | b'S'
+            | b'V'
+            | b'N'
+            | b'L'
+            | b']'
+            | b'}'
+            | b')'
+            | b'd'
+            | b'l'
+            | b'K'
+            | b'J'
+            | b'M'
+            | b'U'
+            | b'X'
+            | b'G'
+    )
 }
 
 fn trim_nul(b: &[u8]) -> &[u8] {
@@ -129,7 +165,11 @@ pub(crate) fn convert(a: Attribute) -> PtAttr {
         AttrValue::Vlen(v) => PtAttrValue::Vlen(v),
         AttrValue::Empty(t) => PtAttrValue::Empty(t),
     };
-    PtAttr { name: a.name, value, system }
+    PtAttr {
+        name: a.name,
+        value,
+        system,
+    }
 }
 
 /// PyTables' `Filters`, unpacked from the `FILTERS` attribute (a packed 64-bit integer:

@@ -45,12 +45,20 @@ pub struct Rows {
 impl Rows {
     /// Every row.
     pub fn all() -> Rows {
-        Rows { start: 0, stop: None, step: 1 }
+        Rows {
+            start: 0,
+            stop: None,
+            step: 1,
+        }
     }
 
     /// Rows `start..stop` by `step`.
     pub fn range(start: u64, stop: u64, step: u64) -> Rows {
-        Rows { start, stop: Some(stop), step }
+        Rows {
+            start,
+            stop: Some(stop),
+            step,
+        }
     }
 
     /// The (start, count, step) of this selection over `n` rows (clamped like Python slices).
@@ -61,7 +69,11 @@ impl Rows {
         let stop = self.stop.unwrap_or(n).min(n);
         let start = self.start.min(stop);
         let count = (stop - start).div_ceil(self.step);
-        Ok(Slice { start, count, step: self.step })
+        Ok(Slice {
+            start,
+            count,
+            step: self.step,
+        })
     }
 }
 
@@ -100,12 +112,16 @@ pub struct PtFile {
 impl PtFile {
     /// Opens `path` with default [`Limits`].
     pub fn open(path: impl AsRef<Path>) -> Result<PtFile> {
-        Ok(PtFile { h5: File::open(path)? })
+        Ok(PtFile {
+            h5: File::open(path)?,
+        })
     }
 
     /// Opens `path`; sizes announced by the file are bounded by `limits`.
     pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<PtFile> {
-        Ok(PtFile { h5: File::open_with_limits(path, limits)? })
+        Ok(PtFile {
+            h5: File::open_with_limits(path, limits)?,
+        })
     }
 
     /// The underlying HDF5 file.
@@ -143,7 +159,9 @@ impl PtFile {
             NodeClass::Array | NodeClass::CArray | NodeClass::EArray | NodeClass::Unknown(_) => {
                 Ok(LeafData::Array(self.read_array(path, Rows::all())?))
             }
-            other => Err(Error::mismatch(format!("{other:?} is not a leaf")).with_node(path).with_file(self.h5.path())),
+            other => Err(Error::mismatch(format!("{other:?} is not a leaf"))
+                .with_node(path)
+                .with_file(self.h5.path())),
         }
     }
 
@@ -156,7 +174,9 @@ impl PtFile {
         let ds = self.dataset(path)?;
         let shape = ds.shape()?;
         if shape.len() != 1 || !matches!(ds.dtype()?, H5Type::Compound { .. }) {
-            return Err(Error::mismatch("not a table (a 1-d compound dataset)").with_node(path).with_file(self.h5.path()));
+            return Err(Error::mismatch("not a table (a 1-d compound dataset)")
+                .with_node(path)
+                .with_file(self.h5.path()));
         }
         let sel = rows.resolve(shape[0]).map_err(|e| e.with_node(path))?;
         let mut data = if sel.step == 1 {
@@ -171,7 +191,10 @@ impl PtFile {
     /// Reads one column of a Table; nested columns by path (`"outer/inner"`).
     pub fn read_column(&self, path: &str, column: &str, rows: Rows) -> Result<RawData> {
         let table = self.read_table(path, rows)?;
-        extract_column(&table, column).map_err(|e| e.with_node(format!("{path}/{column}")).with_file(self.h5.path()))
+        extract_column(&table, column).map_err(|e| {
+            e.with_node(format!("{path}/{column}"))
+                .with_file(self.h5.path())
+        })
     }
 
     /// Reads an Array/CArray/EArray, selecting `rows` along the first dimension (a 0-d array
@@ -196,7 +219,11 @@ impl PtFile {
             return ds.read_rows_parallel(first.start, first.count);
         }
         let mut sel = vec![first];
-        sel.extend(shape[1..].iter().map(|&d| Slice { start: 0, count: d, step: 1 }));
+        sel.extend(shape[1..].iter().map(|&d| Slice {
+            start: 0,
+            count: d,
+            step: 1,
+        }));
         ds.read_slices(Some(&sel))
     }
 
@@ -230,7 +257,9 @@ impl PtFile {
             .map(|item| match (&base, pseudo.as_deref()) {
                 (None, _) => Ok(VlRow::Text(String::from_utf8_lossy(&item).into_owned())),
                 (Some(_), Some("vlstring")) => Ok(VlRow::Bytes(item)),
-                (Some(H5Type::Int { size: 4, order, .. }), Some("vlunicode")) => ucs4(&item, *order).map(VlRow::Text).map_err(locate),
+                (Some(H5Type::Int { size: 4, order, .. }), Some("vlunicode")) => {
+                    ucs4(&item, *order).map(VlRow::Text).map_err(locate)
+                }
                 (Some(b), _) => {
                     let elem = b.size().max(1);
                     let (ty, shape) = match b {
@@ -241,7 +270,11 @@ impl PtFile {
                         }
                         other => (other.clone(), vec![item.len() / elem]),
                     };
-                    let mut data = RawData { ty, shape, bytes: item };
+                    let mut data = RawData {
+                        ty,
+                        shape,
+                        bytes: item,
+                    };
                     time::convert_time64(&mut data);
                     Ok(VlRow::Values(data))
                 }
@@ -256,8 +289,14 @@ fn ucs4(bytes: &[u8], order: sciio_hdf5::ByteOrder) -> Result<String> {
         .chunks_exact(4)
         .map(|c| {
             let w = [c[0], c[1], c[2], c[3]];
-            let cp = if order == sciio_hdf5::ByteOrder::Big { u32::from_be_bytes(w) } else { u32::from_le_bytes(w) };
-            char::from_u32(cp).ok_or_else(|| Error::format(format!("invalid code point {cp:#x} in vlunicode row")))
+            let cp = if order == sciio_hdf5::ByteOrder::Big {
+                u32::from_be_bytes(w)
+            } else {
+                u32::from_le_bytes(w)
+            };
+            char::from_u32(cp).ok_or_else(|| {
+                Error::format(format!("invalid code point {cp:#x} in vlunicode row"))
+            })
         })
         .collect()
 }
@@ -268,7 +307,9 @@ pub fn extract_column(table: &RawData, column: &str) -> Result<RawData> {
     let mut offset = 0usize;
     for part in column.split('/').filter(|p| !p.is_empty()) {
         let H5Type::Compound { fields, .. } = ty else {
-            return Err(Error::not_found(format!("column {column:?}: {part:?} is inside a non-compound")));
+            return Err(Error::not_found(format!(
+                "column {column:?}: {part:?} is inside a non-compound"
+            )));
         };
         let f = fields
             .iter()
@@ -284,5 +325,9 @@ pub fn extract_column(table: &RawData, column: &str) -> Result<RawData> {
     for r in table.bytes.chunks_exact(row.max(1)).take(n) {
         bytes.extend_from_slice(&r[offset..offset + width]);
     }
-    Ok(RawData { ty: ty.clone(), shape: table.shape.clone(), bytes })
+    Ok(RawData {
+        ty: ty.clone(),
+        shape: table.shape.clone(),
+        bytes,
+    })
 }

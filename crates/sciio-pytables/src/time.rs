@@ -35,12 +35,22 @@ pub(crate) fn convert_time64(data: &mut RawData) {
     let size = data.ty.size().max(1);
     for elem in data.bytes.chunks_exact_mut(size) {
         for &(at, order) in &offsets {
-            let Some(cell) = elem.get_mut(at..at + 8) else { continue };
+            let Some(cell) = elem.get_mut(at..at + 8) else {
+                continue;
+            };
             let mut w = [0u8; 8];
             w.copy_from_slice(cell);
-            let bits = if order == ByteOrder::Big { i64::from_be_bytes(w) } else { i64::from_le_bytes(w) };
+            let bits = if order == ByteOrder::Big {
+                i64::from_be_bytes(w)
+            } else {
+                i64::from_le_bytes(w)
+            };
             let seconds = (bits >> 32) as f64 + (bits & 0xffff_ffff) as f64 * 1e-6;
-            let out = if order == ByteOrder::Big { seconds.to_be_bytes() } else { seconds.to_le_bytes() };
+            let out = if order == ByteOrder::Big {
+                seconds.to_be_bytes()
+            } else {
+                seconds.to_le_bytes()
+            };
             cell.copy_from_slice(&out);
         }
     }

@@ -98,14 +98,30 @@ impl NodeInfo {
             other => format!("{other:?}"),
         };
         let mut head = class;
-        if matches!(self.class, NodeClass::Table | NodeClass::Array | NodeClass::CArray | NodeClass::EArray | NodeClass::VLArray) {
+        if matches!(
+            self.class,
+            NodeClass::Table
+                | NodeClass::Array
+                | NodeClass::CArray
+                | NodeClass::EArray
+                | NodeClass::VLArray
+        ) {
             let dims: Vec<String> = self.shape.iter().map(|d| d.to_string()).collect();
-            let _ = write!(head, "({}{})", dims.join(", "), if dims.len() == 1 { "," } else { "" });
+            let _ = write!(
+                head,
+                "({}{})",
+                dims.join(", "),
+                if dims.len() == 1 { "," } else { "" }
+            );
             for f in &self.filters {
                 let _ = write!(head, ", {}", f.name);
             }
         }
-        let title = self.title.as_deref().map(|t| format!(" '{t}'")).unwrap_or_default();
+        let title = self
+            .title
+            .as_deref()
+            .map(|t| format!(" '{t}'"))
+            .unwrap_or_default();
         let _ = writeln!(out, "{} ({head}){title}", self.path);
         if let Some(t) = &self.dtype {
             let descr = t.numpy_descr().unwrap_or_else(|_| format!("{t:?}"));
@@ -137,7 +153,9 @@ fn attr_text(a: &PtAttr) -> String {
     }
     match &a.value {
         crate::PtAttrValue::Pickle(b) => format!("<pickle, {} bytes, not executed>", b.len()),
-        crate::PtAttrValue::Data(d) => format!("<{} {:?}>", d.ty.numpy_descr().unwrap_or_default(), d.shape),
+        crate::PtAttrValue::Data(d) => {
+            format!("<{} {:?}>", d.ty.numpy_descr().unwrap_or_default(), d.shape)
+        }
         crate::PtAttrValue::Vlen(v) => format!("<vlen {:?}>", v.shape),
         crate::PtAttrValue::Empty(_) => "<empty>".to_string(),
     }
@@ -159,7 +177,9 @@ pub(crate) fn describe(file: &PtFile, path: &str, with_attrs: bool) -> Result<No
     let mut node = match info.kind {
         ObjectKind::Group => {
             let mut n = NodeInfo::empty(path, NodeClass::Group);
-            n.pt_filters = find("FILTERS").and_then(|a| a.as_i64()).map(PtFilters::unpack);
+            n.pt_filters = find("FILTERS")
+                .and_then(|a| a.as_i64())
+                .map(PtFilters::unpack);
             n
         }
         ObjectKind::Dataset => {
@@ -227,14 +247,19 @@ fn fill_children(
     depth: usize,
 ) -> Result<()> {
     if depth > MAX_DEPTH {
-        return Err(sciio_core::Error::format("groups nested more than 256 levels deep").with_node(&node.path));
+        return Err(
+            sciio_core::Error::format("groups nested more than 256 levels deep")
+                .with_node(&node.path),
+        );
     }
     let group = file.hdf5().group(&node.path)?;
     for link in group.links()? {
         let path = join_path(&node.path, &link.name);
         let child = match link.kind {
             LinkKind::Soft { target } => NodeInfo::empty(&path, NodeClass::SoftLink(target)),
-            LinkKind::External { file, path: p } => NodeInfo::empty(&path, NodeClass::ExternalLink(file, p)),
+            LinkKind::External { file, path: p } => {
+                NodeInfo::empty(&path, NodeClass::ExternalLink(file, p))
+            }
             LinkKind::Other => NodeInfo::empty(&path, NodeClass::Unknown("UserLink".into())),
             LinkKind::Hard => {
                 let info = file.hdf5().object_info(&path)?;

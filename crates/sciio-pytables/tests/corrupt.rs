@@ -21,7 +21,10 @@ fn exercise(path: &Path) -> usize {
     let file = match PtFile::open_with_limits(path, Limits::default().max_alloc(256 << 20)) {
         Ok(f) => f,
         Err(e) => {
-            assert!(e.to_string().contains(&*path.to_string_lossy()), "error without the file: {e}");
+            assert!(
+                e.to_string().contains(&*path.to_string_lossy()),
+                "error without the file: {e}"
+            );
             return 1;
         }
     };
@@ -61,15 +64,35 @@ fn sources(dir: &Path) -> Vec<std::path::PathBuf> {
         .into_iter()
         .filter(|p| {
             let n = p.file_name().unwrap().to_string_lossy();
-            ["smpl_compound_chunked", "blosc_bigendian", "b2nd-no-chunkshape", "vlunicode_endian", "times-nested-be", "Tables_lzo2_shuffle", "slink", "nested-type-with-gaps", "scalar", "array_mdatom"]
-                .iter()
-                .any(|k| n.starts_with(k))
+            [
+                "smpl_compound_chunked",
+                "blosc_bigendian",
+                "b2nd-no-chunkshape",
+                "vlunicode_endian",
+                "times-nested-be",
+                "Tables_lzo2_shuffle",
+                "slink",
+                "nested-type-with-gaps",
+                "scalar",
+                "array_mdatom",
+            ]
+            .iter()
+            .any(|k| n.starts_with(k))
         })
         .collect();
     assert_eq!(files.len(), 10);
     let out = run_python_script("python/gen_pytables_cases.py", &[&dir.to_string_lossy()]);
     for line in out.lines() {
-        if ["zlib_shuffle", "blosc_lz4", "blosc2_zstd", "bzip2", "fletcher32_only"].iter().any(|k| line.contains(k)) {
+        if [
+            "zlib_shuffle",
+            "blosc_lz4",
+            "blosc2_zstd",
+            "bzip2",
+            "fletcher32_only",
+        ]
+        .iter()
+        .any(|k| line.contains(k))
+        {
             files.push(line.into());
         }
     }
@@ -83,9 +106,23 @@ fn truncated_files_give_clean_errors() {
     let gen = tempdir();
     for src in sources(gen.path()) {
         let bytes = std::fs::read(&src).unwrap();
-        let cuts = [0, 7, 8, 100, 512, 2048, bytes.len() / 3, bytes.len() / 2, bytes.len() - 100, bytes.len() - 1];
+        let cuts = [
+            0,
+            7,
+            8,
+            100,
+            512,
+            2048,
+            bytes.len() / 3,
+            bytes.len() / 2,
+            bytes.len() - 100,
+            bytes.len() - 1,
+        ];
         for &cut in cuts.iter().filter(|&&c| c < bytes.len()) {
-            let path = tmp.path().join(format!("cut{cut}-{}", src.file_name().unwrap().to_string_lossy()));
+            let path = tmp.path().join(format!(
+                "cut{cut}-{}",
+                src.file_name().unwrap().to_string_lossy()
+            ));
             std::fs::write(&path, &bytes[..cut]).unwrap();
             failed += exercise(&path).min(1);
         }
@@ -101,13 +138,19 @@ fn corrupted_files_give_clean_errors() {
     let gen = tempdir();
     for (i, src) in sources(gen.path()).into_iter().enumerate() {
         let bytes = std::fs::read(&src).unwrap();
-        for (j, pos) in positions(i as u64 + 1, 12, bytes.len()).into_iter().enumerate() {
+        for (j, pos) in positions(i as u64 + 1, 12, bytes.len())
+            .into_iter()
+            .enumerate()
+        {
             let mut copy = bytes.clone();
             // Flip a run of bytes: metadata, chunk index or compressed data, wherever it falls.
             for b in copy.iter_mut().skip(pos).take(16) {
                 *b ^= 0x5A;
             }
-            let path = tmp.path().join(format!("flip{j}-{}", src.file_name().unwrap().to_string_lossy()));
+            let path = tmp.path().join(format!(
+                "flip{j}-{}",
+                src.file_name().unwrap().to_string_lossy()
+            ));
             std::fs::write(&path, &copy).unwrap();
             failed += exercise(&path).min(1);
         }

@@ -21,8 +21,9 @@ fn every_pytables_test_file_reads_like_pytables() {
             // Refusals on purpose: pickled objects are never unpickled. Known gaps, reported as
             // clean `Unsupported` errors: szip (no libaec in sciio's libhdf5) and compounds with
             // variable-length members (PyTables itself reads that node as UnImplemented).
-            let known_gap = (name == "test_szip.h5" && e.contains("/dset_szip") && e.contains("szip"))
-                || (name == "smpl_unsupptype.h5" && e.contains("/CompoundChunked"));
+            let known_gap =
+                (name == "test_szip.h5" && e.contains("/dset_szip") && e.contains("szip"))
+                    || (name == "smpl_unsupptype.h5" && e.contains("/CompoundChunked"));
             if e.contains("[Refused]") || (known_gap && e.contains("[Unsupported]")) {
                 report.push_str(&format!("{name}: refused: {e}\n"));
             } else {
@@ -31,7 +32,10 @@ fn every_pytables_test_file_reads_like_pytables() {
         }
         let out = run_python_script(
             "python/check_pytables_read.py",
-            &[&file.to_string_lossy(), &dir.path().join("manifest.json").to_string_lossy()],
+            &[
+                &file.to_string_lossy(),
+                &dir.path().join("manifest.json").to_string_lossy(),
+            ],
         );
         report.push_str(&out);
         for line in out.lines().filter(|l| l.starts_with("MISMATCH")) {
@@ -39,6 +43,11 @@ fn every_pytables_test_file_reads_like_pytables() {
         }
     }
     println!("{report}");
-    assert!(failures.is_empty(), "{} problems:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} problems:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
     assert!(total > 100, "only {total} leaves read");
 }

@@ -54,12 +54,21 @@ pub(super) fn decode_blosc1(input: &[u8], expected: Option<usize>) -> Result<Vec
     let n = if format == SNAPPY_FORMAT {
         let mut announced = 0usize;
         // SAFETY: validate reads at most `cbytes` bytes, which are in `input`.
-        let ok = unsafe { blosc_src::blosc_cbuffer_validate(input.as_ptr().cast(), cbytes, &mut announced) };
+        let ok = unsafe {
+            blosc_src::blosc_cbuffer_validate(input.as_ptr().cast(), cbytes, &mut announced)
+        };
         if ok < 0 || announced != nbytes {
             return Err(corrupt("blosc (snappy) frame fails validation"));
         }
         // SAFETY: the frame was validated against its length; `out` holds `nbytes`.
-        unsafe { blosc_src::blosc_decompress_ctx(input.as_ptr().cast(), out.as_mut_ptr().cast(), nbytes, 1) }
+        unsafe {
+            blosc_src::blosc_decompress_ctx(
+                input.as_ptr().cast(),
+                out.as_mut_ptr().cast(),
+                nbytes,
+                1,
+            )
+        }
     } else {
         decompress_chunk(&input[..cbytes], &mut out)?
     };
@@ -150,7 +159,9 @@ unsafe fn has_metalayer(sc: *const b2::blosc2_schunk, name: &[u8]) -> bool {
     unsafe {
         let n = usize::from((*sc).nmetalayers).min(16);
         (&(*sc).metalayers)[..n].iter().any(|&m| {
-            !m.is_null() && !(*m).name.is_null() && std::ffi::CStr::from_ptr((*m).name).to_bytes() == name
+            !m.is_null()
+                && !(*m).name.is_null()
+                && std::ffi::CStr::from_ptr((*m).name).to_bytes() == name
         })
     }
 }
@@ -171,15 +182,14 @@ pub(super) fn decode_blosc2(input: &[u8], expected: Option<usize>) -> Result<Vec
     // a private copy keeps that promise independent of the library.
     let mut frame = input.to_vec();
     // SAFETY: the frame lives until the Schunk is dropped at the end of this function.
-    let sc = unsafe { b2::blosc2_schunk_from_buffer(frame.as_mut_ptr(), frame.len() as i64, false) };
+    let sc =
+        unsafe { b2::blosc2_schunk_from_buffer(frame.as_mut_ptr(), frame.len() as i64, false) };
     if sc.is_null() {
         return Err(corrupt("blosc2 chunk is not a valid super-chunk frame"));
     }
     let schunk = Schunk(sc);
     // SAFETY: `sc` is a valid super-chunk.
-    let is_b2nd = unsafe {
-        has_metalayer(sc, b"b2nd") || has_metalayer(sc, b"caterva")
-    };
+    let is_b2nd = unsafe { has_metalayer(sc, b"b2nd") || has_metalayer(sc, b"caterva") };
     let out = if is_b2nd {
         decode_b2nd(&schunk, expected)?
     } else {
@@ -194,7 +204,8 @@ fn decode_first_chunk(schunk: &Schunk, expected: Option<usize>) -> Result<Vec<u8
     let mut chunk: *mut u8 = std::ptr::null_mut();
     let mut needs_free = false;
     // SAFETY: valid super-chunk; the returned pointer is either inside the frame or malloc'ed.
-    let cbytes = unsafe { b2::blosc2_schunk_get_lazychunk(schunk.0, 0, &mut chunk, &mut needs_free) };
+    let cbytes =
+        unsafe { b2::blosc2_schunk_get_lazychunk(schunk.0, 0, &mut chunk, &mut needs_free) };
     if cbytes < 0 || chunk.is_null() {
         return Err(corrupt("blosc2 frame holds no chunk"));
     }
@@ -210,7 +221,12 @@ fn decode_first_chunk(schunk: &Schunk, expected: Option<usize>) -> Result<Vec<u8
     }
     // SAFETY: header is at least 16 bytes long (checked above).
     unsafe {
-        b2::blosc2_cbuffer_sizes(bytes.as_ptr().cast(), &mut nbytes, std::ptr::null_mut(), std::ptr::null_mut())
+        b2::blosc2_cbuffer_sizes(
+            bytes.as_ptr().cast(),
+            &mut nbytes,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+        )
     };
     let nbytes = usize::try_from(nbytes).map_err(|_| corrupt("blosc2 chunk size is negative"))?;
     check_size(nbytes, expected, "blosc2")?;
@@ -254,16 +270,27 @@ fn decode_b2nd(schunk: &Schunk, expected: Option<usize>) -> Result<Vec<u8>> {
     let mut items: usize = 1;
     for &d in &head.shape[..ndim] {
         let d = usize::try_from(d).map_err(|_| corrupt("b2nd shape is negative"))?;
-        items = items.checked_mul(d).ok_or_else(|| corrupt("b2nd shape overflows"))?;
+        items = items
+            .checked_mul(d)
+            .ok_or_else(|| corrupt("b2nd shape overflows"))?;
     }
-    let size = items.checked_mul(typesize).ok_or_else(|| corrupt("b2nd size overflows"))?;
+    let size = items
+        .checked_mul(typesize)
+        .ok_or_else(|| corrupt("b2nd size overflows"))?;
     check_size(size, expected, "blosc2 b2nd")?;
     let mut out = vec![0u8; size];
     let start = [0i64; 8];
     let stop = head.shape;
     // SAFETY: `out` holds exactly shape × typesize bytes, the size we pass.
     let rc = unsafe {
-        b2nd_get_slice_cbuffer(array.0, start.as_ptr(), stop.as_ptr(), out.as_mut_ptr().cast(), stop.as_ptr(), size as i64)
+        b2nd_get_slice_cbuffer(
+            array.0,
+            start.as_ptr(),
+            stop.as_ptr(),
+            out.as_mut_ptr().cast(),
+            stop.as_ptr(),
+            size as i64,
+        )
     };
     if rc < 0 {
         return Err(corrupt("blosc2 b2nd chunk does not decode"));

@@ -30,7 +30,8 @@ pub(super) fn decode(_cd_values: &[u32], input: &[u8], expected: Option<usize>) 
 
 fn decode_with_trailer(input: &[u8], expected: Option<usize>) -> Option<Vec<u8>> {
     let body_len = input.len().checked_sub(TRAILER)?;
-    let word = |at: usize| u32::from_le_bytes([input[at], input[at + 1], input[at + 2], input[at + 3]]);
+    let word =
+        |at: usize| u32::from_le_bytes([input[at], input[at + 1], input[at + 2], input[at + 3]]);
     let checksum = word(body_len);
     let n = word(body_len + 4) as usize;
     if expected.is_some_and(|e| e != n) || n > max_decoded(body_len) {
@@ -44,11 +45,17 @@ fn decode_with_trailer(input: &[u8], expected: Option<usize>) -> Option<Vec<u8>>
 /// LZO1X encodes a match of length L in at least L/255 bytes, so no valid stream decodes to
 /// more than 255 times its size (plus a small constant): larger claims are corrupt.
 fn max_decoded(compressed: usize) -> usize {
-    compressed.saturating_mul(256).saturating_add(64).min(MAX_CHUNK_BYTES)
+    compressed
+        .saturating_mul(256)
+        .saturating_add(64)
+        .min(MAX_CHUNK_BYTES)
 }
 
 fn corrupt(why: &str) -> Error {
-    Error::new(ErrorKind::Corrupt, format!("LZO chunk does not decode: {why}"))
+    Error::new(
+        ErrorKind::Corrupt,
+        format!("LZO chunk does not decode: {why}"),
+    )
 }
 
 /// Adler-32 (RFC 1950), as `lzo_adler32(1, ...)` computes it. Hand-written: ten lines, and

@@ -87,10 +87,18 @@ pub fn decodes_in_rust(filter: i32) -> bool {
 /// Undoes one filter: `input` is what the filter produced when writing, `cd_values` its client
 /// data as stored in the dataset's pipeline, `expected` the decoded size when the caller knows
 /// it (a full chunk). Thread-safe; never enters libhdf5.
-pub fn decode(filter: i32, cd_values: &[u32], input: &[u8], expected: Option<usize>) -> Result<Vec<u8>> {
+pub fn decode(
+    filter: i32,
+    cd_values: &[u32],
+    input: &[u8],
+    expected: Option<usize>,
+) -> Result<Vec<u8>> {
     let out = match filter {
         id::DEFLATE => inflate(input, expected),
-        id::SHUFFLE => Ok(unshuffle(input, cd_values.first().copied().unwrap_or(1) as usize)),
+        id::SHUFFLE => Ok(unshuffle(
+            input,
+            cd_values.first().copied().unwrap_or(1) as usize,
+        )),
         id::LZO => lzo::decode(cd_values, input, expected),
         id::BZIP2 => bunzip2(input, expected),
         id::BLOSC => blosc::decode_blosc1(input, expected),

@@ -31,7 +31,12 @@ fn hex(b: &[u8]) -> String {
 fn leaves(node: &NodeInfo, out: &mut Vec<NodeInfo>) {
     if matches!(
         node.class,
-        NodeClass::Table | NodeClass::Array | NodeClass::CArray | NodeClass::EArray | NodeClass::VLArray | NodeClass::Unknown(_)
+        NodeClass::Table
+            | NodeClass::Array
+            | NodeClass::CArray
+            | NodeClass::EArray
+            | NodeClass::VLArray
+            | NodeClass::Unknown(_)
     ) && node.dtype.is_some()
     {
         out.push(node.clone());
@@ -112,6 +117,10 @@ pub fn dump(file: &Path, dir: &Path) -> (usize, Vec<String>) {
             Err(e) => errors.push(format!("{path}: {e} [{:?}]", e.kind())),
         }
     }
-    std::fs::write(dir.join("manifest.json"), format!("[{}]", entries.join(",\n"))).unwrap();
+    std::fs::write(
+        dir.join("manifest.json"),
+        format!("[{}]", entries.join(",\n")),
+    )
+    .unwrap();
     (n, errors)
 }
