@@ -1183,9 +1183,41 @@ impl VlenBuffer {
     }
 }
 
+/// Checks that an attribute's data fits its type and shape before anything is written (a bad
+/// value must not replace a good attribute).
+fn check_attr_value(name: &str, value: &AttrValue) -> Result<()> {
+    match value {
+        AttrValue::Raw(d) => {
+            let n = d.shape.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
+            if d.ty.has_vlen() || n.and_then(|n| n.checked_mul(d.ty.size())) != Some(d.bytes.len())
+            {
+                return Err(Error::invalid_input(format!(
+                    "attribute {name:?}: {} bytes do not make shape {:?} of {}-byte elements",
+                    d.bytes.len(),
+                    d.shape,
+                    d.ty.size()
+                )));
+            }
+        }
+        AttrValue::Vlen(d) => {
+            let n = d.shape.iter().try_fold(1usize, |a, &x| a.checked_mul(x));
+            if n != Some(d.items.len()) {
+                return Err(Error::invalid_input(format!(
+                    "attribute {name:?}: {} items for shape {:?}",
+                    d.items.len(),
+                    d.shape
+                )));
+            }
+        }
+        AttrValue::Empty(_) => {}
+    }
+    Ok(())
+}
+
 /// Writes one attribute (replacing an existing one). Runs libhdf5 under the lock.
 fn write_attr(obj: hdf5_sys::h5i::hid_t, name: &str, value: &AttrValue) -> Result<()> {
     let c = c_name(name)?;
+    check_attr_value(name, value)?;
     locked(|| -> Result<()> {
         // SAFETY: valid ids and C strings; buffers sized by the checks below.
         unsafe {
