@@ -8,15 +8,12 @@ mod draw;
 mod json;
 mod numfmt;
 mod progress;
-mod target;
 
 use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use sciio::{CompressSpec, ConvertOptions, Error, File, Format, Result};
-
-use crate::target::Target;
+use sciio::{CompressSpec, ConvertOptions, Error, File, Format, Result, Target};
 
 /// Read, list and convert the files of scientific Python (.npy .npz; .h5 .mat .parquet as
 /// support lands).

@@ -164,7 +164,7 @@ fn collect_leaves(node: &Node, base: &str, format: Format, src: &File) -> Result
             .with_node(path.clone()))
         };
         if !n.attrs.is_empty() {
-            let names: Vec<&str> = n.attrs.iter().map(|(k, _)| k.as_str()).collect();
+            let names: Vec<&str> = n.attrs.iter().map(|a| a.name.as_str()).collect();
             return refuse(&format!("attributes ({})", names.join(", ")));
         }
         match &n.kind {

@@ -52,6 +52,8 @@ enum Backend {
         /// Node path (`/name`) -> zip member index.
         members: Vec<(String, usize)>,
     },
+    #[cfg(feature = "hdf5")]
+    Hdf5(crate::hdf5::Hdf5),
 }
 
 impl File {
@@ -72,6 +74,11 @@ impl File {
         let (root, backend) = match format {
             Format::Npy => open_npy(path, size, &limits)?,
             Format::Npz => open_npz(path, &limits)?,
+            #[cfg(feature = "hdf5")]
+            Format::Hdf5 => {
+                let (root, h5) = crate::hdf5::Hdf5::open(path, &limits)?;
+                (root, Backend::Hdf5(h5))
+            }
             other => {
                 return Err(Error::unsupported(format!(
                     "reading {other} files is not available in this build of sciio"
@@ -185,6 +192,8 @@ impl File {
                     .map_err(|e| located(sciio_zip::error_from_io(e)))?;
                 Ok(array)
             }
+            #[cfg(feature = "hdf5")]
+            Backend::Hdf5(h5) => h5.read_array(&path).map_err(located),
         }
     }
 
@@ -225,6 +234,17 @@ impl File {
                 io::copy(&mut member, &mut io::sink())
                     .map_err(|e| located(sciio_zip::error_from_io(e)))?;
                 Ok(())
+            }
+            #[cfg(feature = "hdf5")]
+            Backend::Hdf5(h5) => {
+                let info = self
+                    .root
+                    .find(&path)
+                    .and_then(Node::array_info)
+                    .cloned()
+                    .ok_or_else(|| located(Error::not_found("no array there")))?;
+                h5.copy_array_data(&path, &info, out, progress)
+                    .map_err(located)
             }
         }
     }

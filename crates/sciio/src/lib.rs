@@ -13,18 +13,22 @@ pub mod atomic;
 pub mod compress;
 pub mod format;
 pub mod node;
+pub mod target;
 
 pub use atomic::write_atomically;
 pub use compress::{CompressSpec, Filter};
 pub use format::Format;
-pub use node::{ArrayInfo, Node, NodeKind};
+pub use node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
 pub use sciio_core as core;
 pub use sciio_core::{DType, Error, ErrorKind, NdArray, Order, Result, Value};
 pub use sciio_npy as npy;
 pub use sciio_zip as zip;
+pub use target::Target;
 
 pub mod convert;
 pub mod file;
+#[cfg(feature = "hdf5")]
+mod hdf5;
 
 pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
 pub use file::File;

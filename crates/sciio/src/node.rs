@@ -73,15 +73,35 @@ pub enum NodeKind {
     },
 }
 
-/// One node of the tree: a name, what it is, and its attributes (each a small array).
+/// The value of an [`Attribute`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum AttrValue {
+    /// A value with a numpy layout (a scalar is a 0-d array).
+    Array(NdArray),
+    /// A value sciio shows but cannot carry over (variable-length, pickled...): what it is.
+    Other(String),
+}
+
+/// A named attribute of a node (HDF5 attributes, MAT class names...).
+#[derive(Debug, Clone)]
+pub struct Attribute {
+    /// The name.
+    pub name: String,
+    /// The value.
+    pub value: AttrValue,
+}
+
+/// One node of the tree: a name, what it is, and its user attributes (format bookkeeping such
+/// as PyTables' `CLASS`/`VERSION` is not listed).
 #[derive(Debug, Clone)]
 pub struct Node {
     /// The node's name inside its parent (`""` for the root).
     pub name: String,
     /// What it is.
     pub kind: NodeKind,
-    /// Attributes (HDF5 attributes, MAT class names...), in file order.
-    pub attrs: Vec<(String, NdArray)>,
+    /// User attributes, in file order.
+    pub attrs: Vec<Attribute>,
 }
 
 impl Node {

@@ -1,4 +1,4 @@
-//! `FILE[:NODE]` arguments.
+//! `FILE[:NODE]` arguments, as the `sciio` command line takes them.
 //!
 //! The last `:` separates the file from the node only when that reading makes sense, so that
 //! file names containing `:` and Windows paths keep working:
@@ -24,7 +24,16 @@ pub struct Target {
 }
 
 impl Target {
-    /// Parses `FILE[:NODE]` by the rules of this module.
+    /// Parses `FILE[:NODE]` by the rules of this module (it looks at the file system to see
+    /// which files exist).
+    ///
+    /// ```
+    /// use sciio::Target;
+    /// let t = Target::parse("data.npz:weights");
+    /// assert_eq!((t.file.to_str(), t.node.as_deref()), (Some("data.npz"), Some("weights")));
+    /// assert_eq!(Target::parse("C:/x.npy").node, None);
+    /// assert_eq!(Target::parse("odd:name.npy:").file.to_str(), Some("odd:name.npy"));
+    /// ```
     pub fn parse(arg: &str) -> Target {
         let whole = |file: &str| Target {
             file: PathBuf::from(file),
