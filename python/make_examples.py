@@ -26,7 +26,22 @@ def main(out):
     }
     for name, array in examples.items():
         np.save(os.path.join(out, name + ".npy"), array)
+    write_pytables(os.path.join(out, "station.h5"), rng)
     print(" ".join(sorted(examples)))
+
+
+def write_pytables(path, rng):
+    """A PyTables file: a group with a compressed table of readings and a calibration array."""
+    import tables
+
+    with tables.open_file(path, "w", title="weather station") as f:
+        g = f.create_group("/", "readings", "hourly readings")
+        desc = {"hour": tables.Int32Col(pos=0), "temp": tables.Float64Col(pos=1),
+                "wind": tables.Float32Col(pos=2), "sky": tables.StringCol(6, pos=3)}
+        t = f.create_table(g, "hourly", desc, filters=tables.Filters(5, "zlib", shuffle=True))
+        skies = [b"clear", b"cloudy", b"rain"]
+        t.append([(h, 10 + 5 * np.sin(h / 4), rng.random() * 20, skies[h % 3]) for h in range(48)])
+        f.create_array("/", "calibration", np.linspace(0.9, 1.1, 12).reshape(3, 4))
 
 
 if __name__ == "__main__":

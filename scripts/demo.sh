@@ -31,6 +31,15 @@ step "sciio cat --json $OUT/examples.npz:records"
 step "sciio convert $OUT/examples.npz:counts $OUT/counts_back.npy"
 "$SCIIO" convert "$OUT/examples.npz:counts" "$OUT/counts_back.npy"
 
+step "sciio ls $OUT/station.h5    # a PyTables file"
+"$SCIIO" ls "$OUT/station.h5"
+
+step "sciio convert $OUT/station.h5:/readings/hourly $OUT/hourly.npy"
+"$SCIIO" convert "$OUT/station.h5:/readings/hourly" "$OUT/hourly.npy"
+
+step "sciio cat $OUT/hourly.npy"
+"$SCIIO" cat "$OUT/hourly.npy"
+
 step "python: does np.load agree?"
 "$PY" - "$OUT" "${names[@]}" <<'PY'
 import sys, zipfile
@@ -46,6 +55,12 @@ back = np.load(f"{out}/counts_back.npy")
 assert back.dtype == z["counts"].dtype and np.array_equal(back, z["counts"])
 methods = {i.compress_type for i in zipfile.ZipFile(f"{out}/examples.npz").infolist()}
 assert methods == {zipfile.ZIP_DEFLATED}, methods
+import tables
+with tables.open_file(f"{out}/station.h5") as f:
+    table = f.root.readings.hourly.read()
+hourly = np.load(f"{out}/hourly.npy")
+assert hourly.dtype.names == table.dtype.names and np.array_equal(hourly, table)
+print(f"np.load agrees with PyTables on hourly.npy ({len(hourly)} rows of {hourly.dtype.names})")
 print(f"np.load agrees: {len(names)} arrays in examples.npz (deflated) and counts_back.npy "
       f"are identical to what numpy wrote")
 PY
