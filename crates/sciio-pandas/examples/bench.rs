@@ -12,7 +12,7 @@ use arrow_array::{
     ArrayRef, BooleanArray, DictionaryArray, Float64Array, Int64Array, Int8Array, StringArray,
     TimestampNanosecondArray,
 };
-use sciio_pandas::{write_frame, Frame, ParquetOptions, ParquetReader, RangeIndex};
+use sciio_pandas::{read_frame, write_frame, Frame, ParquetOptions, RangeIndex};
 
 fn arg(args: &[String], name: &str) -> Option<String> {
     args.iter()
@@ -77,7 +77,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         write_frame(&out, &frame, &ParquetOptions::default())?;
         write = write.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
-        let f = ParquetReader::open(&input)?.read_all()?;
+        let f = read_frame(&input)?;
         read = read.min(t.elapsed().as_secs_f64());
         read_rows = f.num_rows();
     }
