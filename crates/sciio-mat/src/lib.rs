@@ -1,0 +1,53 @@
+//! MATLAB v7.3 MAT files for Rust.
+//!
+//! - [`MatValue`]: MATLAB's values — numeric arrays of every class (real or complex), logical,
+//!   char, cell arrays, structs and struct arrays, sparse matrices, empties of any class and
+//!   shape, and (read only) function handles and objects kept with their class name.
+//!   Arrays keep MATLAB's dimensions and column-major order; [`MatValue::to_numpy`] gives the
+//!   row-major array `hdf5storage.loadmat` returns.
+//! - [`MatFile`]: reads files written by MATLAB, hdf5storage (with or without Python
+//!   metadata) and mat73/h5py in MATLAB's layout. A MAT v5/v7 file is refused with an error
+//!   saying it is not v7.3.
+//! - [`MatWriter`] / [`write_mat`]: writes MATLAB-loadable files with MATLAB's conventions
+//!   (hdf5storage's `matlab_compatible` mode), optionally with hdf5storage's `Python.*`
+//!   attributes, deflate+shuffle compressed on all cores, and replaces variables of an
+//!   existing file in place.
+//!
+//! ```
+//! use sciio_mat::{CellArray, MatFile, MatValue, MatWriter, StructArray, WriteOptions};
+//! let dir = std::env::temp_dir().join(format!("sciio-mat-doc-{}", std::process::id()));
+//! std::fs::create_dir_all(&dir)?;
+//! let path = dir.join("demo.mat");
+//! let s = StructArray::scalar(vec![
+//!     ("x".into(), MatValue::from(vec![1.0, 2.0])),
+//!     ("c".into(), MatValue::Cell(CellArray::row(vec![MatValue::from("hi"), MatValue::from(true)]))),
+//! ]);
+//! let mut w = MatWriter::create(&path, WriteOptions::default())?;
+//! w.write("s", &MatValue::Struct(s.clone()))?;
+//! w.finish()?;
+//! let back = MatFile::open(&path)?.read("s")?;
+//! assert_eq!(back, MatValue::Struct(s));
+//! # std::fs::remove_dir_all(&dir).ok();
+//! # Ok::<(), sciio_core::Error>(())
+//! ```
+
+pub mod header;
+mod read;
+mod value;
+mod write;
+
+pub use read::{read_mat, MatFile, VarInfo};
+pub use value::{
+    at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,
+    StructArray,
+};
+pub use write::{write_mat, MatWriter, WriteOptions};
+
+/// Joins an HDF5 group path and a member name.
+pub(crate) fn join(group: &str, name: &str) -> String {
+    if group.ends_with('/') {
+        format!("{group}{name}")
+    } else {
+        format!("{group}/{name}")
+    }
+}

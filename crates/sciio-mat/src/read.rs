@@ -1,0 +1,901 @@
+//! Reading v7.3 MAT files (MATLAB's, hdf5storage's, mat73/h5py's in MATLAB layout) into
+//! [`MatValue`]s, over sciio-hdf5's read API.
+//!
+//! Object references (cells, struct arrays) are old-style `hobj_ref_t`s, which libhdf5's native
+//! driver defines as the target's object-header address. sciio-hdf5 reports every object's
+//! token, whose first eight bytes are that address, so references are resolved through an index
+//! of the objects under `/#refs#` (and, only when a reference points elsewhere, of the whole
+//! file) without a dereferencing call.
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::Path;
+
+use sciio_core::{
+    ByteOrder, DType, Error, ErrorKind, Limits, NdArray, Order, Result, ScalarKind, ScalarType,
+};
+use sciio_hdf5::{
+    join_path, AttrValue, Attribute, Dataset, File, H5Type, Layout, LinkKind, ObjectKind, RawData,
+};
+
+use crate::header::{self, MatKind};
+use crate::value::{CellArray, CharArray, MatClass, MatValue, Opaque, SparseMatrix, StructArray};
+
+/// Deepest nesting of cells/structs followed (MATLAB files are far shallower; the bound keeps a
+/// hostile file from exhausting the stack).
+const MAX_DEPTH: usize = 128;
+
+/// Groups MATLAB keeps for itself, never variables.
+const RESERVED: [&str; 2] = ["#refs#", "#subsystem#"];
+
+/// A variable's summary, from its attributes only (no data read).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarInfo {
+    /// The variable name.
+    pub name: String,
+    /// Its MATLAB class.
+    pub class: MatClass,
+    /// MATLAB's `size()`.
+    pub shape: Vec<usize>,
+    /// Complex?
+    pub complex: bool,
+    /// Sparse?
+    pub sparse: bool,
+}
+
+/// A v7.3 MAT file opened for reading.
+///
+/// ```no_run
+/// let mat = sciio_mat::MatFile::open("data.mat")?;
+/// for v in mat.variables()? {
+///     println!("{} {} {:?}", v.name, v.class.name(), v.shape);
+/// }
+/// let x = mat.read("x")?;
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct MatFile {
+    h5: File,
+    header: Option<String>,
+    refs: std::sync::Mutex<Option<HashMap<u64, String>>>,
+}
+
+impl MatFile {
+    /// Opens `path` with default [`Limits`].
+    pub fn open(path: impl AsRef<Path>) -> Result<MatFile> {
+        Self::open_with_limits(path, Limits::default())
+    }
+
+    /// Opens `path`; sizes announced by the file are bounded by `limits`. A MAT v5/v7 file is
+    /// refused with an error saying so.
+    pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<MatFile> {
+        let path = path.as_ref();
+        let mut head = Vec::with_capacity(header::USERBLOCK + 8);
+        std::fs::File::open(path)
+            .and_then(|f| {
+                f.take((header::USERBLOCK + 8) as u64)
+                    .read_to_end(&mut head)
+            })
+            .map_err(|e| Error::io("cannot read the file", e).with_file(path))?;
+        let kind = header::check_head(&head).map_err(|e| e.with_file(path))?;
+        let header = match kind {
+            MatKind::V73 { text } => Some(text),
+            _ => None,
+        };
+        let h5 = File::open_with_limits(path, limits)?;
+        Ok(MatFile {
+            h5,
+            header,
+            refs: std::sync::Mutex::new(None),
+        })
+    }
+
+    /// The file path.
+    pub fn path(&self) -> &Path {
+        self.h5.path()
+    }
+
+    /// The header text (`MATLAB 7.3 MAT-file, Platform: ...`), or `None` for a plain HDF5 file.
+    pub fn header_text(&self) -> Option<&str> {
+        self.header.as_deref()
+    }
+
+    /// The variable names, in the file's (alphabetical) order.
+    pub fn names(&self) -> Result<Vec<String>> {
+        Ok(self
+            .h5
+            .root()?
+            .links()?
+            .into_iter()
+            .filter(|l| l.kind == LinkKind::Hard && !RESERVED.contains(&l.name.as_str()))
+            .map(|l| l.name)
+            .collect())
+    }
+
+    /// Every variable's class and size, from attributes and dataspaces only.
+    pub fn variables(&self) -> Result<Vec<VarInfo>> {
+        self.names()?.into_iter().map(|n| self.info(&n)).collect()
+    }
+
+    /// One variable's class and size.
+    pub fn info(&self, name: &str) -> Result<VarInfo> {
+        let path = join_path("/", name);
+        let node = self.node(&path)?;
+        let attrs = node.attrs()?;
+        let class_attr = string_attr(&attrs, "MATLAB_class").map_err(|e| self.locate(e, &path))?;
+        let sparse = find(&attrs, "MATLAB_sparse").is_some();
+        let mut complex = false;
+        let (class, shape) = match &node {
+            Node::Group(g) => {
+                let class = class_attr
+                    .map(|c| MatClass::from_name(&c))
+                    .unwrap_or(MatClass::Struct);
+                let shape = if sparse {
+                    let nrows = uint_attr(&attrs, "MATLAB_sparse")
+                        .map_err(|e| self.locate(e, &path))?
+                        .unwrap_or(0);
+                    let jc = self.h5.dataset(&join_path(g.path(), "jc"))?.shape()?;
+                    complex = self
+                        .h5
+                        .dataset(&join_path(g.path(), "data"))
+                        .and_then(|d| d.dtype())
+                        .map(|t| t.complex_parts().is_some())
+                        .unwrap_or(false);
+                    vec![
+                        nrows as usize,
+                        jc.first()
+                            .map(|&n| n.saturating_sub(1) as usize)
+                            .unwrap_or(0),
+                    ]
+                } else {
+                    self.struct_shape(g.path())?
+                };
+                (class, shape)
+            }
+            Node::Dataset(d) => {
+                let ty = d.dtype()?;
+                complex = ty.complex_parts().is_some();
+                let class = match class_attr {
+                    Some(c) => MatClass::from_name(&c),
+                    None => infer_class(&ty),
+                };
+                let shape = if flag_attr(&attrs, "MATLAB_empty") {
+                    let raw = d.read()?;
+                    empty_dims(&raw).map_err(|e| self.locate(e, &path))?
+                } else {
+                    matlab_dims(&d.shape()?)
+                };
+                (class, shape)
+            }
+        };
+        // An object's dataset holds its MCOS reference, not data of the object's size.
+        let shape = if matches!(class, MatClass::Object(_) | MatClass::FunctionHandle) {
+            vec![1, 1]
+        } else {
+            shape
+        };
+        Ok(VarInfo {
+            name: name.to_string(),
+            class,
+            shape,
+            complex,
+            sparse,
+        })
+    }
+
+    /// Reads variable `name`.
+    pub fn read(&self, name: &str) -> Result<MatValue> {
+        if RESERVED.contains(&name) || name.contains('/') {
+            return Err(
+                Error::not_found(format!("{name:?} is not a variable")).with_file(self.path())
+            );
+        }
+        let path = join_path("/", name);
+        let mut walk = Walk {
+            file: self,
+            active: HashSet::new(),
+            depth: 0,
+        };
+        walk.value(&path)
+    }
+
+    /// Reads every variable, in name order.
+    pub fn read_all(&self) -> Result<Vec<(String, MatValue)>> {
+        self.names()?
+            .into_iter()
+            .map(|n| self.read(&n).map(|v| (n, v)))
+            .collect()
+    }
+
+    fn locate(&self, e: Error, node: &str) -> Error {
+        e.with_node(node).with_file(self.path())
+    }
+
+    fn node(&self, path: &str) -> Result<Node> {
+        let info = self.h5.object_info(path)?;
+        match info.kind {
+            ObjectKind::Group => Ok(Node::Group(self.h5.group(path)?)),
+            ObjectKind::Dataset => Ok(Node::Dataset(self.h5.dataset(path)?)),
+            other => Err(self.locate(
+                Error::format(format!("a {other:?} where a MATLAB value was expected")),
+                path,
+            )),
+        }
+    }
+
+    /// A struct group's shape: a struct array's fields are reference datasets without
+    /// MATLAB_class, whose shape is the array's; a scalar struct is 1×1.
+    fn struct_shape(&self, path: &str) -> Result<Vec<usize>> {
+        let group = self.h5.group(path)?;
+        let first = group
+            .links()?
+            .into_iter()
+            .find(|l| l.kind == LinkKind::Hard);
+        if let Some(link) = first {
+            if let Node::Dataset(d) = self.node(&join_path(path, &link.name))? {
+                if d.dtype()? == H5Type::ObjectRef && find(&d.attrs()?, "MATLAB_class").is_none() {
+                    return Ok(matlab_dims(&d.shape()?));
+                }
+            }
+        }
+        Ok(vec![1, 1])
+    }
+
+    /// Path of the object a reference points to.
+    fn resolve(&self, addr: u64, from: &str) -> Result<String> {
+        if addr == 0 || addr == u64::MAX {
+            return Err(self.locate(Error::format("null object reference"), from));
+        }
+        let mut guard = self
+            .refs
+            .lock()
+            .map_err(|_| Error::format("reference index poisoned"))?;
+        if guard.is_none() {
+            let mut index = HashMap::new();
+            if let Ok(g) = self.h5.group("/#refs#") {
+                self.index_group(&g, &mut index, &mut HashSet::new(), 0)?;
+            }
+            *guard = Some(index);
+        }
+        let index = guard.get_or_insert_with(HashMap::new);
+        if let Some(p) = index.get(&addr) {
+            return Ok(p.clone());
+        }
+        // Not under #refs#: index the whole file once (h5py-made files may point anywhere).
+        if !index.contains_key(&u64::MAX) {
+            let root = self.h5.root()?;
+            self.index_group(&root, index, &mut HashSet::new(), 0)?;
+            index.insert(u64::MAX, String::new());
+        }
+        index.get(&addr).cloned().ok_or_else(|| {
+            self.locate(
+                Error::format(format!("object reference to address {addr:#x}, where the file has no object (missing #refs# target)")),
+                from,
+            )
+        })
+    }
+
+    fn index_group(
+        &self,
+        group: &sciio_hdf5::Group,
+        index: &mut HashMap<u64, String>,
+        seen: &mut HashSet<u64>,
+        depth: usize,
+    ) -> Result<()> {
+        if depth > MAX_DEPTH {
+            return Ok(());
+        }
+        for link in group.links()? {
+            if link.kind != LinkKind::Hard {
+                continue;
+            }
+            let path = join_path(group.path(), &link.name);
+            let info = self.h5.object_info(&path)?;
+            let addr = token_address(&info.id.1);
+            index.entry(addr).or_insert_with(|| path.clone());
+            if info.kind == ObjectKind::Group && seen.insert(addr) {
+                let g = self.h5.group(&path)?;
+                self.index_group(&g, index, seen, depth + 1)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The object-header address inside a native-VOL object token.
+fn token_address(token: &[u8; 16]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&token[..8]);
+    u64::from_le_bytes(a)
+}
+
+enum Node {
+    Group(sciio_hdf5::Group),
+    Dataset(Dataset),
+}
+
+impl Node {
+    fn attrs(&self) -> Result<Vec<Attribute>> {
+        match self {
+            Node::Group(g) => g.attrs(),
+            Node::Dataset(d) => d.attrs(),
+        }
+    }
+}
+
+/// One read of a value tree: tracks the objects being read to refuse reference cycles.
+struct Walk<'a> {
+    file: &'a MatFile,
+    active: HashSet<String>,
+    depth: usize,
+}
+
+impl Walk<'_> {
+    fn value(&mut self, path: &str) -> Result<MatValue> {
+        if self.depth >= MAX_DEPTH {
+            return Err(self.file.locate(
+                Error::format(format!("values nested deeper than {MAX_DEPTH} levels")),
+                path,
+            ));
+        }
+        if !self.active.insert(path.to_string()) {
+            return Err(self.file.locate(
+                Error::format("reference cycle: a value contains itself"),
+                path,
+            ));
+        }
+        self.depth += 1;
+        let out = self.value_inner(path).map_err(|e| {
+            if e.location().node.is_none() {
+                self.file.locate(e, path)
+            } else {
+                e
+            }
+        });
+        self.depth -= 1;
+        self.active.remove(path);
+        out
+    }
+
+    fn value_inner(&mut self, path: &str) -> Result<MatValue> {
+        let node = self.file.node(path)?;
+        let attrs = node.attrs()?;
+        let class = string_attr(&attrs, "MATLAB_class")?;
+        match node {
+            Node::Group(g) => self.group(&g, class, &attrs),
+            Node::Dataset(d) => self.dataset(&d, class, &attrs),
+        }
+    }
+
+    fn group(
+        &mut self,
+        g: &sciio_hdf5::Group,
+        class: Option<String>,
+        attrs: &[Attribute],
+    ) -> Result<MatValue> {
+        if find(attrs, "MATLAB_sparse").is_some() {
+            return self.sparse(g, class.as_deref(), attrs);
+        }
+        let class = class
+            .map(|c| MatClass::from_name(&c))
+            .unwrap_or(MatClass::Struct);
+        let value = self.structure(g, attrs)?;
+        match class {
+            MatClass::Struct => Ok(value),
+            other => Ok(MatValue::Opaque(Opaque {
+                class: other.name().to_string(),
+                payload: Some(Box::new(value)),
+                note: "stored as a struct of its properties; kept as stored".into(),
+            })),
+        }
+    }
+
+    fn structure(&mut self, g: &sciio_hdf5::Group, attrs: &[Attribute]) -> Result<MatValue> {
+        let links: Vec<String> = g
+            .links()?
+            .into_iter()
+            .filter(|l| l.kind == LinkKind::Hard)
+            .map(|l| l.name)
+            .collect();
+        let fields = match fields_attr(attrs)? {
+            Some(f) => {
+                if let Some(missing) = f.iter().find(|f| !links.contains(f)) {
+                    return Err(Error::format(format!(
+                        "MATLAB_fields names {missing:?}, which the struct group lacks"
+                    )));
+                }
+                f
+            }
+            None => links,
+        };
+        // A struct array stores each field as a dataset of references without MATLAB_class.
+        let mut columns: Vec<Option<(Vec<usize>, Vec<u64>)>> = Vec::with_capacity(fields.len());
+        for f in &fields {
+            let p = join_path(g.path(), f);
+            let col = match self.file.node(&p)? {
+                Node::Dataset(d)
+                    if d.dtype()? == H5Type::ObjectRef
+                        && find(&d.attrs()?, "MATLAB_class").is_none() =>
+                {
+                    let raw = d.read()?;
+                    Some((
+                        matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>()),
+                        refs_of(&raw),
+                    ))
+                }
+                _ => None,
+            };
+            columns.push(col);
+        }
+        let is_array = !fields.is_empty() && columns.iter().all(Option::is_some);
+        if !is_array {
+            let mut values = Vec::with_capacity(fields.len());
+            for f in &fields {
+                values.push(self.value(&join_path(g.path(), f))?);
+            }
+            return Ok(MatValue::Struct(StructArray {
+                shape: vec![1, 1],
+                fields,
+                elements: vec![values],
+            }));
+        }
+        let cols: Vec<(Vec<usize>, Vec<u64>)> = columns.into_iter().flatten().collect();
+        let shape = cols[0].0.clone();
+        if cols.iter().any(|c| c.0 != shape) {
+            return Err(Error::format("struct array fields have different shapes"));
+        }
+        let n = cols[0].1.len();
+        let mut elements = Vec::with_capacity(n);
+        for i in 0..n {
+            let mut row = Vec::with_capacity(fields.len());
+            for (j, c) in cols.iter().enumerate() {
+                let from = join_path(g.path(), &fields[j]);
+                let target = self.file.resolve(c.1[i], &from)?;
+                row.push(self.value(&target)?);
+            }
+            elements.push(row);
+        }
+        Ok(MatValue::Struct(StructArray {
+            shape,
+            fields,
+            elements,
+        }))
+    }
+
+    fn sparse(
+        &mut self,
+        g: &sciio_hdf5::Group,
+        class: Option<&str>,
+        attrs: &[Attribute],
+    ) -> Result<MatValue> {
+        let nrows = uint_attr(attrs, "MATLAB_sparse")?
+            .ok_or_else(|| Error::format("MATLAB_sparse is not an integer"))?;
+        let f = &self.file.h5;
+        let jc_raw = f.dataset(&join_path(g.path(), "jc"))?.read()?;
+        let jc = uints(&jc_raw)
+            .ok_or_else(|| Error::format("sparse jc is not an unsigned integer array"))?;
+        let has_data = g.links()?.iter().any(|l| l.name == "data");
+        let (ir, data) = if has_data {
+            let ir_raw = f.dataset(&join_path(g.path(), "ir"))?.read()?;
+            let ir = uints(&ir_raw)
+                .ok_or_else(|| Error::format("sparse ir is not an unsigned integer array"))?;
+            let d = f.dataset(&join_path(g.path(), "data"))?.read()?;
+            let mut arr = to_ndarray(d)?;
+            let n = arr.len();
+            arr = arr.reshape(&[n])?;
+            if class == Some("logical") {
+                arr = to_bool(&arr)?;
+            }
+            (ir, arr)
+        } else {
+            let dtype = if class == Some("logical") {
+                DType::scalar(ScalarKind::Bool)
+            } else {
+                DType::scalar(ScalarKind::Float(8))
+            };
+            (Vec::new(), NdArray::zeroed(dtype, &[0], Order::C)?)
+        };
+        let ncols = jc
+            .len()
+            .checked_sub(1)
+            .ok_or_else(|| Error::format("sparse jc is empty"))?;
+        let nrows = usize::try_from(nrows)
+            .map_err(|_| Error::format("MATLAB_sparse row count too large"))?;
+        let m = SparseMatrix {
+            nrows,
+            ncols,
+            ir,
+            jc,
+            data,
+        };
+        m.check()?;
+        Ok(MatValue::Sparse(m))
+    }
+
+    fn dataset(
+        &mut self,
+        d: &Dataset,
+        class: Option<String>,
+        attrs: &[Attribute],
+    ) -> Result<MatValue> {
+        let ty = d.dtype()?;
+        let class = match class {
+            Some(c) => MatClass::from_name(&c),
+            None => infer_class(&ty),
+        };
+        if flag_attr(attrs, "MATLAB_empty") {
+            let raw = d.read()?;
+            let dims = empty_dims(&raw)?;
+            return empty_value(&class, dims, attrs);
+        }
+        if find(attrs, "MATLAB_object_decode").is_some()
+            || matches!(class, MatClass::Object(_) | MatClass::FunctionHandle)
+        {
+            let raw = d.read()?;
+            let payload = to_ndarray(raw).ok().map(|a| Box::new(MatValue::Numeric(a)));
+            return Ok(MatValue::Opaque(Opaque {
+                class: class.name().to_string(),
+                payload,
+                note: "MATLAB object stored through the MCOS subsystem (#subsystem#); its properties are not decoded".into(),
+            }));
+        }
+        match class {
+            MatClass::Cell => self.cell(d),
+            MatClass::Char => {
+                let raw = read_data(d)?;
+                let shape = matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>());
+                let codes = uints(&raw).ok_or_else(|| {
+                    Error::format(format!(
+                        "char data of type {:?}, not unsigned integers",
+                        raw.ty
+                    ))
+                })?;
+                let codes = codes
+                    .into_iter()
+                    .map(|c| u32::try_from(c).unwrap_or(0xFFFD))
+                    .collect();
+                Ok(MatValue::Char(CharArray { shape, codes }))
+            }
+            MatClass::Logical => {
+                let arr = to_ndarray(read_data(d)?)?;
+                Ok(MatValue::Logical(to_bool(&arr)?))
+            }
+            MatClass::Struct => Err(Error::format(
+                "a struct stored as a dataset without MATLAB_empty",
+            )),
+            numeric => {
+                let arr = to_ndarray(read_data(d)?)?;
+                let kind = arr.dtype().as_scalar().map(|s| s.kind);
+                let want = numeric.numeric_kind();
+                let ok = match (kind, want) {
+                    (Some(ScalarKind::Complex(n)), Some(ScalarKind::Float(m))) => n == 2 * m,
+                    (Some(k), Some(w)) => k == w,
+                    _ => false,
+                };
+                if !ok {
+                    let stored = kind
+                        .and_then(MatClass::of_kind)
+                        .map(|c| c.name().to_string())
+                        .unwrap_or_else(|| arr.dtype().to_string());
+                    return Err(Error::format(format!(
+                        "MATLAB_class {:?} on {stored} data ({})",
+                        numeric.name(),
+                        arr.dtype()
+                    )));
+                }
+                Ok(MatValue::Numeric(arr))
+            }
+        }
+    }
+
+    fn cell(&mut self, d: &Dataset) -> Result<MatValue> {
+        let raw = d.read()?;
+        if raw.ty != H5Type::ObjectRef {
+            return Err(Error::format(format!(
+                "cell data of type {:?}, not object references",
+                raw.ty
+            )));
+        }
+        let shape = matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>());
+        let refs = refs_of(&raw);
+        let mut items = Vec::with_capacity(refs.len());
+        for r in refs {
+            let target = self.file.resolve(r, d.path())?;
+            items.push(self.value(&target)?);
+        }
+        Ok(MatValue::Cell(CellArray { shape, items }))
+    }
+}
+
+/// Reads a dataset, decompressing chunks on all cores when its filters allow it.
+fn read_data(d: &Dataset) -> Result<RawData> {
+    let shape = d.shape()?;
+    let (layout, _, filters) = d.storage()?;
+    if layout == Layout::Chunked && !filters.is_empty() && !shape.is_empty() {
+        return d.read_rows_parallel(0, shape[0]);
+    }
+    d.read()
+}
+
+fn empty_value(class: &MatClass, dims: Vec<usize>, attrs: &[Attribute]) -> Result<MatValue> {
+    Ok(match class {
+        MatClass::Cell => MatValue::Cell(CellArray {
+            shape: dims,
+            items: Vec::new(),
+        }),
+        MatClass::Struct => MatValue::Struct(StructArray {
+            shape: dims,
+            fields: fields_attr(attrs)?.unwrap_or_default(),
+            elements: Vec::new(),
+        }),
+        MatClass::Char => MatValue::Char(CharArray {
+            shape: dims,
+            codes: Vec::new(),
+        }),
+        MatClass::Logical => MatValue::Logical(NdArray::zeroed(
+            DType::scalar(ScalarKind::Bool),
+            &dims,
+            Order::F,
+        )?),
+        MatClass::Object(name) if name == "canonical empty" => MatValue::Numeric(NdArray::zeroed(
+            DType::scalar(ScalarKind::Float(8)),
+            &[0, 0],
+            Order::F,
+        )?),
+        other => match other.numeric_kind() {
+            Some(kind) => MatValue::Numeric(NdArray::zeroed(DType::scalar(kind), &dims, Order::F)?),
+            None => MatValue::Opaque(Opaque {
+                class: other.name().to_string(),
+                payload: None,
+                note: "empty object".into(),
+            }),
+        },
+    })
+}
+
+/// The dimensions stored as the data of an empty value (MATLAB order, as MATLAB and
+/// hdf5storage 0.2 write them).
+fn empty_dims(raw: &RawData) -> Result<Vec<usize>> {
+    let dims = uints(raw).ok_or_else(|| {
+        Error::format("MATLAB_empty value whose data is not unsigned integer dimensions")
+    })?;
+    if dims.len() > 64 {
+        return Err(Error::format(format!(
+            "MATLAB_empty value with {} dimensions",
+            dims.len()
+        )));
+    }
+    let dims: Vec<usize> = dims
+        .into_iter()
+        .map(|d| usize::try_from(d).unwrap_or(usize::MAX))
+        .collect();
+    if !dims.contains(&0) {
+        // An "empty" with no zero dimension would claim elements it does not hold.
+        return Err(Error::format(format!(
+            "MATLAB_empty value with non-empty dimensions {dims:?}"
+        )));
+    }
+    Ok(crate::value::at_least_2d(&dims))
+}
+
+/// MATLAB dims of an HDF5 shape: reversed (HDF5/C order is MATLAB's transposed).
+fn matlab_dims(h5: &[u64]) -> Vec<usize> {
+    let dims: Vec<usize> = h5.iter().rev().map(|&d| d as usize).collect();
+    crate::value::at_least_2d(&dims)
+}
+
+fn infer_class(ty: &H5Type) -> MatClass {
+    match ty {
+        H5Type::ObjectRef => MatClass::Cell,
+        H5Type::FixedString { .. } | H5Type::VarString { .. } => MatClass::Object("string".into()),
+        other => match scalar_of(other) {
+            Some(s) => MatClass::of_kind(s.kind).unwrap_or(MatClass::Object("unknown".into())),
+            None => MatClass::Object("unknown".into()),
+        },
+    }
+}
+
+/// The numpy scalar type of an HDF5 atom (integers, floats, real/imag compounds).
+fn scalar_of(ty: &H5Type) -> Option<ScalarType> {
+    let order = |o: &sciio_hdf5::ByteOrder| match o {
+        sciio_hdf5::ByteOrder::Big => ByteOrder::Big,
+        _ => ByteOrder::Little,
+    };
+    match ty {
+        H5Type::Int {
+            size,
+            signed,
+            order: o,
+        } if matches!(size, 1 | 2 | 4 | 8) => {
+            let kind = if *signed {
+                ScalarKind::Int(*size as u8)
+            } else {
+                ScalarKind::UInt(*size as u8)
+            };
+            Some(ScalarType::new(
+                kind,
+                if *size == 1 {
+                    ByteOrder::NotApplicable
+                } else {
+                    order(o)
+                },
+            ))
+        }
+        H5Type::Float {
+            size: size @ (4 | 8),
+            order: o,
+            ..
+        } => Some(ScalarType::new(ScalarKind::Float(*size as u8), order(o))),
+        H5Type::Enum { base, .. } => scalar_of(base),
+        other => match other.complex_parts() {
+            Some(H5Type::Float {
+                size: size @ (4 | 8),
+                order: o,
+                ..
+            }) => Some(ScalarType::new(
+                ScalarKind::Complex(2 * *size as u8),
+                order(o),
+            )),
+            _ => None,
+        },
+    }
+}
+
+/// Raw HDF5 data (C order, HDF5 shape) as a MATLAB-shaped column-major array, native order.
+fn to_ndarray(raw: RawData) -> Result<NdArray> {
+    let scalar = scalar_of(&raw.ty).ok_or_else(|| {
+        Error::format(format!(
+            "data of HDF5 type {:?}, which no MATLAB class stores",
+            raw.ty
+        ))
+    })?;
+    let dims = matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>());
+    let arr = NdArray::from_byte_vec(DType::from(scalar), &dims, Order::F, raw.bytes)?;
+    Ok(if arr.dtype().is_native() {
+        arr
+    } else {
+        arr.to_native()
+    })
+}
+
+fn to_bool(arr: &NdArray) -> Result<NdArray> {
+    let item = arr.dtype().itemsize();
+    let bytes: Vec<u8> = arr
+        .as_bytes()
+        .chunks(item.max(1))
+        .map(|c| u8::from(c.iter().any(|&b| b != 0)))
+        .collect();
+    NdArray::from_byte_vec(
+        DType::scalar(ScalarKind::Bool),
+        arr.shape(),
+        arr.order(),
+        bytes,
+    )
+}
+
+fn refs_of(raw: &RawData) -> Vec<u64> {
+    raw.bytes
+        .chunks_exact(8)
+        .map(|c| {
+            let mut a = [0u8; 8];
+            a.copy_from_slice(c);
+            u64::from_le_bytes(a)
+        })
+        .collect()
+}
+
+/// Unsigned (or non-negative signed) integers of any width, or `None`.
+fn uints(raw: &RawData) -> Option<Vec<u64>> {
+    let H5Type::Int {
+        size,
+        signed,
+        order,
+    } = &raw.ty
+    else {
+        return None;
+    };
+    let big = *order == sciio_hdf5::ByteOrder::Big;
+    let mut out = Vec::with_capacity(raw.bytes.len() / (*size).max(1));
+    for c in raw.bytes.chunks_exact(*size) {
+        let mut b = [0u8; 8];
+        let v = match size {
+            1 | 2 | 4 | 8 => {
+                if big {
+                    for (i, &x) in c.iter().rev().enumerate() {
+                        b[i] = x;
+                    }
+                } else {
+                    b[..*size].copy_from_slice(c);
+                }
+                let u = u64::from_le_bytes(b);
+                if *signed && (u >> (size * 8 - 1)) & 1 == 1 {
+                    return None;
+                }
+                u
+            }
+            _ => return None,
+        };
+        out.push(v);
+    }
+    Some(out)
+}
+
+fn find<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {
+    attrs.iter().find(|a| a.name == name)
+}
+
+fn attr_error(name: &str, what: &str) -> Error {
+    Error::new(ErrorKind::Format, format!("attribute {name} {what}"))
+}
+
+/// A string attribute (fixed or variable length), `None` when absent.
+fn string_attr(attrs: &[Attribute], name: &str) -> Result<Option<String>> {
+    let Some(a) = find(attrs, name) else {
+        return Ok(None);
+    };
+    let bytes: Vec<u8> = match &a.value {
+        AttrValue::Raw(r) if matches!(r.ty, H5Type::FixedString { .. }) => r.bytes.clone(),
+        AttrValue::Vlen(v) if matches!(v.ty, H5Type::VarString { .. }) && v.items.len() == 1 => {
+            v.items[0].clone()
+        }
+        _ => return Err(attr_error(name, "is not a string")),
+    };
+    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
+    Ok(Some(String::from_utf8_lossy(&bytes[..end]).into_owned()))
+}
+
+/// An unsigned integer scalar attribute, `None` when absent.
+fn uint_attr(attrs: &[Attribute], name: &str) -> Result<Option<u64>> {
+    let Some(a) = find(attrs, name) else {
+        return Ok(None);
+    };
+    match &a.value {
+        AttrValue::Raw(r) => match uints(r).as_deref() {
+            Some([v]) => Ok(Some(*v)),
+            _ => Err(attr_error(name, "is not one non-negative integer")),
+        },
+        _ => Err(attr_error(name, "is not an integer")),
+    }
+}
+
+fn flag_attr(attrs: &[Attribute], name: &str) -> bool {
+    matches!(uint_attr(attrs, name), Ok(Some(v)) if v != 0)
+}
+
+/// `MATLAB_fields` (vlen of 1-char strings per field), `None` when absent.
+fn fields_attr(attrs: &[Attribute]) -> Result<Option<Vec<String>>> {
+    let Some(a) = find(attrs, "MATLAB_fields") else {
+        return Ok(None);
+    };
+    match &a.value {
+        AttrValue::Vlen(v) => Ok(Some(
+            v.items
+                .iter()
+                .map(|b| {
+                    String::from_utf8_lossy(b)
+                        .trim_end_matches('\0')
+                        .to_string()
+                })
+                .collect(),
+        )),
+        AttrValue::Raw(r) if matches!(r.ty, H5Type::FixedString { .. }) => {
+            let size = r.ty.size().max(1);
+            Ok(Some(
+                r.bytes
+                    .chunks(size)
+                    .map(|c| {
+                        String::from_utf8_lossy(c)
+                            .trim_end_matches('\0')
+                            .to_string()
+                    })
+                    .collect(),
+            ))
+        }
+        _ => Err(attr_error("MATLAB_fields", "is not a list of field names")),
+    }
+}
+
+/// Reads every variable of `path` (convenience for [`MatFile::read_all`]).
+pub fn read_mat(path: impl AsRef<Path>) -> Result<Vec<(String, MatValue)>> {
+    MatFile::open(path)?.read_all()
+}

@@ -1,0 +1,600 @@
+//! The MATLAB value model: what a variable of a MAT file holds, independent of the file.
+//!
+//! Every array-like value keeps MATLAB's dimensions (`[rows, cols, ...]`, at least two) and
+//! column-major element order, as MATLAB does. Numeric and logical data are
+//! [`NdArray`]s in [`Order::F`] with the MATLAB shape, so [`NdArray::to_order`] with
+//! [`Order::C`] gives the row-major array `hdf5storage.loadmat` returns (same shape, numpy
+//! order) without any reinterpretation.
+
+use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
+
+/// MATLAB's class of a value, as stored in the `MATLAB_class` attribute.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum MatClass {
+    /// `double` (f64, real or complex).
+    Double,
+    /// `single` (f32, real or complex).
+    Single,
+    /// `int8`.
+    Int8,
+    /// `int16`.
+    Int16,
+    /// `int32`.
+    Int32,
+    /// `int64`.
+    Int64,
+    /// `uint8`.
+    UInt8,
+    /// `uint16`.
+    UInt16,
+    /// `uint32`.
+    UInt32,
+    /// `uint64`.
+    UInt64,
+    /// `logical`.
+    Logical,
+    /// `char`.
+    Char,
+    /// `cell`.
+    Cell,
+    /// `struct`.
+    Struct,
+    /// `function_handle`.
+    FunctionHandle,
+    /// Any other class name: MATLAB objects (`string`, `datetime`, `table`, user classes).
+    Object(String),
+}
+
+impl MatClass {
+    /// The class name MATLAB writes.
+    pub fn name(&self) -> &str {
+        match self {
+            MatClass::Double => "double",
+            MatClass::Single => "single",
+            MatClass::Int8 => "int8",
+            MatClass::Int16 => "int16",
+            MatClass::Int32 => "int32",
+            MatClass::Int64 => "int64",
+            MatClass::UInt8 => "uint8",
+            MatClass::UInt16 => "uint16",
+            MatClass::UInt32 => "uint32",
+            MatClass::UInt64 => "uint64",
+            MatClass::Logical => "logical",
+            MatClass::Char => "char",
+            MatClass::Cell => "cell",
+            MatClass::Struct => "struct",
+            MatClass::FunctionHandle => "function_handle",
+            MatClass::Object(name) => name,
+        }
+    }
+
+    /// Parses a `MATLAB_class` value; unknown names become [`MatClass::Object`].
+    pub fn from_name(name: &str) -> MatClass {
+        match name {
+            "double" => MatClass::Double,
+            "single" => MatClass::Single,
+            "int8" => MatClass::Int8,
+            "int16" => MatClass::Int16,
+            "int32" => MatClass::Int32,
+            "int64" => MatClass::Int64,
+            "uint8" => MatClass::UInt8,
+            "uint16" => MatClass::UInt16,
+            "uint32" => MatClass::UInt32,
+            "uint64" => MatClass::UInt64,
+            "logical" => MatClass::Logical,
+            "char" => MatClass::Char,
+            "cell" => MatClass::Cell,
+            "struct" => MatClass::Struct,
+            "function_handle" => MatClass::FunctionHandle,
+            other => MatClass::Object(other.to_string()),
+        }
+    }
+
+    /// The numeric class of a numpy scalar kind (complex kinds give their part's class).
+    pub fn of_kind(kind: ScalarKind) -> Option<MatClass> {
+        Some(match kind {
+            ScalarKind::Float(8) | ScalarKind::Complex(16) => MatClass::Double,
+            ScalarKind::Float(4) | ScalarKind::Complex(8) => MatClass::Single,
+            ScalarKind::Int(1) => MatClass::Int8,
+            ScalarKind::Int(2) => MatClass::Int16,
+            ScalarKind::Int(4) => MatClass::Int32,
+            ScalarKind::Int(8) => MatClass::Int64,
+            ScalarKind::UInt(1) => MatClass::UInt8,
+            ScalarKind::UInt(2) => MatClass::UInt16,
+            ScalarKind::UInt(4) => MatClass::UInt32,
+            ScalarKind::UInt(8) => MatClass::UInt64,
+            ScalarKind::Bool => MatClass::Logical,
+            _ => return None,
+        })
+    }
+
+    /// The real numpy kind of a numeric class.
+    pub fn numeric_kind(&self) -> Option<ScalarKind> {
+        Some(match self {
+            MatClass::Double => ScalarKind::Float(8),
+            MatClass::Single => ScalarKind::Float(4),
+            MatClass::Int8 => ScalarKind::Int(1),
+            MatClass::Int16 => ScalarKind::Int(2),
+            MatClass::Int32 => ScalarKind::Int(4),
+            MatClass::Int64 => ScalarKind::Int(8),
+            MatClass::UInt8 => ScalarKind::UInt(1),
+            MatClass::UInt16 => ScalarKind::UInt(2),
+            MatClass::UInt32 => ScalarKind::UInt(4),
+            MatClass::UInt64 => ScalarKind::UInt(8),
+            _ => return None,
+        })
+    }
+}
+
+/// A MATLAB char array: UTF-16 code units (or code points, for files written as UTF-32) in
+/// column-major order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CharArray {
+    /// MATLAB dimensions.
+    pub shape: Vec<usize>,
+    /// Character codes, column-major.
+    pub codes: Vec<u32>,
+}
+
+impl CharArray {
+    /// A `1×n` char row holding `text` (one code per Unicode scalar value; see
+    /// [`crate::WriteOptions`] for how characters beyond the BMP are stored).
+    ///
+    /// ```
+    /// let c = sciio_mat::CharArray::from_str("héllo");
+    /// assert_eq!(c.shape, vec![1, 5]);
+    /// assert_eq!(c.to_string_lossy(), "héllo");
+    /// ```
+    #[allow(clippy::should_implement_trait)] // infallible; FromStr's Result would only add noise
+    pub fn from_str(text: &str) -> CharArray {
+        let codes: Vec<u32> = text.chars().map(u32::from).collect();
+        let shape = if codes.is_empty() {
+            vec![0, 0]
+        } else {
+            vec![1, codes.len()]
+        };
+        CharArray { shape, codes }
+    }
+
+    /// Whether `shape` and `codes` agree.
+    pub fn check(&self) -> Result<()> {
+        check_count(&self.shape, self.codes.len(), "char array")
+    }
+
+    /// The text of a char row (or of all characters in column-major order otherwise); codes
+    /// that are not characters become U+FFFD. UTF-16 surrogate pairs are joined.
+    pub fn to_string_lossy(&self) -> String {
+        if self.codes.iter().all(|&c| c <= 0xFFFF) {
+            let units: Vec<u16> = self.codes.iter().map(|&c| c as u16).collect();
+            return String::from_utf16_lossy(&units);
+        }
+        self.codes
+            .iter()
+            .map(|&c| char::from_u32(c).unwrap_or('\u{FFFD}'))
+            .collect()
+    }
+
+    /// The rows of a 2-D char matrix as strings (MATLAB's `cellstr` without trimming).
+    pub fn rows(&self) -> Vec<String> {
+        let (m, n) = match self.shape.as_slice() {
+            [m, rest @ ..] => (*m, rest.iter().product::<usize>()),
+            [] => (1, self.codes.len()),
+        };
+        (0..m)
+            .map(|r| {
+                let row = CharArray {
+                    shape: vec![1, n],
+                    codes: (0..n)
+                        .filter_map(|c| self.codes.get(r + c * m).copied())
+                        .collect(),
+                };
+                row.to_string_lossy()
+            })
+            .collect()
+    }
+}
+
+/// A MATLAB cell array: any values, column-major.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CellArray {
+    /// MATLAB dimensions.
+    pub shape: Vec<usize>,
+    /// Elements, column-major.
+    pub items: Vec<MatValue>,
+}
+
+impl CellArray {
+    /// A `1×n` cell row (`0×0` when empty).
+    pub fn row(items: Vec<MatValue>) -> CellArray {
+        let shape = if items.is_empty() {
+            vec![0, 0]
+        } else {
+            vec![1, items.len()]
+        };
+        CellArray { shape, items }
+    }
+
+    /// A cell of `shape` from column-major `items`; errors when the counts differ.
+    pub fn new(shape: Vec<usize>, items: Vec<MatValue>) -> Result<CellArray> {
+        check_count(&shape, items.len(), "cell array")?;
+        Ok(CellArray { shape, items })
+    }
+}
+
+/// A MATLAB struct array: named fields, one value per field per element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StructArray {
+    /// MATLAB dimensions (`[1, 1]` for a scalar struct).
+    pub shape: Vec<usize>,
+    /// Field names in order.
+    pub fields: Vec<String>,
+    /// `elements[i][j]`: field `j` of element `i` (column-major element order).
+    pub elements: Vec<Vec<MatValue>>,
+}
+
+impl StructArray {
+    /// A scalar (`1×1`) struct.
+    ///
+    /// ```
+    /// use sciio_mat::{MatValue, StructArray};
+    /// let s = StructArray::scalar(vec![("a".into(), MatValue::from(1.5))]);
+    /// assert_eq!(s.field(0, "a"), Some(&MatValue::from(1.5)));
+    /// ```
+    pub fn scalar(fields: Vec<(String, MatValue)>) -> StructArray {
+        let (names, values): (Vec<String>, Vec<MatValue>) = fields.into_iter().unzip();
+        StructArray {
+            shape: vec![1, 1],
+            fields: names,
+            elements: vec![values],
+        }
+    }
+
+    /// A struct array of `shape` with `fields`; every element must have one value per field.
+    pub fn new(
+        shape: Vec<usize>,
+        fields: Vec<String>,
+        elements: Vec<Vec<MatValue>>,
+    ) -> Result<StructArray> {
+        check_count(&shape, elements.len(), "struct array")?;
+        if let Some(bad) = elements.iter().position(|e| e.len() != fields.len()) {
+            return Err(Error::invalid_input(format!(
+                "struct element {bad} has {} values for {} fields",
+                elements[bad].len(),
+                fields.len()
+            )));
+        }
+        Ok(StructArray {
+            shape,
+            fields,
+            elements,
+        })
+    }
+
+    /// Field `name` of element `index`.
+    pub fn field(&self, index: usize, name: &str) -> Option<&MatValue> {
+        let j = self.fields.iter().position(|f| f == name)?;
+        self.elements.get(index)?.get(j)
+    }
+}
+
+/// What a sparse matrix holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SparseKind {
+    /// Real doubles.
+    Double,
+    /// Complex doubles.
+    Complex,
+    /// Logicals.
+    Logical,
+}
+
+/// A MATLAB sparse matrix in compressed sparse column form (as MATLAB stores it).
+#[derive(Debug, Clone)]
+pub struct SparseMatrix {
+    /// Number of rows.
+    pub nrows: usize,
+    /// Number of columns (`jc.len() - 1`).
+    pub ncols: usize,
+    /// Row index of each stored value.
+    pub ir: Vec<u64>,
+    /// Column start offsets into `ir`/`data` (`ncols + 1` entries).
+    pub jc: Vec<u64>,
+    /// The stored values: 1-D `f8`, `c16` or `b1` array of `ir.len()` elements.
+    pub data: NdArray,
+}
+
+impl SparseMatrix {
+    /// What the values are.
+    pub fn kind(&self) -> SparseKind {
+        match self.data.dtype().as_scalar().map(|s| s.kind) {
+            Some(ScalarKind::Complex(_)) => SparseKind::Complex,
+            Some(ScalarKind::Bool) => SparseKind::Logical,
+            _ => SparseKind::Double,
+        }
+    }
+
+    /// Checks the CSC structure: sizes, monotone `jc`, row indices in range.
+    pub fn check(&self) -> Result<()> {
+        let nnz = self.ir.len();
+        if self.jc.len() != self.ncols.saturating_add(1) || self.data.len() != nnz {
+            return Err(Error::format(format!(
+                "sparse matrix with {} columns has {} column offsets, {} row indices and {} values",
+                self.ncols,
+                self.jc.len(),
+                nnz,
+                self.data.len()
+            )));
+        }
+        if self.jc.first().is_some_and(|&j| j != 0)
+            || self.jc.windows(2).any(|w| w[0] > w[1])
+            || self.jc.last().is_some_and(|&j| j != nnz as u64)
+        {
+            return Err(Error::format(
+                "sparse column offsets (jc) are not increasing from 0 to nnz",
+            ));
+        }
+        if self.ir.iter().any(|&r| r >= self.nrows as u64) {
+            return Err(Error::format(format!(
+                "sparse row index (ir) outside {} rows",
+                self.nrows
+            )));
+        }
+        Ok(())
+    }
+
+    /// The dense matrix (`nrows × ncols`, column-major), for small matrices.
+    pub fn to_dense(&self) -> Result<NdArray> {
+        self.check()?;
+        let item = self.data.dtype().itemsize();
+        let mut out = NdArray::zeroed(
+            self.data.dtype().clone(),
+            &[self.nrows, self.ncols],
+            Order::F,
+        )?;
+        let src = self.data.as_bytes();
+        let dst = out.as_bytes_mut()?;
+        for col in 0..self.ncols {
+            for k in self.jc[col] as usize..self.jc[col + 1] as usize {
+                let at = (col * self.nrows + self.ir[k] as usize) * item;
+                dst[at..at + item].copy_from_slice(&src[k * item..(k + 1) * item]);
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// A MATLAB object or function handle, kept with its class name. Objects whose layout sciio
+/// does not decode keep their stored payload (the `uint32` object reference MATLAB writes, or
+/// the struct of a function handle) so nothing is lost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Opaque {
+    /// The MATLAB class name (`function_handle`, `string`, `datetime`, `table`, `MyClass`...).
+    pub class: String,
+    /// The value as stored, decoded as plain MATLAB data where possible.
+    pub payload: Option<Box<MatValue>>,
+    /// Why it is not decoded further.
+    pub note: String,
+}
+
+/// One MATLAB value.
+///
+/// ```
+/// use sciio_mat::{MatValue, MatClass};
+/// let v = MatValue::from(vec![1.0f64, 2.0, 3.0]);
+/// assert_eq!(v.class(), MatClass::Double);
+/// assert_eq!(v.matlab_shape(), vec![1, 3]);
+/// ```
+#[derive(Debug, Clone)]
+pub enum MatValue {
+    /// A numeric array (double, single, int8..uint64; complex as numpy `c8`/`c16`),
+    /// MATLAB shape, [`Order::F`].
+    Numeric(NdArray),
+    /// A logical array (`b1`), MATLAB shape, [`Order::F`].
+    Logical(NdArray),
+    /// Text.
+    Char(CharArray),
+    /// A cell array.
+    Cell(CellArray),
+    /// A struct or struct array.
+    Struct(StructArray),
+    /// A sparse matrix.
+    Sparse(SparseMatrix),
+    /// A function handle or object.
+    Opaque(Opaque),
+}
+
+impl MatValue {
+    /// MATLAB's class of the value.
+    pub fn class(&self) -> MatClass {
+        match self {
+            MatValue::Numeric(a) => a
+                .dtype()
+                .as_scalar()
+                .and_then(|s| MatClass::of_kind(s.kind))
+                .unwrap_or(MatClass::Double),
+            MatValue::Logical(_) => MatClass::Logical,
+            MatValue::Char(_) => MatClass::Char,
+            MatValue::Cell(_) => MatClass::Cell,
+            MatValue::Struct(_) => MatClass::Struct,
+            MatValue::Sparse(s) => match s.kind() {
+                SparseKind::Logical => MatClass::Logical,
+                _ => MatClass::Double,
+            },
+            MatValue::Opaque(o) if o.class == "function_handle" => MatClass::FunctionHandle,
+            MatValue::Opaque(o) => MatClass::Object(o.class.clone()),
+        }
+    }
+
+    /// MATLAB's `size()` of the value (at least two dimensions).
+    pub fn matlab_shape(&self) -> Vec<usize> {
+        let shape = match self {
+            MatValue::Numeric(a) | MatValue::Logical(a) => a.shape().to_vec(),
+            MatValue::Char(c) => c.shape.clone(),
+            MatValue::Cell(c) => c.shape.clone(),
+            MatValue::Struct(s) => s.shape.clone(),
+            MatValue::Sparse(s) => vec![s.nrows, s.ncols],
+            MatValue::Opaque(_) => vec![1, 1],
+        };
+        at_least_2d(&shape)
+    }
+
+    /// The dimensions in numpy's (row-major) convention as `hdf5storage.loadmat` returns them:
+    /// the same numbers as [`MatValue::matlab_shape`] (only the element order differs).
+    pub fn numpy_shape(&self) -> Vec<usize> {
+        self.matlab_shape()
+    }
+
+    /// Whether the value has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.matlab_shape().contains(&0)
+    }
+
+    /// Whether the value is complex.
+    pub fn is_complex(&self) -> bool {
+        match self {
+            MatValue::Numeric(a) => matches!(
+                a.dtype().as_scalar().map(|s| s.kind),
+                Some(ScalarKind::Complex(_))
+            ),
+            MatValue::Sparse(s) => s.kind() == SparseKind::Complex,
+            _ => false,
+        }
+    }
+
+    /// A numeric array from any numpy-dtype array (its shape is taken as MATLAB's).
+    pub fn numeric(array: NdArray) -> Result<MatValue> {
+        let kind = array.dtype().as_scalar().map(|s| s.kind);
+        match kind {
+            Some(ScalarKind::Bool) => Ok(MatValue::Logical(array)),
+            Some(k) if MatClass::of_kind(k).is_some() => Ok(MatValue::Numeric(array)),
+            _ => Err(Error::unsupported(format!(
+                "dtype {} has no MATLAB class",
+                array.dtype()
+            ))),
+        }
+    }
+
+    /// The array numpy would hold for this value, as `hdf5storage.loadmat` returns it (numeric
+    /// and logical: same shape, row-major; char: a `U` scalar for a row, a `U` column of rows
+    /// for a matrix). Cells, structs, sparse matrices and objects have no single array.
+    pub fn to_numpy(&self) -> Result<NdArray> {
+        match self {
+            MatValue::Numeric(a) | MatValue::Logical(a) => Ok(a.to_order(Order::C).to_native()),
+            MatValue::Char(c) => {
+                let rows = if c.shape.len() == 2 && c.shape[0] <= 1 {
+                    vec![c.to_string_lossy()]
+                } else {
+                    c.rows()
+                };
+                let width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(0);
+                let dtype = DType::scalar(ScalarKind::Unicode(width));
+                let mut bytes = Vec::with_capacity(rows.len() * width * 4);
+                for r in &rows {
+                    let mut n = 0;
+                    for ch in r.chars() {
+                        bytes.extend_from_slice(&u32::from(ch).to_le_bytes());
+                        n += 1;
+                    }
+                    bytes.resize(bytes.len() + (width - n) * 4, 0);
+                }
+                let shape: Vec<usize> = if rows.len() == 1 {
+                    vec![]
+                } else {
+                    vec![rows.len()]
+                };
+                NdArray::from_bytes(
+                    dtype.with_order(sciio_core::ByteOrder::Little),
+                    &shape,
+                    Order::C,
+                    &bytes,
+                )
+            }
+            other => Err(Error::unsupported(format!(
+                "a MATLAB {} has no single numpy array",
+                other.class().name()
+            ))),
+        }
+    }
+}
+
+/// Same dtype, shape and elements (bitwise, in logical order), whatever the memory order.
+fn same_array(a: &NdArray, b: &NdArray) -> bool {
+    a.dtype().to_native() == b.dtype().to_native()
+        && a.shape() == b.shape()
+        && a.to_native().to_order(Order::F).as_bytes()
+            == b.to_native().to_order(Order::F).as_bytes()
+}
+
+impl PartialEq for SparseMatrix {
+    fn eq(&self, other: &Self) -> bool {
+        self.nrows == other.nrows
+            && self.ncols == other.ncols
+            && self.ir == other.ir
+            && self.jc == other.jc
+            && same_array(&self.data, &other.data)
+    }
+}
+
+impl PartialEq for MatValue {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (MatValue::Numeric(a), MatValue::Numeric(b))
+            | (MatValue::Logical(a), MatValue::Logical(b)) => same_array(a, b),
+            (MatValue::Char(a), MatValue::Char(b)) => a == b,
+            (MatValue::Cell(a), MatValue::Cell(b)) => a == b,
+            (MatValue::Struct(a), MatValue::Struct(b)) => a == b,
+            (MatValue::Sparse(a), MatValue::Sparse(b)) => a == b,
+            (MatValue::Opaque(a), MatValue::Opaque(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl From<f64> for MatValue {
+    fn from(x: f64) -> Self {
+        MatValue::Numeric(NdArray::from_vec(vec![x], &[1, 1]).expect("1x1")) // ok: one element for a 1×1 shape
+    }
+}
+
+impl From<Vec<f64>> for MatValue {
+    /// A `1×n` row vector.
+    fn from(v: Vec<f64>) -> Self {
+        let n = v.len();
+        MatValue::Numeric(
+            NdArray::from_vec(v, &[1, n])
+                .expect("1xn")
+                .to_order(Order::F),
+        ) // ok: n elements for a 1×n shape
+    }
+}
+
+impl From<&str> for MatValue {
+    fn from(s: &str) -> Self {
+        MatValue::Char(CharArray::from_str(s))
+    }
+}
+
+impl From<bool> for MatValue {
+    fn from(b: bool) -> Self {
+        MatValue::Logical(NdArray::from_vec(vec![b], &[1, 1]).expect("1x1")) // ok: one element for a 1×1 shape
+    }
+}
+
+/// `shape` padded with trailing ones to two dimensions (MATLAB's minimum).
+pub fn at_least_2d(shape: &[usize]) -> Vec<usize> {
+    match shape.len() {
+        0 => vec![1, 1],
+        1 => vec![1, shape[0]],
+        _ => shape.to_vec(),
+    }
+}
+
+fn check_count(shape: &[usize], n: usize, what: &str) -> Result<()> {
+    let want = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+    if want != Some(n) {
+        return Err(Error::invalid_input(format!(
+            "{what} of shape {shape:?} given {n} elements"
+        )));
+    }
+    Ok(())
+}
