@@ -560,11 +560,8 @@ impl From<Vec<f64>> for MatValue {
     /// A `1×n` row vector.
     fn from(v: Vec<f64>) -> Self {
         let n = v.len();
-        MatValue::Numeric(
-            NdArray::from_vec(v, &[1, n])
-                .expect("1xn")
-                .to_order(Order::F),
-        ) // ok: n elements for a 1×n shape
+        let row = NdArray::from_vec(v, &[1, n]).expect("1xn"); // ok: n elements for a 1×n shape
+        MatValue::Numeric(row.to_order(Order::F))
     }
 }
 

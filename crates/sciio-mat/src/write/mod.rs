@@ -868,7 +868,8 @@ fn python_metadata(obj: hid_t, value: &MatValue) -> Result<()> {
             };
             ndarray(&under)
         }
-        MatValue::Char(c) if c.shape.len() == 2 && (c.shape[0] == 1 || c.codes.is_empty()) => {
+        // Only a 1×n row is a Python str (a 0×0 char would come back 1×0).
+        MatValue::Char(c) if c.shape.len() == 2 && c.shape[0] == 1 => {
             h5::put_str_attr(obj, "Python.Type", "str")?;
             h5::put_str_attr(
                 obj,
