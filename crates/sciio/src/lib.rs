@@ -1,8 +1,9 @@
-//! sciio: read and write the files of scientific Python from Rust — numpy `.npy`/`.npz` now,
-//! PyTables HDF5, MATLAB v7.3 MAT and pandas Parquet as their crates land.
+//! sciio: read and write the files of scientific Python from Rust — numpy `.npy`/`.npz`, HDF5
+//! (PyTables, h5py; read, with the `hdf5` feature), MATLAB v7.3 MAT and pandas Parquet as their
+//! crates land.
 //!
-//! - [`File::open`] picks the format by extension and first bytes and describes the file as
-//!   one neutral tree of [`Node`]s; [`File::read_array`] reads an array's data.
+//! - [`open`] ([`File::open`]) picks the format by extension and first bytes and describes the
+//!   file as one neutral tree of [`Node`]s; [`File::read_array`] reads an array's data.
 //! - [`convert`] writes a file or one node into another format, refusing by name whatever
 //!   the target cannot hold, and writes atomically ([`write_atomically`]).
 //! - [`CompressSpec`] is the one compression syntax (`deflate:6`, `shuffle,zlib:1`, ...).
@@ -32,3 +33,20 @@ mod hdf5;
 
 pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
 pub use file::File;
+
+/// Opens a file of any supported format: the same as [`File::open`].
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// let path = dir.path().join("x.npy");
+/// let mut bytes = Vec::new();
+/// sciio::npy::write_array(&mut bytes, &sciio::NdArray::from_vec(vec![1u8, 2, 3], &[3])?)?;
+/// std::fs::write(&path, bytes)?;
+/// let file = sciio::open(&path)?;
+/// assert_eq!(file.root().array_info().map(|i| i.shape.clone()), Some(vec![3]));
+/// assert!(sciio::open(dir.path().join("missing.npy")).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn open(path: impl AsRef<std::path::Path>) -> Result<File> {
+    File::open(path)
+}
