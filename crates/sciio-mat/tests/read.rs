@@ -12,12 +12,12 @@ use sciio_mat::{MatClass, MatFile, MatValue};
 use sciio_testkit::{run_python_script, tempdir, wheel_files};
 use serde_json::Value as J;
 
-fn fixtures(
-    dir: &Path,
-) -> (
-    BTreeMap<String, BTreeMap<String, J>>,
-    BTreeMap<String, Vec<Vec<String>>>,
-) {
+/// Expected canonical values per file and variable.
+type Expected = BTreeMap<String, BTreeMap<String, J>>;
+/// Per broken file: [variable, words its error must contain...].
+type Corrupt = BTreeMap<String, Vec<Vec<String>>>;
+
+fn fixtures(dir: &Path) -> (Expected, Corrupt) {
     run_python_script("python/mat_fixtures.py", &[dir.to_str().unwrap()]);
     let expected =
         serde_json::from_str(&std::fs::read_to_string(dir.join("expected.json")).unwrap()).unwrap();
