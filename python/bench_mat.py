@@ -10,6 +10,7 @@ Cases (sizes overridable by environment variables):
   cell    a cell of $SCIIO_BENCH_MAT_CELLS 3x3 doubles (default 20000)
 Reads: every reader reads the same file (the one sciio wrote, and for the matrix also the one
 hdf5storage wrote). Times are the best of $SCIIO_BENCH_REPEAT (default 1) runs.
+$SCIIO_BENCH_PROFILE picks the cargo profile of the sciio side (default release).
 Targets (sciio / hdf5storage): struct and cell write and read <= 0.05, matrix write <= 0.4,
 read <= 0.5.
 """
@@ -46,8 +47,11 @@ def values(rows, cols, fields, cells):
     return {"matrix": m, "struct": st, "cell": cell}
 
 
+PROFILE = os.environ.get("SCIIO_BENCH_PROFILE", "release")
+
+
 def cargo(*args):
-    proc = subprocess.run(["cargo", "run", "-q", "--release", "-p", "sciio-mat", "--example", "bench", "--", *args],
+    proc = subprocess.run(["cargo", "run", "-q", "--profile", PROFILE, "-p", "sciio-mat", "--example", "bench", "--", *args],
                           cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(proc.stdout)
 
@@ -66,7 +70,7 @@ def main():
     res = {"matrix_mib": rows * cols * 8 / (1 << 20), "rows": rows, "cols": cols, "fields": fields,
            "cells": cells, "cpus": os.cpu_count()}
 
-    subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio-mat", "--example", "bench"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "-q", "--profile", PROFILE, "-p", "sciio-mat", "--example", "bench"], cwd=ROOT, check=True)
     for case, v in vals.items():
         path = os.path.join(out, f"hdf5storage_{case}.mat")
         res[f"hdf5storage_write_{case}_s"] = best(

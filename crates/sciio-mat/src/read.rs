@@ -408,26 +408,12 @@ impl Walk<'_> {
             }
             None => links,
         };
-        // A struct array stores each field as a dataset of references without MATLAB_class.
-        let mut columns: Vec<Option<(Vec<usize>, Vec<u64>)>> = Vec::with_capacity(fields.len());
-        for f in &fields {
-            let p = join_path(g.path(), f);
-            let col = match self.file.node(&p)? {
-                Node::Dataset(d)
-                    if d.dtype()? == H5Type::ObjectRef
-                        && find(&d.attrs()?, "MATLAB_class").is_none() =>
-                {
-                    let raw = d.read()?;
-                    Some((
-                        matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>()),
-                        refs_of(&raw),
-                    ))
-                }
-                _ => None,
-            };
-            columns.push(col);
-        }
-        let is_array = !fields.is_empty() && columns.iter().all(Option::is_some);
+        // A struct array stores each field as a dataset of references without MATLAB_class;
+        // the first field tells which layout this is (the others must agree).
+        let is_array = match fields.first() {
+            Some(f) => self.ref_column(&join_path(g.path(), f))?.is_some(),
+            None => false,
+        };
         if !is_array {
             let mut values = Vec::with_capacity(fields.len());
             for f in &fields {
@@ -439,7 +425,15 @@ impl Walk<'_> {
                 elements: vec![values],
             }));
         }
-        let cols: Vec<(Vec<usize>, Vec<u64>)> = columns.into_iter().flatten().collect();
+        let mut cols: Vec<(Vec<usize>, Vec<u64>)> = Vec::with_capacity(fields.len());
+        for f in &fields {
+            let col = self.ref_column(&join_path(g.path(), f))?;
+            cols.push(col.ok_or_else(|| {
+                Error::format(format!(
+                    "struct array field {f:?} is not a dataset of references"
+                ))
+            })?);
+        }
         let shape = cols[0].0.clone();
         if cols.iter().any(|c| c.0 != shape) {
             return Err(Error::format("struct array fields have different shapes"));
@@ -460,6 +454,22 @@ impl Walk<'_> {
             fields,
             elements,
         }))
+    }
+
+    /// A struct-array field: a dataset of references without MATLAB_class, as (MATLAB shape,
+    /// references); `None` for anything else.
+    fn ref_column(&self, path: &str) -> Result<Option<(Vec<usize>, Vec<u64>)>> {
+        let Node::Dataset(d) = self.file.node(path)? else {
+            return Ok(None);
+        };
+        if d.dtype()? != H5Type::ObjectRef || find(&d.attrs()?, "MATLAB_class").is_some() {
+            return Ok(None);
+        }
+        let raw = d.read()?;
+        Ok(Some((
+            matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>()),
+            refs_of(&raw),
+        )))
     }
 
     fn sparse(
@@ -609,10 +619,15 @@ impl Walk<'_> {
 
 /// Reads a dataset, decompressing chunks on all cores when its filters allow it.
 fn read_data(d: &Dataset) -> Result<RawData> {
-    let shape = d.shape()?;
     let (layout, _, filters) = d.storage()?;
-    if layout == Layout::Chunked && !filters.is_empty() && !shape.is_empty() {
-        return d.read_rows_parallel(0, shape[0]);
+    if layout == Layout::Chunked && !filters.is_empty() {
+        if let Some(&rows) = d.shape()?.first() {
+            // sciio-hdf5's parallel chunk decoding is new; when it refuses a chunk, libhdf5's own
+            // pipeline decides (and reports real corruption itself).
+            if let Ok(raw) = d.read_rows_parallel(0, rows) {
+                return Ok(raw);
+            }
+        }
     }
     d.read()
 }
