@@ -22,6 +22,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROWS = int(os.environ.get("SCIIO_BENCH_ROWS", 10_000_000))
 EARRAY_MB = int(os.environ.get("SCIIO_BENCH_EARRAY_MB", 1024))
 REPEAT = int(os.environ.get("SCIIO_BENCH_REPEAT", 3))
+# Comma-separated subset of the cases to run (default: all).
+ONLY = [c for c in os.environ.get("SCIIO_BENCH_CASES", "").split(",") if c]
 TARGETS = {"table_zlib1_shuffle": 0.4, "table_blosc2_lz4": 1.0, "earray_f32": 1.0}
 
 
@@ -95,6 +97,8 @@ def main():
     ]
     results = []
     for name, fname, node, make in cases:
+        if ONLY and name not in ONLY:
+            continue
         path = os.path.join(base, fname)
         make(path)
         peer = time_pytables(path, node)

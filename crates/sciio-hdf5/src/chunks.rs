@@ -1,19 +1,28 @@
-//! Parallel reads of chunked datasets: raw chunks are fetched with `H5Dread_chunk` (direct
-//! chunk read, holding libhdf5's lock only for the I/O) and decoded on all cores with rayon
-//! through sciio's own filter decoders, then scattered into the output.
+//! Parallel reads of chunked datasets (direct chunk reads): the chunk index is listed once with
+//! `H5Dchunk_iter`, then raw chunks are read with positioned reads and decoded on all cores with
+//! rayon through sciio's own filter decoders, and scattered into the output — libhdf5's lock
+//! is held only to list the index.
 //!
 //! Used when every filter of the pipeline has a Rust decoder and every chunk in the range is
 //! allocated; otherwise the read falls back to libhdf5's own (single-threaded) pipeline.
 
 use hdf5_sys::h5::hsize_t;
-use hdf5_sys::h5d::{H5Dget_chunk_info_by_coord, H5Dread_chunk};
+use std::collections::HashMap;
+use std::ffi::{c_int, c_uint, c_void};
+
+use hdf5_sys::h5d::H5Dchunk_iter;
+use hdf5_sys::h5f::H5Fget_create_plist;
+use hdf5_sys::h5p::H5Pget_userblock;
 use hdf5_sys::h5p::H5P_DEFAULT;
 use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
 use crate::file::{Dataset, Filter, Layout, RawData, Slice};
 use crate::filters;
-use crate::handle::locked;
+use crate::handle::{check, locked, Hid};
+
+/// Chunk offset (element coordinates) -> (absolute file address, stored size, filter mask).
+type ChunkIndex = HashMap<Vec<u64>, (u64, u64, u32)>;
 
 /// Chunks fetched per batch: bounds the compressed bytes held at once.
 const BATCH: usize = 256;
@@ -39,13 +48,21 @@ impl Dataset {
             }));
             v
         };
+        // Without filters there is nothing to decompress: libhdf5's own read (no type
+        // conversion) is a copy and beats fetching chunks one by one.
         let usable = layout == Layout::Chunked
+            && !pipeline.is_empty()
             && !shape.is_empty()
             && !ty.has_vlen()
             && pipeline.iter().all(|f| filters::decodes_in_rust(f.id));
+        let whole = start == 0 && shape.first() == Some(&count);
         let Some(chunk) =
             chunk_shape.filter(|c| usable && c.len() == shape.len() && c.iter().all(|&d| d > 0))
         else {
+            // Selecting everything lets libhdf5 skip hyperslab bookkeeping.
+            if whole {
+                return self.read_slices(None);
+            }
             return self.read_slices(Some(&slices(&shape)));
         };
         if start.checked_add(count).is_none_or(|end| end > shape[0]) {
@@ -123,14 +140,25 @@ impl Dataset {
                 coords.push(c);
             }
         }
+        let index = self.chunk_index()?;
+        let mut located = Vec::with_capacity(coords.len());
+        for c in &coords {
+            match index.get(c) {
+                Some(&at) => located.push(at),
+                None => return Ok(None), // unallocated chunk: fill values, libhdf5 knows them
+            }
+        }
+        let disk = std::fs::File::open(self.file().path())
+            .map_err(|e| self.locate(Error::io("cannot reopen the file for chunk reads", e)))?;
+        let file_len = disk.metadata().map(|m| m.len()).unwrap_or(0);
         let mut out = vec![0u8; total];
-        for batch in coords.chunks(BATCH) {
-            let Some(raw) = self.fetch(batch)? else {
-                return Ok(None);
-            };
-            let decoded: Vec<Result<Vec<u8>>> = raw
-                .into_par_iter()
-                .map(|(mask, bytes)| decode_pipeline(pipeline, mask, bytes, chunk_bytes, elem))
+        for (batch, places) in coords.chunks(BATCH).zip(located.chunks(BATCH)) {
+            let decoded: Vec<Result<Vec<u8>>> = places
+                .par_iter()
+                .map(|&(addr, size, mask)| {
+                    let raw = read_at(&disk, file_len, addr, size)?;
+                    decode_pipeline(pipeline, mask, raw, chunk_bytes, elem)
+                })
                 .collect();
             for (coord, data) in batch.iter().zip(decoded) {
                 let data = data.map_err(|e| self.locate(e))?;
@@ -140,56 +168,79 @@ impl Dataset {
         Ok(Some(out))
     }
 
-    /// Raw chunk bytes and filter masks; `None` if any chunk is unallocated.
-    fn fetch(&self, coords: &[Vec<u64>]) -> Result<Option<Vec<(u32, Vec<u8>)>>> {
+    /// Every allocated chunk: its offset (element coordinates) -> (absolute file address,
+    /// stored size, filter mask), from one pass over the chunk index (`H5Dchunk_iter`).
+    fn chunk_index(&self) -> Result<ChunkIndex> {
+        struct State {
+            rank: usize,
+            map: ChunkIndex,
+        }
+        unsafe extern "C" fn visit(
+            offset: *const hsize_t,
+            mask: c_uint,
+            addr: u64,
+            size: hsize_t,
+            data: *mut c_void,
+        ) -> c_int {
+            // SAFETY: libhdf5 passes `rank` offsets; `data` is our State.
+            unsafe {
+                let state = &mut *(data as *mut State);
+                let key = std::slice::from_raw_parts(offset, state.rank).to_vec();
+                state.map.insert(key, (addr, size, mask));
+            }
+            0
+        }
+        let rank = self.shape()?.len();
         locked(|| {
-            let mut out = Vec::with_capacity(coords.len());
-            for c in coords {
-                let mut size: hsize_t = 0;
-                let mut info_mask = 0u32;
-                let mut addr = 0u64;
-                // SAFETY: `c` has the dataset's rank; out-pointers valid.
-                let rc = unsafe {
-                    H5Dget_chunk_info_by_coord(
-                        self.hid(),
-                        c.as_ptr(),
-                        &mut info_mask,
-                        &mut addr,
-                        &mut size,
-                    )
-                };
-                if rc < 0 || size == 0 || addr == u64::MAX {
-                    // SAFETY: clear the error stack of a missing chunk (not an error here).
-                    unsafe { hdf5_sys::h5e::H5Eclear2(hdf5_sys::h5e::H5E_DEFAULT) };
-                    return Ok(None);
-                }
-                if size > filters::MAX_CHUNK_BYTES as u64 {
-                    return Err(self.locate(Error::format("stored chunk larger than 4 GiB")));
-                }
-                let mut buf = vec![0u8; size as usize];
-                let mut mask = 0u32;
-                // SAFETY: `buf` holds the chunk's stored size.
-                let mut buf_size = buf.len();
-                let rc = unsafe {
-                    H5Dread_chunk(
+            let mut state = State {
+                rank,
+                map: HashMap::new(),
+            };
+            let mut base: hsize_t = 0;
+            // SAFETY: valid ids; the callback only fills `state`.
+            unsafe {
+                let fcpl = Hid::new(H5Fget_create_plist(self.file().hid()), || {
+                    "cannot read file creation properties".into()
+                })?;
+                check(H5Pget_userblock(fcpl.id(), &mut base), || {
+                    "cannot read the userblock".into()
+                })?;
+                check(
+                    H5Dchunk_iter(
                         self.hid(),
                         H5P_DEFAULT,
-                        c.as_ptr(),
-                        &mut mask,
-                        buf.as_mut_ptr().cast(),
-                        &mut buf_size,
-                    )
-                };
-                if rc < 0 {
-                    return Err(self.locate(crate::handle::last_error(format!(
-                        "cannot read chunk at {c:?}"
-                    ))));
-                }
-                out.push((mask, buf));
+                        Some(visit),
+                        &mut state as *mut State as *mut c_void,
+                    ),
+                    || "cannot list the chunks".into(),
+                )?;
             }
-            Ok(Some(out))
+            // Chunk addresses are relative to the base address (after any user block).
+            for v in state.map.values_mut() {
+                v.0 = v.0.saturating_add(base);
+            }
+            Ok(state.map)
         })
+        .map_err(|e| self.locate(e))
     }
+}
+
+/// Reads a stored chunk straight from the file (no libhdf5 lock: plain positioned reads, so
+/// chunks are fetched and decoded on all cores), checked against the file's real length.
+fn read_at(disk: &std::fs::File, file_len: u64, addr: u64, size: u64) -> Result<Vec<u8>> {
+    use std::os::unix::fs::FileExt;
+    if size > filters::MAX_CHUNK_BYTES as u64
+        || addr.checked_add(size).is_none_or(|end| end > file_len)
+    {
+        return Err(Error::truncated(format!(
+            "chunk of {size} bytes at {addr} lies beyond the {file_len}-byte file"
+        ))
+        .with_offset(addr));
+    }
+    let mut buf = vec![0u8; size as usize];
+    disk.read_exact_at(&mut buf, addr)
+        .map_err(|e| Error::io("cannot read a chunk", e).with_offset(addr))?;
+    Ok(buf)
 }
 
 /// Undoes the pipeline (last filter first), skipping filters whose bit is set in `mask`.

@@ -91,6 +91,10 @@ impl File {
         &self.inner.path
     }
 
+    pub(crate) fn hid(&self) -> hid_t {
+        self.inner.hid.id()
+    }
+
     /// The allocation limits in force.
     pub fn limits(&self) -> Limits {
         self.limits
@@ -177,6 +181,9 @@ impl File {
         .map_err(|e| self.locate(e, path))
     }
 }
+
+/// A dataspace's current shape and maximum shape (`None` = unlimited).
+pub type Extent = (Vec<u64>, Vec<Option<u64>>);
 
 /// Kinds of HDF5 objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -498,7 +505,7 @@ impl Dataset {
 
     /// Current shape (empty for a scalar) and maximum shape (`None` = unlimited); a null
     /// dataspace has shape `[0]`... reported as `None` here.
-    pub fn extent(&self) -> Result<Option<(Vec<u64>, Vec<Option<u64>>)>> {
+    pub fn extent(&self) -> Result<Option<Extent>> {
         locked(|| {
             // SAFETY: valid dataset id.
             let space = Hid::new(unsafe { H5Dget_space(self.hid.id()) }, || {
@@ -802,7 +809,7 @@ impl Dataset {
 }
 
 /// Dims and max dims of a dataspace; `None` for a null dataspace.
-fn space_extent(space: hid_t) -> Result<Option<(Vec<u64>, Vec<Option<u64>>)>> {
+fn space_extent(space: hid_t) -> Result<Option<Extent>> {
     // SAFETY: valid dataspace id; arrays sized by the rank.
     unsafe {
         match H5Sget_simple_extent_type(space) {

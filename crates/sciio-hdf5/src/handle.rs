@@ -141,8 +141,6 @@ fn classify(messages: &[String]) -> ErrorKind {
         || all.contains("does not exist")
     {
         ErrorKind::NotFound
-    } else if all.contains("unable to open file") || all.contains("signature") {
-        ErrorKind::Format
     } else {
         ErrorKind::Format
     }

@@ -23,7 +23,7 @@ mod types;
 pub mod write;
 
 pub use file::{
-    join_path, AttrValue, Attribute, Dataset, File, Filter, Group, Layout, Link, LinkKind,
+    join_path, AttrValue, Attribute, Dataset, Extent, File, Filter, Group, Layout, Link, LinkKind,
     ObjectInfo, ObjectKind, RawData, Slice, VlenData,
 };
 pub use types::{ByteOrder, CharSet, Field, H5Type};

@@ -299,13 +299,22 @@ impl H5Type {
             ByteOrder::Big => CoreOrder::Big,
             ByteOrder::NotApplicable => CoreOrder::NotApplicable,
         };
-        let small = |n: usize| u8::try_from(n).map_err(|_| Error::unsupported(format!("{n}-byte number")));
+        let small =
+            |n: usize| u8::try_from(n).map_err(|_| Error::unsupported(format!("{n}-byte number")));
         let scalar = |kind: K, o: &ByteOrder| Ok(DType::Scalar(ScalarType::new(kind, order(o))));
         match self {
-            H5Type::Int { size, signed: true, order: o } => scalar(K::Int(small(*size)?), o),
+            H5Type::Int {
+                size,
+                signed: true,
+                order: o,
+            } => scalar(K::Int(small(*size)?), o),
             H5Type::Int { size, order: o, .. } => scalar(K::UInt(small(*size)?), o),
             H5Type::Float { size, order: o, .. } => scalar(K::Float(small(*size)?), o),
-            H5Type::Bitfield { size: 1, precision: 1, .. } => scalar(K::Bool, &ByteOrder::NotApplicable),
+            H5Type::Bitfield {
+                size: 1,
+                precision: 1,
+                ..
+            } => scalar(K::Bool, &ByteOrder::NotApplicable),
             H5Type::Bitfield { size, order: o, .. } => scalar(K::UInt(small(*size)?), o),
             H5Type::Time { size: 4, order: o } => scalar(K::Int(4), o),
             H5Type::Time { size, order: o } => scalar(K::Float(small(*size)?), o),
@@ -316,16 +325,26 @@ impl H5Type {
             H5Type::ObjectRef => scalar(K::Void(8), &ByteOrder::NotApplicable),
             H5Type::RegionRef => scalar(K::Void(12), &ByteOrder::NotApplicable),
             H5Type::Enum { base, .. } => base.to_dtype(),
-            H5Type::Array { base, dims } => Ok(DType::SubArray(Box::new(base.to_dtype()?), dims.clone())),
+            H5Type::Array { base, dims } => {
+                Ok(DType::SubArray(Box::new(base.to_dtype()?), dims.clone()))
+            }
             H5Type::Compound { size, fields } => {
-                if let Some(H5Type::Float { size: half, order: o, .. }) = self.complex_parts() {
+                if let Some(H5Type::Float {
+                    size: half,
+                    order: o,
+                    ..
+                }) = self.complex_parts()
+                {
                     return scalar(K::Complex(small(2 * half)?), o);
                 }
                 let fields = fields
                     .iter()
                     .map(|f| Ok(CoreField::new(f.name.clone(), f.offset, f.ty.to_dtype()?)))
                     .collect::<Result<Vec<_>>>()?;
-                Ok(DType::Record(RecordType { fields, itemsize: *size }))
+                Ok(DType::Record(RecordType {
+                    fields,
+                    itemsize: *size,
+                }))
             }
             H5Type::VarLen { .. } | H5Type::VarString { .. } => Err(Error::unsupported(
                 "variable-length data has no fixed numpy layout (read it with read_vlen)",
