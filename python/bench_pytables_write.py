@@ -61,7 +61,8 @@ def pytables_table(path, rows, filters):
 def pytables_earray(path):
     rows = EARRAY_MB * (1 << 20) // 4 // COLS
     block = APPEND_MB * (1 << 20) // 4 // COLS
-    blocks = [np.arange(s * COLS, min(s + block, rows) * COLS, dtype=np.float32).reshape(-1, COLS)
+    # Integers rounded to float32 one by one (as the Rust side computes them).
+    blocks = [np.arange(s * COLS, min(s + block, rows) * COLS).astype(np.float32).reshape(-1, COLS)
               for s in range(0, rows, block)]
     t0 = time.perf_counter()
     with tb.open_file(path, "w") as f:
