@@ -605,6 +605,13 @@ impl<W: Write + Send> Encoder<W> {
             .map_err(parquet_err)?;
         // the leaf columns of every pending batch, per Parquet leaf column
         let mut leaves: Vec<Vec<ArrowLeafColumn>> = writers.iter().map(|_| Vec::new()).collect();
+        // memory of each field's arrays: the encoding cost used to balance the threads
+        let mut weights = vec![0usize; self.arrow.fields().len()];
+        for batch in &self.pending {
+            for (w, a) in weights.iter_mut().zip(batch.columns()) {
+                *w += a.get_array_memory_size();
+            }
+        }
         for batch in self.pending.drain(..) {
             let mut leaf = 0;
             for (field, array) in self.arrow.fields().iter().zip(batch.columns()) {
@@ -619,7 +626,13 @@ impl<W: Write + Send> Encoder<W> {
         }
         self.pending_rows = 0;
         let jobs: Vec<ColumnJob> = writers.into_iter().zip(leaves).collect();
-        let chunks = encode_parallel(jobs, threads)?;
+        // flat schemas have one leaf per field; nested ones are balanced by count only
+        let weights = if weights.len() == jobs.len() {
+            weights
+        } else {
+            vec![1; jobs.len()]
+        };
+        let chunks = encode_parallel(jobs, &weights, threads)?;
         let mut rg = self.file.next_row_group().map_err(parquet_err)?;
         for chunk in chunks {
             chunk.append_to_row_group(&mut rg).map_err(parquet_err)?;
@@ -640,17 +653,30 @@ fn encode_column((mut writer, leaves): ColumnJob) -> Result<ArrowColumnChunk> {
     writer.close().map_err(parquet_err)
 }
 
-/// Encodes column chunks on up to `threads` threads (each thread takes every `threads`-th
-/// column), returning them in column order.
-fn encode_parallel(jobs: Vec<ColumnJob>, threads: usize) -> Result<Vec<ArrowColumnChunk>> {
+/// Encodes column chunks on up to `threads` threads, returning them in column order. Columns
+/// go, heaviest first, to the least loaded thread (`weights`: one per job).
+fn encode_parallel(
+    jobs: Vec<ColumnJob>,
+    weights: &[usize],
+    threads: usize,
+) -> Result<Vec<ArrowColumnChunk>> {
     let n = jobs.len();
     let threads = threads.clamp(1, n.max(1));
     if threads == 1 {
         return jobs.into_iter().map(encode_column).collect();
     }
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(weights.get(i).copied().unwrap_or(0)));
+    let mut lane_of = vec![0usize; n];
+    let mut load = vec![0usize; threads];
+    for i in order {
+        let lane = (0..threads).min_by_key(|&l| load[l]).unwrap_or(0);
+        load[lane] += weights.get(i).copied().unwrap_or(0);
+        lane_of[i] = lane;
+    }
     let mut lanes: Vec<Vec<(usize, ColumnJob)>> = (0..threads).map(|_| Vec::new()).collect();
     for (i, job) in jobs.into_iter().enumerate() {
-        lanes[i % threads].push((i, job));
+        lanes[lane_of[i]].push((i, job));
     }
     let done: Vec<Result<Vec<(usize, ArrowColumnChunk)>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = lanes
