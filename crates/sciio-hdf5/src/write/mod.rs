@@ -767,8 +767,17 @@ impl DatasetWriter {
             .map(|(offset, data)| encode_chunk(&self.pipeline, data).map(|e| (offset, e)))
             .collect::<Result<_>>()
             .map_err(|e| self.locate(e))?;
+        let refs: Vec<(Vec<u64>, &[u8])> = encoded
+            .iter()
+            .map(|(o, d)| (o.clone(), d.as_slice()))
+            .collect();
+        self.put_chunks(&refs)
+    }
+
+    /// Writes already-encoded chunks with `H5Dwrite_chunk`, under one lock.
+    fn put_chunks(&self, chunks: &[(Vec<u64>, &[u8])]) -> Result<()> {
         locked(|| -> Result<()> {
-            for (offset, data) in &encoded {
+            for (offset, data) in chunks {
                 if u32::try_from(data.len()).is_err() {
                     return Err(Error::new(
                         ErrorKind::LimitExceeded,
@@ -959,6 +968,17 @@ impl ChunkAppender {
                 self.cut(at, &band, &mut chunks);
                 at += chunk_rows;
             }
+        }
+        if ds.pipeline.is_empty() && self.chunk[1..] == self.row_shape[..] {
+            // Unfiltered whole-row chunks: written straight from the caller's buffer.
+            let mut direct = Vec::new();
+            while rest.len() >= band_bytes {
+                direct.push((offset(at, self.chunk.len()), &rest[..band_bytes]));
+                rest = &rest[band_bytes..];
+                at += chunk_rows;
+            }
+            ds.write_chunks(std::mem::take(&mut chunks))?;
+            ds.put_chunks(&direct)?;
         }
         while rest.len() >= band_bytes {
             self.cut(at, &rest[..band_bytes], &mut chunks);

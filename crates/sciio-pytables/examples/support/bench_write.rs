@@ -124,6 +124,18 @@ fn earray(out: &str, mib: u64, append_mib: u64, cols: u64, filters: &str) -> Res
     };
     let rows = mib * (1 << 20) / 4 / cols;
     let block = (append_mib * (1 << 20) / 4 / cols).max(1);
+    // The blocks are made before timing, as the Python side does: the same values as its
+    // np.arange(start * cols, (start + m) * cols).astype(float32).
+    let mut blocks = Vec::new();
+    let mut r = 0;
+    while r < rows {
+        let m = block.min(rows - r);
+        let b: Vec<u8> = (r * cols..(r + m) * cols)
+            .flat_map(|v| (v as f32).to_le_bytes())
+            .collect();
+        blocks.push(b);
+        r += m;
+    }
     let start = Instant::now();
     let file = PtWriter::create(out)?;
     let mut e = file
@@ -131,15 +143,8 @@ fn earray(out: &str, mib: u64, append_mib: u64, cols: u64, filters: &str) -> Res
         .create_earray("earray", f4, vec![cols])
         .filters(Filters::parse(filters)?)
         .create()?;
-    let mut buf = Vec::with_capacity((block * cols * 4) as usize);
-    let mut r = 0;
-    while r < rows {
-        let m = block.min(rows - r);
-        buf.clear();
-        // Same values as the Python side: np.arange(start * cols, (start + m) * cols, float32).
-        buf.extend((r * cols..(r + m) * cols).flat_map(|v| (v as f32).to_le_bytes()));
-        e.append(&buf)?;
-        r += m;
+    for b in &blocks {
+        e.append(b)?;
     }
     drop(e);
     file.finish()?;
