@@ -10,7 +10,8 @@ Cases (sizes overridable by environment variables):
   cell    a cell of $SCIIO_BENCH_MAT_CELLS 3x3 doubles (default 20000)
 Reads: every reader reads the same file (the one sciio wrote, and for the matrix also the one
 hdf5storage wrote). Times are the best of $SCIIO_BENCH_REPEAT (default 1) runs.
-$SCIIO_BENCH_PROFILE picks the cargo profile of the sciio side (default release).
+$SCIIO_BENCH_PROFILE picks the cargo profile of the sciio side (default release; "dev-opt" =
+dev profile with sciio's crates at opt-level 3).
 Targets (sciio / hdf5storage): struct and cell write and read <= 0.05, matrix write <= 0.4,
 read <= 0.5.
 """
@@ -48,10 +49,20 @@ def values(rows, cols, fields, cells):
 
 
 PROFILE = os.environ.get("SCIIO_BENCH_PROFILE", "release")
+# "dev-opt": the dev profile (dependencies at opt-level 2, libhdf5 built RelWithDebInfo) with
+# sciio's own crates at opt-level 3, for machines where a release build of libhdf5 is too slow.
+if PROFILE == "dev-opt":
+    FLAGS = ["--profile", "dev"]
+    for crate in ("sciio-core", "sciio-hdf5", "sciio-mat"):
+        FLAGS += ["--config", f'profile.dev.package."{crate}".opt-level=3',
+                  "--config", f'profile.dev.package."{crate}".debug-assertions=false',
+                  "--config", f'profile.dev.package."{crate}".overflow-checks=false']
+else:
+    FLAGS = ["--profile", PROFILE]
 
 
 def cargo(*args):
-    proc = subprocess.run(["cargo", "run", "-q", "--profile", PROFILE, "-p", "sciio-mat", "--example", "bench", "--", *args],
+    proc = subprocess.run(["cargo", "run", "-q", *FLAGS, "-p", "sciio-mat", "--example", "bench", "--", *args],
                           cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(proc.stdout)
 
@@ -70,11 +81,14 @@ def main():
     res = {"matrix_mib": rows * cols * 8 / (1 << 20), "rows": rows, "cols": cols, "fields": fields,
            "cells": cells, "cpus": os.cpu_count()}
 
-    subprocess.run(["cargo", "build", "-q", "--profile", PROFILE, "-p", "sciio-mat", "--example", "bench"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "-q", *FLAGS, "-p", "sciio-mat", "--example", "bench"], cwd=ROOT, check=True)
     for case, v in vals.items():
         path = os.path.join(out, f"hdf5storage_{case}.mat")
-        res[f"hdf5storage_write_{case}_s"] = best(
-            lambda: hdf5storage.savemat(path, {case: v}, format="7.3", store_python_metadata=False), repeat)
+        def save():
+            if os.path.exists(path):
+                os.remove(path)  # a fresh file each time, as sciio writes one
+            hdf5storage.savemat(path, {case: v}, format="7.3", store_python_metadata=False)
+        res[f"hdf5storage_write_{case}_s"] = best(save, repeat)
     sciio_w = min(({k: v for k, v in cargo("write", out, str(rows), str(cols), str(fields), str(cells)).items()}
                    for _ in range(repeat)), key=lambda d: sum(d.values()))
     for case in vals:

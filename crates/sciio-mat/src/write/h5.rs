@@ -181,8 +181,9 @@ pub(crate) fn space(dims: &[u64]) -> Result<Hid> {
     }
 }
 
-/// Writes attribute `name` on `obj` (replacing one of that name) from `data`, which must hold
-/// the whole attribute in the memory layout of `ty`.
+/// Writes attribute `name` on `obj` from `data`, which must hold the whole attribute in the
+/// memory layout of `ty`. The writer only puts attributes on objects it has just created
+/// (a replaced variable is deleted first), so there is no existing attribute to replace.
 pub(crate) fn put_attr(
     obj: hid_t,
     name: &str,
@@ -194,11 +195,6 @@ pub(crate) fn put_attr(
     locked(|| {
         // SAFETY: valid ids; `data` covers the dataspace (caller's contract).
         unsafe {
-            if hdf5_sys::h5a::H5Aexists(obj, c.as_ptr()) > 0 {
-                check(hdf5_sys::h5a::H5Adelete(obj, c.as_ptr()), || {
-                    format!("cannot replace attribute {name}")
-                })?;
-            }
             let sp = space(dims)?;
             let a = Hid::new(
                 hdf5_sys::h5a::H5Acreate2(obj, c.as_ptr(), ty, sp.id(), H5P_DEFAULT, H5P_DEFAULT),
