@@ -619,6 +619,16 @@ impl Walk<'_> {
 
 /// Reads a dataset, decompressing chunks on all cores when its filters allow it.
 fn read_data(d: &Dataset) -> Result<RawData> {
+    // Small data (cell elements, struct fields) is read in one call: asking for the storage
+    // layout would cost more libhdf5 calls than the read itself.
+    let elems = d
+        .shape()?
+        .iter()
+        .try_fold(1u64, |a, &n| a.checked_mul(n))
+        .unwrap_or(u64::MAX);
+    if elems <= 1 << 16 {
+        return d.read();
+    }
     let (layout, _, filters) = d.storage()?;
     if layout == Layout::Chunked && !filters.is_empty() {
         if let Some(&rows) = d.shape()?.first() {

@@ -261,10 +261,12 @@ impl MatWriter {
     /// Writes `value` into `/#refs#` under a fresh name and returns a reference to it.
     fn write_ref(&mut self, value: &MatValue) -> Result<u64> {
         let refs = self.refs_group()?;
+        // In a file this writer created, its own counter is the only source of names; in an
+        // existing file, names already taken are skipped.
         let name = loop {
             self.next_ref += 1;
             let name = ref_name(self.next_ref);
-            if !h5::exists(refs, &name)? {
+            if self.new_file || !h5::exists(refs, &name)? {
                 break name;
             }
         };
