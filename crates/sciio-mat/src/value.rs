@@ -595,3 +595,66 @@ fn check_count(shape: &[usize], n: usize, what: &str) -> Result<()> {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matlab_and_numpy_orders() {
+        // MATLAB [1 3 5; 2 4 6] is stored column-major as 1..6.
+        let f = NdArray::from_bytes(
+            DType::scalar(ScalarKind::Float(8)),
+            &[2, 3],
+            Order::F,
+            &(1..=6)
+                .flat_map(|x| f64::from(x).to_ne_bytes())
+                .collect::<Vec<u8>>(),
+        )
+        .unwrap();
+        let v = MatValue::numeric(f).unwrap();
+        assert_eq!(v.matlab_shape(), vec![2, 3]);
+        let c = v.to_numpy().unwrap();
+        assert_eq!(c.order(), Order::C);
+        assert_eq!(c.shape(), &[2, 3]);
+        let row_major: Vec<f64> = c
+            .as_bytes()
+            .chunks(8)
+            .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(row_major, vec![1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+    }
+
+    #[test]
+    fn char_rows_and_text() {
+        let c = CharArray {
+            shape: vec![2, 3],
+            codes: "adbecf".chars().map(u32::from).collect(),
+        };
+        assert_eq!(c.rows(), vec!["abc", "def"]);
+        let n = MatValue::Char(c).to_numpy().unwrap();
+        assert_eq!(n.shape(), &[2]);
+        assert_eq!(CharArray::from_str("a😀").to_string_lossy(), "a😀");
+    }
+
+    #[test]
+    fn sparse_checks_and_dense() {
+        let s = SparseMatrix {
+            nrows: 2,
+            ncols: 2,
+            ir: vec![1, 0],
+            jc: vec![0, 1, 2],
+            data: NdArray::from_vec(vec![5.0f64, 7.0], &[2]).unwrap(),
+        };
+        let d = s.to_dense().unwrap();
+        let vals: Vec<f64> = d
+            .as_bytes()
+            .chunks(8)
+            .map(|b| f64::from_ne_bytes(b.try_into().unwrap()))
+            .collect();
+        assert_eq!(vals, vec![0.0, 5.0, 7.0, 0.0]);
+        let mut bad = s.clone();
+        bad.jc = vec![0, 2, 1];
+        assert!(bad.check().is_err());
+    }
+}
