@@ -54,6 +54,9 @@ enum Backend {
     },
     #[cfg(feature = "hdf5")]
     Hdf5(crate::hdf5::Hdf5),
+    /// A Parquet file: listed as a frame, its values not readable as arrays yet.
+    #[cfg(feature = "parquet")]
+    Parquet,
 }
 
 impl File {
@@ -79,6 +82,8 @@ impl File {
                 let (root, h5) = crate::hdf5::Hdf5::open(path, &limits)?;
                 (root, Backend::Hdf5(h5))
             }
+            #[cfg(feature = "parquet")]
+            Format::Parquet => (crate::parquet::open(path, &limits)?, Backend::Parquet),
             other => {
                 return Err(Error::unsupported(format!(
                     "reading {other} files is not available in this build of sciio"
@@ -157,7 +162,15 @@ impl File {
         let leaves = self.root.array_leaves("");
         match leaves.as_slice() {
             [(path, _)] => Ok(path.clone()),
-            [] => Err(Error::not_found("the file holds no array").with_file(&self.path)),
+            [] => {
+                let frame = matches!(self.root.kind, NodeKind::Frame { .. });
+                let why = if frame {
+                    " (it is a data frame; printing frames is not supported yet)"
+                } else {
+                    ""
+                };
+                Err(Error::not_found(format!("the file holds no array{why}")).with_file(&self.path))
+            }
             many => {
                 let names: Vec<&str> = many.iter().take(8).map(|(p, _)| p.as_str()).collect();
                 Err(Error::invalid_input(format!(
@@ -194,6 +207,8 @@ impl File {
             }
             #[cfg(feature = "hdf5")]
             Backend::Hdf5(h5) => h5.read_array(&path).map_err(located),
+            #[cfg(feature = "parquet")]
+            Backend::Parquet => Err(located(frames_not_arrays())),
         }
     }
 
@@ -246,8 +261,15 @@ impl File {
                 h5.copy_array_data(&path, &info, out, progress)
                     .map_err(located)
             }
+            #[cfg(feature = "parquet")]
+            Backend::Parquet => Err(located(frames_not_arrays())),
         }
     }
+}
+
+#[cfg(feature = "parquet")]
+fn frames_not_arrays() -> Error {
+    Error::unsupported("a Parquet file is a data frame; reading it as arrays is not supported yet")
 }
 
 /// `x` and `/x` name the same node; the root is `/`.

@@ -30,6 +30,8 @@ pub mod convert;
 pub mod file;
 #[cfg(feature = "hdf5")]
 mod hdf5;
+#[cfg(feature = "parquet")]
+mod parquet;
 
 pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
 pub use file::File;
