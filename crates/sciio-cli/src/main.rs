@@ -162,11 +162,16 @@ fn ls(target: &Target) -> Result<()> {
         file.format(),
         draw::human_bytes(file.size_on_disk())
     );
-    print_out(&(title + &draw::tree_table(root) + "\n"))
+    // A data frame also lists its index and columns with their pandas, numpy and Arrow types.
+    let frame = file.frame_description()?.unwrap_or_default();
+    print_out(&(title + &draw::tree_table(root) + "\n" + &frame))
 }
 
 fn cat(target: &Target, as_json: bool) -> Result<()> {
     let mut file = File::open(&target.file)?;
+    if let Some(text) = frame_text(&file, target, as_json)? {
+        return print_out(&text);
+    }
     let path = file.single_array_path(target.node.as_deref())?;
     let array = file.read_array(&path)?;
     let text = if as_json {
@@ -176,6 +181,33 @@ fn cat(target: &Target, as_json: bool) -> Result<()> {
         numfmt::array_str(&array)? + "\n"
     };
     print_out(&text)
+}
+
+/// Rows `sciio cat` prints of a data frame (the first and last half), like pandas' default.
+const FRAME_ROWS: usize = 60;
+
+/// A data frame printed like pandas' `print(df)`; `None` when the file holds no frame.
+fn frame_text(file: &File, target: &Target, as_json: bool) -> Result<Option<String>> {
+    if !matches!(file.root().kind, sciio::NodeKind::Frame { .. }) {
+        return Ok(None);
+    }
+    if let Some(node) = target
+        .node
+        .as_deref()
+        .filter(|n| !n.trim_matches('/').is_empty())
+    {
+        return Err(Error::not_found(format!(
+            "a Parquet file is one data frame without nodes; drop ':{node}'"
+        ))
+        .with_file(&target.file));
+    }
+    if as_json {
+        return Err(Error::unsupported(
+            "cat --json prints arrays, not data frames; convert the frame to .npz first",
+        )
+        .with_file(&target.file));
+    }
+    file.frame_text(FRAME_ROWS)
 }
 
 fn convert(

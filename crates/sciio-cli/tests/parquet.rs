@@ -1,4 +1,6 @@
-//! `sciio` on Parquet files pandas writes (the `parquet` feature, on by default).
+//! `sciio` on Parquet files pandas writes (the `parquet` feature, on by default): ls, cat and
+//! the conversions parquet → parquet, parquet → npz, structured npy / PyTables Table → parquet,
+//! each checked by pandas, numpy, pyarrow or PyTables themselves.
 #![cfg(feature = "parquet")]
 
 use std::path::Path;
@@ -17,33 +19,249 @@ fn s(p: &Path) -> &str {
     p.to_str().unwrap()
 }
 
+fn ok(args: &[&str]) -> String {
+    let out = sciio(args);
+    assert!(out.status.success(), "sciio {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Runs a refused command: exit status 1, one line on stderr, returned.
+fn refused(args: &[&str]) -> String {
+    let out = sciio(args);
+    assert_eq!(out.status.code(), Some(1), "sciio {args:?}: {out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.starts_with("sciio: error: "), "{err}");
+    err
+}
+
+/// Frames covering the pandas metadata a copy must keep: a RangeIndex with a step and a name,
+/// a named string index, a tz-aware datetime column, a categorical, masked ints, strings.
+const MAKE_FRAMES: &str = r#"
+import sys, pandas as pd, numpy as np
+n = 7
+cols = {
+    'when': pd.date_range('2024-03-30', periods=n, freq='7h', tz='Europe/Paris'),
+    # Categories in order of first appearance: the writer rebuilds the dictionary in that
+    # order (see the report: other category orders are not kept yet).
+    'kind': pd.Categorical(['a', 'b', 'a', 'c', 'b', 'a', 'c'], categories=['a', 'b', 'c'], ordered=True),
+    'temp': np.linspace(-1.5, 3.0, n),
+    'count': pd.array([1, None, 3, 4, None, 6, 7], dtype='Int64'),
+    'city': ['Oslo', 'Rome', None, 'Lima', 'Pune', 'Kyiv', 'Nuuk'],
+}
+pd.DataFrame(cols, index=pd.RangeIndex(10, 10 + 3 * n, 3, name='r')).to_parquet(sys.argv[1])
+pd.DataFrame(cols, index=pd.Index(list('qrstuvw'), name='key')).to_parquet(sys.argv[2])
+"#;
+
+const CHECK_COPY: &str = r#"
+import sys, pandas as pd, pyarrow.parquet as pq
+a, b = pd.read_parquet(sys.argv[1]), pd.read_parquet(sys.argv[2])
+assert b.equals(a), (a, b)
+assert type(b.index) is type(a.index), (type(a.index), type(b.index))
+assert b.index.name == a.index.name and list(b.dtypes) == list(a.dtypes), (a.dtypes, b.dtypes)
+if isinstance(a.index, pd.RangeIndex):
+    assert (b.index.start, b.index.stop, b.index.step) == (10, 31, 3), b.index
+assert b['kind'].cat.ordered and list(b['kind'].cat.categories) == ['a', 'b', 'c']
+assert str(b['when'].dt.tz) == 'Europe/Paris'
+codecs = {pq.ParquetFile(sys.argv[2]).metadata.row_group(0).column(i).compression
+          for i in range(pq.ParquetFile(sys.argv[2]).metadata.num_columns)}
+print(','.join(sorted(codecs)))
+"#;
+
 #[test]
-fn ls_shows_a_pandas_frame_and_convert_refuses_it_by_name() {
+fn parquet_to_parquet_keeps_the_pandas_frame_and_takes_compress() {
+    let dir = tempdir();
+    let (ranged, keyed) = (dir.path().join("r.parquet"), dir.path().join("k.parquet"));
+    run_python(MAKE_FRAMES, &[s(&ranged), s(&keyed)]);
+    for (src, compress, codec) in [(&ranged, "zstd:3", "ZSTD"), (&keyed, "gzip", "GZIP")] {
+        let dst = dir.path().join(format!("copy-{codec}.parquet"));
+        let said = ok(&["convert", s(src), s(&dst), "--compress", compress]);
+        assert!(said.contains("as parquet"), "{said}");
+        let codecs = run_python(CHECK_COPY, &[s(src), s(&dst)]);
+        assert_eq!(codecs.trim(), codec);
+    }
+    // Without --compress the copy is snappy, pandas' default.
+    let dst = dir.path().join("plain.parquet");
+    ok(&["convert", s(&ranged), s(&dst)]);
+    assert_eq!(
+        run_python(CHECK_COPY, &[s(&ranged), s(&dst)]).trim(),
+        "SNAPPY"
+    );
+    // A codec Parquet does not have is refused by name, and nothing is written.
+    let bad = dir.path().join("bad.parquet");
+    let err = refused(&["convert", s(&ranged), s(&bad), "--compress", "blosc2:lz4:5"]);
+    assert!(err.contains("blosc2"), "{err}");
+    assert!(!bad.exists());
+}
+
+#[test]
+fn parquet_to_npz_stores_one_array_per_column_and_the_index() {
     let dir = tempdir();
     let pq = dir.path().join("frame.parquet");
+    let npz = dir.path().join("frame.npz");
     run_python(
-        "import sys, pandas as pd; pd.DataFrame({'city': ['a', 'b', 'c'], 'temp': [1.5, 2.5, 3.5], 'n': [1, 2, 3]}).to_parquet(sys.argv[1])",
+        r#"
+import sys, pandas as pd, numpy as np
+rng = np.random.default_rng(5)
+df = pd.DataFrame({'x': rng.normal(size=50), 'n': rng.integers(-9, 9, 50, dtype=np.int16),
+                   'ok': rng.random(50) > 0.5, 'f32': rng.random(50).astype(np.float32)},
+                  index=pd.Index(np.arange(100, 150, dtype=np.int64), name='id'))
+df.to_parquet(sys.argv[1])
+"#,
         &[s(&pq)],
     );
-    let out = sciio(&["ls", s(&pq)]);
-    assert!(out.status.success(), "{out:?}");
-    let text = String::from_utf8(out.stdout).unwrap();
+    let said = ok(&["convert", s(&pq), s(&npz), "--compress", "deflate"]);
+    assert!(said.contains("5 arrays"), "{said}");
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np, zipfile
+df = pd.read_parquet(sys.argv[1])
+z = np.load(sys.argv[2], allow_pickle=False)
+assert sorted(z.files) == ['f32', 'id', 'n', 'ok', 'x'], z.files
+for c in df.columns:
+    assert z[c].dtype == df[c].dtype and np.array_equal(z[c], df[c].to_numpy()), c
+assert np.array_equal(z['id'], df.index.to_numpy())
+assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in zipfile.ZipFile(sys.argv[2]).infolist())
+"#,
+        &[s(&pq), s(&npz)],
+    );
+}
+
+#[test]
+fn structured_npy_becomes_a_frame_pandas_reads() {
+    let dir = tempdir();
+    let npy = dir.path().join("rec.npy");
+    let pq = dir.path().join("rec.parquet");
+    run_python(
+        r#"
+import sys, numpy as np
+dt = np.dtype([('x', '<f8'), ('n', '<i4'), ('pos', [('a', '<u2'), ('b', '?')]), ('t', 'M8[ms]')])
+a = np.zeros(9, dt)
+a['x'] = np.arange(9) / 4; a['n'] = np.arange(9) - 4
+a['pos']['a'] = np.arange(9) * 7; a['pos']['b'] = np.arange(9) % 2 == 0
+a['t'] = np.datetime64('2020-01-01T00:00:00', 'ms') + np.arange(9) * 1500
+np.save(sys.argv[1], a)
+"#,
+        &[s(&npy)],
+    );
+    let said = ok(&["convert", s(&npy), s(&pq), "--compress", "zstd"]);
+    assert!(said.contains("5 arrays"), "{said}");
+    run_python(
+        r#"
+import sys, numpy as np, pandas as pd
+a = np.load(sys.argv[1])
+df = pd.read_parquet(sys.argv[2])
+assert list(df.columns) == ['x', 'n', 'pos.a', 'pos.b', 't'], list(df.columns)
+assert isinstance(df.index, pd.RangeIndex) and len(df) == 9
+for c, v in [('x', a['x']), ('n', a['n']), ('pos.a', a['pos']['a']), ('pos.b', a['pos']['b'])]:
+    assert df[c].dtype == v.dtype and np.array_equal(df[c].to_numpy(), v), c
+assert np.array_equal(df['t'].to_numpy().astype('M8[ms]'), a['t'])
+"#,
+        &[s(&npy), s(&pq)],
+    );
+    // A plain (not structured) array has no columns: refused in one line, nothing written.
+    let plain = dir.path().join("plain.npy");
+    run_python(
+        "import sys, numpy as np; np.save(sys.argv[1], np.arange(4.0))",
+        &[s(&plain)],
+    );
+    let dst = dir.path().join("plain.parquet");
+    let err = refused(&["convert", s(&plain), s(&dst)]);
+    assert!(
+        err.contains("structured") && err.contains("plain.npy"),
+        "{err}"
+    );
+    assert!(!dst.exists());
+}
+
+#[test]
+fn pytables_table_becomes_a_frame_pandas_reads() {
+    let dir = tempdir();
+    let h5 = dir.path().join("t.h5");
+    let pq = dir.path().join("t.parquet");
+    run_python(
+        r#"
+import sys, tables as tb, numpy as np
+class Row(tb.IsDescription):
+    name = tb.StringCol(8, pos=0)
+    energy = tb.Float64Col(pos=1)
+    hits = tb.Int32Col(pos=2)
+with tb.open_file(sys.argv[1], 'w') as f:
+    g = f.create_group('/', 'run')
+    t = f.create_table(g, 'events', Row)
+    t.append([(b'e%d' % i, i * 0.25, i * i) for i in range(1000)])
+"#,
+        &[s(&h5)],
+    );
+    let src = format!("{}:/run/events", s(&h5));
+    ok(&["convert", &src, s(&pq)]);
+    run_python(
+        r#"
+import sys, tables as tb, numpy as np, pandas as pd
+with tb.open_file(sys.argv[1]) as f:
+    rows = f.root.run.events.read()
+df = pd.read_parquet(sys.argv[2])
+assert list(df.columns) == ['name', 'energy', 'hits'], list(df.columns)
+assert np.array_equal(df['energy'].to_numpy(), rows['energy'])
+assert np.array_equal(df['hits'].to_numpy(), rows['hits'])
+assert [v if isinstance(v, bytes) else v.encode() for v in df['name']] == list(rows['name'])
+"#,
+        &[s(&h5), s(&pq)],
+    );
+}
+
+#[test]
+fn ls_and_cat_show_a_pandas_frame_and_refusals_are_one_line() {
+    let dir = tempdir();
+    let (ranged, keyed) = (dir.path().join("r.parquet"), dir.path().join("k.parquet"));
+    run_python(MAKE_FRAMES, &[s(&ranged), s(&keyed)]);
+
+    let text = ok(&["ls", s(&keyed)]);
     assert!(text.contains("parquet") && text.contains("frame"), "{text}");
     assert!(
-        text.contains("3 columns") && text.contains("(3, 3)"),
+        text.contains("5 columns") && text.contains("(7, 5)"),
+        "{text}"
+    );
+    for want in [
+        "key",
+        "when",
+        "datetimetz",
+        "kind",
+        "categorical",
+        "temp",
+        "float64",
+    ] {
+        assert!(text.contains(want), "{want} missing in:\n{text}");
+    }
+    let text = ok(&["ls", s(&ranged)]);
+    assert!(
+        text.contains("RangeIndex(start=10, stop=31, step=3"),
         "{text}"
     );
 
-    let dst = dir.path().join("x.npz");
-    let out = sciio(&["convert", s(&pq), s(&dst)]);
-    assert_eq!(out.status.code(), Some(1));
-    let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(err.lines().count(), 1, "{err}");
-    assert!(err.contains("data frame") && err.contains(s(&pq)), "{err}");
-    assert!(!dst.exists());
-    let out = sciio(&["cat", s(&pq)]);
-    assert_eq!(out.status.code(), Some(1));
-    assert!(String::from_utf8(out.stderr)
-        .unwrap()
-        .contains("data frame"));
+    let printed = ok(&["cat", s(&keyed)]);
+    let expected = run_python(
+        "import sys, pandas as pd; df = pd.read_parquet(sys.argv[1]); print('\\n'.join(map(str, [df.index[0], df['city'].iloc[3], df['temp'].iloc[6], df['kind'].iloc[3]])))",
+        &[s(&keyed)],
+    );
+    for value in expected.lines() {
+        assert!(printed.contains(value), "{value} missing in:\n{printed}");
+    }
+    assert!(printed.contains("[7 rows x 5 columns]"), "{printed}");
+
+    let err = refused(&["cat", "--json", s(&keyed)]);
+    assert!(err.contains("data frame"), "{err}");
+    let npy = dir.path().join("x.npy");
+    let err = refused(&["convert", s(&keyed), s(&npy)]);
+    assert!(
+        err.contains("data frame") && err.contains(s(&keyed)),
+        "{err}"
+    );
+    assert!(!npy.exists());
+    // A corrupt file: one line naming it, no panic.
+    let broken = dir.path().join("broken.parquet");
+    let bytes = std::fs::read(&keyed).unwrap();
+    std::fs::write(&broken, &bytes[..bytes.len() / 2]).unwrap();
+    let err = refused(&["ls", s(&broken)]);
+    assert!(err.contains("broken.parquet"), "{err}");
 }

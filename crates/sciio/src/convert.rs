@@ -97,6 +97,13 @@ pub fn convert_many(
         ))
         .with_file(dst));
     }
+    // Frames (Parquet) are Arrow columns, not numpy blocks: they take their own path.
+    #[cfg(feature = "parquet")]
+    if let Some(summary) =
+        crate::parquet::convert_frames(sources, dst, format, options, &mut *progress)?
+    {
+        return Ok(summary);
+    }
     let mut leaves = Vec::new();
     for (index, (src, src_node)) in sources.iter().enumerate() {
         let selected = match src_node {
@@ -266,7 +273,7 @@ fn source_of<'a>(
         .ok_or_else(|| Error::invalid_input("internal: array source out of range"))
 }
 
-fn npz_compression(spec: Option<&CompressSpec>) -> Result<Compression> {
+pub(crate) fn npz_compression(spec: Option<&CompressSpec>) -> Result<Compression> {
     let Some(spec) = spec else {
         return Ok(Compression::Stored);
     };

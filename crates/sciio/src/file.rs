@@ -116,6 +116,37 @@ impl File {
         self.size
     }
 
+    /// The limits on untrusted sizes this file was opened with.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
+    /// For a data frame (a Parquet file): its schema described, one line per index level and
+    /// column with its pandas, numpy and Arrow types (no data is read). `None` for files that
+    /// hold no frame.
+    pub fn frame_description(&self) -> Result<Option<String>> {
+        #[cfg(feature = "parquet")]
+        if let Backend::Parquet = self.backend {
+            return crate::parquet::schema(&self.path, &self.limits).map(|s| Some(s.describe()));
+        }
+        Ok(None)
+    }
+
+    /// For a data frame (a Parquet file): the frame as text like pandas' `print(df)`, the first
+    /// and last `max_rows / 2` rows when longer (the frame is read into memory). `None` for
+    /// files that hold no frame.
+    pub fn frame_text(&self, max_rows: usize) -> Result<Option<String>> {
+        #[cfg(feature = "parquet")]
+        if let Backend::Parquet = self.backend {
+            return crate::parquet::read_frame(&self.path, &self.limits)?
+                .to_text(max_rows)
+                .map(Some)
+                .map_err(|e| e.with_file(&self.path));
+        }
+        let _ = max_rows;
+        Ok(None)
+    }
+
     /// The root of the tree: the array itself for `.npy`, a group of members for `.npz`.
     pub fn root(&self) -> &Node {
         &self.root
@@ -165,7 +196,7 @@ impl File {
             [] => {
                 let frame = matches!(self.root.kind, NodeKind::Frame { .. });
                 let why = if frame {
-                    " (it is a data frame; printing frames is not supported yet)"
+                    " (it is a data frame: convert it to .npz for one array per column)"
                 } else {
                     ""
                 };
@@ -269,7 +300,9 @@ impl File {
 
 #[cfg(feature = "parquet")]
 fn frames_not_arrays() -> Error {
-    Error::unsupported("a Parquet file is a data frame; reading it as arrays is not supported yet")
+    Error::unsupported(
+        "a Parquet file is a data frame, not arrays; convert it to .npz for one array per column",
+    )
 }
 
 /// `x` and `/x` name the same node; the root is `/`.

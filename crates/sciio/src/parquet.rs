@@ -1,18 +1,31 @@
 //! Parquet files (pandas, pyarrow) in the neutral tree, through `sciio-pandas`: a file is one
-//! [`NodeKind::Frame`] node with its column labels and row count. Frames are listed; reading
-//! their values as arrays and converting them are not wired into the facade yet.
+//! [`NodeKind::Frame`] node with its column labels and row count.
+//!
+//! Conversions that involve a frame do not go through the array leaves of the tree: a frame's
+//! columns are Arrow arrays, not numpy blocks. `x.parquet → y.parquet` streams record batches
+//! (bounded memory, pandas metadata kept); `x.parquet → y.npz` stores one member per index
+//! level and column ([`Frame::to_ndarrays`], the frame in memory); a 1-d structured array
+//! (`.npy`, npz member, PyTables `Table`) → `.parquet` becomes one column per field
+//! ([`Frame::from_structured`]).
 
 use std::path::Path;
 
-use sciio_core::{Limits, Result};
-use sciio_pandas::{ParquetReader, ReadOptions};
+use sciio_core::{Error, Limits, NdArray, Result};
+use sciio_pandas::{
+    Compression, Frame, FrameSchema, ParquetOptions, ParquetReader, ParquetWriter, ReadOptions,
+};
+use sciio_zip::ZipWriter;
 
+use crate::atomic::write_atomically;
+use crate::compress::CompressSpec;
+use crate::convert::{npz_compression, ConvertOptions, ConvertSummary};
+use crate::file::File;
+use crate::format::Format;
 use crate::node::{Node, NodeKind};
 
 /// The tree of a Parquet file: its frame.
 pub(crate) fn open(path: &Path, limits: &Limits) -> Result<Node> {
-    let options = ReadOptions::new().limits(*limits);
-    let reader = ParquetReader::open_with(path, &options).map_err(|e| e.with_file(path))?;
+    let reader = reader(path, limits)?;
     let columns = reader
         .schema()
         .columns()
@@ -28,4 +41,251 @@ pub(crate) fn open(path: &Path, limits: &Limits) -> Result<Node> {
             rows: reader.num_rows(),
         },
     ))
+}
+
+fn reader(path: &Path, limits: &Limits) -> Result<ParquetReader> {
+    let options = ReadOptions::new().limits(*limits);
+    ParquetReader::open_with(path, &options).map_err(|e| e.with_file(path))
+}
+
+/// The frame's schema (index, columns with pandas/numpy/Arrow types), without reading data.
+pub(crate) fn schema(path: &Path, limits: &Limits) -> Result<FrameSchema> {
+    Ok(reader(path, limits)?.schema().clone())
+}
+
+/// The whole frame in memory.
+pub(crate) fn read_frame(path: &Path, limits: &Limits) -> Result<Frame> {
+    reader(path, limits)?
+        .read_all()
+        .map_err(|e| e.with_file(path))
+}
+
+/// The Parquet options for `--compress`: the spec's one filter spelled as `sciio-pandas`
+/// parses it (`zstd:3`, `snappy`, `gzip:6`, `lz4`, `none`); no spec keeps pandas' default
+/// (snappy).
+pub(crate) fn options_for(spec: Option<&CompressSpec>) -> Result<ParquetOptions> {
+    let options = ParquetOptions::new();
+    let Some(spec) = spec else {
+        return Ok(options);
+    };
+    let compression = match spec.filters() {
+        [] => Compression::None,
+        [one] if one.codec.is_none() => one.to_string().parse::<Compression>()?,
+        _ => {
+            return Err(Error::unsupported(format!(
+                "parquet takes one codec without sub-codec, got '{spec}' \
+                 (none, snappy, gzip[:level], zstd[:level], lz4)"
+            )))
+        }
+    };
+    Ok(options.compression(compression))
+}
+
+/// `src.parquet → dst.parquet`, batch by batch, written atomically. Returns the rows copied.
+pub(crate) fn copy(
+    src: &Path,
+    limits: &Limits,
+    dst: &Path,
+    options: &ParquetOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<u64> {
+    let reader = reader(src, limits)?;
+    let total = reader.num_rows();
+    let schema = reader.schema().clone();
+    write_atomically(dst, |out| {
+        let mut writer = ParquetWriter::new(out, &schema, options);
+        let mut rows = 0u64;
+        for batch in reader {
+            let batch = batch.map_err(|e| e.with_file(src))?;
+            rows += batch.num_rows() as u64;
+            writer.write(&batch)?;
+            progress(rows, total);
+        }
+        writer.finish()?;
+        Ok(rows)
+    })
+}
+
+/// The conversions that involve a data frame, or `None` when neither the destination is
+/// Parquet nor a source is a frame (the array leaves path of [`convert_many`] handles those).
+///
+/// [`convert_many`]: crate::convert_many
+pub(crate) fn convert_frames(
+    sources: &mut [(&mut File, Option<&str>)],
+    dst: &Path,
+    format: Format,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<ConvertSummary>> {
+    let any_frame = sources
+        .iter()
+        .any(|(f, _)| matches!(f.root().kind, NodeKind::Frame { .. }));
+    if format != Format::Parquet && !any_frame {
+        return Ok(None);
+    }
+    let [(src, src_node)] = sources else {
+        return Err(Error::unsupported(format!(
+            "a data frame converts from or to one file at a time, got {} sources",
+            sources.len()
+        ))
+        .with_file(dst));
+    };
+    if let Some(node) = options.dst_node.as_deref() {
+        return Err(Error::invalid_input(format!(
+            "a {format} destination of a data frame takes no node; drop ':{node}'"
+        ))
+        .with_file(dst));
+    }
+    let frame_src = matches!(src.root().kind, NodeKind::Frame { .. });
+    if frame_src && src_node.is_some_and(|n| !n.trim_matches('/').is_empty()) {
+        return Err(Error::not_found(
+            "a Parquet file is one data frame without nodes (use the file name alone)",
+        )
+        .with_file(src.path()));
+    }
+    let limits = *src.limits();
+    match (frame_src, format) {
+        (true, Format::Parquet) => {
+            let parquet = options_for(options.compress.as_ref())?;
+            copy(src.path(), &limits, dst, &parquet, progress)?;
+            Ok(Some(summary(format, src.root(), src.size_on_disk())))
+        }
+        (true, Format::Npz) => {
+            let compression = npz_compression(options.compress.as_ref())?;
+            let arrays = frame_arrays(src.path(), &limits)?;
+            write_npz(&arrays, dst, compression)?;
+            let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
+            progress(bytes, bytes);
+            Ok(Some(ConvertSummary {
+                format,
+                arrays: arrays.into_iter().map(|(name, _)| name).collect(),
+                data_bytes: bytes,
+            }))
+        }
+        (true, other) => Err(Error::unsupported(format!(
+            "{other} cannot hold a data frame; write .parquet or .npz (one array per column)"
+        ))
+        .with_file(src.path())),
+        (false, _) => {
+            let path = src.single_array_path(*src_node)?;
+            let parquet = options_for(options.compress.as_ref())?;
+            let array = src.read_array(&path)?;
+            let file = src.path().to_path_buf();
+            let arrays = write_structured(&array, dst, &parquet)
+                .map_err(|e| e.with_file(&file).with_node(path.clone()))?;
+            let bytes = array.as_bytes().len() as u64;
+            progress(bytes, bytes);
+            Ok(Some(ConvertSummary {
+                format,
+                arrays,
+                data_bytes: bytes,
+            }))
+        }
+    }
+}
+
+/// A Parquet → Parquet summary: the frame's columns and the source file's size.
+fn summary(format: Format, root: &Node, bytes: u64) -> ConvertSummary {
+    let arrays = match &root.kind {
+        NodeKind::Frame { columns, .. } => columns.clone(),
+        _ => Vec::new(),
+    };
+    ConvertSummary {
+        format,
+        arrays,
+        data_bytes: bytes,
+    }
+}
+
+/// A 1-d structured array → a Parquet file of one column per field, written atomically.
+/// Returns the column labels.
+pub(crate) fn write_structured(
+    array: &NdArray,
+    dst: &Path,
+    options: &ParquetOptions,
+) -> Result<Vec<String>> {
+    if array.shape().len() != 1 {
+        return Err(Error::unsupported(format!(
+            "a data frame needs a 1-d structured array, got shape {:?}",
+            array.shape()
+        )));
+    }
+    let frame = Frame::from_structured(array)?;
+    write_atomically(dst, |out| {
+        let mut writer = ParquetWriter::new(out, frame.schema(), options);
+        for batch in frame.batches() {
+            writer.write(batch)?;
+        }
+        writer.finish()
+    })?;
+    Ok(frame
+        .schema()
+        .columns()
+        .map(|c| c.label().unwrap_or("None").to_string())
+        .collect())
+}
+
+/// A frame's index levels and columns as numpy arrays (named as [`Frame::to_ndarrays`] names
+/// them), refusing two arrays of the same name.
+pub(crate) fn frame_arrays(path: &Path, limits: &Limits) -> Result<Vec<(String, NdArray)>> {
+    let frame = read_frame(path, limits)?;
+    let arrays = frame.to_ndarrays(limits).map_err(|e| e.with_file(path))?;
+    let mut seen = std::collections::HashSet::new();
+    for (name, _) in &arrays {
+        if !seen.insert(name.as_str()) {
+            return Err(Error::invalid_input(format!(
+                "two columns/index levels are named '{name}'; npz members need distinct names"
+            ))
+            .with_file(path)
+            .with_node(name.clone()));
+        }
+    }
+    Ok(arrays)
+}
+
+/// Writes named arrays as an `.npz` file (members `name.npy`), atomically.
+pub(crate) fn write_npz(
+    arrays: &[(String, NdArray)],
+    dst: &Path,
+    compression: sciio_zip::Compression,
+) -> Result<()> {
+    write_atomically(dst, |out| {
+        let mut zip = ZipWriter::new(out).compression(compression);
+        for (name, array) in arrays {
+            let member_name = format!("{name}.npy");
+            let mut member = zip
+                .start_member(&member_name)
+                .map_err(|e| e.with_node(member_name.clone()))?;
+            sciio_npy::write_array(&mut member, array)
+                .map_err(|e| e.with_node(member_name.clone()))?;
+            member
+                .finish()
+                .map_err(|e| e.with_node(member_name.clone()))?;
+        }
+        zip.finish()?;
+        Ok(())
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compress_specs_map_to_parquet_codecs() {
+        let codec = |s: &str| {
+            options_for(Some(&CompressSpec::parse(s).unwrap())).map(|o| o.get_compression())
+        };
+        assert_eq!(codec("zstd:3").unwrap(), Compression::Zstd(Some(3)));
+        assert_eq!(codec("snappy").unwrap(), Compression::Snappy);
+        assert_eq!(codec("gzip").unwrap(), Compression::Gzip(None));
+        assert_eq!(codec("none").unwrap(), Compression::None);
+        assert!(codec("deflate:6").is_err());
+        assert!(codec("shuffle,zstd").is_err());
+        assert!(codec("zstd:99").is_err());
+        assert_eq!(
+            options_for(None).unwrap().get_compression(),
+            Compression::Snappy
+        );
+    }
 }
