@@ -1,6 +1,6 @@
 """`sciio convert` benchmark, side by side in one run: numpy (np.load of .npy files + np.savez /
 np.savez_compressed, and np.load of one member + np.save) against sciio's conversion
-(crates/sciio/examples/bench.rs, release build, timed in process) on the same files.
+(crates/sciio/examples/bench_convert.rs, release build, timed in process) on the same files.
 
 Data: 4 arrays (float64 random walk, int32 counters, float32 noise, uint8 image-like), about
 $SCIIO_BENCH_CONVERT_MIB MiB in all (default 128). Output in $SCIIO_BENCH_DIR (default
@@ -60,10 +60,10 @@ def main():
     res["numpy_npz_member_to_npy_s"] = best(numpy_extract, repeat)
     res["numpy_deflate6_bytes"] = os.path.getsize(os.path.join(out, "numpy_deflate6.npz"))
 
-    subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio", "--example", "bench"],
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio", "--example", "bench_convert"],
                    cwd=ROOT, check=True)
     proc = subprocess.run(
-        ["cargo", "run", "-q", "--release", "-p", "sciio", "--example", "bench", "--",
+        ["cargo", "run", "-q", "--release", "-p", "sciio", "--example", "bench_convert", "--",
          out, str(repeat)] + srcs,
         cwd=ROOT, check=True, capture_output=True, text=True)
     sciio = json.loads(proc.stdout)

@@ -1,5 +1,5 @@
 """MAT v7.3 benchmark, side by side in one run: hdf5storage (savemat/loadmat, matlab_compatible),
-mat73 (loadmat) and sciio (the release build of crates/sciio-mat/examples/bench.rs) on the same
+mat73 (loadmat) and sciio (the release build of crates/sciio-mat/examples/bench_mat.rs) on the same
 values.
 
 Cases (sizes overridable by environment variables):
@@ -38,7 +38,7 @@ def best(fn, repeat):
 
 
 def values(rows, cols, fields, cells):
-    # Same formula as examples/bench.rs: x[r, c] = ((r * cols + c) % 1000) * 0.001 + r.
+    # Same formula as examples/bench_mat.rs: x[r, c] = ((r * cols + c) % 1000) * 0.001 + r.
     idx = np.arange(rows * cols, dtype=np.int64).reshape(rows, cols)
     m = (idx % 1000) * 0.001 + np.arange(rows, dtype=np.float64)[:, None]
     st = {f"f{i}": float(i) for i in range(fields)}
@@ -62,7 +62,7 @@ else:
 
 
 def cargo(*args):
-    proc = subprocess.run(["cargo", "run", "-q", *FLAGS, "-p", "sciio-mat", "--example", "bench", "--", *args],
+    proc = subprocess.run(["cargo", "run", "-q", *FLAGS, "-p", "sciio-mat", "--example", "bench_mat", "--", *args],
                           cwd=ROOT, check=True, capture_output=True, text=True)
     return json.loads(proc.stdout)
 
@@ -81,7 +81,7 @@ def main():
     res = {"matrix_mib": rows * cols * 8 / (1 << 20), "rows": rows, "cols": cols, "fields": fields,
            "cells": cells, "cpus": os.cpu_count()}
 
-    subprocess.run(["cargo", "build", "-q", *FLAGS, "-p", "sciio-mat", "--example", "bench"], cwd=ROOT, check=True)
+    subprocess.run(["cargo", "build", "-q", *FLAGS, "-p", "sciio-mat", "--example", "bench_mat"], cwd=ROOT, check=True)
     for case, v in vals.items():
         path = os.path.join(out, f"hdf5storage_{case}.mat")
         def save():

@@ -40,10 +40,10 @@ numpy_mmap, numpy_msum = best(lambda: float(np.load(path, mmap_mode="r").sum()))
 
 # Build outside the timed region, then run the sciio side on the same file.
 subprocess.run(
-    ["cargo", "build", "--release", "-q", "-p", "sciio-npy", "--example", "bench"], cwd=ROOT, check=True
+    ["cargo", "build", "--release", "-q", "-p", "sciio-npy", "--example", "bench_npy"], cwd=ROOT, check=True
 )
 out = subprocess.run(
-    ["cargo", "run", "--release", "-q", "-p", "sciio-npy", "--example", "bench", "--", DIR, str(MB)],
+    ["cargo", "run", "--release", "-q", "-p", "sciio-npy", "--example", "bench_npy", "--", DIR, str(MB)],
     cwd=ROOT,
     check=True,
     capture_output=True,

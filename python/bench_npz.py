@@ -1,5 +1,5 @@
 """npz benchmark, side by side in one run: numpy (np.savez_compressed, zlib level 6; np.load) and
-sciio (the release build of crates/sciio-npy/examples/bench.rs, mode `npz`) on the same array.
+sciio (the release build of crates/sciio-npy/examples/bench_npy.rs, mode `npz`) on the same array.
 
 Array: a random walk of int32 (steps in [-3, 3]), $SCIIO_BENCH_NPZ_MIB MiB (default 256).
 Output in $SCIIO_BENCH_DIR (default ./bench-out). Times are the best of $SCIIO_BENCH_REPEAT (3).
@@ -49,10 +49,10 @@ def main():
     res["numpy_read_stored_s"] = best(lambda: load_sum(stored), repeat)
     expected_sum = load_sum(comp)
 
-    subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio-npy", "--example", "bench"],
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio-npy", "--example", "bench_npy"],
                    cwd=ROOT, check=True)
     proc = subprocess.run(
-        ["cargo", "run", "-q", "--release", "-p", "sciio-npy", "--example", "bench", "--",
+        ["cargo", "run", "-q", "--release", "-p", "sciio-npy", "--example", "bench_npy", "--",
          "npz", "--dir", out, "--repeat", str(repeat)],
         cwd=ROOT, check=True, capture_output=True, text=True)
     sciio = json.loads(proc.stdout)
@@ -67,7 +67,7 @@ def main():
     # The same size target at a lower level: zlib-rs level 4 still compresses at least as well
     # as zlib level 6 on this data.
     fast = json.loads(subprocess.run(
-        ["cargo", "run", "-q", "--release", "-p", "sciio-npy", "--example", "bench", "--",
+        ["cargo", "run", "-q", "--release", "-p", "sciio-npy", "--example", "bench_npy", "--",
          "npz", "--dir", out, "--repeat", str(repeat), "--level", "4", "--write-only"],
         cwd=ROOT, check=True, capture_output=True, text=True).stdout)
     with np.load(os.path.join(out, "sciio.npz")) as z:

@@ -1,5 +1,5 @@
 """Parquet benchmark, side by side in one run: pandas/pyarrow, polars and sciio (the release build of
-crates/sciio-pandas/examples/bench.rs) write the same frame and read the same file.
+crates/sciio-pandas/examples/bench_parquet.rs) write the same frame and read the same file.
 
 Frame: int64, float64, a 12-character string with 1000 distinct values, a categorical of 100,
 datetime64[ns, UTC], bool; RangeIndex. Rows: $SCIIO_BENCH_PARQUET_ROWS (default 10 000 000).
@@ -61,10 +61,10 @@ def main():
     res["polars_write_s"] = best(lambda: pldf.write_parquet(os.path.join(out, "polars.parquet")), repeat)
     res["polars_read_s"] = best(lambda: pl.read_parquet(pa_path), repeat)
 
-    subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio-pandas", "--example", "bench"],
+    subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio-pandas", "--example", "bench_parquet"],
                    cwd=ROOT, check=True)
     proc = subprocess.run(
-        ["cargo", "run", "-q", "--release", "-p", "sciio-pandas", "--example", "bench", "--",
+        ["cargo", "run", "-q", "--release", "-p", "sciio-pandas", "--example", "bench_parquet", "--",
          "--rows", str(rows), "--dir", out, "--repeat", str(repeat)],
         cwd=ROOT, check=True, capture_output=True, text=True)
     sciio = json.loads(proc.stdout)

@@ -4,7 +4,7 @@ Cases (sizes overridable by environment variables):
   * a table of SCIIO_BENCH_ROWS rows (default 10,000,000) with int64, float64, float32, S16 and
     bool columns, compressed with zlib level 1 + shuffle, and with blosc2:lz4;
   * a float32 EArray of SCIIO_BENCH_EARRAY_MB MiB (default 1024), uncompressed.
-Each is timed as `node.read()` in PyTables and `PtFile::read` in sciio (examples/bench.rs, best of
+Each is timed as `node.read()` in PyTables and `PtFile::read` in sciio (examples/bench_pytables.rs, best of
 SCIIO_BENCH_REPEAT runs, default 3) and the ratio sciio/PyTables is printed (lower is better).
 Files go to $SCIIO_BENCH_DIR (default: a temporary folder).
 """
@@ -79,7 +79,7 @@ def time_pytables(path, node):
 
 
 def time_sciio(path, node):
-    cmd = ["cargo", "run", "--release", "-q", "-p", "sciio-pytables", "--example", "bench", "--",
+    cmd = ["cargo", "run", "--release", "-q", "-p", "sciio-pytables", "--example", "bench_pytables", "--",
            path, node, str(REPEAT)]
     out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])

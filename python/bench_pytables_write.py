@@ -6,7 +6,7 @@ Cases (sizes overridable by environment variables):
     with zlib level 1 + shuffle, and with blosc2:lz4 (level 5, shuffle);
   * a float32 EArray of SCIIO_BENCH_EARRAY_MB MiB (default 1024) appended in 64 MiB blocks.
 PyTables is timed from `open_file` to `close` (rows prepared beforehand); sciio likewise, in
-`cargo run --release -p sciio-pytables --example bench -- write ...` (rows read from the same
+`cargo run --release -p sciio-pytables --example bench_pytables -- write ...` (rows read from the same
 numpy bytes before timing). Best of SCIIO_BENCH_REPEAT runs (default 1). Prints sciio/PyTables
 time ratios and file sizes. Files go to $SCIIO_BENCH_DIR (default: a temporary folder).
 """
@@ -73,7 +73,7 @@ def pytables_earray(path):
 
 
 def sciio(args):
-    cmd = ["cargo", "run", "--release", "-q", "-p", "sciio-pytables", "--example", "bench", "--", "write"] + args
+    cmd = ["cargo", "run", "--release", "-q", "-p", "sciio-pytables", "--example", "bench_pytables", "--", "write"] + args
     out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 

@@ -1,7 +1,7 @@
 //! sciio side of `python/bench_convert.py`: times `sciio::convert_many` on files the script
 //! made, in process, and prints one JSON record.
 //!
-//! `cargo run --release -p sciio --example bench -- OUT_DIR REPEAT SRC.npy...`
+//! `cargo run --release -p sciio --example bench_convert -- OUT_DIR REPEAT SRC.npy...`
 //! writes OUT_DIR/sciio_stored.npz, OUT_DIR/sciio_deflate6.npz (best of REPEAT runs each) and
 //! OUT_DIR/sciio_back.npy (the first source's array extracted back from the stored npz).
 
