@@ -34,6 +34,16 @@ fn add_children(node: &Node, indent: &str, rows: &mut Vec<Vec<String>>) {
 }
 
 fn row(label: String, node: &Node) -> Vec<String> {
+    let mut cells = neutral_row(label, node);
+    // A MATLAB variable shows its class and MATLAB size (the dtype stays numpy's).
+    if let (Some(native), [_, kind, _, shape, ..]) = (&node.native, cells.as_mut_slice()) {
+        *kind = native.class.clone();
+        *shape = shape_text(&native.shape);
+    }
+    cells
+}
+
+fn neutral_row(label: String, node: &Node) -> Vec<String> {
     match &node.kind {
         NodeKind::Array(info) | NodeKind::Table(info) => vec![
             label,

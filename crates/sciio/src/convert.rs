@@ -104,6 +104,10 @@ pub fn convert_many(
     {
         return Ok(summary);
     }
+    #[cfg(feature = "hdf5")]
+    if let Some(summary) = repack_whole_hdf5(sources, dst, options, format)? {
+        return Ok(summary);
+    }
     let mut leaves = Vec::new();
     for (index, (src, src_node)) in sources.iter().enumerate() {
         let selected = match src_node {
@@ -129,6 +133,26 @@ pub fn convert_many(
     match format {
         Format::Npy => write_npy(sources, &leaves, dst, options, total, progress)?,
         Format::Npz => write_npz(sources, &leaves, dst, options, total, progress)?,
+        #[cfg(feature = "mat")]
+        Format::Mat => {
+            let mut out = crate::mat::MatOut::create(dst, options.compress.as_ref())
+                .map_err(|e| e.with_file(dst))?;
+            write_each(sources, &leaves, total, progress, |name, array| {
+                out.write(name, array)
+            })
+            .map_err(|e| e.with_file(dst))?;
+            out.finish(dst)?;
+        }
+        #[cfg(feature = "hdf5")]
+        Format::Hdf5 => {
+            let mut out = crate::h5write::H5Out::create(dst, options.compress.as_ref())
+                .map_err(|e| e.with_file(dst))?;
+            write_each(sources, &leaves, total, progress, |name, array| {
+                out.write(name, array).map(|_| ())
+            })
+            .map_err(|e| e.with_file(dst))?;
+            out.finish(dst)?;
+        }
         other => {
             return Err(Error::unsupported(format!(
                 "writing {other} files is not available in this build of sciio"
@@ -141,6 +165,56 @@ pub fn convert_many(
         arrays,
         data_bytes: total,
     })
+}
+
+/// A whole HDF5 file into a new HDF5 file (no node named on either side) is copied like
+/// `ptrepack`: every group, leaf and user attribute, filters replaced by `--compress`.
+#[cfg(feature = "hdf5")]
+fn repack_whole_hdf5(
+    sources: &[(&mut File, Option<&str>)],
+    dst: &Path,
+    options: &ConvertOptions,
+    format: Format,
+) -> Result<Option<ConvertSummary>> {
+    let [(src, None)] = sources else {
+        return Ok(None);
+    };
+    if format != Format::Hdf5 || src.format() != Format::Hdf5 || options.dst_node.is_some() {
+        return Ok(None);
+    }
+    crate::h5write::repack(src.path(), dst, options.compress.as_ref())
+        .map_err(|e| e.with_file(dst))?;
+    let leaves = src.root().array_leaves("");
+    Ok(Some(ConvertSummary {
+        format,
+        arrays: leaves.iter().map(|(p, _)| p.clone()).collect(),
+        data_bytes: leaves
+            .iter()
+            .filter_map(|(_, n)| n.array_info())
+            .map(ArrayInfo::nbytes)
+            .sum(),
+    }))
+}
+
+/// Reads each leaf whole and hands it to `put` under its target name (formats whose writers
+/// take whole arrays: MAT, PyTables).
+#[cfg(any(feature = "mat", feature = "hdf5"))]
+fn write_each(
+    sources: &mut [(&mut File, Option<&str>)],
+    leaves: &[Leaf],
+    total: u64,
+    progress: &mut dyn FnMut(u64, u64),
+    mut put: impl FnMut(&str, &sciio_core::NdArray) -> Result<()>,
+) -> Result<()> {
+    let mut done = 0u64;
+    for leaf in leaves {
+        let src = source_of(sources, leaf)?;
+        let array = src.read_array(&leaf.src_path)?;
+        put(&leaf.name, &array).map_err(|e| e.with_node(leaf.name.clone()))?;
+        done += leaf.info.nbytes();
+        progress(done, total);
+    }
+    Ok(())
 }
 
 fn check_unique(leaves: &[Leaf], dst: &Path) -> Result<()> {

@@ -54,6 +54,8 @@ enum Backend {
     },
     #[cfg(feature = "hdf5")]
     Hdf5(crate::hdf5::Hdf5),
+    #[cfg(feature = "mat")]
+    Mat(crate::mat::Mat),
     /// A Parquet file: listed as a frame, its values not readable as arrays yet.
     #[cfg(feature = "parquet")]
     Parquet,
@@ -84,6 +86,12 @@ impl File {
             }
             #[cfg(feature = "parquet")]
             Format::Parquet => (crate::parquet::open(path, &limits)?, Backend::Parquet),
+            #[cfg(feature = "mat")]
+            Format::Mat => {
+                let (root, mat) = crate::mat::Mat::open(path, &limits)?;
+                (root, Backend::Mat(mat))
+            }
+            #[allow(unreachable_patterns)] // reachable when a format's feature is off
             other => {
                 return Err(Error::unsupported(format!(
                     "reading {other} files is not available in this build of sciio"
@@ -238,6 +246,8 @@ impl File {
             }
             #[cfg(feature = "hdf5")]
             Backend::Hdf5(h5) => h5.read_array(&path).map_err(located),
+            #[cfg(feature = "mat")]
+            Backend::Mat(mat) => mat.read_array(&path).map_err(located),
             #[cfg(feature = "parquet")]
             Backend::Parquet => Err(located(frames_not_arrays())),
         }
@@ -290,6 +300,17 @@ impl File {
                     .cloned()
                     .ok_or_else(|| located(Error::not_found("no array there")))?;
                 h5.copy_array_data(&path, &info, out, progress)
+                    .map_err(located)
+            }
+            #[cfg(feature = "mat")]
+            Backend::Mat(mat) => {
+                let info = self
+                    .root
+                    .find(&path)
+                    .and_then(Node::array_info)
+                    .cloned()
+                    .ok_or_else(|| located(Error::not_found("no array there")))?;
+                mat.copy_array_data(&path, &info, out, progress)
                     .map_err(located)
             }
             #[cfg(feature = "parquet")]

@@ -19,7 +19,7 @@ pub mod target;
 pub use atomic::write_atomically;
 pub use compress::{CompressSpec, Filter};
 pub use format::Format;
-pub use node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
+pub use node::{ArrayInfo, AttrValue, Attribute, NativeInfo, Node, NodeKind};
 pub use sciio_core as core;
 pub use sciio_core::{DType, Error, ErrorKind, NdArray, Order, Result, Value};
 pub use sciio_npy as npy;
@@ -29,7 +29,11 @@ pub use target::Target;
 pub mod convert;
 pub mod file;
 #[cfg(feature = "hdf5")]
+mod h5write;
+#[cfg(feature = "hdf5")]
 mod hdf5;
+#[cfg(feature = "mat")]
+mod mat;
 #[cfg(feature = "parquet")]
 mod parquet;
 

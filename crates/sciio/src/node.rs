@@ -92,6 +92,16 @@ pub struct Attribute {
     pub value: AttrValue,
 }
 
+/// How a node's own format describes it, when that says more than the neutral kind and shape:
+/// a MATLAB variable's class and MATLAB size (`double`, `[3, 4]`). `sciio ls` shows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NativeInfo {
+    /// The format's class name (`double`, `char`, `cell`, `struct`...).
+    pub class: String,
+    /// The format's own dimensions (MATLAB's `size()`).
+    pub shape: Vec<usize>,
+}
+
 /// One node of the tree: a name, what it is, and its user attributes (format bookkeeping such
 /// as PyTables' `CLASS`/`VERSION` is not listed).
 #[derive(Debug, Clone)]
@@ -102,6 +112,8 @@ pub struct Node {
     pub kind: NodeKind,
     /// User attributes, in file order.
     pub attrs: Vec<Attribute>,
+    /// The format's own class and size of the node (MAT variables), if any.
+    pub native: Option<NativeInfo>,
 }
 
 impl Node {
@@ -111,6 +123,7 @@ impl Node {
             name: name.into(),
             kind,
             attrs: Vec::new(),
+            native: None,
         }
     }
 

@@ -1,0 +1,232 @@
+//! `sciio` on MATLAB v7.3 files (the `mat` feature, on by default): files hdf5storage writes
+//! listed and converted to what `hdf5storage.loadmat` returns, and numpy arrays written as
+//! `.mat` files hdf5storage reads back.
+#![cfg(feature = "mat")]
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+use sciio_testkit::{run_python, tempdir};
+
+fn sciio(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_sciio"))
+        .args(args)
+        .output()
+        .expect("cannot run the sciio binary")
+}
+
+fn ok(args: &[&str]) -> String {
+    let out = sciio(args);
+    assert!(
+        out.status.success(),
+        "sciio {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// hdf5storage writes a MATLAB-compatible file (no Python metadata, as MATLAB would see it).
+const MAKE_MAT: &str = r#"
+import sys, numpy as np, hdf5storage
+c = np.empty((1, 2), dtype=object)
+c[0, 0] = np.arange(3.0)
+c[0, 1] = np.str_("hi")
+d = {
+    "x": np.arange(12.0).reshape(3, 4) / 3,
+    "n": np.int16([[1, -2, 3]]),
+    "name": np.str_("hello"),
+    "s": {"a": np.float32([[1.5, 2.5]]), "b": np.str_("txt")},
+    "c": c,
+    "z": np.array([[1 + 2j, 3j]]),
+    "flag": np.array([[True, False, True]]),
+    "cube": np.arange(24, dtype=np.uint8).reshape(2, 3, 4),
+}
+hdf5storage.savemat(sys.argv[1], d, format="7.3", store_python_metadata=False,
+                    matlab_compatible=True)
+"#;
+
+#[test]
+fn hdf5storage_files_list_and_convert_like_loadmat() {
+    let dir = tempdir();
+    let mat = dir.path().join("made.mat");
+    run_python(MAKE_MAT, &[s(&mat)]);
+
+    let listed = ok(&["ls", s(&mat)]);
+    for needle in [
+        "mat",
+        "x",
+        "double",
+        "(3, 4)",
+        "n",
+        "int16",
+        "(1, 3)",
+        "name",
+        "char",
+        "(1, 5)",
+        "s",
+        "struct",
+        "(1, 1)",
+        "a",
+        "single",
+        "(1, 2)",
+        "c",
+        "cell",
+        "z",
+        "flag",
+        "logical",
+        "cube",
+        "uint8",
+        "(2, 3, 4)",
+    ] {
+        assert!(listed.contains(needle), "{needle} not in\n{listed}");
+    }
+    assert!(!listed.contains("#refs#"), "{listed}");
+
+    let check = r#"
+import sys, numpy as np, hdf5storage
+mat, out = sys.argv[1], sys.argv[2]
+pairs = sys.argv[3:]
+d = hdf5storage.loadmat(mat)
+def at(path):
+    parts = path.strip("/").split("/")
+    v = d[parts[0]]
+    if parts[0] == "s":
+        return v[parts[1]][0]
+    if parts[0] == "c":
+        return v.flat[int(parts[1])]
+    return v
+for path, npy in zip(pairs[::2], pairs[1::2]):
+    want, got = at(path), np.load(npy)
+    if want.dtype.kind == "U":
+        assert str(np.squeeze(want)) == str(got), (path, want, got)
+    else:
+        assert got.dtype == want.dtype and got.shape == want.shape, (path, got.dtype, want.dtype, got.shape, want.shape)
+        assert np.array_equal(got, want), (path, got, want)
+print("ok", len(pairs) // 2)
+"#;
+    let mut args = vec![s(&mat).to_string(), String::new()];
+    for (i, var) in [
+        "x", "n", "name", "z", "flag", "cube", "/s/a", "/s/b", "/c/0", "/c/1",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let npy = dir.path().join(format!("v{i}.npy"));
+        ok(&["convert", &format!("{}:{var}", s(&mat)), s(&npy)]);
+        args.push(var.to_string());
+        args.push(s(&npy).to_string());
+    }
+    let argv: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_python(check, &argv);
+    assert_eq!(out.trim(), "ok 10");
+
+    // `cat` prints the variable like numpy prints what loadmat returns.
+    let printed = ok(&["cat", &format!("{}:x", s(&mat))]);
+    let expect = run_python(
+        "import sys, hdf5storage; print(hdf5storage.loadmat(sys.argv[1])['x'])",
+        &[s(&mat)],
+    );
+    assert_eq!(printed, expect);
+
+    // The whole file into one npz: struct fields and cell items under their paths.
+    let npz = dir.path().join("all.npz");
+    ok(&["convert", s(&mat), s(&npz)]);
+    let members = run_python(
+        "import sys, numpy as np; print(sorted(np.load(sys.argv[1]).files))",
+        &[s(&npz)],
+    );
+    assert_eq!(
+        members.trim(),
+        "['c/0', 'c/1', 'cube', 'flag', 'n', 'name', 's/a', 's/b', 'x', 'z']"
+    );
+}
+
+const MAKE_NUMPY: &str = r#"
+import sys, numpy as np
+d = sys.argv[1]
+np.save(d + "/weights.npy", np.arange(12.0).reshape(3, 4) / 7)
+np.savez(d + "/many.npz",
+         ints=np.arange(6, dtype="<i4").reshape(2, 3),
+         row=np.linspace(0, 1, 5),
+         flags=np.array([True, False]),
+         z=np.array([1 + 1j, -2j], dtype="<c8"),
+         big=np.arange(100 * 100, dtype=">f8").reshape(100, 100),
+         cube=np.arange(24, dtype="u2").reshape(2, 3, 4),
+         text=np.str_("héllo"))
+np.savez(d + "/records.npz", r=np.zeros(3, dtype=[("a", "<i4"), ("b", "<f8")]))
+"#;
+
+#[test]
+fn numpy_arrays_written_as_mat_load_in_hdf5storage() {
+    let dir = tempdir();
+    run_python(MAKE_NUMPY, &[s(dir.path())]);
+    let weights = dir.path().join("weights.npy");
+    let one = dir.path().join("one.mat");
+    ok(&["convert", s(&weights), &format!("{}:w", s(&one))]);
+    let many = dir.path().join("many.mat");
+    ok(&[
+        "convert",
+        s(&dir.path().join("many.npz")),
+        s(&many),
+        "--compress",
+        "deflate:6",
+    ]);
+    let check = r#"
+import sys, numpy as np, hdf5storage, h5py
+d, one, many = sys.argv[1:4]
+w = hdf5storage.loadmat(one)
+assert sorted(w) == ["w"], sorted(w)
+assert np.array_equal(w["w"], np.load(d + "/weights.npy")) and w["w"].dtype == np.float64
+m = hdf5storage.loadmat(many)
+z = np.load(d + "/many.npz")
+assert sorted(m) == sorted(z.files), (sorted(m), z.files)
+for k in z.files:
+    want, got = z[k], m[k]
+    if want.dtype.kind == "U":
+        assert str(np.squeeze(got)) == str(want), (k, got)
+        continue
+    want = np.atleast_2d(want)
+    assert got.shape == want.shape, (k, got.shape, want.shape)
+    assert got.dtype == want.dtype.newbyteorder("="), (k, got.dtype, want.dtype)
+    assert np.array_equal(got, want), (k, got, want)
+with h5py.File(many, "r") as f:
+    assert f["big"].compression == "gzip" and f["big"].compression_opts == 6, f["big"].compression
+    assert f["big"].attrs["MATLAB_class"] == b"double"
+with open(many, "rb") as f:
+    assert f.read(19) == b"MATLAB 7.3 MAT-file"
+print("ok")
+"#;
+    let out = run_python(check, &[s(dir.path()), s(&one), s(&many)]);
+    assert_eq!(out.trim(), "ok");
+}
+
+#[test]
+fn what_mat_cannot_hold_is_one_line_and_writes_nothing() {
+    let dir = tempdir();
+    run_python(MAKE_NUMPY, &[s(dir.path())]);
+    let dst = dir.path().join("r.mat");
+    for (src, extra) in [("records.npz", None), ("weights.npy", Some("blosc2:lz4:5"))] {
+        let src = dir.path().join(src);
+        let mut args = vec!["convert", s(&src), s(&dst)];
+        if let Some(spec) = extra {
+            args.extend(["--compress", spec]);
+        }
+        let out = sciio(&args);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.starts_with("sciio: error: "), "{err}");
+        assert!(err.contains("MATLAB") || err.contains("mat"), "{err}");
+        assert!(!dst.exists());
+    }
+    let leftovers: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".tmp"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}

@@ -1,0 +1,336 @@
+//! MATLAB v7.3 `.mat` files in the neutral tree, through `sciio-mat`.
+//!
+//! Every variable is a node carrying its MATLAB class and MATLAB size
+//! ([`Node::native`](crate::Node)). Numeric, logical and char values are array leaves holding
+//! what `hdf5storage.loadmat` returns ([`MatValue::to_numpy`]: same shape, row-major; char
+//! rows as a `U` scalar, char matrices as a `U` column). Cells and structs are groups, so
+//! their contents convert leaf by leaf: a scalar struct's fields are `var/field`, a struct
+//! array's elements `var/0/field`..., a cell's items `var/0`, `var/1`... in MATLAB's
+//! (column-major) linear order. Sparse matrices, function handles and objects have no numpy
+//! array and are [`NodeKind::Opaque`]. `#refs#` and `#subsystem#` are MATLAB's bookkeeping and
+//! never shown.
+//!
+//! Writing ([`MatOut`]) turns each numpy array into a MATLAB numeric or logical variable
+//! (`MatValue::numeric`, the array's shape taken as MATLAB's, at least 2-d like
+//! `hdf5storage.savemat` makes it) and a `U` scalar into a char row.
+
+use std::io::Write;
+use std::path::Path;
+
+use sciio_core::{DType, Error, Limits, NdArray, Order, Result, ScalarKind};
+use sciio_mat::{MatClass, MatFile, MatValue, MatWriter, StructArray, VarInfo, WriteOptions};
+
+use crate::compress::CompressSpec;
+use crate::node::{ArrayInfo, NativeInfo, Node, NodeKind};
+
+/// An opened MAT file, with the last variable read kept so that converting the leaves of one
+/// cell or struct reads it once.
+#[derive(Debug)]
+pub(crate) struct Mat {
+    file: MatFile,
+    cached: Option<(String, MatValue)>,
+}
+
+impl Mat {
+    pub(crate) fn open(path: &Path, limits: &Limits) -> Result<(Node, Mat)> {
+        let file = MatFile::open_with_limits(path, *limits).map_err(|e| e.with_file(path))?;
+        let mut children = Vec::new();
+        for info in file.variables().map_err(|e| e.with_file(path))? {
+            let node = match leaf_without_data(&info) {
+                Some(node) => node,
+                None => {
+                    let value = file
+                        .read(&info.name)
+                        .map_err(|e| e.with_file(path).with_node(format!("/{}", info.name)))?;
+                    value_node(&info.name, &value)
+                }
+            };
+            children.push(node);
+        }
+        let root = Node::new("", NodeKind::Group(children));
+        Ok((root, Mat { file, cached: None }))
+    }
+
+    /// The numpy array of the leaf at `path` (`/var`, `/var/field`, `/cell/3`...).
+    pub(crate) fn read_array(&mut self, path: &str) -> Result<NdArray> {
+        let mut parts = path.trim_start_matches('/').split('/');
+        let var = parts.next().unwrap_or_default();
+        if self.cached.as_ref().map(|(n, _)| n.as_str()) != Some(var) {
+            self.cached = None;
+            let value = self.file.read(var)?;
+            self.cached = Some((var.to_string(), value));
+        }
+        let Some((_, value)) = &self.cached else {
+            return Err(Error::not_found(format!("no variable '{var}'")));
+        };
+        let mut at = At::Value(value);
+        for part in parts {
+            at = step(at, part)
+                .ok_or_else(|| Error::not_found(format!("no element '{part}' in the variable")))?;
+        }
+        match at {
+            At::Value(v) => v.to_numpy(),
+            At::Element(..) => Err(Error::mismatch("a struct element is a group, not an array")),
+        }
+    }
+
+    /// Writes the leaf's numpy bytes (C order, native) after checking they are what the tree
+    /// announced.
+    pub(crate) fn copy_array_data(
+        &mut self,
+        path: &str,
+        info: &ArrayInfo,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let array = self.read_array(path)?.to_order(Order::C);
+        if array.dtype() != &info.dtype || array.shape() != info.shape.as_slice() {
+            return Err(Error::format(format!(
+                "the variable holds {} {:?}, its attributes announced {} {:?}",
+                array.dtype(),
+                array.shape(),
+                info.dtype,
+                info.shape
+            )));
+        }
+        out.write_all(array.as_bytes())
+            .map_err(|e| Error::io("cannot write", e))?;
+        progress(array.as_bytes().len() as u64);
+        Ok(())
+    }
+}
+
+/// A numeric or logical (non-sparse) variable's node from its attributes alone; `None` when
+/// the value must be read to describe it.
+fn leaf_without_data(info: &VarInfo) -> Option<Node> {
+    if info.sparse {
+        return None;
+    }
+    let kind = match (&info.class, info.class.numeric_kind()) {
+        (MatClass::Logical, _) => ScalarKind::Bool,
+        (_, Some(ScalarKind::Float(n))) if info.complex => ScalarKind::Complex(2 * n),
+        (_, Some(kind)) if !info.complex => kind,
+        _ => return None,
+    };
+    let array = ArrayInfo {
+        dtype: DType::scalar(kind),
+        shape: info.shape.clone(),
+        order: Order::C,
+    };
+    Some(native(
+        Node::new(info.name.as_str(), NodeKind::Array(array)),
+        &info.class,
+        &info.shape,
+    ))
+}
+
+fn native(mut node: Node, class: &MatClass, shape: &[usize]) -> Node {
+    node.native = Some(NativeInfo {
+        class: class.name().to_string(),
+        shape: shape.to_vec(),
+    });
+    node
+}
+
+/// The node of a value read from the file (children for cells and structs).
+fn value_node(name: &str, value: &MatValue) -> Node {
+    let kind = match value {
+        MatValue::Numeric(a) | MatValue::Logical(a) => NodeKind::Array(ArrayInfo {
+            dtype: a.dtype().to_native(),
+            shape: a.shape().to_vec(),
+            order: Order::C,
+        }),
+        MatValue::Char(_) => match value.to_numpy() {
+            Ok(a) => NodeKind::Array(ArrayInfo::of(&a)),
+            Err(e) => opaque("char", e.message()),
+        },
+        MatValue::Cell(c) => NodeKind::Group(
+            c.items
+                .iter()
+                .enumerate()
+                .map(|(i, v)| value_node(&i.to_string(), v))
+                .collect(),
+        ),
+        MatValue::Struct(s) if s.elements.len() == 1 => NodeKind::Group(fields(s, 0)),
+        MatValue::Struct(s) => NodeKind::Group(
+            (0..s.elements.len())
+                .map(|i| {
+                    let element = Node::new(i.to_string(), NodeKind::Group(fields(s, i)));
+                    native(element, &MatClass::Struct, &[1, 1])
+                })
+                .collect(),
+        ),
+        MatValue::Sparse(_) => opaque(
+            "sparse",
+            "a MATLAB sparse matrix has no dense numpy array (hdf5storage returns scipy.sparse)",
+        ),
+        MatValue::Opaque(o) => opaque(&o.class, &o.note),
+    };
+    native(Node::new(name, kind), &value.class(), &value.matlab_shape())
+}
+
+fn fields(s: &StructArray, index: usize) -> Vec<Node> {
+    s.fields
+        .iter()
+        .filter_map(|f| s.field(index, f).map(|v| value_node(f, v)))
+        .collect()
+}
+
+fn opaque(kind: &str, reason: &str) -> NodeKind {
+    NodeKind::Opaque {
+        kind: kind.to_string(),
+        reason: reason.to_string(),
+    }
+}
+
+/// A place inside a variable: a value, or one element of a struct array.
+enum At<'a> {
+    Value(&'a MatValue),
+    Element(&'a StructArray, usize),
+}
+
+/// One path step down: a cell item or struct array element by index, a field by name.
+fn step<'a>(at: At<'a>, name: &str) -> Option<At<'a>> {
+    match at {
+        At::Value(MatValue::Cell(c)) => c.items.get(name.parse::<usize>().ok()?).map(At::Value),
+        At::Value(MatValue::Struct(s)) if s.elements.len() == 1 => s.field(0, name).map(At::Value),
+        At::Value(MatValue::Struct(s)) => {
+            let index = name.parse::<usize>().ok()?;
+            (index < s.elements.len()).then_some(At::Element(s, index))
+        }
+        At::Element(s, index) => s.field(index, name).map(At::Value),
+        At::Value(_) => None,
+    }
+}
+
+/// A MAT file being written: into a temporary file in the destination's folder, renamed into
+/// place by [`MatOut::finish`] (dropped unfinished, the temporary file is removed).
+pub(crate) struct MatOut {
+    writer: MatWriter,
+    temp: tempfile::TempPath,
+}
+
+impl std::fmt::Debug for MatOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatOut").field("temp", &self.temp).finish()
+    }
+}
+
+/// `--compress` for MAT files: `deflate[:N]` (with shuffle, as MATLAB compresses) or `none`;
+/// MATLAB's default (deflate 3) otherwise.
+pub(crate) fn mat_options(spec: Option<&CompressSpec>) -> Result<WriteOptions> {
+    let options = WriteOptions::default();
+    let Some(spec) = spec else {
+        return Ok(options);
+    };
+    Ok(match spec.only_one("mat", &["deflate"], 0..=9)? {
+        None => options.compression(None),
+        Some(f) => options.compression(Some(f.level.map_or(3, |l| l.unsigned_abs()))),
+    })
+}
+
+impl MatOut {
+    pub(crate) fn create(dst: &Path, compress: Option<&CompressSpec>) -> Result<MatOut> {
+        let options = mat_options(compress)?;
+        if dst.is_dir() {
+            return Err(Error::invalid_input("the destination is a folder").with_file(dst));
+        }
+        let folder = match dst.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let temp = tempfile::Builder::new()
+            .prefix(".sciio-")
+            .suffix(".tmp")
+            .tempfile_in(folder)
+            .map_err(|e| {
+                Error::io(
+                    "cannot create a temporary file in the destination folder",
+                    e,
+                )
+                .with_file(folder)
+            })?
+            .into_temp_path();
+        let writer = MatWriter::create(&temp, options).map_err(|e| e.with_file(dst))?;
+        Ok(MatOut { writer, temp })
+    }
+
+    /// Writes `array` as variable `name`.
+    pub(crate) fn write(&mut self, name: &str, array: &NdArray) -> Result<()> {
+        let value = to_mat_value(array).map_err(|e| e.with_node(format!("/{name}")))?;
+        self.writer.write(name, &value)
+    }
+
+    pub(crate) fn finish(self, dst: &Path) -> Result<()> {
+        self.writer.finish().map_err(|e| e.with_file(dst))?;
+        set_mode(&self.temp, dst)?;
+        self.temp.persist(dst).map_err(|e| {
+            Error::io("cannot rename the finished file into place", e.error).with_file(dst)
+        })
+    }
+}
+
+#[cfg(unix)]
+fn set_mode(temp: &Path, dst: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let perms = std::fs::metadata(dst)
+        .map(|m| m.permissions())
+        .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
+    std::fs::set_permissions(temp, perms)
+        .map_err(|e| Error::io("cannot set permissions", e).with_file(dst))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_temp: &Path, _dst: &Path) -> Result<()> {
+    Ok(())
+}
+
+/// The MATLAB value of a numpy array: numeric or logical with the same shape, or a char row
+/// for a `U` scalar.
+fn to_mat_value(array: &NdArray) -> Result<MatValue> {
+    if let Some(ScalarKind::Unicode(_)) = array.dtype().as_scalar().map(|s| s.kind) {
+        if array.shape().is_empty() {
+            let text: String = array
+                .to_native()
+                .as_bytes()
+                .chunks_exact(4)
+                .filter_map(|c| {
+                    let code = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
+                    (code != 0).then(|| char::from_u32(code).unwrap_or('\u{FFFD}'))
+                })
+                .collect();
+            return Ok(MatValue::from(text.as_str()));
+        }
+    }
+    MatValue::numeric(array.to_native().to_order(Order::F))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compression_maps_to_deflate_levels() {
+        assert_eq!(mat_options(None).unwrap().compression_level, Some(3));
+        let spec = CompressSpec::parse("deflate:7").unwrap();
+        assert_eq!(mat_options(Some(&spec)).unwrap().compression_level, Some(7));
+        let spec = CompressSpec::parse("none").unwrap();
+        assert_eq!(mat_options(Some(&spec)).unwrap().compression_level, None);
+        let spec = CompressSpec::parse("blosc2:lz4:5").unwrap();
+        assert!(mat_options(Some(&spec)).is_err());
+    }
+
+    #[test]
+    fn unicode_scalars_become_char_rows() {
+        let a = NdArray::from_bytes(
+            DType::scalar(ScalarKind::Unicode(3)),
+            &[],
+            Order::C,
+            &[104, 0, 0, 0, 105, 0, 0, 0, 0, 0, 0, 0],
+        )
+        .unwrap();
+        assert_eq!(to_mat_value(&a).unwrap(), MatValue::from("hi"));
+        let b = NdArray::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
+        assert_eq!(to_mat_value(&b).unwrap().class(), MatClass::Double);
+    }
+}
