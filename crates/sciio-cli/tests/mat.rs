@@ -230,3 +230,29 @@ fn what_mat_cannot_hold_is_one_line_and_writes_nothing() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
 }
+
+#[test]
+fn truncated_mat_files_fail_in_one_line() {
+    let dir = tempdir();
+    let mat = dir.path().join("made.mat");
+    run_python(MAKE_MAT, &[s(&mat)]);
+    let bytes = std::fs::read(&mat).unwrap();
+    for keep in [bytes.len() / 2, 600, 100] {
+        let cut = dir.path().join(format!("cut{keep}.mat"));
+        std::fs::write(&cut, &bytes[..keep]).unwrap();
+        for args in [vec!["ls", s(&cut)], vec!["cat", &format!("{}:x", s(&cut))]] {
+            let out = sciio(&args);
+            let err = String::from_utf8(out.stderr).unwrap();
+            if out.status.success() {
+                // Without the HDF5 superblock and root group nothing can be read.
+                assert!(keep > 600, "{args:?} read a file cut at {keep} bytes");
+                // Variables stored before the cut may still read; the listing must then be real.
+                assert!(!out.stdout.is_empty(), "{args:?}");
+                continue;
+            }
+            assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+            assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+            assert!(err.starts_with("sciio: error: "), "{err}");
+        }
+    }
+}
