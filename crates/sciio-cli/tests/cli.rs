@@ -1,26 +1,11 @@
 //! The `sciio` command against files numpy writes, and numpy reading what it writes.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+
+mod common;
+use common::{ok, s, sciio};
 
 use sciio_testkit::{run_python, tempdir};
-
-fn sciio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sciio"))
-        .args(args)
-        .output()
-        .expect("cannot run the sciio binary")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = sciio(args);
-    assert!(
-        out.status.success(),
-        "sciio {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// Runs a failing command and checks the error contract: non-zero exit, exactly one line on
 /// stderr starting with `sciio: error:`, nothing on stdout. Returns the line.
@@ -32,10 +17,6 @@ fn fails(args: &[&str], code: i32) -> String {
     assert!(stderr.starts_with("sciio: error: "), "{stderr:?}");
     assert!(out.stdout.is_empty());
     stderr.trim_end().to_string()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
 }
 
 /// numpy writes one .npy per case into `dir`; returns the case names.

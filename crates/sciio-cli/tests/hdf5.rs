@@ -2,30 +2,11 @@
 #![cfg(feature = "hdf5")]
 
 use std::path::Path;
-use std::process::{Command, Output};
+
+mod common;
+use common::{ok, s, sciio};
 
 use sciio_testkit::{run_python, tempdir, wheel_files};
-
-fn sciio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sciio"))
-        .args(args)
-        .output()
-        .expect("cannot run the sciio binary")
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = sciio(args);
-    assert!(
-        out.status.success(),
-        "sciio {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
 
 const MAKE: &str = r#"
 import sys, numpy as np, tables

@@ -3,27 +3,10 @@
 //! each checked by pandas, numpy, pyarrow or PyTables themselves.
 #![cfg(feature = "parquet")]
 
-use std::path::Path;
-use std::process::{Command, Output};
+mod common;
+use common::{ok, s, sciio};
 
 use sciio_testkit::{run_python, tempdir};
-
-fn sciio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sciio"))
-        .args(args)
-        .output()
-        .expect("cannot run the sciio binary")
-}
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-fn ok(args: &[&str]) -> String {
-    let out = sciio(args);
-    assert!(out.status.success(), "sciio {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
 
 /// Runs a refused command: exit status 1, one line on stderr, returned.
 fn refused(args: &[&str]) -> String {
