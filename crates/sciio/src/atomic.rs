@@ -36,24 +36,7 @@ pub fn write_atomically<T>(
     dest: &Path,
     write: impl FnOnce(&mut BufWriter<&File>) -> Result<T>,
 ) -> Result<T> {
-    if dest.is_dir() {
-        return Err(Error::invalid_input("the destination is a folder").with_file(dest));
-    }
-    let folder = match dest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
-    };
-    let temp = tempfile::Builder::new()
-        .prefix(".sciio-")
-        .suffix(".tmp")
-        .tempfile_in(folder)
-        .map_err(|e| {
-            Error::io(
-                "cannot create a temporary file in the destination folder",
-                e,
-            )
-            .with_file(folder)
-        })?;
+    let temp = temp_file_beside(dest)?;
     let value = {
         let mut writer = BufWriter::with_capacity(1 << 20, temp.as_file());
         let value = write(&mut writer).map_err(|e| e.with_file(dest))?;
@@ -70,6 +53,29 @@ pub fn write_atomically<T>(
         Error::io("cannot rename the finished file into place", e.error).with_file(dest)
     })?;
     Ok(value)
+}
+
+/// A new empty temporary file in `dest`'s folder (so the final rename stays on one file
+/// system), for writers that must open their output by name, such as libhdf5's.
+pub(crate) fn temp_file_beside(dest: &Path) -> Result<tempfile::NamedTempFile> {
+    if dest.is_dir() {
+        return Err(Error::invalid_input("the destination is a folder").with_file(dest));
+    }
+    let folder = match dest.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(".sciio-")
+        .suffix(".tmp")
+        .tempfile_in(folder)
+        .map_err(|e| {
+            Error::io(
+                "cannot create a temporary file in the destination folder",
+                e,
+            )
+            .with_file(folder)
+        })
 }
 
 #[cfg(unix)]

@@ -232,25 +232,7 @@ pub(crate) fn mat_options(spec: Option<&CompressSpec>) -> Result<WriteOptions> {
 impl MatOut {
     pub(crate) fn create(dst: &Path, compress: Option<&CompressSpec>) -> Result<MatOut> {
         let options = mat_options(compress)?;
-        if dst.is_dir() {
-            return Err(Error::invalid_input("the destination is a folder").with_file(dst));
-        }
-        let folder = match dst.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let temp = tempfile::Builder::new()
-            .prefix(".sciio-")
-            .suffix(".tmp")
-            .tempfile_in(folder)
-            .map_err(|e| {
-                Error::io(
-                    "cannot create a temporary file in the destination folder",
-                    e,
-                )
-                .with_file(folder)
-            })?
-            .into_temp_path();
+        let temp = crate::atomic::temp_file_beside(dst)?.into_temp_path();
         let writer = MatWriter::create(&temp, options).map_err(|e| e.with_file(dst))?;
         Ok(MatOut { writer, temp })
     }
