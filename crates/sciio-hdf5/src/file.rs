@@ -109,17 +109,27 @@ impl File {
         self.group("/")
     }
 
-    /// The group at absolute `path`.
-    pub fn group(&self, path: &str) -> Result<Group> {
+    /// Opens the object at `path` with libhdf5's `open` call for its kind (H5Gopen2, H5Dopen2).
+    fn open_object(
+        &self,
+        path: &str,
+        open: unsafe extern "C" fn(hid_t, *const std::ffi::c_char, hid_t) -> hid_t,
+        what: &str,
+    ) -> Result<Hid> {
         let name = c_name(path).map_err(|e| self.locate(e, path))?;
-        let hid = locked(|| {
-            // SAFETY: valid ids and C string.
+        locked(|| {
+            // SAFETY: valid ids and C string; `open` is one of libhdf5's open calls.
             Hid::new(
-                unsafe { H5Gopen2(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) },
-                || "cannot open the group".to_string(),
+                unsafe { open(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) },
+                || format!("cannot open the {what}"),
             )
         })
-        .map_err(|e| self.locate(e, path))?;
+        .map_err(|e| self.locate(e, path))
+    }
+
+    /// The group at absolute `path`.
+    pub fn group(&self, path: &str) -> Result<Group> {
+        let hid = self.open_object(path, H5Gopen2, "group")?;
         Ok(Group {
             file: self.clone(),
             hid,
@@ -129,15 +139,7 @@ impl File {
 
     /// The dataset at absolute `path`.
     pub fn dataset(&self, path: &str) -> Result<Dataset> {
-        let name = c_name(path).map_err(|e| self.locate(e, path))?;
-        let hid = locked(|| {
-            // SAFETY: valid ids and C string.
-            Hid::new(
-                unsafe { H5Dopen2(self.inner.hid.id(), name.as_ptr(), H5P_DEFAULT) },
-                || "cannot open the dataset".to_string(),
-            )
-        })
-        .map_err(|e| self.locate(e, path))?;
+        let hid = self.open_object(path, H5Dopen2, "dataset")?;
         Ok(Dataset {
             file: self.clone(),
             hid,
