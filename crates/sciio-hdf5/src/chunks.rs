@@ -11,15 +11,13 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
 
 use hdf5_sys::h5d::H5Dchunk_iter;
-use hdf5_sys::h5f::H5Fget_create_plist;
-use hdf5_sys::h5p::H5Pget_userblock;
 use hdf5_sys::h5p::H5P_DEFAULT;
 use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
 use crate::file::{Dataset, Filter, Layout, RawData, Slice};
 use crate::filters;
-use crate::handle::{check, locked, Hid};
+use crate::handle::{check, locked};
 
 /// Chunk offset (element coordinates) -> (absolute file address, stored size, filter mask).
 type ChunkIndex = HashMap<Vec<u64>, (u64, u64, u32)>;
@@ -196,15 +194,8 @@ impl Dataset {
                 rank,
                 map: HashMap::new(),
             };
-            let mut base: hsize_t = 0;
-            // SAFETY: valid ids; the callback only fills `state`.
+            // SAFETY: valid id; the callback only fills `state`.
             unsafe {
-                let fcpl = Hid::new(H5Fget_create_plist(self.file().hid()), || {
-                    "cannot read file creation properties".into()
-                })?;
-                check(H5Pget_userblock(fcpl.id(), &mut base), || {
-                    "cannot read the userblock".into()
-                })?;
                 check(
                     H5Dchunk_iter(
                         self.hid(),
@@ -215,10 +206,8 @@ impl Dataset {
                     || "cannot list the chunks".into(),
                 )?;
             }
-            // Chunk addresses are relative to the base address (after any user block).
-            for v in state.map.values_mut() {
-                v.0 = v.0.saturating_add(base);
-            }
+            // The addresses are absolute already: libhdf5 adds the base address (the user
+            // block, 512 bytes in MAT files) itself (H5D__chunk_iter_cb), so nothing is added.
             Ok(state.map)
         })
         .map_err(|e| self.locate(e))
