@@ -91,10 +91,6 @@ impl File {
         &self.inner.path
     }
 
-    pub(crate) fn hid(&self) -> hid_t {
-        self.inner.hid.id()
-    }
-
     /// The allocation limits in force.
     pub fn limits(&self) -> Limits {
         self.limits
