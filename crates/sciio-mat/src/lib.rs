@@ -2,7 +2,9 @@
 //!
 //! - [`MatValue`]: MATLAB's values — numeric arrays of every class (real or complex), logical,
 //!   char, cell arrays, structs and struct arrays, sparse matrices, empties of any class and
-//!   shape, and (read only) function handles and objects kept with their class name.
+//!   shape, and (read only) function handles and MATLAB objects: [`MatObject`] decodes
+//!   `string`, `datetime`, `duration` and `categorical` and keeps other classes' properties
+//!   by name; whatever cannot be decoded stays [`Opaque`] with its class name and the reason.
 //!   Arrays keep MATLAB's dimensions and column-major order; [`MatValue::to_numpy`] gives the
 //!   row-major array `hdf5storage.loadmat` returns.
 //! - [`MatFile`]: reads files written by MATLAB, hdf5storage (with or without Python
@@ -32,22 +34,16 @@
 //! ```
 
 pub mod header;
+mod mcos;
+mod object;
 mod read;
 mod value;
 mod write;
 
+pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties};
 pub use read::{read_mat, MatFile, VarInfo};
 pub use value::{
     at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,
     StructArray,
 };
 pub use write::{write_mat, MatWriter, WriteOptions};
-
-/// Joins an HDF5 group path and a member name.
-pub(crate) fn join(group: &str, name: &str) -> String {
-    if group.ends_with('/') {
-        format!("{group}{name}")
-    } else {
-        format!("{group}/{name}")
-    }
-}

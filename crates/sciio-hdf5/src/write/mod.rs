@@ -20,6 +20,7 @@
 //! ```
 
 mod encode;
+mod objects;
 mod register;
 mod types;
 
@@ -217,6 +218,8 @@ struct Inner {
     hid: Mutex<Option<Hid>>,
     path: PathBuf,
     track_times: bool,
+    /// Datatypes and property lists reused by every object written (see `objects`).
+    cache: Mutex<objects::Cache>,
 }
 
 impl Inner {
@@ -225,6 +228,7 @@ impl Inner {
             hid: Mutex::new(Some(hid)),
             path: path.to_path_buf(),
             track_times,
+            cache: Mutex::default(),
         })
     }
 

@@ -4,22 +4,23 @@
 //! dimensions, at least two of them, complex as `real`/`imag` compounds, char as UTF-16,
 //! logical as `uint8`, empties as their dimensions with `MATLAB_empty`, cells and struct arrays
 //! through object references into `/#refs#`.
-
-mod h5;
+//!
+//! Everything goes through sciio-hdf5's write layer; each MATLAB value is one dataset or group
+//! made with [`GroupWriter::write_dataset`] and a few [`GroupWriter::add_attr`] calls (the
+//! objects are new, so no attribute is looked up first).
 
 use std::io::{Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use hdf5_sys::h5::hsize_t;
-use hdf5_sys::h5i::hid_t;
-use hdf5_sys::h5p::H5P_DEFAULT;
-use hdf5_sys::h5t as t;
-use rayon::prelude::*;
 use sciio_core::{Error, NdArray, Order, Result, ScalarKind};
+use sciio_hdf5::write::{
+    DatasetSpec, DatasetWriter, FileBuilder, FileWriter, FilterStage, GroupWriter, LibVersion,
+};
+use sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData, VlenData};
 
 use crate::header;
 use crate::value::{at_least_2d, CharArray, MatValue, SparseMatrix, StructArray};
-use h5::{check, cstr, locked, Hid};
 
 /// How a MAT file is written. Defaults: deflate level 3 with shuffle (MATLAB's default
 /// `save -v7.3` compression) for datasets of 16 KiB or more (hdf5storage's threshold), no
@@ -88,63 +89,28 @@ impl WriteOptions {
 /// ```
 #[derive(Debug)]
 pub struct MatWriter {
-    file: Option<Hid>,
+    file: Option<FileWriter>,
+    root: Option<Arc<GroupWriter>>,
     path: PathBuf,
     opts: WriteOptions,
     new_file: bool,
-    refs: Option<Hid>,
+    refs: Option<Arc<GroupWriter>>,
     next_ref: u64,
+}
+
+/// The file format MATLAB's `load` requires: superblock 0, v1 B-trees, old-style messages.
+fn builder() -> FileBuilder {
+    FileBuilder::new().libver_bounds(LibVersion::Earliest, LibVersion::V18)
 }
 
 impl MatWriter {
     /// Creates (truncates) `path`.
     pub fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<MatWriter> {
         let path = path.as_ref().to_path_buf();
-        let c = cstr(&path.to_string_lossy())?;
-        let file = locked(|| -> Result<Hid> {
-            // SAFETY: property lists and the file are owned handles; the C string is valid.
-            unsafe {
-                let fcpl = Hid::new(
-                    hdf5_sys::h5p::H5Pcreate(*hdf5_sys::h5p::H5P_CLS_FILE_CREATE),
-                    || "cannot create a property list".into(),
-                )?;
-                check(
-                    hdf5_sys::h5p::H5Pset_userblock(fcpl.id(), header::USERBLOCK as hsize_t),
-                    || "cannot reserve the userblock".into(),
-                )?;
-                let fapl = Hid::new(
-                    hdf5_sys::h5p::H5Pcreate(*hdf5_sys::h5p::H5P_CLS_FILE_ACCESS),
-                    || "cannot create a property list".into(),
-                )?;
-                // The earliest format: superblock 0 and v1 B-trees, which MATLAB requires.
-                check(
-                    hdf5_sys::h5p::H5Pset_libver_bounds(
-                        fapl.id(),
-                        hdf5_sys::h5f::H5F_libver_t::H5F_LIBVER_EARLIEST,
-                        hdf5_sys::h5f::H5F_libver_t::H5F_LIBVER_V18,
-                    ),
-                    || "cannot select the earliest file format".into(),
-                )?;
-                Hid::new(
-                    hdf5_sys::h5f::H5Fcreate(
-                        c.as_ptr(),
-                        hdf5_sys::h5f::H5F_ACC_TRUNC,
-                        fcpl.id(),
-                        fapl.id(),
-                    ),
-                    || "cannot create the file".into(),
-                )
-            }
-        })
-        .map_err(|e| e.with_file(&path))?;
-        Ok(MatWriter {
-            file: Some(file),
-            path,
-            opts,
-            new_file: true,
-            refs: None,
-            next_ref: 0,
-        })
+        let file = builder()
+            .userblock(header::USERBLOCK as u64)
+            .create(&path)?;
+        Self::with_file(file, path, opts, true)
     }
 
     /// Opens an existing v7.3 MAT file to add or replace variables; the others are untouched.
@@ -156,44 +122,44 @@ impl MatWriter {
             .map_err(|e| Error::io("cannot read the file", e).with_file(&path))?;
         head.truncate(n);
         header::check_head(&head).map_err(|e| e.with_file(&path))?;
-        let c = cstr(&path.to_string_lossy())?;
-        let file = locked(|| {
-            // SAFETY: valid C string, default property lists.
-            Hid::new(
-                unsafe {
-                    hdf5_sys::h5f::H5Fopen(c.as_ptr(), hdf5_sys::h5f::H5F_ACC_RDWR, H5P_DEFAULT)
-                },
-                || "cannot open the file for writing".into(),
-            )
-        })
-        .map_err(|e| e.with_file(&path))?;
+        let file = builder().open_rw(&path)?;
+        Self::with_file(file, path, opts, false)
+    }
+
+    fn with_file(
+        file: FileWriter,
+        path: PathBuf,
+        opts: WriteOptions,
+        new_file: bool,
+    ) -> Result<MatWriter> {
+        let root = Arc::new(file.root()?);
         Ok(MatWriter {
             file: Some(file),
+            root: Some(root),
             path,
             opts,
-            new_file: false,
+            new_file,
             refs: None,
             next_ref: 0,
         })
     }
 
-    fn fid(&self) -> Result<hid_t> {
-        self.file
-            .as_ref()
-            .map(|f| f.id())
+    fn root(&self) -> Result<Arc<GroupWriter>> {
+        self.root
+            .clone()
             .ok_or_else(|| Error::invalid_input("the writer is finished"))
     }
 
     /// Writes variable `name`, replacing a variable of that name.
     pub fn write(&mut self, name: &str, value: &MatValue) -> Result<()> {
         check_name(name)?;
-        let fid = self.fid()?;
+        let root = self.root()?;
         let path = self.path.clone();
         let mut run = || -> Result<()> {
-            if h5::exists(fid, name)? {
-                h5::delete(fid, name)?;
+            if root.contains(name)? {
+                root.unlink(name)?;
             }
-            self.value(fid, "/", name, value)
+            self.value(&root, name, value).map(|_| ())
         };
         run().map_err(|e| e.with_node(format!("/{name}")).with_file(&path))
     }
@@ -205,57 +171,44 @@ impl MatWriter {
 
     fn close(&mut self) -> Result<()> {
         self.refs = None;
-        if let Some(f) = self.file.take() {
-            let id = f.id();
-            std::mem::forget(f);
-            // SAFETY: closing the file id we own (forgotten above so it is closed once).
-            locked(|| {
-                check(unsafe { hdf5_sys::h5f::H5Fclose(id) }, || {
-                    "cannot close the file".into()
-                })
-            })
-            .map_err(|e| e.with_file(&self.path))?;
-            if self.new_file {
-                let head = header::build(&self.opts.platform, header::now());
-                let mut f = std::fs::OpenOptions::new()
-                    .write(true)
-                    .open(&self.path)
-                    .map_err(|e| Error::io("cannot reopen the file", e).with_file(&self.path))?;
-                f.seek(SeekFrom::Start(0))
-                    .and_then(|_| f.write_all(&head))
-                    .map_err(|e| {
-                        Error::io("cannot write the MAT header", e).with_file(&self.path)
-                    })?;
-            }
+        self.root = None;
+        let Some(file) = self.file.take() else {
+            return Ok(());
+        };
+        file.close()?;
+        if self.new_file {
+            let head = header::build(&self.opts.platform, header::now());
+            let mut f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(&self.path)
+                .map_err(|e| Error::io("cannot reopen the file", e).with_file(&self.path))?;
+            f.seek(SeekFrom::Start(0))
+                .and_then(|_| f.write_all(&head))
+                .map_err(|e| Error::io("cannot write the MAT header", e).with_file(&self.path))?;
         }
         Ok(())
     }
 
     /// `/#refs#`, created with MATLAB's canonical empty `a` on first use.
-    fn refs_group(&mut self) -> Result<hid_t> {
+    fn refs_group(&mut self) -> Result<Arc<GroupWriter>> {
         if let Some(g) = &self.refs {
-            return Ok(g.id());
+            return Ok(g.clone());
         }
-        let fid = self.fid()?;
-        let g = if h5::exists(fid, "#refs#")? {
-            h5::open_group(fid, "#refs#")?
+        let root = self.root()?;
+        let g = if !self.new_file && root.contains("#refs#")? {
+            root.open_group("#refs#")?
         } else {
-            h5::create_group(fid, "#refs#")?
+            root.create_group("#refs#")?
         };
-        if !h5::exists(g.id(), "a")? {
-            let d = plain_dataset(
-                g.id(),
-                "a",
-                *t::H5T_STD_U64LE,
-                &[2],
-                [0u64, 0].as_ptr().cast(),
-            )?;
-            h5::put_str_attr(d.id(), "MATLAB_class", "canonical empty")?;
-            h5::put_num_attr(d.id(), "MATLAB_empty", *t::H5T_STD_U8LE, &[1])?;
+        if self.new_file || !g.contains("a")? {
+            let d = g.write_dataset("a", &DatasetSpec::contiguous(uint(8), vec![2]), &[0u8; 16])?;
+            let d = Obj::Dataset(d);
+            d.str_attr("MATLAB_class", "canonical empty")?;
+            d.u8_attr("MATLAB_empty", 1)?;
         }
-        let id = g.id();
-        self.refs = Some(g);
-        Ok(id)
+        let g = Arc::new(g);
+        self.refs = Some(g.clone());
+        Ok(g)
     }
 
     /// Writes `value` into `/#refs#` under a fresh name and returns a reference to it.
@@ -266,16 +219,15 @@ impl MatWriter {
         let name = loop {
             self.next_ref += 1;
             let name = ref_name(self.next_ref);
-            if self.new_file || !h5::exists(refs, &name)? {
+            if self.new_file || !refs.contains(&name)? {
                 break name;
             }
         };
-        self.value(refs, "/#refs#", &name, value)?;
-        h5::object_ref(refs, &name)
+        self.value(&refs, &name, value)?.object_ref()
     }
 
-    /// Writes `value` as `name` in group `loc` (whose path is `loc_path`).
-    fn value(&mut self, loc: hid_t, loc_path: &str, name: &str, value: &MatValue) -> Result<()> {
+    /// Writes `value` as `name` in group `loc`.
+    fn value(&mut self, loc: &GroupWriter, name: &str, value: &MatValue) -> Result<Obj> {
         let obj = match value {
             MatValue::Numeric(a) | MatValue::Logical(a) => self.numeric(loc, name, a)?,
             MatValue::Char(c) => self.char(loc, name, c)?,
@@ -289,29 +241,29 @@ impl MatWriter {
                         .map(|v| self.write_ref(v))
                         .collect::<Result<_>>()?;
                     let d = ref_dataset(loc, name, &c.shape, &refs)?;
-                    h5::put_str_attr(d.id(), "MATLAB_class", "cell")?;
+                    d.str_attr("MATLAB_class", "cell")?;
                     d
                 }
             }
-            MatValue::Struct(s) => self.structure(loc, loc_path, name, s)?,
-            MatValue::Sparse(s) => self.sparse(loc, loc_path, name, s)?,
-            MatValue::Opaque(o) => {
+            MatValue::Struct(s) => self.structure(loc, name, s)?,
+            MatValue::Sparse(s) => self.sparse(loc, name, s)?,
+            MatValue::Opaque(_) | MatValue::Object(_) => {
                 return Err(Error::unsupported(format!(
                     "writing MATLAB objects ({}) is not supported; only MATLAB can create them",
-                    o.class
+                    value.class().name()
                 )))
             }
         };
-        if loc_path != "/" {
-            h5::put_str_attr(obj.id(), "H5PATH", loc_path)?;
+        if loc.path() != "/" {
+            obj.str_attr("H5PATH", loc.path())?;
         }
         if self.opts.python_metadata {
-            python_metadata(obj.id(), value)?;
+            python_metadata(&obj, value)?;
         }
-        Ok(())
+        Ok(obj)
     }
 
-    fn numeric(&mut self, loc: hid_t, name: &str, a: &NdArray) -> Result<Hid> {
+    fn numeric(&mut self, loc: &GroupWriter, name: &str, a: &NdArray) -> Result<Obj> {
         let kind = a
             .dtype()
             .as_scalar()
@@ -324,12 +276,7 @@ impl MatWriter {
         if shape.contains(&0) {
             let obj = self.empty(loc, name, class.name(), &shape)?;
             if kind == ScalarKind::Bool {
-                h5::put_num_attr(
-                    obj.id(),
-                    "MATLAB_int_decode",
-                    *t::H5T_STD_I32LE,
-                    &1i32.to_le_bytes(),
-                )?;
+                obj.int_decode(1)?;
             }
             return Ok(obj);
         }
@@ -348,32 +295,21 @@ impl MatWriter {
             .as_ref()
             .map(|x| x.as_bytes())
             .unwrap_or_else(|| a.as_bytes());
-        let (ty, _keep) = file_type(kind)?;
         let dims: Vec<u64> = shape.iter().rev().map(|&d| d as u64).collect();
-        let d = self.data_dataset(loc, name, ty, kind.itemsize(), &dims, bytes)?;
-        h5::put_str_attr(d.id(), "MATLAB_class", class.name())?;
+        let d = self.data_dataset(loc, name, file_type(kind)?, dims, bytes)?;
+        d.str_attr("MATLAB_class", class.name())?;
         if kind == ScalarKind::Bool {
-            h5::put_num_attr(
-                d.id(),
-                "MATLAB_int_decode",
-                *t::H5T_STD_I32LE,
-                &1i32.to_le_bytes(),
-            )?;
+            d.int_decode(1)?;
         }
         Ok(d)
     }
 
-    fn char(&mut self, loc: hid_t, name: &str, c: &CharArray) -> Result<Hid> {
+    fn char(&mut self, loc: &GroupWriter, name: &str, c: &CharArray) -> Result<Obj> {
         c.check()?;
         let shape = at_least_2d(&c.shape);
         if c.codes.is_empty() {
             let d = self.empty(loc, name, "char", &shape)?;
-            h5::put_num_attr(
-                d.id(),
-                "MATLAB_int_decode",
-                *t::H5T_STD_I32LE,
-                &2i32.to_le_bytes(),
-            )?;
+            d.int_decode(2)?;
             return Ok(d);
         }
         let dims: Vec<u64> = shape.iter().rev().map(|&d| d as u64).collect();
@@ -390,49 +326,38 @@ impl MatWriter {
                 .iter()
                 .flat_map(|&u| (u as u16).to_le_bytes())
                 .collect();
-            (
-                self.data_dataset(loc, name, *t::H5T_STD_U16LE, 2, &dims, &units)?,
-                2i32,
-            )
+            (self.data_dataset(loc, name, uint(2), dims, &units)?, 2)
         } else {
             let units: Vec<u8> = c.codes.iter().flat_map(|&u| u.to_le_bytes()).collect();
-            (
-                self.data_dataset(loc, name, *t::H5T_STD_U32LE, 4, &dims, &units)?,
-                4i32,
-            )
+            (self.data_dataset(loc, name, uint(4), dims, &units)?, 4)
         };
-        h5::put_str_attr(d.id(), "MATLAB_class", "char")?;
-        h5::put_num_attr(
-            d.id(),
-            "MATLAB_int_decode",
-            *t::H5T_STD_I32LE,
-            &decode.to_le_bytes(),
-        )?;
+        d.str_attr("MATLAB_class", "char")?;
+        d.int_decode(decode)?;
         Ok(d)
     }
 
     /// An empty value: its MATLAB dimensions as `uint64` data, `MATLAB_empty = 1`.
-    fn empty(&mut self, loc: hid_t, name: &str, class: &str, shape: &[usize]) -> Result<Hid> {
+    fn empty(
+        &mut self,
+        loc: &GroupWriter,
+        name: &str,
+        class: &str,
+        shape: &[usize],
+    ) -> Result<Obj> {
         let dims: Vec<u64> = at_least_2d(shape).iter().map(|&d| d as u64).collect();
         let d = plain_dataset(
             loc,
             name,
-            *t::H5T_STD_U64LE,
-            &[dims.len() as u64],
-            dims.as_ptr().cast(),
+            uint(8),
+            vec![dims.len() as u64],
+            &le_bytes(&dims),
         )?;
-        h5::put_str_attr(d.id(), "MATLAB_class", class)?;
-        h5::put_num_attr(d.id(), "MATLAB_empty", *t::H5T_STD_U8LE, &[1])?;
+        d.str_attr("MATLAB_class", class)?;
+        d.u8_attr("MATLAB_empty", 1)?;
         Ok(d)
     }
 
-    fn structure(
-        &mut self,
-        loc: hid_t,
-        loc_path: &str,
-        name: &str,
-        s: &StructArray,
-    ) -> Result<Hid> {
+    fn structure(&mut self, loc: &GroupWriter, name: &str, s: &StructArray) -> Result<Obj> {
         for f in &s.fields {
             check_name(f)?;
         }
@@ -445,19 +370,22 @@ impl MatWriter {
         if n == 0 {
             let d = self.empty(loc, name, "struct", &s.shape)?;
             if !s.fields.is_empty() {
-                h5::put_fields_attr(d.id(), &s.fields)?;
+                d.fields_attr(&s.fields)?;
             }
             return Ok(d);
         }
-        let g = h5::create_group(loc, name)?;
-        let path = crate::join(loc_path, name);
-        h5::put_str_attr(g.id(), "MATLAB_class", "struct")?;
+        let g = loc.create_group(name)?;
+        let obj = Obj::Group(g);
+        obj.str_attr("MATLAB_class", "struct")?;
         if !s.fields.is_empty() {
-            h5::put_fields_attr(g.id(), &s.fields)?;
+            obj.fields_attr(&s.fields)?;
         }
+        let Obj::Group(g) = &obj else {
+            return Ok(obj);
+        };
         if n == 1 && at_least_2d(&s.shape) == [1, 1] {
             for (f, v) in s.fields.iter().zip(&s.elements[0]) {
-                self.value(g.id(), &path, f, v)?;
+                self.value(g, f, v)?;
             }
         } else {
             for (j, f) in s.fields.iter().enumerate() {
@@ -466,17 +394,16 @@ impl MatWriter {
                     .iter()
                     .map(|e| self.write_ref(&e[j]))
                     .collect::<Result<_>>()?;
-                let d = ref_dataset(g.id(), f, &s.shape, &refs)?;
-                h5::put_str_attr(d.id(), "H5PATH", &path)?;
+                let d = ref_dataset(g, f, &s.shape, &refs)?;
+                d.str_attr("H5PATH", g.path())?;
             }
         }
-        Ok(g)
+        Ok(obj)
     }
 
-    fn sparse(&mut self, loc: hid_t, loc_path: &str, name: &str, s: &SparseMatrix) -> Result<Hid> {
+    fn sparse(&mut self, loc: &GroupWriter, name: &str, s: &SparseMatrix) -> Result<Obj> {
         s.check()?;
-        let g = h5::create_group(loc, name)?;
-        let path = crate::join(loc_path, name);
+        let g = loc.create_group(name)?;
         let kind = s
             .data
             .dtype()
@@ -488,81 +415,58 @@ impl MatWriter {
         } else {
             "double"
         };
-        h5::put_str_attr(g.id(), "MATLAB_class", class)?;
-        h5::put_num_attr(
-            g.id(),
+        let obj = Obj::Group(g);
+        obj.str_attr("MATLAB_class", class)?;
+        obj.attr(
             "MATLAB_sparse",
-            *t::H5T_STD_U64LE,
-            &(s.nrows as u64).to_le_bytes(),
+            RawData::scalar(uint(8), (s.nrows as u64).to_le_bytes().to_vec()),
         )?;
         if kind == ScalarKind::Bool {
-            h5::put_num_attr(
-                g.id(),
-                "MATLAB_int_decode",
-                *t::H5T_STD_I32LE,
-                &1i32.to_le_bytes(),
-            )?;
+            obj.int_decode(1)?;
         }
-        let jc_bytes: Vec<u8> = s.jc.iter().flat_map(|v| v.to_le_bytes()).collect();
-        let jc = self.data_dataset(
-            g.id(),
-            "jc",
-            *t::H5T_STD_U64LE,
-            8,
-            &[s.jc.len() as u64],
-            &jc_bytes,
-        )?;
-        h5::put_str_attr(jc.id(), "H5PATH", &path)?;
+        let Obj::Group(g) = &obj else {
+            return Ok(obj);
+        };
+        let jc = self.data_dataset(g, "jc", uint(8), vec![s.jc.len() as u64], &le_bytes(&s.jc))?;
+        jc.str_attr("H5PATH", g.path())?;
         if !s.ir.is_empty() {
-            let ir_bytes: Vec<u8> = s.ir.iter().flat_map(|v| v.to_le_bytes()).collect();
-            let ir = self.data_dataset(
-                g.id(),
-                "ir",
-                *t::H5T_STD_U64LE,
-                8,
-                &[s.ir.len() as u64],
-                &ir_bytes,
-            )?;
-            h5::put_str_attr(ir.id(), "H5PATH", &path)?;
+            let ir =
+                self.data_dataset(g, "ir", uint(8), vec![s.ir.len() as u64], &le_bytes(&s.ir))?;
+            ir.str_attr("H5PATH", g.path())?;
             let data = s.data.to_native();
-            let (ty, _keep) = file_type(kind)?;
             let d = self.data_dataset(
-                g.id(),
+                g,
                 "data",
-                ty,
-                kind.itemsize(),
-                &[s.ir.len() as u64],
+                file_type(kind)?,
+                vec![s.ir.len() as u64],
                 data.as_bytes(),
             )?;
-            h5::put_str_attr(d.id(), "H5PATH", &path)?;
+            d.str_attr("H5PATH", g.path())?;
         }
-        Ok(g)
+        Ok(obj)
     }
 
     /// A dataset holding `bytes` (C order over `dims`), compressed when large enough.
     fn data_dataset(
         &mut self,
-        loc: hid_t,
+        loc: &GroupWriter,
         name: &str,
-        ty: hid_t,
-        item: usize,
-        dims: &[u64],
+        ty: H5Type,
+        dims: Vec<u64>,
         bytes: &[u8],
-    ) -> Result<Hid> {
+    ) -> Result<Obj> {
         match self.opts.compression_level {
             Some(level) if bytes.len() >= self.opts.compress_threshold && !dims.is_empty() => {
-                compressed_dataset(
-                    loc,
-                    name,
-                    ty,
-                    item,
-                    dims,
-                    bytes,
-                    level,
-                    self.opts.chunk_bytes,
-                )
+                let item = ty.size();
+                let chunk = chunk_shape(&dims, item, self.opts.chunk_bytes);
+                let max = dims.iter().map(|&d| Some(d)).collect();
+                let spec = DatasetSpec::chunked(ty, dims, max, chunk).filters(vec![
+                    FilterStage::shuffle(item),
+                    FilterStage::deflate(level),
+                ]);
+                Ok(Obj::Dataset(loc.write_dataset(name, &spec, bytes)?))
             }
-            _ => plain_dataset(loc, name, ty, dims, bytes.as_ptr().cast()),
+            _ => plain_dataset(loc, name, ty, dims, bytes),
         }
     }
 }
@@ -571,6 +475,88 @@ impl Drop for MatWriter {
     fn drop(&mut self) {
         // Errors here cannot be reported; `finish` reports them.
         let _ = self.close();
+    }
+}
+
+/// A value just written: a dataset or a group (structs, sparse matrices).
+enum Obj {
+    Dataset(DatasetWriter),
+    Group(GroupWriter),
+}
+
+impl Obj {
+    fn attr(&self, name: &str, value: RawData) -> Result<()> {
+        let value = AttrValue::Raw(value);
+        match self {
+            Obj::Dataset(d) => d.add_attr(name, &value),
+            Obj::Group(g) => g.add_attr(name, &value),
+        }
+    }
+
+    /// A fixed-length ASCII string attribute (`MATLAB_class`, `H5PATH`, `Python.*` names),
+    /// NUL-terminated type as MATLAB writes them.
+    fn str_attr(&self, name: &str, value: &str) -> Result<()> {
+        self.attr(name, RawData::bytes_string(value.as_bytes()))
+    }
+
+    fn u8_attr(&self, name: &str, value: u8) -> Result<()> {
+        self.attr(name, RawData::scalar(uint(1), vec![value]))
+    }
+
+    /// `MATLAB_int_decode` (int32): 1 for logical, 2 for UTF-16 char, 4 for UTF-32 char.
+    fn int_decode(&self, value: i32) -> Result<()> {
+        let ty = H5Type::Int {
+            size: 4,
+            signed: true,
+            order: ByteOrder::Little,
+        };
+        self.attr(
+            "MATLAB_int_decode",
+            RawData::scalar(ty, value.to_le_bytes().to_vec()),
+        )
+    }
+
+    /// A 1-D `uint64` attribute.
+    fn u64s_attr(&self, name: &str, values: &[u64]) -> Result<()> {
+        self.attr(
+            name,
+            RawData {
+                ty: uint(8),
+                shape: vec![values.len()],
+                bytes: le_bytes(values),
+            },
+        )
+    }
+
+    fn vlen_attr(&self, name: &str, value: VlenData) -> Result<()> {
+        let value = AttrValue::Vlen(value);
+        match self {
+            Obj::Dataset(d) => d.add_attr(name, &value),
+            Obj::Group(g) => g.add_attr(name, &value),
+        }
+    }
+
+    /// `MATLAB_fields`: a 1-D array of vlen sequences of 1-character strings, one per field.
+    fn fields_attr(&self, names: &[String]) -> Result<()> {
+        let s1 = H5Type::FixedString {
+            size: 1,
+            charset: CharSet::Ascii,
+        };
+        self.vlen_attr(
+            "MATLAB_fields",
+            VlenData {
+                ty: H5Type::VarLen { base: Box::new(s1) },
+                shape: vec![names.len()],
+                items: names.iter().map(|n| n.as_bytes().to_vec()).collect(),
+            },
+        )
+    }
+
+    fn object_ref(&self) -> Result<u64> {
+        match self {
+            Obj::Dataset(d) => d.object_ref(),
+            Obj::Group(g) => g.object_ref(),
+        }
     }
 }
 
@@ -623,238 +609,111 @@ fn ref_name(mut n: u64) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// The little-endian file type of a numeric kind; the handle keeps a compound type alive.
-fn file_type(kind: ScalarKind) -> Result<(hid_t, Option<Hid>)> {
-    {
-        Ok(match kind {
-            ScalarKind::Float(8) => (*t::H5T_IEEE_F64LE, None),
-            ScalarKind::Float(4) => (*t::H5T_IEEE_F32LE, None),
-            ScalarKind::Int(1) => (*t::H5T_STD_I8LE, None),
-            ScalarKind::Int(2) => (*t::H5T_STD_I16LE, None),
-            ScalarKind::Int(4) => (*t::H5T_STD_I32LE, None),
-            ScalarKind::Int(8) => (*t::H5T_STD_I64LE, None),
-            ScalarKind::UInt(1) | ScalarKind::Bool => (*t::H5T_STD_U8LE, None),
-            ScalarKind::UInt(2) => (*t::H5T_STD_U16LE, None),
-            ScalarKind::UInt(4) => (*t::H5T_STD_U32LE, None),
-            ScalarKind::UInt(8) => (*t::H5T_STD_U64LE, None),
-            ScalarKind::Complex(16) => {
-                let c = locked(|| h5::complex_type(*t::H5T_IEEE_F64LE, 8))?;
-                (c.id(), Some(c))
-            }
-            ScalarKind::Complex(8) => {
-                let c = locked(|| h5::complex_type(*t::H5T_IEEE_F32LE, 4))?;
-                (c.id(), Some(c))
-            }
-            other => {
-                return Err(Error::unsupported(format!(
-                    "numpy kind {other:?} has no MATLAB class"
-                )))
-            }
-        })
+fn uint(size: usize) -> H5Type {
+    H5Type::Int {
+        size,
+        signed: false,
+        order: ByteOrder::Little,
     }
 }
 
-/// A contiguous dataset written in one call from `data` (the whole dataset, memory = file type).
-fn plain_dataset(
-    loc: hid_t,
-    name: &str,
-    ty: hid_t,
-    dims: &[u64],
-    data: *const std::ffi::c_void,
-) -> Result<Hid> {
-    let c = cstr(name)?;
-    locked(|| {
-        let sp = h5::space(dims)?;
-        // SAFETY: valid ids; `data` covers the dataspace in `ty`'s layout (caller's contract).
-        unsafe {
-            let d = Hid::new(
-                hdf5_sys::h5d::H5Dcreate2(
-                    loc,
-                    c.as_ptr(),
-                    ty,
-                    sp.id(),
-                    H5P_DEFAULT,
-                    H5P_DEFAULT,
-                    H5P_DEFAULT,
-                ),
-                || format!("cannot create dataset {name:?}"),
-            )?;
-            if dims.iter().all(|&d| d > 0) {
-                check(
-                    hdf5_sys::h5d::H5Dwrite(d.id(), ty, sp.id(), sp.id(), H5P_DEFAULT, data),
-                    || format!("cannot write {name:?}"),
-                )?;
+fn float(size: usize) -> H5Type {
+    H5Type::Float {
+        size,
+        precision: 8 * size,
+        order: ByteOrder::Little,
+    }
+}
+
+fn le_bytes(values: &[u64]) -> Vec<u8> {
+    values.iter().flat_map(|v| v.to_le_bytes()).collect()
+}
+
+/// The little-endian file type of a numeric kind; complex is MATLAB's `real`/`imag` compound.
+fn file_type(kind: ScalarKind) -> Result<H5Type> {
+    let int = |size: u8, signed: bool| H5Type::Int {
+        size: size as usize,
+        signed,
+        order: ByteOrder::Little,
+    };
+    Ok(match kind {
+        ScalarKind::Float(n @ (4 | 8)) => float(n as usize),
+        ScalarKind::Int(n @ (1 | 2 | 4 | 8)) => int(n, true),
+        ScalarKind::UInt(n @ (1 | 2 | 4 | 8)) => int(n, false),
+        ScalarKind::Bool => uint(1),
+        ScalarKind::Complex(n @ (8 | 16)) => {
+            let part = n as usize / 2;
+            H5Type::Compound {
+                size: n as usize,
+                fields: vec![
+                    Field {
+                        name: "real".into(),
+                        offset: 0,
+                        ty: float(part),
+                    },
+                    Field {
+                        name: "imag".into(),
+                        offset: part,
+                        ty: float(part),
+                    },
+                ],
             }
-            Ok(d)
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "numpy kind {other:?} has no MATLAB class"
+            )))
         }
     })
 }
 
-/// A dataset of object references (MATLAB dims reversed).
-fn ref_dataset(loc: hid_t, name: &str, shape: &[usize], refs: &[u64]) -> Result<Hid> {
-    let dims: Vec<u64> = at_least_2d(shape).iter().rev().map(|&d| d as u64).collect();
-    plain_dataset(loc, name, *t::H5T_STD_REF_OBJ, &dims, refs.as_ptr().cast())
+/// A contiguous dataset written in one call from `bytes` (the whole dataset, C order).
+fn plain_dataset(
+    loc: &GroupWriter,
+    name: &str,
+    ty: H5Type,
+    dims: Vec<u64>,
+    bytes: &[u8],
+) -> Result<Obj> {
+    let spec = DatasetSpec::contiguous(ty, dims);
+    Ok(Obj::Dataset(loc.write_dataset(name, &spec, bytes)?))
 }
 
-/// A chunked dataset with shuffle + deflate, chunks compressed on all cores and stored with
-/// direct chunk writes. Chunks are slabs along the first (slowest) HDF5 dimension, so each is
-/// a contiguous run of `bytes`; the last one is zero-padded to a full chunk as libhdf5 does.
-#[allow(clippy::too_many_arguments)]
-fn compressed_dataset(
-    loc: hid_t,
-    name: &str,
-    ty: hid_t,
-    item: usize,
-    dims: &[u64],
-    bytes: &[u8],
-    level: u32,
-    chunk_bytes: usize,
-) -> Result<Hid> {
+/// A dataset of object references (MATLAB dims reversed).
+fn ref_dataset(loc: &GroupWriter, name: &str, shape: &[usize], refs: &[u64]) -> Result<Obj> {
+    let dims: Vec<u64> = at_least_2d(shape).iter().rev().map(|&d| d as u64).collect();
+    plain_dataset(loc, name, H5Type::ObjectRef, dims, &le_bytes(refs))
+}
+
+/// Chunks are slabs along the first (slowest) HDF5 dimension, about `chunk_bytes` each, so
+/// each is a contiguous run of the data; rows too wide for that (beyond 64 MiB, where a chunk
+/// would approach libhdf5's 4 GiB limit) are cut along the last dimension instead.
+fn chunk_shape(dims: &[u64], item: usize, chunk_bytes: usize) -> Vec<u64> {
     let row_elems: u64 = dims[1..].iter().product();
     let row_bytes = (row_elems as usize).saturating_mul(item).max(1);
-    let rows_per = ((chunk_bytes / row_bytes).max(1) as u64).min(dims[0]);
-    let mut chunk: Vec<u64> = dims.to_vec();
-    chunk[0] = rows_per;
-    // Rows too wide for one chunk would make chunks beyond libhdf5's 4 GiB limit: let libhdf5
-    // chunk and filter those itself (single-threaded, rare in practice).
-    let direct = row_bytes <= 64 << 20;
-    if !direct {
-        chunk = dims.iter().map(|_| 1).collect();
+    if row_bytes > 64 << 20 {
+        let mut chunk: Vec<u64> = dims.iter().map(|_| 1).collect();
         let last = dims.len() - 1;
-        chunk[last] = ((chunk_bytes / item).max(1) as u64).min(dims[last]);
+        chunk[last] = ((chunk_bytes / item.max(1)).max(1) as u64).min(dims[last]);
+        return chunk;
     }
-    let c = cstr(name)?;
-    let d = locked(|| -> Result<Hid> {
-        let sp = h5::space(dims)?;
-        // SAFETY: owned property list and ids.
-        unsafe {
-            let dcpl = Hid::new(
-                hdf5_sys::h5p::H5Pcreate(*hdf5_sys::h5p::H5P_CLS_DATASET_CREATE),
-                || "cannot create a property list".into(),
-            )?;
-            let ch: Vec<hsize_t> = chunk.clone();
-            check(
-                hdf5_sys::h5p::H5Pset_chunk(dcpl.id(), ch.len() as i32, ch.as_ptr()),
-                || "cannot set the chunk shape".into(),
-            )?;
-            check(hdf5_sys::h5p::H5Pset_shuffle(dcpl.id()), || {
-                "cannot add the shuffle filter".into()
-            })?;
-            check(hdf5_sys::h5p::H5Pset_deflate(dcpl.id(), level), || {
-                "cannot add the deflate filter".into()
-            })?;
-            Hid::new(
-                hdf5_sys::h5d::H5Dcreate2(
-                    loc,
-                    c.as_ptr(),
-                    ty,
-                    sp.id(),
-                    H5P_DEFAULT,
-                    dcpl.id(),
-                    H5P_DEFAULT,
-                ),
-                || format!("cannot create dataset {name:?}"),
-            )
-        }
-    })?;
-    if !direct {
-        // SAFETY: `bytes` holds the whole dataset in `ty`'s layout.
-        locked(|| {
-            check(
-                unsafe {
-                    hdf5_sys::h5d::H5Dwrite(d.id(), ty, 0, 0, H5P_DEFAULT, bytes.as_ptr().cast())
-                },
-                || format!("cannot write {name:?}"),
-            )
-        })?;
-        return Ok(d);
-    }
-    let chunk_len = rows_per as usize * row_bytes;
-    let n_chunks = dims[0].div_ceil(rows_per) as usize;
-    // Batches bound the compressed bytes held at once.
-    let batch = (rayon::current_num_threads() * 4).max(4);
-    for first in (0..n_chunks).step_by(batch) {
-        let last = (first + batch).min(n_chunks);
-        let compressed: Vec<Result<Vec<u8>>> = (first..last)
-            .into_par_iter()
-            .map(|i| {
-                let start = i * chunk_len;
-                let end = (start + chunk_len).min(bytes.len());
-                encode_chunk(&bytes[start..end], chunk_len, item, level)
-            })
-            .collect();
-        locked(|| -> Result<()> {
-            for (k, z) in compressed.into_iter().enumerate() {
-                let z = z?;
-                let mut offset: Vec<hsize_t> = vec![0; dims.len()];
-                offset[0] = ((first + k) as u64) * rows_per;
-                // SAFETY: `z` is one filtered chunk; offsets are chunk-aligned in the dataspace.
-                check(
-                    unsafe {
-                        hdf5_sys::h5d::H5Dwrite_chunk(
-                            d.id(),
-                            H5P_DEFAULT,
-                            0,
-                            offset.as_ptr(),
-                            z.len(),
-                            z.as_ptr().cast(),
-                        )
-                    },
-                    || format!("cannot write a chunk of {name:?}"),
-                )?;
-            }
-            Ok(())
-        })?;
-    }
-    Ok(d)
-}
-
-/// Shuffle (bytes of equal significance together) then zlib-deflate one chunk, padded to
-/// `full` bytes.
-fn encode_chunk(data: &[u8], full: usize, item: usize, level: u32) -> Result<Vec<u8>> {
-    let mut padded;
-    let src = if data.len() < full {
-        padded = data.to_vec();
-        padded.resize(full, 0);
-        &padded[..]
-    } else {
-        data
-    };
-    let shuffled;
-    let input = if item > 1 {
-        let n = full / item;
-        let mut out = vec![0u8; full];
-        for (j, plane) in out.chunks_exact_mut(n).enumerate().take(item) {
-            for (i, b) in plane.iter_mut().enumerate() {
-                *b = src[i * item + j];
-            }
-        }
-        shuffled = out;
-        &shuffled[..]
-    } else {
-        src
-    };
-    let mut enc = flate2::write::ZlibEncoder::new(
-        Vec::with_capacity(full / 2),
-        flate2::Compression::new(level),
-    );
-    enc.write_all(input)
-        .map_err(|e| Error::io("deflate failed", e))?;
-    let out = enc.finish().map_err(|e| Error::io("deflate failed", e))?;
-    Ok(out)
+    let rows_per = ((chunk_bytes / row_bytes).max(1) as u64).min(dims[0]);
+    let mut chunk = dims.to_vec();
+    chunk[0] = rows_per.max(1);
+    chunk
 }
 
 /// hdf5storage's `Python.*` attributes for `value`, so `hdf5storage.loadmat` restores numpy
 /// types exactly (as its `store_python_metadata=True` writes them).
-fn python_metadata(obj: hid_t, value: &MatValue) -> Result<()> {
+fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
     let shape: Vec<u64> = value.matlab_shape().iter().map(|&d| d as u64).collect();
     let ndarray = |under: &str| -> Result<()> {
-        h5::put_str_attr(obj, "Python.Type", "numpy.ndarray")?;
-        h5::put_str_attr(obj, "Python.numpy.UnderlyingType", under)?;
-        h5::put_str_attr(obj, "Python.numpy.Container", "ndarray")?;
-        h5::put_u64s_attr(obj, "Python.Shape", &shape)?;
+        obj.str_attr("Python.Type", "numpy.ndarray")?;
+        obj.str_attr("Python.numpy.UnderlyingType", under)?;
+        obj.str_attr("Python.numpy.Container", "ndarray")?;
+        obj.u64s_attr("Python.Shape", &shape)?;
         if shape.contains(&0) {
-            h5::put_num_attr(obj, "Python.Empty", *t::H5T_STD_U8LE, &[1])?;
+            obj.u8_attr("Python.Empty", 1)?;
         }
         Ok(())
     };
@@ -872,36 +731,40 @@ fn python_metadata(obj: hid_t, value: &MatValue) -> Result<()> {
         }
         // Only a 1×n row is a Python str (a 0×0 char would come back 1×0).
         MatValue::Char(c) if c.shape.len() == 2 && c.shape[0] == 1 => {
-            h5::put_str_attr(obj, "Python.Type", "str")?;
-            h5::put_str_attr(
-                obj,
+            obj.str_attr("Python.Type", "str")?;
+            obj.str_attr(
                 "Python.numpy.UnderlyingType",
                 &format!("str{}", 32 * c.codes.len()),
             )?;
-            h5::put_str_attr(obj, "Python.numpy.Container", "scalar")?;
-            h5::put_u64s_attr(obj, "Python.Shape", &[])?;
+            obj.str_attr("Python.numpy.Container", "scalar")?;
+            obj.u64s_attr("Python.Shape", &[])?;
             if c.codes.is_empty() {
-                h5::put_num_attr(obj, "Python.Empty", *t::H5T_STD_U8LE, &[1])?;
+                obj.u8_attr("Python.Empty", 1)?;
             }
             Ok(())
         }
         MatValue::Cell(_) => ndarray("object"),
         MatValue::Struct(s) if s.elements.len() == 1 && at_least_2d(&s.shape) == [1, 1] => {
-            h5::put_str_attr(obj, "Python.Type", "dict")?;
-            h5::put_vlen_strs_attr(obj, "Python.Fields", &s.fields)?;
-            h5::put_str_attr(obj, "Python.dict.StoredAs", "individually")?;
-            h5::put_str_attr(
-                obj,
+            obj.str_attr("Python.Type", "dict")?;
+            obj.vlen_attr("Python.Fields", python_fields(&s.fields))?;
+            obj.str_attr("Python.dict.StoredAs", "individually")?;
+            obj.str_attr(
                 "Python.dict.key_str_types",
                 &"t".repeat(s.fields.len().max(1)),
             )
         }
         MatValue::Struct(s) if !s.elements.is_empty() && !s.fields.is_empty() => {
             ndarray(&format!("void{}", 64 * s.fields.len()))?;
-            h5::put_vlen_strs_attr(obj, "Python.Fields", &s.fields)
+            obj.vlen_attr("Python.Fields", python_fields(&s.fields))
         }
         _ => Ok(()),
     }
+}
+
+/// `Python.Fields`: the field names as variable-length UTF-8 strings.
+fn python_fields(fields: &[String]) -> VlenData {
+    let names: Vec<&str> = fields.iter().map(String::as_str).collect();
+    VlenData::strings(&names)
 }
 
 #[cfg(test)]
@@ -919,19 +782,10 @@ mod tests {
     }
 
     #[test]
-    fn shuffle_then_deflate_round_trips() {
-        let data: Vec<u8> = (0..1000u32).flat_map(|v| v.to_le_bytes()).collect();
-        let z = encode_chunk(&data[..3000], 4000, 4, 3).unwrap();
-        let mut dec = flate2::read::ZlibDecoder::new(&z[..]);
-        let mut out = Vec::new();
-        std::io::Read::read_to_end(&mut dec, &mut out).unwrap();
-        assert_eq!(out.len(), 4000);
-        // Unshuffle and compare with the padded input.
-        let n = 1000;
-        for i in 0..750 {
-            for j in 0..4 {
-                assert_eq!(out[j * n + i], data[i * 4 + j]);
-            }
-        }
+    fn chunks_are_row_slabs_unless_rows_are_huge() {
+        assert_eq!(chunk_shape(&[100, 1000], 8, 1 << 20), vec![100, 1000]);
+        assert_eq!(chunk_shape(&[1000, 1000], 8, 1 << 20), vec![131, 1000]);
+        assert_eq!(chunk_shape(&[10, 1 << 24], 8, 1 << 20), vec![1, 1 << 17]);
+        assert_eq!(chunk_shape(&[3, 1 << 20], 8, 1 << 20), vec![1, 1 << 20]);
     }
 }
