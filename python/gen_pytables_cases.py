@@ -91,7 +91,9 @@ def fill_table(table, n):
     rows["c16"] = rng.standard_normal(n) - 1j * rng.standard_normal(n)
     rows["s"] = [f"row{i}".encode()[:8] for i in range(n)]
     rows["t32"] = 1_700_000_000 + np.arange(n)
+    # Times before 1970 with fractions: PyTables packs negative seconds and microseconds.
     rows["t64"] = 1_700_000_000.25 + np.arange(n) * 0.5
+    rows["t64"][::3] = -1_000_000.375 - np.arange(0, n, 3) * 86_400.125
     rows["e"] = np.arange(n) % 3
     rows["arr"] = rng.standard_normal((n, 2, 3))
     rows["nested"]["x"] = np.arange(n) - 50
@@ -128,7 +130,7 @@ def write_file(path, filters):
         e2.append(np.arange(400, dtype=np.float32).reshape(4, 100))
         f.create_earray(g, "earray_empty", tb.Float64Atom(), shape=(0,))
         et = f.create_earray(g, "earray_time64", tb.Time64Atom(), shape=(0,))
-        et.append(np.array([1.5, 1_700_000_000.75]))
+        et.append(np.array([1.5, 1_700_000_000.75, -1.5, -0.25, -1e-6, -2_000_000_000.999999]))
         # VLArrays: libhdf5 refuses Fletcher-32 on variable-length data and PyTables refuses
         # Blosc there, so they keep only zlib/bzip2.
         if filters.complib in ("zlib", "bzip2"):

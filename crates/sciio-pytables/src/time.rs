@@ -1,5 +1,6 @@
-//! PyTables' `time64`: stored in an 8-byte H5T_TIME whose bits are an int64 holding seconds in
-//! the high 32 bits and microseconds in the low 32 (PyTables' `timeval32`, typeconv.c), read
+//! PyTables' `time64`: stored in an 8-byte H5T_TIME whose bits are an int64 holding signed
+//! seconds in the high 32 bits and signed microseconds in the low 32 (PyTables' `timeval32`,
+//! `conv_float64_timeval32` in typeconv.c), read
 //! by PyTables as float64 seconds. sciio converts the same way, in place, keeping the byte
 //! order of the file (the numpy descr of the type says `f8`).
 
@@ -45,7 +46,9 @@ pub(crate) fn convert_time64(data: &mut RawData) {
             } else {
                 i64::from_le_bytes(w)
             };
-            let seconds = (bits >> 32) as f64 + (bits & 0xffff_ffff) as f64 * 1e-6;
+            // Both halves are signed (PyTables computes `1e-6 * (int)tv + (tv >> 32)`): a time
+            // before 1970 has negative seconds and negative microseconds.
+            let seconds = 1e-6 * f64::from(bits as i32) + (bits >> 32) as f64;
             let out = if order == ByteOrder::Big {
                 seconds.to_be_bytes()
             } else {
