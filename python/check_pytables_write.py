@@ -2,6 +2,13 @@
 
   check_pytables_write.py gen DIR     writes DIR/*.bin (the data, raw numpy bytes) and DIR/ref.h5,
                                       the same nodes written by PyTables itself
+  check_pytables_write.py extdim-gen DIR / extdim-check DIR
+                                      the same for EArrays growing along a dimension other
+                                      than 0 (EXTDIM_CASES)
+  check_pytables_write.py extdim-check-repacked DIR
+                                      DIR/repacked.h5 (ref.h5 repacked by sciio) holds the same
+  check_pytables_write.py append-extdim-gen DIR / append-extdim-check DIR
+                                      PyTables-made EArrays (EXTDIM != 0) that sciio appends to
   check_pytables_write.py check DIR   opens DIR/sciio.h5 (written by the Rust test from the .bin
                                       files) with PyTables and h5py and compares it with ref.h5:
                                       node classes, dtypes, shapes, chunk shapes, filters, filter
@@ -296,5 +303,143 @@ def check(d):
     print("OK")
 
 
+# EArrays growing along a dimension other than 0:
+# name: (dtype, shape with the one 0, sciio --compress spelling, PyTables Filters, chunkshape
+# forced or None, lengths of the blocks appended along EXTDIM).
+EXTDIM_CASES = {
+    "e_3x0x4": ("f4", (3, 0, 4), "", tb.Filters(), None, [1000, 700, 2]),
+    "e_5x0_zlib": ("i8", (5, 0), "shuffle,zlib:5", tb.Filters(5, "zlib"), None, [3000, 4000]),
+    "e_5x0_blosc2": ("f8", (5, 0), "blosc2:lz4:5", tb.Filters(5, "blosc2:lz4"), None, [30000, 30000]),
+    "e_3x0x4_tiles": ("i2", (3, 0, 4), "", tb.Filters(), (2, 5, 3), [7, 11, 1]),
+    "e_2x3x0_bzip2": ("u1", (2, 3, 0), "fletcher32,bzip2:9", tb.Filters(9, "bzip2", fletcher32=True), None, [500, 500]),
+}
+
+
+def extdim_block(name, i, dtype, shape, n):
+    """Block `i` of case `name`: `n` slices along the 0 dimension of `shape`."""
+    rng = np.random.default_rng([sum(name.encode()), i])
+    bshape = tuple(n if d == 0 else d for d in shape)
+    if np.dtype(dtype).kind == "f":
+        return rng.normal(size=bshape).astype(dtype)
+    info = np.iinfo(dtype)
+    return rng.integers(info.min, info.max, size=bshape, dtype=dtype, endpoint=True)
+
+
+def extdim_gen(d):
+    """Writes each block as DIR/<name>.<i>.bin and the PyTables twins in DIR/ref.h5."""
+    with tb.open_file(os.path.join(d, "ref.h5"), "w") as f:
+        for name, (dtype, shape, _, filters, chunk, blocks) in EXTDIM_CASES.items():
+            e = f.create_earray("/", name, tb.Atom.from_dtype(np.dtype(dtype)), shape,
+                                filters=filters, chunkshape=chunk)
+            for i, n in enumerate(blocks):
+                b = extdim_block(name, i, dtype, shape, n)
+                b.tofile(os.path.join(d, f"{name}.{i}.bin"))
+                e.append(b)
+    for name, (dtype, shape, spec, _, chunk, blocks) in EXTDIM_CASES.items():
+        fields = [name, dtype, ",".join(map(str, shape)), spec,
+                  ",".join(map(str, chunk)) if chunk else "", ",".join(map(str, blocks))]
+        print(*fields, sep="\t")
+
+
+def extdim_check(d, ours="sciio.h5", layout=True):
+    """PyTables and h5py read DIR/sciio.h5 like DIR/ref.h5 (class, EXTDIM, shape, maxshape,
+    chunkshape, filters, pipeline, attributes with their HDF5 types, values); without
+    `layout`, chunk shapes and pipelines are not compared (a repack chooses its own)."""
+    ref_path, ours_path = os.path.join(d, "ref.h5"), os.path.join(d, ours)
+    problems = []
+    with tb.open_file(ref_path) as ref, tb.open_file(ours_path) as ours:
+        for name in EXTDIM_CASES:
+            r, o = ref.get_node("/" + name), ours.get_node("/" + name)
+            if type(o) is not tb.EArray:
+                problems.append(f"{name}: class {type(o).__name__}")
+                continue
+            for what in ("extdim", "shape", "chunkshape", "nrows", "atom"):
+                if what == "chunkshape" and not layout:
+                    continue
+                if getattr(r, what) != getattr(o, what):
+                    problems.append(f"{name}: {what} {getattr(o, what)} vs {getattr(r, what)}")
+            if repr(r.filters) != repr(o.filters):
+                problems.append(f"{name}: filters {o.filters!r} vs {r.filters!r}")
+            if sorted(r._v_attrs._f_list("all")) != sorted(o._v_attrs._f_list("all")):
+                problems.append(f"{name}: attributes {o._v_attrs._f_list('all')}")
+            for an in r._v_attrs._f_list("all"):
+                if an in o._v_attrs and not same(r._v_attrs[an], o._v_attrs[an]):
+                    problems.append(f"{name}.{an}: {o._v_attrs[an]!r} vs {r._v_attrs[an]!r}")
+            if not same(r.read(), o.read()):
+                problems.append(f"{name}: values differ")
+            # Reading along EXTDIM in pieces goes through PyTables' own slicing.
+            sl = [slice(None)] * len(r.shape)
+            sl[r.extdim] = slice(3, 1500, 7)
+            if not same(r[tuple(sl)], o[tuple(sl)]):
+                problems.append(f"{name}: strided read along EXTDIM differs")
+    with h5py.File(ref_path) as ref, h5py.File(ours_path) as ours:
+        for name in EXTDIM_CASES:
+            r, o = ref[name], ours[name]
+            if not layout:
+                continue
+            if (r.maxshape, r.chunks) != (o.maxshape, o.chunks):
+                problems.append(f"{name}: h5py maxshape/chunks {(o.maxshape, o.chunks)} vs {(r.maxshape, r.chunks)}")
+            if pipeline(r) != pipeline(o):
+                problems.append(f"{name}: pipeline {pipeline(o)} vs {pipeline(r)}")
+            for an in r.attrs:
+                if an in o.attrs and attr_type(r, an) != attr_type(o, an):
+                    problems.append(f"{name}.{an}: HDF5 type {attr_type(o, an)} vs {attr_type(r, an)}")
+    if problems:
+        print("\n".join(problems[:60]), file=sys.stderr)
+        sys.exit(1)
+    print("OK")
+
+
+# Appending with sciio along EXTDIM to EArrays PyTables made: name: (dtype, shape, filters,
+# rows PyTables writes first, rows sciio appends). The first counts end mid-chunk.
+APPEND_EXTDIM = {
+    "a_3x0x4": ("f4", (3, 0, 4), tb.Filters(5, "zlib"), 1500, [100, 2000]),
+    "a_5x0": ("i8", (5, 0), tb.Filters(), 100, [3276, 5]),
+    "a_2x0_blosc2": ("i4", (2, 0), tb.Filters(5, "blosc2:lz4"), 1000, [70000]),
+}
+
+
+def append_extdim_gen(d):
+    """PyTables writes DIR/append.h5; the blocks sciio must append go to DIR/<name>.<i>.bin."""
+    with tb.open_file(os.path.join(d, "append.h5"), "w") as f:
+        for name, (dtype, shape, filters, first, more) in APPEND_EXTDIM.items():
+            e = f.create_earray("/", name, tb.Atom.from_dtype(np.dtype(dtype)), shape, filters=filters)
+            e.append(extdim_block(name, 99, dtype, shape, first))
+            for i, n in enumerate(more):
+                extdim_block(name, i, dtype, shape, n).tofile(os.path.join(d, f"{name}.{i}.bin"))
+    for name, (_, shape, _, _, more) in APPEND_EXTDIM.items():
+        print(name, ",".join(map(str, more)), sep="\t")
+
+
+def append_extdim_check(d):
+    """PyTables reads every slice: its own, then sciio's, in order along EXTDIM."""
+    problems = []
+    with tb.open_file(os.path.join(d, "append.h5")) as f:
+        for name, (dtype, shape, filters, first, more) in APPEND_EXTDIM.items():
+            e = f.get_node("/" + name)
+            ext = list(shape).index(0)
+            parts = [extdim_block(name, 99, dtype, shape, first)]
+            parts += [extdim_block(name, i, dtype, shape, n) for i, n in enumerate(more)]
+            want = np.concatenate(parts, axis=ext)
+            if type(e) is not tb.EArray or e.extdim != ext or e.nrows != want.shape[ext]:
+                problems.append(f"{name}: {type(e).__name__} extdim {e.extdim} nrows {e.nrows}")
+            elif not same(e.read(), want):
+                problems.append(f"{name}: values differ")
+            if repr(e.filters) != repr(filters):
+                problems.append(f"{name}: filters {e.filters!r}")
+    if problems:
+        print("\n".join(problems), file=sys.stderr)
+        sys.exit(1)
+    print("OK")
+
+
 if __name__ == "__main__":
-    {"gen": gen, "check": check}[sys.argv[1]](sys.argv[2])
+    {
+        "gen": gen,
+        "check": check,
+        "extdim-gen": extdim_gen,
+        "extdim-check": extdim_check,
+        "extdim-check-repacked": lambda d: extdim_check(d, "repacked.h5", layout=False),
+        "append-extdim-gen": append_extdim_gen,
+        "append-extdim-check": append_extdim_check,
+    }[sys.argv[1]](sys.argv[2])

@@ -29,10 +29,12 @@
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
 
+mod earray;
 mod filters;
 mod numpy;
 mod repack;
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use sciio_core::{Error, ErrorKind, Result};
@@ -57,6 +59,9 @@ pub struct PtWriter {
     h5: Option<FileWriter>,
     /// (temporary file, destination) for new files.
     rename: Option<(PathBuf, PathBuf)>,
+    /// Files opened for appending: the partial last chunk band of every EArray growing
+    /// along a dimension other than 0, by path (see [`earray::read_tail`]).
+    extdim_tails: HashMap<String, (usize, Option<Vec<u8>>)>,
 }
 
 fn utf8(s: &str) -> AttrValue {
@@ -115,6 +120,7 @@ impl PtWriter {
         let w = PtWriter {
             h5: Some(h5),
             rename: Some((tmp, dest)),
+            extdim_tails: HashMap::new(),
         };
         let root = w.root()?;
         root.g.set_attr("CLASS", &utf8("GROUP"))?;
@@ -125,10 +131,15 @@ impl PtWriter {
     }
 
     /// Opens an existing PyTables (or HDF5) file to add nodes and append rows, in place.
+    ///
+    /// EArrays growing along a dimension other than 0 whose last chunk is partial have that
+    /// chunk's rows read now (one chunk band each), as appends continue it.
     pub fn open_append(path: impl AsRef<Path>) -> Result<PtWriter> {
+        let extdim_tails = read_extdim_tails(path.as_ref())?;
         Ok(PtWriter {
             h5: Some(FileBuilder::new().open_rw(path)?),
             rename: None,
+            extdim_tails,
         })
     }
 
@@ -178,10 +189,19 @@ impl PtWriter {
         Ok(PtTable { ds, app })
     }
 
-    /// An EArray, ready for [`PtEArray::append`] (extendable dimension 0).
+    /// An EArray PyTables (or sciio) wrote, ready for [`PtEArray::append`] along its
+    /// extendable dimension (its `EXTDIM` attribute, read by [`PtWriter::open_append`]; an
+    /// EArray created through this writer is appended to through the [`PtEArray`] its
+    /// builder returned, or taken here as growing along dimension 0).
     pub fn earray(&self, path: &str) -> Result<PtEArray> {
         let ds = self.h5()?.dataset(path)?;
-        let app = ChunkAppender::new(&ds)?;
+        let key = format!("/{}", path.trim_matches('/'));
+        let app = match self.extdim_tails.get(&key) {
+            Some((extdim, tail)) => {
+                EArrayAppender::Along(earray::ExtAppender::new(&ds, *extdim, tail.as_deref())?)
+            }
+            None => EArrayAppender::Rows(ChunkAppender::new(&ds)?),
+        };
         Ok(PtEArray { ds, app })
     }
 
@@ -207,6 +227,54 @@ impl Drop for PtWriter {
         if let Some((tmp, _)) = self.rename.take() {
             let _ = std::fs::remove_file(tmp);
         }
+    }
+}
+
+/// Every EArray of the file at `path` growing along a dimension other than 0: its `EXTDIM`
+/// and the rows of its partial last chunk band, if any.
+fn read_extdim_tails(path: &Path) -> Result<HashMap<String, (usize, Option<Vec<u8>>)>> {
+    let input = crate::PtFile::open(path)?;
+    let mut out = HashMap::new();
+    let mut todo = vec![input.tree(false)?];
+    while let Some(node) = todo.pop() {
+        if node.class == crate::NodeClass::EArray {
+            let extdim = extdim_of(input.hdf5(), &node.path)?;
+            if extdim != 0 {
+                let tail = earray::read_tail(input.hdf5(), &node.path, extdim)?;
+                out.insert(node.path.clone(), (extdim, tail));
+            }
+        }
+        todo.extend(node.children);
+    }
+    Ok(out)
+}
+
+/// The extendable dimension of the EArray at `path`: `EXTDIM`, else its unlimited dimension.
+fn extdim_of(file: &sciio_hdf5::File, path: &str) -> Result<usize> {
+    let ds = file.dataset(path)?;
+    let rank = ds.shape()?.len();
+    let recorded = ds.attr("EXTDIM")?.and_then(|a| match a.value {
+        AttrValue::Raw(d) if d.bytes.len() == 4 => {
+            Some(i32::from_le_bytes(d.bytes.try_into().ok()?))
+        }
+        AttrValue::Raw(d) if d.bytes.len() == 8 => {
+            Some(i64::from_le_bytes(d.bytes.try_into().ok()?) as i32)
+        }
+        _ => None,
+    });
+    let extdim = match recorded {
+        Some(e) => usize::try_from(e).ok(),
+        None => ds
+            .extent()?
+            .and_then(|(_, max)| max.iter().position(Option::is_none)),
+    };
+    match extdim {
+        Some(e) if e < rank => Ok(e),
+        _ => Err(Error::mismatch(format!(
+            "not an EArray: no extendable dimension among {rank}"
+        ))
+        .with_node(path)
+        .with_file(file.path())),
     }
 }
 
@@ -296,17 +364,7 @@ impl PtGroup {
 
     /// Starts a CArray (chunked, fixed shape) of `atom` elements.
     pub fn create_carray(&self, name: &str, atom: H5Type, shape: Vec<u64>) -> ArrayBuilder<'_> {
-        ArrayBuilder {
-            group: self,
-            name: name.to_string(),
-            atom,
-            shape,
-            title: String::new(),
-            filters: self.filters,
-            expected_rows: None,
-            chunk: None,
-            extendable: false,
-        }
+        self.array_builder(name, atom, shape, None)
     }
 
     /// Starts an EArray of `atom` elements growing along dimension 0; `row_shape` is the shape
@@ -314,6 +372,49 @@ impl PtGroup {
     pub fn create_earray(&self, name: &str, atom: H5Type, row_shape: Vec<u64>) -> ArrayBuilder<'_> {
         let mut shape = vec![0];
         shape.extend(row_shape);
+        self.array_builder(name, atom, shape, Some(0))
+    }
+
+    /// Starts an EArray shaped as PyTables' `create_earray(..., shape=...)` takes it: exactly
+    /// one dimension is 0, and the array grows along it (its `EXTDIM`).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use sciio_hdf5::{ByteOrder, H5Type};
+    /// use sciio_pytables::write::PtWriter;
+    /// let f4 = H5Type::Float { size: 4, precision: 32, order: ByteOrder::Little };
+    /// let file = PtWriter::create(dir.path().join("e.h5"))?;
+    /// let mut e = file.root()?.create_earray_shaped("e", f4, vec![2, 0])?.create()?;
+    /// // Three columns of a (2, 3) block, C order: row 0 then row 1.
+    /// let block: Vec<u8> = [1f32, 2., 3., 4., 5., 6.].iter().flat_map(|v| v.to_le_bytes()).collect();
+    /// e.append(&block)?;
+    /// assert_eq!(e.nrows(), 3);
+    /// file.finish()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn create_earray_shaped(
+        &self,
+        name: &str,
+        atom: H5Type,
+        shape: Vec<u64>,
+    ) -> Result<ArrayBuilder<'_>> {
+        let zeros: Vec<usize> = (0..shape.len()).filter(|&i| shape[i] == 0).collect();
+        let [extdim] = zeros[..] else {
+            return Err(Error::invalid_input(format!(
+                "an EArray's shape needs exactly one 0 (the extendable dimension), got {shape:?}"
+            ))
+            .with_node(child(self, name)));
+        };
+        Ok(self.array_builder(name, atom, shape, Some(extdim)))
+    }
+
+    fn array_builder(
+        &self,
+        name: &str,
+        atom: H5Type,
+        shape: Vec<u64>,
+        extdim: Option<usize>,
+    ) -> ArrayBuilder<'_> {
         ArrayBuilder {
             group: self,
             name: name.to_string(),
@@ -323,7 +424,7 @@ impl PtGroup {
             filters: self.filters,
             expected_rows: None,
             chunk: None,
-            extendable: true,
+            extdim,
         }
     }
 
@@ -571,8 +672,9 @@ impl PtTable {
 }
 
 /// Options for a CArray or EArray. Defaults: empty title, the parent group's filters,
-/// expected rows = the shape's first dimension (CArray) or 1000 (EArray, PyTables'
-/// `EXPECTED_ROWS_EARRAY`), chunk shape computed from them as PyTables does.
+/// expected rows = the shape's first dimension (CArray) or 1000 along the extendable
+/// dimension (EArray, PyTables' `EXPECTED_ROWS_EARRAY`), chunk shape computed from them as
+/// PyTables does.
 #[derive(Debug)]
 pub struct ArrayBuilder<'g> {
     group: &'g PtGroup,
@@ -583,7 +685,8 @@ pub struct ArrayBuilder<'g> {
     filters: Option<Filters>,
     expected_rows: Option<u64>,
     chunk: Option<Vec<u64>>,
-    extendable: bool,
+    /// The extendable dimension (EArrays).
+    extdim: Option<usize>,
 }
 
 impl ArrayBuilder<'_> {
@@ -599,7 +702,7 @@ impl ArrayBuilder<'_> {
         self
     }
 
-    /// Sets the number of rows expected along dimension 0.
+    /// Sets the number of rows expected along dimension 0 (an EArray's extendable one).
     pub fn expected_rows(mut self, n: u64) -> Self {
         self.expected_rows = Some(n);
         self
@@ -620,16 +723,34 @@ impl ArrayBuilder<'_> {
         }
         let filters = self.filters.unwrap_or_default();
         let itemsize = self.atom.size() as u64;
-        let rowsize = itemsize * self.shape[1..].iter().product::<u64>();
-        let expected =
-            self.expected_rows
-                .unwrap_or(if self.extendable { 1000 } else { self.shape[0] });
+        // Leaf.maindim: the extendable dimension, else the first.
+        let maindim = self.extdim.unwrap_or(0);
+        if maindim >= self.shape.len() {
+            return Err(Error::invalid_input(
+                "the extendable dimension is out of the shape",
+            ));
+        }
+        // Array.rowsize: bytes of the dimensions orthogonal to maindim.
+        let rowsize = (0..self.shape.len())
+            .filter(|&i| i != maindim)
+            .fold(itemsize, |a, i| a * self.shape[i]);
+        let expected = self.expected_rows.unwrap_or(if self.extdim.is_some() {
+            1000
+        } else {
+            self.shape[0]
+        });
         let blosc2 = filters.complevel > 0 && matches!(filters.complib, Complib::Blosc2(_));
         let chunk = match &self.chunk {
+            Some(c) if c.len() != self.shape.len() || c.contains(&0) => {
+                return Err(Error::invalid_input(format!(
+                    "chunk shape {c:?} does not fit shape {:?}",
+                    self.shape
+                )))
+            }
             Some(c) => c.clone(),
-            None => calc_chunkshape(&self.shape, 0, expected, rowsize, itemsize, blosc2),
+            None => calc_chunkshape(&self.shape, maindim, expected, rowsize, itemsize, blosc2),
         };
-        let (tag, version) = if self.extendable {
+        let (tag, version) = if self.extdim.is_some() {
             (TAG_EARRAY, "1.1")
         } else {
             (TAG_CARRAY, "1.1")
@@ -642,7 +763,7 @@ impl ArrayBuilder<'_> {
             .zip(&chunk)
             .enumerate()
             .map(|(i, (&d, &c))| {
-                if self.extendable && i == 0 {
+                if self.extdim == Some(i) {
                     None
                 } else {
                     Some(d.max(c))
@@ -654,10 +775,14 @@ impl ArrayBuilder<'_> {
         let ds = self.group.g.create_dataset(&self.name, &spec)?;
         ds.set_attr(
             "CLASS",
-            &ascii(if self.extendable { "EARRAY" } else { "CARRAY" }),
+            &ascii(if self.extdim.is_some() {
+                "EARRAY"
+            } else {
+                "CARRAY"
+            }),
         )?;
-        if self.extendable {
-            ds.set_attr("EXTDIM", &int_attr(0, 4))?;
+        if let Some(extdim) = self.extdim {
+            ds.set_attr("EXTDIM", &int_attr(extdim as i64, 4))?;
         }
         ds.set_attr("TITLE", &ascii(&self.title))?;
         ds.set_attr("VERSION", &ascii(version))?;
@@ -683,38 +808,63 @@ impl ArrayBuilder<'_> {
 
     /// Creates an EArray (empty) for appending.
     pub fn create(self) -> Result<PtEArray> {
-        if !self.extendable {
+        let Some(extdim) = self.extdim else {
             return Err(Error::invalid_input(
                 "create() makes an EArray: use write() for a CArray",
             ));
-        }
+        };
         let ds = self.make()?;
-        let app = ChunkAppender::new(&ds)?;
+        let app = if extdim == 0 {
+            EArrayAppender::Rows(ChunkAppender::new(&ds)?)
+        } else {
+            // New and empty: no partial chunk to read back.
+            EArrayAppender::Along(earray::ExtAppender::new(&ds, extdim, None)?)
+        };
         Ok(PtEArray { ds, app })
     }
 }
 
-/// An EArray open for appending along dimension 0.
+/// How an EArray grows: rows along dimension 0 (contiguous blocks), or slices along another.
+#[derive(Debug)]
+enum EArrayAppender {
+    Rows(ChunkAppender),
+    Along(earray::ExtAppender),
+}
+
+/// An EArray open for appending along its extendable dimension.
 #[derive(Debug)]
 pub struct PtEArray {
     ds: DatasetWriter,
-    app: ChunkAppender,
+    app: EArrayAppender,
 }
 
 impl PtEArray {
-    /// Rows so far.
+    /// Length of the extendable dimension so far.
     pub fn nrows(&self) -> u64 {
-        self.app.rows()
+        match &self.app {
+            EArrayAppender::Rows(a) => a.rows(),
+            EArrayAppender::Along(a) => a.rows(),
+        }
     }
 
-    /// Appends whole rows (elements in C order, file layout); chunks compressed on all cores.
+    /// Appends a block: elements in C order, file layout, of the array's shape with any
+    /// length along the extendable dimension (a whole number of rows for dimension 0). Only
+    /// one partial chunk band is held between appends; chunks are compressed on all cores.
     pub fn append(&mut self, block: &[u8]) -> Result<()> {
         if has_time64(self.ds.dtype()) {
             let mut owned = block.to_vec();
             time64_to_file(self.ds.dtype(), &mut owned);
-            return self.app.append(&self.ds, &owned);
+            return self.append_file_layout(&owned);
         }
-        self.app.append(&self.ds, block)
+        self.append_file_layout(block)
+    }
+
+    /// Appends a block already in the file's layout (time64 as packed `timeval`s).
+    fn append_file_layout(&mut self, block: &[u8]) -> Result<()> {
+        match &mut self.app {
+            EArrayAppender::Rows(a) => a.append(&self.ds, block),
+            EArrayAppender::Along(a) => a.append(&self.ds, block),
+        }
     }
 
     /// Sets a user attribute.

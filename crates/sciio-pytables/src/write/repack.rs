@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use sciio_core::{Error, Result};
-use sciio_hdf5::{filters::id, AttrValue, Filter, H5Type};
+use sciio_hdf5::{filters::id, AttrValue, Filter, H5Type, Slice};
 
 use super::{Complib, Filters, PtGroup, PtWriter, VlAtom};
 use crate::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows, VlRow};
@@ -69,6 +69,8 @@ fn user_attrs(node: &NodeInfo) -> impl Iterator<Item = (&str, AttrValue)> {
             PtAttrValue::Empty(t) => AttrValue::Empty(t.clone()),
             // Pickles are copied as what they are not: skipped (sciio never unpickles).
             PtAttrValue::Pickle(_) => return None,
+            // References hold addresses in the source file: meaningless in the copy.
+            PtAttrValue::References(_) => return None,
         };
         Some((a.name.as_str(), v))
     })
@@ -202,25 +204,42 @@ fn copy_earray(
         .dtype
         .clone()
         .ok_or_else(|| Error::format("an EArray without a type").with_node(&node.path))?;
-    if node.max_shape.first() != Some(&None) {
-        return Err(
-            Error::unsupported("EArrays extendable along a dimension other than 0")
-                .with_node(&node.path),
-        );
-    }
+    let extdim = super::extdim_of(input.hdf5(), &node.path)?;
+    let n = node.shape[extdim];
+    let mut shape = node.shape.clone();
+    shape[extdim] = 0;
     let mut e = out
-        .create_earray(name, ty.clone(), node.shape[1..].to_vec())
+        .create_earray_shaped(name, ty.clone(), shape)?
         .title(title)
         .filters(filters)
-        .expected_rows(node.shape[0].max(1))
+        .expected_rows(n.max(1))
         .create()?;
-    let n = node.shape[0];
-    let step = block_rows(&ty, &node.shape);
+    let row = ty.size() as u64 * (node.shape.iter().product::<u64>() / n.max(1));
+    let step = (BLOCK_BYTES / row.max(1)).max(1);
+    let ds = input.hdf5().dataset(&node.path)?;
     let mut at = 0;
     while at < n {
         let end = (at + step).min(n);
-        let rows = input.read_array(&node.path, Rows::range(at, end, 1))?;
-        e.append(&rows.bytes)?;
+        // Read in the file's layout (time64 stays packed) and appended as it is.
+        let sel: Vec<Slice> = node
+            .shape
+            .iter()
+            .enumerate()
+            .map(|(d, &len)| {
+                let (start, count) = if d == extdim {
+                    (at, end - at)
+                } else {
+                    (0, len)
+                };
+                Slice {
+                    start,
+                    count,
+                    step: 1,
+                }
+            })
+            .collect();
+        let block = ds.read_slices(Some(&sel))?;
+        e.append_file_layout(&block.bytes)?;
         at = end;
     }
     copy_user_attrs(node, |k, v| e.set_attr(k, v))
