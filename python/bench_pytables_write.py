@@ -7,8 +7,11 @@ Cases (sizes overridable by environment variables):
   * a float32 EArray of SCIIO_BENCH_EARRAY_MB MiB (default 1024) appended in 64 MiB blocks.
 PyTables is timed from `open_file` to `close` (rows prepared beforehand); sciio likewise, in
 `cargo run --release -p sciio-pytables --example bench_pytables -- write ...` (rows read from the same
-numpy bytes before timing). Best of SCIIO_BENCH_REPEAT runs (default 1). Prints sciio/PyTables
-time ratios and file sizes. Files go to $SCIIO_BENCH_DIR (default: a temporary folder).
+numpy bytes before timing). Best of SCIIO_BENCH_REPEAT runs (default 3), PyTables and sciio runs
+alternating. Before every timed run, outside the timing, the previous output is deleted and dirty
+pages are flushed (`os.sync`), so neither side pays for unlinking a 1 GiB file or for the other's
+write-back. Prints sciio/PyTables time ratios and file sizes. Files go to $SCIIO_BENCH_DIR (default:
+a temporary folder).
 """
 import json
 import os
@@ -26,7 +29,7 @@ BATCH = int(os.environ.get("SCIIO_BENCH_BATCH", 100_000))
 EARRAY_MB = int(os.environ.get("SCIIO_BENCH_EARRAY_MB", 1024))
 APPEND_MB = 64
 COLS = 1024
-REPEAT = int(os.environ.get("SCIIO_BENCH_REPEAT", 1))
+REPEAT = int(os.environ.get("SCIIO_BENCH_REPEAT", 3))
 TARGETS = {"table_zlib1_shuffle": 0.4, "table_blosc2_lz4": 1.0, "earray_f32": 1.0}
 
 
@@ -49,7 +52,15 @@ def table_rows():
     return rows
 
 
+def fresh(path):
+    """Deletes a previous output and flushes dirty pages, outside any timing."""
+    if os.path.exists(path):
+        os.remove(path)
+    os.sync()
+
+
 def pytables_table(path, rows, filters):
+    fresh(path)
     t0 = time.perf_counter()
     with tb.open_file(path, "w") as f:
         t = f.create_table("/", "table", Row, filters=filters, expectedrows=ROWS)
@@ -64,6 +75,7 @@ def pytables_earray(path):
     # Integers rounded to float32 one by one (as the Rust side computes them).
     blocks = [np.arange(s * COLS, min(s + block, rows) * COLS).astype(np.float32).reshape(-1, COLS)
               for s in range(0, rows, block)]
+    fresh(path)
     t0 = time.perf_counter()
     with tb.open_file(path, "w") as f:
         e = f.create_earray("/", "earray", tb.Float32Atom(), shape=(0, COLS))
@@ -72,7 +84,8 @@ def pytables_earray(path):
     return time.perf_counter() - t0
 
 
-def sciio(args):
+def sciio(args, out_path):
+    fresh(out_path)
     cmd = ["cargo", "run", "--release", "-q", "-p", "sciio-pytables", "--example", "bench_pytables", "--", "write"] + args
     out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
@@ -86,8 +99,13 @@ def check_same(a, b, node):
         assert x[:n].tobytes() == y[:n].tobytes() and x[-n:].tobytes() == y[-n:].tobytes()
 
 
-def best(f, *args):
-    return min(f(*args) for _ in range(max(REPEAT, 1)))
+def alternate(peer_run, sciio_run):
+    """Best of REPEAT runs of each side, alternating peer and sciio so drifting load hits both."""
+    peer, ours = [], []
+    for _ in range(max(REPEAT, 1)):
+        peer.append(peer_run())
+        ours.append(sciio_run())
+    return min(peer), min(ours, key=lambda r: r["seconds"])
 
 
 def main():
@@ -103,15 +121,13 @@ def main():
     ]
     for name, filters, spec in cases:
         pt_path, our_path = os.path.join(base, f"w_{name}_pt.h5"), os.path.join(base, f"w_{name}_sciio.h5")
-        peer = best(pytables_table, pt_path, rows, filters)
-        ours = min((sciio(["table", rows_bin, our_path, str(BATCH), spec, str(ROWS)]) for _ in range(max(REPEAT, 1))),
-                   key=lambda r: r["seconds"])
+        peer, ours = alternate(lambda: pytables_table(pt_path, rows, filters),
+                               lambda: sciio(["table", rows_bin, our_path, str(BATCH), spec, str(ROWS)], our_path))
         check_same(pt_path, our_path, "/table")
         results.append((name, peer, ours, os.path.getsize(pt_path)))
     pt_path, our_path = os.path.join(base, "w_earray_pt.h5"), os.path.join(base, "w_earray_sciio.h5")
-    peer = best(pytables_earray, pt_path)
-    ours = min((sciio(["earray", our_path, str(EARRAY_MB), str(APPEND_MB), str(COLS), ""]) for _ in range(max(REPEAT, 1))),
-               key=lambda r: r["seconds"])
+    peer, ours = alternate(lambda: pytables_earray(pt_path),
+                           lambda: sciio(["earray", our_path, str(EARRAY_MB), str(APPEND_MB), str(COLS), ""], our_path))
     check_same(pt_path, our_path, "/earray")
     results.append(("earray_f32", peer, ours, os.path.getsize(pt_path)))
     out = []
