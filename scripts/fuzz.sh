@@ -1,22 +1,39 @@
 #!/usr/bin/env bash
-# Runs every fuzz target in fuzz/ for a bounded time each (default 60 s). cargo-fuzz needs nightly
-# features; RUSTC_BOOTSTRAP=1 enables them on the stable toolchain this machine has.
+# Runs every fuzz target for a bounded time each (default 60 s): ./dev fuzz [SECONDS] [TARGET...]
+# The targets live in one cargo-fuzz package per format under fuzz/ (fuzz/Cargo.toml lists them), so
+# the npy targets build without arrow or libhdf5. cargo-fuzz needs nightly features;
+# RUSTC_BOOTSTRAP=1 enables them on the stable toolchain this machine has.
+# Seeds: fuzz/seeds/<target> (committed); corpus: fuzz/corpus/<target>; crashes: fuzz/artifacts/<target>.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+root=$PWD
 seconds=${1:-60}
+shift || true
 if ! command -v cargo-fuzz >/dev/null 2>&1; then
   cargo install --locked cargo-fuzz
 fi
 export RUSTC_BOOTSTRAP=1
-targets=$(cd fuzz && cargo fuzz list)
-[ -n "$targets" ] || { echo "no fuzz targets in fuzz/" >&2; exit 1; }
-for t in $targets; do
-  echo "==> fuzzing $t for ${seconds}s" >&2
-  mkdir -p "fuzz/corpus/$t"
-  seeds="fuzz/seeds/$t"
-  if [ -d "$seeds" ]; then
-    (cd fuzz && cargo fuzz run "$t" "corpus/$t" "seeds/$t" -- -max_total_time="$seconds" -rss_limit_mb=4096)
-  else
-    (cd fuzz && cargo fuzz run "$t" "corpus/$t" -- -max_total_time="$seconds" -rss_limit_mb=4096)
-  fi
+failed=()
+found=0
+for pkg in fuzz/*/; do
+  pkg=${pkg%/}
+  [ -f "$pkg/Cargo.toml" ] || continue
+  for t in $(cargo fuzz list --fuzz-dir "$pkg"); do
+    if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$t"; then continue; fi
+    found=$((found + 1))
+    echo "==> fuzzing $t ($pkg) for ${seconds}s" >&2
+    mkdir -p "fuzz/corpus/$t" "fuzz/artifacts/$t"
+    dirs=("$root/fuzz/corpus/$t")
+    [ -d "fuzz/seeds/$t" ] && dirs+=("$root/fuzz/seeds/$t")
+    # A crash stops this target only: the others still run, and the script fails at the end.
+    if ! cargo fuzz run --fuzz-dir "$pkg" "$t" "${dirs[@]}" -- \
+      -max_total_time="$seconds" -rss_limit_mb=4096 -artifact_prefix="$root/fuzz/artifacts/$t/"; then
+      failed+=("$t")
+    fi
+  done
 done
+[ "$found" -gt 0 ] || { echo "no fuzz targets found under fuzz/" >&2; exit 1; }
+if [ ${#failed[@]} -gt 0 ]; then
+  echo "fuzz targets that crashed (inputs in fuzz/artifacts/<target>/): ${failed[*]}" >&2
+  exit 1
+fi
