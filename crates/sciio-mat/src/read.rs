@@ -21,6 +21,8 @@ use sciio_hdf5::{
 use crate::header::{self, MatKind};
 use crate::value::{CellArray, CharArray, MatClass, MatValue, Opaque, SparseMatrix, StructArray};
 
+mod objects;
+
 /// Deepest nesting of cells/structs followed (MATLAB files are far shallower; the bound keeps a
 /// hostile file from exhausting the stack).
 const MAX_DEPTH: usize = 128;
@@ -58,6 +60,8 @@ pub struct MatFile {
     h5: File,
     header: Option<String>,
     refs: std::sync::Mutex<Option<HashMap<u64, String>>>,
+    /// MATLAB's object subsystem, loaded at the first object read.
+    subsystem: std::sync::Mutex<Option<std::sync::Arc<objects::Subsystem>>>,
 }
 
 impl MatFile {
@@ -87,6 +91,7 @@ impl MatFile {
             h5,
             header,
             refs: std::sync::Mutex::new(None),
+            subsystem: std::sync::Mutex::new(None),
         })
     }
 
@@ -168,11 +173,18 @@ impl MatFile {
                 (class, shape)
             }
         };
-        // An object's dataset holds its MCOS reference, not data of the object's size.
-        let shape = if matches!(class, MatClass::Object(_) | MatClass::FunctionHandle) {
-            vec![1, 1]
-        } else {
-            shape
+        // An object's dataset holds its MCOS reference, not data of the object's size: the
+        // size is the decoded value's (objects are small; undecodable ones are 1x1).
+        let shape = match &class {
+            MatClass::Object(_)
+                if matches!(uint_attr(&attrs, "MATLAB_object_decode"), Ok(Some(3))) =>
+            {
+                self.read(name)
+                    .map(|v| v.matlab_shape())
+                    .unwrap_or_else(|_| vec![1, 1])
+            }
+            MatClass::Object(_) | MatClass::FunctionHandle => vec![1, 1],
+            _ => shape,
         };
         Ok(VarInfo {
             name: name.to_string(),
@@ -195,6 +207,7 @@ impl MatFile {
             file: self,
             active: HashSet::new(),
             depth: 0,
+            objects: Vec::new(),
         };
         walk.value(&path)
     }
@@ -328,6 +341,8 @@ struct Walk<'a> {
     file: &'a MatFile,
     active: HashSet<String>,
     depth: usize,
+    /// Ids of the MCOS objects being read (to refuse object reference cycles).
+    objects: Vec<u32>,
 }
 
 impl Walk<'_> {
@@ -382,6 +397,7 @@ impl Walk<'_> {
         let value = self.structure(g, attrs)?;
         match class {
             MatClass::Struct => Ok(value),
+            MatClass::FunctionHandle => Ok(objects::function_handle(value)),
             other => Ok(MatValue::Opaque(Opaque {
                 class: other.name().to_string(),
                 payload: Some(Box::new(value)),
@@ -535,6 +551,11 @@ impl Walk<'_> {
         };
         if flag_attr(attrs, "MATLAB_empty") {
             let raw = d.read()?;
+            if class == MatClass::Struct {
+                if let Some(s) = objects::fieldless_struct(&raw, &self.file.h5.limits())? {
+                    return Ok(s);
+                }
+            }
             let dims = empty_dims(&raw)?;
             return empty_value(&class, dims, attrs);
         }
@@ -543,6 +564,12 @@ impl Walk<'_> {
         {
             let raw = d.read()?;
             let payload = to_ndarray(raw).ok().map(|a| Box::new(MatValue::Numeric(a)));
+            // MATLAB_object_decode 3: an MCOS object reference, decoded through #subsystem#.
+            if let (Ok(Some(3)), MatClass::Object(name), Some(stored)) =
+                (uint_attr(attrs, "MATLAB_object_decode"), &class, &payload)
+            {
+                return Ok(self.object_variable(name, (**stored).clone()));
+            }
             return Ok(MatValue::Opaque(Opaque {
                 class: class.name().to_string(),
                 payload,

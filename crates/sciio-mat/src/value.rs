@@ -8,6 +8,8 @@
 
 use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 
+use crate::object::MatObject;
+
 /// MATLAB's class of a value, as stored in the `MATLAB_class` attribute.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum MatClass {
@@ -399,8 +401,11 @@ pub enum MatValue {
     Struct(StructArray),
     /// A sparse matrix.
     Sparse(SparseMatrix),
-    /// A function handle or object.
+    /// A function handle, or an object sciio cannot decode (with the reason).
     Opaque(Opaque),
+    /// A MATLAB object (MCOS class) read from a file: `string`, `datetime`, `duration`,
+    /// `categorical` decoded, other classes by their properties.
+    Object(MatObject),
 }
 
 impl MatValue {
@@ -422,6 +427,7 @@ impl MatValue {
             },
             MatValue::Opaque(o) if o.class == "function_handle" => MatClass::FunctionHandle,
             MatValue::Opaque(o) => MatClass::Object(o.class.clone()),
+            MatValue::Object(o) => MatClass::Object(o.class.clone()),
         }
     }
 
@@ -434,6 +440,7 @@ impl MatValue {
             MatValue::Struct(s) => s.shape.clone(),
             MatValue::Sparse(s) => vec![s.nrows, s.ncols],
             MatValue::Opaque(_) => vec![1, 1],
+            MatValue::Object(o) => o.shape.clone(),
         };
         at_least_2d(&shape)
     }
@@ -476,7 +483,8 @@ impl MatValue {
 
     /// The array numpy would hold for this value, as `hdf5storage.loadmat` returns it (numeric
     /// and logical: same shape, row-major; char: a `U` scalar for a row, a `U` column of rows
-    /// for a matrix). Cells, structs, sparse matrices and objects have no single array.
+    /// for a matrix; decoded objects: see [`MatObject::to_numpy`]). Cells, structs, sparse
+    /// matrices, function handles and other objects have no single array.
     pub fn to_numpy(&self) -> Result<NdArray> {
         match self {
             MatValue::Numeric(a) | MatValue::Logical(a) => Ok(a.to_order(Order::C).to_native()),
@@ -509,6 +517,7 @@ impl MatValue {
                     &bytes,
                 )
             }
+            MatValue::Object(o) => o.to_numpy(),
             other => Err(Error::unsupported(format!(
                 "a MATLAB {} has no single numpy array",
                 other.class().name()
@@ -545,6 +554,7 @@ impl PartialEq for MatValue {
             (MatValue::Struct(a), MatValue::Struct(b)) => a == b,
             (MatValue::Sparse(a), MatValue::Sparse(b)) => a == b,
             (MatValue::Opaque(a), MatValue::Opaque(b)) => a == b,
+            (MatValue::Object(a), MatValue::Object(b)) => a == b,
             _ => false,
         }
     }

@@ -165,6 +165,11 @@ fn value_node(name: &str, value: &MatValue) -> Node {
             "a MATLAB sparse matrix has no dense numpy array (hdf5storage returns scipy.sparse)",
         ),
         MatValue::Opaque(o) => opaque(&o.class, &o.note),
+        // string/datetime/duration/categorical have a numpy array; other classes do not.
+        MatValue::Object(o) => match o.to_numpy() {
+            Ok(a) => NodeKind::Array(ArrayInfo::of(&a)),
+            Err(e) => opaque(&o.class, e.message()),
+        },
     };
     native(Node::new(name, kind), &value.class(), &value.matlab_shape())
 }

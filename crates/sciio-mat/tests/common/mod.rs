@@ -76,6 +76,9 @@ pub fn canon(v: &MatValue) -> J {
             o
         }
         MatValue::Opaque(o) => json!({"class": o.class, "opaque": true}),
+        MatValue::Object(o) => {
+            json!({"class": o.class, "shape": o.shape, "object": o.display_items()})
+        }
     }
 }
 

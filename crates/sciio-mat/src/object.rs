@@ -1,0 +1,312 @@
+//! MATLAB objects (MCOS classes: `string`, `datetime`, `duration`, `categorical`, user
+//! classes) as read from MAT files.
+//!
+//! MATLAB keeps an object's property values in the file's `#subsystem#`, not in the variable
+//! (see `mcos.rs`). The classes whose property layout is public knowledge are decoded into
+//! plain data ([`ObjectData::String`], [`ObjectData::Datetime`], [`ObjectData::Duration`],
+//! [`ObjectData::Categorical`]); any other class keeps its properties by name
+//! ([`ObjectData::Properties`]).
+
+use sciio_core::{ByteOrder, DType, Error, NdArray, Order, Result, ScalarKind, TimeBase, TimeUnit};
+
+use crate::value::MatValue;
+
+/// One object's properties, by name, in the order MATLAB lists them (class defaults first,
+/// then the saved values, which replace defaults of the same name).
+pub type Properties = Vec<(String, MatValue)>;
+
+/// A MATLAB object array (a scalar object is `1×1`).
+///
+/// ```
+/// use sciio_mat::{MatObject, ObjectData};
+/// let s = MatObject::string(vec![1, 2], vec![Some("a".into()), None]);
+/// assert_eq!(s.class, "string");
+/// assert_eq!(s.shape, vec![1, 2]);
+/// // numpy has no missing string: `<missing>` becomes "" in the `U` array.
+/// let u = s.to_numpy()?;
+/// assert_eq!(u.dtype().to_string(), "<U1");
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatObject {
+    /// The class name with its namespace (`string`, `datetime`, `pkg.MyClass`).
+    pub class: String,
+    /// MATLAB's `size()` of the value: for `string`/`datetime`/`duration`/`categorical`
+    /// the size of the data they hold, for other classes the size of the object array.
+    pub shape: Vec<usize>,
+    /// What the object holds.
+    pub data: ObjectData,
+}
+
+/// The decoded content of a [`MatObject`]; element vectors are in MATLAB's column-major order
+/// and hold `shape.iter().product()` elements.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ObjectData {
+    /// A `string` array; `None` is MATLAB's `<missing>`.
+    String(Vec<Option<String>>),
+    /// A `datetime` array.
+    Datetime(Datetime),
+    /// A `duration` array.
+    Duration(Duration),
+    /// A `categorical` array.
+    Categorical(Categorical),
+    /// Any other class: each element's properties (an element MATLAB saved as a deleted handle
+    /// has none).
+    Properties(Vec<Properties>),
+}
+
+/// A MATLAB `datetime` array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Datetime {
+    /// Milliseconds since 1970-01-01 00:00, `NaN` for `NaT`: UTC instants when `time_zone` is
+    /// set, wall-clock times otherwise (MATLAB's "unzoned" datetimes). MATLAB's sub-millisecond
+    /// refinement (the imaginary part it stores) is added in.
+    pub millis: Vec<f64>,
+    /// The `TimeZone` property (`""` when unzoned).
+    pub time_zone: String,
+    /// The display `Format` (`""` for MATLAB's default).
+    pub format: String,
+}
+
+/// A MATLAB `duration` array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Duration {
+    /// Lengths in milliseconds (`NaN` allowed).
+    pub millis: Vec<f64>,
+    /// The display `Format` (`hh:mm:ss`, `s`, `d`...).
+    pub format: String,
+}
+
+/// A MATLAB `categorical` array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Categorical {
+    /// 1-based index into `categories` per element; 0 is `<undefined>`.
+    pub codes: Vec<u32>,
+    /// The categories, in their order (including categories no element uses).
+    pub categories: Vec<String>,
+    /// Ordinal categorical?
+    pub ordered: bool,
+    /// Protected (no new categories by assignment)?
+    pub protected: bool,
+}
+
+impl MatObject {
+    /// A `string` array of `shape` (column-major `items`, `None` = `<missing>`).
+    pub fn string(shape: Vec<usize>, items: Vec<Option<String>>) -> MatObject {
+        MatObject {
+            class: "string".into(),
+            shape,
+            data: ObjectData::String(items),
+        }
+    }
+
+    /// Number of elements `shape` announces.
+    pub fn len(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Whether the object array has no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The numpy array for the value (row-major, MATLAB's shape): `string` and `categorical`
+    /// as a `U` array (`<missing>`/`<undefined>` as `""`), `datetime` as `datetime64[ms]`
+    /// (`NaT` for `NaN`; wall-clock or UTC as stored, see [`Datetime::millis`]), `duration` as
+    /// `timedelta64[ms]`. Other classes have no single array.
+    pub fn to_numpy(&self) -> Result<NdArray> {
+        let array = match &self.data {
+            ObjectData::String(items) => {
+                let texts: Vec<&str> = items.iter().map(|s| s.as_deref().unwrap_or("")).collect();
+                unicode_array(&texts, &self.shape)?
+            }
+            ObjectData::Categorical(c) => {
+                let texts: Vec<&str> = c
+                    .codes
+                    .iter()
+                    .map(|&k| {
+                        (k as usize)
+                            .checked_sub(1)
+                            .and_then(|i| c.categories.get(i))
+                            .map_or("", String::as_str)
+                    })
+                    .collect();
+                unicode_array(&texts, &self.shape)?
+            }
+            ObjectData::Datetime(d) => {
+                time_array(ScalarKind::DateTime(millis_unit()), &d.millis, &self.shape)?
+            }
+            ObjectData::Duration(d) => {
+                time_array(ScalarKind::TimeDelta(millis_unit()), &d.millis, &self.shape)?
+            }
+            ObjectData::Properties(_) => {
+                return Err(Error::unsupported(format!(
+                    "a MATLAB {} object has no single numpy array",
+                    self.class
+                )))
+            }
+        };
+        Ok(array.to_order(Order::C))
+    }
+
+    /// The elements as display text (for `sciio cat`): strings quoted, `<missing>`,
+    /// datetimes as ISO 8601 (`NaT`), durations in seconds, categories by name.
+    pub fn display_items(&self) -> Vec<String> {
+        match &self.data {
+            ObjectData::String(items) => items
+                .iter()
+                .map(|s| match s {
+                    Some(s) => format!("{s:?}"),
+                    None => "<missing>".into(),
+                })
+                .collect(),
+            ObjectData::Datetime(d) => d.millis.iter().map(|&m| iso_millis(m)).collect(),
+            ObjectData::Duration(d) => d
+                .millis
+                .iter()
+                .map(|&m| format!("{}s", m / 1000.0))
+                .collect(),
+            ObjectData::Categorical(c) => c
+                .codes
+                .iter()
+                .map(|&k| {
+                    (k as usize)
+                        .checked_sub(1)
+                        .and_then(|i| c.categories.get(i))
+                        .cloned()
+                        .unwrap_or_else(|| "<undefined>".into())
+                })
+                .collect(),
+            ObjectData::Properties(elements) => elements
+                .iter()
+                .map(|p| {
+                    let names: Vec<&str> = p.iter().map(|(n, _)| n.as_str()).collect();
+                    format!("{} with properties {}", self.class, names.join(", "))
+                })
+                .collect(),
+        }
+    }
+}
+
+fn millis_unit() -> TimeUnit {
+    TimeUnit::new(TimeBase::Millis)
+}
+
+/// A MATLAB-shaped (column-major) `U` array of `texts`.
+fn unicode_array(texts: &[&str], shape: &[usize]) -> Result<NdArray> {
+    let width = texts.iter().map(|t| t.chars().count()).max().unwrap_or(0);
+    // numpy has no U0: an array of empty strings is <U1.
+    let width = width.max(1);
+    let mut bytes = Vec::with_capacity(texts.len().saturating_mul(width * 4));
+    for t in texts {
+        let mut n = 0;
+        for ch in t.chars() {
+            bytes.extend_from_slice(&u32::from(ch).to_le_bytes());
+            n += 1;
+        }
+        bytes.resize(bytes.len() + (width - n) * 4, 0);
+    }
+    NdArray::from_byte_vec(
+        DType::scalar(ScalarKind::Unicode(width)).with_order(ByteOrder::Little),
+        shape,
+        Order::F,
+        bytes,
+    )
+}
+
+/// A MATLAB-shaped (column-major) 8-byte time array of whole milliseconds (`NaN` → NaT).
+fn time_array(kind: ScalarKind, millis: &[f64], shape: &[usize]) -> Result<NdArray> {
+    let mut bytes = Vec::with_capacity(millis.len() * 8);
+    for &m in millis {
+        bytes.extend_from_slice(&millis_to_i64(m).to_le_bytes());
+    }
+    NdArray::from_byte_vec(
+        DType::scalar(kind).with_order(ByteOrder::Little),
+        shape,
+        Order::F,
+        bytes,
+    )
+}
+
+/// numpy's NaT is `i64::MIN`; non-finite or out-of-range values become NaT too.
+fn millis_to_i64(m: f64) -> i64 {
+    let r = m.round();
+    if r.is_finite() && r > i64::MIN as f64 && r < i64::MAX as f64 {
+        r as i64
+    } else {
+        i64::MIN
+    }
+}
+
+/// `YYYY-MM-DDTHH:MM:SS.mmm` for milliseconds since the epoch (proleptic Gregorian).
+fn iso_millis(m: f64) -> String {
+    let ms = millis_to_i64(m);
+    if ms == i64::MIN {
+        return "NaT".into();
+    }
+    let days = ms.div_euclid(86_400_000);
+    let rem = ms.rem_euclid(86_400_000);
+    let (y, mo, d) = civil_from_days(days);
+    let (h, mi, s, milli) = (
+        rem / 3_600_000,
+        rem / 60_000 % 60,
+        rem / 1000 % 60,
+        rem % 1000,
+    );
+    format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}")
+}
+
+/// Howard Hinnant's days-to-civil conversion (no calendar crate needed for one function).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let y = yoe + era * 400;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn iso_dates() {
+        assert_eq!(iso_millis(0.0), "1970-01-01T00:00:00.000");
+        assert_eq!(iso_millis(1_743_508_800_000.0), "2025-04-01T12:00:00.000");
+        assert_eq!(iso_millis(-1.0), "1969-12-31T23:59:59.999");
+        assert_eq!(iso_millis(f64::NAN), "NaT");
+    }
+
+    #[test]
+    fn numpy_views() {
+        let d = MatObject {
+            class: "datetime".into(),
+            shape: vec![1, 2],
+            data: ObjectData::Datetime(Datetime {
+                millis: vec![1.0, f64::NAN],
+                time_zone: String::new(),
+                format: String::new(),
+            }),
+        };
+        let a = d.to_numpy().unwrap();
+        assert_eq!(a.dtype().to_string(), "<M8[ms]");
+        assert_eq!(&a.as_bytes()[8..], &i64::MIN.to_le_bytes());
+        let c = MatObject {
+            class: "categorical".into(),
+            shape: vec![2, 1],
+            data: ObjectData::Categorical(Categorical {
+                codes: vec![2, 0],
+                categories: vec!["a".into(), "bb".into()],
+                ordered: false,
+                protected: false,
+            }),
+        };
+        assert_eq!(c.to_numpy().unwrap().dtype().to_string(), "<U2");
+        assert_eq!(c.display_items(), vec!["bb", "<undefined>"]);
+    }
+}

@@ -1,0 +1,381 @@
+//! Reading MATLAB objects (MCOS) while walking a value: the `#subsystem#` is loaded at the
+//! first object, each object's properties are read from it (class defaults, then saved
+//! values), nested object references inside properties, cells and structs are followed, and
+//! the classes with a known layout are decoded (see [`crate::mcos`]).
+//!
+//! Whatever is wrong with one object's metadata makes that value [`MatValue::Opaque`] with
+//! the reason; it never fails the file or the other variables.
+
+use std::sync::Arc;
+
+use sciio_core::{Error, Result};
+use sciio_hdf5::H5Type;
+
+use super::{refs_of, MatFile, Walk, MAX_DEPTH};
+use crate::mcos::{decode_known, defaults_of, FileWrapper, ObjectRef, PropertyValue};
+use crate::object::{MatObject, ObjectData, Properties};
+use crate::value::{CellArray, MatValue, Opaque, StructArray};
+
+/// Where MATLAB keeps the object subsystem.
+const SUBSYSTEM: &str = "/#subsystem#/MCOS";
+
+/// The loaded object subsystem of one file.
+#[derive(Debug)]
+pub(crate) struct Subsystem {
+    wrapper: FileWrapper,
+    /// Paths of the items of the MCOS cell.
+    items: Vec<String>,
+    /// Paths of each class's defaults struct, by class id.
+    defaults: Vec<String>,
+    /// Items `2..values_end` hold property values.
+    values_end: usize,
+}
+
+impl Subsystem {
+    /// The path of property value `n` (item `n + 2`).
+    fn value_path(&self, n: usize) -> Result<&str> {
+        n.checked_add(2)
+            .filter(|&i| i < self.values_end)
+            .and_then(|i| self.items.get(i))
+            .map(String::as_str)
+            .ok_or_else(|| {
+                Error::format(format!(
+                    "property value {n} outside the {} values of {SUBSYSTEM}",
+                    self.values_end.saturating_sub(2)
+                ))
+            })
+    }
+}
+
+impl MatFile {
+    fn subsystem_cached(&self) -> Option<Arc<Subsystem>> {
+        self.subsystem.lock().ok().and_then(|s| s.clone())
+    }
+
+    fn cache_subsystem(&self, sub: Arc<Subsystem>) {
+        if let Ok(mut slot) = self.subsystem.lock() {
+            *slot = Some(sub);
+        }
+    }
+}
+
+impl Walk<'_> {
+    /// The value of a dataset with `MATLAB_object_decode = 3` of class `class`: the decoded
+    /// object, or an [`Opaque`] saying why not.
+    pub(super) fn object_variable(&mut self, class: &str, stored: MatValue) -> MatValue {
+        let Some(reference) = ObjectRef::from_value(&transposed_column(&stored)) else {
+            return opaque(
+                class,
+                stored,
+                "MATLAB object whose data is not an MCOS object reference".into(),
+            );
+        };
+        match self.object(&reference) {
+            Ok(MatValue::Object(o)) if o.class != class => opaque(
+                class,
+                MatValue::Object(o.clone()),
+                format!(
+                    "MATLAB_class says {class:?}, the object metadata {:?}",
+                    o.class
+                ),
+            ),
+            Ok(value) => value,
+            Err(e) => opaque(class, stored, e.message().to_string()),
+        }
+    }
+
+    /// An object array from its reference.
+    fn object(&mut self, reference: &ObjectRef) -> Result<MatValue> {
+        if self.depth >= MAX_DEPTH {
+            return Err(Error::format(format!(
+                "objects nested deeper than {MAX_DEPTH} levels"
+            )));
+        }
+        let sub = self.subsystem()?;
+        let class = sub.wrapper.class_name(reference.class_id)?;
+        let mut elements = Vec::with_capacity(reference.ids.len());
+        self.depth += 1;
+        let mut failed = None;
+        for &id in &reference.ids {
+            let checked = match id {
+                0 => Ok(()),
+                _ => sub
+                    .wrapper
+                    .class_of(id)
+                    .and_then(|c| match c == reference.class_id {
+                        true => Ok(()),
+                        false => Err(Error::format(format!(
+                            "object {id} is of class id {c}, its reference says {}",
+                            reference.class_id
+                        ))),
+                    }),
+            };
+            match checked.and_then(|()| self.object_properties(&sub, id)) {
+                Ok(p) => elements.push(p),
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        if let Some(e) = failed {
+            return Err(e);
+        }
+        // An empty object array (`MyClass.empty`) has no elements to decode.
+        let decoded = match elements.is_empty() {
+            true => None,
+            false => decode_known(&class, &reference.shape, &elements),
+        };
+        let properties = |elements| {
+            MatValue::Object(MatObject {
+                class: class.clone(),
+                shape: reference.shape.clone(),
+                data: ObjectData::Properties(elements),
+            })
+        };
+        Ok(match decoded {
+            None => properties(elements),
+            Some(Ok(object)) => MatValue::Object(object),
+            Some(Err(e)) => opaque(&class, properties(elements), e.message().to_string()),
+        })
+    }
+
+    /// One object's properties: its class's defaults, replaced by the values it saved.
+    fn object_properties(&mut self, sub: &Subsystem, id: u32) -> Result<Properties> {
+        if id == 0 {
+            // MATLAB saves a deleted handle as object 0.
+            return Ok(Vec::new());
+        }
+        if self.objects.contains(&id) {
+            return Err(Error::format(format!(
+                "object {id} contains itself (a cycle of object references)"
+            )));
+        }
+        self.objects.push(id);
+        let out = self.object_properties_inner(sub, id);
+        self.objects.pop();
+        out
+    }
+
+    fn object_properties_inner(&mut self, sub: &Subsystem, id: u32) -> Result<Properties> {
+        let class_id = sub.wrapper.class_of(id)?;
+        let mut properties = match sub.defaults.get(class_id as usize) {
+            Some(path) => {
+                let value = self.value(path)?;
+                defaults_of(&self.resolve_nested(value))
+            }
+            None => Vec::new(),
+        };
+        for (name, place) in sub.wrapper.properties(id)? {
+            let value = match place {
+                PropertyValue::Cell(n) => {
+                    let value = self.value(sub.value_path(n)?)?;
+                    self.resolve_nested(value)
+                }
+                PropertyValue::Enumeration(member) => MatValue::from(member.as_str()),
+                PropertyValue::Integer(k) => MatValue::from(f64::from(k)),
+            };
+            properties.retain(|(n, _)| *n != name);
+            properties.push((name, value));
+        }
+        Ok(properties)
+    }
+
+    /// Replaces object references (plain `uint32` columns starting with the MCOS marker)
+    /// inside a property value, its cells and structs, by the objects.
+    fn resolve_nested(&mut self, value: MatValue) -> MatValue {
+        if let Some(reference) = ObjectRef::from_value(&value) {
+            return match self.object(&reference) {
+                Ok(object) => object,
+                Err(e) => {
+                    let class = self
+                        .subsystem()
+                        .and_then(|s| s.wrapper.class_name(reference.class_id))
+                        .unwrap_or_else(|_| "object".into());
+                    opaque(&class, value, e.message().to_string())
+                }
+            };
+        }
+        match value {
+            MatValue::Cell(CellArray { shape, items }) => MatValue::Cell(CellArray {
+                shape,
+                items: items.into_iter().map(|v| self.resolve_nested(v)).collect(),
+            }),
+            MatValue::Struct(StructArray {
+                shape,
+                fields,
+                elements,
+            }) => MatValue::Struct(StructArray {
+                shape,
+                fields,
+                elements: elements
+                    .into_iter()
+                    .map(|e| e.into_iter().map(|v| self.resolve_nested(v)).collect())
+                    .collect(),
+            }),
+            other => other,
+        }
+    }
+
+    /// The file's subsystem, loaded once.
+    fn subsystem(&mut self) -> Result<Arc<Subsystem>> {
+        if let Some(sub) = self.file.subsystem_cached() {
+            return Ok(sub);
+        }
+        let sub = Arc::new(self.load_subsystem()?);
+        self.file.cache_subsystem(Arc::clone(&sub));
+        Ok(sub)
+    }
+
+    fn load_subsystem(&mut self) -> Result<Subsystem> {
+        let items = self.ref_paths(SUBSYSTEM)?;
+        let blob = match items.first() {
+            Some(path) => self.value(path)?,
+            None => return Err(Error::format(format!("{SUBSYSTEM} is empty"))),
+        };
+        let bytes = match &blob {
+            MatValue::Numeric(a)
+                if a.dtype().as_scalar().map(|s| s.kind)
+                    == Some(sciio_core::ScalarKind::UInt(1)) =>
+            {
+                a.as_bytes().to_vec()
+            }
+            other => {
+                return Err(Error::format(format!(
+                    "{SUBSYSTEM} metadata of class {}, not uint8",
+                    other.class().name()
+                )))
+            }
+        };
+        let wrapper = FileWrapper::parse(&bytes)?;
+        // Version 2 ends with the defaults only; 3 adds class aliases; 4 one more cell.
+        let tail = match wrapper.version {
+            2 => 1,
+            3 => 2,
+            _ => 3,
+        };
+        let values_end = items
+            .len()
+            .checked_sub(tail)
+            .filter(|&e| e >= 2)
+            .ok_or_else(|| {
+                Error::format(format!(
+                    "{SUBSYSTEM} has {} items, fewer than its version {} needs",
+                    items.len(),
+                    wrapper.version
+                ))
+            })?;
+        let defaults = match items.last() {
+            Some(path) => self.ref_paths(path)?,
+            None => Vec::new(),
+        };
+        Ok(Subsystem {
+            wrapper,
+            items,
+            defaults,
+            values_end,
+        })
+    }
+
+    /// The paths a cell dataset of references points to.
+    fn ref_paths(&mut self, path: &str) -> Result<Vec<String>> {
+        let raw = self.file.h5.dataset(path)?.read()?;
+        if raw.ty != H5Type::ObjectRef {
+            return Err(Error::format(format!(
+                "{path} holds {:?}, not object references",
+                raw.ty
+            )));
+        }
+        refs_of(&raw)
+            .into_iter()
+            .map(|r| self.file.resolve(r, path))
+            .collect()
+    }
+}
+
+/// MATLAB stores the reference as a `1×n` HDF5 dataset, read as an `n×1` MATLAB column;
+/// h5py-made files may hold it as a row. Either way the words are the same.
+fn transposed_column(stored: &MatValue) -> MatValue {
+    match stored {
+        MatValue::Numeric(a) if a.shape().len() == 2 && a.shape()[0] == 1 => {
+            let n = a.shape()[1];
+            match a.clone().reshape(&[n, 1]) {
+                Ok(col) => MatValue::Numeric(col),
+                Err(_) => stored.clone(),
+            }
+        }
+        other => other.clone(),
+    }
+}
+
+fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
+    MatValue::Opaque(Opaque {
+        class: class.to_string(),
+        payload: Some(Box::new(payload)),
+        note,
+    })
+}
+
+/// A function handle (a struct group with `MATLAB_object_decode = 1`) kept as stored, with
+/// the function it names in the note (`@sin (simple)`, `@(x)x.^2+1 (anonymous)`).
+pub(super) fn function_handle(stored: MatValue) -> MatValue {
+    let inner = match &stored {
+        MatValue::Struct(s) => s.field(0, "function_handle"),
+        _ => None,
+    };
+    let text = |name: &str| match inner {
+        Some(MatValue::Struct(f)) => match f.field(0, name) {
+            Some(MatValue::Char(c)) => Some(c.to_string_lossy()),
+            _ => None,
+        },
+        _ => None,
+    };
+    let note = match (text("function"), text("type")) {
+        (Some(function), kind) => {
+            // Anonymous functions are stored with a workspace prefix before their `@(...)`.
+            let shown = match function.find('@') {
+                Some(at) => function[at..].to_string(),
+                None => format!("@{function}"),
+            };
+            match kind {
+                Some(kind) => format!("function handle {shown} ({kind}); kept as stored"),
+                None => format!("function handle {shown}; kept as stored"),
+            }
+        }
+        _ => "function handle without a function name; kept as stored".into(),
+    };
+    MatValue::Opaque(Opaque {
+        class: "function_handle".into(),
+        payload: Some(Box::new(stored)),
+        note,
+    })
+}
+
+/// A struct array without fields (`struct()`, MATLAB's `1×1` "empty" struct): MATLAB stores
+/// it with `MATLAB_empty` and its non-zero dimensions as data. `None` when some dimension is 0
+/// (a true empty, handled with the other empties).
+pub(super) fn fieldless_struct(
+    raw: &sciio_hdf5::RawData,
+    limits: &sciio_core::Limits,
+) -> Result<Option<MatValue>> {
+    let Some(dims) = super::uints(raw) else {
+        return Ok(None);
+    };
+    if dims.is_empty() || dims.len() > 64 || dims.contains(&0) {
+        return Ok(None);
+    }
+    let count = dims
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::format(format!("field-less struct of size {dims:?}")))?;
+    let bytes = count.saturating_mul(std::mem::size_of::<Vec<MatValue>>() as u64);
+    let count = limits.check_alloc(bytes, "field-less struct array")?
+        / std::mem::size_of::<Vec<MatValue>>().max(1);
+    let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    Ok(Some(MatValue::Struct(StructArray {
+        shape: crate::value::at_least_2d(&shape),
+        fields: Vec::new(),
+        elements: vec![Vec::new(); count],
+    })))
+}
