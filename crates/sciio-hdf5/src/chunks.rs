@@ -1,34 +1,56 @@
-//! Parallel reads of chunked datasets (direct chunk reads): the chunk index is listed once with
-//! `H5Dchunk_iter`, then raw chunks are read with positioned reads and decoded on all cores with
-//! rayon through sciio's own filter decoders, and scattered into the output — libhdf5's lock
-//! is held only to list the index.
+//! Parallel reads of datasets without libhdf5's single-threaded pipeline.
 //!
-//! Used when every filter of the pipeline has a Rust decoder and every chunk in the range is
-//! allocated; otherwise the read falls back to libhdf5's own (single-threaded) pipeline.
+//! - Chunked datasets: the chunk index is listed once with `H5Dchunk_iter`, then stored chunks
+//!   are read with positioned reads and decoded on all cores with rayon through sciio's own
+//!   filter decoders. When a chunk holds whole rows (every dimension but the first is one
+//!   chunk wide: PyTables tables, EArrays, MAT matrices), each chunk owns one contiguous range
+//!   of the output and is decoded straight into it ([`crate::chunk_decode`]); unfiltered
+//!   chunks are read from the file straight into it. Other chunk shapes are decoded and then
+//!   scattered.
+//! - Unfiltered contiguous datasets: the range is read from the file in pieces on all cores.
+//!
+//! libhdf5's lock is held only to list the index. The output is one zeroed allocation (fresh
+//! pages from the OS, so zeroing costs nothing) with transparent huge pages requested, as
+//! numpy does; its pages are first touched by the workers, so page faults run in parallel.
+//! A dataset whose chunks are missing (fill values), whose filters sciio does not decode, or
+//! that needs a type conversion falls back to libhdf5's own read.
 
-use hdf5_sys::h5::hsize_t;
+use hdf5_sys::h5::{hsize_t, HADDR_UNDEF};
 use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
+use std::os::unix::fs::FileExt;
 
-use hdf5_sys::h5d::H5Dchunk_iter;
+use hdf5_sys::h5d::{H5Dchunk_iter, H5Dget_offset};
 use hdf5_sys::h5p::H5P_DEFAULT;
 use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
+use crate::chunk_decode::{decode_into, Scratch};
 use crate::file::{Dataset, Filter, Layout, RawData, Slice};
 use crate::filters;
 use crate::handle::{check, locked};
+use crate::types::H5Type;
 
 /// Chunk offset (element coordinates) -> (absolute file address, stored size, filter mask).
 type ChunkIndex = HashMap<Vec<u64>, (u64, u64, u32)>;
 
-/// Chunks fetched per batch: bounds the compressed bytes held at once.
+/// Chunks fetched per batch by the scatter path: bounds the compressed bytes held at once.
 const BATCH: usize = 256;
+
+/// Bytes per positioned read when a contiguous dataset is read in parallel.
+const PIECE: usize = 4 << 20;
 
 impl Dataset {
     /// Reads rows `start..start+count` along the first dimension (all of the others),
-    /// decompressing chunks on all cores when the pipeline allows it. Same result as
+    /// decoding chunks on all cores when the pipeline allows it. Same result as
     /// [`Dataset::read_slices`].
+    ///
+    /// ```no_run
+    /// let file = sciio_hdf5::File::open("table.h5")?;
+    /// let rows = file.dataset("/table")?.read_rows_parallel(1000, 500)?;
+    /// assert_eq!(rows.shape[0], 500);
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
     pub fn read_rows_parallel(&self, start: u64, count: u64) -> Result<RawData> {
         let shape = self.shape()?;
         let (layout, chunk_shape, pipeline) = self.storage()?;
@@ -46,31 +68,39 @@ impl Dataset {
             }));
             v
         };
-        // Without filters there is nothing to decompress: libhdf5's own read (no type
-        // conversion) is a copy and beats fetching chunks one by one.
-        let usable = layout == Layout::Chunked
-            && !pipeline.is_empty()
-            && !shape.is_empty()
-            && !ty.has_vlen()
-            && pipeline.iter().all(|f| filters::decodes_in_rust(f.id));
         let whole = start == 0 && shape.first() == Some(&count);
-        let Some(chunk) =
-            chunk_shape.filter(|c| usable && c.len() == shape.len() && c.iter().all(|&d| d > 0))
-        else {
-            // Selecting everything lets libhdf5 skip hyperslab bookkeeping.
-            if whole {
-                return self.read_slices(None);
-            }
-            return self.read_slices(Some(&slices(&shape)));
-        };
-        if start.checked_add(count).is_none_or(|end| end > shape[0]) {
+        // The file's bytes are the result only for fixed-size types read without conversion
+        // (libhdf5 converts IEEE quad floats to the native long double).
+        let raw_bytes_ok = !shape.is_empty() && !ty.has_vlen() && !is_quad_float(&ty);
+        if raw_bytes_ok && start.checked_add(count).is_none_or(|end| end > shape[0]) {
             return Err(self.locate(Error::invalid_input(format!(
                 "rows {start}..{} outside the {} rows",
                 start.saturating_add(count),
                 shape[0]
             ))));
         }
-        match self.parallel(&shape, &chunk, &pipeline, start, count, ty.size())? {
+        let elem = ty.size();
+        let fast = match (layout, chunk_shape) {
+            _ if !raw_bytes_ok => None,
+            (Layout::Contiguous, _) if pipeline.is_empty() => {
+                self.contiguous(&shape, start, count, elem)?
+            }
+            (Layout::Chunked, Some(chunk))
+                if chunk.len() == shape.len()
+                    && chunk.iter().all(|&d| d > 0)
+                    && pipeline.iter().all(|f| filters::decodes_in_rust(f.id)) =>
+            {
+                if chunk[1..] == shape[1..] {
+                    self.slabs(&shape, chunk[0], &pipeline, start, count, elem)?
+                } else if !pipeline.is_empty() {
+                    self.parallel(&shape, &chunk, &pipeline, start, count, elem)?
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        };
+        match fast {
             Some(bytes) => {
                 let mut out_shape = vec![count as usize];
                 out_shape.extend(shape.iter().skip(1).map(|&d| d as usize));
@@ -80,10 +110,144 @@ impl Dataset {
                     bytes,
                 })
             }
+            // Selecting everything lets libhdf5 skip hyperslab bookkeeping.
+            None if whole => self.read_slices(None),
             None => self.read_slices(Some(&slices(&shape))),
         }
     }
 
+    /// Bytes of one row (all dimensions but the first) and of `count` rows, checked against
+    /// the allocation limits.
+    fn row_sizes(&self, shape: &[u64], count: u64, elem: usize) -> Result<(usize, usize)> {
+        let row_bytes = shape[1..]
+            .iter()
+            .try_fold(elem, |a, &d| usize::try_from(d).ok()?.checked_mul(a))
+            .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "row size overflows"))?;
+        let total = usize::try_from(count)
+            .ok()
+            .and_then(|c| c.checked_mul(row_bytes))
+            .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
+        self.file()
+            .limits()
+            .check_alloc(total as u64, "dataset selection")?;
+        Ok((row_bytes, total))
+    }
+
+    /// The dataset file, opened again for positioned reads, and its length.
+    fn reopen(&self) -> Result<(std::fs::File, u64)> {
+        let disk = std::fs::File::open(self.file().path())
+            .map_err(|e| self.locate(Error::io("cannot reopen the file for direct reads", e)))?;
+        let len = disk
+            .metadata()
+            .map_err(|e| self.locate(Error::io("cannot read the file's length", e)))?
+            .len();
+        Ok((disk, len))
+    }
+
+    /// An unfiltered contiguous dataset: the rows' bytes read from the file in pieces on all
+    /// cores. `None` when the data has no address in this file (never written, or external).
+    fn contiguous(
+        &self,
+        shape: &[u64],
+        start: u64,
+        count: u64,
+        elem: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        let (row_bytes, total) = self.row_sizes(shape, count, elem)?;
+        // SAFETY: plain query on a valid dataset id.
+        let addr = locked(|| unsafe {
+            let addr = H5Dget_offset(self.hid());
+            hdf5_sys::h5e::H5Eclear2(hdf5_sys::h5e::H5E_DEFAULT);
+            addr
+        });
+        if addr == HADDR_UNDEF {
+            return Ok(None);
+        }
+        let (disk, file_len) = self.reopen()?;
+        let data_len = shape[0].checked_mul(row_bytes as u64);
+        if data_len
+            .and_then(|n| addr.checked_add(n))
+            .is_none_or(|end| end > file_len)
+        {
+            return Err(self.locate(
+                Error::truncated(format!(
+                    "the data at {addr} lies beyond the {file_len}-byte file"
+                ))
+                .with_offset(addr),
+            ));
+        }
+        let first = addr + start * row_bytes as u64;
+        let mut out = output_buffer(total);
+        out.par_chunks_mut(PIECE)
+            .enumerate()
+            .try_for_each(|(i, piece)| {
+                let at = first + (i * PIECE) as u64;
+                disk.read_exact_at(piece, at)
+                    .map_err(|e| Error::io("cannot read the data", e).with_offset(at))
+            })
+            .map_err(|e| self.locate(e))?;
+        Ok(Some(out))
+    }
+
+    /// Chunks holding whole rows: each decoded (or, unfiltered, read) straight into its range
+    /// of the output. `None` when a chunk is missing (fill values): the caller falls back.
+    fn slabs(
+        &self,
+        shape: &[u64],
+        chunk_rows: u64,
+        pipeline: &[Filter],
+        start: u64,
+        count: u64,
+        elem: usize,
+    ) -> Result<Option<Vec<u8>>> {
+        let (row_bytes, total) = self.row_sizes(shape, count, elem)?;
+        let chunk_bytes = usize::try_from(chunk_rows)
+            .ok()
+            .and_then(|r| r.checked_mul(row_bytes))
+            .filter(|&n| n <= filters::MAX_CHUNK_BYTES)
+            .ok_or_else(|| self.locate(Error::format("chunk larger than 4 GiB")))?;
+        let index = if count > 0 {
+            self.chunk_index()?
+        } else {
+            ChunkIndex::new()
+        };
+        let mut tasks = Vec::new();
+        if count > 0 {
+            let mut key = vec![0u64; shape.len()];
+            for r in start / chunk_rows..=(start + count - 1) / chunk_rows {
+                key[0] = r * chunk_rows;
+                let Some(&(addr, size, mask)) = index.get(&key) else {
+                    return Ok(None);
+                };
+                let lo = key[0].max(start);
+                let hi = (key[0] + chunk_rows).min(start + count);
+                tasks.push(Slab {
+                    addr,
+                    size,
+                    mask,
+                    skip: (lo - key[0]) as usize * row_bytes,
+                    len: (hi - lo) as usize * row_bytes,
+                });
+            }
+        }
+        let (disk, file_len) = self.reopen()?;
+        let mut out = output_buffer(total);
+        let mut jobs = Vec::with_capacity(tasks.len());
+        let mut rest: &mut [u8] = &mut out;
+        for task in tasks {
+            let (mine, tail) = rest.split_at_mut(task.len);
+            jobs.push((task, mine));
+            rest = tail;
+        }
+        jobs.into_par_iter()
+            .try_for_each_init(Scratch::default, |scratch, (task, dst)| {
+                task.read(&disk, file_len, pipeline, chunk_bytes, elem, scratch, dst)
+            })
+            .map_err(|e| self.locate(e))?;
+        Ok(Some(out))
+    }
+
+    /// Chunks of any other shape: decoded on all cores, then scattered into the output.
     /// `None` when a chunk is missing (fill values): the caller falls back to libhdf5.
     fn parallel(
         &self,
@@ -95,16 +259,7 @@ impl Dataset {
         elem: usize,
     ) -> Result<Option<Vec<u8>>> {
         let rank = shape.len();
-        let row_elems: u64 = shape[1..].iter().product();
-        let row_bytes = (row_elems as usize)
-            .checked_mul(elem)
-            .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "row size overflows"))?;
-        let total = (count as usize)
-            .checked_mul(row_bytes)
-            .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-        self.file()
-            .limits()
-            .check_alloc(total as u64, "dataset selection")?;
+        let (_, total) = self.row_sizes(shape, count, elem)?;
         let chunk_elems: u64 = chunk.iter().product();
         let chunk_bytes = (chunk_elems as usize)
             .checked_mul(elem)
@@ -146,15 +301,14 @@ impl Dataset {
                 None => return Ok(None), // unallocated chunk: fill values, libhdf5 knows them
             }
         }
-        let disk = std::fs::File::open(self.file().path())
-            .map_err(|e| self.locate(Error::io("cannot reopen the file for chunk reads", e)))?;
-        let file_len = disk.metadata().map(|m| m.len()).unwrap_or(0);
-        let mut out = vec![0u8; total];
+        let (disk, file_len) = self.reopen()?;
+        let mut out = output_buffer(total);
         for (batch, places) in coords.chunks(BATCH).zip(located.chunks(BATCH)) {
             let decoded: Vec<Result<Vec<u8>>> = places
                 .par_iter()
                 .map(|&(addr, size, mask)| {
-                    let raw = read_at(&disk, file_len, addr, size)?;
+                    let mut raw = Vec::new();
+                    read_at(&disk, file_len, addr, size, &mut raw)?;
                     decode_pipeline(pipeline, mask, raw, chunk_bytes, elem)
                 })
                 .collect();
@@ -214,10 +368,101 @@ impl Dataset {
     }
 }
 
-/// Reads a stored chunk straight from the file (no libhdf5 lock: plain positioned reads, so
-/// chunks are fetched and decoded on all cores), checked against the file's real length.
-fn read_at(disk: &std::fs::File, file_len: u64, addr: u64, size: u64) -> Result<Vec<u8>> {
-    use std::os::unix::fs::FileExt;
+/// One chunk of the slab path: where it is stored and which bytes of it the output wants.
+struct Slab {
+    addr: u64,
+    size: u64,
+    mask: u32,
+    /// Bytes of the decoded chunk before the wanted rows.
+    skip: usize,
+    /// Bytes wanted (the length of this chunk's range of the output).
+    len: usize,
+}
+
+impl Slab {
+    #[allow(clippy::too_many_arguments)]
+    fn read(
+        &self,
+        disk: &std::fs::File,
+        file_len: u64,
+        pipeline: &[Filter],
+        chunk_bytes: usize,
+        elem: usize,
+        scratch: &mut Scratch,
+        dst: &mut [u8],
+    ) -> Result<()> {
+        if pipeline.is_empty() {
+            // Stored as is: read just the wanted rows, straight into the output.
+            if self.size != chunk_bytes as u64 {
+                return Err(Error::new(
+                    ErrorKind::Corrupt,
+                    format!(
+                        "unfiltered chunk stored in {} bytes, {chunk_bytes} expected",
+                        self.size
+                    ),
+                )
+                .with_offset(self.addr));
+            }
+            check_span(file_len, self.addr, self.size)?;
+            let at = self.addr + self.skip as u64;
+            return disk
+                .read_exact_at(dst, at)
+                .map_err(|e| Error::io("cannot read a chunk", e).with_offset(at));
+        }
+        read_at(disk, file_len, self.addr, self.size, &mut scratch.raw)?;
+        if dst.len() == chunk_bytes {
+            return decode_into(pipeline, self.mask, elem, scratch, dst)
+                .map_err(|e| e.with_offset(self.addr));
+        }
+        // A chunk only partly in the range (or past the dataset's end): decode it whole aside.
+        let mut whole = std::mem::take(&mut scratch.chunk);
+        whole.resize(chunk_bytes, 0);
+        let decoded = decode_into(pipeline, self.mask, elem, scratch, &mut whole);
+        if decoded.is_ok() {
+            dst.copy_from_slice(&whole[self.skip..self.skip + self.len]);
+        }
+        scratch.chunk = whole;
+        decoded.map_err(|e| e.with_offset(self.addr))
+    }
+}
+
+/// Whether `is_quad` holds: IEEE binary128, which libhdf5 reads as the native long double.
+fn is_quad_float(ty: &H5Type) -> bool {
+    matches!(
+        ty,
+        H5Type::Float {
+            size: 16,
+            precision: 128,
+            ..
+        }
+    )
+}
+
+/// A zeroed output buffer of `len` bytes with transparent huge pages requested (Linux; only a
+/// hint). Large `vec![0; n]` allocations are fresh anonymous maps (calloc skips the zeroing),
+/// so the pages are only faulted in by whoever writes them first.
+fn output_buffer(len: usize) -> Vec<u8> {
+    let buf = vec![0u8; len];
+    advise_huge_pages(&buf);
+    buf
+}
+
+#[cfg(target_os = "linux")]
+fn advise_huge_pages(buf: &[u8]) {
+    const HUGE: usize = 2 << 20;
+    let begin = (buf.as_ptr() as usize).next_multiple_of(HUGE);
+    let end = (buf.as_ptr() as usize + buf.len()) / HUGE * HUGE;
+    if end > begin {
+        // SAFETY: advice on whole pages inside the buffer we own; it never changes contents.
+        unsafe { libc::madvise(begin as *mut c_void, end - begin, libc::MADV_HUGEPAGE) };
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn advise_huge_pages(_: &[u8]) {}
+
+/// Checks that `size` bytes at `addr` lie inside the file.
+fn check_span(file_len: u64, addr: u64, size: u64) -> Result<()> {
     if size > filters::MAX_CHUNK_BYTES as u64
         || addr.checked_add(size).is_none_or(|end| end > file_len)
     {
@@ -226,10 +471,22 @@ fn read_at(disk: &std::fs::File, file_len: u64, addr: u64, size: u64) -> Result<
         ))
         .with_offset(addr));
     }
-    let mut buf = vec![0u8; size as usize];
-    disk.read_exact_at(&mut buf, addr)
-        .map_err(|e| Error::io("cannot read a chunk", e).with_offset(addr))?;
-    Ok(buf)
+    Ok(())
+}
+
+/// Reads a stored chunk into `buf` straight from the file (no libhdf5 lock: plain positioned
+/// reads, so chunks are fetched and decoded on all cores), checked against the file's length.
+fn read_at(
+    disk: &std::fs::File,
+    file_len: u64,
+    addr: u64,
+    size: u64,
+    buf: &mut Vec<u8>,
+) -> Result<()> {
+    check_span(file_len, addr, size)?;
+    buf.resize(size as usize, 0);
+    disk.read_exact_at(buf, addr)
+        .map_err(|e| Error::io("cannot read a chunk", e).with_offset(addr))
 }
 
 /// Undoes the pipeline (last filter first), skipping filters whose bit is set in `mask`.

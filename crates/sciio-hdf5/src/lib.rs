@@ -15,6 +15,7 @@
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
 
+mod chunk_decode;
 mod chunks;
 mod file;
 pub mod filters;
