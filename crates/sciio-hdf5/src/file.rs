@@ -91,6 +91,11 @@ impl File {
         &self.inner.path
     }
 
+    /// The file's libhdf5 id, valid while `self` lives.
+    pub(crate) fn hid(&self) -> hid_t {
+        self.inner.hid.id()
+    }
+
     /// The allocation limits in force.
     pub fn limits(&self) -> Limits {
         self.limits
@@ -752,7 +757,7 @@ impl Dataset {
     }
 
     /// A file dataspace with `slices` selected, and the selection's shape.
-    fn select(&self, slices: Option<&[Slice]>) -> Result<(Hid, Vec<usize>)> {
+    pub(crate) fn select(&self, slices: Option<&[Slice]>) -> Result<(Hid, Vec<usize>)> {
         // SAFETY: valid dataset id; arrays sized by the rank.
         let space = Hid::new(unsafe { H5Dget_space(self.hid.id()) }, || {
             "cannot read the dataspace".into()

@@ -17,12 +17,14 @@
 
 mod chunk_decode;
 mod chunks;
+mod elements;
 mod file;
 pub mod filters;
 mod handle;
 mod types;
 pub mod write;
 
+pub use elements::{Element, ElementData, RefTarget, Selection};
 pub use file::{
     join_path, AttrValue, Attribute, Dataset, Extent, File, Filter, Group, Layout, Link, LinkKind,
     ObjectInfo, ObjectKind, RawData, Slice, VlenData,

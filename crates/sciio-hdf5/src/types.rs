@@ -153,7 +153,8 @@ pub enum H5Type {
 }
 
 impl H5Type {
-    /// Size of one element in the file layout (vlen entries: the size of their descriptor).
+    /// Size of one element in the file layout (vlen entries: the size of their in-memory
+    /// descriptor, `char *` or `hvl_t`).
     pub fn size(&self) -> usize {
         match self {
             H5Type::Int { size, .. }
@@ -166,7 +167,10 @@ impl H5Type {
             | H5Type::Reference { size } => *size,
             H5Type::Enum { base, .. } => base.size(),
             H5Type::Array { base, dims } => base.size() * dims.iter().product::<usize>(),
-            H5Type::VarLen { .. } | H5Type::VarString { .. } => 16,
+            // What libhdf5 reads them into: `char *` and `hvl_t` (H5Dget_type/H5Aget_type
+            // return types marked as in memory, so compound offsets are laid out for these).
+            H5Type::VarString { .. } => std::mem::size_of::<*const std::ffi::c_char>(),
+            H5Type::VarLen { .. } => std::mem::size_of::<hvl_t>(),
             H5Type::ObjectRef => 8,
             H5Type::RegionRef => 12,
         }
@@ -178,6 +182,16 @@ impl H5Type {
             H5Type::VarLen { .. } | H5Type::VarString { .. } => true,
             H5Type::Compound { fields, .. } => fields.iter().any(|f| f.ty.has_vlen()),
             H5Type::Array { base, .. } | H5Type::Enum { base, .. } => base.has_vlen(),
+            _ => false,
+        }
+    }
+
+    /// Whether elements hold object or region references anywhere inside.
+    pub fn has_reference(&self) -> bool {
+        match self {
+            H5Type::ObjectRef | H5Type::RegionRef | H5Type::Reference { .. } => true,
+            H5Type::Compound { fields, .. } => fields.iter().any(|f| f.ty.has_reference()),
+            H5Type::Array { base, .. } | H5Type::VarLen { base } => base.has_reference(),
             _ => false,
         }
     }

@@ -116,3 +116,52 @@ fn lzo_chunk_with_a_bad_checksum_is_a_clean_error() {
     let err = ds.read_rows_parallel(0, 4000).unwrap_err();
     assert_eq!(err.kind(), sciio_core::ErrorKind::Corrupt, "{err}");
 }
+
+/// Chunks as PyTables' H5Zlzo.c writes them for Tables of format < 2.0: the LZO1X stream
+/// alone, no checksum or length trailer. libhdf5's pipeline never tells a filter the chunk's
+/// size, so sciio's registered filter must find it from the stream itself.
+#[test]
+fn lzo_chunks_without_trailer_read_through_libhdf5_and_in_parallel() {
+    let dir = tempdir();
+    let (n_chunks, chunk) = (5usize, 3000usize);
+    let values: Vec<f64> = (0..n_chunks * chunk)
+        .map(|i| ((i % 113) as f64).sqrt() * if i % 3 == 0 { -1.0 } else { 1.0 })
+        .collect();
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+    for c in 0..n_chunks {
+        let mut frame = lzo_compress(&bytes[c * chunk * 8..(c + 1) * chunk * 8]);
+        frame.truncate(frame.len() - 8); // drop the Adler-32 + length trailer
+        std::fs::write(dir.path().join(format!("c{c}.lzo")), frame).unwrap();
+    }
+    let code = "import sys, os, h5py\n\
+        d, n, c = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])\n\
+        with h5py.File(os.path.join(d, 'old.h5'), 'w') as f:\n\
+        \x20   ds = f.create_dataset('x', shape=(n * c,), dtype='<f8', chunks=(c,), compression=305,\n\
+        \x20                         compression_opts=(1, 23, 0), allow_unknown_filter=True)\n\
+        \x20   for i in range(n):\n\
+        \x20       ds.id.write_direct_chunk((i * c,), open(os.path.join(d, f'c{i}.lzo'), 'rb').read())\n";
+    run_python(
+        code,
+        &[
+            &dir.path().to_string_lossy(),
+            &n_chunks.to_string(),
+            &chunk.to_string(),
+        ],
+    );
+    let file = File::open(dir.path().join("old.h5")).unwrap();
+    let ds = file.dataset("/x").unwrap();
+    assert_eq!(ds.read().unwrap().bytes, bytes, "via libhdf5's pipeline");
+    let stepped = ds
+        .read_slices(Some(&[sciio_hdf5::Slice {
+            start: 7,
+            count: 1000,
+            step: 11,
+        }]))
+        .unwrap();
+    let expect: Vec<u8> = (0..1000)
+        .flat_map(|i| values[7 + i * 11].to_le_bytes())
+        .collect();
+    assert_eq!(stepped.bytes, expect, "stepped, via libhdf5's pipeline");
+    let parallel = ds.read_rows_parallel(0, (n_chunks * chunk) as u64).unwrap();
+    assert_eq!(parallel.bytes, bytes, "via the parallel reader");
+}

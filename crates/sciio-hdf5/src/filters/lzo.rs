@@ -2,7 +2,10 @@
 //! object but Tables of format < 2.0, by the Adler-32 of the decoded bytes and their length
 //! (both 32-bit, little-endian as written on x86).
 //!
-//! Decoding uses the `lzo1x` crate, a safe Rust port of LZO1X's decompressor.
+//! Decoding uses the `lzo` crate: a safe (`forbid(unsafe_code)`), Apache-2.0 LZO1X decoder
+//! that, like `lzo1x_decompress_safe`, reports how much it wrote, so chunks without the
+//! trailer decode even when nobody tells the filter the chunk's size (libhdf5's pipeline never
+//! does). (The write side's LZO encoder still uses the GPL-2.0 `lzo1x` crate.)
 
 use sciio_core::{Error, ErrorKind, Result};
 
@@ -10,7 +13,8 @@ use super::MAX_CHUNK_BYTES;
 
 const TRAILER: usize = 8;
 
-/// Decodes one LZO chunk; `expected` is needed only for the old trailer-less format.
+/// Decodes one LZO chunk, with or without PyTables' trailer; `expected` (the chunk's size, when
+/// the caller knows it) is checked.
 pub(super) fn decode(_cd_values: &[u32], input: &[u8], expected: Option<usize>) -> Result<Vec<u8>> {
     // The trailer's presence depends on cd_values PyTables does not always fill in (its own
     // code reads an uninitialised object type for 2-value pipelines), so it is recognised by
@@ -18,13 +22,36 @@ pub(super) fn decode(_cd_values: &[u32], input: &[u8], expected: Option<usize>) 
     if let Some(out) = decode_with_trailer(input, expected) {
         return Ok(out);
     }
+    let out = decode_growing(input, expected)?;
     match expected {
-        Some(n) if n <= MAX_CHUNK_BYTES && n <= max_decoded(input.len()) => {
-            let mut out = vec![0u8; n];
-            lzo1x::decompress(input, &mut out).map_err(|e| corrupt(&e.to_string()))?;
-            Ok(out)
+        Some(n) if n != out.len() => Err(corrupt(&format!(
+            "decodes to {} bytes, the chunk holds {n}",
+            out.len()
+        ))),
+        _ => Ok(out),
+    }
+}
+
+/// Decodes a trailer-less stream whose decoded size may be unknown: into the expected size
+/// when known, else into a buffer that doubles (as PyTables' H5Zlzo.c does) up to the
+/// largest size the stream could encode.
+fn decode_growing(input: &[u8], expected: Option<usize>) -> Result<Vec<u8>> {
+    let limit = max_decoded(input.len());
+    let mut size = expected
+        .unwrap_or_else(|| input.len().saturating_mul(4).max(1 << 16))
+        .min(limit);
+    loop {
+        let mut out = vec![0u8; size];
+        match lzo::decompress_into(input, &mut out) {
+            Ok(n) => {
+                out.truncate(n);
+                return Ok(out);
+            }
+            Err(lzo::Error::OutputOverrun) if size < limit && expected.is_none() => {
+                size = size.saturating_mul(2).min(limit);
+            }
+            Err(e) => return Err(corrupt(&e.to_string())),
         }
-        _ => Err(corrupt("no valid checksum trailer and no known chunk size")),
     }
 }
 
@@ -38,8 +65,8 @@ fn decode_with_trailer(input: &[u8], expected: Option<usize>) -> Option<Vec<u8>>
         return None;
     }
     let mut out = vec![0u8; n];
-    lzo1x::decompress(&input[..body_len], &mut out).ok()?;
-    (adler32(&out) == checksum).then_some(out)
+    let written = lzo::decompress_into(&input[..body_len], &mut out).ok()?;
+    (written == n && adler32(&out) == checksum).then_some(out)
 }
 
 /// LZO1X encodes a match of length L in at least L/255 bytes, so no valid stream decodes to
@@ -77,6 +104,18 @@ pub(crate) fn adler32(data: &[u8]) -> u32 {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn trailer_less_stream_of_unknown_size_grows_its_buffer() {
+        // 1 MiB of a short pattern compresses ~250-fold: far past the first guess.
+        let data: Vec<u8> = (0..1 << 20).map(|i| (i % 7) as u8).collect();
+        let packed = lzo1x::compress(&data, lzo1x::CompressLevel::new(1));
+        assert!(packed.len() * 4 < data.len() / 4, "{} bytes", packed.len());
+        assert_eq!(super::decode(&[], &packed, None).unwrap(), data);
+        assert_eq!(super::decode(&[], &packed, Some(data.len())).unwrap(), data);
+        assert!(super::decode(&[], &packed, Some(data.len() - 1)).is_err());
+        assert!(super::decode(&[], &packed[..packed.len() / 2], None).is_err());
+    }
+
     #[test]
     fn adler32_matches_rfc_example() {
         assert_eq!(super::adler32(b"Wikipedia"), 0x11E6_0398);

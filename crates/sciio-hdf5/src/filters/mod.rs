@@ -8,11 +8,13 @@
 //! | 2     | shuffle    | hand-written (a byte transpose), parallel path only                 |
 //! | 32001 | blosc      | c-blosc2 (reads Blosc1 frames, bounds-checked); c-blosc for snappy  |
 //! | 32026 | blosc2     | c-blosc2 super-chunk frames, incl. b2nd (n-d) chunks               |
-//! | 305   | LZO        | `lzo1x` (a safe Rust port of LZO1X), PyTables' checksum trailer    |
+//! | 305   | LZO        | `lzo` (safe LZO1X decoder), with or without PyTables' trailer      |
 //! | 307   | bzip2      | `bzip2` (libbz2-rs)                                                 |
+//! | 32008 | bitshuffle | hand-written transpose; LZ4 blocks `lz4_flex`, zstd frames `zstd`  |
 //!
 //! sciio only reads with these filters: their encode direction fails cleanly.
 
+mod bitshuffle;
 mod blosc;
 mod lzo;
 
@@ -80,7 +82,7 @@ pub fn filter_name(id: i32) -> &'static str {
 pub fn decodes_in_rust(filter: i32) -> bool {
     matches!(
         filter,
-        id::DEFLATE | id::SHUFFLE | id::LZO | id::BZIP2 | id::BLOSC | id::BLOSC2
+        id::DEFLATE | id::SHUFFLE | id::LZO | id::BZIP2 | id::BLOSC | id::BLOSC2 | id::BITSHUFFLE
     )
 }
 
@@ -103,6 +105,7 @@ pub fn decode(
         id::BZIP2 => bunzip2(input, expected),
         id::BLOSC => blosc::decode_blosc1(input, expected),
         id::BLOSC2 => blosc::decode_blosc2(input, expected),
+        id::BITSHUFFLE => bitshuffle::decode(cd_values, input, expected),
         other => Err(Error::unsupported(format!(
             "filter {other} ({}) is not decoded by sciio",
             filter_name(other)
@@ -172,7 +175,13 @@ pub(crate) fn ensure_registered() {
     ONCE.call_once(|| {
         blosc::init();
         hdf5::sync::sync(|| {
-            for class in [&BLOSC_CLASS, &BLOSC2_CLASS, &LZO_CLASS, &BZIP2_CLASS] {
+            for class in [
+                &BLOSC_CLASS,
+                &BLOSC2_CLASS,
+                &LZO_CLASS,
+                &BZIP2_CLASS,
+                &BITSHUFFLE_CLASS,
+            ] {
                 // SAFETY: the class structs are 'static and their callbacks never unwind.
                 unsafe { H5Zregister((&class.0 as *const H5Z_class2_t).cast()) };
             }
@@ -219,6 +228,12 @@ filter_class!(BLOSC_CLASS, h5z_blosc, id::BLOSC, "blosc (sciio)");
 filter_class!(BLOSC2_CLASS, h5z_blosc2, id::BLOSC2, "blosc2 (sciio)");
 filter_class!(LZO_CLASS, h5z_lzo, id::LZO, "lzo (sciio)");
 filter_class!(BZIP2_CLASS, h5z_bzip2, id::BZIP2, "bzip2 (sciio)");
+filter_class!(
+    BITSHUFFLE_CLASS,
+    h5z_bitshuffle,
+    id::BITSHUFFLE,
+    "bitshuffle (sciio)"
+);
 
 /// The body shared by every registered filter: decode in Rust, hand the result back in a
 /// buffer from libhdf5's allocator. Returns 0 (failure) on any error and for encoding.

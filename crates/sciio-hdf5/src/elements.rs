@@ -1,0 +1,463 @@
+//! Data that cannot be handed out as flat bytes: compounds and arrays with variable-length
+//! members (vlen strings, vlen sequences), and object or region references, which only mean
+//! something once dereferenced. Such data is decoded element by element into [`Element`]
+//! trees — h5py's view, where these members are Python objects.
+//!
+//! libhdf5 converts the file's vlen members into memory descriptors (`char *` for strings,
+//! `hvl_t` for sequences) when a dataset is read with the type `H5Dget_type` returns (that type
+//! is marked as "in memory", and its compound offsets are laid out for those descriptors);
+//! [`H5Type`] read from that type describes exactly that layout. The decoder copies what the
+//! descriptors point to, then lets libhdf5 free its heap copies with `H5Treclaim`.
+
+use std::ffi::{c_char, CStr};
+
+use hdf5_sys::h5::hsize_t;
+use hdf5_sys::h5d::{H5Dget_type, H5Dread};
+use hdf5_sys::h5i::hid_t;
+use hdf5_sys::h5p::H5P_DEFAULT;
+use hdf5_sys::h5r::{H5R_type_t, H5Rget_name, H5Rget_region};
+use hdf5_sys::h5s::{
+    H5S_sel_type, H5Sget_select_elem_npoints, H5Sget_select_elem_pointlist,
+    H5Sget_select_hyper_blocklist, H5Sget_select_hyper_nblocks, H5Sget_select_type,
+    H5Sget_simple_extent_ndims,
+};
+use hdf5_sys::h5t::{hvl_t, H5Tget_size, H5Treclaim};
+use sciio_core::{Error, ErrorKind, Limits, Result};
+
+use crate::file::{simple_space, Dataset, File, Slice};
+use crate::handle::{check, locked, Hid};
+use crate::types::H5Type;
+
+/// One decoded element (or member of one) of data whose type holds variable-length members or
+/// references. Which variant appears where follows the type: see [`ElementData`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum Element {
+    /// A fixed-layout value (number, fixed string, enum, compound or array without vlen or
+    /// reference members...): its bytes in the file's layout, as [`crate::RawData`] holds them.
+    Fixed(Vec<u8>),
+    /// A variable-length string's bytes (no terminating NUL).
+    String(Vec<u8>),
+    /// A variable-length sequence of fixed-layout elements: their bytes, back to back.
+    Values(Vec<u8>),
+    /// A variable-length sequence whose elements themselves need decoding.
+    Sequence(Vec<Element>),
+    /// A compound's members, in the type's member order.
+    Compound(Vec<Element>),
+    /// An array type's elements, C order.
+    Array(Vec<Element>),
+    /// A dereferenced object or region reference.
+    Reference(RefTarget),
+}
+
+/// Where a reference points.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefTarget {
+    /// A null (never set) reference.
+    Null,
+    /// An object (group, dataset, committed datatype), by its path in the file.
+    Object(String),
+    /// A selection inside a dataset.
+    Region {
+        /// The dataset's path in the file.
+        path: String,
+        /// What is selected.
+        selection: Selection,
+    },
+}
+
+/// The selection a region reference stores.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Selection {
+    /// The whole dataset.
+    All,
+    /// Nothing.
+    None,
+    /// Hyperslab blocks as (first corner, last corner) pairs, both inclusive.
+    Blocks(Vec<(Vec<u64>, Vec<u64>)>),
+    /// Individual points (one coordinate per dimension).
+    Points(Vec<Vec<u64>>),
+}
+
+/// Decoded data: `elements` holds `shape.product()` elements of `ty` in C order, each shaped
+/// like `ty`: [`Element::Compound`] for compounds and [`Element::Array`] for arrays that hold
+/// vlen or reference members, [`Element::String`] for vlen strings, [`Element::Values`] /
+/// [`Element::Sequence`] for vlen sequences, [`Element::Reference`] for references, and
+/// [`Element::Fixed`] for everything else.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ElementData {
+    /// Element type, in the memory layout libhdf5 reads it into (vlen members are descriptors).
+    pub ty: H5Type,
+    /// Shape (empty for scalars).
+    pub shape: Vec<usize>,
+    /// One entry per element, C order.
+    pub elements: Vec<Element>,
+}
+
+impl Dataset {
+    /// Reads (a hyperslab of) a dataset whose type holds vlen members or references, decoding
+    /// every element (see [`ElementData`]); `None` reads everything. Works for any type, but
+    /// fixed-layout data is cheaper through [`Dataset::read_slices`].
+    ///
+    /// ```no_run
+    /// use sciio_hdf5::{Element, File, RefTarget};
+    /// let file = File::open("refs.h5")?;
+    /// let data = file.dataset("/refs")?.read_elements(None)?;
+    /// for e in &data.elements {
+    ///     if let Element::Reference(RefTarget::Object(path)) = e {
+    ///         println!("points to {path}");
+    ///     }
+    /// }
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn read_elements(&self, slices: Option<&[Slice]>) -> Result<ElementData> {
+        let ty = self.dtype()?;
+        self.check_filters_available()?;
+        let file = self.file().clone();
+        locked(|| {
+            let (space, shape) = self.select(slices)?;
+            // SAFETY: valid dataset id; the returned type is marked as in memory.
+            let mtype = Hid::new(unsafe { H5Dget_type(self.hid()) }, || {
+                "cannot read the datatype".into()
+            })?;
+            let size = ty.size();
+            // SAFETY: valid type id.
+            let msize = unsafe { H5Tget_size(mtype.id()) };
+            if msize != size {
+                return Err(Error::unsupported(format!(
+                    "memory layout of {msize} bytes per element, sciio expected {size}"
+                )));
+            }
+            let n = shape
+                .iter()
+                .try_fold(1usize, |a, &d| a.checked_mul(d))
+                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
+            let bytes = n
+                .checked_mul(size)
+                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
+            file.limits()
+                .check_alloc(bytes as u64, "dataset selection")?;
+            let mut buf = vec![0u8; bytes];
+            if bytes == 0 {
+                return Ok(ElementData {
+                    ty: ty.clone(),
+                    shape,
+                    elements: Vec::new(),
+                });
+            }
+            let mspace = simple_space(&shape)?;
+            // SAFETY: `buf` holds `n` elements of the memory type's size.
+            check(
+                unsafe {
+                    H5Dread(
+                        self.hid(),
+                        mtype.id(),
+                        mspace.id(),
+                        space.id(),
+                        H5P_DEFAULT,
+                        buf.as_mut_ptr().cast(),
+                    )
+                },
+                || "cannot read the data".into(),
+            )?;
+            let mut decoder = Decoder::new(&file);
+            let elements: Result<Vec<Element>> = buf
+                .chunks_exact(size.max(1))
+                .take(n)
+                // SAFETY: libhdf5 filled the buffer with elements of the memory type `ty`
+                // describes; heap pointers stay valid until H5Treclaim below.
+                .map(|elem| unsafe { decoder.decode(&ty, elem) })
+                .collect();
+            if ty.has_vlen() {
+                // SAFETY: frees what libhdf5 allocated for exactly this buffer/type/space.
+                unsafe {
+                    H5Treclaim(
+                        mtype.id(),
+                        mspace.id(),
+                        H5P_DEFAULT,
+                        buf.as_mut_ptr().cast(),
+                    )
+                };
+            }
+            Ok(ElementData {
+                ty: ty.clone(),
+                shape,
+                elements: elements?,
+            })
+        })
+        .map_err(|e| self.locate(e))
+    }
+}
+
+impl File {
+    /// Dereferences one old-style reference of type `ty` ([`H5Type::ObjectRef`], 8 bytes, or
+    /// [`H5Type::RegionRef`], 12 bytes) given in its stored bytes: the target's path (and, for
+    /// a region, its selection). An all-zero reference is [`RefTarget::Null`].
+    ///
+    /// ```no_run
+    /// use sciio_hdf5::{AttrValue, File};
+    /// let file = File::open("refs.h5")?;
+    /// if let Some(AttrValue::Raw(raw)) = file.root()?.attr("link")?.map(|a| a.value) {
+    ///     println!("{:?}", file.dereference(&raw.ty, &raw.bytes)?);
+    /// }
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn dereference(&self, ty: &H5Type, bytes: &[u8]) -> Result<RefTarget> {
+        locked(|| Decoder::new(self).dereference(ty, bytes)).map_err(|e| e.with_file(self.path()))
+    }
+}
+
+/// Longest object path accepted from `H5Rget_name`.
+const MAX_PATH: usize = 1 << 16;
+
+/// Walks elements in libhdf5's memory layout, counting what it copies against the limits.
+struct Decoder<'a> {
+    file: &'a File,
+    limits: Limits,
+    copied: u64,
+}
+
+impl<'a> Decoder<'a> {
+    fn new(file: &'a File) -> Self {
+        Decoder {
+            file,
+            limits: file.limits(),
+            copied: 0,
+        }
+    }
+
+    /// Counts `bytes` more decoded bytes (element bookkeeping included) against the limits.
+    fn charge(&mut self, bytes: usize) -> Result<()> {
+        let overhead = std::mem::size_of::<Element>() as u64;
+        self.copied = self
+            .copied
+            .saturating_add(bytes as u64)
+            .saturating_add(overhead);
+        self.limits.check_alloc(self.copied, "decoded data")?;
+        Ok(())
+    }
+
+    /// # Safety
+    /// `bytes` is one element of `ty` as libhdf5 wrote it into memory: vlen descriptors in it
+    /// point to live libhdf5 allocations.
+    unsafe fn decode(&mut self, ty: &H5Type, bytes: &[u8]) -> Result<Element> {
+        let needs = |t: &H5Type| t.has_vlen() || t.has_reference();
+        match ty {
+            H5Type::VarString { .. } => {
+                let p = read_pointer(bytes)? as *const c_char;
+                let s = if p.is_null() {
+                    Vec::new()
+                } else {
+                    // SAFETY: libhdf5 wrote a NUL-terminated string there.
+                    unsafe { CStr::from_ptr(p) }.to_bytes().to_vec()
+                };
+                self.charge(s.len())?;
+                Ok(Element::String(s))
+            }
+            H5Type::VarLen { base } => {
+                let v = read_hvl(bytes)?;
+                let elem = base.size();
+                let len = v.len.checked_mul(elem).ok_or_else(|| {
+                    Error::new(ErrorKind::LimitExceeded, "vlen sequence size overflows")
+                })?;
+                self.charge(len)?;
+                let data: &[u8] = if v.p.is_null() || len == 0 {
+                    &[]
+                } else {
+                    // SAFETY: libhdf5 allocated `v.len` elements of the base type there.
+                    unsafe { std::slice::from_raw_parts(v.p as *const u8, len) }
+                };
+                if !needs(base) {
+                    return Ok(Element::Values(data.to_vec()));
+                }
+                let items = data
+                    .chunks_exact(elem.max(1))
+                    // SAFETY: each chunk is one base element in memory layout.
+                    .map(|e| unsafe { self.decode(base, e) })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Element::Sequence(items))
+            }
+            H5Type::Compound { fields, .. } if needs(ty) => {
+                let mut members = Vec::with_capacity(fields.len());
+                for f in fields {
+                    let part = f
+                        .offset
+                        .checked_add(f.ty.size())
+                        .and_then(|end| bytes.get(f.offset..end))
+                        .ok_or_else(|| {
+                            Error::format(format!("member {:?} outside its compound", f.name))
+                        })?;
+                    // SAFETY: a member of an element in memory layout.
+                    members.push(unsafe { self.decode(&f.ty, part) }?);
+                }
+                self.charge(0)?;
+                Ok(Element::Compound(members))
+            }
+            H5Type::Array { base, dims } if needs(ty) => {
+                let n: usize = dims.iter().product();
+                let elem = base.size().max(1);
+                if bytes.len() < n.saturating_mul(elem) {
+                    return Err(Error::format("array element shorter than its dimensions"));
+                }
+                let items = bytes
+                    .chunks_exact(elem)
+                    .take(n)
+                    // SAFETY: each chunk is one base element in memory layout.
+                    .map(|e| unsafe { self.decode(base, e) })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(Element::Array(items))
+            }
+            H5Type::ObjectRef | H5Type::RegionRef => {
+                self.charge(0)?;
+                Ok(Element::Reference(self.dereference(ty, bytes)?))
+            }
+            _ => {
+                self.charge(bytes.len())?;
+                Ok(Element::Fixed(bytes.to_vec()))
+            }
+        }
+    }
+
+    /// Resolves one old-style reference (caller holds the libhdf5 lock).
+    fn dereference(&mut self, ty: &H5Type, bytes: &[u8]) -> Result<RefTarget> {
+        let (kind, size) = match ty {
+            H5Type::ObjectRef => (H5R_type_t::H5R_OBJECT1, 8),
+            H5Type::RegionRef => (H5R_type_t::H5R_DATASET_REGION1, 12),
+            other => {
+                return Err(Error::unsupported(format!(
+                    "dereferencing {other:?} (only old-style object and region references)"
+                )))
+            }
+        };
+        let Some(raw) = bytes.get(..size) else {
+            return Err(Error::format(format!(
+                "a reference of {} bytes, {size} expected",
+                bytes.len()
+            )));
+        };
+        // An object reference is the target's header address and a region reference a global
+        // heap id: zero is never a valid one, and it is what unset references hold.
+        if raw.iter().all(|&b| b == 0) {
+            return Ok(RefTarget::Null);
+        }
+        // libhdf5 reads `size` bytes at the pointer: copy them into a buffer of that size.
+        let mut r = [0u8; 12];
+        r[..size].copy_from_slice(raw);
+        let loc = self.file.hid();
+        let path = reference_name(loc, kind, &r)?;
+        if kind == H5R_type_t::H5R_OBJECT1 {
+            return Ok(RefTarget::Object(path));
+        }
+        // SAFETY: valid file id and a 12-byte region reference.
+        let space = Hid::new(
+            unsafe { H5Rget_region(loc, kind, r.as_ptr().cast()) },
+            || format!("cannot read the region of a reference into {path}"),
+        )?;
+        let selection = self.selection(space.id())?;
+        Ok(RefTarget::Region { path, selection })
+    }
+
+    /// The selection of dataspace `space`, its size checked against the limits.
+    fn selection(&mut self, space: hid_t) -> Result<Selection> {
+        // SAFETY: valid dataspace id; list buffers sized from the counts libhdf5 reports.
+        unsafe {
+            let rank = check(H5Sget_simple_extent_ndims(space), || {
+                "cannot read a region's rank".into()
+            })? as usize;
+            let fetch = |count: i64,
+                         per_item: usize,
+                         what: &str,
+                         this: &mut Self,
+                         get: &dyn Fn(hsize_t, *mut hsize_t) -> i32|
+             -> Result<Vec<Vec<u64>>> {
+                let count = check(count, || format!("cannot count a region's {what}"))? as usize;
+                let words = count.saturating_mul(per_item);
+                this.charge(words.saturating_mul(8))?;
+                let mut buf = vec![0 as hsize_t; words];
+                if words > 0 {
+                    check(get(count as hsize_t, buf.as_mut_ptr()), || {
+                        format!("cannot read a region's {what}")
+                    })?;
+                }
+                Ok(buf.chunks(rank.max(1)).map(|c| c.to_vec()).collect())
+            };
+            match H5Sget_select_type(space) {
+                H5S_sel_type::H5S_SEL_ALL => Ok(Selection::All),
+                H5S_sel_type::H5S_SEL_NONE => Ok(Selection::None),
+                H5S_sel_type::H5S_SEL_POINTS => {
+                    let points = fetch(
+                        H5Sget_select_elem_npoints(space),
+                        rank,
+                        "points",
+                        self,
+                        &|n, buf| H5Sget_select_elem_pointlist(space, 0, n, buf),
+                    )?;
+                    Ok(Selection::Points(points))
+                }
+                H5S_sel_type::H5S_SEL_HYPERSLABS => {
+                    let corners = fetch(
+                        H5Sget_select_hyper_nblocks(space),
+                        2 * rank,
+                        "blocks",
+                        self,
+                        &|n, buf| H5Sget_select_hyper_blocklist(space, 0, n, buf),
+                    )?;
+                    let blocks = corners
+                        .chunks(2)
+                        .filter_map(|pair| match pair {
+                            [start, end] => Some((start.clone(), end.clone())),
+                            _ => None,
+                        })
+                        .collect();
+                    Ok(Selection::Blocks(blocks))
+                }
+                other => Err(Error::format(format!("region selection of kind {other:?}"))),
+            }
+        }
+    }
+}
+
+/// The path of a reference's target (`H5Rget_name`).
+fn reference_name(loc: hid_t, kind: H5R_type_t, r: &[u8; 12]) -> Result<String> {
+    // SAFETY: valid file id; `r` holds a reference of `kind` (8 or 12 bytes used).
+    let len = check(
+        unsafe { H5Rget_name(loc, kind, r.as_ptr().cast(), std::ptr::null_mut(), 0) } as i64,
+        || "cannot dereference a reference (dangling or damaged)".into(),
+    )? as usize;
+    if len > MAX_PATH {
+        return Err(Error::format(format!(
+            "a reference target path of {len} bytes"
+        )));
+    }
+    let mut name = vec![0u8; len + 1];
+    // SAFETY: `name` has room for `len` bytes and the NUL.
+    check(
+        unsafe {
+            H5Rget_name(
+                loc,
+                kind,
+                r.as_ptr().cast(),
+                name.as_mut_ptr().cast(),
+                len + 1,
+            )
+        } as i64,
+        || "cannot read a reference's target name".into(),
+    )?;
+    name.truncate(len);
+    Ok(String::from_utf8_lossy(&name).into_owned())
+}
+
+fn read_pointer(bytes: &[u8]) -> Result<*const u8> {
+    let w = bytes
+        .get(..std::mem::size_of::<usize>())
+        .ok_or_else(|| Error::format("vlen string descriptor cut short"))?;
+    // SAFETY: reads a pointer-sized value from a slice at least that long.
+    Ok(unsafe { std::ptr::read_unaligned(w.as_ptr() as *const *const u8) })
+}
+
+fn read_hvl(bytes: &[u8]) -> Result<hvl_t> {
+    let w = bytes
+        .get(..std::mem::size_of::<hvl_t>())
+        .ok_or_else(|| Error::format("vlen sequence descriptor cut short"))?;
+    // SAFETY: reads an hvl_t from a slice at least that long.
+    Ok(unsafe { std::ptr::read_unaligned(w.as_ptr() as *const hvl_t) })
+}
