@@ -80,6 +80,19 @@ pub(super) fn decode(cd_values: &[u32], input: &[u8], expected: Option<usize>) -
             "block of {block} elements, not a multiple of 8"
         )));
     }
+    // Every compressed block costs at least its 4-byte length, and uncompressed data is all
+    // there: a header announcing more than the chunk can hold is refused before allocating.
+    let blocks = (total / elem).div_ceil(block.max(1));
+    let plausible = match compression {
+        0 => body.len() >= total,
+        _ => body.len() >= blocks.saturating_mul(4),
+    };
+    if !plausible {
+        return Err(corrupt(&format!(
+            "{} bytes cannot hold {total} decoded bytes",
+            body.len()
+        )));
+    }
     let codec = match compression {
         COMPRESS_LZ4 => Codec::Lz4,
         COMPRESS_ZSTD => Codec::Zstd,

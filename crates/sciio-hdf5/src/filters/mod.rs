@@ -10,6 +10,7 @@
 //! | 32026 | blosc2     | c-blosc2 super-chunk frames, incl. b2nd (n-d) chunks               |
 //! | 305   | LZO        | `lzo` (safe LZO1X decoder), with or without PyTables' trailer      |
 //! | 307   | bzip2      | `bzip2` (libbz2-rs)                                                 |
+//! | 4     | szip       | `tensogram-szip` (pure Rust libaec) + libaec's szlib framing       |
 //! | 32008 | bitshuffle | hand-written transpose; LZ4 blocks `lz4_flex`, zstd frames `zstd`  |
 //!
 //! sciio only reads with these filters: their encode direction fails cleanly.
@@ -17,6 +18,7 @@
 mod bitshuffle;
 mod blosc;
 mod lzo;
+mod szip;
 
 use std::ffi::{c_uint, c_void};
 use std::io::Read;
@@ -34,7 +36,7 @@ pub mod id {
     pub const SHUFFLE: i32 = 2;
     /// Fletcher-32 checksum (built into libhdf5).
     pub const FLETCHER32: i32 = 3;
-    /// szip (needs libaec; not in sciio's libhdf5).
+    /// szip (read by sciio's own filter: libhdf5 is built without it).
     pub const SZIP: i32 = 4;
     /// N-bit packing (built into libhdf5).
     pub const NBIT: i32 = 5;
@@ -82,7 +84,14 @@ pub fn filter_name(id: i32) -> &'static str {
 pub fn decodes_in_rust(filter: i32) -> bool {
     matches!(
         filter,
-        id::DEFLATE | id::SHUFFLE | id::LZO | id::BZIP2 | id::BLOSC | id::BLOSC2 | id::BITSHUFFLE
+        id::DEFLATE
+            | id::SHUFFLE
+            | id::LZO
+            | id::BZIP2
+            | id::BLOSC
+            | id::BLOSC2
+            | id::BITSHUFFLE
+            | id::SZIP
     )
 }
 
@@ -106,6 +115,7 @@ pub fn decode(
         id::BLOSC => blosc::decode_blosc1(input, expected),
         id::BLOSC2 => blosc::decode_blosc2(input, expected),
         id::BITSHUFFLE => bitshuffle::decode(cd_values, input, expected),
+        id::SZIP => szip::decode(cd_values, input, expected),
         other => Err(Error::unsupported(format!(
             "filter {other} ({}) is not decoded by sciio",
             filter_name(other)
@@ -185,10 +195,20 @@ pub(crate) fn ensure_registered() {
                 // SAFETY: the class structs are 'static and their callbacks never unwind.
                 unsafe { H5Zregister((&class.0 as *const H5Z_class2_t).cast()) };
             }
+            // H5Zregister refuses ids below 256 ("predefined filters"), szip's 4 included, so
+            // szip goes through the library-internal call H5Z_init uses for built-in filters
+            // (a plain C symbol of the statically linked libhdf5; same class struct contract).
+            // SAFETY: the class struct is 'static and its callback never unwinds.
+            unsafe { H5Z_register(&SZIP_CLASS.0) };
             // SAFETY: clearing the error stack of a failed registration (kept silent).
             unsafe { hdf5_sys::h5e::H5Eclear2(hdf5_sys::h5e::H5E_DEFAULT) };
         });
     });
+}
+
+unsafe extern "C" {
+    /// libhdf5's internal registration (H5Zprivate.h), without H5Zregister's id >= 256 rule.
+    fn H5Z_register(cls: *const H5Z_class2_t) -> hdf5_sys::h5::herr_t;
 }
 
 /// A filter class description; only read by libhdf5 (names are 'static literals).
@@ -228,6 +248,7 @@ filter_class!(BLOSC_CLASS, h5z_blosc, id::BLOSC, "blosc (sciio)");
 filter_class!(BLOSC2_CLASS, h5z_blosc2, id::BLOSC2, "blosc2 (sciio)");
 filter_class!(LZO_CLASS, h5z_lzo, id::LZO, "lzo (sciio)");
 filter_class!(BZIP2_CLASS, h5z_bzip2, id::BZIP2, "bzip2 (sciio)");
+filter_class!(SZIP_CLASS, h5z_szip, id::SZIP, "szip (sciio)");
 filter_class!(
     BITSHUFFLE_CLASS,
     h5z_bitshuffle,
