@@ -72,6 +72,7 @@ def read_tables(h5file, path):
 
 def read_h5py(h5file, path):
     import h5py
+    import hdf5plugin  # noqa: F401 - registers the Bitshuffle, LZ4, zstd... filters with h5py
     with h5py.File(h5file, "r") as f:
         ds = f[path]
         return ds[()], "h5py"
@@ -134,6 +135,107 @@ def check_vlarray(entry, h5file):
     return "OK", how
 
 
+def read_h5py_elements(h5file, path):
+    """h5py's values of a dataset with vlen members or references, references replaced by
+    {"ref": target path or None, "sel": selection} (h5py's `f[ref].name`)."""
+    import h5py
+
+    with h5py.File(h5file, "r") as f:
+        data = f[path][()]
+
+        def resolve(v):
+            if isinstance(v, h5py.RegionReference):
+                if not v:
+                    return {"ref": None}
+                return {"ref": f[v].name, "sel": selection(h5py.h5r.get_region(v, f.id))}
+            if isinstance(v, h5py.Reference):
+                return {"ref": f[v].name if v else None}
+            if isinstance(v, np.ndarray) and v.dtype.kind == "O":
+                return np.array([resolve(x) for x in v.ravel()] + [None], dtype=object)[:-1].reshape(v.shape)
+            if isinstance(v, np.void) and v.dtype.names and v.dtype.hasobject:
+                return {n: resolve(v[n]) for n in v.dtype.names}
+            if isinstance(v, np.ndarray) and v.dtype.names and v.dtype.hasobject:
+                return np.array([resolve(x) for x in v.ravel()] + [None], dtype=object)[:-1].reshape(v.shape)
+            return v
+
+        return resolve(data)
+
+
+def selection(space):
+    from h5py import h5s
+
+    kind = space.get_select_type()
+    if kind == h5s.SEL_ALL:
+        return "all"
+    if kind == h5s.SEL_NONE:
+        return "none"
+    if kind == h5s.SEL_POINTS:
+        return {"points": space.get_select_elem_pointlist().tolist()}
+    blocks = space.get_select_hyper_blocklist()  # (nblocks, 2, rank): start, end corners
+    return {"blocks": [blocks[:, 0, :].tolist(), blocks[:, 1, :].tolist()]}
+
+
+def same_element(ours, ref, where):
+    """One decoded element (JSON from the Rust dump) against h5py's value."""
+    if "ref" in ours:
+        if not isinstance(ref, dict) or ours != ref:
+            return f"{where}: reference {ours} != {ref}"
+        return None
+    if "str" in ours:
+        theirs = ref.encode() if isinstance(ref, str) else bytes(ref)
+        return None if bytes.fromhex(ours["str"]) == theirs else f"{where}: {ours['str']} != {theirs!r}"
+    if "fields" in ours:
+        names = list(ref.keys()) if isinstance(ref, dict) else list(ref.dtype.names)
+        if sorted(ours["fields"]) != sorted(names):
+            return f"{where}: fields {list(ours['fields'])} != {names}"
+        for n, v in ours["fields"].items():
+            r = same_element(v, ref[n], f"{where}/{n}")
+            if r:
+                return r
+        return None
+    if "arr" in ours:
+        ref = np.asarray(ref, dtype=object) if not isinstance(ref, np.ndarray) else ref
+        if list(ref.shape) != ours["dims"]:
+            return f"{where}: array shape {ref.shape} != {ours['dims']}"
+        for i, (o, t) in enumerate(zip(ours["arr"], ref.ravel())):
+            r = same_element(o, t, f"{where}[{i}]")
+            if r:
+                return r
+        return None
+    if "seq" in ours:
+        if len(ours["seq"]) != len(ref):
+            return f"{where}: {len(ours['seq'])} items != {len(ref)}"
+        for i, (o, t) in enumerate(zip(ours["seq"], ref)):
+            r = same_element(o, t, f"{where}[{i}]")
+            if r:
+                return r
+        return None
+    if "seq_descr" in ours:
+        arr = np.frombuffer(bytes.fromhex(ours["hex"]), dtype=to_dtype(ours["seq_descr"]))
+        return same(arr, np.asarray(ref), where)
+    dt = to_dtype(ours["descr"])
+    arr = np.frombuffer(bytes.fromhex(ours["hex"]), dtype=dt).reshape(dt.shape)
+    return same(arr, np.asarray(ref), where)
+
+
+def check_elements(entry, h5file):
+    import concurrent.futures as cf
+    import multiprocessing as mp
+
+    with cf.ProcessPoolExecutor(max_workers=1, mp_context=mp.get_context("fork")) as pool:
+        ref = pool.submit(read_h5py_elements, h5file, entry["path"]).result(timeout=300)
+    rows = entry["rows"]
+    flat = [ref] if not entry["shape"] else list(np.asarray(ref, dtype=object).ravel()) \
+        if not (isinstance(ref, np.ndarray) and ref.dtype.names) else list(ref.ravel())
+    if len(rows) != len(flat):
+        return "MISMATCH", f"{entry['path']}: {len(rows)} elements vs {len(flat)}"
+    for i, (ours, theirs) in enumerate(zip(rows, flat)):
+        r = same_element(ours, theirs, f"{entry['path']}[{i}]")
+        if r:
+            return "MISMATCH", r
+    return "OK", "h5py"
+
+
 def main():
     h5file, manifest = sys.argv[1], sys.argv[2]
     base = os.path.dirname(manifest)
@@ -144,6 +246,8 @@ def main():
         try:
             if entry["kind"] == "array":
                 status, how = check_array(entry, base, h5file)
+            elif entry["kind"] == "elements":
+                status, how = check_elements(entry, h5file)
             else:
                 status, how = check_vlarray(entry, h5file)
         except Exception as e:  # noqa: BLE001 - report, never crash the comparison

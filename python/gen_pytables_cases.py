@@ -5,6 +5,9 @@ each leaf with what PyTables reads (python/check_pytables_read.py).
 
 usage: gen_pytables_cases.py OUTDIR   -> prints the names of the files written, one per line
 Also writes OUTDIR/attrs.json: the attributes of /attrs as PyTables reads them back.
+       gen_pytables_cases.py --h5py OUT.h5 -> writes, with h5py, what PyTables cannot (compounds
+with vlen members, object/region references) and prints the attributes' targets as JSON.
+       gen_pytables_cases.py --bitshuffle OUT.h5 -> the standalone Bitshuffle filter (hdf5plugin)
 """
 import json
 import os
@@ -168,7 +171,87 @@ def write_file(path, filters):
         a.cplx = np.complex128(1 - 2j)
 
 
+def write_h5py_file(path):
+    """What PyTables cannot write: compounds with variable-length members (strings, sequences,
+    nested), object and region references in datasets, compounds and attributes. Returns the
+    attributes' reference targets as h5py resolves them (`f[ref].name`)."""
+    import h5py
+
+    s_utf8, s_ascii = h5py.string_dtype("utf-8"), h5py.string_dtype("ascii")
+    inner = np.dtype([("k", "<i2"), ("words", s_utf8, (2,))])
+    dt = np.dtype([("id", "<i4"), ("name", s_utf8), ("tag", s_ascii),
+                   # Little-endian: h5py 3.16 reads a big-endian vlen member unswapped.
+                   ("seq", h5py.vlen_dtype(np.dtype("<f8"))), ("nested", inner),
+                   ("fixed", "<f4", (3,))])
+    rows = np.zeros(5, dtype=dt)
+    for i in range(5):
+        rows[i] = (i - 2, "naïve ✓" * i, b"t%d" % i, np.arange(i, dtype="<f8") / 3,
+                   (i * 7, ["", "wörd" * i]), np.arange(3) + i)
+    with h5py.File(path, "w") as f:
+        f.create_dataset("vlen_compound", data=rows, chunks=(2,), compression="gzip")
+        f.create_dataset("vlen_compound_0d", data=rows[3])
+        data = f.create_dataset("data", data=np.arange(20.0).reshape(4, 5))
+        g = f.create_group("group/sub")
+        refs = f.create_dataset("refs", (5,), dtype=h5py.ref_dtype)
+        refs[0], refs[1], refs[2], refs[3] = data.ref, g.ref, f.ref, f["group"].ref
+        f.create_dataset("refs_2d", data=np.array([[data.ref, g.ref], [g.ref, data.ref]],
+                                                    dtype=h5py.ref_dtype))
+        reg = f.create_dataset("regrefs", (4,), dtype=h5py.regionref_dtype)
+        reg[0] = data.regionref[1:3, 0:2]
+        reg[1] = data.regionref[0, ::2]
+        reg[2] = data.regionref[...]
+        with_ref = np.dtype([("target", h5py.ref_dtype), ("w", "<f8")])
+        f.create_dataset("compound_ref", data=np.array([(data.ref, 1.5), (g.ref, -2.0)],
+                                                         dtype=with_ref))
+        f.attrs["link"] = data.ref
+        f.attrs.create("links", np.array([g.ref, data.ref], dtype=h5py.ref_dtype))
+        data.attrs["region"] = data.regionref[2:4, 1:5]
+        expect = {
+            "link": f[f.attrs["link"]].name,
+            "links": [f[r].name for r in f.attrs["links"]],
+            "region": f[data.attrs["region"]].name,
+        }
+    return expect
+
+
+def write_bitshuffle_file(path):
+    """The standalone Bitshuffle filter (32008) as h5py + hdf5plugin write it: no compression,
+    LZ4 and zstd; element sizes 1 to 16 (compound rows); chunks whose element count is not a
+    multiple of 8 or of the block size, so every tail path is used."""
+    import h5py
+    import hdf5plugin
+
+    rng = np.random.default_rng(11)
+    row = np.dtype([("a", "<i8"), ("b", "<f4"), ("c", "S4")])
+    table = np.zeros(1003, dtype=row)
+    table["a"] = rng.integers(-1 << 60, 1 << 60, 1003)
+    table["b"] = rng.standard_normal(1003)
+    table["c"] = [b"r%d" % (i % 97) for i in range(1003)]
+    data = {
+        "u1": rng.integers(0, 255, 5000, dtype=np.uint8),
+        "i2": (np.arange(3001) * 7 - 9000).astype(np.int16),
+        "f4_2d": rng.standard_normal((301, 13)).astype(np.float32),
+        "f8": np.cumsum(rng.standard_normal(20011)),
+        "be_i4": np.arange(777, dtype=">i4") * -3,
+        "rows": table,
+    }
+    with h5py.File(path, "w") as f:
+        for cname in ("none", "lz4", "zstd"):
+            for nelems in (0, 256):
+                g = f.create_group(f"{cname}_{nelems}")
+                for name, arr in data.items():
+                    chunks = (min(999, len(arr)),) if arr.ndim == 1 else (37, 13)
+                    g.create_dataset(name, data=arr, chunks=chunks,
+                                     **hdf5plugin.Bitshuffle(nelems=nelems, cname=cname))
+
+
 def main():
+    if sys.argv[1] == "--bitshuffle":  # gen_pytables_cases.py --bitshuffle OUT.h5
+        write_bitshuffle_file(sys.argv[2])
+        return
+    if sys.argv[1] == "--h5py":  # gen_pytables_cases.py --h5py OUT.h5 -> JSON of attr targets
+        print(json.dumps(write_h5py_file(sys.argv[2])))
+        return
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
     for name, filters in FILTERS.items():

@@ -2,7 +2,7 @@
 //! are exposed as raw bytes marked as pickle and never executed.
 
 use sciio_core::Result;
-use sciio_hdf5::{AttrValue, Attribute, H5Type, RawData, VlenData};
+use sciio_hdf5::{AttrValue, Attribute, Element, ElementData, File, H5Type, RawData, VlenData};
 
 /// An attribute's value as PyTables would present it (minus unpickling).
 #[derive(Debug, Clone, PartialEq)]
@@ -15,6 +15,8 @@ pub enum PtAttrValue {
     Empty(H5Type),
     /// A string PyTables would `pickle.loads()`: the pickle bytes, never executed.
     Pickle(Vec<u8>),
+    /// Object or region references, dereferenced ([`Element::Reference`] per element).
+    References(ElementData),
 }
 
 /// One attribute of a PyTables node.
@@ -146,9 +148,35 @@ fn trim_nul(b: &[u8]) -> &[u8] {
     &b[..end]
 }
 
-/// Converts libhdf5-level attributes to PyTables attributes.
-pub fn from_hdf5(attrs: Vec<Attribute>) -> Result<Vec<PtAttr>> {
-    Ok(attrs.into_iter().map(convert).collect())
+/// Converts libhdf5-level attributes of an object of `file` to PyTables attributes;
+/// references are dereferenced to their targets' paths.
+pub(crate) fn from_hdf5(file: &File, attrs: Vec<Attribute>) -> Result<Vec<PtAttr>> {
+    attrs
+        .into_iter()
+        .map(|a| {
+            let mut a = convert(a);
+            if let PtAttrValue::Data(d) = &a.value {
+                if matches!(d.ty, H5Type::ObjectRef | H5Type::RegionRef) {
+                    a.value = PtAttrValue::References(dereference_all(file, d)?);
+                }
+            }
+            Ok(a)
+        })
+        .collect()
+}
+
+/// Dereferences every reference of `refs` (an array of object or region references).
+fn dereference_all(file: &File, refs: &RawData) -> Result<ElementData> {
+    let elements = refs
+        .bytes
+        .chunks_exact(refs.ty.size().max(1))
+        .map(|r| file.dereference(&refs.ty, r).map(Element::Reference))
+        .collect::<Result<Vec<_>>>()?;
+    Ok(ElementData {
+        ty: refs.ty.clone(),
+        shape: refs.shape.clone(),
+        elements,
+    })
 }
 
 pub(crate) fn convert(a: Attribute) -> PtAttr {

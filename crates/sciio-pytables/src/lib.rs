@@ -25,7 +25,7 @@ pub mod write;
 use std::path::Path;
 
 use sciio_core::{Error, ErrorKind, Limits, Result};
-use sciio_hdf5::{Dataset, File, H5Type, RawData, Slice};
+use sciio_hdf5::{Dataset, ElementData, File, H5Type, RawData, Slice};
 
 pub use attrs::{is_system_attr, PtAttr, PtAttrValue, PtFilters};
 pub use sciio_hdf5;
@@ -101,6 +101,10 @@ pub enum LeafData {
     Array(RawData),
     /// A VLArray's rows.
     VlArray(Vec<VlRow>),
+    /// Elements decoded one by one: compounds with variable-length members, references
+    /// (dereferenced to their targets' paths). PyTables shows such nodes as `UnImplemented`;
+    /// this is h5py's view of them.
+    Elements(ElementData),
 }
 
 /// A PyTables (or plain HDF5) file opened for reading.
@@ -136,7 +140,7 @@ impl PtFile {
             sciio_hdf5::ObjectKind::Group => self.h5.group(path)?.attrs()?,
             _ => self.h5.dataset(path)?.attrs()?,
         };
-        attrs::from_hdf5(raw)
+        attrs::from_hdf5(&self.h5, raw)
     }
 
     /// The node at `path` without children.
@@ -153,6 +157,9 @@ impl PtFile {
     /// Reads a whole leaf.
     pub fn read(&self, path: &str) -> Result<LeafData> {
         let node = self.node(path)?;
+        if node.dtype.as_ref().is_some_and(needs_elements) {
+            return Ok(LeafData::Elements(self.read_elements(path, Rows::all())?));
+        }
         match node.class {
             NodeClass::VLArray => Ok(LeafData::VlArray(self.read_vlarray(path, Rows::all())?)),
             NodeClass::Table => Ok(LeafData::Array(self.read_table(path, Rows::all())?)),
@@ -227,6 +234,24 @@ impl PtFile {
         ds.read_slices(Some(&sel))
     }
 
+    /// Reads rows (along the first dimension) of a dataset whose elements hold
+    /// variable-length members inside compounds or arrays, or references, decoding each
+    /// element (see [`sciio_hdf5::ElementData`]); references become their targets' paths.
+    pub fn read_elements(&self, path: &str, rows: Rows) -> Result<ElementData> {
+        let ds = self.dataset(path)?;
+        let shape = ds.shape()?;
+        if shape.is_empty() || rows == Rows::all() {
+            return ds.read_elements(None);
+        }
+        let mut sel = vec![rows.resolve(shape[0]).map_err(|e| e.with_node(path))?];
+        sel.extend(shape[1..].iter().map(|&d| Slice {
+            start: 0,
+            count: d,
+            step: 1,
+        }));
+        ds.read_elements(Some(&sel))
+    }
+
     /// Reads rows of a VLArray. `object` atoms (pickles) are refused.
     pub fn read_vlarray(&self, path: &str, rows: Rows) -> Result<Vec<VlRow>> {
         let ds = self.dataset(path)?;
@@ -281,6 +306,17 @@ impl PtFile {
             })
             .collect()
     }
+}
+
+/// Whether a leaf of type `ty` reads as [`LeafData::Elements`]: references anywhere, or
+/// variable-length members inside a compound or array (a plain vlen type is a VLArray).
+fn needs_elements(ty: &H5Type) -> bool {
+    let plain_vlen = match ty {
+        H5Type::VarString { .. } => true,
+        H5Type::VarLen { base } => !base.has_vlen(),
+        _ => false,
+    };
+    ty.has_reference() || (ty.has_vlen() && !plain_vlen)
 }
 
 /// Decodes PyTables' `vlunicode` rows: UCS-4 code points in the file's byte order.

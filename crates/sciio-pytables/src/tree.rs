@@ -158,6 +158,32 @@ fn attr_text(a: &PtAttr) -> String {
         }
         crate::PtAttrValue::Vlen(v) => format!("<vlen {:?}>", v.shape),
         crate::PtAttrValue::Empty(_) => "<empty>".to_string(),
+        crate::PtAttrValue::References(r) => {
+            let targets: Vec<String> = r
+                .elements
+                .iter()
+                .map(|e| match e {
+                    sciio_hdf5::Element::Reference(t) => reference_text(t),
+                    other => format!("{other:?}"),
+                })
+                .collect();
+            format!("<references {:?}: {}>", r.shape, targets.join(", "))
+        }
+    }
+}
+
+/// A reference target as `ls -a` shows it: the path, and a region's selection.
+fn reference_text(t: &sciio_hdf5::RefTarget) -> String {
+    use sciio_hdf5::{RefTarget, Selection};
+    match t {
+        RefTarget::Null => "null".to_string(),
+        RefTarget::Object(path) => path.clone(),
+        RefTarget::Region { path, selection } => match selection {
+            Selection::All => format!("{path}[all]"),
+            Selection::None => format!("{path}[none]"),
+            Selection::Blocks(b) => format!("{path}[{} blocks]", b.len()),
+            Selection::Points(p) => format!("{path}[{} points]", p.len()),
+        },
     }
 }
 
@@ -170,7 +196,7 @@ pub(crate) fn describe(file: &PtFile, path: &str, with_attrs: bool) -> Result<No
         ObjectKind::Dataset => h5.dataset(path)?.attrs()?,
         _ => vec![],
     };
-    let attrs = attrs::from_hdf5(raw_attrs)?;
+    let attrs = attrs::from_hdf5(h5, raw_attrs)?;
     let find = |n: &str| attrs.iter().find(|a| a.name == n);
     let class_attr = find("CLASS").and_then(|a| a.as_str());
     let title = find("TITLE").and_then(|a| a.as_str());

@@ -1,6 +1,7 @@
-//! Truncated and corrupted copies of real PyTables files (the wheel's test files and files
-//! PyTables writes with zlib, Blosc and Blosc2): every open/list/read returns data or a clean
-//! error that names the file — no panic, no crash.
+//! Truncated and corrupted copies of real PyTables files (the wheel's test files, szip
+//! included, and files PyTables writes with zlib, Blosc and Blosc2) and of h5py files
+//! (vlen compound members, references, standalone Bitshuffle): every open/list/read returns
+//! data or a clean error that names the file — no panic, no crash.
 
 use std::path::Path;
 
@@ -75,12 +76,14 @@ fn sources(dir: &Path) -> Vec<std::path::PathBuf> {
                 "nested-type-with-gaps",
                 "scalar",
                 "array_mdatom",
+                "test_szip",
+                "smpl_unsupptype",
             ]
             .iter()
             .any(|k| n.starts_with(k))
         })
         .collect();
-    assert_eq!(files.len(), 10);
+    assert_eq!(files.len(), 12);
     let out = run_python_script("python/gen_pytables_cases.py", &[&dir.to_string_lossy()]);
     for line in out.lines() {
         if [
@@ -95,6 +98,19 @@ fn sources(dir: &Path) -> Vec<std::path::PathBuf> {
         {
             files.push(line.into());
         }
+    }
+    // What h5py writes and PyTables cannot: vlen members in compounds, object and region
+    // references (heap and reference data to damage), and the standalone Bitshuffle filter.
+    for (flag, name) in [
+        ("--h5py", "h5py_cases.h5"),
+        ("--bitshuffle", "bitshuffle.h5"),
+    ] {
+        let path = dir.join(name);
+        run_python_script(
+            "python/gen_pytables_cases.py",
+            &[flag, &path.to_string_lossy()],
+        );
+        files.push(path);
     }
     files
 }

@@ -4,6 +4,7 @@
 
 mod common;
 
+use sciio_pytables::sciio_hdf5::{Element, RefTarget, Selection};
 use sciio_pytables::{NodeClass, PtAttrValue, PtFile, PtFilters, Rows};
 use sciio_testkit::{run_python_script, tempdir};
 use serde_json::Value;
@@ -223,5 +224,132 @@ fn row_ranges_steps_and_nested_columns_match_pytables() {
                 file.display()
             );
         }
+    }
+}
+
+/// What PyTables cannot write, written by h5py (`gen_pytables_cases.py --h5py`): compounds
+/// with vlen strings, vlen sequences and nested vlen arrays; object and region references in
+/// datasets, compounds and attributes. Every leaf equals h5py's values (references as h5py's
+/// `f[ref].name` and region selection); the attributes' targets equal h5py's.
+#[test]
+fn vlen_compounds_and_references_read_like_h5py() {
+    let dir = tempdir();
+    let file = dir.path().join("h5py_cases.h5");
+    let out = run_python_script(
+        "python/gen_pytables_cases.py",
+        &["--h5py", &file.to_string_lossy()],
+    );
+    let expect: Value = serde_json::from_str(out.trim()).unwrap();
+    let dump_dir = tempdir();
+    let (n, errors) = common::dump(&file, dump_dir.path());
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(n, 7, "leaves read");
+    let manifest = std::fs::read_to_string(dump_dir.path().join("manifest.json")).unwrap();
+    for leaf in [
+        "/vlen_compound",
+        "/vlen_compound_0d",
+        "/refs",
+        "/refs_2d",
+        "/regrefs",
+        "/compound_ref",
+    ] {
+        assert!(
+            manifest.contains(&format!("\"path\": \"{leaf}\", \"kind\": \"elements\"")),
+            "{leaf} not decoded element by element"
+        );
+    }
+    let check = run_python_script(
+        "python/check_pytables_read.py",
+        &[
+            &file.to_string_lossy(),
+            &dump_dir.path().join("manifest.json").to_string_lossy(),
+        ],
+    );
+    let bad: Vec<&str> = check.lines().filter(|l| !l.starts_with("OK")).collect();
+    assert!(bad.is_empty(), "{check}");
+    assert_eq!(check.lines().count(), 7, "{check}");
+
+    let pt = PtFile::open(&file).unwrap();
+    let targets = |node: &str, name: &str| -> Vec<Value> {
+        let attrs = pt.attrs(node).unwrap();
+        let a = attrs.iter().find(|a| a.name == name).unwrap();
+        let PtAttrValue::References(r) = &a.value else {
+            panic!("{node}.{name} is not references: {:?}", a.value)
+        };
+        r.elements
+            .iter()
+            .map(|e| match e {
+                Element::Reference(RefTarget::Object(p)) => Value::from(p.as_str()),
+                Element::Reference(RefTarget::Region { path, selection }) => {
+                    assert_eq!(
+                        *selection,
+                        Selection::Blocks(vec![(vec![2, 1], vec![3, 4])]),
+                        "region of {node}.{name}"
+                    );
+                    Value::from(path.as_str())
+                }
+                other => panic!("{other:?}"),
+            })
+            .collect()
+    };
+    assert_eq!(targets("/", "link"), vec![expect["link"].clone()]);
+    assert_eq!(Value::from(targets("/", "links")), expect["links"].clone());
+    assert_eq!(targets("/data", "region"), vec![expect["region"].clone()]);
+    // A row range of a compound with vlen members.
+    let some = pt
+        .read_elements("/vlen_compound", Rows::range(1, 5, 2))
+        .unwrap();
+    assert_eq!(some.shape, vec![2]);
+    let all = pt.read_elements("/vlen_compound", Rows::all()).unwrap();
+    assert_eq!(
+        some.elements,
+        vec![all.elements[1].clone(), all.elements[3].clone()]
+    );
+}
+
+/// The standalone Bitshuffle filter (32008) as h5py + hdf5plugin write it (PyTables only
+/// writes bitshuffle inside Blosc frames): no compression, LZ4 and zstd, default and explicit
+/// block sizes, element sizes 1–16, tails shorter than 8 elements. Whole reads (sciio's
+/// parallel Rust decoder) and stepped reads (libhdf5's pipeline calling sciio's registered
+/// filter) both equal h5py's.
+#[test]
+fn standalone_bitshuffle_from_hdf5plugin_reads_like_h5py() {
+    let dir = tempdir();
+    let file = dir.path().join("bitshuffle.h5");
+    run_python_script(
+        "python/gen_pytables_cases.py",
+        &["--bitshuffle", &file.to_string_lossy()],
+    );
+    let dump_dir = tempdir();
+    let (n, errors) = common::dump(&file, dump_dir.path());
+    assert!(errors.is_empty(), "{errors:?}");
+    assert_eq!(n, 36, "leaves read");
+    let check = run_python_script(
+        "python/check_pytables_read.py",
+        &[
+            &file.to_string_lossy(),
+            &dump_dir.path().join("manifest.json").to_string_lossy(),
+        ],
+    );
+    let bad: Vec<&str> = check.lines().filter(|l| !l.starts_with("OK")).collect();
+    assert!(bad.is_empty(), "{check}");
+    assert_eq!(check.lines().count(), 36, "{check}");
+
+    let pt = PtFile::open(&file).unwrap();
+    for node in [
+        "/lz4_0/f8",
+        "/zstd_256/rows",
+        "/none_0/u1",
+        "/lz4_256/be_i4",
+    ] {
+        let ours = pt.read_array(node, Rows::range(5, 4000, 3)).unwrap();
+        let theirs = sciio_testkit::run_python(
+            "import sys, h5py, hdf5plugin\n\
+             d = h5py.File(sys.argv[1])[sys.argv[2]]\n\
+             sys.stdout.write(d[5:4000:3].tobytes().hex())",
+            &[&file.to_string_lossy(), node],
+        );
+        let hex: String = ours.bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, theirs.trim(), "{node}[5:4000:3]");
     }
 }

@@ -18,13 +18,8 @@ fn every_pytables_test_file_reads_like_pytables() {
         total += n;
         for e in &errors {
             let name = file.file_name().unwrap().to_string_lossy();
-            // Refusals on purpose: pickled objects are never unpickled. Known gaps, reported as
-            // clean `Unsupported` errors: szip (no libaec in sciio's libhdf5) and compounds with
-            // variable-length members (PyTables itself reads that node as UnImplemented).
-            let known_gap =
-                (name == "test_szip.h5" && e.contains("/dset_szip") && e.contains("szip"))
-                    || (name == "smpl_unsupptype.h5" && e.contains("/CompoundChunked"));
-            if e.contains("[Refused]") || (known_gap && e.contains("[Unsupported]")) {
+            // Refusals on purpose: pickled objects are never unpickled.
+            if e.contains("[Refused]") {
                 report.push_str(&format!("{name}: refused: {e}\n"));
             } else {
                 failures.push(format!("{name}: {e}"));

@@ -43,6 +43,11 @@ impl Hdf5 {
                     "a VLArray's rows have no fixed numpy layout",
                 ))
             }
+            sciio_pytables::LeafData::Elements(_) => {
+                return Err(Error::unsupported(
+                    "variable-length members or references have no fixed numpy layout",
+                ))
+            }
         };
         raw_to_ndarray(raw)
     }
@@ -126,6 +131,9 @@ fn to_node(info: &NodeInfo, parent: &str) -> Node {
                 PtAttrValue::Empty(_) => AttrValue::Other("empty (null dataspace)".to_string()),
                 PtAttrValue::Pickle(_) => {
                     AttrValue::Other("pickled Python object (never unpickled)".to_string())
+                }
+                PtAttrValue::References(r) => {
+                    AttrValue::Other(format!("object references {:?}", r.elements))
                 }
             },
         })

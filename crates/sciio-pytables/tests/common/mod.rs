@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 use std::path::Path;
 
+use sciio_pytables::sciio_hdf5::{Element, H5Type, RefTarget, Selection};
 use sciio_pytables::{LeafData, NodeClass, NodeInfo, PtAttrValue, PtFile, VlRow};
 
 fn json(s: &str) -> String {
@@ -114,6 +115,16 @@ pub fn dump(file: &Path, dir: &Path) -> (usize, Vec<String>) {
                 ));
                 n += 1;
             }
+            Ok(LeafData::Elements(d)) => {
+                let rows: Vec<String> = d.elements.iter().map(|e| element_json(&d.ty, e)).collect();
+                entries.push(format!(
+                    "{{\"path\": {}, \"kind\": \"elements\", \"shape\": {:?}, \"rows\": [{}]}}",
+                    json(path),
+                    d.shape,
+                    rows.join(", ")
+                ));
+                n += 1;
+            }
             Err(e) => errors.push(format!("{path}: {e} [{:?}]", e.kind())),
         }
     }
@@ -123,4 +134,65 @@ pub fn dump(file: &Path, dir: &Path) -> (usize, Vec<String>) {
     )
     .unwrap();
     (n, errors)
+}
+
+fn corners(v: &[Vec<u64>]) -> String {
+    let rows: Vec<String> = v.iter().map(|c| format!("{c:?}")).collect();
+    format!("[{}]", rows.join(", "))
+}
+
+/// A reference target as JSON: `{"ref": path-or-null, "sel": ...}` (selection for regions).
+pub fn ref_json(t: &RefTarget) -> String {
+    match t {
+        RefTarget::Null => "{\"ref\": null}".to_string(),
+        RefTarget::Object(p) => format!("{{\"ref\": {}}}", json(p)),
+        RefTarget::Region { path, selection } => {
+            let sel = match selection {
+                Selection::All => "\"all\"".to_string(),
+                Selection::None => "\"none\"".to_string(),
+                Selection::Blocks(b) => {
+                    let starts: Vec<Vec<u64>> = b.iter().map(|(s, _)| s.clone()).collect();
+                    let ends: Vec<Vec<u64>> = b.iter().map(|(_, e)| e.clone()).collect();
+                    format!("{{\"blocks\": [{}, {}]}}", corners(&starts), corners(&ends))
+                }
+                Selection::Points(p) => format!("{{\"points\": {}}}", corners(p)),
+            };
+            format!("{{\"ref\": {}, \"sel\": {sel}}}", json(path))
+        }
+    }
+}
+
+/// One decoded element as JSON, walking its type alongside (see check_pytables_read.py).
+pub fn element_json(ty: &H5Type, e: &Element) -> String {
+    match (ty, e) {
+        (_, Element::Fixed(b)) => format!(
+            "{{\"descr\": {}, \"hex\": \"{}\"}}",
+            ty.numpy_descr().unwrap(),
+            hex(b)
+        ),
+        (_, Element::String(b)) => format!("{{\"str\": \"{}\"}}", hex(b)),
+        (H5Type::VarLen { base }, Element::Values(b)) => format!(
+            "{{\"seq_descr\": {}, \"hex\": \"{}\"}}",
+            base.numpy_descr().unwrap(),
+            hex(b)
+        ),
+        (H5Type::VarLen { base }, Element::Sequence(items)) => {
+            let v: Vec<String> = items.iter().map(|i| element_json(base, i)).collect();
+            format!("{{\"seq\": [{}]}}", v.join(", "))
+        }
+        (H5Type::Compound { fields, .. }, Element::Compound(members)) => {
+            let v: Vec<String> = fields
+                .iter()
+                .zip(members)
+                .map(|(f, m)| format!("{}: {}", json(&f.name), element_json(&f.ty, m)))
+                .collect();
+            format!("{{\"fields\": {{{}}}}}", v.join(", "))
+        }
+        (H5Type::Array { base, dims }, Element::Array(items)) => {
+            let v: Vec<String> = items.iter().map(|i| element_json(base, i)).collect();
+            format!("{{\"arr\": [{}], \"dims\": {dims:?}}}", v.join(", "))
+        }
+        (_, Element::Reference(t)) => ref_json(t),
+        (ty, e) => panic!("element {e:?} does not fit type {ty:?}"),
+    }
 }
