@@ -155,9 +155,13 @@ pub(crate) fn from_hdf5(file: &File, attrs: Vec<Attribute>) -> Result<Vec<PtAttr
         .into_iter()
         .map(|a| {
             let mut a = convert(a);
-            if let PtAttrValue::Data(d) = &a.value {
+            if let PtAttrValue::Data(d) = &mut a.value {
                 if matches!(d.ty, H5Type::ObjectRef | H5Type::RegionRef) {
                     a.value = PtAttrValue::References(dereference_all(file, d)?);
+                } else {
+                    // PyTables itself refuses H5T_TIME attributes; sciio reads time64 ones as
+                    // its columns read (float seconds), which their `f8` dtype promises.
+                    crate::time::convert_time64(d);
                 }
             }
             Ok(a)

@@ -353,3 +353,42 @@ fn standalone_bitshuffle_from_hdf5plugin_reads_like_h5py() {
         assert_eq!(hex, theirs.trim(), "{node}[5:4000:3]");
     }
 }
+
+/// A time64 attribute (PyTables writes none and refuses to read H5T_TIME attributes) reads as
+/// time64 columns do: the raw timeval bits of PyTables' own time64 EArray (negative times
+/// included), stored as an H5T_TIME attribute, read back as the seconds PyTables reads from
+/// that EArray.
+#[test]
+fn time64_attribute_reads_like_pytables_time64_values() {
+    use sciio_pytables::sciio_hdf5::write::FileBuilder;
+    use sciio_pytables::sciio_hdf5::{AttrValue, File};
+    let dir = tempdir();
+    let files = generate(dir.path());
+    let case = files.iter().find(|f| f.ends_with("case_none.h5")).unwrap();
+    let raw = File::open(case)
+        .unwrap()
+        .dataset("/chunked/earray_time64")
+        .unwrap()
+        .read()
+        .unwrap();
+    let seconds = PtFile::open(case)
+        .unwrap()
+        .read_array("/chunked/earray_time64", Rows::all())
+        .unwrap();
+    let path = dir.path().join("time_attr.h5");
+    let out = FileBuilder::new().create(&path).unwrap();
+    out.root()
+        .unwrap()
+        .set_attr("t64", &AttrValue::Raw(raw))
+        .unwrap();
+    out.close().unwrap();
+    let attrs = PtFile::open(&path).unwrap().attrs("/").unwrap();
+    let PtAttrValue::Data(d) = &attrs.iter().find(|a| a.name == "t64").unwrap().value else {
+        panic!("not data")
+    };
+    assert_eq!(d.bytes, seconds.bytes);
+    assert!(seconds
+        .bytes
+        .chunks(8)
+        .any(|c| f64::from_le_bytes(c.try_into().unwrap()) < -1.0));
+}
