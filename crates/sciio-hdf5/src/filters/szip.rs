@@ -287,29 +287,42 @@ impl<'a> BitReader<'a> {
         BitReader { data, pos: 0 }
     }
 
+    /// The next `n` (at most 57) bits as a number.
     fn read(&mut self, n: u32) -> Result<u64> {
-        let mut v = 0u64;
-        for _ in 0..n {
-            let byte = self
-                .data
-                .get(self.pos / 8)
-                .ok_or_else(|| corrupt("stream cut short"))?;
-            v = (v << 1) | u64::from(byte >> (7 - self.pos % 8) & 1);
-            self.pos += 1;
+        if n == 0 {
+            return Ok(0);
         }
-        Ok(v)
+        let end = self.pos + n as usize;
+        if end > self.data.len() * 8 {
+            return Err(corrupt("stream cut short"));
+        }
+        // Load the (at most 8) bytes covering the bits, big-endian, then cut them out.
+        let first = self.pos / 8;
+        let last = (end - 1) / 8;
+        let mut word = 0u64;
+        for &b in &self.data[first..=last] {
+            word = (word << 8) | u64::from(b);
+        }
+        let spare = (last + 1) * 8 - end;
+        self.pos = end;
+        Ok((word >> spare) & ((1u64 << n) - 1))
     }
 
     /// A fundamental sequence: the number of 0 bits before the next 1.
     fn read_fs(&mut self) -> Result<u64> {
-        let mut zeros = 0u64;
-        while self.read(1)? == 0 {
-            zeros += 1;
-            if zeros > 1 << 32 {
-                return Err(corrupt("endless fundamental sequence"));
+        let start = self.pos;
+        loop {
+            let byte = *self
+                .data
+                .get(self.pos / 8)
+                .ok_or_else(|| corrupt("stream cut short"))?;
+            let rest = byte << (self.pos % 8);
+            if rest != 0 {
+                self.pos += rest.leading_zeros() as usize + 1;
+                return Ok((self.pos - 1 - start) as u64);
             }
+            self.pos += 8 - self.pos % 8;
         }
-        Ok(zeros)
     }
 }
 
