@@ -111,6 +111,14 @@ impl Dataset {
     /// ```
     pub fn read_elements(&self, slices: Option<&[Slice]>) -> Result<ElementData> {
         let ty = self.dtype()?;
+        if has_new_style_reference(&ty) {
+            // Read into memory they become H5R_ref_t handles that own library resources;
+            // no reference tool sciio tests against writes them.
+            return Err(self.locate(Error::unsupported(
+                "HDF5 1.12-style references (H5T_STD_REF): sciio dereferences only object \
+                 and region references (H5T_STD_REF_OBJ, H5T_STD_REF_DSETREG)",
+            )));
+        }
         self.check_filters_available()?;
         let file = self.file().clone();
         locked(|| {
@@ -203,6 +211,16 @@ impl File {
     /// ```
     pub fn dereference(&self, ty: &H5Type, bytes: &[u8]) -> Result<RefTarget> {
         locked(|| Decoder::new(self).dereference(ty, bytes)).map_err(|e| e.with_file(self.path()))
+    }
+}
+
+/// Whether `ty` holds a new-style (`H5R_ref_t`) reference anywhere.
+fn has_new_style_reference(ty: &H5Type) -> bool {
+    match ty {
+        H5Type::Reference { .. } => true,
+        H5Type::Compound { fields, .. } => fields.iter().any(|f| has_new_style_reference(&f.ty)),
+        H5Type::Array { base, .. } | H5Type::VarLen { base } => has_new_style_reference(base),
+        _ => false,
     }
 }
 
