@@ -40,6 +40,8 @@ mod read;
 mod value;
 mod write;
 
+#[doc(hidden)]
+pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties};
 pub use read::{read_mat, MatFile, VarInfo};
 pub use value::{

@@ -394,7 +394,7 @@ pub(crate) fn decode_known(
 }
 
 /// The one element these classes always are (MATLAB stores a `string` array as one object).
-fn single<'a>(elements: &'a [Properties]) -> Result<&'a Properties> {
+fn single(elements: &[Properties]) -> Result<&Properties> {
     match elements {
         [one] => Ok(one),
         _ => Err(Error::format(format!(
@@ -644,6 +644,31 @@ fn flag(value: Option<&MatValue>) -> bool {
             a.as_bytes().iter().any(|&b| b != 0)
         }
         _ => false,
+    }
+}
+
+/// Fuzzing entry (not API): parses `bytes` as `FileWrapper__` metadata and looks up every
+/// class, object and property it announces; also decodes `bytes` as a `string`'s data words.
+/// Must return, never panic, whatever the bytes.
+#[doc(hidden)]
+pub fn fuzz_metadata(bytes: &[u8]) {
+    if let Ok(fw) = FileWrapper::parse(bytes) {
+        for id in 0..fw.classes.len().min(1 << 12) as u32 {
+            let _ = fw.class_name(id);
+        }
+        for id in 0..fw.objects.len().min(1 << 12) as u32 {
+            let _ = fw.class_of(id).and_then(|c| fw.class_name(c));
+            let _ = fw.properties(id);
+        }
+    }
+    let words: Vec<u64> = bytes
+        .chunks_exact(8)
+        .map(|c| u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]]))
+        .collect();
+    let n = words.len();
+    if let Ok(a) = sciio_core::NdArray::from_vec(words, &[1, n]) {
+        let props = vec![("any".to_string(), MatValue::Numeric(a))];
+        let _ = decode_known("string", &[1, 1], &[props]);
     }
 }
 
