@@ -108,6 +108,13 @@ pub fn convert_many(
     if let Some(summary) = repack_whole_hdf5(sources, dst, options, format)? {
         return Ok(summary);
     }
+    // MAT into MAT copies MATLAB values (classes, cells, structs) rather than numpy leaves.
+    #[cfg(feature = "mat")]
+    if format == Format::Mat {
+        if let Some(summary) = crate::mat::copy_values(sources, dst, options, &mut *progress)? {
+            return Ok(summary);
+        }
+    }
     let mut leaves = Vec::new();
     for (index, (src, src_node)) in sources.iter().enumerate() {
         let selected = match src_node {

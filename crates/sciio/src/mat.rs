@@ -14,6 +14,7 @@
 //! (`MatValue::numeric`, the array's shape taken as MATLAB's, at least 2-d like
 //! `hdf5storage.savemat` makes it) and a `U` scalar into a char row.
 
+use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
@@ -213,6 +214,10 @@ fn step<'a>(at: At<'a>, name: &str) -> Option<At<'a>> {
 pub(crate) struct MatOut {
     writer: MatWriter,
     temp: tempfile::TempPath,
+    /// Top-level variables written so far.
+    written: HashSet<String>,
+    /// Values named by a path (`a/b`), gathered into structs at [`MatOut::finish`].
+    nested: Folder,
 }
 
 impl std::fmt::Debug for MatOut {
@@ -239,21 +244,209 @@ impl MatOut {
         let options = mat_options(compress)?;
         let temp = crate::atomic::temp_file_beside(dst)?.into_temp_path();
         let writer = MatWriter::create(&temp, options).map_err(|e| e.with_file(dst))?;
-        Ok(MatOut { writer, temp })
+        Ok(MatOut {
+            writer,
+            temp,
+            written: HashSet::new(),
+            nested: Folder::default(),
+        })
     }
 
-    /// Writes `array` as variable `name`.
+    /// Writes `array` as variable `name`; a path (`a/b`) makes field `b` of struct `a`.
     pub(crate) fn write(&mut self, name: &str, array: &NdArray) -> Result<()> {
         let value = to_mat_value(array).map_err(|e| e.with_node(format!("/{name}")))?;
-        self.writer.write(name, &value)
+        self.write_value(name, value)
     }
 
-    pub(crate) fn finish(self, dst: &Path) -> Result<()> {
+    /// Writes `value` as variable `name`, or keeps it for the struct a path (`a/b/c`) names,
+    /// as hdf5storage stores a path's groups: MATLAB sees struct `a` with a struct field `b`
+    /// holding field `c`.
+    pub(crate) fn write_value(&mut self, name: &str, value: MatValue) -> Result<()> {
+        let name = name.trim_matches('/');
+        let node = || format!("/{name}");
+        let parts: Vec<&str> = name.split('/').collect();
+        if parts.len() == 1 {
+            if self.nested.contains(name) {
+                return Err(both_value_and_struct(name).with_node(node()));
+            }
+            self.written.insert(name.to_string());
+            return self.writer.write(name, &value);
+        }
+        if self.written.contains(parts[0]) {
+            return Err(both_value_and_struct(parts[0]).with_node(node()));
+        }
+        self.nested
+            .insert(&parts, value)
+            .map_err(|e| e.with_node(node()))
+    }
+
+    pub(crate) fn finish(mut self, dst: &Path) -> Result<()> {
+        for (name, entry) in std::mem::take(&mut self.nested).entries {
+            let value = entry.into_value();
+            self.writer
+                .write(&name, &value)
+                .map_err(|e| e.with_node(format!("/{name}")).with_file(dst))?;
+        }
         self.writer.finish().map_err(|e| e.with_file(dst))?;
         set_mode(&self.temp, dst)?;
         self.temp.persist(dst).map_err(|e| {
             Error::io("cannot rename the finished file into place", e.error).with_file(dst)
         })
+    }
+}
+
+fn both_value_and_struct(name: &str) -> Error {
+    Error::invalid_input(format!(
+        "'{name}' would be both a variable and a struct of the arrays under '{name}/'"
+    ))
+}
+
+/// Values gathered under a path prefix, in the order they came: a scalar struct to be.
+#[derive(Debug, Default)]
+struct Folder {
+    entries: Vec<(String, Entry)>,
+}
+
+#[derive(Debug)]
+enum Entry {
+    Value(MatValue),
+    Folder(Folder),
+}
+
+impl Entry {
+    fn into_value(self) -> MatValue {
+        match self {
+            Entry::Value(v) => v,
+            Entry::Folder(f) => MatValue::Struct(StructArray::scalar(
+                f.entries
+                    .into_iter()
+                    .map(|(name, e)| (name, e.into_value()))
+                    .collect(),
+            )),
+        }
+    }
+}
+
+impl Folder {
+    fn contains(&self, name: &str) -> bool {
+        self.entries.iter().any(|(n, _)| n == name)
+    }
+
+    /// Puts `value` at `path` (at least one part), creating folders on the way.
+    fn insert(&mut self, path: &[&str], value: MatValue) -> Result<()> {
+        let Some((first, rest)) = path.split_first() else {
+            return Err(Error::invalid_input("an empty name"));
+        };
+        let at = self.entries.iter().position(|(n, _)| n == first);
+        match (at, rest.is_empty()) {
+            (None, true) => self.entries.push((first.to_string(), Entry::Value(value))),
+            (None, false) => {
+                let mut folder = Folder::default();
+                folder.insert(rest, value)?;
+                self.entries
+                    .push((first.to_string(), Entry::Folder(folder)));
+            }
+            (Some(i), false) => match &mut self.entries[i].1 {
+                Entry::Folder(folder) => folder.insert(rest, value)?,
+                Entry::Value(_) => return Err(both_value_and_struct(first)),
+            },
+            (Some(_), true) => return Err(both_value_and_struct(first)),
+        }
+        Ok(())
+    }
+}
+
+/// `convert` into a MAT file from MAT files only: MATLAB values are copied as they are —
+/// classes, cells, structs, struct arrays, sparse matrices, empties — instead of leaf by leaf
+/// through numpy arrays. A whole file copies every variable; `SRC:NODE` copies the value at
+/// that path (a variable, a struct field, a cell item) under its last name or `DST:NODE`.
+/// `None` when a source is not a MAT file (those go leaf by leaf).
+pub(crate) fn copy_values(
+    sources: &[(&mut crate::File, Option<&str>)],
+    dst: &Path,
+    options: &crate::ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<crate::ConvertSummary>> {
+    if sources
+        .iter()
+        .any(|(src, _)| src.format() != crate::Format::Mat)
+    {
+        return Ok(None);
+    }
+    let mut out = MatOut::create(dst, options.compress.as_ref())?;
+    let mut names = Vec::new();
+    let mut bytes = 0u64;
+    for (src, node) in sources {
+        let file = MatFile::open_with_limits(src.path(), *src.limits())?;
+        for (name, value) in selected_values(&file, *node)? {
+            let name = match options.dst_node.as_deref().map(|d| d.trim_matches('/')) {
+                Some(d) if node.is_some() => d.to_string(),
+                Some(d) => format!("{d}/{name}"),
+                None => name,
+            };
+            if names.contains(&name) {
+                return Err(Error::invalid_input(format!(
+                    "two values would be named '{name}'; rename one with DST:NODE"
+                ))
+                .with_file(dst));
+            }
+            bytes += value_bytes(&value);
+            out.write_value(&name, value)
+                .map_err(|e| e.with_file(dst))?;
+            names.push(name);
+            progress(bytes, bytes);
+        }
+    }
+    out.finish(dst)?;
+    Ok(Some(crate::ConvertSummary {
+        format: crate::Format::Mat,
+        arrays: names,
+        data_bytes: bytes,
+    }))
+}
+
+/// Every variable (`node` = `None`), or the value at `node`, with its name.
+fn selected_values(file: &MatFile, node: Option<&str>) -> Result<Vec<(String, MatValue)>> {
+    let Some(node) = node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) else {
+        return file.read_all();
+    };
+    let mut parts = node.split('/');
+    let var = parts.next().unwrap_or_default();
+    let value = file.read(var)?;
+    let mut at = At::Value(&value);
+    let mut last = var;
+    for part in parts {
+        at = step(at, part).ok_or_else(|| {
+            Error::not_found(format!("no element '{part}' in the variable"))
+                .with_node(format!("/{node}"))
+        })?;
+        last = part;
+    }
+    let picked = match at {
+        At::Value(v) => v.clone(),
+        // One element of a struct array: a scalar struct of its fields.
+        At::Element(s, index) => MatValue::Struct(StructArray::scalar(
+            s.fields
+                .iter()
+                .zip(&s.elements[index])
+                .map(|(f, v)| (f.clone(), v.clone()))
+                .collect(),
+        )),
+    };
+    Ok(vec![(last.to_string(), picked)])
+}
+
+/// Bytes of array data inside a value (for the conversion summary).
+fn value_bytes(value: &MatValue) -> u64 {
+    match value {
+        MatValue::Numeric(a) | MatValue::Logical(a) => a.as_bytes().len() as u64,
+        MatValue::Char(c) => 2 * c.codes.len() as u64,
+        MatValue::Cell(c) => c.items.iter().map(value_bytes).sum(),
+        MatValue::Struct(s) => s.elements.iter().flatten().map(value_bytes).sum(),
+        MatValue::Sparse(s) => {
+            s.data.as_bytes().len() as u64 + 8 * (s.ir.len() + s.jc.len()) as u64
+        }
+        _ => 0,
     }
 }
 

@@ -1,0 +1,155 @@
+//! `sciio convert` into MAT files (the `mat` feature): a MAT file's MATLAB values copied with
+//! their classes (whole file or one value by path), npz members in folders written as nested
+//! structs, and a `.npy` array under a chosen name — checked with hdf5storage, mat73 and h5py.
+#![cfg(feature = "mat")]
+
+mod common;
+use common::{ok, s, sciio};
+
+use sciio_testkit::{run_python, tempdir};
+/// A MAT file with what numpy leaves cannot carry: nested structs, cells of cells, empties,
+/// logical and complex values (written by hdf5storage as MATLAB would see them).
+const MAKE_RICH_MAT: &str = r#"
+import sys, numpy as np, hdf5storage
+cc = np.empty((1, 2), dtype=object)
+inner = np.empty((1, 1), dtype=object)
+inner[0, 0] = np.arange(4.0).reshape(2, 2)
+cc[0, 0] = inner
+cc[0, 1] = np.str_("deep")
+d = {
+    "s": {"a": np.float32([[1.5, 2.5]]), "t": {"u": np.int8([[7]]), "v": np.str_("in")}},
+    "cc": cc,
+    "e": np.zeros((0, 3)),
+    "flag": np.array([[True, False]]),
+    "z": np.array([[1 + 2j, 3j]]),
+}
+hdf5storage.savemat(sys.argv[1], d, format="7.3", store_python_metadata=False,
+                    matlab_compatible=True)
+"#;
+
+/// Every variable of `src` equals the one in `dst` as hdf5storage and mat73 load them, and
+/// carries the same MATLAB_class.
+const SAME_MAT: &str = r#"
+import sys, numpy as np, hdf5storage, mat73, h5py
+src, dst = sys.argv[1], sys.argv[2]
+names = sys.argv[3].split(",")
+def same(a, b, where):
+    if isinstance(a, dict):
+        assert isinstance(b, dict) and sorted(a) == sorted(b), (where, a, b)
+        for k in a:
+            same(a[k], b[k], where + "." + k)
+    elif isinstance(a, (list, tuple)):
+        assert len(a) == len(b), (where, a, b)
+        for i, (x, y) in enumerate(zip(a, b)):
+            same(x, y, f"{where}[{i}]")
+    elif isinstance(a, np.ndarray) and a.dtype == object:
+        assert b.dtype == object and a.shape == b.shape, (where, a, b)
+        for i, (x, y) in enumerate(zip(a.flat, b.flat)):
+            same(x, y, f"{where}{{{i}}}")
+    elif isinstance(a, np.ndarray) and a.dtype.names:
+        assert b.dtype.names == a.dtype.names and a.shape == b.shape, (where, a.dtype, b.dtype)
+        for n in a.dtype.names:
+            same(a[n], b[n], where + "." + n)
+    elif hasattr(a, "toarray"):
+        assert (a != b).nnz == 0, where
+    else:
+        a, b = np.asarray(a), np.asarray(b)
+        assert a.dtype == b.dtype and a.shape == b.shape, (where, a.dtype, b.dtype, a.shape, b.shape)
+        assert np.array_equal(a, b), (where, a, b)
+h_src, h_dst = hdf5storage.loadmat(src), hdf5storage.loadmat(dst)
+m_src, m_dst = mat73.loadmat(src), mat73.loadmat(dst)
+assert sorted(h_dst) == sorted(names) and sorted(m_dst) == sorted(names), (sorted(h_dst), sorted(m_dst))
+for n in names:
+    same(h_src[n], h_dst[n], "hdf5storage:" + n)
+    same(m_src[n], m_dst[n], "mat73:" + n)
+with h5py.File(src, "r") as a, h5py.File(dst, "r") as b:
+    for n in names:
+        assert a[n].attrs["MATLAB_class"] == b[n].attrs["MATLAB_class"], n
+print("ok")
+"#;
+
+#[test]
+fn mat_into_mat_keeps_matlab_values_and_classes() {
+    let dir = tempdir();
+    let src = dir.path().join("rich.mat");
+    run_python(MAKE_RICH_MAT, &[s(&src)]);
+    // Whole file: every variable, values and classes as they were.
+    let out = dir.path().join("copy.mat");
+    ok(&["convert", s(&src), s(&out)]);
+    let checked = run_python(SAME_MAT, &[s(&src), s(&out), "cc,e,flag,s,z"]);
+    assert_eq!(checked.trim(), "ok");
+
+    // One value by its path: a nested struct and a cell, renamed with DST:NODE.
+    let one = dir.path().join("one.mat");
+    ok(&["convert", &format!("{}:s/t", s(&src)), s(&one)]);
+    let cells = dir.path().join("cells.mat");
+    ok(&[
+        "convert",
+        &format!("{}:cc", s(&src)),
+        &format!("{}:cells", s(&cells)),
+    ]);
+    let check = r#"
+import sys, numpy as np, mat73
+d, c = mat73.loadmat(sys.argv[1]), mat73.loadmat(sys.argv[2])
+assert sorted(d) == ["t"] and sorted(c) == ["cells"], (sorted(d), sorted(c))
+assert d["t"]["u"] == 7 and d["t"]["v"] == "in", d["t"]
+cells = c["cells"]
+assert np.array_equal(cells[0][0], np.arange(4.0).reshape(2, 2)) and cells[1] == "deep", cells
+print("ok")
+"#;
+    assert_eq!(run_python(check, &[s(&one), s(&cells)]).trim(), "ok");
+}
+
+#[test]
+fn npz_folders_become_structs_and_npy_takes_a_name() {
+    let dir = tempdir();
+    let npz = dir.path().join("tree.npz");
+    let npy = dir.path().join("w.npy");
+    run_python(
+        r#"
+import sys, numpy as np
+np.savez(sys.argv[1], **{"top": np.arange(3.0), "a/b": np.int32([[1, 2]]),
+                        "a/c/d": np.str_("leaf"), "a/c/e": np.eye(2)})
+np.save(sys.argv[2], np.arange(6.0).reshape(2, 3))
+"#,
+        &[s(&npz), s(&npy)],
+    );
+    let out = dir.path().join("tree.mat");
+    ok(&["convert", s(&npz), s(&out)]);
+    let named = dir.path().join("named.mat");
+    ok(&["convert", s(&npy), &format!("{}:grp/w", s(&named))]);
+    let check = r#"
+import sys, numpy as np, hdf5storage, mat73, h5py
+out, named = sys.argv[1], sys.argv[2]
+m = mat73.loadmat(out)
+assert sorted(m) == ["a", "top"], sorted(m)
+assert np.array_equal(m["a"]["b"], [1, 2]) and m["a"]["c"]["d"] == "leaf", m["a"]
+assert np.array_equal(m["a"]["c"]["e"], np.eye(2)), m["a"]["c"]
+h = hdf5storage.loadmat(out)
+a = h["a"]
+assert a.dtype.names == ("b", "c"), a.dtype
+assert np.array_equal(a["b"][0], np.int32([[1, 2]])) and a["b"].dtype == np.int32, a
+assert str(np.squeeze(a["c"][0]["d"])) == "leaf" and np.array_equal(a["c"][0]["e"][0], np.eye(2)), a
+assert np.array_equal(h["top"], [np.arange(3.0)])
+with h5py.File(out, "r") as f:
+    assert f["a"].attrs["MATLAB_class"] == b"struct" and f["a/c"].attrs["MATLAB_class"] == b"struct"
+g = hdf5storage.loadmat(named)["grp"]
+assert g.dtype.names == ("w",) and np.array_equal(g["w"][0], np.arange(6.0).reshape(2, 3)), g
+print("ok")
+"#;
+    assert_eq!(run_python(check, &[s(&out), s(&named)]).trim(), "ok");
+
+    // A name that is both an array and a folder is refused in one line, nothing written.
+    let clash = dir.path().join("clash.npz");
+    run_python(
+        "import sys, numpy as np; np.savez(sys.argv[1], **{'a': np.zeros(2), 'a/b': np.ones(2)})",
+        &[s(&clash)],
+    );
+    let bad = dir.path().join("clash.mat");
+    let res = sciio(&["convert", s(&clash), s(&bad)]);
+    assert_eq!(res.status.code(), Some(1));
+    let err = String::from_utf8(res.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("both a variable and a struct"), "{err}");
+    assert!(!bad.exists());
+}

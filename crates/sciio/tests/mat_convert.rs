@@ -1,0 +1,109 @@
+//! `sciio::convert` from MAT into MAT copies MATLAB values, not numpy leaves: struct arrays,
+//! sparse matrices and nested cells come out equal (read back with sciio-mat and checked with
+//! mat73), and a value MAT files cannot be written with (a MATLAB object) is refused by name.
+#![cfg(feature = "mat")]
+
+use sciio::convert::{convert, ConvertOptions};
+use sciio_core::NdArray;
+use sciio_mat::{CellArray, MatFile, MatValue, SparseMatrix, StructArray, WriteOptions};
+use sciio_testkit::{run_python, tempdir};
+
+fn values() -> Vec<(String, MatValue)> {
+    let sa = StructArray {
+        shape: vec![1, 2],
+        fields: vec!["k".into(), "c".into()],
+        elements: vec![
+            vec![
+                MatValue::from(1.0),
+                MatValue::Cell(CellArray::row(vec![MatValue::from("x")])),
+            ],
+            vec![MatValue::from("two"), MatValue::from(vec![1.0, 2.0])],
+        ],
+    };
+    let sp = SparseMatrix {
+        nrows: 3,
+        ncols: 2,
+        ir: vec![2, 0],
+        jc: vec![0, 1, 2],
+        data: NdArray::from_vec(vec![4.0f64, 5.0], &[2]).unwrap(),
+    };
+    let nested = CellArray::row(vec![
+        MatValue::Cell(CellArray::row(vec![MatValue::from(true)])),
+        MatValue::Struct(StructArray::scalar(vec![("q".into(), MatValue::from(2.5))])),
+    ]);
+    vec![
+        ("sa".to_string(), MatValue::Struct(sa)),
+        ("sp".to_string(), MatValue::Sparse(sp)),
+        ("nested".to_string(), MatValue::Cell(nested)),
+        ("big".to_string(), MatValue::from(vec![0.5; 10_000])),
+    ]
+}
+
+#[test]
+fn mat_to_mat_copies_struct_arrays_sparse_and_nested_cells() {
+    let dir = tempdir();
+    let src = dir.path().join("src.mat");
+    sciio_mat::write_mat(&src, &values(), &WriteOptions::default()).unwrap();
+    let dst = dir.path().join("dst.mat");
+    let mut file = sciio::File::open(&src).unwrap();
+    let summary = convert(
+        &mut file,
+        None,
+        &dst,
+        &ConvertOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    assert_eq!(summary.arrays, vec!["big", "nested", "sa", "sp"]);
+    let back = MatFile::open(&dst).unwrap();
+    for (name, value) in values() {
+        assert_eq!(back.read(&name).unwrap(), value, "{name}");
+    }
+    let out = run_python(
+        "import sys, mat73; d = mat73.loadmat(sys.argv[1]); \
+         print(float(d['sa']['k'][0]), d['sa']['k'][1], d['nested'][1]['q'], d['sp'].toarray().tolist())",
+        &[dst.to_str().unwrap()],
+    );
+    assert_eq!(
+        out.trim(),
+        "1.0 two 2.5 [[0.0, 5.0], [0.0, 0.0], [4.0, 0.0]]"
+    );
+
+    // One struct array element, by path, becomes a scalar struct under DST:NODE.
+    let one = dir.path().join("one.mat");
+    let options = ConvertOptions {
+        dst_node: Some("first".into()),
+        ..ConvertOptions::default()
+    };
+    convert(&mut file, Some("/sa/1"), &one, &options, &mut |_, _| {}).unwrap();
+    let got = MatFile::open(&one).unwrap().read("first").unwrap();
+    assert_eq!(
+        got,
+        MatValue::Struct(StructArray::scalar(vec![
+            ("k".into(), MatValue::from("two")),
+            ("c".into(), MatValue::from(vec![1.0, 2.0])),
+        ]))
+    );
+}
+
+#[test]
+fn mat_objects_cannot_be_copied_and_nothing_is_written() {
+    let dir = tempdir();
+    sciio_testkit::run_python_script(
+        "python/mat_mcos_fixtures.py",
+        &[dir.path().to_str().unwrap()],
+    );
+    let src = dir.path().join("objects.mat");
+    let dst = dir.path().join("copy.mat");
+    let mut file = sciio::File::open(&src).unwrap();
+    let err = convert(
+        &mut file,
+        None,
+        &dst,
+        &ConvertOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("MATLAB objects"), "{err}");
+    assert!(!dst.exists());
+}
