@@ -206,7 +206,14 @@ def write_h5py_file(path):
         f.attrs["link"] = data.ref
         f.attrs.create("links", np.array([g.ref, data.ref], dtype=h5py.ref_dtype))
         data.attrs["region"] = data.regionref[2:4, 1:5]
+        meta_dt = np.dtype([("k", "<i4"), ("name", s_utf8), ("seq", h5py.vlen_dtype(np.dtype("<i2")))])
+        meta = np.array([(1, "α", np.array([1, -2], "<i2")), (-7, "beta", np.array([], "<i2"))],
+                        dtype=meta_dt)
+        data.attrs["meta"] = meta
+        back = data.attrs["meta"]
         expect = {
+            "meta": [[int(r["k"]), r["name"].decode() if isinstance(r["name"], bytes) else r["name"],
+                      [int(x) for x in r["seq"]]] for r in back],
             "link": f[f.attrs["link"]].name,
             "links": [f[r].name for r in f.attrs["links"]],
             "region": f[data.attrs["region"]].name,

@@ -12,6 +12,7 @@
 use std::ffi::{c_char, CStr};
 
 use hdf5_sys::h5::hsize_t;
+use hdf5_sys::h5a::{H5Aget_type, H5Aread};
 use hdf5_sys::h5d::{H5Dget_type, H5Dread};
 use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5p::H5P_DEFAULT;
@@ -167,7 +168,7 @@ impl Dataset {
                 },
                 || "cannot read the data".into(),
             )?;
-            let mut decoder = Decoder::new(&file);
+            let mut decoder = Decoder::new(file.hid(), file.limits());
             let elements: Result<Vec<Element>> = buf
                 .chunks_exact(size.max(1))
                 .take(n)
@@ -210,7 +211,8 @@ impl File {
     /// # Ok::<(), sciio_core::Error>(())
     /// ```
     pub fn dereference(&self, ty: &H5Type, bytes: &[u8]) -> Result<RefTarget> {
-        locked(|| Decoder::new(self).dereference(ty, bytes)).map_err(|e| e.with_file(self.path()))
+        locked(|| Decoder::new(self.hid(), self.limits()).dereference(ty, bytes))
+            .map_err(|e| e.with_file(self.path()))
     }
 }
 
@@ -227,18 +229,84 @@ fn has_new_style_reference(ty: &H5Type) -> bool {
 /// Longest object path accepted from `H5Rget_name`.
 const MAX_PATH: usize = 1 << 16;
 
+/// Reads an attribute whose type holds vlen members inside compounds or arrays, or
+/// references (caller holds the libhdf5 lock): `n` elements of `ty`, shaped `shape`.
+pub(crate) fn read_attribute(
+    attr: hid_t,
+    ty: &H5Type,
+    shape: Vec<usize>,
+    limits: Limits,
+) -> Result<ElementData> {
+    if has_new_style_reference(ty) {
+        return Err(Error::unsupported(
+            "HDF5 1.12-style references (H5T_STD_REF) in an attribute",
+        ));
+    }
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "attribute size overflows"))?;
+    // SAFETY: valid attribute id; the returned type is marked as in memory.
+    let mtype = Hid::new(unsafe { H5Aget_type(attr) }, || {
+        "cannot read the attribute's type".into()
+    })?;
+    let size = ty.size();
+    // SAFETY: valid type id.
+    if unsafe { H5Tget_size(mtype.id()) } != size {
+        return Err(Error::unsupported(
+            "attribute memory layout differs from sciio's",
+        ));
+    }
+    let bytes = n
+        .checked_mul(size)
+        .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "attribute size overflows"))?;
+    limits.check_alloc(bytes as u64, "attribute")?;
+    let mut buf = vec![0u8; bytes];
+    if bytes == 0 {
+        return Ok(ElementData {
+            ty: ty.clone(),
+            shape,
+            elements: Vec::new(),
+        });
+    }
+    // SAFETY: `buf` holds `n` elements of the memory type's size.
+    check(
+        unsafe { H5Aread(attr, mtype.id(), buf.as_mut_ptr().cast()) },
+        || "cannot read the attribute".into(),
+    )?;
+    let mut decoder = Decoder::new(attr, limits);
+    let elements: Result<Vec<Element>> = buf
+        .chunks_exact(size.max(1))
+        .take(n)
+        // SAFETY: libhdf5 filled the buffer with elements of the memory type `ty` describes;
+        // heap pointers stay valid until H5Treclaim below.
+        .map(|elem| unsafe { decoder.decode(ty, elem) })
+        .collect();
+    if ty.has_vlen() {
+        let space = simple_space(&shape)?;
+        // SAFETY: frees what libhdf5 allocated for exactly this buffer/type/space.
+        unsafe { H5Treclaim(mtype.id(), space.id(), H5P_DEFAULT, buf.as_mut_ptr().cast()) };
+    }
+    Ok(ElementData {
+        ty: ty.clone(),
+        shape,
+        elements: elements?,
+    })
+}
+
 /// Walks elements in libhdf5's memory layout, counting what it copies against the limits.
-struct Decoder<'a> {
-    file: &'a File,
+struct Decoder {
+    /// Any object of the file (references are resolved against it).
+    loc: hid_t,
     limits: Limits,
     copied: u64,
 }
 
-impl<'a> Decoder<'a> {
-    fn new(file: &'a File) -> Self {
+impl Decoder {
+    fn new(loc: hid_t, limits: Limits) -> Self {
         Decoder {
-            file,
-            limits: file.limits(),
+            loc,
+            limits,
             copied: 0,
         }
     }
@@ -360,7 +428,7 @@ impl<'a> Decoder<'a> {
         // libhdf5 reads `size` bytes at the pointer: copy them into a buffer of that size.
         let mut r = [0u8; 12];
         r[..size].copy_from_slice(raw);
-        let loc = self.file.hid();
+        let loc = self.loc;
         let path = reference_name(loc, kind, &r)?;
         if kind == H5R_type_t::H5R_OBJECT1 {
             return Ok(RefTarget::Object(path));

@@ -973,6 +973,9 @@ pub enum AttrValue {
     Vlen(VlenData),
     /// An attribute with a null dataspace (PyTables writes these for `None`-like empties).
     Empty(H5Type),
+    /// Compounds or arrays with variable-length members, decoded element by element (read
+    /// only: writing them is refused).
+    Elements(crate::ElementData),
 }
 
 /// An attribute of a group or dataset.
@@ -1054,7 +1057,19 @@ fn read_attr(obj: hid_t, name: &str, limits: &Limits) -> Result<Option<Attribute
             .iter()
             .try_fold(1usize, |a, &d| a.checked_mul(d))
             .unwrap_or(usize::MAX);
-        let value = if ty.has_vlen() {
+        let plain_vlen = match &ty {
+            H5Type::VarString { .. } => true,
+            H5Type::VarLen { base } => !base.has_vlen(),
+            _ => false,
+        };
+        let value = if ty.has_vlen() && !plain_vlen {
+            AttrValue::Elements(crate::elements::read_attribute(
+                attr.id(),
+                &ty,
+                shape,
+                *limits,
+            )?)
+        } else if ty.has_vlen() {
             let mtype = vlen_mem_type(&ty, attr.id(), false)?;
             let items = read_vlen_items(
                 n,

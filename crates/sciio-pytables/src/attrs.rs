@@ -15,8 +15,9 @@ pub enum PtAttrValue {
     Empty(H5Type),
     /// A string PyTables would `pickle.loads()`: the pickle bytes, never executed.
     Pickle(Vec<u8>),
-    /// Object or region references, dereferenced ([`Element::Reference`] per element).
-    References(ElementData),
+    /// Values decoded element by element: object or region references, dereferenced
+    /// ([`Element::Reference`]), or compounds/arrays with variable-length members.
+    Elements(ElementData),
 }
 
 /// One attribute of a PyTables node.
@@ -157,7 +158,7 @@ pub(crate) fn from_hdf5(file: &File, attrs: Vec<Attribute>) -> Result<Vec<PtAttr
             let mut a = convert(a);
             if let PtAttrValue::Data(d) = &mut a.value {
                 if matches!(d.ty, H5Type::ObjectRef | H5Type::RegionRef) {
-                    a.value = PtAttrValue::References(dereference_all(file, d)?);
+                    a.value = PtAttrValue::Elements(dereference_all(file, d)?);
                 } else {
                     // PyTables itself refuses H5T_TIME attributes; sciio reads time64 ones as
                     // its columns read (float seconds), which their `f8` dtype promises.
@@ -196,6 +197,7 @@ pub(crate) fn convert(a: Attribute) -> PtAttr {
         AttrValue::Raw(d) => PtAttrValue::Data(d),
         AttrValue::Vlen(v) => PtAttrValue::Vlen(v),
         AttrValue::Empty(t) => PtAttrValue::Empty(t),
+        AttrValue::Elements(e) => PtAttrValue::Elements(e),
     };
     PtAttr {
         name: a.name,

@@ -158,8 +158,8 @@ fn attr_text(a: &PtAttr) -> String {
         }
         crate::PtAttrValue::Vlen(v) => format!("<vlen {:?}>", v.shape),
         crate::PtAttrValue::Empty(_) => "<empty>".to_string(),
-        crate::PtAttrValue::References(r) => {
-            let targets: Vec<String> = r
+        crate::PtAttrValue::Elements(r) => {
+            let items: Vec<String> = r
                 .elements
                 .iter()
                 .map(|e| match e {
@@ -167,7 +167,7 @@ fn attr_text(a: &PtAttr) -> String {
                     other => format!("{other:?}"),
                 })
                 .collect();
-            format!("<references {:?}: {}>", r.shape, targets.join(", "))
+            format!("<elements {:?}: {}>", r.shape, items.join(", "))
         }
     }
 }

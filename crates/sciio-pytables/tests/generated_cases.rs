@@ -273,7 +273,7 @@ fn vlen_compounds_and_references_read_like_h5py() {
     let targets = |node: &str, name: &str| -> Vec<Value> {
         let attrs = pt.attrs(node).unwrap();
         let a = attrs.iter().find(|a| a.name == name).unwrap();
-        let PtAttrValue::References(r) = &a.value else {
+        let PtAttrValue::Elements(r) = &a.value else {
             panic!("{node}.{name} is not references: {:?}", a.value)
         };
         r.elements
@@ -295,6 +295,36 @@ fn vlen_compounds_and_references_read_like_h5py() {
     assert_eq!(targets("/", "link"), vec![expect["link"].clone()]);
     assert_eq!(Value::from(targets("/", "links")), expect["links"].clone());
     assert_eq!(targets("/data", "region"), vec![expect["region"].clone()]);
+    // A compound attribute with vlen string and vlen sequence members.
+    let attrs = pt.attrs("/data").unwrap();
+    let meta = attrs.iter().find(|a| a.name == "meta").unwrap();
+    let PtAttrValue::Elements(meta) = &meta.value else {
+        panic!("meta: {:?}", meta.value)
+    };
+    let rows: Vec<Value> = meta
+        .elements
+        .iter()
+        .map(|e| {
+            let Element::Compound(m) = e else {
+                panic!("{e:?}")
+            };
+            let (Element::Fixed(k), Element::String(name), Element::Values(seq)) =
+                (&m[0], &m[1], &m[2])
+            else {
+                panic!("{m:?}")
+            };
+            let seq: Vec<i16> = seq
+                .chunks(2)
+                .map(|c| i16::from_le_bytes([c[0], c[1]]))
+                .collect();
+            serde_json::json!([
+                i32::from_le_bytes(k[..4].try_into().unwrap()),
+                String::from_utf8(name.clone()).unwrap(),
+                seq
+            ])
+        })
+        .collect();
+    assert_eq!(Value::from(rows), expect["meta"]);
     // A row range of a compound with vlen members.
     let some = pt
         .read_elements("/vlen_compound", Rows::range(1, 5, 2))

@@ -132,8 +132,8 @@ fn to_node(info: &NodeInfo, parent: &str) -> Node {
                 PtAttrValue::Pickle(_) => {
                     AttrValue::Other("pickled Python object (never unpickled)".to_string())
                 }
-                PtAttrValue::References(r) => {
-                    AttrValue::Other(format!("object references {:?}", r.elements))
+                PtAttrValue::Elements(r) => {
+                    AttrValue::Other(format!("decoded elements {:?}", r.elements))
                 }
             },
         })

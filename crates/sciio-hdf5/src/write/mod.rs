@@ -1234,8 +1234,16 @@ fn check_attr_value(name: &str, value: &AttrValue) -> Result<()> {
             }
         }
         AttrValue::Empty(_) => {}
+        AttrValue::Elements(_) => return Err(elements_not_writable(name)),
     }
     Ok(())
+}
+
+/// Decoded elements (vlen members inside compounds, references) are read-only.
+fn elements_not_writable(name: &str) -> Error {
+    Error::unsupported(format!(
+        "attribute {name:?}: decoded elements (vlen compound members, references) cannot be written"
+    ))
 }
 
 /// Writes one attribute (replacing an existing one). Runs libhdf5 under the lock.
@@ -1265,6 +1273,7 @@ fn write_attr(obj: hdf5_sys::h5i::hid_t, name: &str, value: &AttrValue) -> Resul
                         "cannot create a null dataspace".into()
                     })?,
                 ),
+                AttrValue::Elements(_) => return Err(elements_not_writable(name)),
             };
             let t = types::to_hid(ty)?;
             let attr = Hid::new(
@@ -1306,6 +1315,7 @@ fn write_attr(obj: hdf5_sys::h5i::hid_t, name: &str, value: &AttrValue) -> Resul
                     })?;
                 }
                 AttrValue::Empty(_) => {}
+                AttrValue::Elements(_) => return Err(elements_not_writable(name)),
             }
             Ok(())
         }

@@ -138,6 +138,7 @@ fn add_attr(inner: &Inner, obj: hid_t, name: &str, value: &AttrValue) -> Result<
                 "attributes with a null dataspace are written with set_attr",
             ))
         }
+        AttrValue::Elements(_) => return Err(super::elements_not_writable(name)),
     };
     let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
     locked(|| -> Result<()> {
@@ -162,7 +163,7 @@ fn add_attr(inner: &Inner, obj: hid_t, name: &str, value: &AttrValue) -> Result<
                         format!("cannot write attribute {name:?}")
                     })?
                 }
-                AttrValue::Empty(_) => 0,
+                AttrValue::Empty(_) | AttrValue::Elements(_) => 0,
             };
         }
         Ok(())

@@ -69,8 +69,9 @@ fn user_attrs(node: &NodeInfo) -> impl Iterator<Item = (&str, AttrValue)> {
             PtAttrValue::Empty(t) => AttrValue::Empty(t.clone()),
             // Pickles are copied as what they are not: skipped (sciio never unpickles).
             PtAttrValue::Pickle(_) => return None,
-            // References hold addresses in the source file: meaningless in the copy.
-            PtAttrValue::References(_) => return None,
+            // Decoded elements cannot be written back (and references hold addresses in the
+            // source file: meaningless in the copy).
+            PtAttrValue::Elements(_) => return None,
         };
         Some((a.name.as_str(), v))
     })
