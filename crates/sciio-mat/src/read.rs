@@ -60,6 +60,9 @@ pub struct MatFile {
     h5: File,
     header: Option<String>,
     refs: std::sync::Mutex<Option<HashMap<u64, String>>>,
+    /// Kinds of the objects indexed for references: reading a referenced value then opens
+    /// it directly, without asking libhdf5 what it is first.
+    kinds: std::sync::Mutex<HashMap<String, ObjectKind>>,
     /// MATLAB's object subsystem, loaded at the first object read.
     subsystem: std::sync::Mutex<Option<std::sync::Arc<objects::Subsystem>>>,
 }
@@ -91,6 +94,7 @@ impl MatFile {
             h5,
             header,
             refs: std::sync::Mutex::new(None),
+            kinds: std::sync::Mutex::new(HashMap::new()),
             subsystem: std::sync::Mutex::new(None),
         })
     }
@@ -225,8 +229,16 @@ impl MatFile {
     }
 
     fn node(&self, path: &str) -> Result<Node> {
-        let info = self.h5.object_info(path)?;
-        match info.kind {
+        let known = self
+            .kinds
+            .lock()
+            .ok()
+            .and_then(|kinds| kinds.get(path).copied());
+        let kind = match known {
+            Some(kind) => kind,
+            None => self.h5.object_info(path)?.kind,
+        };
+        match kind {
             ObjectKind::Group => Ok(Node::Group(self.h5.group(path)?)),
             ObjectKind::Dataset => Ok(Node::Dataset(self.h5.dataset(path)?)),
             other => Err(self.locate(
@@ -306,6 +318,9 @@ impl MatFile {
             let info = self.h5.object_info(&path)?;
             let addr = token_address(&info.id.1);
             index.entry(addr).or_insert_with(|| path.clone());
+            if let Ok(mut kinds) = self.kinds.lock() {
+                kinds.insert(path.clone(), info.kind);
+            }
             if info.kind == ObjectKind::Group && seen.insert(addr) {
                 let g = self.h5.group(&path)?;
                 self.index_group(&g, index, seen, depth + 1)?;
