@@ -5,10 +5,11 @@
 //! the scalar dataspace and the contiguous dataset-creation properties are built once per file
 //! ([`Cache`]) instead of once per object.
 //!
-//! ```no_run
+//! ```
 //! use sciio_hdf5::write::{DatasetSpec, FileBuilder};
 //! use sciio_hdf5::{AttrValue, ByteOrder, H5Type, RawData};
-//! let file = FileBuilder::new().create("refs.h5")?;
+//! let path = std::env::temp_dir().join(format!("sciio-objects-doc-{}.h5", std::process::id()));
+//! let file = FileBuilder::new().create(&path)?;
 //! let root = file.root()?;
 //! let f8 = H5Type::Float { size: 8, precision: 64, order: ByteOrder::Little };
 //! let x = root.write_dataset("x", &DatasetSpec::contiguous(f8, vec![2]), &[0u8; 16])?;
@@ -17,7 +18,10 @@
 //! let refs = DatasetSpec::contiguous(H5Type::ObjectRef, vec![1]);
 //! root.write_dataset("to_x", &refs, &r.to_le_bytes())?;
 //! assert!(root.contains("to_x")? && !root.contains("y")?);
+//! root.unlink("to_x")?;
+//! assert!(!root.contains("to_x")?);
 //! file.close()?;
+//! # std::fs::remove_file(&path).ok();
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
 
