@@ -21,6 +21,7 @@ mod elements;
 mod file;
 pub mod filters;
 mod handle;
+mod small;
 mod types;
 pub mod write;
 

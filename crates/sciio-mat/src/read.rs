@@ -669,7 +669,7 @@ fn read_data(d: &Dataset) -> Result<RawData> {
         .try_fold(1u64, |a, &n| a.checked_mul(n))
         .unwrap_or(u64::MAX);
     if elems <= 1 << 16 {
-        return d.read();
+        return d.read_direct();
     }
     let (layout, _, filters) = d.storage()?;
     if layout == Layout::Chunked && !filters.is_empty() {
