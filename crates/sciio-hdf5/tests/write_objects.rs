@@ -139,4 +139,11 @@ print("ok")
 "#;
     let out = run_python(check, &[path.to_str().unwrap()]);
     assert_eq!(out.trim(), "ok");
+
+    // read_direct (no filter check, one read) gives what read gives, compressed or not.
+    let file = sciio_hdf5::File::open(&path).unwrap();
+    for name in ["/cell", "/big", "/#refs#/e3"] {
+        let d = file.dataset(name).unwrap();
+        assert_eq!(d.read_direct().unwrap(), d.read().unwrap(), "{name}");
+    }
 }
