@@ -146,4 +146,10 @@ print("ok")
         let d = file.dataset(name).unwrap();
         assert_eq!(d.read_direct().unwrap(), d.read().unwrap(), "{name}");
     }
+    // attrs_named reads only the attributes asked for that exist.
+    let e3 = file.dataset("/#refs#/e3").unwrap();
+    let named = e3.attrs_named(&["MATLAB_class", "absent"]).unwrap();
+    assert_eq!(named, e3.attrs().unwrap());
+    assert_eq!(named.len(), 1);
+    assert!(e3.attrs_named(&["absent"]).unwrap().is_empty());
 }

@@ -342,11 +342,20 @@ enum Node {
     Dataset(Dataset),
 }
 
+/// The attributes the reader looks at; a dataset's others (`H5PATH`, `Python.*`) are not read.
+const MATLAB_ATTRS: [&str; 5] = [
+    "MATLAB_class",
+    "MATLAB_empty",
+    "MATLAB_fields",
+    "MATLAB_object_decode",
+    "MATLAB_sparse",
+];
+
 impl Node {
     fn attrs(&self) -> Result<Vec<Attribute>> {
         match self {
             Node::Group(g) => g.attrs(),
-            Node::Dataset(d) => d.attrs(),
+            Node::Dataset(d) => d.attrs_named(&MATLAB_ATTRS),
         }
     }
 }
