@@ -5,8 +5,10 @@ usage: mat_mcos_fixtures.py OUTDIR
 writes OUTDIR/objects.mat (string, datetime, duration, categorical, user classes, nested
 objects, objects inside structs and cells, a function handle), OUTDIR/expected.json
 {variable: canonical value read by mat-io}, OUTDIR/corrupt_*.mat (broken object metadata,
-each with one good `ok` double beside) and OUTDIR/trunc_*.mat (the FileWrapper__ metadata blob
-cut at every 4th length).
+each with one good `ok` double beside), OUTDIR/trunc_*.mat (the FileWrapper__ metadata blob
+cut at every 4th length), and OUTDIR/matio_written.mat with OUTDIR/expected_matio.json: objects
+(string, datetime, categorical, a table) written by mat-io's own v7.3 writer, and what mat-io
+reads back from them.
 
 The files are written with h5py in the layout MATLAB itself writes (R2023b, FileWrapper__
 version 4), compared field by field with MATLAB-written files in the mat-io repository
@@ -504,6 +506,29 @@ def corrupt(out):
         simple_objects(os.path.join(out, f"trunc_{cut:04}.mat"), blob_edit=lambda b, c=cut: b[:c])
 
 
+def matio_written(out):
+    """Objects written by mat-io's writer (the other Python implementation of the layout)."""
+    import matio
+    import pandas as pd
+    values = {
+        "s": np.array([["p", "qq"], ["", "rst"]], dtype=np.dtypes.StringDType()),
+        "dt": np.array([["2024-01-02T03:04:05.006", "NaT"]], dtype="datetime64[ms]"),
+        "cat": pd.Categorical(["a", "b", "a"], categories=["b", "a", "z"]),
+        "t": pd.DataFrame({"x": [1.5, 2.5, 3.5], "n": np.array([1, 2, 3], dtype=np.int32)}),
+    }
+    path = os.path.join(out, "matio_written.mat")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        matio.save_to_mat(path, values, version="v7.3")
+        back = matio.load_from_mat(path)
+    want = {k: canon(v) for k, v in back.items() if k in ("s", "dt", "cat")}
+    t = back["t"]
+    want["t"] = {"class": "table", "shape": list(t.shape), "names": [str(c) for c in t.columns],
+                 "columns": {str(c): [float(x) for x in t[c]] for c in t.columns}}
+    with open(os.path.join(out, "expected_matio.json"), "w") as fh:
+        json.dump(want, fh, indent=1)
+
+
 def main():
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
@@ -512,6 +537,7 @@ def main():
     with open(os.path.join(out, "expected.json"), "w") as fh:
         json.dump(expected(path), fh, indent=1)
     corrupt(out)
+    matio_written(out)
 
 
 if __name__ == "__main__":

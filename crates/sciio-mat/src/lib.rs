@@ -3,7 +3,7 @@
 //! - [`MatValue`]: MATLAB's values — numeric arrays of every class (real or complex), logical,
 //!   char, cell arrays, structs and struct arrays, sparse matrices, empties of any class and
 //!   shape, and (read only) function handles and MATLAB objects: [`MatObject`] decodes
-//!   `string`, `datetime`, `duration` and `categorical` and keeps other classes' properties
+//!   `string`, `datetime`, `duration`, `categorical` and `table` and keeps other classes' properties
 //!   by name; whatever cannot be decoded stays [`Opaque`] with its class name and the reason.
 //!   Arrays keep MATLAB's dimensions and column-major order; [`MatValue::to_numpy`] gives the
 //!   row-major array `hdf5storage.loadmat` returns.
@@ -42,7 +42,7 @@ mod write;
 
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
-pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties};
+pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
 pub use read::{read_mat, MatFile, VarInfo};
 pub use value::{
     at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,

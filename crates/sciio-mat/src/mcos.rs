@@ -22,7 +22,7 @@
 
 use sciio_core::{Error, Result};
 
-use crate::object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties};
+use crate::object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
 use crate::value::{MatValue, StructArray};
 
 /// The first word of every object reference.
@@ -383,6 +383,7 @@ pub(crate) fn decode_known(
         "datetime" => decode_datetime(elements),
         "duration" => decode_duration(elements),
         "categorical" => decode_categorical(elements),
+        "table" => decode_table(elements),
         _ => return None,
     };
     Some(decoded.map_err(|e| {
@@ -552,6 +553,74 @@ fn decode_categorical(elements: &[Properties]) -> Result<MatObject> {
             protected: flag(prop(props, "isProtected")),
         }),
     })
+}
+
+/// `table`: `data` (a cell with one column value per variable), `varnames`, `rownames`
+/// (cells of char), `nrows` and `nvars` (doubles); `props` (descriptions, units...) is not
+/// decoded.
+fn decode_table(elements: &[Properties]) -> Result<MatObject> {
+    let props = single(elements)?;
+    let columns = match required(props, "data")? {
+        MatValue::Cell(c) => c.items.clone(),
+        other => {
+            return Err(Error::format(format!(
+                "table data of class {}",
+                other.class().name()
+            )))
+        }
+    };
+    let variable_names = texts(required(props, "varnames")?, "varnames")?;
+    let row_names = match prop(props, "rownames") {
+        Some(v) => texts(v, "rownames")?,
+        None => Vec::new(),
+    };
+    let count = |name: &str| -> Result<usize> {
+        match prop(props, name).map(|v| doubles(v)) {
+            Some(Ok((_, v))) if v.len() == 1 && v[0] >= 0.0 && v[0].fract() == 0.0 => {
+                Ok(v[0] as usize)
+            }
+            _ => Err(Error::format(format!("no whole number {name}"))),
+        }
+    };
+    let (nrows, nvars) = (count("nrows")?, count("nvars")?);
+    if columns.len() != nvars || variable_names.len() != nvars {
+        return Err(Error::format(format!(
+            "table of {nvars} variables with {} columns and {} names",
+            columns.len(),
+            variable_names.len()
+        )));
+    }
+    Ok(MatObject {
+        class: "table".into(),
+        shape: vec![nrows, nvars],
+        data: ObjectData::Table(Table {
+            variable_names,
+            columns,
+            row_names,
+        }),
+    })
+}
+
+/// The texts of a cell of char rows (an empty value gives none).
+fn texts(value: &MatValue, what: &str) -> Result<Vec<String>> {
+    match value {
+        MatValue::Cell(c) => c
+            .items
+            .iter()
+            .map(|v| match v {
+                MatValue::Char(c) => Ok(c.to_string_lossy()),
+                other => Err(Error::format(format!(
+                    "{what} holds a {}, not text",
+                    other.class().name()
+                ))),
+            })
+            .collect(),
+        other if other.is_empty() => Ok(Vec::new()),
+        other => Err(Error::format(format!(
+            "{what} of class {}, not a cell of text",
+            other.class().name()
+        ))),
+    }
 }
 
 /// The MATLAB shape and values of a double array; a complex array's imaginary part (MATLAB's

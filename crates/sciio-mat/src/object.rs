@@ -4,7 +4,7 @@
 //! MATLAB keeps an object's property values in the file's `#subsystem#`, not in the variable
 //! (see `mcos.rs`). The classes whose property layout is public knowledge are decoded into
 //! plain data ([`ObjectData::String`], [`ObjectData::Datetime`], [`ObjectData::Duration`],
-//! [`ObjectData::Categorical`]); any other class keeps its properties by name
+//! [`ObjectData::Categorical`], [`ObjectData::Table`]); any other class keeps its properties by name
 //! ([`ObjectData::Properties`]).
 
 use sciio_core::{ByteOrder, DType, Error, NdArray, Order, Result, ScalarKind, TimeBase, TimeUnit};
@@ -50,6 +50,8 @@ pub enum ObjectData {
     Duration(Duration),
     /// A `categorical` array.
     Categorical(Categorical),
+    /// A `table` (its shape is `[rows, variables]`).
+    Table(Table),
     /// Any other class: each element's properties (an element MATLAB saved as a deleted handle
     /// has none).
     Properties(Vec<Properties>),
@@ -75,6 +77,17 @@ pub struct Duration {
     pub millis: Vec<f64>,
     /// The display `Format` (`hh:mm:ss`, `s`, `d`...).
     pub format: String,
+}
+
+/// A MATLAB `table`: named columns of any MATLAB value, each with one row per table row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// The variable (column) names.
+    pub variable_names: Vec<String>,
+    /// One value per variable (a column vector, a matrix with several columns, a cell...).
+    pub columns: Vec<MatValue>,
+    /// The `RowNames` (empty when the table has none).
+    pub row_names: Vec<String>,
 }
 
 /// A MATLAB `categorical` array.
@@ -139,7 +152,7 @@ impl MatObject {
             ObjectData::Duration(d) => {
                 time_array(ScalarKind::TimeDelta(millis_unit()), &d.millis, &self.shape)?
             }
-            ObjectData::Properties(_) => {
+            ObjectData::Properties(_) | ObjectData::Table(_) => {
                 return Err(Error::unsupported(format!(
                     "a MATLAB {} object has no single numpy array",
                     self.class
@@ -175,6 +188,19 @@ impl MatObject {
                         .and_then(|i| c.categories.get(i))
                         .cloned()
                         .unwrap_or_else(|| "<undefined>".into())
+                })
+                .collect(),
+            ObjectData::Table(t) => t
+                .variable_names
+                .iter()
+                .zip(&t.columns)
+                .map(|(name, column)| {
+                    let size: Vec<String> = column
+                        .matlab_shape()
+                        .iter()
+                        .map(|d| d.to_string())
+                        .collect();
+                    format!("{name}: {} {}", column.class().name(), size.join("x"))
                 })
                 .collect(),
             ObjectData::Properties(elements) => elements

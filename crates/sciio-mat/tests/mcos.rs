@@ -34,6 +34,10 @@ fn numbers(a: &sciio_core::NdArray) -> Vec<f64> {
             .chunks(8)
             .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
             .collect(),
+        sciio_core::ScalarKind::Int(4) => b
+            .chunks(4)
+            .map(|c| f64::from(i32::from_ne_bytes(c.try_into().unwrap())))
+            .collect(),
         sciio_core::ScalarKind::UInt(1) | sciio_core::ScalarKind::Bool => {
             b.iter().map(|&x| f64::from(x)).collect()
         }
@@ -82,6 +86,18 @@ fn canon_object(o: &MatObject) -> J {
             "millis": d.millis.iter().map(|&m| m as i64).collect::<Vec<_>>()}),
         ObjectData::Categorical(c) => json!({"class": "categorical", "shape": o.shape,
             "codes": c.codes, "categories": c.categories, "ordered": c.ordered}),
+        ObjectData::Table(t) => {
+            let columns: serde_json::Map<String, J> = t
+                .variable_names
+                .iter()
+                .zip(&t.columns)
+                .map(|(n, c)| match c {
+                    MatValue::Numeric(a) => (n.clone(), json!(numbers(a))),
+                    other => (n.clone(), canon(other)),
+                })
+                .collect();
+            json!({"class": "table", "shape": o.shape, "names": t.variable_names, "columns": columns})
+        }
         ObjectData::Properties(elements) if o.shape == [1, 1] => props(&elements[0]),
         ObjectData::Properties(elements) => json!({"class": o.class, "shape": o.shape,
             "elements": elements.iter().map(props).collect::<Vec<_>>()}),
@@ -355,4 +371,22 @@ fn truncated_metadata_at_every_length() {
         assert_eq!(mat.read("ok").unwrap(), MatValue::from(42.0), "{name}");
     }
     assert!(cuts >= 40, "only {cuts} truncations");
+}
+
+#[test]
+fn objects_written_by_mat_io_read_as_mat_io_reads_them() {
+    let dir = fixtures();
+    let expected: serde_json::Map<String, J> =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("expected_matio.json")).unwrap())
+            .unwrap();
+    let mat = MatFile::open(dir.join("matio_written.mat")).unwrap();
+    for (name, want) in &expected {
+        let got = canon(&mat.read(name).unwrap());
+        assert!(same(&got, want), "{name}:\n sciio:  {got}\n mat-io: {want}");
+    }
+    assert_eq!(expected.len(), 4);
+    let MatValue::Object(t) = mat.read("t").unwrap() else {
+        panic!("t")
+    };
+    assert_eq!(t.display_items(), vec!["x: double 3x1", "n: int32 3x1"]);
 }
