@@ -1,0 +1,130 @@
+//! A disk that fills up while sciio writes a PyTables file: the error is reported, and the
+//! destination is left absent (new file) or byte-identical (existing file), with no partial
+//! temporary file behind. The disk is a 512 KiB tmpfs mounted for the test (the tests run as
+//! root); a machine where mounting is refused fails the test with that reason.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use sciio_hdf5::{ByteOrder, H5Type};
+use sciio_pytables::write::{Filters, PtWriter};
+
+/// A 512 KiB tmpfs mounted on a fresh temporary folder, unmounted when dropped.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount() -> SmallDisk {
+        let dir = sciio_testkit::tempdir();
+        let out = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+            .arg(dir.path())
+            .output()
+            .expect("cannot run mount");
+        assert!(
+            out.status.success(),
+            "this test needs to mount a 512k tmpfs (run as root with mount permitted): {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        SmallDisk { dir }
+    }
+
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn entries(&self) -> Vec<String> {
+        let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg("-l").arg(self.dir.path()).status();
+    }
+}
+
+fn f8() -> H5Type {
+    H5Type::Float {
+        size: 8,
+        precision: 64,
+        order: ByteOrder::Little,
+    }
+}
+
+/// Incompressible bytes (a xorshift stream), `n` doubles' worth.
+fn noise(n: usize) -> Vec<u8> {
+    let mut x = 0x2545_f491_4f6c_dd1du64;
+    (0..n)
+        .flat_map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x.to_le_bytes()
+        })
+        .collect()
+}
+
+/// Writes an EArray of 2 MiB of noise in 64 KiB appends (zlib: compression does not help);
+/// the first error met is returned.
+fn write_too_much(path: &Path) -> sciio_core::Result<()> {
+    let file = PtWriter::create(path)?;
+    let mut e = file
+        .root()?
+        .create_earray("e", f8(), vec![])
+        .filters(Filters::parse("zlib:1")?)
+        .chunk_shape(vec![8192])
+        .create()?;
+    for block in noise(256 * 1024).chunks(64 * 1024) {
+        e.append(block)?;
+    }
+    drop(e);
+    file.finish()
+}
+
+#[test]
+fn a_full_disk_leaves_no_destination_behind() {
+    let disk = SmallDisk::mount();
+    let dst = disk.path("new.h5");
+    let err = write_too_much(&dst).unwrap_err();
+    let text = err.to_string();
+    assert!(
+        text.contains("new.h5") && !text.contains('\n'),
+        "one line naming the file: {text}"
+    );
+    assert!(!dst.exists());
+    assert_eq!(disk.entries(), Vec::<String>::new(), "partial files left");
+}
+
+#[test]
+fn a_full_disk_leaves_an_existing_destination_intact() {
+    let disk = SmallDisk::mount();
+    let dst = disk.path("old.h5");
+    let file = PtWriter::create(&dst).unwrap();
+    let data = sciio_hdf5::RawData {
+        ty: f8(),
+        shape: vec![100],
+        bytes: noise(100),
+    };
+    file.root()
+        .unwrap()
+        .create_array("x", &data, "kept")
+        .unwrap();
+    file.finish().unwrap();
+    let before = std::fs::read(&dst).unwrap();
+    assert!(write_too_much(&dst).is_err());
+    assert_eq!(std::fs::read(&dst).unwrap(), before);
+    assert_eq!(disk.entries(), ["old.h5"], "partial files left");
+    // PyTables still reads the old file.
+    let out = sciio_testkit::run_python(
+        "import sys, tables\nwith tables.open_file(sys.argv[1]) as f: print(f.root.x.title, f.root.x.nrows)",
+        &[dst.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "kept 100");
+}
