@@ -187,3 +187,217 @@ fn unsupported_filters_are_one_line_and_write_nothing() {
     );
     assert!(!dst.exists());
 }
+
+/// A PyTables file with a group holding user attributes of many HDF5 types, titled leaves of
+/// both flavors, a nested group, a relative soft link and an external link. (`ptrepack`
+/// itself fails on absolute soft links inside a copied group: it resolves them against the
+/// copied group as root.)
+const MAKE_NODES: &str = r#"
+import sys, numpy as np, tables as tb
+with tb.open_file(sys.argv[1], "w", title="src file") as f:
+    f.root._v_attrs.rootattr = 1
+    g = f.create_group("/", "grp", title="the group", filters=tb.Filters(3, "zlib"))
+    a = g._v_attrs
+    a.i = np.int32(3); a.f = 1.5; a.s = "h\u00e9llo"; a.b = b"xx"; a.arr = np.arange(3)
+    a.c = np.complex64(1 + 2j); a.u8 = np.uint8(200); a.flag = np.bool_(True)
+    a.sarr = np.array([b"ab", b"c"]); a.rec = np.array([(1, 2.5)], dtype=[("x", "i4"), ("y", "f8")])
+    a.empty = np.array([], dtype="f4"); a.f2d = np.ones((2, 3), dtype="f2")
+    t = f.create_table(g, "t", {"x": tb.Int32Col(), "y": tb.Float64Col()}, title="a table")
+    t.append([(1, 2.0), (3, 4.0)]); t._v_attrs.unit = "m"
+    arr = f.create_array(g, "pyarr", [1, 2, 3], title="python list")
+    arr._v_attrs.note = np.float32(0.5)
+    f.create_array(g, "nparr", np.arange(6.).reshape(2, 3), title="np")
+    sub = f.create_group(g, "sub", title="sub group")
+    sub._v_attrs.depth = 2
+    e = f.create_earray(sub, "e", tb.Int16Atom(), (0, 2), title="grows")
+    e.append(np.ones((5, 2), "i2"))
+    e._v_attrs.when = np.array([1.5, 2.5])
+    f.create_vlarray(sub, "v", tb.Int32Atom(), title="ragged").append([1, 2, 3])
+    f.create_soft_link(g, "soft_rel", "sub/e")
+    f.create_external_link(g, "ext", "other.h5:/x")
+    f.create_array("/", "outside", np.arange(3))
+"#;
+
+/// Compares two HDF5 files node by node (h5py, links not followed): the same paths, link
+/// kinds and targets, attributes (names, values, HDF5 type class/size/shape) and values;
+/// prints the differences, or OK.
+const SAME_AS_PTREPACK: &str = r#"
+import sys, numpy as np, h5py, tables as tb
+ref, ours = sys.argv[1], sys.argv[2]
+
+def entries(path):
+    out = {}
+    with h5py.File(path) as f:
+        def walk(g, prefix):
+            for name in g:
+                link = g.get(name, getlink=True)
+                p = prefix + "/" + name
+                if isinstance(link, h5py.SoftLink):
+                    out[p] = ("soft", link.path)
+                elif isinstance(link, h5py.ExternalLink):
+                    out[p] = ("external", link.filename, link.path)
+                else:
+                    obj = g[name]
+                    out[p] = ("group" if isinstance(obj, h5py.Group) else "dataset", attrs(obj))
+                    if isinstance(obj, h5py.Group):
+                        walk(obj, p)
+        out["/"] = ("group", attrs(f))
+        walk(f, "")
+    return out
+
+def attrs(obj):
+    res = {}
+    for name in obj.attrs:
+        a = h5py.h5a.open(obj.id, name.encode())
+        t = a.get_type()
+        value = obj.attrs[name]
+        res[name] = (repr(value), t.get_class(), t.get_size(), a.get_space().get_simple_extent_type(), a.shape)
+    return res
+
+problems = []
+r, o = entries(ref), entries(ours)
+if sorted(r) != sorted(o):
+    problems.append(f"paths {sorted(o)} vs {sorted(r)}")
+for p in r:
+    if p in o and r[p] != o[p]:
+        if r[p][0] == o[p][0] and isinstance(r[p][1], dict):
+            for k in sorted(set(r[p][1]) | set(o[p][1])):
+                if r[p][1].get(k) != o[p][1].get(k):
+                    problems.append(f"{p}.{k}: {o[p][1].get(k)} vs {r[p][1].get(k)}")
+        else:
+            problems.append(f"{p}: {o[p]} vs {r[p]}")
+with tb.open_file(ref) as a, tb.open_file(ours) as b:
+    for leaf in a.walk_nodes("/", "Leaf"):
+        other = b.get_node(leaf._v_pathname)
+        if type(other) is not type(leaf) or other.title != leaf.title or other.flavor != leaf.flavor:
+            problems.append(f"{leaf._v_pathname}: {type(other).__name__} {other.title!r} {other.flavor}")
+        x, y = leaf.read(), other.read()
+        if isinstance(leaf, tb.VLArray):
+            same = len(x) == len(y) and all(np.array_equal(u, v) for u, v in zip(x, y))
+        else:
+            same = np.array_equal(np.asarray(x), np.asarray(y))
+        if not same or repr(leaf.filters) != repr(other.filters):
+            problems.append(f"{leaf._v_pathname}: values or filters {other.filters!r} vs {leaf.filters!r}")
+print("\n".join(problems) or "OK")
+"#;
+
+/// Runs `ptrepack` from the venv (the reference) with `args`.
+fn ptrepack(args: &[&str]) {
+    let exe = sciio_testkit::python().with_file_name("ptrepack");
+    let out = std::process::Command::new(&exe)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));
+    assert!(
+        out.status.success(),
+        "ptrepack {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn h5_nodes_copy_attributes_titles_flavors_and_links_like_ptrepack() {
+    let dir = tempdir();
+    let src = dir.path().join("src.h5");
+    run_python(MAKE_NODES, &[s(&src)]);
+    let cases: [(&str, &str, &[&str]); 4] = [
+        ("/grp", "/dst", &[]),
+        ("/grp", "/a/b", &["--compress", "blosc2:lz4:5"]),
+        ("/grp/pyarr", "/x", &[]),
+        ("/grp/sub/e", "/y", &["--compress", "shuffle,zlib:5"]),
+    ];
+    for (i, (node, dst_node, compress)) in cases.iter().enumerate() {
+        let reference = dir.path().join(format!("ref{i}.h5"));
+        let ours = dir.path().join(format!("ours{i}.h5"));
+        let mut pt = vec![
+            format!("{}:{node}", s(&src)),
+            format!("{}:{dst_node}", s(&reference)),
+        ];
+        if let ["--compress", spec] = compress {
+            let (lib, level) = spec
+                .trim_start_matches("shuffle,")
+                .rsplit_once(':')
+                .unwrap();
+            pt.extend([
+                "--complevel".into(),
+                level.into(),
+                "--complib".into(),
+                lib.into(),
+            ]);
+        }
+        ptrepack(&pt.iter().map(String::as_str).collect::<Vec<_>>());
+        let dst_arg = format!("{}:{dst_node}", s(&ours));
+        let mut args = vec!["convert", &pt[0], &dst_arg];
+        args.extend_from_slice(compress);
+        ok(&args);
+        let out = run_python(SAME_AS_PTREPACK, &[s(&reference), s(&ours)]);
+        assert_eq!(out.trim(), "OK", "{node} -> {dst_node} {compress:?}");
+    }
+}
+
+#[test]
+fn a_full_disk_is_one_line_and_leaves_the_destination_absent_or_intact() {
+    let dir = tempdir();
+    // 2 MiB of noise: more than the 512 KiB disk holds, compressed or not.
+    let big = dir.path().join("big.npy");
+    run_python(
+        "import sys, numpy as np\nnp.save(sys.argv[1], np.random.default_rng(1).normal(size=(512, 512)))",
+        &[s(&big)],
+    );
+    let disk = tempdir();
+    let mounted = std::process::Command::new("mount")
+        .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
+        .arg(disk.path())
+        .output()
+        .expect("cannot run mount");
+    assert!(
+        mounted.status.success(),
+        "this test needs to mount a 512k tmpfs (run as root with mount permitted): {}",
+        String::from_utf8_lossy(&mounted.stderr)
+    );
+    struct Unmount<'a>(&'a Path);
+    impl Drop for Unmount<'_> {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new("umount").arg("-l").arg(self.0).status();
+        }
+    }
+    let _unmount = Unmount(disk.path());
+    let listing = || {
+        let mut names: Vec<String> = std::fs::read_dir(disk.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+
+    let dst = disk.path().join("new.h5");
+    for compress in [None, Some("shuffle,zlib:1")] {
+        let mut args = vec!["convert", s(&big), s(&dst)];
+        args.extend(compress.iter().flat_map(|c| ["--compress", c]));
+        let out = sciio(&args);
+        assert_eq!(out.status.code(), Some(1), "{compress:?}");
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(
+            err.starts_with("sciio: error: ") && err.contains("new.h5"),
+            "{err}"
+        );
+        assert!(!dst.exists());
+        assert_eq!(listing(), Vec::<String>::new(), "partial files left");
+    }
+
+    let small = dir.path().join("small.npy");
+    run_python(
+        "import sys, numpy as np\nnp.save(sys.argv[1], np.arange(10))",
+        &[s(&small)],
+    );
+    let old = disk.path().join("old.h5");
+    ok(&["convert", s(&small), s(&old)]);
+    let before = std::fs::read(&old).unwrap();
+    let out = sciio(&["convert", s(&big), s(&old)]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(String::from_utf8(out.stderr).unwrap().lines().count(), 1);
+    assert_eq!(std::fs::read(&old).unwrap(), before);
+    assert_eq!(listing(), ["old.h5"], "partial files left");
+}

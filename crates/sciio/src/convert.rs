@@ -174,8 +174,9 @@ pub fn convert_many(
     })
 }
 
-/// A whole HDF5 file into a new HDF5 file (no node named on either side) is copied like
-/// `ptrepack`: every group, leaf and user attribute, filters replaced by `--compress`.
+/// HDF5 into a new HDF5 file is copied like `ptrepack`: the whole file, or the one group or
+/// leaf named (`SRC:NODE`, `DST:NODE`), with every group, leaf, title, flavor, user attribute
+/// and link, filters replaced by `--compress`.
 #[cfg(feature = "hdf5")]
 fn repack_whole_hdf5(
     sources: &[(&mut File, Option<&str>)],
@@ -183,15 +184,27 @@ fn repack_whole_hdf5(
     options: &ConvertOptions,
     format: Format,
 ) -> Result<Option<ConvertSummary>> {
-    let [(src, None)] = sources else {
+    let [(src, src_node)] = sources else {
         return Ok(None);
     };
-    if format != Format::Hdf5 || src.format() != Format::Hdf5 || options.dst_node.is_some() {
+    if format != Format::Hdf5 || src.format() != Format::Hdf5 {
         return Ok(None);
     }
-    crate::h5write::repack(src.path(), dst, options.compress.as_ref())
-        .map_err(|e| e.with_file(dst))?;
-    let leaves = src.root().array_leaves("");
+    let compress = options.compress.as_ref();
+    let leaves = match (*src_node, options.dst_node.as_deref()) {
+        (None, None) => {
+            crate::h5write::repack(src.path(), dst, compress).map_err(|e| e.with_file(dst))?;
+            src.root().array_leaves("")
+        }
+        // One group or leaf: ptrepack's node copy (attributes, titles, flavors, links kept).
+        (node, dst_node) => {
+            let node = node.unwrap_or("/");
+            let leaves = src.node(node)?.array_leaves("");
+            crate::h5write::repack_node(src.path(), node, dst, dst_node, compress)
+                .map_err(|e| e.with_file(dst))?;
+            leaves
+        }
+    };
     Ok(Some(ConvertSummary {
         format,
         arrays: leaves.iter().map(|(p, _)| p.clone()).collect(),

@@ -1,8 +1,8 @@
 //! PyTables files as a destination, through `sciio_pytables::write`: each array becomes the
 //! node PyTables itself would make of it (a 1-d structured array a `Table`; any other array an
-//! `Array`, or a `CArray` when compressed or large), members named `a/b` go into groups, and a
-//! whole HDF5 file copied to HDF5 is repacked like `ptrepack` (every node and user attribute,
-//! with new filters when `--compress` is given).
+//! `Array`, or a `CArray` when compressed or large), members named `a/b` go into groups, and
+//! HDF5 copied to HDF5 (a whole file, a group or a leaf) is repacked like `ptrepack` (every
+//! node, title, flavor, user attribute and link, with new filters when `--compress` is given).
 //!
 //! Filters come from the one `--compress` syntax, spelled as PyTables names them:
 //! `shuffle,zlib:5`, `blosc2:lz4:5`, `fletcher32,bzip2:9`, `bitshuffle,blosc2:zstd:3`, `none`
@@ -108,6 +108,21 @@ impl H5Out {
 pub(crate) fn repack(src: &Path, dst: &Path, compress: Option<&CompressSpec>) -> Result<()> {
     let filters = filters(compress)?;
     sciio_pytables::write::repack(src, dst, filters).map_err(|e| e.with_file(dst))
+}
+
+/// `.h5:NODE → .h5[:DST]`: `ptrepack src:NODE dst:DST`'s copy of one group (its user
+/// attributes, every node below it with titles, flavors and attributes, links as links) or
+/// one leaf.
+pub(crate) fn repack_node(
+    src: &Path,
+    src_node: &str,
+    dst: &Path,
+    dst_node: Option<&str>,
+    compress: Option<&CompressSpec>,
+) -> Result<()> {
+    let filters = filters(compress)?;
+    sciio_pytables::write::repack_node(src, src_node, dst, dst_node, filters)
+        .map_err(|e| e.with_file(dst))
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@
 //! ```
 
 mod encode;
+mod links;
 mod objects;
 mod register;
 mod types;

@@ -45,7 +45,7 @@ use sciio_hdf5::{AttrValue, ByteOrder, CharSet, H5Type, RawData};
 
 pub use filters::{calc_chunkshape, calc_vl_chunkshape, Complib, Filters};
 pub use numpy::{h5type_from_dtype, write_ndarray, CARRAY_THRESHOLD};
-pub use repack::{filters_from_pipeline, repack};
+pub use repack::{filters_from_pipeline, repack, repack_node};
 
 /// PyTables object tags passed to the LZO/bzip2 filters (`tables.h`).
 const TAG_TABLE: u32 = 0;
@@ -311,6 +311,14 @@ impl PtGroup {
     /// vlen strings...).
     pub fn set_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
         self.g.set_attr(name, value)
+    }
+
+    /// Records `filters` as the group's `FILTERS` attribute (the default of leaves made in
+    /// it from now on).
+    pub fn set_filters_attr(&mut self, filters: Filters) -> Result<()> {
+        self.g.set_attr("FILTERS", &int_attr(filters.pack(), 8))?;
+        self.filters = Some(filters);
+        Ok(())
     }
 
     /// Creates a child group with `title` and, optionally, `filters` recorded as its

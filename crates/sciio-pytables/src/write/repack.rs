@@ -46,7 +46,7 @@ pub fn filters_from_pipeline(pipeline: &[Filter]) -> Filters {
 }
 
 /// Copies `src` to a new PyTables file `dst`; `filters`, when given, replace every leaf's and
-/// group's filters (`None`: each keeps its own). Soft and external links are not copied.
+/// group's filters (`None`: each keeps its own). Soft and external links are copied as links.
 pub fn repack(
     src: impl AsRef<Path>,
     dst: impl AsRef<Path>,
@@ -57,8 +57,113 @@ pub fn repack(
     let out = PtWriter::create_with_title(dst.as_ref(), tree.title.as_deref().unwrap_or(""))?;
     let root = out.root()?;
     copy_user_attrs(&tree, |n, v| root.set_attr(n, v))?;
-    copy_children(&input, &tree, &root, filters)?;
+    copy_children(&input, &tree, &root, filters, GroupFilters::Own)?;
     out.finish()
+}
+
+/// What the groups a copy makes record as `FILTERS`.
+#[derive(Debug, Clone, Copy)]
+enum GroupFilters {
+    /// The source group's own (or the new filters), as a whole-file repack keeps them.
+    Own,
+    /// The filters of the copy (none: no compression), as `ptrepack` writes on every group
+    /// it makes when copying one node.
+    Copy(Filters),
+}
+
+/// Copies the node `src_node` of `src` into a new PyTables file `dst`, as
+/// `ptrepack src:src_node dst:dst_node` does:
+///
+/// - a group: the destination group `dst_node` (default `/`; made with an empty title, its
+///   parents as needed) takes the source group's user attributes, and every node below the
+///   source group is copied below it: groups with their titles and user attributes, leaves
+///   with `TITLE`, `FLAVOR` and user attributes, soft and external links as links (never
+///   followed);
+/// - a leaf: copied to `dst_node` (default: its own path) with `TITLE`, `FLAVOR` and user
+///   attributes.
+///
+/// Every leaf copied gets `filters` (`None`: no compression, the leaves' own filters are not
+/// kept), and every group made records them as `FILTERS`, the root included, as `ptrepack`
+/// does. The file's title is empty.
+///
+/// ```
+/// # let dir = tempfile::tempdir()?;
+/// # let src = dir.path().join("src.h5");
+/// use sciio_hdf5::{ByteOrder, H5Type, RawData};
+/// use sciio_pytables::write::{repack_node, PtWriter};
+/// use sciio_pytables::PtFile;
+/// let i4 = H5Type::Int { size: 4, signed: true, order: ByteOrder::Little };
+/// let w = PtWriter::create(&src)?;
+/// let g = w.root()?.create_group("grp", "a group", None)?;
+/// let data = RawData { ty: i4, shape: vec![2], bytes: vec![1, 0, 0, 0, 2, 0, 0, 0] };
+/// g.create_array("x", &data, "two ints")?;
+/// w.finish()?;
+///
+/// let dst = dir.path().join("dst.h5");
+/// repack_node(&src, "/grp", &dst, Some("/copy"), None)?;
+/// let copy = PtFile::open(&dst)?;
+/// assert_eq!(copy.node("/copy/x")?.title.as_deref(), Some("two ints"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn repack_node(
+    src: impl AsRef<Path>,
+    src_node: &str,
+    dst: impl AsRef<Path>,
+    dst_node: Option<&str>,
+    filters: Option<Filters>,
+) -> Result<()> {
+    let input = PtFile::open(src.as_ref())?;
+    let tree = input.tree(true)?;
+    let src_path = format!("/{}", src_node.trim_matches('/'));
+    let node = find(&tree, &src_path).ok_or_else(|| {
+        Error::not_found("no such node")
+            .with_node(&src_path)
+            .with_file(src.as_ref())
+    })?;
+    let group_filters = filters.unwrap_or(Filters {
+        shuffle: false,
+        ..Filters::default()
+    });
+    let mode = GroupFilters::Copy(group_filters);
+    let out = PtWriter::create(dst.as_ref())?;
+    let root = out.root()?;
+    let is_group = node.class == NodeClass::Group;
+    let dst_path = match dst_node {
+        Some(d) => format!("/{}", d.trim_matches('/')),
+        None if is_group => "/".to_string(),
+        None => src_path.clone(),
+    };
+    let (parent, name) = match dst_path.rsplit_once('/') {
+        Some((p, n)) if is_group || !n.is_empty() => (p, n),
+        _ => ("", leaf_name(&src_path)),
+    };
+    let mut at = root;
+    at.set_filters_attr(group_filters)?;
+    for part in parent.split('/').filter(|p| !p.is_empty()) {
+        at = at.create_group(part, "", Some(group_filters))?;
+    }
+    if is_group {
+        let dst_group = if name.is_empty() {
+            at
+        } else {
+            at.create_group(name, "", Some(group_filters))?
+        };
+        copy_user_attrs(node, |n, v| dst_group.set_attr(n, v))?;
+        copy_children(&input, node, &dst_group, filters, mode)?;
+    } else {
+        copy_child(&input, node, name, &at, filters, mode)?;
+    }
+    out.finish()
+}
+
+fn find<'t>(tree: &'t NodeInfo, path: &str) -> Option<&'t NodeInfo> {
+    if tree.path == path {
+        return Some(tree);
+    }
+    tree.children
+        .iter()
+        .filter(|c| path.starts_with(c.path.as_str()))
+        .find_map(|c| find(c, path))
 }
 
 fn user_attrs(node: &NodeInfo) -> impl Iterator<Item = (&str, AttrValue)> {
@@ -96,59 +201,114 @@ fn copy_children(
     group: &NodeInfo,
     out: &PtGroup,
     filters: Option<Filters>,
+    mode: GroupFilters,
 ) -> Result<()> {
     for child in &group.children {
-        let name = leaf_name(&child.path);
-        let title = child.title.as_deref().unwrap_or("");
-        let leaf_filters = filters.unwrap_or_else(|| filters_from_pipeline(&child.filters));
-        match &child.class {
-            NodeClass::Group => {
-                let gf = filters.or_else(|| {
-                    child.pt_filters.as_ref().map(|p| Filters {
-                        complevel: p.complevel,
-                        complib: p
-                            .complib
-                            .as_deref()
-                            .and_then(|c| Complib::parse(c).ok())
-                            .unwrap_or(Complib::Zlib),
-                        shuffle: p.shuffle,
-                        bitshuffle: p.bitshuffle,
-                        fletcher32: p.fletcher32,
-                    })
-                });
-                let g = out.create_group(name, title, gf)?;
-                copy_user_attrs(child, |n, v| g.set_attr(n, v))?;
-                copy_children(input, child, &g, filters)?;
-            }
-            NodeClass::Table => copy_table(input, child, out, name, title, leaf_filters)?,
-            NodeClass::Array => {
-                let data = input.read_array(&child.path, Rows::all())?;
-                let ty = child.dtype.clone().unwrap_or(data.ty.clone());
-                out.create_array(name, &sciio_hdf5::RawData { ty, ..data }, title)?;
-                copy_leaf_attrs(child, out, name)?;
-            }
-            NodeClass::CArray => {
-                let data = input.read_array(&child.path, Rows::all())?;
-                let ty = child.dtype.clone().unwrap_or(data.ty.clone());
-                let mut b = out
-                    .create_carray(name, ty, child.shape.clone())
-                    .title(title)
-                    .filters(leaf_filters);
-                if filters.is_none() {
-                    if let Some(c) = &child.chunk_shape {
-                        b = b.chunk_shape(c.clone());
-                    }
-                }
-                b.write(&data.bytes)?;
-                copy_leaf_attrs(child, out, name)?;
-            }
-            NodeClass::EArray => copy_earray(input, child, out, name, title, leaf_filters)?,
-            NodeClass::VLArray => copy_vlarray(input, child, out, name, title, filters)?,
-            // Links and foreign objects are not copied.
-            _ => {}
-        }
+        copy_child(input, child, leaf_name(&child.path), out, filters, mode)?;
     }
     Ok(())
+}
+
+/// Copies the node `child` of `input` into `out` as `name`.
+fn copy_child(
+    input: &PtFile,
+    child: &NodeInfo,
+    name: &str,
+    out: &PtGroup,
+    filters: Option<Filters>,
+    mode: GroupFilters,
+) -> Result<()> {
+    let title = child.title.as_deref().unwrap_or("");
+    // A whole-file repack keeps each leaf's filters; ptrepack's node copy gives every leaf
+    // the copy's filters (none without --compress), as its destination groups record them.
+    let (leaf_filters, vl_filters) = match mode {
+        GroupFilters::Own => (
+            filters.unwrap_or_else(|| filters_from_pipeline(&child.filters)),
+            filters,
+        ),
+        GroupFilters::Copy(f) => (f, Some(f)),
+    };
+    match &child.class {
+        NodeClass::Group => {
+            let own = filters.or_else(|| {
+                child.pt_filters.as_ref().map(|p| Filters {
+                    complevel: p.complevel,
+                    complib: p
+                        .complib
+                        .as_deref()
+                        .and_then(|c| Complib::parse(c).ok())
+                        .unwrap_or(Complib::Zlib),
+                    shuffle: p.shuffle,
+                    bitshuffle: p.bitshuffle,
+                    fletcher32: p.fletcher32,
+                })
+            });
+            let gf = match mode {
+                GroupFilters::Own => own,
+                GroupFilters::Copy(f) => Some(f),
+            };
+            let g = out.create_group(name, title, gf)?;
+            copy_user_attrs(child, |n, v| g.set_attr(n, v))?;
+            copy_children(input, child, &g, filters, mode)?;
+        }
+        NodeClass::Table => copy_table(input, child, out, name, title, leaf_filters)?,
+        NodeClass::Array => {
+            let data = input.read_array(&child.path, Rows::all())?;
+            let ty = child.dtype.clone().unwrap_or(data.ty.clone());
+            out.create_array(name, &sciio_hdf5::RawData { ty, ..data }, title)?;
+            copy_leaf_attrs(child, out, name)?;
+        }
+        NodeClass::CArray => {
+            let data = input.read_array(&child.path, Rows::all())?;
+            let ty = child.dtype.clone().unwrap_or(data.ty.clone());
+            let mut b = out
+                .create_carray(name, ty, child.shape.clone())
+                .title(title)
+                .filters(leaf_filters);
+            if filters.is_none() {
+                if let Some(c) = &child.chunk_shape {
+                    b = b.chunk_shape(c.clone());
+                }
+            }
+            b.write(&data.bytes)?;
+            copy_leaf_attrs(child, out, name)?;
+        }
+        NodeClass::EArray => copy_earray(input, child, out, name, title, leaf_filters)?,
+        NodeClass::VLArray => copy_vlarray(input, child, out, name, title, vl_filters)?,
+        // Copied as links: their targets are kept as written, never followed.
+        NodeClass::SoftLink(target) => out.g.create_soft_link(name, target)?,
+        NodeClass::ExternalLink(file, path) => out.g.create_external_link(name, file, path)?,
+        // Foreign objects and groups met again through hard links are not copied.
+        _ => return Ok(()),
+    }
+    copy_flavor(child, out, name)
+}
+
+/// PyTables' `FLAVOR` of a copied leaf, as the source has it (`python` for arrays made from
+/// lists; none on most chunked leaves).
+fn copy_flavor(node: &NodeInfo, out: &PtGroup, name: &str) -> Result<()> {
+    let leaf = matches!(
+        node.class,
+        NodeClass::Table
+            | NodeClass::Array
+            | NodeClass::CArray
+            | NodeClass::EArray
+            | NodeClass::VLArray
+    );
+    let Some(flavor) = node
+        .attrs
+        .iter()
+        .find(|a| a.name == "FLAVOR")
+        .filter(|_| leaf)
+    else {
+        return Ok(());
+    };
+    let value = match &flavor.value {
+        PtAttrValue::Data(d) => AttrValue::Raw(d.clone()),
+        _ => return Ok(()),
+    };
+    let path = super::child(out, name);
+    out.g.file().dataset(&path)?.set_attr("FLAVOR", &value)
 }
 
 fn copy_leaf_attrs(node: &NodeInfo, out: &PtGroup, name: &str) -> Result<()> {
