@@ -57,6 +57,28 @@ def typed_frame(n=6):
     return df
 
 
+def categorical_frame(n=10):
+    """Categoricals of every kind pandas makes: int8/int16/int32 codes, string, integer, float
+    and (tz-aware) datetime categories in an order that is not sorted, unused categories,
+    ordered and unordered, missing values; written in several row groups, not every one of
+    which uses every category."""
+    def cat(codes, categories, ordered):
+        return pd.Categorical.from_codes(codes, categories=categories, ordered=ordered)
+    some = [0, 1, -1, 1, 2, 0, 0, 1, 2, 0][:n]
+    return pd.DataFrame({
+        "c8": cat([1, 1, 1, 1, 0, 2, 2, -1, 0, 2][:n], ["z", "a", "m", "unused"], False),
+        "c16": cat([299 - i * 7 for i in range(n)], [f"k{i:03d}" for i in range(300)][::-1], True),
+        "c32": cat([i * 3000 for i in range(n)], np.arange(33000, dtype="int64") * -2, False),
+        "cint": cat(some, pd.Index([30, 10, 20, 99], dtype="int64"), True),
+        "ci8": cat(some, pd.Index([5, -3, 7, 1], dtype="int8"), False),
+        "cf": cat(some, [2.5, -1.0, 0.25, 7.0], False),
+        "cdt": cat(some, pd.DatetimeIndex(["2021-05-01", "1999-12-31 23:59:59.999999999", "2030-01-01",
+                                           "2000-01-01"]).as_unit("ns"), True),
+        "cdtz": cat(some, pd.DatetimeIndex(["2021-05-01 12:00", "2020-03-29 01:30", "1990-01-01"],
+                                           tz="Europe/Paris").as_unit("ns"), False),
+    })
+
+
 def pyarrow_cases():
     """name -> (DataFrame, to_parquet keyword arguments)."""
     t = typed_frame()
@@ -98,6 +120,8 @@ def pyarrow_cases():
     cases["categorical_index"] = (pd.DataFrame({"v": [1, 2, 3]},
                                                index=pd.CategoricalIndex(["b", "a", "b"], categories=["a", "b", "c"],
                                                                          ordered=True, name="ci")), {})
+    cases["categoricals"] = (categorical_frame(), {"row_group_size": 4})
+    cases["categoricals_zstd"] = (categorical_frame(), {"compression": "zstd"})
     cases["empty_rows"] = (t.iloc[:0], {})
     cases["empty_rows_named_index"] = (pd.DataFrame({"a": pd.Series([], dtype="float64")},
                                                     index=pd.Index([], dtype="int64", name="i")), {})
@@ -138,6 +162,17 @@ def fastparquet_cases():
     return cases
 
 
+def category_value(c):
+    """A category as JSON: datetimes as nanoseconds since the epoch, numbers as numbers."""
+    if isinstance(c, pd.Timestamp):
+        return int(c.as_unit("ns").value)
+    if isinstance(c, (int, np.integer)):
+        return int(c)
+    if isinstance(c, (float, np.floating)):
+        return float(c)
+    return str(c)
+
+
 def expectation(name, df, writer, kwargs):
     index = df.index
     if isinstance(index, pd.RangeIndex) and not kwargs.get("index", False):
@@ -152,7 +187,7 @@ def expectation(name, df, writer, kwargs):
         dtype = df[col].dtype
         if isinstance(dtype, pd.CategoricalDtype):
             cats[label] = {"ordered": bool(dtype.ordered),
-                           "categories": [str(c) for c in dtype.categories]}
+                           "categories": [category_value(c) for c in dtype.categories]}
         if isinstance(dtype, pd.DatetimeTZDtype):
             tzs[label] = str(dtype.tz)
     return {

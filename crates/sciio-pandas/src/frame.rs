@@ -92,6 +92,11 @@ impl Frame {
             let dt = self.schema.arrow_schema().field(pos).data_type().clone();
             return Ok(arrow_array::new_empty_array(&dt));
         }
+        let shared = shared_dictionary(&parts);
+        let parts: Vec<&dyn Array> = match &shared {
+            Some(same) => same.iter().map(|a| a.as_ref()).collect(),
+            None => parts,
+        };
         arrow_select::concat::concat(&parts)
             .map_err(|e| Error::new(ErrorKind::LimitExceeded, format!("concatenating: {e}")))
     }
@@ -216,6 +221,22 @@ impl Frame {
     }
 }
 
+/// Dictionary arrays whose dictionaries are equal, given one shared dictionary: Arrow's
+/// concatenation keeps a shared dictionary as it is, but merges distinct ones, dropping unused
+/// values (categories) and reordering. `None` when not dictionaries or the dictionaries differ.
+fn shared_dictionary(parts: &[&dyn Array]) -> Option<Vec<ArrayRef>> {
+    let first = parts.first()?.as_any_dictionary_opt()?.values().clone();
+    let mut out = Vec::with_capacity(parts.len());
+    for p in parts {
+        let d = p.as_any_dictionary_opt()?;
+        if !Arc::ptr_eq(d.values(), &first) && d.values().to_data() != first.to_data() {
+            return None;
+        }
+        out.push(d.with_values(first.clone()));
+    }
+    Some(out)
+}
+
 fn range_array(r: &RangeIndex, rows: usize) -> Result<ArrayRef> {
     let n = usize::try_from(r.len()).unwrap_or(usize::MAX).min(rows);
     Ok(Arc::new(Int64Array::from_iter_values(
@@ -238,7 +259,11 @@ fn render(frame: &Frame, max_rows: usize) -> Result<String> {
         };
         cols.push((label, array));
     }
-    let opts = FormatOptions::default().with_null("NaN");
+    // instants as pandas prints them: `2024-03-31 04:00:00+02:00`, fractions only when set
+    let opts = FormatOptions::default()
+        .with_null("NaN")
+        .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"))
+        .with_timestamp_tz_format(Some("%Y-%m-%d %H:%M:%S%.f%:z"));
     let shown: Vec<usize> = if rows <= max_rows {
         (0..rows).collect()
     } else {
@@ -247,8 +272,8 @@ fn render(frame: &Frame, max_rows: usize) -> Result<String> {
     };
     let mut table: Vec<Vec<String>> = Vec::new();
     for (label, array) in &mut cols {
-        // arrow prints named time zones only with chrono-tz (a large crate); print those
-        // instants in UTC instead, saying so in the header
+        // named zones print in local time with their offset, as pandas prints them; a zone
+        // name chrono-tz does not know prints in UTC, saying so in the header
         if let DataType::Timestamp(u, Some(tz)) = array.data_type().clone() {
             if ArrayFormatter::try_new(array.as_ref(), &opts).is_err() {
                 let utc = DataType::Timestamp(u, Some("+00:00".into()));

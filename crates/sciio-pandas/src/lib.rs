@@ -28,6 +28,7 @@
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
 
+mod categorical;
 mod frame;
 pub mod metadata;
 mod numpy;
@@ -39,7 +40,7 @@ pub use metadata::{
     ColumnMeta, Creator, IndexDescriptor, ObjectEncoding, PandasMetadata, PandasType, RangeIndex,
     PANDAS_KEY,
 };
-pub use numpy::array_to_ndarray;
+pub use numpy::{array_to_ndarray, NestedFields};
 pub use parquet_io::{
     copy_parquet, read_frame, read_frame_with, write_frame, BadMetadata, Compression,
     ParquetOptions, ParquetReader, ParquetWriter, ReadOptions,

@@ -12,6 +12,7 @@
 //! | duration                       | `timedelta64[unit]`, nulls NaT                    |
 //! | string / binary                | `<U{max}` / `S{max}`, nulls empty                 |
 //! | dictionary (categorical)       | its decoded values                                |
+//! | struct                         | a packed structured array (nested records)        |
 
 use std::sync::Arc;
 
@@ -251,10 +252,52 @@ pub fn array_to_ndarray(a: &dyn Array, limits: &Limits) -> Result<NdArray> {
                 .map_err(|e| Error::unsupported(format!("decoding categories: {e}")))?;
             array_to_ndarray(decoded.as_ref(), limits)
         }
+        DataType::Struct(fields) => {
+            let children = a
+                .as_struct()
+                .columns()
+                .iter()
+                .zip(fields)
+                .map(|(c, f)| {
+                    array_to_ndarray(c.as_ref(), limits)
+                        .map(|n| (f.name().clone(), n))
+                        .map_err(|e| e.with_node(f.name().clone()))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            record_array(children, rows, limits)
+        }
         other => Err(Error::unsupported(format!(
             "Arrow type {other} has no numpy equivalent"
         ))),
     }
+}
+
+/// A packed structured array of the 1-d arrays `fields` (a struct column as nested records).
+fn record_array(fields: Vec<(String, NdArray)>, rows: usize, limits: &Limits) -> Result<NdArray> {
+    let record = sciio_core::RecordType::packed(
+        fields
+            .iter()
+            .map(|(name, a)| (name.clone(), a.dtype().clone())),
+    );
+    let total = record
+        .itemsize
+        .checked_mul(rows)
+        .ok_or_else(|| Error::unsupported("struct column too large"))?;
+    limits.check_alloc(total as u64, "struct column")?;
+    let mut out = Vec::with_capacity(total);
+    for row in 0..rows {
+        for (name, a) in &fields {
+            let width = a.dtype().itemsize();
+            let cell = a
+                .as_bytes()
+                .get(row * width..(row + 1) * width)
+                .ok_or_else(|| {
+                    Error::format("struct field shorter than its column").with_node(name.clone())
+                })?;
+            out.extend_from_slice(cell);
+        }
+    }
+    NdArray::from_byte_vec(DType::Record(record), &[rows], Order::C, out)
 }
 
 impl Frame {
@@ -276,8 +319,32 @@ impl Frame {
     /// flattened to `a.b` labels, a default RangeIndex. Scalar fields of numpy kinds bool,
     /// int, uint, float, `datetime64`/`timedelta64` in s/ms/us/ns, `S` and `U` are converted;
     /// others (complex, void, object, subarrays, other time units) are refused naming the
-    /// field.
+    /// field. [`Frame::from_structured_with`] makes struct columns of nested records instead.
     pub fn from_structured(array: &NdArray) -> Result<Frame> {
+        Self::from_structured_with(array, NestedFields::DottedNames)
+    }
+
+    /// A frame from a 1-d structured array, nested records as `nested` says.
+    ///
+    /// ```
+    /// use sciio_core::{ByteOrder, DType, NdArray, Order, RecordType, ScalarKind, ScalarType};
+    /// use sciio_pandas::{arrow_schema::DataType, Frame, NestedFields};
+    ///
+    /// let scalar = |k| DType::Scalar(ScalarType::new(k, ByteOrder::Little));
+    /// let inner = RecordType::packed([("b".to_string(), scalar(ScalarKind::Int(4)))]);
+    /// let outer = RecordType::packed([
+    ///     ("a".to_string(), DType::Record(inner)),
+    ///     ("n".to_string(), scalar(ScalarKind::Float(8))),
+    /// ]);
+    /// let bytes: Vec<u8> = [7i32.to_le_bytes().as_slice(), 1.5f64.to_le_bytes().as_slice()].concat();
+    /// let array = NdArray::from_bytes(DType::Record(outer), &[1], Order::C, &bytes)?;
+    /// let dotted = Frame::from_structured(&array)?;
+    /// assert!(dotted.column("a.b").is_ok());
+    /// let structs = Frame::from_structured_with(&array, NestedFields::Structs)?;
+    /// assert!(matches!(structs.column("a")?.data_type(), DataType::Struct(f) if f[0].name() == "b"));
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn from_structured_with(array: &NdArray, nested: NestedFields) -> Result<Frame> {
         let DType::Record(record) = array.dtype() else {
             return Err(Error::invalid_input(format!(
                 "a frame needs a structured array, not {}",
@@ -290,19 +357,109 @@ impl Frame {
         if bytes.len() < rows.saturating_mul(itemsize) {
             return Err(Error::truncated("structured array shorter than its shape"));
         }
-        let mut columns = Vec::new();
-        flatten(record, "", 0, &mut columns)?;
+        let records = Records {
+            bytes,
+            rows,
+            itemsize,
+        };
         let mut builder = Frame::builder();
-        for (name, offset, scalar) in columns {
-            let field_bytes = |row: usize| {
-                let at = row * itemsize + offset;
-                &bytes[at..at + scalar.kind.itemsize()]
-            };
-            let col = column_from_records(&scalar, rows, field_bytes)
-                .map_err(|e| e.with_node(name.clone()))?;
-            builder = builder.column(name, col);
+        match nested {
+            NestedFields::DottedNames => {
+                let mut columns = Vec::new();
+                flatten(record, "", 0, &mut columns)?;
+                for (name, offset, scalar) in columns {
+                    let col = records
+                        .scalar_column(&scalar, offset)
+                        .map_err(|e| e.with_node(name.clone()))?;
+                    builder = builder.column(name, col);
+                }
+            }
+            NestedFields::Structs => {
+                for (name, col) in records.columns(record, "", 0)? {
+                    builder = builder.column(name, col);
+                }
+            }
         }
         builder.build()
+    }
+}
+
+/// How nested record fields of a structured array become frame columns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NestedFields {
+    /// One column per scalar field, labelled `a.b` (the default).
+    #[default]
+    DottedNames,
+    /// One Arrow struct column per top-level record field (Parquet struct columns; pandas
+    /// reads them as dicts, pyarrow as structs).
+    Structs,
+}
+
+/// The rows of a structured array.
+struct Records<'a> {
+    bytes: &'a [u8],
+    rows: usize,
+    itemsize: usize,
+}
+
+impl Records<'_> {
+    fn scalar_column(&self, scalar: &ScalarType, offset: usize) -> Result<ArrayRef> {
+        let field_bytes = |row: usize| {
+            let at = row * self.itemsize + offset;
+            &self.bytes[at..at + scalar.kind.itemsize()]
+        };
+        column_from_records(scalar, self.rows, field_bytes)
+    }
+
+    /// The fields of `record` (at `base` in each row) as named columns, nested records as
+    /// struct arrays.
+    fn columns(
+        &self,
+        record: &sciio_core::RecordType,
+        prefix: &str,
+        base: usize,
+    ) -> Result<Vec<(String, ArrayRef)>> {
+        let mut out = Vec::new();
+        for f in &record.fields {
+            let path = format!("{prefix}{}", f.name);
+            let offset = base + f.offset;
+            if offset + f.dtype.itemsize() > record.itemsize + base {
+                return Err(Error::format(format!(
+                    "field {path} lies outside its record"
+                )));
+            }
+            let col: ArrayRef = match &f.dtype {
+                DType::Scalar(s) => self
+                    .scalar_column(s, offset)
+                    .map_err(|e| e.with_node(path.clone()))?,
+                DType::Record(r) => {
+                    let children = self.columns(r, &format!("{path}."), offset)?;
+                    let fields: Vec<arrow_schema::FieldRef> = children
+                        .iter()
+                        .map(|(n, a)| {
+                            Arc::new(arrow_schema::Field::new(
+                                n.rsplit('.').next().unwrap_or(n),
+                                a.data_type().clone(),
+                                true,
+                            ))
+                        })
+                        .collect();
+                    let arrays = children.into_iter().map(|(_, a)| a).collect();
+                    Arc::new(
+                        arrow_array::StructArray::try_new(fields.into(), arrays, None)
+                            .map_err(|e| Error::format(e.to_string()).with_node(path.clone()))?,
+                    )
+                }
+                DType::SubArray(..) => {
+                    return Err(Error::unsupported(
+                        "subarray fields have no column equivalent in a DataFrame",
+                    )
+                    .with_node(path))
+                }
+            };
+            out.push((path, col));
+        }
+        Ok(out)
     }
 }
 

@@ -9,8 +9,8 @@ use std::str::FromStr;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::RecordBatch;
-use arrow_schema::{Schema, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Schema, SchemaRef};
 use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
     ParquetRecordBatchReaderBuilder,
@@ -20,18 +20,19 @@ use parquet::arrow::arrow_writer::{
     ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
-use parquet::basic::{ConvertedType, GzipLevel, LogicalType, ZstdLevel};
+use parquet::basic::{ConvertedType, GzipLevel, LogicalType, Type as PhysicalType, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::ChunkReader;
 use parquet::file::writer::SerializedFileWriter;
 
+use crate::categorical;
 use crate::frame::Frame;
 use crate::metadata::{PandasMetadata, PANDAS_KEY};
 use crate::schema::FrameSchema;
 use sciio_core::{Error, ErrorKind, Limits, Result};
 
-fn parquet_err(e: parquet::errors::ParquetError) -> Error {
+pub(crate) fn parquet_err(e: parquet::errors::ParquetError) -> Error {
     use parquet::errors::ParquetError as P;
     let kind = match &e {
         P::EOF(_) | P::NeedMoreData(_) | P::NeedMoreDataRange(_) => ErrorKind::Truncated,
@@ -126,6 +127,10 @@ pub struct ParquetReader {
     schema: FrameSchema,
     inner: ParquetRecordBatchReader,
     num_rows: u64,
+    /// The file's categories of each categorical field (by position), read from the
+    /// dictionary pages: arrow-rs's own dictionaries drop unused categories or reorder them.
+    categories: HashMap<usize, ArrayRef>,
+    physical: HashMap<usize, PhysicalType>,
 }
 
 impl ParquetReader {
@@ -148,24 +153,28 @@ impl ParquetReader {
 
     /// Reads from any Parquet [`ChunkReader`] (a `File`, `bytes::Bytes`).
     pub fn new<R: ChunkReader + 'static>(input: R, options: &ReadOptions) -> Result<Self> {
-        let builder = ParquetRecordBatchReaderBuilder::try_new(input).map_err(parquet_err)?;
-        Self::from_builder(builder, options)
+        let meta =
+            ArrowReaderMetadata::load(&input, ArrowReaderOptions::new()).map_err(parquet_err)?;
+        Self::with_metadata(input, meta, None, options)
     }
 
-    fn from_builder<R: ChunkReader + 'static>(
-        builder: ParquetRecordBatchReaderBuilder<R>,
+    /// A reader of `row_groups` (all when `None`) of a file whose footer is parsed.
+    fn with_metadata<R: ChunkReader + 'static>(
+        input: R,
+        meta: ArrowReaderMetadata,
+        row_groups: Option<Vec<usize>>,
         options: &ReadOptions,
     ) -> Result<Self> {
-        let file_meta = builder.metadata().file_metadata();
+        let file_meta = meta.metadata().file_metadata();
         let num_rows = u64::try_from(file_meta.num_rows())
             .map_err(|_| Error::format("negative row count in the Parquet footer"))?;
         let raw = file_meta
             .key_value_metadata()
             .and_then(|kv| kv.iter().find(|k| k.key == PANDAS_KEY))
             .and_then(|k| k.value.clone())
-            .or_else(|| builder.schema().metadata().get(PANDAS_KEY).cloned());
-        let arrow: Schema = builder.schema().as_ref().clone();
-        let (meta, warning) = match raw {
+            .or_else(|| meta.schema().metadata().get(PANDAS_KEY).cloned());
+        let arrow: Schema = meta.schema().as_ref().clone();
+        let (pandas, warning) = match raw {
             None => (None, None),
             Some(json) => match parse_checked(&json, &options.limits) {
                 Ok(m) => (Some(m), None),
@@ -175,16 +184,37 @@ impl ParquetReader {
                 Err(e) => return Err(e.with_node(PANDAS_KEY)),
             },
         };
-        let mut schema = FrameSchema::from_arrow(&arrow, meta, num_rows);
-        for col in builder.parquet_schema().columns() {
+        let mut schema = FrameSchema::from_arrow(&arrow, pandas, num_rows);
+        // top-level Parquet leaf of each field name (flat columns only)
+        let mut leaf_of = HashMap::new();
+        for (i, col) in meta.parquet_schema().columns().iter().enumerate() {
             let json = matches!(col.logical_type_ref(), Some(LogicalType::Json))
                 || col.converted_type() == ConvertedType::JSON;
-            if json && col.path().parts().len() == 1 {
-                schema.mark_json(col.name().to_string());
+            if col.path().parts().len() == 1 {
+                if json {
+                    schema.mark_json(col.name().to_string());
+                }
+                leaf_of.insert(col.name().to_string(), (i, col.physical_type()));
             }
         }
         if let Some(w) = warning {
             schema.add_warning(w);
+        }
+        let mut categorical = Vec::new();
+        let mut physical = HashMap::new();
+        for (pos, f) in schema.arrow_schema().fields().iter().enumerate() {
+            if let (DataType::Dictionary(_, v), Some(&(leaf, p))) =
+                (f.data_type(), leaf_of.get(f.name()))
+            {
+                categorical.push((pos, leaf, v.as_ref().clone()));
+                physical.insert(pos, p);
+            }
+        }
+        let categories =
+            crate::categorical::read_categories(&input, meta.metadata(), &categorical)?;
+        let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(input, meta);
+        if let Some(groups) = row_groups {
+            builder = builder.with_row_groups(groups);
         }
         let inner = builder
             .with_batch_size(options.batch_size)
@@ -194,6 +224,8 @@ impl ParquetReader {
             schema,
             inner,
             num_rows,
+            categories,
+            physical,
         })
     }
 
@@ -237,7 +269,10 @@ impl Iterator for ParquetReader {
         Some(
             batch
                 .map_err(arrow_err)
-                .and_then(|b| self.schema.apply_fixes(b)),
+                .and_then(|b| self.schema.apply_fixes(b))
+                .and_then(|b| {
+                    crate::categorical::restore_categories(b, &self.categories, &self.physical)
+                }),
         )
     }
 }
@@ -257,9 +292,8 @@ pub fn read_frame_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<
     let groups = meta.metadata().num_row_groups();
     let threads = options.threads.min(groups).max(1);
     let reader_for = |range: std::ops::Range<usize>| -> Result<ParquetReader> {
-        let builder = ParquetRecordBatchReaderBuilder::new_with_metadata(open()?, meta.clone())
-            .with_row_groups(range.collect());
-        ParquetReader::from_builder(builder, options).map_err(|e| e.with_file(path))
+        ParquetReader::with_metadata(open()?, meta.clone(), Some(range.collect()), options)
+            .map_err(|e| e.with_file(path))
     };
     if threads == 1 {
         return reader_for(0..groups)?.read_all();
@@ -419,7 +453,8 @@ impl ParquetOptions {
         self.row_group_rows = rows.max(1);
         self
     }
-    /// Dictionary encoding of column chunks (default on).
+    /// Dictionary encoding of column chunks (default on). Categorical columns are always
+    /// dictionary-encoded, with their categories as the dictionary, as pyarrow does.
     pub fn dictionary(mut self, on: bool) -> Self {
         self.dictionary = on;
         self
@@ -476,6 +511,8 @@ struct Encoder<W: Write + Send> {
     pending: Vec<RecordBatch>,
     pending_rows: usize,
     row_groups: usize,
+    compression: parquet::basic::Compression,
+    page_bytes: usize,
 }
 
 impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
@@ -545,6 +582,8 @@ impl<W: Write + Send> ParquetWriter<W> {
             pending: Vec::new(),
             pending_rows: 0,
             row_groups: 0,
+            compression: self.options.compression.to_parquet()?,
+            page_bytes: self.options.data_page_bytes,
         });
         Ok(())
     }
@@ -603,18 +642,34 @@ impl<W: Write + Send> Encoder<W> {
             .factory
             .create_column_writers(self.row_groups)
             .map_err(parquet_err)?;
-        // the leaf columns of every pending batch, per Parquet leaf column
-        let mut leaves: Vec<Vec<ArrowLeafColumn>> = writers.iter().map(|_| Vec::new()).collect();
+        let fields = self.arrow.fields();
+        let flat = writers.len() == fields.len();
+        let descr = self.file.schema_descr();
+        // categorical columns of flat schemas are encoded here, with their categories as they
+        // are (see the categorical module); everything else by arrow-rs
+        let exact: Vec<bool> = fields
+            .iter()
+            .enumerate()
+            .map(|(i, f)| flat && categorical::writes_exactly(f.data_type(), &descr.column(i)))
+            .collect();
         // memory of each field's arrays: the encoding cost used to balance the threads
-        let mut weights = vec![0usize; self.arrow.fields().len()];
+        let mut weights = vec![0usize; fields.len()];
         for batch in &self.pending {
             for (w, a) in weights.iter_mut().zip(batch.columns()) {
                 *w += a.get_array_memory_size();
             }
         }
+        // the leaf columns of every pending batch, per Parquet leaf column
+        let mut leaves: Vec<Vec<ArrowLeafColumn>> = writers.iter().map(|_| Vec::new()).collect();
+        let mut dictionaries: Vec<Vec<ArrayRef>> = fields.iter().map(|_| Vec::new()).collect();
         for batch in self.pending.drain(..) {
             let mut leaf = 0;
-            for (field, array) in self.arrow.fields().iter().zip(batch.columns()) {
+            for (i, (field, array)) in fields.iter().zip(batch.columns()).enumerate() {
+                if exact.get(i) == Some(&true) {
+                    dictionaries[i].push(array.clone());
+                    leaf += 1;
+                    continue;
+                }
                 for l in compute_leaves(field, array).map_err(parquet_err)? {
                     leaves
                         .get_mut(leaf)
@@ -625,17 +680,34 @@ impl<W: Write + Send> Encoder<W> {
             }
         }
         self.pending_rows = 0;
-        let jobs: Vec<ColumnJob> = writers.into_iter().zip(leaves).collect();
+        let jobs: Vec<ColumnJob> = writers
+            .into_iter()
+            .zip(leaves)
+            .enumerate()
+            .map(|(i, (writer, leaves))| {
+                if exact.get(i) == Some(&true) {
+                    ColumnJob::Categorical {
+                        descr: descr.column(i),
+                        arrays: std::mem::take(&mut dictionaries[i]),
+                        compression: self.compression,
+                        page_bytes: self.page_bytes,
+                    }
+                } else {
+                    ColumnJob::Arrow(writer, leaves)
+                }
+            })
+            .collect();
         // flat schemas have one leaf per field; nested ones are balanced by count only
-        let weights = if weights.len() == jobs.len() {
-            weights
-        } else {
-            vec![1; jobs.len()]
-        };
+        let weights = if flat { weights } else { vec![1; jobs.len()] };
         let chunks = encode_parallel(jobs, &weights, threads)?;
         let mut rg = self.file.next_row_group().map_err(parquet_err)?;
         for chunk in chunks {
-            chunk.append_to_row_group(&mut rg).map_err(parquet_err)?;
+            match chunk {
+                Chunk::Arrow(c) => c.append_to_row_group(&mut rg).map_err(parquet_err)?,
+                Chunk::Categorical(c) => {
+                    rg.append_column(&c.bytes, c.close).map_err(parquet_err)?
+                }
+            }
         }
         rg.close().map_err(parquet_err)?;
         self.row_groups += 1;
@@ -643,23 +715,47 @@ impl<W: Write + Send> Encoder<W> {
     }
 }
 
-/// One column chunk to encode: its writer and the leaf arrays of the row group.
-type ColumnJob = (ArrowColumnWriter, Vec<ArrowLeafColumn>);
+/// One column chunk to encode.
+enum ColumnJob {
+    /// By arrow-rs: its writer and the leaf arrays of the row group.
+    Arrow(ArrowColumnWriter, Vec<ArrowLeafColumn>),
+    /// A categorical column, by [`categorical::encode_chunk`].
+    Categorical {
+        descr: parquet::schema::types::ColumnDescPtr,
+        arrays: Vec<ArrayRef>,
+        compression: parquet::basic::Compression,
+        page_bytes: usize,
+    },
+}
 
-fn encode_column((mut writer, leaves): ColumnJob) -> Result<ArrowColumnChunk> {
-    for l in &leaves {
-        writer.write(l).map_err(parquet_err)?;
+/// An encoded column chunk.
+enum Chunk {
+    Arrow(ArrowColumnChunk),
+    Categorical(categorical::EncodedChunk),
+}
+
+fn encode_column(job: ColumnJob) -> Result<Chunk> {
+    match job {
+        ColumnJob::Arrow(mut writer, leaves) => {
+            for l in &leaves {
+                writer.write(l).map_err(parquet_err)?;
+            }
+            writer.close().map(Chunk::Arrow).map_err(parquet_err)
+        }
+        ColumnJob::Categorical {
+            descr,
+            arrays,
+            compression,
+            page_bytes,
+        } => categorical::encode_chunk(&descr, &arrays, compression, page_bytes)
+            .map(Chunk::Categorical)
+            .map_err(|e| e.with_node(descr.name().to_string())),
     }
-    writer.close().map_err(parquet_err)
 }
 
 /// Encodes column chunks on up to `threads` threads, returning them in column order. Columns
 /// go, heaviest first, to the least loaded thread (`weights`: one per job).
-fn encode_parallel(
-    jobs: Vec<ColumnJob>,
-    weights: &[usize],
-    threads: usize,
-) -> Result<Vec<ArrowColumnChunk>> {
+fn encode_parallel(jobs: Vec<ColumnJob>, weights: &[usize], threads: usize) -> Result<Vec<Chunk>> {
     let n = jobs.len();
     let threads = threads.clamp(1, n.max(1));
     if threads == 1 {
@@ -678,7 +774,7 @@ fn encode_parallel(
     for (i, job) in jobs.into_iter().enumerate() {
         lanes[lane_of[i]].push((i, job));
     }
-    let done: Vec<Result<Vec<(usize, ArrowColumnChunk)>>> = std::thread::scope(|scope| {
+    let done: Vec<Result<Vec<(usize, Chunk)>>> = std::thread::scope(|scope| {
         let handles: Vec<_> = lanes
             .into_iter()
             .map(|lane| {
@@ -697,7 +793,7 @@ fn encode_parallel(
             })
             .collect()
     });
-    let mut chunks: Vec<Option<ArrowColumnChunk>> = (0..n).map(|_| None).collect();
+    let mut chunks: Vec<Option<Chunk>> = (0..n).map(|_| None).collect();
     for lane in done {
         for (i, c) in lane? {
             if let Some(slot) = chunks.get_mut(i) {

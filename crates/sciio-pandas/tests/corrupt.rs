@@ -160,6 +160,18 @@ fn sample_file_bytes() -> Vec<u8> {
                 (0..500).map(|i| format!("v{}", i % 7)),
             )),
         )
+        // a categorical: its dictionary pages are read by sciio itself (the categories)
+        .categorical(
+            "c",
+            Arc::new(
+                arrow_array::DictionaryArray::try_new(
+                    arrow_array::Int8Array::from_iter_values((0..500).map(|i| (i % 3) as i8)),
+                    Arc::new(StringArray::from(vec!["p", "q", "r", "unused"])),
+                )
+                .unwrap(),
+            ),
+            true,
+        )
         .index_level(Some("k"), Arc::new(Int64Array::from_iter_values(0..500)))
         .build()
         .unwrap();
