@@ -439,7 +439,7 @@ fn decode_plain(
     // time values are kept only when stored in the unit Arrow reads them in
     if let DataType::Timestamp(unit, _) = value_type {
         let stored = match descr.logical_type_ref() {
-            Some(LogicalType::Timestamp(t)) => Some(t.unit.clone()),
+            Some(LogicalType::Timestamp(t)) => Some(t.unit),
             _ => None,
         };
         let same = matches!(

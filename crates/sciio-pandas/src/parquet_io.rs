@@ -693,7 +693,7 @@ impl<W: Write + Send> Encoder<W> {
                         page_bytes: self.page_bytes,
                     }
                 } else {
-                    ColumnJob::Arrow(writer, leaves)
+                    ColumnJob::Arrow(Box::new(writer), leaves)
                 }
             })
             .collect();
@@ -718,7 +718,7 @@ impl<W: Write + Send> Encoder<W> {
 /// One column chunk to encode.
 enum ColumnJob {
     /// By arrow-rs: its writer and the leaf arrays of the row group.
-    Arrow(ArrowColumnWriter, Vec<ArrowLeafColumn>),
+    Arrow(Box<ArrowColumnWriter>, Vec<ArrowLeafColumn>),
     /// A categorical column, by [`categorical::encode_chunk`].
     Categorical {
         descr: parquet::schema::types::ColumnDescPtr,

@@ -32,7 +32,9 @@ fn dict<K: arrow_array::types::ArrowDictionaryKeyType>(
 }
 
 /// (label, codes, categories as JSON, ordered, the column)
-fn columns() -> Vec<(&'static str, Vec<i64>, Vec<Value>, bool, ArrayRef)> {
+type Column = (&'static str, Vec<i64>, Vec<Value>, bool, ArrayRef);
+
+fn columns() -> Vec<Column> {
     let some: Vec<i64> = vec![0, 1, -1, 1, 2, 0, 0, 1, 2, 0];
     let mut out = Vec::new();
     let c8 = vec![1, 1, 1, 1, 0, 2, 2, -1, 0, 2];
