@@ -38,9 +38,19 @@ pub fn read_array_sized<R: Read>(
     read_data(reader, &header, limits, Some(input_len))
 }
 
-/// Reads the data following an already-read header.
-pub fn read_data<R: Read>(
-    mut reader: R,
+/// Checks the data size announced by `header` against `limits`; returns it.
+fn check_sizes(header: &Header, limits: &Limits) -> Result<usize> {
+    let n = limits.check_alloc(header.data_len()?, "NPY array data")?;
+    // Zero-size elements (S0, V0, empty records) take no bytes, however many there are; bound
+    // their number too, since code iterating over them allocates per element.
+    let count: u64 = header.shape.iter().map(|d| *d as u64).product();
+    limits.check_alloc(count, "NPY element count")?;
+    Ok(n)
+}
+
+/// The zeroed array for the data `header` announces, after every check [`read_data`] makes
+/// before allocating (object dtype, data length against `input_len`, limits).
+pub(crate) fn allocate_for(
     header: &Header,
     limits: &Limits,
     input_len: Option<u64>,
@@ -58,17 +68,27 @@ pub fn read_data<R: Read>(
             .with_offset(start));
         }
     }
-    let n = limits.check_alloc(data_len, "NPY array data")?;
-    // Zero-size elements (S0, V0, empty records) take no bytes, however many there are; bound
-    // their number too, since code iterating over them allocates per element.
-    let count: u64 = header.shape.iter().map(|d| *d as u64).product();
-    limits.check_alloc(count, "NPY element count")?;
+    check_sizes(header, limits)?;
+    NdArray::zeroed(header.dtype.clone(), &header.shape, header.order())
+}
+
+/// Reads the data following an already-read header.
+pub fn read_data<R: Read>(
+    mut reader: R,
+    header: &Header,
+    limits: &Limits,
+    input_len: Option<u64>,
+) -> Result<NdArray> {
+    let start = header.header_len as u64;
     if input_len.is_some() {
-        let mut array = NdArray::zeroed(header.dtype.clone(), &header.shape, header.order())?;
+        let mut array = allocate_for(header, limits, input_len)?;
         let buf = array.as_bytes_mut()?;
         fill(&mut reader, buf, start)?;
         return Ok(array);
     }
+    header.refuse_objects()?;
+    let data_len = header.data_len()?;
+    let n = check_sizes(header, limits)?;
     // Unknown length: grow as the bytes arrive (at most 64 MiB ahead of them).
     let mut bytes = Vec::with_capacity(n.min(64 << 20));
     let got = (&mut reader)

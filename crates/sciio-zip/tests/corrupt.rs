@@ -173,3 +173,80 @@ fn huge_declared_ratio_and_size_hit_the_limits() {
     let err = read_all(&bytes, Limits::default()).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::LimitExceeded, "{err}");
 }
+
+/// 40 MiB of compressible bytes: large enough for the pipelined read (helper threads for the
+/// CRC-32 and page faults).
+fn big_member() -> Vec<u8> {
+    (0..40u32 << 20).map(|i| (i / 997 % 251) as u8).collect()
+}
+
+fn big_archive(compression: Compression, data: &[u8]) -> Vec<u8> {
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new())).compression(compression);
+    zip.add_member("big.npy", data).unwrap();
+    zip.finish().unwrap().into_inner()
+}
+
+#[test]
+fn large_members_read_pipelined_with_every_check() {
+    let data = big_member();
+    for compression in [Compression::Stored, Compression::Deflate(1)] {
+        let clean = big_archive(compression, &data);
+        let mut archive = ZipArchive::new(Cursor::new(&clean)).unwrap();
+        assert!(archive.read_member(0).unwrap() == data);
+
+        // In two steps (header-sized read, then the rest pipelined), as the npz reader does.
+        let mut member = archive.open_member(0).unwrap();
+        let mut head = [0u8; 128];
+        member.read_exact(&mut head).unwrap();
+        let mut rest = vec![0u8; data.len() - head.len()];
+        member.read_exact_pipelined(&mut rest).unwrap();
+        assert_eq!(member.read(&mut [0u8; 1]).unwrap(), 0);
+        assert!(head[..] == data[..128] && rest[..] == data[128..]);
+
+        // A wrong CRC-32 in the directory is found at the end of the pipelined read.
+        let mut bad_crc = clean.clone();
+        let cd = find(&bad_crc, b"PK\x01\x02");
+        bad_crc[cd + 16] ^= 0x01;
+        let mut archive = ZipArchive::new(Cursor::new(&bad_crc)).unwrap();
+        let err = archive.read_member(0).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{err}");
+        assert_eq!(err.location().node.as_deref(), Some("big.npy"));
+
+        // Member data cut short: truncated, wherever the cut falls.
+        let local_end = find(&clean, b"PK\x01\x02");
+        for cut in [local_end / 3, local_end - 100] {
+            let mut cut_bytes = clean[..cut].to_vec();
+            cut_bytes.extend_from_slice(&clean[local_end..]);
+            let err = match ZipArchive::new(Cursor::new(&cut_bytes)) {
+                Ok(mut a) => a.read_member(0).unwrap_err(),
+                Err(e) => e,
+            };
+            assert!(
+                matches!(
+                    err.kind(),
+                    ErrorKind::Truncated | ErrorKind::Format | ErrorKind::Corrupt
+                ),
+                "cut at {cut}: {err}"
+            );
+        }
+    }
+    // Garbled deflate data in the middle of the stream: an error, never a panic or a hang.
+    let clean = big_archive(Compression::Deflate(1), &data);
+    for at in [clean.len() / 4, clean.len() / 2] {
+        let mut bytes = clean.clone();
+        bytes[at..at + 64].iter_mut().for_each(|b| *b ^= 0x5A);
+        let mut archive = ZipArchive::new(Cursor::new(&bytes)).unwrap();
+        assert!(archive.read_member(0).is_err());
+    }
+}
+
+#[test]
+fn pipelined_read_past_the_member_end_is_a_clean_error() {
+    let data = big_member();
+    let bytes = big_archive(Compression::Deflate(1), &data);
+    let mut archive = ZipArchive::new(Cursor::new(&bytes)).unwrap();
+    let mut member = archive.open_member(0).unwrap();
+    let mut too_long = vec![0u8; data.len() + 1];
+    let err = error_from_io(member.read_exact_pipelined(&mut too_long).unwrap_err());
+    assert_eq!(err.kind(), ErrorKind::Truncated, "{err}");
+}

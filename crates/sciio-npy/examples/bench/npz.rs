@@ -1,10 +1,11 @@
 //! The `npz` mode of the sciio-npy benchmark (the sciio side of `python/bench_npz.py`).
 //!
-//! usage: bench npz --dir DIR [--repeat K] [--level L] [--block BYTES] [--write-only]
+//! usage: bench npz --dir DIR [--repeat K] [--level L] [--block BYTES] [--write-only | --read-only]
 //! Reads DIR/data.npy (the array numpy compressed), times writing it to DIR/sciio.npz with
 //! parallel deflate, times reading numpy's DIR/numpy_compressed.npz and DIR/numpy_stored.npz
 //! (member `a`, summing every element to touch the data) and mapping the stored one; prints
-//! JSON. Times are the best of K runs.
+//! JSON. Times are the best of K runs. `--read-only` times only the compressed read (for
+//! profiling it with perf or strace).
 
 use std::time::Instant;
 
@@ -43,6 +44,15 @@ pub fn run(args: &[String]) {
     let repeat: usize = arg(args, "--repeat").map_or(3, |s| s.parse().expect("--repeat N"));
     let level: u32 = arg(args, "--level").map_or(6, |s| s.parse().expect("--level L"));
     let block: Option<usize> = arg(args, "--block").map(|s| s.parse().expect("--block BYTES"));
+    if args.iter().any(|a| a == "--read-only") {
+        let path = dir.join("numpy_compressed.npz");
+        let (read_compressed_s, sum) = best(repeat, || {
+            let mut npz = NpzReader::open(&path).expect("open");
+            touch(&npz.read("a").expect("read"))
+        });
+        println!("{{\"read_compressed_s\": {read_compressed_s}, \"sum\": {sum}}}");
+        return;
+    }
     let data = sciio_npy::read_file(dir.join("data.npy")).expect("read data.npy");
     let out = dir.join("sciio.npz");
     let (write_s, ()) = best(repeat, || {
