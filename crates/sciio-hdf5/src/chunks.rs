@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::ffi::{c_int, c_uint, c_void};
 use std::os::unix::fs::FileExt;
 
-use hdf5_sys::h5d::{H5Dchunk_iter, H5Dget_offset};
+use hdf5_sys::h5d::{H5Dchunk_iter, H5Dget_offset, H5Dget_storage_size};
 use hdf5_sys::h5p::H5P_DEFAULT;
 use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
@@ -154,17 +154,20 @@ impl Dataset {
         elem: usize,
     ) -> Result<Option<Vec<u8>>> {
         let (row_bytes, total) = self.row_sizes(shape, count, elem)?;
-        // SAFETY: plain query on a valid dataset id.
-        let addr = locked(|| unsafe {
+        // SAFETY: plain queries on a valid dataset id.
+        let (addr, stored) = locked(|| unsafe {
             let addr = H5Dget_offset(self.hid());
+            let stored = H5Dget_storage_size(self.hid());
             hdf5_sys::h5e::H5Eclear2(hdf5_sys::h5e::H5E_DEFAULT);
-            addr
+            (addr, stored)
         });
-        if addr == HADDR_UNDEF {
+        let data_len = shape[0].checked_mul(row_bytes as u64);
+        // Unallocated, external, or stored in a size that does not match the shape: libhdf5
+        // knows what to do (fill values, other files, an error).
+        if addr == HADDR_UNDEF || data_len != Some(stored) {
             return Ok(None);
         }
         let (disk, file_len) = self.reopen()?;
-        let data_len = shape[0].checked_mul(row_bytes as u64);
         if data_len
             .and_then(|n| addr.checked_add(n))
             .is_none_or(|end| end > file_len)
