@@ -358,7 +358,10 @@ fn a_full_disk_is_one_line_and_leaves_the_destination_absent_or_intact() {
     struct Unmount<'a>(&'a Path);
     impl Drop for Unmount<'_> {
         fn drop(&mut self) {
-            let _ = std::process::Command::new("umount").arg("-l").arg(self.0).status();
+            let _ = std::process::Command::new("umount")
+                .arg("-l")
+                .arg(self.0)
+                .status();
         }
     }
     let _unmount = Unmount(disk.path());
