@@ -235,3 +235,55 @@ fn truncated_mat_files_fail_in_one_line() {
         }
     }
 }
+
+/// MATLAB objects (files in MATLAB's layout from python/mat_mcos_fixtures.py): `ls` shows
+/// class and decoded size, `cat` prints the decoded values, `convert` gives the numpy arrays
+/// mat-io (the reference reader of MATLAB objects) returns for string and datetime.
+#[test]
+fn matlab_objects_list_print_and_convert() {
+    let dir = tempdir();
+    sciio_testkit::run_python_script("python/mat_mcos_fixtures.py", &[s(dir.path())]);
+    let mat = dir.path().join("objects.mat");
+
+    let listed = ok(&["ls", s(&mat)]);
+    for (var, class, shape) in [
+        ("s_matrix", "string", "(2, 3)"),
+        ("s_row", "string", "(1, 3)"),
+        ("dt_matrix", "datetime", "(2, 2)"),
+        ("dur_s", "duration", "(2, 3)"),
+        ("cat_row", "categorical", "(1, 4)"),
+        ("obj_point", "geo.Point", "(1, 1)"),
+    ] {
+        let line = listed
+            .lines()
+            .find(|l| l.split_whitespace().any(|w| w.ends_with(var)))
+            .unwrap_or_else(|| panic!("{var} not in\n{listed}"));
+        assert!(line.contains(class) && line.contains(shape), "{var}: {line}");
+    }
+
+    let printed = ok(&["cat", &format!("{}:s_row", s(&mat))]);
+    let expect = run_python(
+        "import numpy as np; print(np.array([['a', 'bc', 'déf']]))",
+        &[],
+    );
+    assert_eq!(printed, expect);
+
+    let strings = dir.path().join("s.npy");
+    let times = dir.path().join("t.npy");
+    ok(&["convert", &format!("{}:s_matrix", s(&mat)), s(&strings)]);
+    ok(&["convert", &format!("{}:dt_matrix", s(&mat)), s(&times)]);
+    let check = r#"
+import sys, warnings, numpy as np, matio
+warnings.simplefilter("ignore")
+d = matio.load_from_mat(sys.argv[1])
+s, t = np.load(sys.argv[2]), np.load(sys.argv[3])
+want_s = np.array(d["s_matrix"].tolist(), dtype=str)
+assert s.dtype.kind == "U" and s.shape == want_s.shape and (s == want_s).all(), (s, want_s)
+want_t = d["dt_matrix"].astype("datetime64[ms]")
+assert t.dtype == np.dtype("datetime64[ms]") and t.shape == want_t.shape, (t.dtype, t.shape)
+assert np.array_equal(t, want_t, equal_nan=True), (t, want_t)
+print("ok")
+"#;
+    let out = run_python(check, &[s(&mat), s(&strings), s(&times)]);
+    assert_eq!(out.trim(), "ok");
+}
