@@ -258,7 +258,10 @@ fn matlab_objects_list_print_and_convert() {
             .lines()
             .find(|l| l.split_whitespace().any(|w| w.ends_with(var)))
             .unwrap_or_else(|| panic!("{var} not in\n{listed}"));
-        assert!(line.contains(class) && line.contains(shape), "{var}: {line}");
+        assert!(
+            line.contains(class) && line.contains(shape),
+            "{var}: {line}"
+        );
     }
 
     let printed = ok(&["cat", &format!("{}:s_row", s(&mat))]);

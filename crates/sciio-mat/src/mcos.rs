@@ -575,7 +575,7 @@ fn decode_table(elements: &[Properties]) -> Result<MatObject> {
         None => Vec::new(),
     };
     let count = |name: &str| -> Result<usize> {
-        match prop(props, name).map(|v| doubles(v)) {
+        match prop(props, name).map(doubles) {
             Some(Ok((_, v))) if v.len() == 1 && v[0] >= 0.0 && v[0].fract() == 0.0 => {
                 Ok(v[0] as usize)
             }
