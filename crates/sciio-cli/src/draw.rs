@@ -1,7 +1,7 @@
 //! `sciio ls`: the node tree drawn in the first column of a box-drawn table.
 
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table};
-use sciio::{ArrayInfo, Node, NodeKind, Order};
+use sciio::{ArrayInfo, AttrValue, Node, NodeKind, Order};
 
 /// The table for `root`: one row per node, the tree drawn with `├──`/`└──` in the first column.
 pub fn tree_table(root: &Node) -> String {
@@ -87,6 +87,47 @@ fn neutral_row(label: String, node: &Node) -> Vec<String> {
         ],
         _ => vec![label, node.kind_name().to_string()],
     }
+}
+
+/// Attribute values longer than this are cut (with `...`).
+const MAX_ATTR_CHARS: usize = 72;
+
+/// `sciio ls -a` for formats without a native listing: each node that has attributes, then
+/// one `NAME := value` line per attribute (values on one line, shortened).
+pub fn attribute_lines(root: &Node) -> String {
+    let mut out = String::new();
+    for (path, node) in root.walk("") {
+        if node.attrs.is_empty() {
+            continue;
+        }
+        let path = if path.is_empty() { "/" } else { path.as_str() };
+        let n = node.attrs.len();
+        out.push_str(&format!(
+            "{path}: {n} attribute{}\n",
+            if n == 1 { "" } else { "s" }
+        ));
+        for a in &node.attrs {
+            out.push_str(&format!("  {} := {}\n", a.name, attr_text(&a.value)));
+        }
+    }
+    if out.is_empty() {
+        out.push_str("no attributes\n");
+    }
+    out
+}
+
+fn attr_text(value: &AttrValue) -> String {
+    let text = match value {
+        AttrValue::Array(a) => crate::numfmt::array_str(a)
+            .map(|s| s.split_whitespace().collect::<Vec<_>>().join(" "))
+            .unwrap_or_else(|e| format!("<{e}>")),
+        AttrValue::Other(what) => format!("<{what}>"),
+        _ => "<not shown>".to_string(),
+    };
+    if text.chars().count() <= MAX_ATTR_CHARS {
+        return text;
+    }
+    text.chars().take(MAX_ATTR_CHARS - 3).collect::<String>() + "..."
 }
 
 /// A shape as Python prints a tuple: `()`, `(5,)`, `(2, 3)`.

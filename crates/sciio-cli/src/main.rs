@@ -34,6 +34,9 @@ enum Command {
     Ls {
         /// The file to list.
         file: String,
+        /// Also list every node's attributes (HDF5: system and user ones, like `ptdump -a`).
+        #[arg(short = 'a', long = "attrs")]
+        attrs: bool,
     },
     /// Print the values of an array like numpy does (`print(array)`), or as JSON.
     Cat {
@@ -127,7 +130,7 @@ fn is_broken_pipe(e: &Error) -> bool {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Ls { file } => ls(&Target::parse(&file)),
+        Command::Ls { file, attrs } => ls(&Target::parse(&file), attrs),
         Command::Cat { target, json } => cat(&Target::parse(&target), json),
         Command::Convert {
             paths,
@@ -150,7 +153,7 @@ fn print_out(text: &str) -> Result<()> {
         .map_err(|e| Error::io("cannot write to stdout", e))
 }
 
-fn ls(target: &Target) -> Result<()> {
+fn ls(target: &Target, attrs: bool) -> Result<()> {
     let file = File::open(&target.file)?;
     let root = match &target.node {
         Some(node) => file.node(node)?,
@@ -164,7 +167,14 @@ fn ls(target: &Target) -> Result<()> {
     );
     // A data frame also lists its index and columns with their pandas, numpy and Arrow types.
     let frame = file.frame_description()?.unwrap_or_default();
-    print_out(&(title + &draw::tree_table(root) + "\n" + &frame))
+    // HDF5 files are also listed as PyTables' ptdump lists them (with -a: every attribute);
+    // other formats show their nodes' attributes with -a.
+    let native = match file.native_listing(target.node.as_deref(), attrs)? {
+        Some(listing) => "\n".to_string() + &listing,
+        None if attrs => "\n".to_string() + &draw::attribute_lines(root),
+        None => String::new(),
+    };
+    print_out(&(title + &draw::tree_table(root) + "\n" + &frame + &native))
 }
 
 fn cat(target: &Target, as_json: bool) -> Result<()> {

@@ -132,3 +132,123 @@ fn every_pytables_wheel_file_lists_or_fails_in_one_line() {
         }
     }
 }
+
+/// Parses `sciio ls -a` output (the ptdump-style listing after the table) and compares every
+/// node with what PyTables reports for it: class, shape, chunkshape, filters, title, and the
+/// names of all attributes (system and user).
+const CHECK_PTDUMP: &str = r#"
+import ast, re, sys, warnings, tables
+warnings.simplefilter("ignore")
+h5, listing = sys.argv[1], open(sys.argv[2], encoding="utf-8").read()
+lines = listing.splitlines()
+# The listing starts after the table's bottom border.
+start = max(i for i, l in enumerate(lines) if l.startswith("\u2514")) + 1
+STR = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
+node_re = re.compile(r"^(?P<path>/\S*) \((?P<cls>[A-Za-z]+)(?P<shape>\([0-9, ]*\))?(?P<short>.*?)\) "
+                     r"(?P<title>" + STR + r")(?P<rest>.*)$")
+link_re = re.compile(r"^(?P<path>/\S*) \((?P<cls>SoftLink|ExternalLink)\) -> (?P<target>.*)$")
+attr_re = re.compile(r"^ {3}[\[ ](?P<name>\S+) := ")
+nodes, current = {}, None
+for line in lines[start:]:
+    if not line.strip():
+        continue
+    m = link_re.match(line) or node_re.match(line)
+    if m:
+        current = nodes[m["path"]] = dict(m.groupdict(), attrs=[])
+        continue
+    if line.startswith("  ") and "._v_attrs (AttributeSet)" in line:
+        continue
+    a = attr_re.match(line)
+    assert a and current is not None, f"unparsed line: {line!r}"
+    current["attrs"].append(a["name"])
+seen = set()
+with tables.open_file(h5) as f:
+    for node in f.walk_nodes("/"):
+        path = node._v_pathname
+        seen.add(path)
+        assert path in nodes, f"{path} not listed"
+        got = nodes[path]
+        cls = type(node).__name__
+        assert got["cls"] == cls, (path, got["cls"], cls)
+        if isinstance(node, tables.link.Link):
+            continue
+        assert ast.literal_eval(got["title"]) == node._v_title, (path, got["title"], node._v_title)
+        names = set(node._v_attrs._f_list("all"))
+        assert set(got["attrs"]) == names, (path, sorted(got["attrs"]), sorted(names))
+        rest = got["rest"]
+        filters = re.search(r"  filters=(Filters\(.*?\))(  |$)", rest)
+        if isinstance(node, tables.Leaf):
+            assert ast.literal_eval(got["shape"]) == tuple(node.shape), (path, got["shape"], node.shape)
+            chunks = re.search(r"  chunkshape=(\([0-9, ]*\)|None)", rest)
+            assert chunks, (path, rest)
+            want = None if node.chunkshape is None else tuple(int(c) for c in node.chunkshape)
+            assert ast.literal_eval(chunks[1]) == want, (path, chunks[1], want)
+            assert filters, (path, rest)
+            assert eval(filters[1], {"Filters": tables.Filters}) == node.filters, (path, filters[1], node.filters)
+        elif "FILTERS" in node._v_attrs:
+            assert filters, (path, rest)
+            assert eval(filters[1], {"Filters": tables.Filters}) == node._v_filters, (path, filters[1])
+assert set(nodes) == seen, sorted(set(nodes) ^ seen)
+print(len(seen))
+"#;
+
+#[test]
+fn ls_lists_every_node_as_pytables_reports_it() {
+    let dir = tempdir();
+    let out = sciio_testkit::run_python_script("python/gen_pytables_cases.py", &[s(dir.path())]);
+    let mut files: Vec<std::path::PathBuf> = out
+        .lines()
+        .map(|l| dir.path().join(l.trim()))
+        .filter(|p| p.extension().is_some_and(|e| e == "h5"))
+        .collect();
+    files.push(make_file(dir.path()));
+    assert!(files.len() > 10, "{out}");
+    for file in &files {
+        let listing = ok(&["ls", "-a", s(file)]);
+        let saved = dir.path().join("listing.txt");
+        std::fs::write(&saved, &listing).unwrap();
+        let checked = run_python(CHECK_PTDUMP, &[s(file), s(&saved)]);
+        assert!(
+            checked.trim().parse::<usize>().unwrap() > 1,
+            "{}",
+            file.display()
+        );
+    }
+}
+
+#[test]
+fn ls_without_a_shows_the_ptdump_lines_without_attributes() {
+    let dir = tempdir();
+    let h5 = make_file(dir.path());
+    let out = ok(&["ls", s(&h5)]);
+    assert!(
+        out.contains("/grp/floats (CArray(40, 50)shuffle, zlib(5)) ''"),
+        "{out}"
+    );
+    assert!(out.contains("chunkshape=(7, 50)"), "{out}");
+    assert!(!out.contains("_v_attrs"), "{out}");
+    // A node of the file: only its subtree.
+    let sub = ok(&["ls", "-a", &format!("{}:/grp", s(&h5))]);
+    assert!(sub.contains("/grp/ints (Array(3, 4)) ''"), "{sub}");
+    assert!(!sub.contains("/table ("), "{sub}");
+    assert!(sub.contains("CLASS := 'ARRAY'"), "{sub}");
+}
+
+#[test]
+fn ls_a_is_accepted_for_every_format() {
+    let dir = tempdir();
+    let npy = dir.path().join("a.npy");
+    let npz = dir.path().join("a.npz");
+    run_python(
+        "import sys, numpy as np\n\
+         np.save(sys.argv[1], np.arange(3))\n\
+         np.savez(sys.argv[2], x=np.arange(2))",
+        &[s(&npy), s(&npz)],
+    );
+    for f in [&npy, &npz] {
+        let plain = ok(&["ls", s(f)]);
+        let with_attrs = ok(&["ls", "-a", s(f)]);
+        assert!(with_attrs.starts_with(&plain), "{with_attrs}");
+        assert!(with_attrs.ends_with("no attributes\n"), "{with_attrs}");
+    }
+}

@@ -140,6 +140,30 @@ impl File {
         Ok(None)
     }
 
+    /// The tree from `node` (`None`: the root) down as the format's own tool lists it, one
+    /// line per node: for HDF5 files PyTables' `ptdump` view (class, shape, dtype, chunk
+    /// shape, filters, title) and, with `attrs`, every attribute (system and user, values
+    /// shortened) under its node, like `ptdump -a`. `None` for formats without such a tool.
+    ///
+    /// ```no_run
+    /// let file = sciio::File::open("data.h5")?;
+    /// if let Some(text) = file.native_listing(None, false)? {
+    ///     print!("{text}"); // "/table (Table(100,)shuffle, zlib(1)) 'rows'  dtype=..."
+    /// }
+    /// # Ok::<(), sciio::Error>(())
+    /// ```
+    pub fn native_listing(&self, node: Option<&str>, attrs: bool) -> Result<Option<String>> {
+        #[cfg(feature = "hdf5")]
+        if let Backend::Hdf5(h5) = &self.backend {
+            return h5
+                .ptdump(node.unwrap_or("/"), attrs)
+                .map(Some)
+                .map_err(|e| e.with_file(&self.path));
+        }
+        let _ = (node, attrs);
+        Ok(None)
+    }
+
     /// For a data frame (a Parquet file): the frame as text like pandas' `print(df)`, the first
     /// and last `max_rows / 2` rows when longer (the frame is read into memory). `None` for
     /// files that hold no frame.

@@ -17,6 +17,8 @@ use sciio_pytables::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows};
 
 use crate::node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
 
+mod ptdump;
+
 /// An opened HDF5 file.
 #[derive(Debug)]
 pub(crate) struct Hdf5 {
@@ -32,6 +34,14 @@ impl Hdf5 {
         let info = file.tree(true).map_err(|e| e.with_file(path))?;
         let root = to_node(&info, "");
         Ok((root, Hdf5 { file }))
+    }
+
+    /// The tree from `path` down as PyTables' `ptdump` lists it (`ptdump -a` with `attrs`).
+    pub(crate) fn ptdump(&self, path: &str, attrs: bool) -> Result<String> {
+        let root = self.file.tree(attrs)?;
+        let node = find_info(&root, path)
+            .ok_or_else(|| Error::not_found("no such node").with_node(path))?;
+        Ok(ptdump::render(node, attrs))
     }
 
     pub(crate) fn read_array(&self, path: &str) -> Result<NdArray> {
@@ -90,6 +100,24 @@ impl Hdf5 {
         }
         Ok(())
     }
+}
+
+/// The node at `path` (`/`-separated, absolute or not) in a tree read with [`PtFile::tree`].
+fn find_info<'a>(root: &'a NodeInfo, path: &str) -> Option<&'a NodeInfo> {
+    let wanted = format!("/{}", path.trim_matches('/'));
+    if wanted == "/" {
+        return Some(root);
+    }
+    let mut node = root;
+    while node.path != wanted {
+        node = node.children.iter().find(|c| {
+            wanted == c.path
+                || wanted
+                    .strip_prefix(c.path.as_str())
+                    .is_some_and(|rest| rest.starts_with('/'))
+        })?;
+    }
+    Some(node)
 }
 
 fn to_node(info: &NodeInfo, parent: &str) -> Node {
