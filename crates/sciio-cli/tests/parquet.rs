@@ -25,9 +25,8 @@ import sys, pandas as pd, numpy as np
 n = 7
 cols = {
     'when': pd.date_range('2024-03-30', periods=n, freq='7h', tz='Europe/Paris'),
-    # Categories in order of first appearance: the writer rebuilds the dictionary in that
-    # order (see the report: other category orders are not kept yet).
-    'kind': pd.Categorical(['a', 'b', 'a', 'c', 'b', 'a', 'c'], categories=['a', 'b', 'c'], ordered=True),
+    # categories neither sorted nor in order of appearance, one unused: kept as they are
+    'kind': pd.Categorical(['a', 'b', 'a', 'c', 'b', 'a', 'c'], categories=['c', 'unused', 'a', 'b'], ordered=True),
     'temp': np.linspace(-1.5, 3.0, n),
     'count': pd.array([1, None, 3, 4, None, 6, 7], dtype='Int64'),
     'city': ['Oslo', 'Rome', None, 'Lima', 'Pune', 'Kyiv', 'Nuuk'],
@@ -44,7 +43,7 @@ assert type(b.index) is type(a.index), (type(a.index), type(b.index))
 assert b.index.name == a.index.name and list(b.dtypes) == list(a.dtypes), (a.dtypes, b.dtypes)
 if isinstance(a.index, pd.RangeIndex):
     assert (b.index.start, b.index.stop, b.index.step) == (10, 31, 3), b.index
-assert b['kind'].cat.ordered and list(b['kind'].cat.categories) == ['a', 'b', 'c']
+assert b['kind'].cat.ordered and list(b['kind'].cat.categories) == ['c', 'unused', 'a', 'b']
 assert str(b['when'].dt.tz) == 'Europe/Paris'
 codecs = {pq.ParquetFile(sys.argv[2]).metadata.row_group(0).column(i).compression
           for i in range(pq.ParquetFile(sys.argv[2]).metadata.num_columns)}
@@ -224,13 +223,19 @@ fn ls_and_cat_show_a_pandas_frame_and_refusals_are_one_line() {
 
     let printed = ok(&["cat", s(&keyed)]);
     let expected = run_python(
-        "import sys, pandas as pd; df = pd.read_parquet(sys.argv[1]); print('\\n'.join(map(str, [df.index[0], df['city'].iloc[3], df['temp'].iloc[6], df['kind'].iloc[3]])))",
+        "import sys, pandas as pd; df = pd.read_parquet(sys.argv[1]); print('\\n'.join(map(str, [df.index[0], df['city'].iloc[3], df['temp'].iloc[6], df['kind'].iloc[3], df['when'].iloc[0], df['when'].iloc[6]])))",
         &[s(&keyed)],
     );
     for value in expected.lines() {
         assert!(printed.contains(value), "{value} missing in:\n{printed}");
     }
     assert!(printed.contains("[7 rows x 5 columns]"), "{printed}");
+    // Europe/Paris instants (the first and the last above) print in local time, before and
+    // after the DST change, as pandas prints them
+    assert!(
+        printed.contains("+01:00") && printed.contains("+02:00"),
+        "{printed}"
+    );
 
     let err = refused(&["cat", "--json", s(&keyed)]);
     assert!(err.contains("data frame"), "{err}");
@@ -247,4 +252,35 @@ fn ls_and_cat_show_a_pandas_frame_and_refusals_are_one_line() {
     std::fs::write(&broken, &bytes[..bytes.len() / 2]).unwrap();
     let err = refused(&["ls", s(&broken)]);
     assert!(err.contains("broken.parquet"), "{err}");
+}
+
+#[test]
+fn parquet_struct_columns_become_nested_records_in_npz() {
+    let dir = tempdir();
+    let pq = dir.path().join("structs.parquet");
+    let npz = dir.path().join("structs.npz");
+    run_python(
+        r#"
+import sys, pyarrow as pa, pyarrow.parquet as pq
+pos = pa.array([{'x': i * 0.5, 'y': i - 2, 'tag': {'id': i * 3, 'ok': i % 2 == 0}} for i in range(5)])
+pq.write_table(pa.table({'n': pa.array(range(5), pa.int16()), 'pos': pos}), sys.argv[1])
+"#,
+        &[s(&pq)],
+    );
+    let said = ok(&["convert", s(&pq), s(&npz)]);
+    assert!(said.contains("3 arrays"), "{said}");
+    run_python(
+        r#"
+import sys, numpy as np
+z = np.load(sys.argv[1], allow_pickle=False)
+p = z['pos']
+assert p.dtype.names == ('x', 'y', 'tag'), p.dtype
+assert p.dtype['tag'].names == ('id', 'ok'), p.dtype
+assert np.array_equal(p['x'], np.arange(5) * 0.5) and np.array_equal(p['y'], np.arange(5) - 2)
+assert np.array_equal(p['tag']['id'], np.arange(5) * 3)
+assert np.array_equal(p['tag']['ok'], np.arange(5) % 2 == 0)
+assert np.array_equal(z['n'], np.arange(5, dtype=np.int16))
+"#,
+        &[s(&npz)],
+    );
 }
