@@ -302,7 +302,8 @@ fn h5_nodes_copy_attributes_titles_flavors_and_links_like_ptrepack() {
     run_python(MAKE_NODES, &[s(&src)]);
     let cases: [(&str, &str, &[&str]); 4] = [
         ("/grp", "/dst", &[]),
-        ("/grp", "/a/b", &["--compress", "blosc2:lz4:5"]),
+        // (ptrepack refuses blosc2 for the VLArray below, so zlib here.)
+        ("/grp", "/a/b", &["--compress", "shuffle,zlib:1"]),
         ("/grp/pyarr", "/x", &[]),
         ("/grp/sub/e", "/y", &["--compress", "shuffle,zlib:5"]),
     ];
