@@ -53,6 +53,10 @@ const TAG_EARRAY: u32 = 2;
 const TAG_VLARRAY: u32 = 3;
 const TAG_CARRAY: u32 = 4;
 
+/// EArrays growing along a dimension other than 0, by path: `EXTDIM` and the rows of the
+/// partial last chunk band (`None`: the length is a whole number of chunks).
+type ExtdimTails = HashMap<String, (usize, Option<Vec<u8>>)>;
+
 /// A PyTables file being written.
 #[derive(Debug)]
 pub struct PtWriter {
@@ -61,7 +65,7 @@ pub struct PtWriter {
     rename: Option<(PathBuf, PathBuf)>,
     /// Files opened for appending: the partial last chunk band of every EArray growing
     /// along a dimension other than 0, by path (see [`earray::read_tail`]).
-    extdim_tails: HashMap<String, (usize, Option<Vec<u8>>)>,
+    extdim_tails: ExtdimTails,
 }
 
 fn utf8(s: &str) -> AttrValue {
@@ -232,7 +236,7 @@ impl Drop for PtWriter {
 
 /// Every EArray of the file at `path` growing along a dimension other than 0: its `EXTDIM`
 /// and the rows of its partial last chunk band, if any.
-fn read_extdim_tails(path: &Path) -> Result<HashMap<String, (usize, Option<Vec<u8>>)>> {
+fn read_extdim_tails(path: &Path) -> Result<ExtdimTails> {
     let input = crate::PtFile::open(path)?;
     let mut out = HashMap::new();
     let mut todo = vec![input.tree(false)?];
