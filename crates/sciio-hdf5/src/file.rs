@@ -13,7 +13,9 @@ use hdf5_sys::h5f::{H5Fopen, H5F_ACC_RDONLY};
 use hdf5_sys::h5g::H5Gopen2;
 use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5l::{H5L_info2_t, H5L_type_t, H5Lget_val, H5Literate2, H5Lunpack_elink_val};
-use hdf5_sys::h5o::{H5O_info2_t, H5O_type_t, H5Oget_info_by_name3, H5O_INFO_BASIC};
+use hdf5_sys::h5o::{
+    H5O_info2_t, H5O_token_t, H5O_type_t, H5Oget_info_by_name3, H5Oopen_by_token, H5O_INFO_BASIC,
+};
 use hdf5_sys::h5p::{H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5P_DEFAULT};
 use hdf5_sys::h5s::{
     H5S_class_t, H5S_seloper_t, H5Screate_simple, H5Sget_simple_extent_dims,
@@ -146,6 +148,47 @@ impl File {
             hid,
             path: path.to_string(),
         })
+    }
+
+    /// The dataset whose object header is at file address `addr` (an object reference's
+    /// target, as [`ObjectInfo::id`]'s token holds it), opened without looking its path up
+    /// link by link; `path` only names it in errors and in [`Dataset::path`]. The caller
+    /// knows the object is a dataset (e.g. from [`File::object_info`]); if it is not, the
+    /// dataset calls on it return errors.
+    pub fn dataset_at(&self, addr: u64, path: &str) -> Result<Dataset> {
+        let hid = self.open_at(addr, path)?;
+        Ok(Dataset {
+            file: self.clone(),
+            hid,
+            path: path.to_string(),
+        })
+    }
+
+    /// The group whose object header is at file address `addr`; see [`File::dataset_at`].
+    pub fn group_at(&self, addr: u64, path: &str) -> Result<Group> {
+        let hid = self.open_at(addr, path)?;
+        Ok(Group {
+            file: self.clone(),
+            hid,
+            path: path.to_string(),
+        })
+    }
+
+    /// Opens the object at `addr` with H5Oopen_by_token (a native-VOL token is the object
+    /// header's address, little-endian, zero-padded).
+    fn open_at(&self, addr: u64, path: &str) -> Result<Hid> {
+        let mut bytes = [0u8; 16];
+        bytes[..8].copy_from_slice(&addr.to_le_bytes());
+        // SAFETY: H5O_token_t is a repr(C) wrapper of 16 bytes.
+        let token = unsafe { std::mem::transmute::<[u8; 16], H5O_token_t>(bytes) };
+        locked(|| {
+            // SAFETY: valid file id; libhdf5 checks the token's address against the file.
+            Hid::new(
+                unsafe { H5Oopen_by_token(self.inner.hid.id(), token) },
+                || format!("cannot open the object at address {addr:#x}"),
+            )
+        })
+        .map_err(|e| self.locate(e, path))
     }
 
     /// What kind of object `path` names (following soft links), with its identity for cycle

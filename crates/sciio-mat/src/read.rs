@@ -60,9 +60,9 @@ pub struct MatFile {
     h5: File,
     header: Option<String>,
     refs: std::sync::Mutex<Option<HashMap<u64, String>>>,
-    /// Kinds of the objects indexed for references: reading a referenced value then opens
-    /// it directly, without asking libhdf5 what it is first.
-    kinds: std::sync::Mutex<HashMap<String, ObjectKind>>,
+    /// Kinds and addresses of the objects indexed for references: reading a referenced value
+    /// then opens it by address, without asking libhdf5 what it is or looking its path up.
+    kinds: std::sync::Mutex<HashMap<String, (ObjectKind, u64)>>,
     /// MATLAB's object subsystem, loaded at the first object read.
     subsystem: std::sync::Mutex<Option<std::sync::Arc<objects::Subsystem>>>,
 }
@@ -234,8 +234,16 @@ impl MatFile {
             .lock()
             .ok()
             .and_then(|kinds| kinds.get(path).copied());
+        // Indexed objects are opened by address: no link lookups in (large) `#refs#` groups.
+        if let Some((kind, addr)) = known {
+            match kind {
+                ObjectKind::Group => return Ok(Node::Group(self.h5.group_at(addr, path)?)),
+                ObjectKind::Dataset => return Ok(Node::Dataset(self.h5.dataset_at(addr, path)?)),
+                _ => {}
+            }
+        }
         let kind = match known {
-            Some(kind) => kind,
+            Some((kind, _)) => kind,
             None => self.h5.object_info(path)?.kind,
         };
         match kind {
@@ -319,7 +327,7 @@ impl MatFile {
             let addr = token_address(&info.id.1);
             index.entry(addr).or_insert_with(|| path.clone());
             if let Ok(mut kinds) = self.kinds.lock() {
-                kinds.insert(path.clone(), info.kind);
+                kinds.insert(path.clone(), (info.kind, addr));
             }
             if info.kind == ObjectKind::Group && seen.insert(addr) {
                 let g = self.h5.group(&path)?;
