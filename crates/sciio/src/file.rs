@@ -55,7 +55,8 @@ enum Backend {
     #[cfg(feature = "hdf5")]
     Hdf5(crate::hdf5::Hdf5),
     #[cfg(feature = "mat")]
-    Mat(crate::mat::Mat),
+    // Boxed: the MAT backend (file handle plus the read caches) is several times larger.
+    Mat(Box<crate::mat::Mat>),
     /// A Parquet file: listed as a frame, its values not readable as arrays yet.
     #[cfg(feature = "parquet")]
     Parquet,
@@ -89,7 +90,7 @@ impl File {
             #[cfg(feature = "mat")]
             Format::Mat => {
                 let (root, mat) = crate::mat::Mat::open(path, &limits)?;
-                (root, Backend::Mat(mat))
+                (root, Backend::Mat(Box::new(mat)))
             }
             #[allow(unreachable_patterns)] // reachable when a format's feature is off
             other => {
