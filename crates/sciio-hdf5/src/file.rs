@@ -11,10 +11,11 @@ use hdf5_sys::h5d::{
 };
 use hdf5_sys::h5f::{H5Fopen, H5F_ACC_RDONLY};
 use hdf5_sys::h5g::H5Gopen2;
-use hdf5_sys::h5i::hid_t;
+use hdf5_sys::h5i::{hid_t, H5I_type_t, H5Iget_type};
 use hdf5_sys::h5l::{H5L_info2_t, H5L_type_t, H5Lget_val, H5Literate2, H5Lunpack_elink_val};
 use hdf5_sys::h5o::{
-    H5O_info2_t, H5O_token_t, H5O_type_t, H5Oget_info_by_name3, H5Oopen_by_token, H5O_INFO_BASIC,
+    H5O_info2_t, H5O_token_t, H5O_type_t, H5Oget_info_by_name3, H5Oopen, H5Oopen_by_token,
+    H5O_INFO_BASIC,
 };
 use hdf5_sys::h5p::{H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5P_DEFAULT};
 use hdf5_sys::h5s::{
@@ -150,6 +151,29 @@ impl File {
         })
     }
 
+    /// The object at absolute `path`, opened once whatever its kind (one H5Oopen instead of
+    /// [`File::object_info`] followed by the kind's own open call).
+    pub fn object(&self, path: &str) -> Result<Object> {
+        let hid = self.open_object(path, H5Oopen, "object")?;
+        // SAFETY: a valid id just opened.
+        let kind = locked(|| unsafe { H5Iget_type(hid.id()) });
+        let path = path.to_string();
+        Ok(match kind {
+            H5I_type_t::H5I_GROUP => Object::Group(Group {
+                file: self.clone(),
+                hid,
+                path,
+            }),
+            H5I_type_t::H5I_DATASET => Object::Dataset(Dataset {
+                file: self.clone(),
+                hid,
+                path,
+            }),
+            H5I_type_t::H5I_DATATYPE => Object::Other(ObjectKind::NamedType),
+            _ => Object::Other(ObjectKind::Other),
+        })
+    }
+
     /// The dataset whose object header is at file address `addr` (an object reference's
     /// target, as [`ObjectInfo::id`]'s token holds it), opened without looking its path up
     /// link by link; `path` only names it in errors and in [`Dataset::path`]. The caller
@@ -226,6 +250,17 @@ impl File {
         })
         .map_err(|e| self.locate(e, path))
     }
+}
+
+/// An object opened by [`File::object`].
+#[derive(Debug)]
+pub enum Object {
+    /// A group.
+    Group(Group),
+    /// A dataset.
+    Dataset(Dataset),
+    /// Anything else (closed again), with its kind.
+    Other(ObjectKind),
 }
 
 /// A dataspace's current shape and maximum shape (`None` = unlimited).

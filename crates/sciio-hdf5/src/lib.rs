@@ -28,6 +28,6 @@ pub mod write;
 pub use elements::{Element, ElementData, RefTarget, Selection};
 pub use file::{
     join_path, AttrValue, Attribute, Dataset, Extent, File, Filter, Group, Layout, Link, LinkKind,
-    ObjectInfo, ObjectKind, RawData, Slice, VlenData,
+    Object, ObjectInfo, ObjectKind, RawData, Slice, VlenData,
 };
 pub use types::{ByteOrder, CharSet, Field, H5Type};

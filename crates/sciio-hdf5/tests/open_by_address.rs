@@ -1,7 +1,7 @@
 //! `File::dataset_at`/`File::group_at`: objects opened by the address an object reference
 //! holds (h5py writes the references), equal to the same objects opened by path.
 
-use sciio_hdf5::{File, H5Type};
+use sciio_hdf5::{File, H5Type, Object};
 use sciio_testkit::{run_python, tempdir};
 
 const WRITE: &str = r#"
@@ -57,4 +57,27 @@ fn an_address_with_no_object_is_a_clean_error() {
         assert!(err.to_string().contains("/nowhere"), "{err}");
         assert!(file.group_at(addr, "/nowhere").is_err());
     }
+}
+
+#[test]
+fn object_opens_groups_and_datasets_by_path_whatever_their_kind() {
+    let dir = tempdir();
+    let path = dir.path().join("refs.h5");
+    run_python(WRITE, &[&path.to_string_lossy()]);
+    let file = File::open(&path).unwrap();
+    match file.object("/refs/g/d").unwrap() {
+        Object::Dataset(d) => {
+            assert_eq!(
+                d.read().unwrap(),
+                file.dataset("/refs/g/d").unwrap().read().unwrap()
+            )
+        }
+        other => panic!("expected a dataset, got {other:?}"),
+    }
+    match file.object("/refs/g").unwrap() {
+        Object::Group(g) => assert_eq!(g.path(), "/refs/g"),
+        other => panic!("expected a group, got {other:?}"),
+    }
+    let err = file.object("/refs/missing").unwrap_err();
+    assert!(err.to_string().contains("/refs/missing"), "{err}");
 }

@@ -244,7 +244,12 @@ impl MatFile {
         }
         let kind = match known {
             Some((kind, _)) => kind,
-            None => self.h5.object_info(path)?.kind,
+            // Not indexed (struct fields, top-level variables): one open whatever the kind.
+            None => match self.h5.object(path)? {
+                sciio_hdf5::Object::Group(g) => return Ok(Node::Group(g)),
+                sciio_hdf5::Object::Dataset(d) => return Ok(Node::Dataset(d)),
+                sciio_hdf5::Object::Other(kind) => kind,
+            },
         };
         match kind {
             ObjectKind::Group => Ok(Node::Group(self.h5.group(path)?)),
@@ -447,7 +452,9 @@ impl Walk<'_> {
             .collect();
         let fields = match fields_attr(attrs)? {
             Some(f) => {
-                if let Some(missing) = f.iter().find(|f| !links.contains(f)) {
+                // A set: structs may have thousands of fields.
+                let present: HashSet<&String> = links.iter().collect();
+                if let Some(missing) = f.iter().find(|f| !present.contains(f)) {
                     return Err(Error::format(format!(
                         "MATLAB_fields names {missing:?}, which the struct group lacks"
                     )));
