@@ -153,6 +153,15 @@ impl File {
 
     /// The object at absolute `path`, opened once whatever its kind (one H5Oopen instead of
     /// [`File::object_info`] followed by the kind's own open call).
+    ///
+    /// ```no_run
+    /// use sciio_hdf5::{File, Object};
+    /// let file = File::open("data.h5")?;
+    /// if let Object::Dataset(d) = file.object("/x")? {
+    ///     println!("{:?}", d.shape()?);
+    /// }
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
     pub fn object(&self, path: &str) -> Result<Object> {
         let hid = self.open_object(path, H5Oopen, "object")?;
         // SAFETY: a valid id just opened.
@@ -179,6 +188,19 @@ impl File {
     /// link by link; `path` only names it in errors and in [`Dataset::path`]. The caller
     /// knows the object is a dataset (e.g. from [`File::object_info`]); if it is not, the
     /// dataset calls on it return errors.
+    ///
+    /// ```no_run
+    /// use sciio_hdf5::File;
+    /// let file = File::open("refs.h5")?;
+    /// // A dataset of object references: 8-byte little-endian addresses.
+    /// let refs = file.dataset("/r")?.read()?;
+    /// for addr in refs.bytes.chunks_exact(8) {
+    ///     let addr = u64::from_le_bytes(addr.try_into().unwrap_or_default());
+    ///     let target = file.dataset_at(addr, "/r[target]")?;
+    ///     println!("{:?}", target.shape()?);
+    /// }
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
     pub fn dataset_at(&self, addr: u64, path: &str) -> Result<Dataset> {
         let hid = self.open_at(addr, path)?;
         Ok(Dataset {
