@@ -362,3 +362,173 @@ fn truncated_npy_is_a_clear_error() {
     assert!(line.contains("truncated"), "{line}");
     assert!(!dir.path().join("o.npz").exists());
 }
+
+/// Everything `sciio` wrote to a terminal on its stderr, and how it ended.
+struct TtyRun {
+    status: std::process::ExitStatus,
+    stdout: String,
+    terminal: String,
+}
+
+/// Runs `sciio args` with stderr on a fresh 100x30 pseudo-terminal (stdout piped, stdin empty)
+/// and collects what reached the terminal.
+fn sciio_with_stderr_on_a_tty(args: &[&str]) -> TtyRun {
+    use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
+    use std::io::Read;
+    use std::os::unix::ffi::OsStrExt;
+    use std::process::{Command, Stdio};
+
+    let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("no pseudo-terminal");
+    grantpt(&master).unwrap();
+    unlockpt(&master).unwrap();
+    let size = rustix::termios::Winsize {
+        ws_row: 30,
+        ws_col: 100,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    rustix::termios::tcsetwinsize(&master, size).unwrap();
+    let name = ptsname(&master, Vec::new()).unwrap();
+    let terminal = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(std::ffi::OsStr::from_bytes(name.as_bytes()))
+        .unwrap();
+    // Drain the terminal while sciio runs, so that a full buffer never blocks it; reading the
+    // master ends with EIO once the last handle on the terminal side is closed.
+    let mut master = std::fs::File::from(master);
+    let reader = std::thread::spawn(move || {
+        let mut seen = Vec::new();
+        let mut buf = [0u8; 4096];
+        while let Ok(n @ 1..) = master.read(&mut buf) {
+            seen.extend_from_slice(&buf[..n]);
+        }
+        seen
+    });
+    let out = {
+        // The Command holds the terminal handle: dropped at the end of this block.
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sciio"));
+        cmd.args(args)
+            .stdin(Stdio::null())
+            .stderr(Stdio::from(terminal));
+        cmd.output().expect("cannot run the sciio binary")
+    };
+    let seen = reader.join().unwrap();
+    TtyRun {
+        status: out.status,
+        stdout: String::from_utf8(out.stdout).unwrap(),
+        terminal: without_escapes(&String::from_utf8_lossy(&seen)),
+    }
+}
+
+/// `text` without ANSI escape sequences (cursor moves, line clears) and carriage returns.
+fn without_escapes(text: &str) -> String {
+    let mut out = String::new();
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => {
+                // CSI: ESC [ parameters, then one final byte in '@'..='~'.
+                if chars.next() == Some('[') {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+            }
+            '\r' => out.push('\n'),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// A 64 MiB int64 array numpy writes, whose deflate:9 compression takes well over the moment
+/// (0.4 s) after which the progress bar appears.
+fn slow_to_compress(dir: &Path) -> PathBuf {
+    let src = dir.join("big.npy");
+    run_python(
+        "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(1).integers(0, 1000, size=8 << 20))",
+        &[s(&src)],
+    );
+    src
+}
+
+#[test]
+fn convert_draws_a_progress_bar_on_a_terminal() {
+    let dir = tempdir();
+    let src = slow_to_compress(dir.path());
+    let dst = dir.path().join("bar.npz");
+    let started = std::time::Instant::now();
+    let run = sciio_with_stderr_on_a_tty(&["convert", s(&src), s(&dst), "--compress", "deflate:9"]);
+    let took = started.elapsed();
+    assert!(run.status.success(), "{:?}: {}", run.status, run.terminal);
+    assert!(
+        run.stdout.contains("wrote 1 array (64.0 MiB"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        took.as_secs_f64() > 0.8,
+        "the conversion took {took:?}: too quick to prove the bar; make the input larger"
+    );
+    // indicatif's template: `DST [=====>   ] 12.00 MiB/64.00 MiB 30 MiB/s eta 2s`.
+    let bar = run
+        .terminal
+        .lines()
+        .find(|l| l.contains("/64.00 MiB"))
+        .unwrap_or_else(|| panic!("no progress bar on the terminal: {:?}", run.terminal));
+    assert!(bar.starts_with(&format!("{} [", dst.display())), "{bar:?}");
+    assert!(bar.contains("eta"), "{bar:?}");
+    // The bar is cleared when done, and nothing but the bar reached stderr.
+    assert!(
+        run.terminal
+            .lines()
+            .all(|l| l.trim().is_empty() || l.contains("/64.00 MiB")),
+        "{:?}",
+        run.terminal
+    );
+    let check = "import sys, numpy as np; assert np.array_equal(np.load(sys.argv[1]), np.load(sys.argv[2])['big']); print('ok')";
+    assert_eq!(run_python(check, &[s(&src), s(&dst)]).trim(), "ok");
+}
+
+#[test]
+fn convert_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
+    let dir = tempdir();
+    let src = slow_to_compress(dir.path());
+    let dst = dir.path().join("quiet.npz");
+    let started = std::time::Instant::now();
+    let out = sciio(&["convert", s(&src), s(&dst), "--compress", "deflate:9"]);
+    let took = started.elapsed();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        took.as_secs_f64() > 0.8,
+        "took {took:?}: too quick to prove anything"
+    );
+    assert!(
+        out.stderr.is_empty(),
+        "{:?}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn a_panic_prints_one_line_and_exits_non_zero() {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+        .args(["ls", "whatever.npy"])
+        .env("SCIIO_PANIC_FOR_TEST", "1")
+        .env("RUST_BACKTRACE", "1")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(101), "{out:?}");
+    assert!(out.stdout.is_empty());
+    let stderr = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(stderr.lines().count(), 1, "not one line: {stderr:?}");
+    assert!(
+        stderr.starts_with(
+            "sciio: internal error (a bug, please report it): SCIIO_PANIC_FOR_TEST is set (a deliberate panic) at "
+        ),
+        "{stderr:?}"
+    );
+}
