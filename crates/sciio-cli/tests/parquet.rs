@@ -284,3 +284,63 @@ assert np.array_equal(z['n'], np.arange(5, dtype=np.int16))
         &[s(&npz)],
     );
 }
+
+/// A pandas frame → `.h5`: one PyTables Table whose fields are the index levels then the
+/// columns, text as UTF-8 byte strings, categoricals as their values; the node is the source's
+/// file stem or the destination node. Columns PyTables has no type for are refused in one line.
+#[test]
+fn parquet_to_h5_is_a_pytables_table_of_index_and_columns() {
+    let dir = tempdir();
+    let src = dir.path().join("prices.parquet");
+    let dated = dir.path().join("dated.parquet");
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np
+df = pd.DataFrame({
+    'i': np.arange(5, dtype='int64') * 7,
+    'f': np.linspace(-1.0, 1.0, 5, dtype='float32'),
+    'b': [True, False, True, True, False],
+    'city': ['Oslo', 'Zürich', 'Lima', '', 'Kyiv'],
+    'kind': pd.Categorical(['x', 'y', 'x', 'z', 'y'], categories=['z', 'y', 'x']),
+}, index=pd.Index(['a', 'bb', 'c', 'dd', 'e'], name='key'))
+df.to_parquet(sys.argv[1])
+pd.DataFrame({'when': pd.date_range('2024-01-01', periods=3, freq='h')}).to_parquet(sys.argv[2])
+"#,
+        &[s(&src), s(&dated)],
+    );
+    let whole = dir.path().join("whole.h5");
+    let named = dir.path().join("named.h5");
+    ok(&["convert", s(&src), s(&whole)]);
+    ok(&[
+        "convert",
+        s(&src),
+        &format!("{}:/g/t", s(&named)),
+        "--compress",
+        "shuffle,zlib:5",
+    ]);
+    let check = r#"
+import sys, tables as tb, pandas as pd, numpy as np
+df = pd.read_parquet(sys.argv[1])
+for path, node, complevel in [(sys.argv[2], '/prices', 0), (sys.argv[3], '/g/t', 5)]:
+    with tb.open_file(path) as f:
+        t = f.get_node(node)
+        assert t._v_attrs.CLASS == 'TABLE', t._v_attrs.CLASS
+        assert t.colnames == ['key', 'i', 'f', 'b', 'city', 'kind'], t.colnames
+        assert t.filters.complevel == complevel, t.filters
+        rows = t.read()
+        assert [x.decode() for x in rows['key']] == list(df.index)
+        assert rows['i'].dtype == np.int64 and (rows['i'] == df['i'].to_numpy()).all()
+        assert rows['f'].dtype == np.float32 and (rows['f'] == df['f'].to_numpy()).all()
+        assert rows['b'].dtype == np.bool_ and (rows['b'] == df['b'].to_numpy()).all()
+        assert [x.decode('utf-8') for x in rows['city']] == list(df['city'])
+        assert [x.decode() for x in rows['kind']] == list(df['kind'].astype(str))
+print('ok')
+"#;
+    assert_eq!(
+        run_python(check, &[s(&src), s(&whole), s(&named)]).trim(),
+        "ok"
+    );
+    let err = refused(&["convert", s(&dated), s(&dir.path().join("d.h5"))]);
+    assert!(err.contains("'when'") && err.contains("PyTables"), "{err}");
+    assert!(!dir.path().join("d.h5").exists());
+}

@@ -131,10 +131,12 @@ pub(crate) fn convert_frames(
         .with_file(dst));
     };
     if let Some(node) = options.dst_node.as_deref() {
-        return Err(Error::invalid_input(format!(
-            "a {format} destination of a data frame takes no node; drop ':{node}'"
-        ))
-        .with_file(dst));
+        if format != Format::Hdf5 {
+            return Err(Error::invalid_input(format!(
+                "a {format} destination of a data frame takes no node; drop ':{node}'"
+            ))
+            .with_file(dst));
+        }
     }
     let frame_src = matches!(src.root().kind, NodeKind::Frame { .. });
     if frame_src && src_node.is_some_and(|n| !n.trim_matches('/').is_empty()) {
@@ -162,8 +164,24 @@ pub(crate) fn convert_frames(
                 data_bytes: bytes,
             }))
         }
+        #[cfg(feature = "hdf5")]
+        (true, Format::Hdf5) => {
+            let arrays = frame_arrays(src.path(), &limits)?;
+            let table = frame_table(&arrays).map_err(|e| e.with_file(src.path()))?;
+            let name = table_name(options.dst_node.as_deref(), src.path());
+            let mut out = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
+            out.write(&name, &table).map_err(|e| e.with_file(dst))?;
+            out.finish(dst)?;
+            let bytes = table.as_bytes().len() as u64;
+            progress(bytes, bytes);
+            Ok(Some(ConvertSummary {
+                format,
+                arrays: vec![name],
+                data_bytes: bytes,
+            }))
+        }
         (true, other) => Err(Error::unsupported(format!(
-            "{other} cannot hold a data frame; write .parquet or .npz (one array per column)"
+            "{other} cannot hold a data frame; write .parquet, .npz (one array per column) or .h5 (a Table)"
         ))
         .with_file(src.path())),
         (false, _) => {
@@ -182,6 +200,91 @@ pub(crate) fn convert_frames(
             }))
         }
     }
+}
+
+/// The Table node a frame becomes in an `.h5` file: the destination node, else the source's
+/// file stem (`prices.parquet` → `/prices`).
+#[cfg(feature = "hdf5")]
+fn table_name(dst_node: Option<&str>, src: &Path) -> String {
+    match dst_node
+        .map(|n| n.trim_matches('/'))
+        .filter(|n| !n.is_empty())
+    {
+        Some(node) => node.to_string(),
+        None => src
+            .file_stem()
+            .map(|s| s.to_string_lossy().replace(['.', '/'], "_"))
+            .filter(|s| !s.is_empty())
+            .unwrap_or_else(|| "frame".to_string()),
+    }
+}
+
+/// The frame's index levels and columns (all 1-d, one length) interleaved into one packed
+/// record array, the row type of a PyTables Table. Text columns become UTF-8 byte strings as wide
+/// as their longest value (PyTables has no unicode column; pandas' HDFStore stores text the same
+/// way); columns PyTables has no type for (datetimes, durations, objects) are refused by name.
+#[cfg(feature = "hdf5")]
+fn frame_table(arrays: &[(String, NdArray)]) -> Result<NdArray> {
+    use sciio_core::{DType, Order, RecordType, ScalarKind};
+    let rows = arrays.first().map_or(0, |(_, a)| a.len());
+    let mut columns = Vec::with_capacity(arrays.len());
+    for (name, array) in arrays {
+        if array.shape() != [rows] {
+            return Err(Error::invalid_input(format!(
+                "column '{name}' has shape {:?}, a Table needs {rows} rows",
+                array.shape()
+            )));
+        }
+        let array = array.to_native();
+        let column = match array.dtype() {
+            DType::Scalar(s) if matches!(s.kind, ScalarKind::Unicode(_)) => utf8_column(&array)?,
+            DType::Scalar(s)
+                if matches!(
+                    s.kind,
+                    ScalarKind::DateTime(_) | ScalarKind::TimeDelta(_) | ScalarKind::Object
+                ) =>
+            {
+                return Err(Error::unsupported(format!(
+                    "column '{name}' ({}) has no PyTables column type; convert to .parquet or .npz",
+                    array.dtype().to_typestr()
+                )))
+            }
+            _ => array.to_order(Order::C),
+        };
+        columns.push((name.clone(), column));
+    }
+    let record = RecordType::packed(columns.iter().map(|(n, c)| (n.clone(), c.dtype().clone())));
+    let itemsize = record.itemsize;
+    let mut bytes = vec![0u8; itemsize * rows];
+    let mut offset = 0;
+    for (_, column) in &columns {
+        let width = column.dtype().itemsize();
+        for (row, value) in column.as_bytes().chunks_exact(width.max(1)).enumerate() {
+            let at = row * itemsize + offset;
+            bytes[at..at + width].copy_from_slice(value);
+        }
+        offset += width;
+    }
+    NdArray::from_bytes(DType::Record(record), &[rows], Order::C, &bytes)
+}
+
+/// A `U<n>` column as `S<m>`: each value UTF-8 encoded, `m` the longest encoding (at least 1).
+#[cfg(feature = "hdf5")]
+fn utf8_column(array: &NdArray) -> Result<NdArray> {
+    use sciio_core::{DType, Order, ScalarKind, ScalarType, Value};
+    let texts: Vec<String> = (0..array.len())
+        .map(|i| match array.get(&[i])? {
+            Value::Str(s) => Ok(s),
+            other => Err(Error::invalid_input(format!("not text: {other:?}"))),
+        })
+        .collect::<Result<_>>()?;
+    let width = texts.iter().map(String::len).max().unwrap_or(0).max(1);
+    let mut bytes = vec![0u8; width * texts.len()];
+    for (slot, text) in bytes.chunks_exact_mut(width).zip(&texts) {
+        slot[..text.len()].copy_from_slice(text.as_bytes());
+    }
+    let dtype = DType::Scalar(ScalarType::native(ScalarKind::Bytes(width)));
+    NdArray::from_bytes(dtype, &[texts.len()], Order::C, &bytes)
 }
 
 /// A Parquet → Parquet summary: the frame's columns and the source file's size.
