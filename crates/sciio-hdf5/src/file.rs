@@ -1087,7 +1087,8 @@ pub struct Attribute {
     pub value: AttrValue,
 }
 
-fn read_attrs(obj: hid_t, limits: &Limits) -> Result<Vec<Attribute>> {
+/// The names of `obj`'s attributes, in name order.
+pub(crate) fn attr_names(obj: hid_t) -> Result<Vec<String>> {
     unsafe extern "C" fn visit(
         _loc: hid_t,
         name: *const c_char,
@@ -1116,6 +1117,11 @@ fn read_attrs(obj: hid_t, limits: &Limits) -> Result<Vec<Attribute>> {
             || "cannot list attributes".into(),
         )
     })?;
+    Ok(names)
+}
+
+fn read_attrs(obj: hid_t, limits: &Limits) -> Result<Vec<Attribute>> {
+    let names = attr_names(obj)?;
     let mut out = Vec::with_capacity(names.len());
     for name in names {
         if let Some(a) = read_attr(obj, &name, limits)? {

@@ -3,12 +3,7 @@
 //! preparations — asking for the creation properties to check every filter is available,
 //! building a selection and a memory dataspace — cost more than the read itself.
 
-use std::ffi::{c_char, c_void};
-
-use hdf5_sys::h5::{herr_t, hsize_t, H5_index_t, H5_iter_order_t};
-use hdf5_sys::h5a::{H5A_info_t, H5Aiterate2};
 use hdf5_sys::h5d::{H5Dget_space, H5Dget_type, H5Dread};
-use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5p::H5P_DEFAULT;
 use hdf5_sys::h5s::{
     H5S_class_t, H5Sget_simple_extent_dims, H5Sget_simple_extent_ndims, H5Sget_simple_extent_type,
@@ -17,7 +12,7 @@ use hdf5_sys::h5s::{
 use sciio_core::{Error, ErrorKind, Result};
 
 use crate::file::{Attribute, Dataset, RawData};
-use crate::handle::{check, locked, string_from_c, Hid};
+use crate::handle::{check, locked, Hid};
 use crate::types::H5Type;
 
 impl Dataset {
@@ -117,35 +112,7 @@ impl Dataset {
     /// # Ok::<(), sciio_core::Error>(())
     /// ```
     pub fn attrs_named(&self, names: &[&str]) -> Result<Vec<Attribute>> {
-        unsafe extern "C" fn visit(
-            _loc: hid_t,
-            name: *const c_char,
-            _info: *const H5A_info_t,
-            data: *mut c_void,
-        ) -> herr_t {
-            // SAFETY: `data` is our Vec; `name` a valid C string.
-            unsafe { (*(data as *mut Vec<String>)).push(string_from_c(name)) };
-            0
-        }
-        let mut present: Vec<String> = Vec::new();
-        locked(|| {
-            let mut idx: hsize_t = 0;
-            // SAFETY: valid dataset id and callback.
-            check(
-                unsafe {
-                    H5Aiterate2(
-                        self.hid(),
-                        H5_index_t::H5_INDEX_NAME,
-                        H5_iter_order_t::H5_ITER_INC,
-                        &mut idx,
-                        Some(visit),
-                        &mut present as *mut Vec<String> as *mut c_void,
-                    )
-                },
-                || "cannot list attributes".into(),
-            )
-        })
-        .map_err(|e| self.locate(e))?;
+        let present = crate::file::attr_names(self.hid()).map_err(|e| self.locate(e))?;
         let mut out = Vec::new();
         for name in present.iter().filter(|n| names.contains(&n.as_str())) {
             if let Some(a) = self.attr(name)? {
