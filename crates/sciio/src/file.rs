@@ -318,23 +318,13 @@ impl File {
             }
             #[cfg(feature = "hdf5")]
             Backend::Hdf5(h5) => {
-                let info = self
-                    .root
-                    .find(&path)
-                    .and_then(Node::array_info)
-                    .cloned()
-                    .ok_or_else(|| located(Error::not_found("no array there")))?;
+                let info = array_info_at(&self.root, &path).map_err(located)?;
                 h5.copy_array_data(&path, &info, out, progress)
                     .map_err(located)
             }
             #[cfg(feature = "mat")]
             Backend::Mat(mat) => {
-                let info = self
-                    .root
-                    .find(&path)
-                    .and_then(Node::array_info)
-                    .cloned()
-                    .ok_or_else(|| located(Error::not_found("no array there")))?;
+                let info = array_info_at(&self.root, &path).map_err(located)?;
                 mat.copy_array_data(&path, &info, out, progress)
                     .map_err(located)
             }
@@ -406,6 +396,16 @@ fn copy_exact(
         progress(done);
     }
     Ok(())
+}
+
+/// The listing's description of the array leaf at `path` (the HDF5 and MAT backends copy
+/// data by what the tree says about it).
+#[cfg(any(feature = "hdf5", feature = "mat"))]
+fn array_info_at(root: &Node, path: &str) -> Result<ArrayInfo> {
+    root.find(path)
+        .and_then(Node::array_info)
+        .cloned()
+        .ok_or_else(|| Error::not_found("no array there"))
 }
 
 fn info_of(header: &Header) -> ArrayInfo {
