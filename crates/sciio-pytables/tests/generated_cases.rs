@@ -32,13 +32,7 @@ fn every_node_kind_column_type_and_filter_reads_like_pytables() {
                 failures.push(format!("{}: {e}", file.display()));
             }
         }
-        let out = run_python_script(
-            "python/check_pytables_read.py",
-            &[
-                &file.to_string_lossy(),
-                &dump_dir.path().join("manifest.json").to_string_lossy(),
-            ],
-        );
+        let out = common::check_with_pytables(file, dump_dir.path());
         failures.extend(
             out.lines()
                 .filter(|l| !l.starts_with("OK"))
@@ -258,13 +252,7 @@ fn vlen_compounds_and_references_read_like_h5py() {
             "{leaf} not decoded element by element"
         );
     }
-    let check = run_python_script(
-        "python/check_pytables_read.py",
-        &[
-            &file.to_string_lossy(),
-            &dump_dir.path().join("manifest.json").to_string_lossy(),
-        ],
-    );
+    let check = common::check_with_pytables(&file, dump_dir.path());
     let bad: Vec<&str> = check.lines().filter(|l| !l.starts_with("OK")).collect();
     assert!(bad.is_empty(), "{check}");
     assert_eq!(check.lines().count(), 7, "{check}");
@@ -354,13 +342,7 @@ fn standalone_bitshuffle_from_hdf5plugin_reads_like_h5py() {
     let (n, errors) = common::dump(&file, dump_dir.path());
     assert!(errors.is_empty(), "{errors:?}");
     assert_eq!(n, 36, "leaves read");
-    let check = run_python_script(
-        "python/check_pytables_read.py",
-        &[
-            &file.to_string_lossy(),
-            &dump_dir.path().join("manifest.json").to_string_lossy(),
-        ],
-    );
+    let check = common::check_with_pytables(&file, dump_dir.path());
     let bad: Vec<&str> = check.lines().filter(|l| !l.starts_with("OK")).collect();
     assert!(bad.is_empty(), "{check}");
     assert_eq!(check.lines().count(), 36, "{check}");

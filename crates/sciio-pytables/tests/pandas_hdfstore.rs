@@ -4,7 +4,7 @@
 
 mod common;
 
-use sciio_testkit::{run_python, run_python_script, tempdir};
+use sciio_testkit::{run_python, tempdir};
 
 #[test]
 fn pandas_hdfstore_files_read_like_pytables() {
@@ -29,13 +29,7 @@ fn pandas_hdfstore_files_read_like_pytables() {
         let (n, errors) = common::dump(&file, dump.path());
         total += n;
         failures.extend(errors.into_iter().map(|e| format!("{name}: {e}")));
-        let out = run_python_script(
-            "python/check_pytables_read.py",
-            &[
-                &file.to_string_lossy(),
-                &dump.path().join("manifest.json").to_string_lossy(),
-            ],
-        );
+        let out = common::check_with_pytables(&file, dump.path());
         failures.extend(
             out.lines()
                 .filter(|l| !l.starts_with("OK"))

@@ -3,7 +3,7 @@
 
 mod common;
 
-use sciio_testkit::{run_python_script, tempdir, wheel_files};
+use sciio_testkit::{tempdir, wheel_files};
 
 #[test]
 fn every_pytables_test_file_reads_like_pytables() {
@@ -25,13 +25,7 @@ fn every_pytables_test_file_reads_like_pytables() {
                 failures.push(format!("{name}: {e}"));
             }
         }
-        let out = run_python_script(
-            "python/check_pytables_read.py",
-            &[
-                &file.to_string_lossy(),
-                &dir.path().join("manifest.json").to_string_lossy(),
-            ],
-        );
+        let out = common::check_with_pytables(file, dir.path());
         report.push_str(&out);
         for line in out.lines().filter(|l| l.starts_with("MISMATCH")) {
             failures.push(line.to_string());

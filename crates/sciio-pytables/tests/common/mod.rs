@@ -9,6 +9,18 @@ use std::path::Path;
 use sciio_pytables::sciio_hdf5::{Element, H5Type, RefTarget, Selection};
 use sciio_pytables::{LeafData, NodeClass, NodeInfo, PtAttrValue, PtFile, VlRow};
 
+/// Runs `python/check_pytables_read.py` on `file` and the manifest [`dump`] wrote into `dump_dir`:
+/// one line per leaf, `OK ...` or `MISMATCH ...`, as PyTables / h5py read it.
+pub fn check_with_pytables(file: &Path, dump_dir: &Path) -> String {
+    sciio_testkit::run_python_script(
+        "python/check_pytables_read.py",
+        &[
+            &file.to_string_lossy(),
+            &dump_dir.join("manifest.json").to_string_lossy(),
+        ],
+    )
+}
+
 fn json(s: &str) -> String {
     let mut out = String::from("\"");
     for c in s.chars() {
