@@ -77,13 +77,17 @@ pub(crate) fn decode_into(
     out: &mut [u8],
 ) -> Result<()> {
     // Filters to undo, last applied first.
-    let stages: Vec<&Filter> = pipeline
+    let mut stages: Vec<&Filter> = pipeline
         .iter()
         .enumerate()
         .rev()
         .filter(|(i, _)| *i >= 32 || mask & (1 << i) == 0)
         .map(|(_, f)| f)
         .collect();
+    if stages.first().is_some_and(|f| f.id == id::FLETCHER32) {
+        strip_fletcher32(&mut scratch.raw)?;
+        stages.remove(0);
+    }
     let shuffle_size = |f: &Filter| f.cd_values.first().map_or(elem, |&s| s as usize);
     match stages.as_slice() {
         [] => copy_exact(&scratch.raw, out),
@@ -128,6 +132,27 @@ pub(crate) fn decode_into(
             copy_exact(&data, out)
         }
     }
+}
+
+/// Checks and removes the Fletcher-32 checksum that libhdf5's filter appends to a chunk
+/// (little-endian). Like H5Zfletcher32.c, the checksum with the bytes of each 16-bit half
+/// swapped is accepted too: libhdf5 before 1.6.3 wrote that on little-endian machines.
+pub(crate) fn strip_fletcher32(data: &mut Vec<u8>) -> Result<()> {
+    let Some(body) = data.len().checked_sub(4) else {
+        return Err(corrupt("chunk shorter than its Fletcher-32 checksum"));
+    };
+    let mut stored = [0u8; 4];
+    stored.copy_from_slice(&data[body..]);
+    let stored = u32::from_le_bytes(stored);
+    let sum = crate::write::fletcher32(&data[..body]);
+    let swapped = ((sum & 0x00ff_00ff) << 8) | ((sum >> 8) & 0x00ff_00ff);
+    if stored != sum && stored != swapped {
+        return Err(corrupt(
+            "data error detected by the Fletcher-32 checksum (the chunk is damaged)",
+        ));
+    }
+    data.truncate(body);
+    Ok(())
 }
 
 fn size_mismatch(got: usize, want: usize) -> Error {

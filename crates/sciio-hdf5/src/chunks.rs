@@ -88,7 +88,7 @@ impl Dataset {
             (Layout::Chunked, Some(chunk))
                 if chunk.len() == shape.len()
                     && chunk.iter().all(|&d| d > 0)
-                    && pipeline.iter().all(|f| filters::decodes_in_rust(f.id)) =>
+                    && rust_decodes(&pipeline) =>
             {
                 if chunk[1..] == shape[1..] {
                     self.slabs(&shape, chunk[0], &pipeline, start, count, elem)?
@@ -306,6 +306,48 @@ impl Dataset {
         }
         let (disk, file_len) = self.reopen()?;
         let mut out = output_buffer(total);
+        let bands = (last - first) as usize;
+        if count > 0 && bands >= 2 * rayon::current_num_threads() {
+            // Enough rows of chunks to keep every core busy: each worker takes whole rows of
+            // chunks, which own one contiguous range of the output, and decodes each chunk into
+            // its reused scratch buffer and scatters it there. No allocation per chunk, and the
+            // output's pages are first touched (zeroed by the kernel) on all cores.
+            let row_bytes = total / count as usize;
+            let per_band = inner as usize;
+            let mut jobs = Vec::with_capacity(bands);
+            let mut rest: &mut [u8] = &mut out;
+            for (b, places) in located.chunks(per_band).enumerate() {
+                let lo = ((first + b as u64) * chunk[0]).max(start);
+                let hi = ((first + b as u64 + 1) * chunk[0]).min(start + count);
+                let (mine, tail) = rest.split_at_mut((hi - lo) as usize * row_bytes);
+                jobs.push((
+                    lo,
+                    hi,
+                    &coords[b * per_band..(b + 1) * per_band],
+                    places,
+                    mine,
+                ));
+                rest = tail;
+            }
+            jobs.into_par_iter()
+                .try_for_each_init(Scratch::default, |scratch, (lo, hi, band, places, dst)| {
+                    for (coord, &(addr, size, mask)) in band.iter().zip(places) {
+                        read_at(&disk, file_len, addr, size, &mut scratch.raw)?;
+                        let mut whole = std::mem::take(&mut scratch.chunk);
+                        whole.resize(chunk_bytes, 0);
+                        let decoded = decode_into(pipeline, mask, elem, scratch, &mut whole)
+                            .map_err(|e| e.with_offset(addr));
+                        if decoded.is_ok() {
+                            scatter(&whole, coord, chunk, shape, lo, hi - lo, elem, dst);
+                        }
+                        scratch.chunk = whole;
+                        decoded?;
+                    }
+                    Ok(())
+                })
+                .map_err(|e| self.locate(e))?;
+            return Ok(Some(out));
+        }
         for (batch, places) in coords.chunks(BATCH).zip(located.chunks(BATCH)) {
             let decoded: Vec<Result<Vec<u8>>> = places
                 .par_iter()
@@ -429,6 +471,17 @@ impl Slab {
     }
 }
 
+/// Whether sciio's decoders undo every filter of `pipeline`: the compressors and shuffles of
+/// [`filters::decodes_in_rust`], and a Fletcher-32 checksum when it is the last filter (as
+/// libhdf5's `H5Pset_fletcher32` and h5py put it: hdf5storage's MAT files have one).
+fn rust_decodes(pipeline: &[Filter]) -> bool {
+    let rest = match pipeline.split_last() {
+        Some((last, rest)) if last.id == filters::id::FLETCHER32 => rest,
+        _ => pipeline,
+    };
+    rest.iter().all(|f| filters::decodes_in_rust(f.id))
+}
+
 /// Whether `is_quad` holds: IEEE binary128, which libhdf5 reads as the native long double.
 fn is_quad_float(ty: &H5Type) -> bool {
     matches!(
@@ -502,6 +555,10 @@ fn decode_pipeline(
 ) -> Result<Vec<u8>> {
     for (i, f) in pipeline.iter().enumerate().rev() {
         if i < 32 && mask & (1 << i) != 0 {
+            continue;
+        }
+        if f.id == filters::id::FLETCHER32 {
+            crate::chunk_decode::strip_fletcher32(&mut data)?;
             continue;
         }
         let expected = (f.id != filters::id::SHUFFLE).then_some(chunk_bytes);

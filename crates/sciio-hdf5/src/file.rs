@@ -17,7 +17,10 @@ use hdf5_sys::h5o::{
     H5O_info2_t, H5O_token_t, H5O_type_t, H5Oget_info_by_name3, H5Oopen, H5Oopen_by_token,
     H5O_INFO_BASIC,
 };
-use hdf5_sys::h5p::{H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5P_DEFAULT};
+use hdf5_sys::h5p::{
+    H5Pcreate, H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5Pset_fapl_core,
+    H5P_CLS_FILE_ACCESS, H5P_DEFAULT,
+};
 use hdf5_sys::h5s::{
     H5S_class_t, H5S_seloper_t, H5Screate_simple, H5Sget_simple_extent_dims,
     H5Sget_simple_extent_ndims, H5Sget_simple_extent_type, H5Sselect_hyperslab,
@@ -34,6 +37,9 @@ use crate::types::{CharSet, H5Type};
 struct FileInner {
     hid: Hid,
     path: PathBuf,
+    /// The whole file, for files opened with [`File::open_in_memory`]: small datasets are
+    /// decoded from it without libhdf5 (see `small.rs`).
+    image: Option<crate::small::Image>,
 }
 
 impl std::fmt::Debug for FileInner {
@@ -65,17 +71,52 @@ impl File {
 
     /// Opens `path` for reading; sizes announced by the file are bounded by `limits`.
     pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<File> {
-        let path = path.as_ref();
+        Self::open_via(path.as_ref(), limits, false)
+    }
+
+    /// Opens `path` for reading with the whole file read into memory first (libhdf5's core
+    /// driver, no backing store): one read instead of a positioned read per object header
+    /// and per small dataset, for files of many tiny objects (MAT cells and structs). The
+    /// file's size counts against `limits`; large files are better opened with
+    /// [`File::open_with_limits`], which reads only what is asked for.
+    ///
+    /// ```no_run
+    /// let file = sciio_hdf5::File::open_in_memory("cells.mat", sciio_core::Limits::default())?;
+    /// println!("{} entries", file.root()?.links()?.len());
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn open_in_memory(path: impl AsRef<Path>, limits: Limits) -> Result<File> {
+        Self::open_via(path.as_ref(), limits, true)
+    }
+
+    fn open_via(path: &Path, limits: Limits, in_memory: bool) -> Result<File> {
         let meta = std::fs::metadata(path)
             .map_err(|e| Error::io("cannot open the file", e).with_file(path))?;
         if !meta.is_file() {
             return Err(Error::invalid_input("not a regular file").with_file(path));
         }
+        if in_memory {
+            limits
+                .check_alloc(meta.len(), "file image")
+                .map_err(|e| e.with_file(path))?;
+        }
+        let image = if in_memory {
+            crate::small::Image::read(path).map_err(|e| e.with_file(path))?
+        } else {
+            None
+        };
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         let hid = locked(|| {
-            // SAFETY: valid C string; read-only open with default property lists.
+            let fapl = if in_memory { Some(core_fapl()?) } else { None };
+            // SAFETY: valid C string and property list; read-only open.
             Hid::new(
-                unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
+                unsafe {
+                    H5Fopen(
+                        c_path.as_ptr(),
+                        H5F_ACC_RDONLY,
+                        fapl.as_ref().map_or(H5P_DEFAULT, Hid::id),
+                    )
+                },
                 || "not an HDF5 file, or its superblock is damaged".to_string(),
             )
         })
@@ -84,6 +125,7 @@ impl File {
             inner: Arc::new(FileInner {
                 hid,
                 path: path.to_path_buf(),
+                image,
             }),
             limits,
         })
@@ -97,6 +139,11 @@ impl File {
     /// The file's libhdf5 id, valid while `self` lives.
     pub(crate) fn hid(&self) -> hid_t {
         self.inner.hid.id()
+    }
+
+    /// The in-memory image of the file, when opened with [`File::open_in_memory`].
+    pub(crate) fn image(&self) -> Option<&crate::small::Image> {
+        self.inner.image.as_ref()
     }
 
     /// The allocation limits in force.
@@ -164,23 +211,7 @@ impl File {
     /// ```
     pub fn object(&self, path: &str) -> Result<Object> {
         let hid = self.open_object(path, H5Oopen, "object")?;
-        // SAFETY: a valid id just opened.
-        let kind = locked(|| unsafe { H5Iget_type(hid.id()) });
-        let path = path.to_string();
-        Ok(match kind {
-            H5I_type_t::H5I_GROUP => Object::Group(Group {
-                file: self.clone(),
-                hid,
-                path,
-            }),
-            H5I_type_t::H5I_DATASET => Object::Dataset(Dataset {
-                file: self.clone(),
-                hid,
-                path,
-            }),
-            H5I_type_t::H5I_DATATYPE => Object::Other(ObjectKind::NamedType),
-            _ => Object::Other(ObjectKind::Other),
-        })
+        Ok(self.classify(hid, path))
     }
 
     /// The dataset whose object header is at file address `addr` (an object reference's
@@ -218,6 +249,48 @@ impl File {
             hid,
             path: path.to_string(),
         })
+    }
+
+    /// The object whose header is at file address `addr` ([`Link::addr`], an object
+    /// reference's target), opened once whatever its kind: one H5Oopen_by_token, no path
+    /// lookup and no object-info call. `path` only names it in errors and in the result.
+    ///
+    /// ```no_run
+    /// use sciio_hdf5::{File, Object};
+    /// let file = File::open("data.mat")?;
+    /// for link in file.group("/#refs#")?.links()? {
+    ///     if let (Some(addr), path) = (link.addr, format!("/#refs#/{}", link.name)) {
+    ///         if let Object::Dataset(d) = file.object_at(addr, &path)? {
+    ///             println!("{path}: {:?}", d.shape()?);
+    ///         }
+    ///     }
+    /// }
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn object_at(&self, addr: u64, path: &str) -> Result<Object> {
+        let hid = self.open_at(addr, path)?;
+        Ok(self.classify(hid, path))
+    }
+
+    /// Wraps an object id just opened as the [`Object`] of its kind.
+    fn classify(&self, hid: Hid, path: &str) -> Object {
+        // SAFETY: a valid id just opened.
+        let kind = locked(|| unsafe { H5Iget_type(hid.id()) });
+        let path = path.to_string();
+        match kind {
+            H5I_type_t::H5I_GROUP => Object::Group(Group {
+                file: self.clone(),
+                hid,
+                path,
+            }),
+            H5I_type_t::H5I_DATASET => Object::Dataset(Dataset {
+                file: self.clone(),
+                hid,
+                path,
+            }),
+            H5I_type_t::H5I_DATATYPE => Object::Other(ObjectKind::NamedType),
+            _ => Object::Other(ObjectKind::Other),
+        }
     }
 
     /// Opens the object at `addr` with H5Oopen_by_token (a native-VOL token is the object
@@ -272,6 +345,30 @@ impl File {
         })
         .map_err(|e| self.locate(e, path))
     }
+}
+
+/// File-access properties of the core (in-memory) driver without backing store: the file is
+/// read whole at open and never written back.
+fn core_fapl() -> Result<Hid> {
+    // SAFETY: a property list created and owned here.
+    unsafe {
+        let fapl = Hid::new(H5Pcreate(*H5P_CLS_FILE_ACCESS), || {
+            "cannot create a file-access property list".into()
+        })?;
+        check(H5Pset_fapl_core(fapl.id(), 1 << 20, 0), || {
+            "cannot select the in-memory driver".into()
+        })?;
+        Ok(fapl)
+    }
+}
+
+/// The object-header address inside a native-VOL object token (little-endian, zero-padded).
+fn token_address(token: &H5O_token_t) -> u64 {
+    // SAFETY: H5O_token_t is a repr(C) wrapper of 16 bytes.
+    let bytes = unsafe { std::mem::transmute::<H5O_token_t, [u8; 16]>(*token) };
+    let mut addr = [0u8; 8];
+    addr.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(addr)
 }
 
 /// An object opened by [`File::object`].
@@ -339,6 +436,11 @@ pub struct Link {
     pub name: String,
     /// Where it points.
     pub kind: LinkKind,
+    /// For a hard link, the target's object-header address (the first eight bytes of its
+    /// native-VOL token, what an old-style object reference holds), as the group listing
+    /// reports it: objects can be opened with [`File::object_at`] and references resolved
+    /// without one object-info call per link.
+    pub addr: Option<u64>,
 }
 
 /// A group.
@@ -372,7 +474,8 @@ impl Group {
     /// The group's entries in name order (PyTables' order), without following any link.
     pub fn links(&self) -> Result<Vec<Link>> {
         struct State {
-            names: Vec<(String, H5L_type_t, usize)>,
+            /// Name, link type, value size (soft/external) or target address (hard).
+            names: Vec<(String, H5L_type_t, u64)>,
         }
         unsafe extern "C" fn visit(
             _group: hid_t,
@@ -389,9 +492,9 @@ impl Group {
                         (
                             i.type_,
                             if i.type_ == H5L_type_t::H5L_TYPE_HARD {
-                                0
+                                token_address(&*u.token())
                             } else {
-                                *u.val_size()
+                                *u.val_size() as u64
                             },
                         )
                     }
@@ -421,14 +524,21 @@ impl Group {
             )?;
             let mut out = Vec::with_capacity(state.names.len());
             for (name, kind, size) in std::mem::take(&mut state.names) {
+                let mut addr = None;
                 let kind = match kind {
-                    H5L_type_t::H5L_TYPE_HARD => LinkKind::Hard,
-                    H5L_type_t::H5L_TYPE_SOFT | H5L_type_t::H5L_TYPE_EXTERNAL => {
-                        link_value(gid, &name, kind, size)?
+                    H5L_type_t::H5L_TYPE_HARD => {
+                        addr = Some(size);
+                        LinkKind::Hard
                     }
+                    H5L_type_t::H5L_TYPE_SOFT | H5L_type_t::H5L_TYPE_EXTERNAL => link_value(
+                        gid,
+                        &name,
+                        kind,
+                        usize::try_from(size).unwrap_or(usize::MAX),
+                    )?,
                     _ => LinkKind::Other,
                 };
-                out.push(Link { name, kind });
+                out.push(Link { name, kind, addr });
             }
             Ok(out)
         })
@@ -1121,12 +1231,20 @@ pub(crate) fn attr_names(obj: hid_t) -> Result<Vec<String>> {
 }
 
 fn read_attrs(obj: hid_t, limits: &Limits) -> Result<Vec<Attribute>> {
-    let names = attr_names(obj)?;
+    read_listed_attrs(obj, attr_names(obj)?, limits)
+}
+
+/// Reads the attributes `names` that [`attr_names`] just listed (so each exists: no
+/// H5Aexists lookup before its H5Aopen).
+pub(crate) fn read_listed_attrs(
+    obj: hid_t,
+    names: Vec<String>,
+    limits: &Limits,
+) -> Result<Vec<Attribute>> {
     let mut out = Vec::with_capacity(names.len());
     for name in names {
-        if let Some(a) = read_attr(obj, &name, limits)? {
-            out.push(a);
-        }
+        let c = c_name(&name)?;
+        out.push(locked(|| read_open_attr(obj, &c, &name, limits))?);
     }
     Ok(out)
 }
@@ -1142,75 +1260,86 @@ fn read_attr(obj: hid_t, name: &str, limits: &Limits) -> Result<Option<Attribute
             }
             return Ok(None);
         }
-        let attr = Hid::new(unsafe { H5Aopen(obj, c.as_ptr(), H5P_DEFAULT) }, || {
-            format!("cannot open attribute {name:?}")
-        })?;
-        let ftype = Hid::new(unsafe { H5Aget_type(attr.id()) }, || {
-            format!("cannot read the type of attribute {name:?}")
-        })?;
-        let ty = H5Type::from_id(ftype.id())?;
-        let space = Hid::new(unsafe { H5Aget_space(attr.id()) }, || {
-            format!("cannot read the shape of attribute {name:?}")
-        })?;
-        let Some((dims, _)) = space_extent(space.id())? else {
-            return Ok(Some(Attribute {
-                name: name.to_string(),
-                value: AttrValue::Empty(ty),
-            }));
-        };
-        let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
-        let n = shape
-            .iter()
-            .try_fold(1usize, |a, &d| a.checked_mul(d))
-            .unwrap_or(usize::MAX);
-        let plain_vlen = match &ty {
-            H5Type::VarString { .. } => true,
-            H5Type::VarLen { base } => !base.has_vlen(),
-            _ => false,
-        };
-        let value = if ty.has_vlen() && !plain_vlen {
-            AttrValue::Elements(crate::elements::read_attribute(
-                attr.id(),
-                &ty,
-                shape,
-                *limits,
-            )?)
-        } else if ty.has_vlen() {
-            let mtype = vlen_mem_type(&ty, attr.id(), false)?;
-            let items = read_vlen_items(
-                n,
-                limits,
-                |buf| {
-                    check(unsafe { H5Aread(attr.id(), mtype.id(), buf) }, || {
-                        format!("cannot read attribute {name:?}")
-                    })?;
-                    simple_space(&shape)
-                },
-                &ty,
-                mtype.id(),
-            )?;
-            AttrValue::Vlen(VlenData { ty, shape, items })
-        } else {
-            let bytes = n
-                .checked_mul(ty.size())
-                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "attribute size overflows"))?;
-            limits.check_alloc(bytes as u64, "attribute")?;
-            let mut buf = vec![0u8; bytes];
-            if bytes > 0 {
-                check(
-                    unsafe { H5Aread(attr.id(), ftype.id(), buf.as_mut_ptr().cast()) },
-                    || format!("cannot read attribute {name:?}"),
-                )?;
-            }
-            AttrValue::Raw(RawData {
-                ty,
-                shape,
-                bytes: buf,
-            })
-        };
-        Ok(Some(Attribute {
+        read_open_attr(obj, &c, name, limits).map(Some)
+    })
+}
+
+/// Opens and reads attribute `name` (`c` is its C string), which exists. Runs under the lock.
+fn read_open_attr(
+    obj: hid_t,
+    c: &std::ffi::CStr,
+    name: &str,
+    limits: &Limits,
+) -> Result<Attribute> {
+    // SAFETY: valid ids and C strings.
+    let attr = Hid::new(unsafe { H5Aopen(obj, c.as_ptr(), H5P_DEFAULT) }, || {
+        format!("cannot open attribute {name:?}")
+    })?;
+    let ftype = Hid::new(unsafe { H5Aget_type(attr.id()) }, || {
+        format!("cannot read the type of attribute {name:?}")
+    })?;
+    let ty = H5Type::from_id(ftype.id())?;
+    let space = Hid::new(unsafe { H5Aget_space(attr.id()) }, || {
+        format!("cannot read the shape of attribute {name:?}")
+    })?;
+    let Some((dims, _)) = space_extent(space.id())? else {
+        return Ok(Attribute {
             name: name.to_string(),
-            value,
-        }))
+            value: AttrValue::Empty(ty),
+        });
+    };
+    let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .unwrap_or(usize::MAX);
+    let plain_vlen = match &ty {
+        H5Type::VarString { .. } => true,
+        H5Type::VarLen { base } => !base.has_vlen(),
+        _ => false,
+    };
+    let value = if ty.has_vlen() && !plain_vlen {
+        AttrValue::Elements(crate::elements::read_attribute(
+            attr.id(),
+            &ty,
+            shape,
+            *limits,
+        )?)
+    } else if ty.has_vlen() {
+        let mtype = vlen_mem_type(&ty, attr.id(), false)?;
+        let items = read_vlen_items(
+            n,
+            limits,
+            |buf| {
+                check(unsafe { H5Aread(attr.id(), mtype.id(), buf) }, || {
+                    format!("cannot read attribute {name:?}")
+                })?;
+                simple_space(&shape)
+            },
+            &ty,
+            mtype.id(),
+        )?;
+        AttrValue::Vlen(VlenData { ty, shape, items })
+    } else {
+        let bytes = n
+            .checked_mul(ty.size())
+            .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "attribute size overflows"))?;
+        limits.check_alloc(bytes as u64, "attribute")?;
+        let mut buf = vec![0u8; bytes];
+        if bytes > 0 {
+            check(
+                unsafe { H5Aread(attr.id(), ftype.id(), buf.as_mut_ptr().cast()) },
+                || format!("cannot read attribute {name:?}"),
+            )?;
+        }
+        AttrValue::Raw(RawData {
+            ty,
+            shape,
+            bytes: buf,
+        })
+    };
+    Ok(Attribute {
+        name: name.to_string(),
+        value,
     })
 }

@@ -27,6 +27,11 @@ mod objects;
 /// hostile file from exhausting the stack).
 const MAX_DEPTH: usize = 128;
 
+/// Files up to this size are read into memory whole when opened (one read instead of a
+/// positioned read per object header and per small dataset: cells and structs are many tiny
+/// objects); larger ones are read piece by piece as values are asked for.
+const IN_MEMORY_MAX: u64 = 64 << 20;
+
 /// Groups MATLAB keeps for itself, never variables.
 const RESERVED: [&str; 2] = ["#refs#", "#subsystem#"];
 
@@ -60,9 +65,9 @@ pub struct MatFile {
     h5: File,
     header: Option<String>,
     refs: std::sync::Mutex<Option<HashMap<u64, String>>>,
-    /// Kinds and addresses of the objects indexed for references: reading a referenced value
-    /// then opens it by address, without asking libhdf5 what it is or looking its path up.
-    kinds: std::sync::Mutex<HashMap<String, (ObjectKind, u64)>>,
+    /// Object-header addresses of the objects whose links were listed (`#refs#` members,
+    /// struct fields): reading one opens it by address, without looking its path up.
+    addrs: std::sync::Mutex<HashMap<String, u64>>,
     /// MATLAB's object subsystem, loaded at the first object read.
     subsystem: std::sync::Mutex<Option<std::sync::Arc<objects::Subsystem>>>,
 }
@@ -89,12 +94,19 @@ impl MatFile {
             MatKind::V73 { text } => Some(text),
             _ => None,
         };
-        let h5 = File::open_with_limits(path, limits)?;
+        let small = std::fs::metadata(path)
+            .map(|m| m.len() <= IN_MEMORY_MAX)
+            .unwrap_or(false);
+        let h5 = if small {
+            File::open_in_memory(path, limits)?
+        } else {
+            File::open_with_limits(path, limits)?
+        };
         Ok(MatFile {
             h5,
             header,
             refs: std::sync::Mutex::new(None),
-            kinds: std::sync::Mutex::new(HashMap::new()),
+            addrs: std::sync::Mutex::new(HashMap::new()),
             subsystem: std::sync::Mutex::new(None),
         })
     }
@@ -229,35 +241,36 @@ impl MatFile {
     }
 
     fn node(&self, path: &str) -> Result<Node> {
-        let known = self
-            .kinds
-            .lock()
-            .ok()
-            .and_then(|kinds| kinds.get(path).copied());
-        // Indexed objects are opened by address: no link lookups in (large) `#refs#` groups.
-        if let Some((kind, addr)) = known {
-            match kind {
-                ObjectKind::Group => return Ok(Node::Group(self.h5.group_at(addr, path)?)),
-                ObjectKind::Dataset => return Ok(Node::Dataset(self.h5.dataset_at(addr, path)?)),
-                _ => {}
-            }
-        }
-        let kind = match known {
-            Some((kind, _)) => kind,
-            // Not indexed (struct fields, top-level variables): one open whatever the kind.
-            None => match self.h5.object(path)? {
-                sciio_hdf5::Object::Group(g) => return Ok(Node::Group(g)),
-                sciio_hdf5::Object::Dataset(d) => return Ok(Node::Dataset(d)),
-                sciio_hdf5::Object::Other(kind) => kind,
-            },
+        let addr = self.addr_of(path);
+        // Listed objects are opened by address: no link lookups in (large) groups. Others
+        // (top-level variables) by path; one open whatever the kind either way.
+        let object = match addr {
+            Some(addr) => self.h5.object_at(addr, path)?,
+            None => self.h5.object(path)?,
         };
-        match kind {
-            ObjectKind::Group => Ok(Node::Group(self.h5.group(path)?)),
-            ObjectKind::Dataset => Ok(Node::Dataset(self.h5.dataset(path)?)),
-            other => Err(self.locate(
+        match object {
+            sciio_hdf5::Object::Group(g) => Ok(Node::Group(g)),
+            sciio_hdf5::Object::Dataset(d) => Ok(Node::Dataset(d)),
+            sciio_hdf5::Object::Other(other) => Err(self.locate(
                 Error::format(format!("a {other:?} where a MATLAB value was expected")),
                 path,
             )),
+        }
+    }
+
+    /// The object-header address of `path`, when its group's listing gave it.
+    fn addr_of(&self, path: &str) -> Option<u64> {
+        self.addrs.lock().ok()?.get(path).copied()
+    }
+
+    /// Remembers the addresses of `group`'s hard links (from its listing) for [`Self::node`].
+    fn remember(&self, group: &str, links: &[sciio_hdf5::Link]) {
+        if let Ok(mut addrs) = self.addrs.lock() {
+            for link in links {
+                if let (LinkKind::Hard, Some(addr)) = (&link.kind, link.addr) {
+                    addrs.insert(join_path(group, &link.name), addr);
+                }
+            }
         }
     }
 
@@ -289,9 +302,11 @@ impl MatFile {
             .lock()
             .map_err(|_| Error::format("reference index poisoned"))?;
         if guard.is_none() {
+            // MATLAB and hdf5storage reference only direct members of #refs#: their addresses
+            // come with the group's listing.
             let mut index = HashMap::new();
             if let Ok(g) = self.h5.group("/#refs#") {
-                self.index_group(&g, &mut index, &mut HashSet::new(), 0)?;
+                self.index_group(&g, &mut index, None)?;
             }
             *guard = Some(index);
         }
@@ -299,10 +314,10 @@ impl MatFile {
         if let Some(p) = index.get(&addr) {
             return Ok(p.clone());
         }
-        // Not under #refs#: index the whole file once (h5py-made files may point anywhere).
+        // Not in #refs#: index the whole file once (h5py-made files may point anywhere).
         if !index.contains_key(&u64::MAX) {
             let root = self.h5.root()?;
-            self.index_group(&root, index, &mut HashSet::new(), 0)?;
+            self.index_group(&root, index, Some((&mut HashSet::new(), 0)))?;
             index.insert(u64::MAX, String::new());
         }
         index.get(&addr).cloned().ok_or_else(|| {
@@ -313,41 +328,39 @@ impl MatFile {
         })
     }
 
+    /// Indexes `group`'s hard links by target address; with `walk` (groups seen, depth) also
+    /// every group below it.
     fn index_group(
         &self,
         group: &sciio_hdf5::Group,
         index: &mut HashMap<u64, String>,
-        seen: &mut HashSet<u64>,
-        depth: usize,
+        walk: Option<(&mut HashSet<u64>, usize)>,
     ) -> Result<()> {
-        if depth > MAX_DEPTH {
+        let links = group.links()?;
+        self.remember(group.path(), &links);
+        let hard = links
+            .iter()
+            .filter_map(|l| Some((l.name.as_str(), l.addr?)).filter(|_| l.kind == LinkKind::Hard));
+        for (name, addr) in hard.clone() {
+            index
+                .entry(addr)
+                .or_insert_with(|| join_path(group.path(), name));
+        }
+        let Some((seen, depth)) = walk else {
+            return Ok(());
+        };
+        if depth >= MAX_DEPTH {
             return Ok(());
         }
-        for link in group.links()? {
-            if link.kind != LinkKind::Hard {
-                continue;
-            }
-            let path = join_path(group.path(), &link.name);
-            let info = self.h5.object_info(&path)?;
-            let addr = token_address(&info.id.1);
-            index.entry(addr).or_insert_with(|| path.clone());
-            if let Ok(mut kinds) = self.kinds.lock() {
-                kinds.insert(path.clone(), (info.kind, addr));
-            }
-            if info.kind == ObjectKind::Group && seen.insert(addr) {
+        for (name, addr) in hard {
+            let path = join_path(group.path(), name);
+            if self.h5.object_info(&path)?.kind == ObjectKind::Group && seen.insert(addr) {
                 let g = self.h5.group(&path)?;
-                self.index_group(&g, index, seen, depth + 1)?;
+                self.index_group(&g, index, Some((&mut *seen, depth + 1)))?;
             }
         }
         Ok(())
     }
-}
-
-/// The object-header address inside a native-VOL object token.
-fn token_address(token: &[u8; 16]) -> u64 {
-    let mut a = [0u8; 8];
-    a.copy_from_slice(&token[..8]);
-    u64::from_le_bytes(a)
 }
 
 enum Node {
@@ -410,6 +423,9 @@ impl Walk<'_> {
     }
 
     fn value_inner(&mut self, path: &str) -> Result<MatValue> {
+        if let Some(v) = self.small_value(path)? {
+            return Ok(v);
+        }
         let node = self.file.node(path)?;
         let attrs = node.attrs()?;
         let class = string_attr(&attrs, "MATLAB_class")?;
@@ -444,8 +460,10 @@ impl Walk<'_> {
     }
 
     fn structure(&mut self, g: &sciio_hdf5::Group, attrs: &[Attribute]) -> Result<MatValue> {
-        let links: Vec<String> = g
-            .links()?
+        let listed = g.links()?;
+        // Fields are then opened by address.
+        self.file.remember(g.path(), &listed);
+        let links: Vec<String> = listed
             .into_iter()
             .filter(|l| l.kind == LinkKind::Hard)
             .map(|l| l.name)
@@ -616,56 +634,43 @@ impl Walk<'_> {
             }));
         }
         match class {
-            MatClass::Cell => self.cell(d),
-            MatClass::Char => {
-                let raw = read_data(d)?;
-                let shape = matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>());
-                let codes = uints(&raw).ok_or_else(|| {
-                    Error::format(format!(
-                        "char data of type {:?}, not unsigned integers",
-                        raw.ty
-                    ))
-                })?;
-                let codes = codes
-                    .into_iter()
-                    .map(|c| u32::try_from(c).unwrap_or(0xFFFD))
-                    .collect();
-                Ok(MatValue::Char(CharArray { shape, codes }))
-            }
-            MatClass::Logical => {
-                let arr = to_ndarray(read_data(d)?)?;
-                Ok(MatValue::Logical(to_bool(&arr)?))
+            MatClass::Cell => {
+                let raw = d.read()?;
+                self.cell(raw, d.path())
             }
             MatClass::Struct => Err(Error::format(
                 "a struct stored as a dataset without MATLAB_empty",
             )),
-            numeric => {
-                let arr = to_ndarray(read_data(d)?)?;
-                let kind = arr.dtype().as_scalar().map(|s| s.kind);
-                let want = numeric.numeric_kind();
-                let ok = match (kind, want) {
-                    (Some(ScalarKind::Complex(n)), Some(ScalarKind::Float(m))) => n == 2 * m,
-                    (Some(k), Some(w)) => k == w,
-                    _ => false,
-                };
-                if !ok {
-                    let stored = kind
-                        .and_then(MatClass::of_kind)
-                        .map(|c| c.name().to_string())
-                        .unwrap_or_else(|| arr.dtype().to_string());
-                    return Err(Error::format(format!(
-                        "MATLAB_class {:?} on {stored} data ({})",
-                        numeric.name(),
-                        arr.dtype()
-                    )));
-                }
-                Ok(MatValue::Numeric(arr))
-            }
+            other => data_value(other, read_data(d)?),
         }
     }
 
-    fn cell(&mut self, d: &Dataset) -> Result<MatValue> {
-        let raw = d.read()?;
+    /// A cell element or struct field decoded from the file's in-memory image without
+    /// libhdf5 (see `File::small_dataset_at`): plain numeric, char, logical and cell
+    /// datasets; `None` sends everything else down the libhdf5 path.
+    fn small_value(&mut self, path: &str) -> Result<Option<MatValue>> {
+        let Some(addr) = self.file.addr_of(path) else {
+            return Ok(None);
+        };
+        let Some((attrs, raw)) = self.file.h5.small_dataset_at(addr) else {
+            return Ok(None);
+        };
+        let special = ["MATLAB_empty", "MATLAB_object_decode", "MATLAB_sparse"];
+        if attrs.iter().any(|a| special.contains(&a.name.as_str())) {
+            return Ok(None);
+        }
+        let class = match string_attr(&attrs, "MATLAB_class")? {
+            Some(c) => MatClass::from_name(&c),
+            None => infer_class(&raw.ty),
+        };
+        match class {
+            MatClass::Cell => self.cell(raw, path).map(Some),
+            MatClass::Struct | MatClass::Object(_) | MatClass::FunctionHandle => Ok(None),
+            other => data_value(other, raw).map(Some),
+        }
+    }
+
+    fn cell(&mut self, raw: RawData, from: &str) -> Result<MatValue> {
         if raw.ty != H5Type::ObjectRef {
             return Err(Error::format(format!(
                 "cell data of type {:?}, not object references",
@@ -676,10 +681,59 @@ impl Walk<'_> {
         let refs = refs_of(&raw);
         let mut items = Vec::with_capacity(refs.len());
         for r in refs {
-            let target = self.file.resolve(r, d.path())?;
+            let target = self.file.resolve(r, from)?;
             items.push(self.value(&target)?);
         }
         Ok(MatValue::Cell(CellArray { shape, items }))
+    }
+}
+
+/// A char, logical or numeric value from its dataset's data.
+fn data_value(class: MatClass, raw: RawData) -> Result<MatValue> {
+    match class {
+        MatClass::Char => {
+            let shape = matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>());
+            let codes = uints(&raw).ok_or_else(|| {
+                Error::format(format!(
+                    "char data of type {:?}, not unsigned integers",
+                    raw.ty
+                ))
+            })?;
+            let codes = codes
+                .into_iter()
+                .map(|c| u32::try_from(c).unwrap_or(0xFFFD))
+                .collect();
+            Ok(MatValue::Char(CharArray { shape, codes }))
+        }
+        MatClass::Logical => {
+            let arr = to_ndarray(raw)?;
+            Ok(MatValue::Logical(to_bool(&arr)?))
+        }
+        MatClass::Struct => Err(Error::format(
+            "a struct stored as a dataset without MATLAB_empty",
+        )),
+        numeric => {
+            let arr = to_ndarray(raw)?;
+            let kind = arr.dtype().as_scalar().map(|s| s.kind);
+            let want = numeric.numeric_kind();
+            let ok = match (kind, want) {
+                (Some(ScalarKind::Complex(n)), Some(ScalarKind::Float(m))) => n == 2 * m,
+                (Some(k), Some(w)) => k == w,
+                _ => false,
+            };
+            if !ok {
+                let stored = kind
+                    .and_then(MatClass::of_kind)
+                    .map(|c| c.name().to_string())
+                    .unwrap_or_else(|| arr.dtype().to_string());
+                return Err(Error::format(format!(
+                    "MATLAB_class {:?} on {stored} data ({})",
+                    numeric.name(),
+                    arr.dtype()
+                )));
+            }
+            Ok(MatValue::Numeric(arr))
+        }
     }
 }
 
