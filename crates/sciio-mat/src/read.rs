@@ -79,7 +79,9 @@ impl MatFile {
     }
 
     /// Opens `path`; sizes announced by the file are bounded by `limits`. A MAT v5/v7 file is
-    /// refused with an error saying so.
+    /// refused with an error saying so. Files up to 64 MiB are read into memory whole (their
+    /// size counts against `limits`): cells and structs are many tiny datasets, decoded from
+    /// memory without libhdf5 where they are plain (see `sciio_hdf5::File::small_dataset_at`).
     pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<MatFile> {
         let path = path.as_ref();
         let mut head = Vec::with_capacity(header::USERBLOCK + 8);
