@@ -17,10 +17,7 @@ use hdf5_sys::h5o::{
     H5O_info2_t, H5O_token_t, H5O_type_t, H5Oget_info_by_name3, H5Oopen, H5Oopen_by_token,
     H5O_INFO_BASIC,
 };
-use hdf5_sys::h5p::{
-    H5Pcreate, H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5Pset_fapl_core,
-    H5P_CLS_FILE_ACCESS, H5P_DEFAULT,
-};
+use hdf5_sys::h5p::{H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5P_DEFAULT};
 use hdf5_sys::h5s::{
     H5S_class_t, H5S_seloper_t, H5Screate_simple, H5Sget_simple_extent_dims,
     H5Sget_simple_extent_ndims, H5Sget_simple_extent_type, H5Sselect_hyperslab,
@@ -74,11 +71,11 @@ impl File {
         Self::open_via(path.as_ref(), limits, false)
     }
 
-    /// Opens `path` for reading with the whole file read into memory first (libhdf5's core
-    /// driver, no backing store): one read instead of a positioned read per object header
-    /// and per small dataset, for files of many tiny objects (MAT cells and structs). The
-    /// file's size counts against `limits`; large files are better opened with
-    /// [`File::open_with_limits`], which reads only what is asked for.
+    /// Opens `path` for reading like [`File::open_with_limits`] and also reads the whole file
+    /// into memory, from which [`File::small_dataset_at`] decodes small plain datasets
+    /// without libhdf5 (MAT cells and structs are thousands of them); libhdf5 reads the rest
+    /// from disk as usual. The file's size counts against `limits`; large files are better
+    /// opened with [`File::open_with_limits`], which reads only what is asked for.
     ///
     /// ```no_run
     /// let file = sciio_hdf5::File::open_in_memory("cells.mat", sciio_core::Limits::default())?;
@@ -107,16 +104,9 @@ impl File {
         };
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         let hid = locked(|| {
-            let fapl = if in_memory { Some(core_fapl()?) } else { None };
-            // SAFETY: valid C string and property list; read-only open.
+            // SAFETY: valid C string; read-only open with default property lists.
             Hid::new(
-                unsafe {
-                    H5Fopen(
-                        c_path.as_ptr(),
-                        H5F_ACC_RDONLY,
-                        fapl.as_ref().map_or(H5P_DEFAULT, Hid::id),
-                    )
-                },
+                unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
                 || "not an HDF5 file, or its superblock is damaged".to_string(),
             )
         })
@@ -344,21 +334,6 @@ impl File {
             })
         })
         .map_err(|e| self.locate(e, path))
-    }
-}
-
-/// File-access properties of the core (in-memory) driver without backing store: the file is
-/// read whole at open and never written back.
-fn core_fapl() -> Result<Hid> {
-    // SAFETY: a property list created and owned here.
-    unsafe {
-        let fapl = Hid::new(H5Pcreate(*H5P_CLS_FILE_ACCESS), || {
-            "cannot create a file-access property list".into()
-        })?;
-        check(H5Pset_fapl_core(fapl.id(), 1 << 20, 0), || {
-            "cannot select the in-memory driver".into()
-        })?;
-        Ok(fapl)
     }
 }
 

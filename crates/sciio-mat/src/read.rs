@@ -27,9 +27,9 @@ mod objects;
 /// hostile file from exhausting the stack).
 const MAX_DEPTH: usize = 128;
 
-/// Files up to this size are read into memory whole when opened (one read instead of a
-/// positioned read per object header and per small dataset: cells and structs are many tiny
-/// objects); larger ones are read piece by piece as values are asked for.
+/// Files up to this size are also read into memory whole when opened, so that cell elements
+/// and struct fields (thousands of tiny datasets) are decoded from memory without libhdf5;
+/// larger ones are read piece by piece as values are asked for.
 const IN_MEMORY_MAX: u64 = 64 << 20;
 
 /// Groups MATLAB keeps for itself, never variables.
