@@ -79,9 +79,9 @@ impl MatFile {
     }
 
     /// Opens `path`; sizes announced by the file are bounded by `limits`. A MAT v5/v7 file is
-    /// refused with an error saying so. Files up to 64 MiB are read into memory whole (their
-    /// size counts against `limits`): cells and structs are many tiny datasets, decoded from
-    /// memory without libhdf5 where they are plain (see `sciio_hdf5::File::small_dataset_at`).
+    /// refused with an error saying so. Files up to 64 MiB (and within `limits`) are read into
+    /// memory whole: cells and structs are many tiny datasets, decoded from memory without
+    /// libhdf5 where they are plain (see `sciio_hdf5::File::small_dataset_at`).
     pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<MatFile> {
         let path = path.as_ref();
         let mut head = Vec::with_capacity(header::USERBLOCK + 8);
@@ -96,8 +96,9 @@ impl MatFile {
             MatKind::V73 { text } => Some(text),
             _ => None,
         };
+        // In memory only when the limits allow the copy: tight limits still open any file.
         let small = std::fs::metadata(path)
-            .map(|m| m.len() <= IN_MEMORY_MAX)
+            .map(|m| m.len() <= IN_MEMORY_MAX && limits.check_alloc(m.len(), "file").is_ok())
             .unwrap_or(false);
         let h5 = if small {
             File::open_in_memory(path, limits)?

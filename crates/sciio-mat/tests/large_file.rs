@@ -53,3 +53,17 @@ fn cells_and_structs_read_the_same_from_large_and_small_files() {
         assert_eq!(b, *want, "{name} (large file)");
     }
 }
+
+#[test]
+fn limits_below_the_file_size_still_open_and_read_small_values() {
+    let dir = tempdir();
+    let path = dir.path().join("small.mat");
+    sciio_mat::write_mat(&path, &values(), &WriteOptions::default()).unwrap();
+    let len = std::fs::metadata(&path).unwrap().len();
+    // Too tight for a copy of the file, enough for every value in it.
+    let limits = sciio_core::Limits::default().max_alloc(len - 1);
+    let mat = MatFile::open_with_limits(&path, limits).unwrap();
+    for (name, want) in values() {
+        assert_eq!(mat.read(&name).unwrap(), want, "{name}");
+    }
+}
