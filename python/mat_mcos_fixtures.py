@@ -394,7 +394,9 @@ def build_objects(path):
 def canon(v):
     """mat-io's value as JSON (objects by class and properties; arrays column-major)."""
     import pandas as pd
-    from matio.utils.matclass import MatlabOpaque, MatlabOpaqueArray
+    from matio.utils.matclass import EmptyMatStruct, MatlabOpaque, MatlabOpaqueArray
+    if isinstance(v, EmptyMatStruct):
+        return {"class": "struct", "fields": {}}  # a struct without fields, any size
     if isinstance(v, MatlabOpaqueArray):
         return {"class": v.classname, "shape": list(v.shape),
                 "elements": [canon(x) for x in v.ravel(order="F")]}

@@ -185,7 +185,15 @@ impl MatFile {
                 };
                 let shape = if flag_attr(&attrs, "MATLAB_empty") {
                     let raw = d.read()?;
-                    empty_dims(&raw).map_err(|e| self.locate(e, &path))?
+                    let fieldless = match class {
+                        MatClass::Struct => objects::fieldless_struct(&raw, &self.h5.limits())
+                            .map_err(|e| self.locate(e, &path))?,
+                        _ => None,
+                    };
+                    match fieldless {
+                        Some(value) => value.matlab_shape(),
+                        None => empty_dims(&raw).map_err(|e| self.locate(e, &path))?,
+                    }
                 } else {
                     matlab_dims(&d.shape()?)
                 };
@@ -471,7 +479,7 @@ impl Walk<'_> {
             .filter(|l| l.kind == LinkKind::Hard)
             .map(|l| l.name)
             .collect();
-        let fields = match fields_attr(attrs)? {
+        let fields = match self.field_names(attrs, g.path())? {
             Some(f) => {
                 // A set: structs may have thousands of fields.
                 let present: HashSet<&String> = links.iter().collect();
@@ -530,6 +538,24 @@ impl Walk<'_> {
             fields,
             elements,
         }))
+    }
+
+    /// The struct's `MATLAB_fields`: the attribute itself, or — as MATLAB stores field lists of
+    /// 4096 characters or more — an object reference to a dataset in `#refs#` holding the
+    /// same vlen-of-characters list.
+    fn field_names(&self, attrs: &[Attribute], from: &str) -> Result<Option<Vec<String>>> {
+        let Some(r) = find(attrs, "MATLAB_fields").and_then(|a| match &a.value {
+            AttrValue::Raw(r) if r.ty == H5Type::ObjectRef => Some(r),
+            _ => None,
+        }) else {
+            return fields_attr(attrs);
+        };
+        let [target] = refs_of(r)[..] else {
+            return Err(attr_error("MATLAB_fields", "holds more than one reference"));
+        };
+        let path = self.file.resolve(target, from)?;
+        let names = self.file.h5.dataset(&path)?.read_vlen(None)?;
+        Ok(Some(names_of(&names.items)))
     }
 
     /// A struct-array field: a dataset of references without MATLAB_class, as (MATLAB shape,
@@ -1016,16 +1042,7 @@ fn fields_attr(attrs: &[Attribute]) -> Result<Option<Vec<String>>> {
         return Ok(None);
     };
     match &a.value {
-        AttrValue::Vlen(v) => Ok(Some(
-            v.items
-                .iter()
-                .map(|b| {
-                    String::from_utf8_lossy(b)
-                        .trim_end_matches('\0')
-                        .to_string()
-                })
-                .collect(),
-        )),
+        AttrValue::Vlen(v) => Ok(Some(names_of(&v.items))),
         AttrValue::Raw(r) if matches!(r.ty, H5Type::FixedString { .. }) => {
             let size = r.ty.size().max(1);
             Ok(Some(
@@ -1041,6 +1058,18 @@ fn fields_attr(attrs: &[Attribute]) -> Result<Option<Vec<String>>> {
         }
         _ => Err(attr_error("MATLAB_fields", "is not a list of field names")),
     }
+}
+
+/// Field names from vlen sequences of 1-byte characters.
+fn names_of(items: &[Vec<u8>]) -> Vec<String> {
+    items
+        .iter()
+        .map(|b| {
+            String::from_utf8_lossy(b)
+                .trim_end_matches('\0')
+                .to_string()
+        })
+        .collect()
 }
 
 /// Reads every variable of `path` (convenience for [`MatFile::read_all`]).

@@ -7,9 +7,12 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use sciio_mat::{MatFile, MatObject, MatValue, ObjectData};
+mod canon;
+
+use canon::{canon, same};
+use sciio_mat::{MatFile, MatValue, ObjectData};
 use sciio_testkit::{run_python_script, tempdir};
-use serde_json::{json, Value as J};
+use serde_json::Value as J;
 
 /// The fixtures, made once per test binary.
 fn fixtures() -> &'static Path {
@@ -23,107 +26,6 @@ fn fixtures() -> &'static Path {
         (Box::new(dir) as Keep, path)
     });
     path
-}
-
-fn numbers(a: &sciio_core::NdArray) -> Vec<f64> {
-    let a = a.to_native().to_order(sciio_core::Order::F);
-    let kind = a.dtype().as_scalar().unwrap().kind;
-    let b = a.as_bytes();
-    match kind {
-        sciio_core::ScalarKind::Float(8) => b
-            .chunks(8)
-            .map(|c| f64::from_ne_bytes(c.try_into().unwrap()))
-            .collect(),
-        sciio_core::ScalarKind::Int(4) => b
-            .chunks(4)
-            .map(|c| f64::from(i32::from_ne_bytes(c.try_into().unwrap())))
-            .collect(),
-        sciio_core::ScalarKind::UInt(1) | sciio_core::ScalarKind::Bool => {
-            b.iter().map(|&x| f64::from(x)).collect()
-        }
-        other => panic!("no numbers for {other:?}"),
-    }
-}
-
-/// sciio's value in the JSON form python/mat_mcos_fixtures.py gives mat-io's values.
-fn canon(v: &MatValue) -> J {
-    match v {
-        MatValue::Object(o) => canon_object(o),
-        MatValue::Numeric(a) | MatValue::Logical(a) => {
-            json!({"class": "numeric", "shape": a.shape(), "values": numbers(a)})
-        }
-        MatValue::Char(c) => json!({"class": "char", "text": c.to_string_lossy()}),
-        MatValue::Cell(c) => {
-            json!({"class": "cell", "shape": c.shape, "items": c.items.iter().map(canon).collect::<Vec<_>>()})
-        }
-        MatValue::Struct(s) => {
-            let fields: serde_json::Map<String, J> = s
-                .fields
-                .iter()
-                .map(|f| (f.clone(), canon(s.field(0, f).unwrap())))
-                .collect();
-            json!({"class": "struct", "fields": fields})
-        }
-        // mat-io keeps a function handle's stored struct, as sciio keeps it in the payload.
-        MatValue::Opaque(o) if o.class == "function_handle" => match o.payload.as_deref() {
-            Some(p) => canon(p),
-            None => J::Null,
-        },
-        other => json!({"class": "unexpected", "value": format!("{other:?}")}),
-    }
-}
-
-fn canon_object(o: &MatObject) -> J {
-    let props = |p: &sciio_mat::Properties| {
-        let m: serde_json::Map<String, J> = p.iter().map(|(n, v)| (n.clone(), canon(v))).collect();
-        json!({"class": o.class, "props": m})
-    };
-    match &o.data {
-        ObjectData::String(items) => json!({"class": "string", "shape": o.shape, "items": items}),
-        ObjectData::Datetime(d) => json!({"class": "datetime", "shape": o.shape,
-            "millis": d.millis.iter().map(|m| if m.is_nan() { J::Null } else { json!(*m as i64) }).collect::<Vec<_>>()}),
-        ObjectData::Duration(d) => json!({"class": "duration", "shape": o.shape,
-            "millis": d.millis.iter().map(|&m| m as i64).collect::<Vec<_>>()}),
-        ObjectData::Categorical(c) => json!({"class": "categorical", "shape": o.shape,
-            "codes": c.codes, "categories": c.categories, "ordered": c.ordered}),
-        ObjectData::Table(t) => {
-            let columns: serde_json::Map<String, J> = t
-                .variable_names
-                .iter()
-                .zip(&t.columns)
-                .map(|(n, c)| match c {
-                    MatValue::Numeric(a) => (n.clone(), json!(numbers(a))),
-                    other => (n.clone(), canon(other)),
-                })
-                .collect();
-            json!({"class": "table", "shape": o.shape, "names": t.variable_names, "columns": columns})
-        }
-        ObjectData::Properties(elements) if o.shape == [1, 1] => props(&elements[0]),
-        ObjectData::Properties(elements) => json!({"class": o.class, "shape": o.shape,
-            "elements": elements.iter().map(props).collect::<Vec<_>>()}),
-    }
-}
-
-/// Equal, taking mat-io's 0-d integer properties as MATLAB's 1x1.
-fn same(got: &J, want: &J) -> bool {
-    match (got, want) {
-        (J::Object(g), J::Object(w)) => {
-            g.len() == w.len()
-                && w.iter().all(|(k, wv)| {
-                    let gv = g.get(k);
-                    match (k.as_str(), gv) {
-                        ("shape", Some(gv)) if wv == &json!([]) => gv == &json!([1, 1]),
-                        (_, Some(gv)) => same(gv, wv),
-                        _ => false,
-                    }
-                })
-        }
-        (J::Array(g), J::Array(w)) => {
-            g.len() == w.len() && g.iter().zip(w).all(|(a, b)| same(a, b))
-        }
-        (J::Number(g), J::Number(w)) => g.as_f64() == w.as_f64(),
-        _ => got == want,
-    }
 }
 
 #[test]
