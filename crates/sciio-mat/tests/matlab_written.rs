@@ -128,3 +128,20 @@ fn fieldless_struct_is_not_empty() {
     );
     assert_eq!(mat.info("struct_empty").unwrap().shape, vec![0, 0]);
 }
+
+/// A fuzzer-found file whose damaged metadata makes libhdf5 ask malloc for an absurd size:
+/// libhdf5 reports the failed allocation and sciio turns it into one error naming the file.
+#[test]
+fn damaged_metadata_that_asks_for_a_huge_allocation_is_an_error() {
+    let path = data_dir().join("../corrupt/libhdf5_huge_alloc.mat");
+    let err = MatFile::open(&path)
+        .and_then(|m| {
+            for name in m.names()? {
+                m.read(&name)?;
+            }
+            Ok(())
+        })
+        .expect_err("a damaged file must not read");
+    let text = err.to_string();
+    assert!(text.contains("libhdf5_huge_alloc.mat"), "{text}");
+}
