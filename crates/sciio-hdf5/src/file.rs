@@ -5,7 +5,9 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use hdf5_sys::h5::{herr_t, hsize_t, H5_index_t, H5_iter_order_t};
-use hdf5_sys::h5a::{H5A_info_t, H5Aget_space, H5Aget_type, H5Aiterate2, H5Aopen, H5Aread};
+use hdf5_sys::h5a::{
+    H5A_info_t, H5Aget_space, H5Aget_storage_size, H5Aget_type, H5Aiterate2, H5Aopen, H5Aread,
+};
 use hdf5_sys::h5d::{
     H5D_layout_t, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2, H5Dread,
 };
@@ -23,8 +25,8 @@ use hdf5_sys::h5s::{
     H5Sget_simple_extent_ndims, H5Sget_simple_extent_type, H5Sselect_hyperslab,
 };
 use hdf5_sys::h5t::{
-    H5T_cset_t, H5Tcopy, H5Treclaim, H5Tset_cset, H5Tset_size, H5Tvlen_create, H5T_C_S1,
-    H5T_VARIABLE,
+    H5T_cset_t, H5Tcopy, H5Tget_size, H5Treclaim, H5Tset_cset, H5Tset_size, H5Tvlen_create,
+    H5T_C_S1, H5T_VARIABLE,
 };
 use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Order, Result};
 
@@ -1239,6 +1241,23 @@ fn read_attr(obj: hid_t, name: &str, limits: &Limits) -> Result<Option<Attribute
     })
 }
 
+/// Refuses an attribute whose stored data is smaller than its type and shape say: libhdf5
+/// 2.0 would copy past the end of its own buffer reading it (found by fuzzing pytables_read).
+/// Stored sizes are never below `n` × the type's size: vlen elements take 16 bytes on disk,
+/// at least their in-memory size.
+fn check_attr_storage(attr: hid_t, ftype: hid_t, n: usize, name: &str) -> Result<()> {
+    // SAFETY: valid attribute and type ids.
+    let (stored, size) = unsafe { (H5Aget_storage_size(attr), H5Tget_size(ftype)) };
+    let needed = (n as u64).saturating_mul(size as u64);
+    if n > 0 && stored < needed {
+        return Err(Error::new(
+            ErrorKind::Corrupt,
+            format!("attribute {name:?} stores {stored} bytes, its type and shape need {needed}"),
+        ));
+    }
+    Ok(())
+}
+
 /// Opens and reads attribute `name` (`c` is its C string), which exists. Runs under the lock.
 fn read_open_attr(
     obj: hid_t,
@@ -1268,6 +1287,7 @@ fn read_open_attr(
         .iter()
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .unwrap_or(usize::MAX);
+    check_attr_storage(attr.id(), ftype.id(), n, name)?;
     let plain_vlen = match &ty {
         H5Type::VarString { .. } => true,
         H5Type::VarLen { base } => !base.has_vlen(),

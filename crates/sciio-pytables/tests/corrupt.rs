@@ -173,3 +173,23 @@ fn corrupted_files_give_clean_errors() {
     }
     assert!(failed > 0, "no corruption was detected at all");
 }
+
+/// Inputs the pytables_read fuzz target found (tests/data/fuzz): an attribute whose stored
+/// data is shorter than its type and shape (libhdf5 would read past its own buffer: refused
+/// before), and metadata that makes libhdf5 ask malloc for an absurd size (its error passed on).
+#[test]
+fn fuzz_found_files_give_clean_errors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz");
+    for (name, what) in [
+        ("attr_shorter_than_its_type.h5", "stores 3 bytes"),
+        ("libhdf5_huge_alloc.h5", "memory allocation failed"),
+    ] {
+        let path = dir.join(name);
+        assert!(exercise(&path) > 0, "{name} read without error");
+        let err = PtFile::open(&path)
+            .and_then(|f| f.tree(true))
+            .expect_err(name);
+        let text = err.to_string();
+        assert!(text.contains(name) && text.contains(what), "{text}");
+    }
+}
