@@ -262,16 +262,6 @@ def check(d):
                     problems.append(f"/{name}.{an}: HDF5 type {attr_type(o, an)} vs {attr_type(r, an)}")
             if isinstance(r, h5py.Dataset):
                 rp, op = pipeline(r), pipeline(o)
-                if isinstance(r.id.get_type(), h5py.h5t.TypeVlenID):
-                    # The one known difference, from the libhdf5 versions, not from sciio's
-                    # pipeline (both ask for shuffle with no parameters, as H5Pset_shuffle):
-                    # libhdf5 1.14 (PyTables' wheel) skips the filters' set_local on vlen
-                    # datasets whose filters are all optional (H5Z_ignore_filters tested the
-                    # type class), so no element size is recorded; libhdf5 2.x (bundled by
-                    # hdf5-metno-src) tests only the dataspace and records the 16-byte vlen
-                    # descriptor size. The shuffle stage must otherwise be equal.
-                    rp = [f[:2] if f[0] == 2 and f[2] == () else f for f in rp]
-                    op = [f[:2] if f[0] == 2 and f[2] == (16,) else f for f in op]
                 if rp != op:
                     problems.append(f"/{name}: pipeline {pipeline(o)} vs {pipeline(r)}")
                 group = name.split("/")[0][2:] if name.startswith("g_") else "none"

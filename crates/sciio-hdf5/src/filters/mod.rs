@@ -208,7 +208,7 @@ pub(crate) fn ensure_registered() {
 
 unsafe extern "C" {
     /// libhdf5's internal registration (H5Zprivate.h), without H5Zregister's id >= 256 rule.
-    fn H5Z_register(cls: *const H5Z_class2_t) -> hdf5_sys::h5::herr_t;
+    pub(crate) fn H5Z_register(cls: *const H5Z_class2_t) -> hdf5_sys::h5::herr_t;
 }
 
 /// A filter class description; only read by libhdf5 (names are 'static literals).

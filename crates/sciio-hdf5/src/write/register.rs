@@ -9,9 +9,11 @@
 //! its filters by them (`Filters._from_leaf`).
 
 use std::ffi::{c_uint, c_void};
-use std::sync::Once;
+use std::sync::{Once, OnceLock};
 
-use hdf5_sys::h5::{H5allocate_memory, H5free_memory};
+use hdf5_sys::h5::{herr_t, H5allocate_memory, H5free_memory};
+use hdf5_sys::h5i::hid_t;
+use hdf5_sys::h5t::{H5T_class_t, H5Tget_class, H5Tis_variable_str};
 use hdf5_sys::h5z::{H5Z_class2_t, H5Z_filter_t, H5Zregister, H5Z_CLASS_T_VERS, H5Z_FLAG_REVERSE};
 
 use super::FilterStage;
@@ -27,6 +29,7 @@ pub(crate) fn ensure_encoders() {
                 // SAFETY: 'static class structs whose callbacks never unwind.
                 unsafe { H5Zregister((&class.0 as *const H5Z_class2_t).cast()) };
             }
+            register_shuffle_like_pytables();
             // SAFETY: clears the error stack of a failed registration (kept silent).
             unsafe { hdf5_sys::h5e::H5Eclear2(hdf5_sys::h5e::H5E_DEFAULT) };
         });
@@ -35,8 +38,60 @@ pub(crate) fn ensure_encoders() {
 
 struct Class(H5Z_class2_t);
 
+unsafe extern "C" {
+    /// libhdf5's built-in shuffle class (H5Zpkg.h; a plain symbol of the static libhdf5).
+    static H5Z_SHUFFLE: H5Z_class2_t;
+}
+
+/// The signature of a filter class's `set_local` callback.
+type SetLocal = extern "C" fn(hid_t, hid_t, hid_t) -> herr_t;
+
+/// The built-in shuffle's `set_local`, which the replacement class delegates to.
+static BUILTIN_SHUFFLE_SET_LOCAL: OnceLock<Option<SetLocal>> = OnceLock::new();
+
+/// Shuffle as libhdf5 1.14 (PyTables' wheels) creates it: on variable-length datatypes its
+/// `set_local` is skipped (1.14's `H5Z_ignore_filters` tested the type class; 2.x, bundled
+/// here, only tests the dataspace), so a VLArray's pipeline records shuffle without the
+/// element size, exactly as in PyTables' files. Writes then skip the optional stage, as 1.14's
+/// do. Everything else delegates to the built-in class.
+fn register_shuffle_like_pytables() {
+    static CLASS: OnceLock<Class> = OnceLock::new();
+    // SAFETY: reads a constant struct of the statically linked libhdf5.
+    let builtin = unsafe { H5Z_SHUFFLE };
+    BUILTIN_SHUFFLE_SET_LOCAL.get_or_init(|| builtin.set_local);
+    let class = CLASS.get_or_init(|| {
+        Class(H5Z_class2_t {
+            set_local: Some(shuffle_set_local),
+            ..builtin
+        })
+    });
+    // SAFETY: a 'static class struct (libhdf5's own callbacks, and ours, never unwind); the
+    // internal call replaces the built-in registration of id 2, which H5Zregister refuses.
+    unsafe { crate::filters::H5Z_register(&class.0) };
+}
+
+extern "C" fn shuffle_set_local(dcpl: hid_t, type_id: hid_t, space: hid_t) -> herr_t {
+    // SAFETY: libhdf5 passes valid ids to set_local.
+    let variable = unsafe {
+        match H5Tget_class(type_id) {
+            H5T_class_t::H5T_VLEN => true,
+            H5T_class_t::H5T_STRING => H5Tis_variable_str(type_id) > 0,
+            _ => false,
+        }
+    };
+    if variable {
+        return 0;
+    }
+    match BUILTIN_SHUFFLE_SET_LOCAL.get() {
+        Some(Some(builtin)) => builtin(dcpl, type_id, space),
+        _ => -1,
+    }
+}
+
 // SAFETY: immutable; its pointers point to 'static string literals.
 unsafe impl Sync for Class {}
+// SAFETY: as above; nothing in it is tied to a thread.
+unsafe impl Send for Class {}
 
 macro_rules! class {
     ($class:ident, $func:ident, $id:expr, $name:literal) => {
