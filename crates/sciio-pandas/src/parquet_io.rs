@@ -21,7 +21,7 @@ use parquet::arrow::arrow_writer::{
 };
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
 use parquet::basic::{ConvertedType, GzipLevel, LogicalType, Type as PhysicalType, ZstdLevel};
-use parquet::file::metadata::KeyValue;
+use parquet::file::metadata::{KeyValue, ParquetMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::ChunkReader;
 use parquet::file::writer::SerializedFileWriter;
@@ -165,6 +165,7 @@ impl ParquetReader {
         row_groups: Option<Vec<usize>>,
         options: &ReadOptions,
     ) -> Result<Self> {
+        check_chunk_ranges(meta.metadata(), input.len())?;
         let file_meta = meta.metadata().file_metadata();
         let num_rows = u64::try_from(file_meta.num_rows())
             .map_err(|_| Error::format("negative row count in the Parquet footer"))?;
@@ -835,4 +836,29 @@ pub fn copy_parquet(
     }
     writer.finish().map_err(|e| e.with_file(dst))?;
     Ok(rows)
+}
+
+/// Refuses column chunks whose byte range is negative or beyond the file: the parquet crate
+/// asserts (panics) on negative ones when it opens their pages (found by fuzzing parquet_read).
+fn check_chunk_ranges(meta: &ParquetMetaData, file_len: u64) -> Result<()> {
+    for (g, rg) in meta.row_groups().iter().enumerate() {
+        for (c, chunk) in rg.columns().iter().enumerate() {
+            let start = chunk
+                .dictionary_page_offset()
+                .unwrap_or_else(|| chunk.data_page_offset());
+            let len = chunk.compressed_size();
+            let inside = u64::try_from(start)
+                .ok()
+                .zip(u64::try_from(len).ok())
+                .and_then(|(s, l)| s.checked_add(l))
+                .is_some_and(|end| end <= file_len);
+            if !inside {
+                return Err(Error::format(format!(
+                    "row group {g}, column {c}: pages at offset {start}, {len} bytes, outside the \
+                     {file_len}-byte file"
+                )));
+            }
+        }
+    }
+    Ok(())
 }

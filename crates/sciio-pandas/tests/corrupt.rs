@@ -269,3 +269,14 @@ fn metadata_parser_rejects_garbage_without_panicking() {
     };
     assert_eq!(r.len(), u64::MAX);
 }
+
+/// A fuzzer-found footer whose column chunk starts at a negative offset: the parquet crate
+/// asserts on it when opening the pages; sciio refuses the file first.
+#[test]
+fn negative_column_chunk_offset_is_a_format_error() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/negative_chunk_offset.parquet");
+    let err = read_everything(std::fs::read(path).unwrap()).expect_err("must not read");
+    assert_eq!(err.kind(), ErrorKind::Format, "{err}");
+    assert!(err.to_string().contains("outside the"), "{err}");
+}
