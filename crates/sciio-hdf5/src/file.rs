@@ -1226,7 +1226,7 @@ pub(crate) fn read_listed_attrs(
     Ok(out)
 }
 
-fn read_attr(obj: hid_t, name: &str, limits: &Limits) -> Result<Option<Attribute>> {
+pub(crate) fn read_attr(obj: hid_t, name: &str, limits: &Limits) -> Result<Option<Attribute>> {
     let c = c_name(name)?;
     locked(|| {
         // SAFETY: valid ids and C strings.

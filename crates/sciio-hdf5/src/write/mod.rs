@@ -402,6 +402,13 @@ impl GroupWriter {
             .map_err(|e| self.file.locate(e, &format!("{}/.{name}", self.path)))
     }
 
+    /// Reads attribute `name` (`None` when absent) through the open writer (a second, read-only
+    /// open of a file being written is refused by libhdf5).
+    pub fn attr(&self, name: &str) -> Result<Option<crate::file::Attribute>> {
+        crate::file::read_attr(self.hid.id(), name, &sciio_core::Limits::default())
+            .map_err(|e| self.file.locate(e, &format!("{}/.{name}", self.path)))
+    }
+
     /// Creates dataset `name`.
     pub fn create_dataset(&self, name: &str, spec: &DatasetSpec) -> Result<DatasetWriter> {
         let path = self.child_path(name);

@@ -167,10 +167,8 @@ impl PtWriter {
     /// leaves created in it.
     pub fn group(&self, path: &str) -> Result<PtGroup> {
         let g = self.h5()?.group(path)?;
-        let filters = sciio_hdf5::File::open(self.h5()?.path())
-            .ok()
-            .and_then(|f| f.group(path).ok())
-            .and_then(|g| g.attr("FILTERS").ok().flatten())
+        let filters = g
+            .attr("FILTERS")?
             .and_then(|a| match a.value {
                 AttrValue::Raw(d) if d.bytes.len() == 8 => {
                     Some(i64::from_le_bytes(d.bytes.try_into().ok()?))
