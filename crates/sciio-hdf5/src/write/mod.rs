@@ -21,6 +21,7 @@
 
 mod encode;
 mod links;
+pub mod native;
 mod objects;
 mod register;
 mod types;

@@ -6,7 +6,7 @@
 //! through object references into `/#refs#`.
 //!
 //! Everything goes through sciio-hdf5's write layer; each MATLAB value is one dataset or group
-//! made with [`GroupWriter::write_dataset`] and a few [`GroupWriter::add_attr`] calls (the
+//! made with [`Group::write_dataset`] and a few [`Group::add_attr`] calls (the
 //! objects are new, so no attribute is looked up first).
 
 use std::io::{Seek, SeekFrom, Write as _};
@@ -14,11 +14,13 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sciio_core::{Error, NdArray, Order, Result, ScalarKind};
-use sciio_hdf5::write::{
-    DatasetSpec, DatasetWriter, FileBuilder, FileWriter, FilterStage, GroupWriter, LibVersion,
-};
+use sciio_hdf5::write::native::NativeFile;
+use sciio_hdf5::write::{DatasetSpec, FileBuilder, FilterStage, LibVersion};
 use sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData, VlenData};
 
+mod sink;
+
+use self::sink::{Dataset, Group, Sink};
 use crate::header;
 use crate::value::{at_least_2d, CharArray, MatValue, SparseMatrix, StructArray};
 
@@ -43,6 +45,9 @@ pub struct WriteOptions {
     pub platform: String,
     /// Target size of one compressed chunk.
     pub chunk_bytes: usize,
+    /// Write new files through libhdf5 instead of sciio's own HDF5 writer (same layout,
+    /// about ten times slower for many small values; files being added to always use libhdf5).
+    pub libhdf5: bool,
 }
 
 impl Default for WriteOptions {
@@ -53,6 +58,7 @@ impl Default for WriteOptions {
             python_metadata: false,
             platform: format!("sciio {}", env!("CARGO_PKG_VERSION")),
             chunk_bytes: 1 << 20,
+            libhdf5: false,
         }
     }
 }
@@ -67,6 +73,12 @@ impl WriteOptions {
     /// Sets [`WriteOptions::python_metadata`].
     pub fn python_metadata(mut self, on: bool) -> Self {
         self.python_metadata = on;
+        self
+    }
+
+    /// Sets [`WriteOptions::libhdf5`].
+    pub fn libhdf5(mut self, on: bool) -> Self {
+        self.libhdf5 = on;
         self
     }
 
@@ -89,12 +101,12 @@ impl WriteOptions {
 /// ```
 #[derive(Debug)]
 pub struct MatWriter {
-    file: Option<FileWriter>,
-    root: Option<Arc<GroupWriter>>,
+    file: Option<Sink>,
+    root: Option<Arc<Group>>,
     path: PathBuf,
     opts: WriteOptions,
     new_file: bool,
-    refs: Option<Arc<GroupWriter>>,
+    refs: Option<Arc<Group>>,
     next_ref: u64,
 }
 
@@ -107,9 +119,12 @@ impl MatWriter {
     /// Creates (truncates) `path`.
     pub fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<MatWriter> {
         let path = path.as_ref().to_path_buf();
-        let file = builder()
-            .userblock(header::USERBLOCK as u64)
-            .create(&path)?;
+        let userblock = header::USERBLOCK as u64;
+        let file = if opts.libhdf5 {
+            Sink::Libhdf5(builder().userblock(userblock).create(&path)?)
+        } else {
+            Sink::Native(NativeFile::create(&path, userblock)?)
+        };
         Self::with_file(file, path, opts, true)
     }
 
@@ -122,12 +137,12 @@ impl MatWriter {
             .map_err(|e| Error::io("cannot read the file", e).with_file(&path))?;
         head.truncate(n);
         header::check_head(&head).map_err(|e| e.with_file(&path))?;
-        let file = builder().open_rw(&path)?;
+        let file = Sink::Libhdf5(builder().open_rw(&path)?);
         Self::with_file(file, path, opts, false)
     }
 
     fn with_file(
-        file: FileWriter,
+        file: Sink,
         path: PathBuf,
         opts: WriteOptions,
         new_file: bool,
@@ -144,7 +159,7 @@ impl MatWriter {
         })
     }
 
-    fn root(&self) -> Result<Arc<GroupWriter>> {
+    fn root(&self) -> Result<Arc<Group>> {
         self.root
             .clone()
             .ok_or_else(|| Error::invalid_input("the writer is finished"))
@@ -190,7 +205,7 @@ impl MatWriter {
     }
 
     /// `/#refs#`, created with MATLAB's canonical empty `a` on first use.
-    fn refs_group(&mut self) -> Result<Arc<GroupWriter>> {
+    fn refs_group(&mut self) -> Result<Arc<Group>> {
         if let Some(g) = &self.refs {
             return Ok(g.clone());
         }
@@ -227,7 +242,7 @@ impl MatWriter {
     }
 
     /// Writes `value` as `name` in group `loc`.
-    fn value(&mut self, loc: &GroupWriter, name: &str, value: &MatValue) -> Result<Obj> {
+    fn value(&mut self, loc: &Group, name: &str, value: &MatValue) -> Result<Obj> {
         let obj = match value {
             MatValue::Numeric(a) | MatValue::Logical(a) => self.numeric(loc, name, a)?,
             MatValue::Char(c) => self.char(loc, name, c)?,
@@ -263,7 +278,7 @@ impl MatWriter {
         Ok(obj)
     }
 
-    fn numeric(&mut self, loc: &GroupWriter, name: &str, a: &NdArray) -> Result<Obj> {
+    fn numeric(&mut self, loc: &Group, name: &str, a: &NdArray) -> Result<Obj> {
         let kind = a
             .dtype()
             .as_scalar()
@@ -304,7 +319,7 @@ impl MatWriter {
         Ok(d)
     }
 
-    fn char(&mut self, loc: &GroupWriter, name: &str, c: &CharArray) -> Result<Obj> {
+    fn char(&mut self, loc: &Group, name: &str, c: &CharArray) -> Result<Obj> {
         c.check()?;
         let shape = at_least_2d(&c.shape);
         if c.codes.is_empty() {
@@ -337,13 +352,7 @@ impl MatWriter {
     }
 
     /// An empty value: its MATLAB dimensions as `uint64` data, `MATLAB_empty = 1`.
-    fn empty(
-        &mut self,
-        loc: &GroupWriter,
-        name: &str,
-        class: &str,
-        shape: &[usize],
-    ) -> Result<Obj> {
+    fn empty(&mut self, loc: &Group, name: &str, class: &str, shape: &[usize]) -> Result<Obj> {
         let dims: Vec<u64> = at_least_2d(shape).iter().map(|&d| d as u64).collect();
         let d = plain_dataset(
             loc,
@@ -357,7 +366,7 @@ impl MatWriter {
         Ok(d)
     }
 
-    fn structure(&mut self, loc: &GroupWriter, name: &str, s: &StructArray) -> Result<Obj> {
+    fn structure(&mut self, loc: &Group, name: &str, s: &StructArray) -> Result<Obj> {
         for f in &s.fields {
             check_name(f)?;
         }
@@ -401,7 +410,7 @@ impl MatWriter {
         Ok(obj)
     }
 
-    fn sparse(&mut self, loc: &GroupWriter, name: &str, s: &SparseMatrix) -> Result<Obj> {
+    fn sparse(&mut self, loc: &Group, name: &str, s: &SparseMatrix) -> Result<Obj> {
         s.check()?;
         let g = loc.create_group(name)?;
         let kind = s
@@ -449,7 +458,7 @@ impl MatWriter {
     /// A dataset holding `bytes` (C order over `dims`), compressed when large enough.
     fn data_dataset(
         &mut self,
-        loc: &GroupWriter,
+        loc: &Group,
         name: &str,
         ty: H5Type,
         dims: Vec<u64>,
@@ -480,8 +489,8 @@ impl Drop for MatWriter {
 
 /// A value just written: a dataset or a group (structs, sparse matrices).
 enum Obj {
-    Dataset(DatasetWriter),
-    Group(GroupWriter),
+    Dataset(Dataset),
+    Group(Group),
 }
 
 impl Obj {
@@ -668,19 +677,13 @@ fn file_type(kind: ScalarKind) -> Result<H5Type> {
 }
 
 /// A contiguous dataset written in one call from `bytes` (the whole dataset, C order).
-fn plain_dataset(
-    loc: &GroupWriter,
-    name: &str,
-    ty: H5Type,
-    dims: Vec<u64>,
-    bytes: &[u8],
-) -> Result<Obj> {
+fn plain_dataset(loc: &Group, name: &str, ty: H5Type, dims: Vec<u64>, bytes: &[u8]) -> Result<Obj> {
     let spec = DatasetSpec::contiguous(ty, dims);
     Ok(Obj::Dataset(loc.write_dataset(name, &spec, bytes)?))
 }
 
 /// A dataset of object references (MATLAB dims reversed).
-fn ref_dataset(loc: &GroupWriter, name: &str, shape: &[usize], refs: &[u64]) -> Result<Obj> {
+fn ref_dataset(loc: &Group, name: &str, shape: &[usize], refs: &[u64]) -> Result<Obj> {
     let dims: Vec<u64> = at_least_2d(shape).iter().rev().map(|&d| d as u64).collect();
     plain_dataset(loc, name, H5Type::ObjectRef, dims, &le_bytes(refs))
 }

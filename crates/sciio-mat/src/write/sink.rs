@@ -1,0 +1,121 @@
+//! The two HDF5 writers behind [`super::MatWriter`]: sciio's native writer for new files
+//! (fast for thousands of small values) and libhdf5 for adding to existing files.
+
+use sciio_core::Result;
+use sciio_hdf5::write::native::{NativeDataset, NativeFile, NativeGroup};
+use sciio_hdf5::write::{DatasetSpec, DatasetWriter, FileWriter, GroupWriter};
+use sciio_hdf5::AttrValue;
+
+/// The open file.
+#[derive(Debug)]
+pub(super) enum Sink {
+    Libhdf5(FileWriter),
+    Native(NativeFile),
+}
+
+impl Sink {
+    pub fn root(&self) -> Result<Group> {
+        match self {
+            Sink::Libhdf5(f) => f.root().map(Group::Libhdf5),
+            Sink::Native(f) => Ok(Group::Native(f.root())),
+        }
+    }
+
+    pub fn close(self) -> Result<()> {
+        match self {
+            Sink::Libhdf5(f) => f.close(),
+            Sink::Native(f) => f.close(),
+        }
+    }
+}
+
+/// A group of either writer.
+#[derive(Debug)]
+pub(super) enum Group {
+    Libhdf5(GroupWriter),
+    Native(NativeGroup),
+}
+
+/// A dataset of either writer.
+#[derive(Debug)]
+pub(super) enum Dataset {
+    Libhdf5(DatasetWriter),
+    Native(NativeDataset),
+}
+
+impl Group {
+    pub fn path(&self) -> &str {
+        match self {
+            Group::Libhdf5(g) => g.path(),
+            Group::Native(g) => g.path(),
+        }
+    }
+
+    pub fn contains(&self, name: &str) -> Result<bool> {
+        match self {
+            Group::Libhdf5(g) => g.contains(name),
+            Group::Native(g) => g.contains(name),
+        }
+    }
+
+    pub fn unlink(&self, name: &str) -> Result<()> {
+        match self {
+            Group::Libhdf5(g) => g.unlink(name),
+            Group::Native(g) => g.unlink(name),
+        }
+    }
+
+    /// Opens an existing subgroup (files opened through libhdf5 only: a native file is new).
+    pub fn open_group(&self, name: &str) -> Result<Group> {
+        match self {
+            Group::Libhdf5(g) => g.open_group(name).map(Group::Libhdf5),
+            Group::Native(_) => Err(sciio_core::Error::invalid_input(format!(
+                "{name:?} cannot be reopened in a file being written"
+            ))),
+        }
+    }
+
+    pub fn create_group(&self, name: &str) -> Result<Group> {
+        match self {
+            Group::Libhdf5(g) => g.create_group(name).map(Group::Libhdf5),
+            Group::Native(g) => g.create_group(name).map(Group::Native),
+        }
+    }
+
+    pub fn write_dataset(&self, name: &str, spec: &DatasetSpec, bytes: &[u8]) -> Result<Dataset> {
+        match self {
+            Group::Libhdf5(g) => g.write_dataset(name, spec, bytes).map(Dataset::Libhdf5),
+            Group::Native(g) => g.write_dataset(name, spec, bytes).map(Dataset::Native),
+        }
+    }
+
+    pub fn add_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
+        match self {
+            Group::Libhdf5(g) => g.add_attr(name, value),
+            Group::Native(g) => g.add_attr(name, value),
+        }
+    }
+
+    pub fn object_ref(&self) -> Result<u64> {
+        match self {
+            Group::Libhdf5(g) => g.object_ref(),
+            Group::Native(g) => g.object_ref(),
+        }
+    }
+}
+
+impl Dataset {
+    pub fn add_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
+        match self {
+            Dataset::Libhdf5(d) => d.add_attr(name, value),
+            Dataset::Native(d) => d.add_attr(name, value),
+        }
+    }
+
+    pub fn object_ref(&self) -> Result<u64> {
+        match self {
+            Dataset::Libhdf5(d) => d.object_ref(),
+            Dataset::Native(d) => d.object_ref(),
+        }
+    }
+}
