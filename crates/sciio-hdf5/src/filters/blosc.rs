@@ -121,7 +121,7 @@ fn decompress_chunk(chunk: &[u8], out: &mut [u8]) -> Result<i32> {
 
 /// The leading fields of c-blosc2's `b2nd_array_t` (b2nd.h), read from arrays it allocates.
 #[repr(C)]
-struct B2ndArrayHead {
+pub(crate) struct B2ndArrayHead {
     sc: *mut b2::blosc2_schunk,
     shape: [i64; 8],
     chunkshape: [i32; 8],
@@ -146,7 +146,7 @@ extern "C" {
         buffershape: *const i64,
         buffersize: i64,
     ) -> c_int;
-    fn b2nd_free(array: *mut B2ndArrayHead) -> c_int;
+    pub(crate) fn b2nd_free(array: *mut B2ndArrayHead) -> c_int;
 }
 
 /// Whether the super-chunk has a metalayer called `name` (c-blosc2's `blosc2_meta_exists` is a

@@ -16,7 +16,7 @@
 //! sciio only reads with these filters: their encode direction fails cleanly.
 
 mod bitshuffle;
-mod blosc;
+pub(crate) mod blosc;
 mod lzo;
 mod szip;
 

@@ -147,14 +147,19 @@ impl FilterStage {
             id::BZIP2 => bzip2(&input, at(0, 9)),
             id::LZO => Ok(lzo1x::compress(&input, lzo1x::CompressLevel::new(1))),
             id::BLOSC => blosc1(&input, at(4, 5), at(5, 1), at(2, 1) as usize, at(6, 0)),
-            id::BLOSC2 => blosc2(
-                &input,
-                at(4, 5),
-                at(5, 1),
-                at(2, 1) as usize,
-                at(6, 0),
-                at(1, 0),
-            ),
+            id::BLOSC2 => {
+                let params = Blosc2Params {
+                    level: at(4, 5),
+                    shuffle: at(5, 1),
+                    typesize: at(2, 1) as usize,
+                    codec: at(6, 0),
+                    blocksize: at(1, 0),
+                };
+                match b2nd_chunk_shape(cd, input.len()) {
+                    Some(chunk) => blosc2_b2nd(&input, &params, &chunk),
+                    None => blosc2(&input, &params),
+                }
+            }
             other => Err(Error::unsupported(format!(
                 "sciio cannot write with filter {other} ({})",
                 crate::filters::filter_name(other)
@@ -274,23 +279,41 @@ fn blosc1(input: &[u8], level: u32, shuffle: u32, typesize: usize, codec: u32) -
     Ok(out)
 }
 
-/// A Blosc2 super-chunk frame holding the chunk, as PyTables' `blosc2` filter writes it
-/// (`blosc2_schunk_append_buffer` + `blosc2_schunk_to_buffer`).
-fn blosc2(
-    input: &[u8],
+/// The Blosc2 filter's compression parameters (cd_values 4, 5, 2, 6 and 1).
+struct Blosc2Params {
     level: u32,
     shuffle: u32,
     typesize: usize,
     codec: u32,
     blocksize: u32,
-) -> Result<Vec<u8>> {
+}
+
+fn blosc2_fail(what: &str) -> Error {
+    Error::new(
+        ErrorKind::Unsupported,
+        format!("blosc2 compression failed: {what}"),
+    )
+}
+
+/// c-blosc2's compression parameters for `p` (one thread: chunks are compressed in parallel).
+fn blosc2_cparams(p: &Blosc2Params) -> blosc2_sys::blosc2_cparams {
     use blosc2_sys as b2;
-    let fail = |what: &str| {
-        Error::new(
-            ErrorKind::Unsupported,
-            format!("blosc2 compression failed: {what}"),
-        )
-    };
+    // SAFETY: returns a plain struct of defaults.
+    let mut cparams = unsafe { b2::blosc2_get_blosc2_cparams_defaults() };
+    cparams.compcode = p.codec as u8;
+    cparams.clevel = p.level.min(9) as u8;
+    cparams.typesize = p.typesize.clamp(1, 255) as i32;
+    cparams.nthreads = 1;
+    cparams.blocksize = p.blocksize as i32;
+    cparams.filters[b2::BLOSC_LAST_FILTER as usize] = p.shuffle as u8;
+    cparams
+}
+
+/// A Blosc2 super-chunk frame holding the chunk, as PyTables' `blosc2` filter writes 1-d
+/// chunks (`blosc2_schunk_append_buffer` + `blosc2_schunk_to_buffer`).
+fn blosc2(input: &[u8], p: &Blosc2Params) -> Result<Vec<u8>> {
+    use blosc2_sys as b2;
+    let fail = blosc2_fail;
     if input.len() > i32::MAX as usize - 64 {
         return Err(fail("chunk larger than 2 GiB"));
     }
@@ -299,13 +322,7 @@ fn blosc2(
     // SAFETY: parameters built from c-blosc2's defaults; the schunk and its frame are freed on
     // every path below.
     unsafe {
-        let mut cparams = b2::blosc2_get_blosc2_cparams_defaults();
-        cparams.compcode = codec as u8;
-        cparams.clevel = level.min(9) as u8;
-        cparams.typesize = typesize.clamp(1, 255) as i32;
-        cparams.nthreads = 1;
-        cparams.blocksize = blocksize as i32;
-        cparams.filters[b2::BLOSC_LAST_FILTER as usize] = shuffle as u8;
+        let mut cparams = blosc2_cparams(p);
         let mut storage = b2::blosc2_get_blosc2_storage_defaults();
         storage.contiguous = false;
         storage.cparams = &mut cparams;
@@ -334,6 +351,153 @@ fn blosc2(
             libc_free(frame.cast());
         }
         b2::blosc2_schunk_free(schunk);
+        out
+    }
+}
+
+/// The chunk shape of an n-d chunk the Blosc2 filter stores as a B2ND array: cd_values 7
+/// (rank, 2..=8) and 8.. (shape), when `input_len` is exactly one chunk (hdf5-blosc2 falls back
+/// to a plain frame otherwise, e.g. after a checksum filter).
+fn b2nd_chunk_shape(cd: &[u32], input_len: usize) -> Option<Vec<i32>> {
+    let ndim = *cd.get(7)? as usize;
+    if !(2..=8).contains(&ndim) {
+        return None;
+    }
+    let shape: Vec<i32> = cd
+        .get(8..8 + ndim)?
+        .iter()
+        .map(|&d| i32::try_from(d).ok().filter(|&d| d > 0))
+        .collect::<Option<_>>()?;
+    let typesize = *cd.get(2)? as usize;
+    let bytes = shape
+        .iter()
+        .try_fold(typesize, |a, &d| a.checked_mul(d as usize))?;
+    (bytes == input_len).then_some(shape)
+}
+
+/// hdf5-blosc2's `compute_b2nd_block_shape`: block dimensions start at 2 (1 where the chunk
+/// has 1) and double from the innermost outwards, bounded by the chunk, while the block holds
+/// at most `block_size` bytes. Returns the block shape and its size in bytes.
+fn b2nd_block_shape(block_size: usize, typesize: usize, chunk: &[i32]) -> (Vec<i32>, usize) {
+    let nitems = block_size / typesize.max(1);
+    let mut block: Vec<i32> = chunk.iter().map(|&c| if c == 1 { 1 } else { 2 }).collect();
+    let mut n: usize = block.iter().map(|&b| b as usize).product();
+    if n >= nitems {
+        return (block, n * typesize);
+    }
+    while n < nitems {
+        let before = n;
+        for i in (0..chunk.len()).rev() {
+            if block[i] * 2 <= chunk[i] {
+                if n * 2 <= nitems {
+                    n *= 2;
+                    block[i] *= 2;
+                }
+            } else if block[i] < chunk[i] {
+                let extended = (n / block[i] as usize) * chunk[i] as usize;
+                if extended <= nitems {
+                    n = extended;
+                    block[i] = chunk[i];
+                }
+            }
+        }
+        if n == before {
+            break;
+        }
+    }
+    (block, n * typesize)
+}
+
+/// A Blosc2 frame holding the chunk as a B2ND array (shape = chunk shape, block shape as
+/// hdf5-blosc2 derives it from cd_values[1]), as PyTables' `blosc2` filter writes n-d chunks
+/// (`b2nd_create_ctx` + `b2nd_from_cbuffer` + `b2nd_to_cframe`). c-blosc2 has these in the
+/// static library blosc2-sys links, without bindings, hence the declarations here.
+fn blosc2_b2nd(input: &[u8], p: &Blosc2Params, chunk: &[i32]) -> Result<Vec<u8>> {
+    use crate::filters::blosc::{b2nd_free, B2ndArrayHead};
+    use std::ffi::c_char;
+    extern "C" {
+        fn b2nd_create_ctx(
+            storage: *const blosc2_sys::blosc2_storage,
+            ndim: i8,
+            shape: *const i64,
+            chunkshape: *const i32,
+            blockshape: *const i32,
+            dtype: *const c_char,
+            dtype_format: i8,
+            metalayers: *const c_void,
+            nmetalayers: i32,
+        ) -> *mut c_void;
+        fn b2nd_free_ctx(ctx: *mut c_void) -> c_int;
+        fn b2nd_from_cbuffer(
+            ctx: *mut c_void,
+            array: *mut *mut B2ndArrayHead,
+            buffer: *const c_void,
+            buffersize: i64,
+        ) -> c_int;
+        fn b2nd_to_cframe(
+            array: *const B2ndArrayHead,
+            cframe: *mut *mut u8,
+            cframe_len: *mut i64,
+            needs_free: *mut bool,
+        ) -> c_int;
+    }
+    if input.len() > i32::MAX as usize - 64 {
+        return Err(blosc2_fail("chunk larger than 2 GiB"));
+    }
+    crate::filters::ensure_registered();
+    let blocksize = match p.blocksize {
+        0 => {
+            let codec = BloscCodec::from_code(p.codec);
+            blosc2_blocksize(input.len(), p.typesize, p.level, codec) as usize
+        }
+        b => b as usize,
+    };
+    let (block, block_bytes) = b2nd_block_shape(blocksize, p.typesize, chunk);
+    let shape: Vec<i64> = chunk.iter().map(|&c| i64::from(c)).collect();
+    // numpy's opaque dtype of the element size, as hdf5-blosc2 records it ("|V8").
+    let dtype = std::ffi::CString::new(format!("|V{}", p.typesize))
+        .map_err(|_| blosc2_fail("dtype name"))?;
+    // SAFETY: every pointer is valid for the call; ctx, array and frame are freed on all paths.
+    unsafe {
+        let mut cparams = blosc2_cparams(p);
+        cparams.blocksize = block_bytes as i32;
+        let mut storage = blosc2_sys::blosc2_get_blosc2_storage_defaults();
+        storage.contiguous = false;
+        storage.cparams = &mut cparams;
+        let ctx = b2nd_create_ctx(
+            &storage,
+            chunk.len() as i8,
+            shape.as_ptr(),
+            chunk.as_ptr(),
+            block.as_ptr(),
+            dtype.as_ptr(),
+            0,
+            std::ptr::null(),
+            0,
+        );
+        if ctx.is_null() {
+            return Err(blosc2_fail("cannot create a B2ND context"));
+        }
+        let mut array: *mut B2ndArrayHead = std::ptr::null_mut();
+        let made = b2nd_from_cbuffer(ctx, &mut array, input.as_ptr().cast(), input.len() as i64);
+        let mut frame: *mut u8 = std::ptr::null_mut();
+        let mut len = 0i64;
+        let mut needs_free = false;
+        let framed = made >= 0
+            && !array.is_null()
+            && b2nd_to_cframe(array, &mut frame, &mut len, &mut needs_free) >= 0;
+        let out = if framed && len > 0 && !frame.is_null() {
+            Ok(std::slice::from_raw_parts(frame, len as usize).to_vec())
+        } else {
+            Err(blosc2_fail("cannot compress the chunk as a B2ND array"))
+        };
+        if needs_free && !frame.is_null() {
+            libc_free(frame.cast());
+        }
+        if !array.is_null() {
+            b2nd_free(array);
+        }
+        b2nd_free_ctx(ctx);
         out
     }
 }
