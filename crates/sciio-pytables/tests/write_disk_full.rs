@@ -34,6 +34,16 @@ impl SmallDisk {
         self.dir.path().join(name)
     }
 
+    /// This process's open file descriptors on the disk (deleted files included).
+    fn open_fds(&self) -> Vec<String> {
+        std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .filter(|target| target.starts_with(self.dir.path()))
+            .map(|target| target.display().to_string())
+            .collect()
+    }
+
     fn entries(&self) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
             .unwrap()
@@ -103,6 +113,11 @@ fn a_full_disk_leaves_no_destination_behind() {
     );
     assert!(!dst.exists());
     assert_eq!(disk.entries(), Vec::<String>::new(), "partial files left");
+    assert_eq!(
+        disk.open_fds(),
+        Vec::<String>::new(),
+        "descriptors left open"
+    );
 }
 
 #[test]
@@ -124,10 +139,58 @@ fn a_full_disk_leaves_an_existing_destination_intact() {
     assert!(write_too_much(&dst).is_err());
     assert_eq!(std::fs::read(&dst).unwrap(), before);
     assert_eq!(disk.entries(), ["old.h5"], "partial files left");
+    assert_eq!(
+        disk.open_fds(),
+        Vec::<String>::new(),
+        "descriptors left open"
+    );
     // PyTables still reads the old file.
     let out = sciio_testkit::run_python(
         "import sys, tables\nwith tables.open_file(sys.argv[1]) as f: print(f.root.x.title, f.root.x.nrows)",
         &[dst.to_str().unwrap()],
     );
     assert_eq!(out.trim(), "kept 100");
+}
+
+/// Fills the rest of the disk with a file of its own.
+fn fill_up(disk: &SmallDisk) {
+    use std::io::Write;
+    let mut f = std::fs::File::create(disk.path("filler")).unwrap();
+    let block = vec![0u8; 4096];
+    while f.write_all(&block).is_ok() {}
+}
+
+#[test]
+fn a_disk_full_at_close_is_reported_and_releases_the_file() {
+    let disk = SmallDisk::mount();
+    let dst = disk.path("late.h5");
+    let file = PtWriter::create(&dst).unwrap();
+    let mut e = file
+        .root()
+        .unwrap()
+        .create_earray("e", f8(), vec![])
+        .filters(Filters::parse("zlib:1").unwrap())
+        .chunk_shape(vec![8192])
+        .create()
+        .unwrap();
+    e.append(&noise(8192 * 4)).unwrap();
+    drop(e);
+    // Everything so far fits; the metadata of these groups, kept in libhdf5's cache until
+    // the file is closed, does not.
+    fill_up(&disk);
+    let root = file.root().unwrap();
+    for i in 0..200 {
+        // Errors here would be fine too; the point is what close reports and releases.
+        if root.create_group(&format!("g{i}"), "late", None).is_err() {
+            break;
+        }
+    }
+    let err = file.finish().unwrap_err().to_string();
+    assert!(err.contains("late.h5") && !err.contains('\n'), "{err}");
+    assert_eq!(disk.entries(), ["filler"], "partial files left");
+    assert_eq!(
+        disk.open_fds(),
+        Vec::<String>::new(),
+        "descriptors left open"
+    );
 }

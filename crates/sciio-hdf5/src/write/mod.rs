@@ -318,7 +318,10 @@ impl FileWriter {
     /// Flushes and closes the file; groups and datasets still alive become unusable (their
     /// calls fail cleanly).
     pub fn close(self) -> Result<()> {
-        self.flush()?;
+        // A failed flush (disk full) still closes the file: libhdf5 releases its descriptor
+        // even when the close's own flush fails; returning early would keep it open for as
+        // long as any group or dataset handle lives.
+        let flushed = self.flush();
         let taken = self
             .inner
             .hid
@@ -335,6 +338,7 @@ impl FileWriter {
         });
         // Closed above: the handle must not release the id a second time.
         std::mem::forget(hid);
+        flushed?;
         ret.map(|_| ()).map_err(|e| e.with_file(&self.inner.path))
     }
 }
