@@ -194,3 +194,52 @@ fn a_disk_full_at_close_is_reported_and_releases_the_file() {
         "descriptors left open"
     );
 }
+
+/// Appends 4.5 chunks of noise to a new EArray: four chunks are written now, the half chunk
+/// is held in memory (written at close).
+fn earray_with_held_tail(file: &PtWriter) -> sciio_pytables::write::PtEArray {
+    let mut e = file
+        .root()
+        .unwrap()
+        .create_earray("e", f8(), vec![])
+        .filters(Filters::parse("zlib:1").unwrap())
+        .chunk_shape(vec![8192])
+        .create()
+        .unwrap();
+    e.append(&noise(8192 * 4 + 4096)).unwrap();
+    e
+}
+
+#[test]
+fn a_disk_full_when_the_held_tail_is_written_is_reported() {
+    // The tail is written by `finish` (the EArray still alive) or when the EArray is dropped
+    // (the error then waits for `finish`): either way `finish` fails and leaves nothing.
+    for drop_first in [false, true] {
+        let disk = SmallDisk::mount();
+        let dst = disk.path("tail.h5");
+        let file = PtWriter::create(&dst).unwrap();
+        let e = earray_with_held_tail(&file);
+        fill_up(&disk);
+        let alive = if drop_first {
+            drop(e);
+            None
+        } else {
+            Some(e)
+        };
+        let err = file.finish().unwrap_err().to_string();
+        drop(alive);
+        assert!(err.contains("tail.h5") && !err.contains('\n'), "{err}");
+        // The failure reported is the held tail's own write (chunk 4, rows 32768..).
+        assert!(
+            err.contains(":/e:") && err.contains("chunk at [32768]"),
+            "{err}"
+        );
+        assert!(!dst.exists());
+        assert_eq!(disk.entries(), ["filler"], "partial files left");
+        assert_eq!(
+            disk.open_fds(),
+            Vec::<String>::new(),
+            "descriptors left open"
+        );
+    }
+}

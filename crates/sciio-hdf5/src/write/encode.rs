@@ -133,6 +133,14 @@ impl FilterStage {
 
     /// Encodes one chunk through this stage.
     pub fn encode(&self, input: Vec<u8>) -> Result<Vec<u8>> {
+        self.encode_threaded(input, 1)
+    }
+
+    /// Encodes one chunk through this stage; Blosc and Blosc2 split it over `threads` threads
+    /// of their own (their output does not depend on it). Used when there are fewer chunks than
+    /// cores, as PyTables runs Blosc2 with its own threads on each chunk.
+    pub fn encode_threaded(&self, input: Vec<u8>, threads: usize) -> Result<Vec<u8>> {
+        let threads = threads.clamp(1, 64);
         let cd = &self.cd_values;
         let at = |i: usize, default: u32| cd.get(i).copied().unwrap_or(default);
         match self.id {
@@ -146,7 +154,14 @@ impl FilterStage {
             }
             id::BZIP2 => bzip2(&input, at(0, 9)),
             id::LZO => Ok(lzo1x::compress(&input, lzo1x::CompressLevel::new(1))),
-            id::BLOSC => blosc1(&input, at(4, 5), at(5, 1), at(2, 1) as usize, at(6, 0)),
+            id::BLOSC => blosc1(
+                &input,
+                at(4, 5),
+                at(5, 1),
+                at(2, 1) as usize,
+                at(6, 0),
+                threads,
+            ),
             id::BLOSC2 => {
                 let params = Blosc2Params {
                     level: at(4, 5),
@@ -154,6 +169,7 @@ impl FilterStage {
                     typesize: at(2, 1) as usize,
                     codec: at(6, 0),
                     blocksize: at(1, 0),
+                    threads,
                 };
                 match b2nd_chunk_shape(cd, input.len()) {
                     Some(chunk) => blosc2_b2nd(&input, &params, &chunk),
@@ -170,9 +186,19 @@ impl FilterStage {
 
 /// Runs a chunk through every stage of `pipeline`.
 pub fn encode_chunk(pipeline: &[FilterStage], chunk: Vec<u8>) -> Result<Vec<u8>> {
+    encode_chunk_threaded(pipeline, chunk, 1)
+}
+
+/// Runs a chunk through every stage of `pipeline`, Blosc stages on `threads` threads of
+/// their own ([`FilterStage::encode_threaded`]).
+pub fn encode_chunk_threaded(
+    pipeline: &[FilterStage],
+    chunk: Vec<u8>,
+    threads: usize,
+) -> Result<Vec<u8>> {
     pipeline
         .iter()
-        .try_fold(chunk, |data, stage| stage.encode(data))
+        .try_fold(chunk, |data, stage| stage.encode_threaded(data, threads))
 }
 
 /// HDF5's shuffle: byte 0 of every element, then byte 1...; a tail shorter than an element
@@ -248,7 +274,14 @@ pub fn fletcher32(data: &[u8]) -> u32 {
 }
 
 /// Blosc 1 frame with c-blosc (the library PyTables' `blosc` filter uses).
-fn blosc1(input: &[u8], level: u32, shuffle: u32, typesize: usize, codec: u32) -> Result<Vec<u8>> {
+fn blosc1(
+    input: &[u8],
+    level: u32,
+    shuffle: u32,
+    typesize: usize,
+    codec: u32,
+    threads: usize,
+) -> Result<Vec<u8>> {
     let codec = BloscCodec::from_code(codec)
         .ok_or_else(|| Error::invalid_input(format!("unknown blosc codec {codec}")))?;
     // PyTables' blosc filter: types wider than Blosc's 255-byte limit are compressed as bytes.
@@ -266,7 +299,7 @@ fn blosc1(input: &[u8], level: u32, shuffle: u32, typesize: usize, codec: u32) -
             out.len(),
             codec.c_name().as_ptr(),
             0,
-            1,
+            threads as c_int,
         )
     };
     if n <= 0 {
@@ -286,6 +319,8 @@ struct Blosc2Params {
     typesize: usize,
     codec: u32,
     blocksize: u32,
+    /// c-blosc2's own threads for this chunk.
+    threads: usize,
 }
 
 fn blosc2_fail(what: &str) -> Error {
@@ -295,7 +330,7 @@ fn blosc2_fail(what: &str) -> Error {
     )
 }
 
-/// c-blosc2's compression parameters for `p` (one thread: chunks are compressed in parallel).
+/// c-blosc2's compression parameters for `p`.
 fn blosc2_cparams(p: &Blosc2Params) -> blosc2_sys::blosc2_cparams {
     use blosc2_sys as b2;
     // SAFETY: returns a plain struct of defaults.
@@ -303,7 +338,7 @@ fn blosc2_cparams(p: &Blosc2Params) -> blosc2_sys::blosc2_cparams {
     cparams.compcode = p.codec as u8;
     cparams.clevel = p.level.min(9) as u8;
     cparams.typesize = p.typesize.clamp(1, 255) as i32;
-    cparams.nthreads = 1;
+    cparams.nthreads = p.threads.clamp(1, 64) as i16;
     cparams.blocksize = p.blocksize as i32;
     cparams.filters[b2::BLOSC_LAST_FILTER as usize] = p.shuffle as u8;
     cparams

@@ -19,6 +19,7 @@
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
 
+mod append;
 mod encode;
 mod links;
 pub mod native;
@@ -56,7 +57,11 @@ use hdf5_sys::h5z::H5Z_FLAG_OPTIONAL;
 use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
-pub use encode::{blosc2_blocksize, encode_chunk, fletcher32, shuffle, BloscCodec, FilterStage};
+pub use append::ChunkAppender;
+pub use encode::{
+    blosc2_blocksize, encode_chunk, encode_chunk_threaded, fletcher32, shuffle, BloscCodec,
+    FilterStage,
+};
 
 use crate::file::{AttrValue, RawData, VlenData};
 use crate::handle::{c_name, check, locked, Hid};
@@ -222,6 +227,10 @@ struct Inner {
     track_times: bool,
     /// Datatypes and property lists reused by every object written (see `objects`).
     cache: Mutex<objects::Cache>,
+    /// Appenders whose partial last chunk may still be only in memory.
+    appenders: Mutex<Vec<std::sync::Weak<Mutex<append::AppendState>>>>,
+    /// An error met where it could not be returned (an appender dropped), for the next flush.
+    deferred: Mutex<Option<Error>>,
 }
 
 impl Inner {
@@ -231,6 +240,8 @@ impl Inner {
             path: path.to_path_buf(),
             track_times,
             cache: Mutex::default(),
+            appenders: Mutex::default(),
+            deferred: Mutex::default(),
         })
     }
 
@@ -301,10 +312,12 @@ impl FileWriter {
         .map_err(|e| self.locate(e, path))
     }
 
-    /// Flushes everything written so far to disk.
+    /// Flushes everything written so far to disk, the partial last chunks that appenders
+    /// hold in memory included.
     pub fn flush(&self) -> Result<()> {
         let fid = self.inner.id().map_err(|e| e.with_file(&self.inner.path))?;
-        locked(|| {
+        let tails = self.store_pending_tails();
+        let flushed = locked(|| {
             // SAFETY: valid file id.
             check(
                 unsafe { H5Fflush(fid, H5F_scope_t::H5F_SCOPE_GLOBAL) },
@@ -312,7 +325,8 @@ impl FileWriter {
             )
         })
         .map(|_| ())
-        .map_err(|e| e.with_file(&self.inner.path))
+        .map_err(|e| e.with_file(&self.inner.path));
+        tails.and(flushed)
     }
 
     /// Flushes and closes the file; groups and datasets still alive become unusable (their
@@ -661,6 +675,26 @@ impl DatasetWriter {
         e.with_node(&self.path).with_file(self.file.path())
     }
 
+    /// A second handle on the same dataset.
+    fn try_clone(&self) -> Result<DatasetWriter> {
+        let id = self.hid.id();
+        // SAFETY: valid id; the new reference is owned (released) by the returned handle.
+        locked(|| {
+            check(unsafe { hdf5_sys::h5i::H5Iinc_ref(id) }, || {
+                "cannot share the dataset".into()
+            })
+        })
+        .map_err(|e| self.locate(e))?;
+        Ok(DatasetWriter {
+            file: self.file.clone(),
+            hid: Hid::new(id, String::new)?,
+            path: self.path.clone(),
+            ty: self.ty.clone(),
+            chunk: self.chunk.clone(),
+            pipeline: self.pipeline.clone(),
+        })
+    }
+
     /// The dataset's absolute path.
     pub fn path(&self) -> &str {
         &self.path
@@ -779,9 +813,14 @@ impl DatasetWriter {
                 bad.len()
             ))));
         }
+        // Fewer chunks than cores (a table appended in batches about one chunk long): the
+        // spare cores work inside each chunk, through Blosc's own threads.
+        let per_chunk = (rayon::current_num_threads() / chunks.len().max(1)).max(1);
         let encoded: Vec<(Vec<u64>, Vec<u8>)> = chunks
             .into_par_iter()
-            .map(|(offset, data)| encode_chunk(&self.pipeline, data).map(|e| (offset, e)))
+            .map(|(offset, data)| {
+                encode_chunk_threaded(&self.pipeline, data, per_chunk).map(|e| (offset, e))
+            })
             .collect::<Result<_>>()
             .map_err(|e| self.locate(e))?;
         let refs: Vec<(Vec<u64>, &[u8])> = encoded
@@ -825,8 +864,8 @@ impl DatasetWriter {
     /// whole number of chunks (use [`ChunkAppender`] for arbitrary batch sizes).
     pub fn append_rows(&self, bytes: &[u8]) -> Result<()> {
         let mut app = ChunkAppender::new(self)?;
-        app.append(self, bytes)?;
-        app.flush_tail(self)
+        app.append(bytes)?;
+        app.flush_tail()
     }
 
     /// Writes variable-length items (vlen sequences: each item the base type's bytes; vlen
@@ -884,222 +923,6 @@ fn row_spaces(dset: hdf5_sys::h5i::hid_t, start: u64, count: u64) -> Result<(Hid
         })?;
         Ok((mspace, fspace))
     }
-}
-
-/// Streams rows into a chunked dataset along its first dimension in constant memory: whole
-/// bands of chunks are compressed (in parallel) and written as soon as they fill; the last
-/// partial band is kept, and written padded after every batch so the file always holds every
-/// row. Chunks may split the other dimensions too (tiles are cut from each band).
-#[derive(Debug)]
-pub struct ChunkAppender {
-    rows: u64,
-    chunk: Vec<u64>,
-    /// Shape of one row (every dimension but the first).
-    row_shape: Vec<u64>,
-    row_bytes: usize,
-    elem: usize,
-    grow: bool,
-    tail: Vec<u8>,
-}
-
-impl ChunkAppender {
-    /// Starts appending after the dataset's current rows, growing its first dimension. When
-    /// the last chunk is partial, its rows are read back so appends continue it.
-    pub fn new(ds: &DatasetWriter) -> Result<ChunkAppender> {
-        let shape = ds.shape()?;
-        let rows = shape.first().copied().unwrap_or(0);
-        Self::start(ds, rows, true)
-    }
-
-    /// Fills a fixed-shape chunked dataset (a CArray) from row 0.
-    pub fn fill(ds: &DatasetWriter) -> Result<ChunkAppender> {
-        Self::start(ds, 0, false)
-    }
-
-    fn start(ds: &DatasetWriter, rows: u64, grow: bool) -> Result<ChunkAppender> {
-        let Some(chunk) = ds.chunk() else {
-            return Err(ds.locate(Error::invalid_input(
-                "writing by chunks needs a chunked dataset",
-            )));
-        };
-        let shape = ds.shape()?;
-        if shape.is_empty() || chunk.len() != shape.len() {
-            return Err(ds.locate(Error::invalid_input(
-                "writing by chunks needs an array of rank ≥ 1",
-            )));
-        }
-        let row_shape = shape[1..].to_vec();
-        let elem = ds.ty.size();
-        let row_bytes = row_shape.iter().product::<u64>() as usize * elem;
-        let mut app = ChunkAppender {
-            rows,
-            chunk: chunk.to_vec(),
-            row_shape,
-            row_bytes,
-            elem,
-            grow,
-            tail: Vec::new(),
-        };
-        let partial = rows % app.chunk[0];
-        if partial > 0 {
-            app.tail = ds.read_rows_back(rows - partial, partial, &shape)?;
-        }
-        Ok(app)
-    }
-
-    /// Rows written so far (including those of the pending tail).
-    pub fn rows(&self) -> u64 {
-        self.rows
-    }
-
-    /// Appends `bytes` (whole rows); complete bands of chunks are encoded and written now.
-    pub fn append(&mut self, ds: &DatasetWriter, bytes: &[u8]) -> Result<()> {
-        if self.row_bytes == 0 || !bytes.len().is_multiple_of(self.row_bytes) {
-            return Err(ds.locate(Error::invalid_input(format!(
-                "{} bytes is not a whole number of {}-byte rows",
-                bytes.len(),
-                self.row_bytes
-            ))));
-        }
-        let new_rows = (bytes.len() / self.row_bytes) as u64;
-        if new_rows == 0 {
-            return Ok(());
-        }
-        let chunk_rows = self.chunk[0];
-        let band_bytes = chunk_rows as usize * self.row_bytes;
-        let total = self.rows + new_rows;
-        if self.grow {
-            let mut shape = vec![total];
-            shape.extend_from_slice(&self.row_shape);
-            ds.set_extent(&shape)?;
-        }
-        let mut at = (self.rows / chunk_rows) * chunk_rows;
-        let mut rest = bytes;
-        let mut chunks = Vec::new();
-        if !self.tail.is_empty() {
-            let take = (band_bytes - self.tail.len()).min(rest.len());
-            self.tail.extend_from_slice(&rest[..take]);
-            rest = &rest[take..];
-            if self.tail.len() == band_bytes {
-                let band = std::mem::take(&mut self.tail);
-                self.cut(at, &band, &mut chunks);
-                at += chunk_rows;
-            }
-        }
-        if ds.pipeline.is_empty() && self.chunk[1..] == self.row_shape[..] {
-            // Unfiltered whole-row chunks: written straight from the caller's buffer.
-            let mut direct = Vec::new();
-            while rest.len() >= band_bytes {
-                direct.push((offset(at, self.chunk.len()), &rest[..band_bytes]));
-                rest = &rest[band_bytes..];
-                at += chunk_rows;
-            }
-            ds.write_chunks(std::mem::take(&mut chunks))?;
-            ds.put_chunks(&direct)?;
-        }
-        while rest.len() >= band_bytes {
-            self.cut(at, &rest[..band_bytes], &mut chunks);
-            rest = &rest[band_bytes..];
-            at += chunk_rows;
-            if chunks.len() >= rayon::current_num_threads() * 4 {
-                ds.write_chunks(std::mem::take(&mut chunks))?;
-            }
-        }
-        if self.tail.is_empty() {
-            self.tail.extend_from_slice(rest);
-        }
-        ds.write_chunks(chunks)?;
-        self.rows = total;
-        self.flush_tail(ds)
-    }
-
-    /// Writes the pending partial band (padded with zeros), keeping it for later appends.
-    pub fn flush_tail(&self, ds: &DatasetWriter) -> Result<()> {
-        if self.tail.is_empty() {
-            return Ok(());
-        }
-        let mut band = self.tail.clone();
-        band.resize(self.chunk[0] as usize * self.row_bytes, 0);
-        let at = (self.rows / self.chunk[0]) * self.chunk[0];
-        let mut chunks = Vec::new();
-        self.cut(at, &band, &mut chunks);
-        ds.write_chunks(chunks)
-    }
-
-    /// Cuts one band (`chunk[0]` full rows) into chunks, padding edge tiles with zeros.
-    fn cut(&self, row: u64, band: &[u8], out: &mut Vec<(Vec<u64>, Vec<u8>)>) {
-        let inner = &self.chunk[1..];
-        if inner.iter().zip(&self.row_shape).all(|(c, s)| c == s) {
-            out.push((offset(row, self.chunk.len()), band.to_vec()));
-            return;
-        }
-        let grid: Vec<u64> = self
-            .row_shape
-            .iter()
-            .zip(inner)
-            .map(|(s, c)| s.div_ceil(*c).max(1))
-            .collect();
-        let tiles: u64 = grid.iter().product();
-        let tile_elems = self.chunk.iter().product::<u64>() as usize;
-        for t in 0..tiles {
-            // The tile's coordinates in the chunk grid (C order).
-            let mut idx = vec![0u64; grid.len()];
-            let mut r = t;
-            for d in (0..grid.len()).rev() {
-                idx[d] = r % grid[d];
-                r /= grid[d];
-            }
-            let mut tile = vec![0u8; tile_elems * self.elem];
-            self.copy_tile(band, &idx, &mut tile);
-            let mut o = vec![row];
-            o.extend(idx.iter().zip(inner).map(|(i, c)| i * c));
-            out.push((o, tile));
-        }
-    }
-
-    /// Copies the part of `band` under tile `idx` into `tile` (row by innermost row).
-    fn copy_tile(&self, band: &[u8], idx: &[u64], tile: &mut [u8]) {
-        let dims: Vec<usize> = std::iter::once(self.chunk[0])
-            .chain(self.row_shape.iter().copied())
-            .map(|d| d as usize)
-            .collect();
-        let cdims: Vec<usize> = self.chunk.iter().map(|&d| d as usize).collect();
-        let start: Vec<usize> = std::iter::once(0)
-            .chain(idx.iter().zip(&cdims[1..]).map(|(i, c)| *i as usize * c))
-            .collect();
-        let rank = dims.len();
-        let last = rank - 1;
-        let run = cdims[last].min(dims[last].saturating_sub(start[last]));
-        let lines: usize = cdims[..last].iter().product();
-        for line in 0..lines {
-            // Position of this innermost line inside the tile.
-            let mut pos = vec![0usize; last];
-            let mut r = line;
-            for d in (0..last).rev() {
-                pos[d] = r % cdims[d];
-                r /= cdims[d];
-            }
-            if pos.iter().enumerate().any(|(d, p)| start[d] + p >= dims[d]) {
-                continue;
-            }
-            let mut src = 0usize;
-            let mut dst = 0usize;
-            for d in 0..last {
-                src = src * dims[d] + start[d] + pos[d];
-                dst = dst * cdims[d] + pos[d];
-            }
-            let src = (src * dims[last] + start[last]) * self.elem;
-            let dst = dst * cdims[last] * self.elem;
-            let n = run * self.elem;
-            tile[dst..dst + n].copy_from_slice(&band[src..src + n]);
-        }
-    }
-}
-
-fn offset(row: u64, rank: usize) -> Vec<u64> {
-    let mut o = vec![0; rank];
-    o[0] = row;
-    o
 }
 
 impl DatasetWriter {

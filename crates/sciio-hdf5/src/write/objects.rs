@@ -283,8 +283,8 @@ impl GroupWriter {
             let ds = self.create_dataset(name, spec)?;
             if !bytes.is_empty() {
                 let mut fill = ChunkAppender::fill(&ds)?;
-                fill.append(&ds, bytes)?;
-                fill.flush_tail(&ds)?;
+                fill.append(bytes)?;
+                fill.flush_tail()?;
             }
             return Ok(ds);
         }

@@ -667,9 +667,9 @@ impl PtTable {
         if has_time64(self.ds.dtype()) {
             let mut owned = rows.to_vec();
             time64_to_file(self.ds.dtype(), &mut owned);
-            self.app.append(&self.ds, &owned)?;
+            self.app.append(&owned)?;
         } else {
-            self.app.append(&self.ds, rows)?;
+            self.app.append(rows)?;
         }
         self.ds
             .set_attr("NROWS", &int_attr(self.app.rows() as i64, 8))
@@ -813,7 +813,8 @@ impl ArrayBuilder<'_> {
             ))
             .with_node(ds.path()));
         }
-        app.append(&ds, data)
+        app.append(data)?;
+        app.flush_tail()
     }
 
     /// Creates an EArray (empty) for appending.
@@ -872,7 +873,7 @@ impl PtEArray {
     /// Appends a block already in the file's layout (time64 as packed `timeval`s).
     fn append_file_layout(&mut self, block: &[u8]) -> Result<()> {
         match &mut self.app {
-            EArrayAppender::Rows(a) => a.append(&self.ds, block),
+            EArrayAppender::Rows(a) => a.append(block),
             EArrayAppender::Along(a) => a.append(&self.ds, block),
         }
     }

@@ -1,0 +1,320 @@
+//! Appending rows to chunked datasets ([`ChunkAppender`]).
+
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use sciio_core::{Error, Result};
+
+use super::{DatasetWriter, FileWriter};
+
+/// Streams rows into a chunked dataset along its first dimension in constant memory: whole
+/// bands of chunks are compressed (in parallel) and written as soon as they fill. The last
+/// partial band stays in memory between appends, as PyTables' chunk cache keeps it, and is
+/// written (padded) by [`ChunkAppender::flush_tail`], by [`FileWriter::flush`] and
+/// [`FileWriter::close`], or when the appender is dropped: compressing and rewriting it after
+/// every batch doubled the work when batches are about one chunk long. Chunks may split the
+/// other dimensions too (tiles are cut from each band).
+#[derive(Debug)]
+pub struct ChunkAppender {
+    /// Shared with the file ([`FileWriter::flush`] writes the pending tail).
+    state: Arc<Mutex<AppendState>>,
+}
+
+/// What a [`ChunkAppender`] knows between appends.
+#[derive(Debug)]
+pub(crate) struct AppendState {
+    /// The appender's own handle on the dataset (it outlives the caller's).
+    ds: DatasetWriter,
+    rows: u64,
+    chunk: Vec<u64>,
+    /// Shape of one row (every dimension but the first).
+    row_shape: Vec<u64>,
+    row_bytes: usize,
+    elem: usize,
+    grow: bool,
+    /// The rows of the last, partial chunk band.
+    tail: Vec<u8>,
+    /// Whether the file holds `tail` as it is now.
+    tail_stored: bool,
+}
+
+impl ChunkAppender {
+    /// Starts appending after the dataset's current rows, growing its first dimension. When
+    /// the last chunk is partial, its rows are read back so appends continue it.
+    pub fn new(ds: &DatasetWriter) -> Result<ChunkAppender> {
+        let shape = ds.shape()?;
+        let rows = shape.first().copied().unwrap_or(0);
+        Self::start(ds, rows, true)
+    }
+
+    /// Fills a fixed-shape chunked dataset (a CArray) from row 0.
+    pub fn fill(ds: &DatasetWriter) -> Result<ChunkAppender> {
+        Self::start(ds, 0, false)
+    }
+
+    fn start(ds: &DatasetWriter, rows: u64, grow: bool) -> Result<ChunkAppender> {
+        let Some(chunk) = ds.chunk() else {
+            return Err(ds.locate(Error::invalid_input(
+                "writing by chunks needs a chunked dataset",
+            )));
+        };
+        let shape = ds.shape()?;
+        if shape.is_empty() || chunk.len() != shape.len() {
+            return Err(ds.locate(Error::invalid_input(
+                "writing by chunks needs an array of rank ≥ 1",
+            )));
+        }
+        let row_shape = shape[1..].to_vec();
+        let elem = ds.ty.size();
+        let row_bytes = row_shape.iter().product::<u64>() as usize * elem;
+        let chunk = chunk.to_vec();
+        let partial = rows % chunk[0];
+        let tail = if partial > 0 {
+            ds.read_rows_back(rows - partial, partial, &shape)?
+        } else {
+            Vec::new()
+        };
+        let state = Arc::new(Mutex::new(AppendState {
+            ds: ds.try_clone()?,
+            rows,
+            chunk,
+            row_shape,
+            row_bytes,
+            elem,
+            grow,
+            tail,
+            tail_stored: true,
+        }));
+        ds.file.register_appender(Arc::downgrade(&state));
+        Ok(ChunkAppender { state })
+    }
+
+    fn state(&self) -> Result<MutexGuard<'_, AppendState>> {
+        self.state
+            .lock()
+            .map_err(|_| Error::invalid_input("an earlier append panicked"))
+    }
+
+    /// Rows written so far (including those of the pending tail).
+    pub fn rows(&self) -> u64 {
+        self.state().map_or(0, |s| s.rows)
+    }
+
+    /// Appends `bytes` (whole rows); complete bands of chunks are encoded and written now, the
+    /// rest is kept for the next append.
+    pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        self.state()?.append(bytes)
+    }
+
+    /// Writes the pending partial band (padded with zeros), keeping it for later appends.
+    pub fn flush_tail(&self) -> Result<()> {
+        self.state()?.store_tail()
+    }
+}
+
+impl Drop for ChunkAppender {
+    fn drop(&mut self) {
+        if let Ok(mut state) = self.state.lock() {
+            if let Err(e) = state.store_tail() {
+                // Reported by the file's next flush or close.
+                state.ds.file.defer_error(e);
+            }
+        }
+    }
+}
+
+impl AppendState {
+    fn append(&mut self, bytes: &[u8]) -> Result<()> {
+        let ds = &self.ds;
+        if self.row_bytes == 0 || !bytes.len().is_multiple_of(self.row_bytes) {
+            return Err(ds.locate(Error::invalid_input(format!(
+                "{} bytes is not a whole number of {}-byte rows",
+                bytes.len(),
+                self.row_bytes
+            ))));
+        }
+        let new_rows = (bytes.len() / self.row_bytes) as u64;
+        if new_rows == 0 {
+            return Ok(());
+        }
+        let chunk_rows = self.chunk[0];
+        let band_bytes = chunk_rows as usize * self.row_bytes;
+        let total = self.rows + new_rows;
+        if self.grow {
+            let mut shape = vec![total];
+            shape.extend_from_slice(&self.row_shape);
+            ds.set_extent(&shape)?;
+        }
+        let mut at = (self.rows / chunk_rows) * chunk_rows;
+        let mut rest = bytes;
+        let mut chunks = Vec::new();
+        if !self.tail.is_empty() {
+            let take = (band_bytes - self.tail.len()).min(rest.len());
+            self.tail.extend_from_slice(&rest[..take]);
+            self.tail_stored = false;
+            rest = &rest[take..];
+            if self.tail.len() == band_bytes {
+                let band = std::mem::take(&mut self.tail);
+                self.cut(at, &band, &mut chunks);
+                at += chunk_rows;
+            }
+        }
+        if ds.pipeline.is_empty() && self.chunk[1..] == self.row_shape[..] {
+            // Unfiltered whole-row chunks: written straight from the caller's buffer.
+            let mut direct = Vec::new();
+            while rest.len() >= band_bytes {
+                direct.push((offset(at, self.chunk.len()), &rest[..band_bytes]));
+                rest = &rest[band_bytes..];
+                at += chunk_rows;
+            }
+            ds.write_chunks(std::mem::take(&mut chunks))?;
+            ds.put_chunks(&direct)?;
+        }
+        while rest.len() >= band_bytes {
+            self.cut(at, &rest[..band_bytes], &mut chunks);
+            rest = &rest[band_bytes..];
+            at += chunk_rows;
+            if chunks.len() >= rayon::current_num_threads() * 4 {
+                self.ds.write_chunks(std::mem::take(&mut chunks))?;
+            }
+        }
+        if self.tail.is_empty() && !rest.is_empty() {
+            self.tail.extend_from_slice(rest);
+            self.tail_stored = false;
+        }
+        self.ds.write_chunks(chunks)?;
+        self.rows = total;
+        Ok(())
+    }
+
+    /// Writes the partial band padded with zeros, unless the file already holds it.
+    pub(crate) fn store_tail(&mut self) -> Result<()> {
+        if self.tail_stored || self.tail.is_empty() {
+            return Ok(());
+        }
+        let mut band = self.tail.clone();
+        band.resize(self.chunk[0] as usize * self.row_bytes, 0);
+        let at = (self.rows / self.chunk[0]) * self.chunk[0];
+        let mut chunks = Vec::new();
+        self.cut(at, &band, &mut chunks);
+        self.ds.write_chunks(chunks)?;
+        self.tail_stored = true;
+        Ok(())
+    }
+
+    /// Cuts one band (`chunk[0]` full rows) into chunks, padding edge tiles with zeros.
+    fn cut(&self, row: u64, band: &[u8], out: &mut Vec<(Vec<u64>, Vec<u8>)>) {
+        let inner = &self.chunk[1..];
+        if inner.iter().zip(&self.row_shape).all(|(c, s)| c == s) {
+            out.push((offset(row, self.chunk.len()), band.to_vec()));
+            return;
+        }
+        let grid: Vec<u64> = self
+            .row_shape
+            .iter()
+            .zip(inner)
+            .map(|(s, c)| s.div_ceil(*c).max(1))
+            .collect();
+        let tiles: u64 = grid.iter().product();
+        let tile_elems = self.chunk.iter().product::<u64>() as usize;
+        for t in 0..tiles {
+            // The tile's coordinates in the chunk grid (C order).
+            let mut idx = vec![0u64; grid.len()];
+            let mut r = t;
+            for d in (0..grid.len()).rev() {
+                idx[d] = r % grid[d];
+                r /= grid[d];
+            }
+            let mut tile = vec![0u8; tile_elems * self.elem];
+            self.copy_tile(band, &idx, &mut tile);
+            let mut o = vec![row];
+            o.extend(idx.iter().zip(inner).map(|(i, c)| i * c));
+            out.push((o, tile));
+        }
+    }
+
+    /// Copies the part of `band` under tile `idx` into `tile` (row by innermost row).
+    fn copy_tile(&self, band: &[u8], idx: &[u64], tile: &mut [u8]) {
+        let dims: Vec<usize> = std::iter::once(self.chunk[0])
+            .chain(self.row_shape.iter().copied())
+            .map(|d| d as usize)
+            .collect();
+        let cdims: Vec<usize> = self.chunk.iter().map(|&d| d as usize).collect();
+        let start: Vec<usize> = std::iter::once(0)
+            .chain(idx.iter().zip(&cdims[1..]).map(|(i, c)| *i as usize * c))
+            .collect();
+        let rank = dims.len();
+        let last = rank - 1;
+        let run = cdims[last].min(dims[last].saturating_sub(start[last]));
+        let lines: usize = cdims[..last].iter().product();
+        for line in 0..lines {
+            // Position of this innermost line inside the tile.
+            let mut pos = vec![0usize; last];
+            let mut r = line;
+            for d in (0..last).rev() {
+                pos[d] = r % cdims[d];
+                r /= cdims[d];
+            }
+            if pos.iter().enumerate().any(|(d, p)| start[d] + p >= dims[d]) {
+                continue;
+            }
+            let mut src = 0usize;
+            let mut dst = 0usize;
+            for d in 0..last {
+                src = src * dims[d] + start[d] + pos[d];
+                dst = dst * cdims[d] + pos[d];
+            }
+            let src = (src * dims[last] + start[last]) * self.elem;
+            let dst = dst * cdims[last] * self.elem;
+            let n = run * self.elem;
+            tile[dst..dst + n].copy_from_slice(&band[src..src + n]);
+        }
+    }
+}
+
+fn offset(row: u64, rank: usize) -> Vec<u64> {
+    let mut o = vec![0; rank];
+    o[0] = row;
+    o
+}
+
+impl FileWriter {
+    /// Lets [`FileWriter::flush`] write the appender's pending tail.
+    fn register_appender(&self, state: Weak<Mutex<AppendState>>) {
+        if let Ok(mut list) = self.inner.appenders.lock() {
+            list.retain(|w| w.strong_count() > 0);
+            list.push(state);
+        }
+    }
+
+    /// Keeps an error met where it could not be returned (an appender dropped) for the next
+    /// [`FileWriter::flush`] or [`FileWriter::close`].
+    fn defer_error(&self, e: Error) {
+        if let Ok(mut slot) = self.inner.deferred.lock() {
+            slot.get_or_insert(e);
+        }
+    }
+
+    /// Writes every live appender's pending tail; then reports an error kept by
+    /// [`FileWriter::defer_error`], if any.
+    pub(super) fn store_pending_tails(&self) -> Result<()> {
+        let live: Vec<Arc<Mutex<AppendState>>> = match self.inner.appenders.lock() {
+            Ok(list) => list.iter().filter_map(Weak::upgrade).collect(),
+            Err(_) => return Err(Error::invalid_input("the appender list is poisoned")),
+        };
+        let mut first = Ok(());
+        for state in live {
+            let stored = match state.lock() {
+                Ok(mut s) => s.store_tail(),
+                Err(_) => Err(Error::invalid_input("an earlier append panicked")),
+            };
+            if first.is_ok() {
+                first = stored;
+            }
+        }
+        let deferred = self.inner.deferred.lock().ok().and_then(|mut d| d.take());
+        match deferred {
+            Some(e) if first.is_ok() => Err(e),
+            _ => first,
+        }
+    }
+}
