@@ -340,7 +340,7 @@ impl File {
 }
 
 /// The object-header address inside a native-VOL object token (little-endian, zero-padded).
-fn token_address(token: &H5O_token_t) -> u64 {
+pub(crate) fn token_address(token: &H5O_token_t) -> u64 {
     // SAFETY: H5O_token_t is a repr(C) wrapper of 16 bytes.
     let bytes = unsafe { std::mem::transmute::<H5O_token_t, [u8; 16]>(*token) };
     let mut addr = [0u8; 8];
@@ -1288,6 +1288,9 @@ fn read_open_attr(
         .try_fold(1usize, |a, &d| a.checked_mul(d))
         .unwrap_or(usize::MAX);
     check_attr_storage(attr.id(), ftype.id(), n, name)?;
+    if ty.has_vlen() {
+        crate::vlen_guard::check_attribute(obj, name, limits)?;
+    }
     let plain_vlen = match &ty {
         H5Type::VarString { .. } => true,
         H5Type::VarLen { base } => !base.has_vlen(),

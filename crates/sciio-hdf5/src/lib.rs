@@ -21,8 +21,10 @@ mod elements;
 mod file;
 pub mod filters;
 mod handle;
+mod header;
 mod small;
 mod types;
+mod vlen_guard;
 pub mod write;
 
 pub use elements::{Element, ElementData, RefTarget, Selection};

@@ -15,6 +15,9 @@ use sciio_core::Limits;
 
 use crate::file::{AttrValue, Attribute, Dataset, File, RawData};
 use crate::handle::{check, locked, Hid};
+use crate::header::{
+    attribute_parts, msg, u16_at, u32_at, u64_at, v1_first_block, V1Messages, MAX_BLOCKS,
+};
 use crate::types::{ByteOrder, CharSet, H5Type};
 
 impl Dataset {
@@ -147,8 +150,6 @@ pub(crate) struct Image {
 
 /// HDF5's superblock signature.
 const SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
-/// Most continuation blocks followed for one object header.
-const MAX_BLOCKS: usize = 64;
 
 impl Image {
     /// Reads `path` whole; `None` when it is not an HDF5 file sciio can decode this way
@@ -187,13 +188,9 @@ impl Image {
     /// Decodes the dataset whose version-1 object header is at `addr`: its attributes (name
     /// order) and data. `None` for anything but the plain cases (see [`Image`]).
     fn small_dataset(&self, addr: u64, limits: &Limits) -> Option<(Vec<Attribute>, RawData)> {
-        let prefix = self.at(addr, 16)?;
-        if prefix[0] != 1 {
-            return None; // version-2 headers ("OHDR") go through libhdf5
-        }
-        let total = usize::from(u16::from_le_bytes([prefix[2], prefix[3]]));
-        let size = u32::from_le_bytes([prefix[8], prefix[9], prefix[10], prefix[11]]) as usize;
-        let mut blocks = vec![(addr.checked_add(16)?, size)];
+        // Version-2 headers ("OHDR") go through libhdf5.
+        let (total, start, size) = v1_first_block(addr, self.at(addr, 16)?)?;
+        let mut blocks = vec![(start, size)];
         let mut parts = Parts::default();
         let mut seen = 0usize;
         let mut i = 0;
@@ -203,24 +200,19 @@ impl Image {
                 return None;
             }
             let block = self.at(start, len)?;
-            let mut pos = 0usize;
-            while pos + 8 <= block.len() && seen < total {
-                let kind = u16::from_le_bytes([block[pos], block[pos + 1]]);
-                let n = usize::from(u16::from_le_bytes([block[pos + 2], block[pos + 3]]));
-                let flags = block[pos + 4];
-                let body = block.get(pos + 8..pos + 8 + n)?;
-                pos += 8 + n;
+            for m in V1Messages::new(block).take(total.saturating_sub(seen)) {
+                let m = m?;
                 seen += 1;
-                if flags & 0x02 != 0 {
+                if m.flags & 0x02 != 0 {
                     return None; // shared message: stored elsewhere
                 }
-                match kind {
-                    0x0010 => {
-                        let at = u64::from_le_bytes(body.get(..8)?.try_into().ok()?);
-                        let len = u64::from_le_bytes(body.get(8..16)?.try_into().ok()?);
+                match m.kind {
+                    msg::CONTINUATION => {
+                        let at = u64_at(m.body, 0)?;
+                        let len = u64_at(m.body, 8)?;
                         blocks.push((at, usize::try_from(len).ok()?));
                     }
-                    _ => parts.message(kind, flags, body)?,
+                    _ => parts.message(m.kind, m.flags, m.body)?,
                 }
             }
         }
@@ -286,21 +278,9 @@ impl<'a> Parts<'a> {
     }
 }
 
-fn u16_at(b: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn u32_at(b: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(b.get(at..at + 4)?.try_into().ok()?))
-}
-
-fn u64_at(b: &[u8], at: usize) -> Option<u64> {
-    Some(u64::from_le_bytes(b.get(at..at + 8)?.try_into().ok()?))
-}
-
 /// A simple or scalar dataspace (versions 1 and 2) as (shape, encoded length); `None` for
 /// null dataspaces and anything else.
-fn dataspace(b: &[u8]) -> Option<(Vec<usize>, usize)> {
+pub(crate) fn dataspace(b: &[u8]) -> Option<(Vec<usize>, usize)> {
     let (version, rank, flags) = (*b.first()?, usize::from(*b.get(1)?), *b.get(2)?);
     let dims_at = match version {
         1 => 8,
@@ -389,27 +369,14 @@ fn layout(b: &[u8]) -> Option<Layout<'_>> {
 
 /// An attribute message (versions 1-3) of a fixed-size type and a simple or scalar space.
 fn attribute(b: &[u8]) -> Option<Attribute> {
-    let version = *b.first()?;
-    let name_len = usize::from(u16_at(b, 2)?);
-    let type_len = usize::from(u16_at(b, 4)?);
-    let space_len = usize::from(u16_at(b, 6)?);
-    // Version 1 pads each part to 8 bytes; versions 2 and 3 do not, and 3 adds an encoding.
-    let (pad, mut at): (fn(usize) -> usize, usize) = match version {
-        1 => (|n| n.next_multiple_of(8), 8),
-        2 if b[1] == 0 => (|n| n, 8),
-        3 if b[1] == 0 => (|n| n, 9),
-        _ => return None, // shared datatype or dataspace
-    };
-    let name = b.get(at..at + name_len)?;
-    let name = name.strip_suffix(&[0]).unwrap_or(name);
-    let name = std::str::from_utf8(name).ok()?.to_string();
-    at += pad(name_len);
-    let ty = datatype(b.get(at..at + type_len)?)?;
-    at += pad(type_len);
-    let (shape, _) = dataspace(b.get(at..at + space_len)?)?;
-    at += pad(space_len);
+    let parts = attribute_parts(b)?;
+    let name = std::str::from_utf8(parts.name).ok()?.to_string();
+    let ty = datatype(parts.datatype)?;
+    let (shape, _) = dataspace(parts.dataspace)?;
     let n = shape.iter().try_fold(ty.size(), |a, &d| a.checked_mul(d))?;
-    let bytes = b.get(at..at.checked_add(n)?)?.to_vec();
+    let bytes = b
+        .get(parts.data_at..parts.data_at.checked_add(n)?)?
+        .to_vec();
     Some(Attribute {
         name,
         value: AttrValue::Raw(RawData { ty, shape, bytes }),

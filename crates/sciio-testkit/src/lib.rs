@@ -95,3 +95,23 @@ pub fn wheel_files(sub: &str, ext: &str) -> Vec<PathBuf> {
 pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir().expect("cannot create a temporary folder")
 }
+
+/// File offsets of the HDF5 variable-length descriptors in `bytes` whose length field is
+/// `len`: a 4-byte length followed by the 8-byte address of a global heap collection ("GCOL";
+/// addresses count from `base`, the end of the user block). For tests that damage lengths.
+pub fn vlen_descriptor_offsets(bytes: &[u8], base: usize, len: u32) -> Vec<usize> {
+    let u32_at =
+        |at: usize| u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    (0..bytes.len().saturating_sub(16))
+        .filter(|&at| {
+            let mut addr = [0u8; 8];
+            addr.copy_from_slice(&bytes[at + 4..at + 12]);
+            let addr = u64::from_le_bytes(addr) as usize;
+            u32_at(at) == len
+                && addr > 0
+                && bytes
+                    .get(base.saturating_add(addr)..base.saturating_add(addr).saturating_add(4))
+                    .is_some_and(|s| s == b"GCOL")
+        })
+        .collect()
+}

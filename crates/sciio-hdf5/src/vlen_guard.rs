@@ -1,0 +1,199 @@
+//! Checks the sequence lengths of a variable-length attribute before libhdf5 reads it.
+//!
+//! libhdf5's vlen conversion (`H5T__conv_vlen`) allocates and zeroes `length × base size`
+//! bytes for each element, with the length taken from the file before the data is looked at:
+//! one damaged length field makes it commit gigabytes (found by fuzzing mat_read, where every
+//! struct's `MATLAB_fields` is such an attribute). libhdf5 has no call returning an
+//! attribute's stored bytes, so the attribute message is found in the object header here
+//! (version 1 and 2 headers, attributes stored in the header) and every element's length is
+//! checked against the file's real size and the [`Limits`] first. Attributes this cannot find
+//! (dense attribute storage, shared datatypes, files open for writing) are left to libhdf5.
+
+use std::ffi::c_uint;
+use std::fs::File as StdFile;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
+
+use hdf5_sys::h5::hsize_t;
+use hdf5_sys::h5f::{H5Fget_create_plist, H5Fget_intent, H5Fget_name, H5F_ACC_RDONLY};
+use hdf5_sys::h5i::{hid_t, H5Iget_file_id};
+use hdf5_sys::h5o::{H5O_info2_t, H5Oget_info3, H5O_INFO_BASIC};
+use hdf5_sys::h5p::{H5Pget_sizes, H5Pget_userblock};
+use sciio_core::{Error, ErrorKind, Limits, Result};
+
+use crate::handle::{check, last_error, Hid};
+use crate::header::{attribute_parts, msg, u32_at, walk};
+use crate::small::dataspace;
+
+/// Bytes of one variable-length element in the file: a 4-byte length and a global heap ID
+/// (8-byte collection address, 4-byte index).
+const DESCRIPTOR: usize = 16;
+
+/// The file behind an object, read with positioned reads (addresses count from `base`, the
+/// end of the user block).
+struct Disk {
+    file: StdFile,
+    base: u64,
+    len: u64,
+}
+
+impl Disk {
+    /// The file of `obj` when it is open read-only with 8-byte addresses and lengths.
+    fn of(obj: hid_t) -> Result<Option<Disk>> {
+        // SAFETY: valid object id; the file and property list ids are owned by handles; the
+        // name buffer is sized by the first call.
+        unsafe {
+            let fid = Hid::new(H5Iget_file_id(obj), || "cannot find the file".into())?;
+            let mut intent: c_uint = 0;
+            check(H5Fget_intent(fid.id(), &mut intent), || {
+                "cannot read the file's access mode".into()
+            })?;
+            if intent != H5F_ACC_RDONLY {
+                return Ok(None); // sciio's own writer: libhdf5's cache may be ahead of the disk
+            }
+            let fcpl = Hid::new(H5Fget_create_plist(fid.id()), || {
+                "cannot read the file's creation properties".into()
+            })?;
+            let (mut base, mut addr_size, mut len_size): (hsize_t, usize, usize) = (0, 0, 0);
+            check(H5Pget_userblock(fcpl.id(), &mut base), || {
+                "cannot read the user block size".into()
+            })?;
+            check(
+                H5Pget_sizes(fcpl.id(), &mut addr_size, &mut len_size),
+                || "cannot read the file's address size".into(),
+            )?;
+            if (addr_size, len_size) != (8, 8) {
+                return Ok(None);
+            }
+            let n = usize::try_from(H5Fget_name(obj, std::ptr::null_mut(), 0))
+                .map_err(|_| last_error("cannot read the file name".into()))?;
+            let mut name = vec![0u8; n + 1];
+            if H5Fget_name(obj, name.as_mut_ptr().cast(), name.len()) < 0 {
+                return Err(last_error("cannot read the file name".into()));
+            }
+            name.truncate(n);
+            let path = std::ffi::OsStr::from_bytes(&name);
+            let file = StdFile::open(path)
+                .map_err(|e| Error::io("cannot reopen the file to check an attribute", e))?;
+            let len = file
+                .metadata()
+                .map_err(|e| Error::io("cannot read the file size", e))?
+                .len();
+            Ok(Some(Disk { file, base, len }))
+        }
+    }
+
+    /// `len` bytes at HDF5 address `addr`, if inside the file.
+    fn read(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+        let start = addr.checked_add(self.base)?;
+        if start.checked_add(len as u64)? > self.len {
+            return None;
+        }
+        let mut buf = vec![0u8; len];
+        self.file.read_exact_at(&mut buf, start).ok()?;
+        Some(buf)
+    }
+}
+
+/// Refuses the vlen attribute `name` of `obj` when an element claims more data than the file
+/// holds, or all of them more than `limits` allow. Runs under libhdf5's lock.
+pub(crate) fn check_attribute(obj: hid_t, name: &str, limits: &Limits) -> Result<()> {
+    let Some(disk) = Disk::of(obj)? else {
+        return Ok(());
+    };
+    let mut info: H5O_info2_t = unsafe { std::mem::zeroed() };
+    // SAFETY: valid object id and out-pointer.
+    check(
+        unsafe { H5Oget_info3(obj, &mut info, H5O_INFO_BASIC) },
+        || "cannot read the object header".into(),
+    )?;
+    let header = crate::file::token_address(&info.token);
+    let mut found: Option<Result<()>> = None;
+    // A header this cannot walk is left to libhdf5, which reports damage itself.
+    let _ = walk(&|a, n| disk.read(a, n), header, &mut |m, body_addr| {
+        if m.kind != msg::ATTRIBUTE {
+            return Some(false);
+        }
+        let parts = attribute_parts(m.body)?;
+        if parts.name != name.as_bytes() {
+            return Some(false);
+        }
+        let body_offset = body_addr.saturating_add(disk.base);
+        found = Some(check_lengths(
+            m.body,
+            &parts,
+            body_offset,
+            disk.len,
+            name,
+            limits,
+        ));
+        Some(true)
+    });
+    found.unwrap_or(Ok(()))
+}
+
+/// Checks each element's length × base size against the file size, and their sum against
+/// `limits`; errors give the file offset of the element (`body_offset`: the message body's). Attributes of other types (compounds holding vlen members, vlen of vlen) pass.
+fn check_lengths(
+    body: &[u8],
+    parts: &crate::header::AttributeParts<'_>,
+    body_offset: u64,
+    file_len: u64,
+    name: &str,
+    limits: &Limits,
+) -> Result<()> {
+    let Some(base_size) = vlen_base_size(parts.datatype) else {
+        return Ok(());
+    };
+    let Some((shape, _)) = dataspace(parts.dataspace) else {
+        return Ok(());
+    };
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d))
+        .unwrap_or(usize::MAX);
+    let corrupt = |what: String, offset: u64| {
+        Error::new(ErrorKind::Corrupt, format!("attribute {name:?}: {what}")).with_offset(offset)
+    };
+    let data = n
+        .checked_mul(DESCRIPTOR)
+        .and_then(|len| body.get(parts.data_at..parts.data_at.checked_add(len)?))
+        .ok_or_else(|| {
+            corrupt(
+                format!("{n} variable-length elements do not fit in the attribute message"),
+                body_offset,
+            )
+        })?;
+    let mut total: u64 = 0;
+    for (i, descriptor) in data.chunks_exact(DESCRIPTOR).enumerate() {
+        let at = body_offset + (parts.data_at + i * DESCRIPTOR) as u64;
+        let length = u64::from(u32_at(descriptor, 0).unwrap_or(0));
+        let bytes = length.saturating_mul(base_size);
+        if bytes > file_len {
+            return Err(corrupt(
+                format!(
+                    "element {i} claims {length} values of {base_size} bytes, more than the \
+                     file's {file_len} bytes"
+                ),
+                at,
+            ));
+        }
+        total = total.saturating_add(bytes);
+    }
+    limits.check_alloc(total, "variable-length attribute data")?;
+    Ok(())
+}
+
+/// The base element size of a variable-length sequence or string datatype message (class 9);
+/// `None` for other classes and for sequences of variable-length data.
+fn vlen_base_size(datatype: &[u8]) -> Option<u64> {
+    if datatype.first()? & 0x0f != 9 {
+        return None;
+    }
+    // The base type's own message follows the 8-byte class header.
+    let base = datatype.get(8..)?;
+    if base.first()? & 0x0f == 9 {
+        return None;
+    }
+    Some(u64::from(u32_at(base, 4)?).max(1))
+}
