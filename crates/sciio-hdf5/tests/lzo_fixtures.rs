@@ -120,8 +120,8 @@ fn lzo_chunk_with_a_bad_checksum_is_a_clean_error() {
 }
 
 /// Chunks as PyTables' H5Zlzo.c writes them since 0.8 (and before for Tables of format < 2.0):
-/// the LZO1X stream alone, no checksum or length trailer. libhdf5's pipeline never tells a filter the chunk's
-/// size, so sciio's registered filter must find it from the stream itself.
+/// the LZO1X stream alone, no checksum or length trailer. libhdf5's pipeline never tells a
+/// filter the chunk's size, so sciio's registered filter must find it from the stream itself.
 #[test]
 fn lzo_chunks_without_trailer_read_through_libhdf5_and_in_parallel() {
     let dir = tempdir();
