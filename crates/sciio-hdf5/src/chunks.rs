@@ -116,6 +116,62 @@ impl Dataset {
         }
     }
 
+    /// Refuses to let libhdf5 read rows `start..start+count` of a variable-length dataset
+    /// when a stored element claims more data than the file holds, or all of them more than
+    /// the limits allow (libhdf5 allocates and zeroes each element's claimed size before
+    /// reading it; see `vlen_guard.rs`). The stored descriptors are read like
+    /// [`Dataset::read_rows_parallel`] reads rows; storage it does not decode (compact,
+    /// unwritten chunks, filters sciio lacks, vlen of vlen) is left to libhdf5.
+    pub(crate) fn check_vlen_lengths(&self, ty: &H5Type, start: u64, count: u64) -> Result<()> {
+        let base_size = match ty {
+            H5Type::VarString { .. } => 1,
+            H5Type::VarLen { base } if !base.has_vlen() => base.size().max(1) as u64,
+            _ => return Ok(()),
+        };
+        let shape = self.shape()?;
+        if shape.is_empty() || count == 0 {
+            return Ok(());
+        }
+        let (layout, chunk_shape, pipeline) = self.storage()?;
+        let elem = crate::vlen_guard::DESCRIPTOR;
+        let stored = match (layout, chunk_shape) {
+            (Layout::Contiguous, _) if pipeline.is_empty() => {
+                self.contiguous(&shape, start, count, elem)?
+            }
+            (Layout::Chunked, Some(chunk))
+                if chunk.len() == shape.len()
+                    && chunk.iter().all(|&d| d > 0)
+                    && chunk[1..] == shape[1..]
+                    && rust_decodes(&pipeline) =>
+            {
+                self.slabs(&shape, chunk[0], &pipeline, start, count, elem)?
+            }
+            _ => None,
+        };
+        let Some(stored) = stored else {
+            return Ok(());
+        };
+        let file_len = std::fs::metadata(self.file().path())
+            .map_err(|e| self.locate(Error::io("cannot read the file size", e)))?
+            .len();
+        match crate::vlen_guard::scan_lengths(&stored, base_size, file_len) {
+            Ok(total) => self
+                .file()
+                .limits()
+                .check_alloc(total, "variable-length data")
+                .map(|_| ())
+                .map_err(|e| self.locate(e)),
+            Err(bad) => Err(self.locate(Error::new(
+                ErrorKind::Corrupt,
+                format!(
+                    "row {}: {}",
+                    start + (bad.index as u64 / shape[1..].iter().product::<u64>().max(1)),
+                    bad.describe(file_len)
+                ),
+            ))),
+        }
+    }
+
     /// Bytes of one row (all dimensions but the first) and of `count` rows, checked against
     /// the allocation limits.
     fn row_sizes(&self, shape: &[u64], count: u64, elem: usize) -> Result<(usize, usize)> {

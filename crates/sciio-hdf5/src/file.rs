@@ -903,6 +903,8 @@ impl Dataset {
     /// Reads a dataset of variable-length strings or sequences (whole, or a hyperslab).
     pub fn read_vlen(&self, slices: Option<&[Slice]>) -> Result<VlenData> {
         let ty = self.dtype()?;
+        let (start, count) = self.rows_spanned(slices)?;
+        self.check_vlen_lengths(&ty, start, count)?;
         locked(|| {
             let (space, shape) = self.select(slices)?;
             let n = shape
@@ -941,6 +943,23 @@ impl Dataset {
             })
         })
         .map_err(|e| self.locate(e))
+    }
+
+    /// The rows (first dimension) a selection touches, as (start, count); all rows for
+    /// `None`, none for an empty selection.
+    fn rows_spanned(&self, slices: Option<&[Slice]>) -> Result<(u64, u64)> {
+        let rows = self.shape()?.first().copied().unwrap_or(0);
+        let Some(first) = slices.and_then(|s| s.first()) else {
+            return Ok((0, rows));
+        };
+        if first.count == 0 || first.start >= rows {
+            return Ok((0, 0));
+        }
+        let last = (first.count - 1)
+            .saturating_mul(first.step.max(1))
+            .saturating_add(first.start)
+            .min(rows - 1);
+        Ok((first.start, last - first.start + 1))
     }
 
     /// A file dataspace with `slices` selected, and the selection's shape.

@@ -8,6 +8,7 @@
 //! (version 1 and 2 headers, attributes stored in the header) and every element's length is
 //! checked against the file's real size and the [`Limits`] first. Attributes this cannot find
 //! (dense attribute storage, shared datatypes, files open for writing) are left to libhdf5.
+//! Datasets get the same check from their stored descriptors (`Dataset::check_vlen_lengths`).
 
 use std::ffi::c_uint;
 use std::fs::File as StdFile;
@@ -27,7 +28,7 @@ use crate::small::dataspace;
 
 /// Bytes of one variable-length element in the file: a 4-byte length and a global heap ID
 /// (8-byte collection address, 4-byte index).
-const DESCRIPTOR: usize = 16;
+pub(crate) const DESCRIPTOR: usize = 16;
 
 /// The file behind an object, read with positioned reads (addresses count from `base`, the
 /// end of the user block).
@@ -164,24 +165,55 @@ fn check_lengths(
                 body_offset,
             )
         })?;
+    match scan_lengths(data, base_size, file_len) {
+        Ok(total) => {
+            limits.check_alloc(total, "variable-length attribute data")?;
+            Ok(())
+        }
+        Err(bad) => Err(corrupt(
+            bad.describe(file_len),
+            body_offset + (parts.data_at + bad.index * DESCRIPTOR) as u64,
+        )),
+    }
+}
+
+/// An element whose stored length cannot be right.
+pub(crate) struct BadLength {
+    pub(crate) index: usize,
+    length: u64,
+    base_size: u64,
+}
+
+impl BadLength {
+    pub(crate) fn describe(&self, file_len: u64) -> String {
+        format!(
+            "element {} claims {} values of {} bytes, more than the file's {file_len} bytes",
+            self.index, self.length, self.base_size
+        )
+    }
+}
+
+/// Scans stored vlen descriptors: the total bytes they claim, or the first element claiming
+/// more than the whole file (its data must be somewhere in the file).
+pub(crate) fn scan_lengths(
+    descriptors: &[u8],
+    base_size: u64,
+    file_len: u64,
+) -> std::result::Result<u64, BadLength> {
     let mut total: u64 = 0;
-    for (i, descriptor) in data.chunks_exact(DESCRIPTOR).enumerate() {
-        let at = body_offset + (parts.data_at + i * DESCRIPTOR) as u64;
+    for (index, descriptor) in descriptors.chunks_exact(DESCRIPTOR).enumerate() {
         let length = u64::from(u32_at(descriptor, 0).unwrap_or(0));
         let bytes = length.saturating_mul(base_size);
         if bytes > file_len {
-            return Err(corrupt(
-                format!(
-                    "element {i} claims {length} values of {base_size} bytes, more than the \
-                     file's {file_len} bytes"
-                ),
-                at,
-            ));
+            return Err(BadLength {
+                index,
+                length,
+                base_size,
+            });
         }
         total = total.saturating_add(bytes);
     }
-    limits.check_alloc(total, "variable-length attribute data")?;
-    Ok(())
+    Ok(total)
 }
 
 /// The base element size of a variable-length sequence or string datatype message (class 9);

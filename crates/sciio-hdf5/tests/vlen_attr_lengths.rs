@@ -199,3 +199,86 @@ fn damaged_vlen_attribute_lengths_are_refused_before_libhdf5_reads_them() {
         }
     }
 }
+
+/// Writes vlen datasets (h5py: contiguous, chunked, gzip-chunked; PyTables: a VLArray with
+/// shuffle + zlib) and, in a copy, damages the length of element 1 in the stored data: for
+/// chunks by reading chunk 0 raw, undoing its filters, patching and writing it back.
+const WRITE_DATASETS: &str = r#"
+import sys, shutil, zlib, h5py, numpy as np, tables
+good, bad = sys.argv[1], sys.argv[2]
+seqs = [np.arange(n, dtype="<i4") for n in (3, 2, 4, 1)]
+with h5py.File(good, "w") as f:
+    dt = h5py.vlen_dtype(np.dtype("<i4"))
+    for name, kw in [("contiguous", {}), ("chunked", {"chunks": (2,)}),
+                     ("gzip", {"chunks": (2,), "compression": "gzip"})]:
+        d = f.create_dataset(name, (4,), dtype=dt, **kw)
+        for i, s in enumerate(seqs):
+            d[i] = s
+    f.create_dataset("text", data=["ab", "cde", "f"], dtype=h5py.string_dtype(), chunks=(3,))
+with tables.open_file(good, "a") as t:
+    vl = t.create_vlarray("/", "vlarray", tables.Int32Atom(), filters=tables.Filters(5, "zlib", shuffle=True))
+    for s in seqs:
+        vl.append(s)
+shutil.copy(good, bad)
+with h5py.File(bad, "r+") as f:
+    for name in ["contiguous", "chunked", "gzip", "text", "vlarray"]:
+        d = f[name]
+        if d.chunks is None:
+            off = d.id.get_offset() + 16  # element 1
+            with open(bad, "r+b") as raw:
+                raw.seek(off); raw.write((0xFFFFFFF0).to_bytes(4, "little"))
+            continue
+        mask, data = d.id.read_direct_chunk((0,))
+        plist = d.id.get_create_plist()
+        filters = [plist.get_filter(i)[0] for i in range(plist.get_nfilters())]
+        gz = [i for i, fid in enumerate(filters) if fid == h5py.h5z.FILTER_DEFLATE and not mask & (1 << i)]
+        applied = [fid for i, fid in enumerate(filters) if not mask & (1 << i)]
+        assert set(applied) <= {h5py.h5z.FILTER_DEFLATE}, (name, filters, mask)
+        if gz:
+            data = zlib.decompress(data)
+        data = bytearray(data)
+        data[16:20] = (0xFFFFFFF0).to_bytes(4, "little")
+        if gz:
+            data = zlib.compress(bytes(data))
+        d.id.write_direct_chunk((0,), bytes(data), filter_mask=mask)
+        print(name, "chunk mask", mask, "filters", filters)
+"#;
+
+#[test]
+fn damaged_vlen_dataset_lengths_are_refused_before_libhdf5_reads_them() {
+    let dir = tempdir();
+    let good = dir.path().join("good.h5");
+    let bad = dir.path().join("bad.h5");
+    let out = run_python(
+        WRITE_DATASETS,
+        &[good.to_str().unwrap(), bad.to_str().unwrap()],
+    );
+    assert!(out.contains("vlarray chunk mask"), "{out}");
+    let (good, bad) = (File::open(&good).unwrap(), File::open(&bad).unwrap());
+    for name in ["contiguous", "chunked", "gzip", "text", "vlarray"] {
+        let path = format!("/{name}");
+        let rows = good.dataset(&path).unwrap().read_vlen(None).unwrap();
+        assert!(rows.items.len() >= 3, "{name}");
+        let err = bad.dataset(&path).unwrap().read_vlen(None).unwrap_err();
+        assert_eq!(err.kind(), ErrorKind::Corrupt, "{name}: {err}");
+        let text = err.to_string();
+        assert!(
+            text.contains(&path)
+                && text.contains("row 1:")
+                && text.contains("more than the file's"),
+            "{name}: {text}"
+        );
+        // A selection that avoids the damaged row still reads.
+        let tail = sciio_hdf5::Slice {
+            start: 2,
+            count: 1,
+            step: 1,
+        };
+        let ok = bad
+            .dataset(&path)
+            .unwrap()
+            .read_vlen(Some(&[tail]))
+            .unwrap();
+        assert_eq!(ok.items.len(), 1, "{name}");
+    }
+}
