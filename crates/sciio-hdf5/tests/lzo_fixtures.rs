@@ -10,8 +10,18 @@
 use sciio_hdf5::File;
 use sciio_testkit::{run_python, tempdir};
 
+/// liblzo2's `lzo1x_1_compress` (what PyTables' H5Zlzo.c calls) with the pre-0.8 trailer.
 fn lzo_compress(data: &[u8]) -> Vec<u8> {
-    let mut out = vec![0u8; data.len() + data.len() / 16 + 64 + 3 + 8];
+    let mut out = lzo1x_1(data);
+    let checksum = unsafe { lzo_sys::lzoconf::lzo_adler32(1, data.as_ptr(), data.len()) };
+    out.extend_from_slice(&checksum.to_le_bytes());
+    out.extend_from_slice(&(data.len() as u32).to_le_bytes());
+    out
+}
+
+/// liblzo2's `lzo1x_1_compress` stream alone.
+fn lzo1x_1(data: &[u8]) -> Vec<u8> {
+    let mut out = vec![0u8; data.len() + data.len() / 16 + 64 + 3];
     let mut wrk = vec![0u8; lzo_sys::lzo1x::LZO1X_1_MEM_COMPRESS as usize];
     let mut len = out.len();
     unsafe {
@@ -24,10 +34,7 @@ fn lzo_compress(data: &[u8]) -> Vec<u8> {
             wrk.as_mut_ptr().cast(),
         );
         assert_eq!(rc, 0, "lzo1x_1_compress failed");
-        let checksum = lzo_sys::lzoconf::lzo_adler32(1, data.as_ptr(), data.len());
         out.truncate(len);
-        out.extend_from_slice(&checksum.to_le_bytes());
-        out.extend_from_slice(&(data.len() as u32).to_le_bytes());
     }
     out
 }
@@ -304,6 +311,18 @@ fn lzo_chunks_written_by_sciio_decode_with_liblzo2_as_pytables_reads_them() {
                 frame.len() < chunk_bytes,
                 "{name} chunk {k}: {} bytes, H5Zlzo.c would store it unfiltered",
                 frame.len()
+            );
+            // Byte for byte what liblzo2's lzo1x_1_compress (PyTables' encoder) makes of the
+            // same (shuffled) chunk.
+            let input = &padded[k * chunk_bytes..(k + 1) * chunk_bytes];
+            let input = if name == "shuf" {
+                shuffle(input, 4)
+            } else {
+                input.to_vec()
+            };
+            assert!(
+                frame == lzo1x_1(&input),
+                "{name} chunk {k}: differs from lzo1x_1_compress's stream"
             );
             // The LZO1X stream runs to the last byte: its end-of-stream marker (M4 with
             // distance 0) is the frame's end; no Adler-32/length trailer follows.

@@ -1,6 +1,7 @@
-//! LZO (filter 305) as PyTables' `H5Zlzo.c` writes it: an LZO1X-1 stream followed, for every
-//! object but Tables of format < 2.0, by the Adler-32 of the decoded bytes and their length
-//! (both 32-bit, little-endian as written on x86).
+//! LZO (filter 305) as PyTables' `H5Zlzo.c` writes it: an LZO1X-1 stream alone since PyTables
+//! 0.8 (2004, `#undef CHECKSUM`); PyTables 0.5-0.7 files follow the stream with the Adler-32 of
+//! the decoded bytes and their length (both 32-bit, little-endian as written on x86). Both
+//! read.
 //!
 //! Decoding uses the `lzo` crate: a safe (`forbid(unsafe_code)`), Apache-2.0 LZO1X decoder
 //! that, like `lzo1x_decompress_safe`, reports how much it wrote, so chunks without the

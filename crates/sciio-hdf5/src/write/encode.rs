@@ -153,7 +153,9 @@ impl FilterStage {
                 Ok(out)
             }
             id::BZIP2 => bzip2(&input, at(0, 9)),
-            id::LZO => Ok(lzo1x::compress(&input, lzo1x::CompressLevel::new(1))),
+            // The lzo1x crate's level 3 is liblzo2's lzo1x_1_compress, which PyTables' H5Zlzo.c
+            // calls (its level 1 is lzo1x_1_11_compress): chunks come out byte-identical.
+            id::LZO => Ok(lzo1x::compress(&input, lzo1x::CompressLevel::new(3))),
             id::BLOSC => blosc1(
                 &input,
                 at(4, 5),
