@@ -3,6 +3,8 @@
 //! (`vlen_guard.rs`). Every read is checked against the bytes at hand; anything unexpected
 //! gives `None`, and the caller leaves the object to libhdf5.
 
+use std::borrow::Cow;
+
 pub(crate) fn u16_at(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_le_bytes(b.get(at..at + 2)?.try_into().ok()?))
 }
@@ -33,48 +35,9 @@ pub(crate) struct Message<'a> {
     pub(crate) body: &'a [u8],
 }
 
-/// The messages of one block of a version-1 object header (8-byte message headers, bodies
-/// padded to 8 bytes). Yields `None` once for a message running past the block.
-pub(crate) struct V1Messages<'a> {
-    block: &'a [u8],
-    pos: usize,
-}
-
-impl<'a> V1Messages<'a> {
-    pub(crate) fn new(block: &'a [u8]) -> Self {
-        V1Messages { block, pos: 0 }
-    }
-}
-
-impl<'a> Iterator for V1Messages<'a> {
-    type Item = Option<Message<'a>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let b = self.block;
-        let pos = self.pos;
-        if pos + 8 > b.len() {
-            return None;
-        }
-        let kind = u16::from_le_bytes([b[pos], b[pos + 1]]);
-        let n = usize::from(u16::from_le_bytes([b[pos + 2], b[pos + 3]]));
-        let flags = b[pos + 4];
-        let Some(body) = b.get(pos + 8..pos + 8 + n) else {
-            self.pos = b.len();
-            return Some(None);
-        };
-        self.pos = pos + 8 + n;
-        Some(Some(Message {
-            kind,
-            flags,
-            at: pos + 8,
-            body,
-        }))
-    }
-}
-
 /// The first block of a version-1 header at `prefix` (its 16-byte prefix): (message count,
 /// address and length of the messages).
-pub(crate) fn v1_first_block(addr: u64, prefix: &[u8]) -> Option<(usize, u64, usize)> {
+fn v1_first_block(addr: u64, prefix: &[u8]) -> Option<(usize, u64, usize)> {
     if *prefix.first()? != 1 {
         return None;
     }
@@ -83,58 +46,70 @@ pub(crate) fn v1_first_block(addr: u64, prefix: &[u8]) -> Option<(usize, u64, us
     Some((total, addr.checked_add(16)?, size))
 }
 
-/// Walks every message of the object header at `addr` (version 1 or 2), reading blocks with
-/// `read(addr, len)`; `visit` gets each message with the file address of its body and may stop
-/// the walk by returning `Some(true)`. `None` when the header is not one this reads.
-pub(crate) fn walk(
-    read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
-    addr: u64,
-    visit: &mut dyn FnMut(&Message<'_>, u64) -> Option<bool>,
-) -> Option<()> {
-    let prefix = read(addr, 16)?;
-    if prefix.starts_with(b"OHDR") {
-        return walk_v2(read, addr, visit);
+/// The two object header formats: version 1 (8-byte message headers, a message count) and
+/// version 2 ("OHDR"/"OCHK" blocks, 4-byte message headers, 6 with creation order).
+#[derive(Clone, Copy)]
+enum Format {
+    V1 { total: usize },
+    V2 { order: bool },
+}
+
+impl Format {
+    /// Bytes before each message body.
+    fn message_header(self) -> usize {
+        match self {
+            Format::V1 { .. } => 8,
+            Format::V2 { order } => 4 + 2 * usize::from(order),
+        }
     }
-    let (total, start, size) = v1_first_block(addr, &prefix)?;
-    let mut blocks = vec![(start, size)];
-    let mut seen = 0usize;
-    let mut i = 0;
-    while let Some(&(start, len)) = blocks.get(i) {
-        i += 1;
-        if i > MAX_BLOCKS {
+
+    /// The message at `pos` of `block`: `None` when too few bytes remain for a header (the end,
+    /// or a version-2 gap), `Some(None)` when its body runs past the block.
+    fn message_at(self, block: &[u8], pos: usize) -> Option<Option<Message<'_>>> {
+        let header = self.message_header();
+        if pos + header > block.len() {
             return None;
         }
-        let block = read(start, len)?;
-        for m in V1Messages::new(&block).take(total.saturating_sub(seen)) {
-            let m = m?;
-            seen += 1;
-            if m.kind == msg::CONTINUATION {
-                blocks.push(continuation(m.body)?);
-            } else if visit(&m, start.checked_add(m.at as u64)?)? {
-                return Some(());
-            }
+        let (kind, size, flags) = match self {
+            Format::V1 { .. } => (u16_at(block, pos), u16_at(block, pos + 2), block[pos + 4]),
+            Format::V2 { .. } => (
+                Some(u16::from(block[pos])),
+                u16_at(block, pos + 1),
+                block[pos + 3],
+            ),
+        };
+        let (Some(kind), Some(size)) = (kind, size) else {
+            return Some(None);
+        };
+        let at = pos + header;
+        Some(block.get(at..at + usize::from(size)).map(|body| Message {
+            kind,
+            flags,
+            at,
+            body,
+        }))
+    }
+
+    /// Where a continuation message points: its messages' address and length.
+    fn continuation(self, body: &[u8]) -> Option<(u64, usize)> {
+        let (addr, len) = (u64_at(body, 0)?, usize::try_from(u64_at(body, 8)?).ok()?);
+        match self {
+            Format::V1 { .. } => Some((addr, len)),
+            // "OCHK", the messages, a 4-byte checksum.
+            Format::V2 { .. } => Some((addr.checked_add(4)?, len.checked_sub(8)?)),
         }
     }
-    Some(())
 }
 
-/// Address and length of a continuation block.
-fn continuation(body: &[u8]) -> Option<(u64, usize)> {
-    Some((u64_at(body, 0)?, usize::try_from(u64_at(body, 8)?).ok()?))
-}
-
-/// Version-2 headers: "OHDR" blocks and "OCHK" continuations, 4-byte message headers (6 with
-/// creation order), a checksum at the end of each block (libhdf5 verified it already).
-fn walk_v2(
-    read: &dyn Fn(u64, usize) -> Option<Vec<u8>>,
-    addr: u64,
-    visit: &mut dyn FnMut(&Message<'_>, u64) -> Option<bool>,
-) -> Option<()> {
-    let head = read(addr, 6 + 16 + 4 + 8)?;
-    if head[4] != 2 {
-        return None;
+/// The format of the header at `addr` and the address and length of its first messages.
+fn first_block(read: &Reader<'_>, addr: u64) -> Option<(Format, u64, usize)> {
+    let prefix = read(addr, 16)?;
+    if !prefix.starts_with(b"OHDR") {
+        let (total, start, size) = v1_first_block(addr, &prefix)?;
+        return Some((Format::V1 { total }, start, size));
     }
-    let flags = head[5];
+    let head = read(addr, 6 + 16 + 4 + 8)?;
+    let flags = *head.get(5).filter(|_| head[4] == 2)?;
     let mut at = 6;
     if flags & 0x20 != 0 {
         at += 16; // access, modification, change and birth times
@@ -145,11 +120,30 @@ fn walk_v2(
     let width = 1usize << (flags & 0x03);
     let mut size_bytes = [0u8; 8];
     size_bytes[..width].copy_from_slice(head.get(at..at + width)?);
-    let chunk0 = usize::try_from(u64::from_le_bytes(size_bytes)).ok()?;
-    at += width;
+    let size = usize::try_from(u64::from_le_bytes(size_bytes)).ok()?;
     let order = flags & 0x04 != 0;
-    // (start of the messages, their length) of each block.
-    let mut blocks = vec![(addr.checked_add(at as u64)?, chunk0)];
+    Some((
+        Format::V2 { order },
+        addr.checked_add((at + width) as u64)?,
+        size,
+    ))
+}
+
+/// Reads `len` bytes at an HDF5 address: borrowed from a file image or read from disk.
+pub(crate) type Reader<'r> = dyn Fn(u64, usize) -> Option<Cow<'r, [u8]>> + 'r;
+
+/// Walks every message of the object header at `addr` (version 1 or 2; libhdf5 verified a
+/// version-2 header's checksums already), reading blocks with `read`; `visit` gets each
+/// message with the file address of its body and stops the walk by returning `Some(true)`.
+/// `None` when the header is not one this reads, or `visit` says so.
+pub(crate) fn walk(
+    read: &Reader<'_>,
+    addr: u64,
+    visit: &mut dyn FnMut(&Message<'_>, u64) -> Option<bool>,
+) -> Option<()> {
+    let (format, start, size) = first_block(read, addr)?;
+    let mut blocks = vec![(start, size)];
+    let mut seen = 0usize;
     let mut i = 0;
     while let Some(&(start, len)) = blocks.get(i) {
         i += 1;
@@ -157,23 +151,17 @@ fn walk_v2(
             return None;
         }
         let block = read(start, len)?;
-        let header = if order { 6 } else { 4 };
         let mut pos = 0;
-        // A gap shorter than a message header may end the block.
-        while pos + header <= block.len() {
-            let kind = u16::from(block[pos]);
-            let n = usize::from(u16_at(&block, pos + 1)?);
-            let m = Message {
-                kind,
-                flags: block[pos + 3],
-                at: pos + header,
-                body: block.get(pos + header..pos + header + n)?,
-            };
-            pos += header + n;
+        while let Some(m) = format.message_at(&block, pos) {
+            if matches!(format, Format::V1 { total } if seen >= total) {
+                break;
+            }
+            let m = m?;
+            seen += 1;
+            pos = m.at + m.body.len();
             if m.kind == msg::CONTINUATION {
-                let (addr, len) = continuation(m.body)?;
-                // "OCHK", the messages, a 4-byte checksum.
-                blocks.push((addr.checked_add(4)?, len.checked_sub(8)?));
+                let (next, len) = format.continuation(m.body)?;
+                blocks.push((next, len));
             } else if visit(&m, start.checked_add(m.at as u64)?)? {
                 return Some(());
             }

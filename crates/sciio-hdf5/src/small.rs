@@ -9,15 +9,15 @@ use hdf5_sys::h5s::{
     H5S_class_t, H5Sget_simple_extent_dims, H5Sget_simple_extent_ndims, H5Sget_simple_extent_type,
     H5S_ALL,
 };
+use std::borrow::Cow;
+
 use sciio_core::{Error, ErrorKind, Result};
 
 use sciio_core::Limits;
 
 use crate::file::{AttrValue, Attribute, Dataset, File, RawData};
 use crate::handle::{check, locked, Hid};
-use crate::header::{
-    attribute_parts, msg, u16_at, u32_at, u64_at, v1_first_block, V1Messages, MAX_BLOCKS,
-};
+use crate::header::{attribute_parts, u16_at, u32_at, u64_at, walk};
 use crate::types::{ByteOrder, CharSet, H5Type};
 
 impl Dataset {
@@ -188,56 +188,40 @@ impl Image {
     /// Decodes the dataset whose version-1 object header is at `addr`: its attributes (name
     /// order) and data. `None` for anything but the plain cases (see [`Image`]).
     fn small_dataset(&self, addr: u64, limits: &Limits) -> Option<(Vec<Attribute>, RawData)> {
-        // Version-2 headers ("OHDR") go through libhdf5.
-        let (total, start, size) = v1_first_block(addr, self.at(addr, 16)?)?;
-        let mut blocks = vec![(start, size)];
-        let mut parts = Parts::default();
-        let mut seen = 0usize;
-        let mut i = 0;
-        while let Some(&(start, len)) = blocks.get(i) {
-            i += 1;
-            if i > MAX_BLOCKS {
-                return None;
-            }
-            let block = self.at(start, len)?;
-            for m in V1Messages::new(block).take(total.saturating_sub(seen)) {
-                let m = m?;
-                seen += 1;
-                if m.flags & 0x02 != 0 {
-                    return None; // shared message: stored elsewhere
-                }
-                match m.kind {
-                    msg::CONTINUATION => {
-                        let at = u64_at(m.body, 0)?;
-                        let len = u64_at(m.body, 8)?;
-                        blocks.push((at, usize::try_from(len).ok()?));
-                    }
-                    _ => parts.message(m.kind, m.flags, m.body)?,
-                }
-            }
+        if *self.at(addr, 1)?.first()? != 1 {
+            return None; // version-2 headers ("OHDR") go through libhdf5
         }
+        let mut parts = Parts::default();
+        let read = |a: u64, n: usize| self.at(a, n).map(Cow::Borrowed);
+        walk(&read, addr, &mut |m, _| {
+            if m.flags & 0x02 != 0 {
+                return None; // shared message: stored elsewhere
+            }
+            parts.message(m.kind, m.flags, m.body)?;
+            Some(false)
+        })?;
         parts.finish(self, limits)
     }
 }
 
 /// The messages of one object header that a small dataset is made of.
 #[derive(Default)]
-struct Parts<'a> {
+struct Parts {
     space: Option<Vec<usize>>,
     ty: Option<H5Type>,
-    layout: Option<Layout<'a>>,
+    layout: Option<Layout>,
     attrs: Vec<Attribute>,
 }
 
 /// Where a dataset's data is.
-enum Layout<'a> {
-    Compact(&'a [u8]),
+enum Layout {
+    Compact(Vec<u8>),
     Contiguous { addr: u64, size: u64 },
 }
 
-impl<'a> Parts<'a> {
+impl Parts {
     /// Takes in one message; `None` when it makes the object anything but a plain dataset.
-    fn message(&mut self, kind: u16, flags: u8, body: &'a [u8]) -> Option<()> {
+    fn message(&mut self, kind: u16, flags: u8, body: &[u8]) -> Option<()> {
         match kind {
             0x0001 => self.space = Some(dataspace(body)?.0),
             0x0003 => self.ty = Some(datatype(body)?),
@@ -258,7 +242,7 @@ impl<'a> Parts<'a> {
         let bytes = shape.iter().try_fold(ty.size(), |a, &d| a.checked_mul(d))?;
         limits.check_alloc(bytes as u64, "dataset").ok()?;
         let data = match self.layout? {
-            Layout::Compact(raw) if raw.len() == bytes => raw.to_vec(),
+            Layout::Compact(raw) if raw.len() == bytes => raw,
             Layout::Contiguous { addr, size } if size == bytes as u64 => {
                 image.at(addr, bytes)?.to_vec()
             }
@@ -350,14 +334,14 @@ fn datatype(b: &[u8]) -> Option<H5Type> {
 }
 
 /// A version-3 layout message: compact or contiguous.
-fn layout(b: &[u8]) -> Option<Layout<'_>> {
+fn layout(b: &[u8]) -> Option<Layout> {
     if *b.first()? != 3 {
         return None;
     }
     match *b.get(1)? {
         0 => {
             let n = usize::from(u16_at(b, 2)?);
-            Some(Layout::Compact(b.get(4..4 + n)?))
+            Some(Layout::Compact(b.get(4..4 + n)?.to_vec()))
         }
         1 => Some(Layout::Contiguous {
             addr: u64_at(b, 2)?,

@@ -85,14 +85,14 @@ impl Disk {
     }
 
     /// `len` bytes at HDF5 address `addr`, if inside the file.
-    fn read(&self, addr: u64, len: usize) -> Option<Vec<u8>> {
+    fn read(&self, addr: u64, len: usize) -> Option<std::borrow::Cow<'static, [u8]>> {
         let start = addr.checked_add(self.base)?;
         if start.checked_add(len as u64)? > self.len {
             return None;
         }
         let mut buf = vec![0u8; len];
         self.file.read_exact_at(&mut buf, start).ok()?;
-        Some(buf)
+        Some(buf.into())
     }
 }
 
