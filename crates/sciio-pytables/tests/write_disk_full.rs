@@ -44,6 +44,16 @@ impl SmallDisk {
             .collect()
     }
 
+    /// The disk holds exactly `names` and this process has nothing open on it.
+    fn assert_only(&self, names: &[&str]) {
+        assert_eq!(self.entries(), names, "partial files left");
+        assert_eq!(
+            self.open_fds(),
+            Vec::<String>::new(),
+            "descriptors left open"
+        );
+    }
+
     fn entries(&self) -> Vec<String> {
         let mut names: Vec<String> = std::fs::read_dir(self.dir.path())
             .unwrap()
@@ -112,12 +122,7 @@ fn a_full_disk_leaves_no_destination_behind() {
         "one line naming the file: {text}"
     );
     assert!(!dst.exists());
-    assert_eq!(disk.entries(), Vec::<String>::new(), "partial files left");
-    assert_eq!(
-        disk.open_fds(),
-        Vec::<String>::new(),
-        "descriptors left open"
-    );
+    disk.assert_only(&[]);
 }
 
 #[test]
@@ -138,12 +143,7 @@ fn a_full_disk_leaves_an_existing_destination_intact() {
     let before = std::fs::read(&dst).unwrap();
     assert!(write_too_much(&dst).is_err());
     assert_eq!(std::fs::read(&dst).unwrap(), before);
-    assert_eq!(disk.entries(), ["old.h5"], "partial files left");
-    assert_eq!(
-        disk.open_fds(),
-        Vec::<String>::new(),
-        "descriptors left open"
-    );
+    disk.assert_only(&["old.h5"]);
     // PyTables still reads the old file.
     let out = sciio_testkit::run_python(
         "import sys, tables\nwith tables.open_file(sys.argv[1]) as f: print(f.root.x.title, f.root.x.nrows)",
@@ -187,12 +187,7 @@ fn a_disk_full_at_close_is_reported_and_releases_the_file() {
     }
     let err = file.finish().unwrap_err().to_string();
     assert!(err.contains("late.h5") && !err.contains('\n'), "{err}");
-    assert_eq!(disk.entries(), ["filler"], "partial files left");
-    assert_eq!(
-        disk.open_fds(),
-        Vec::<String>::new(),
-        "descriptors left open"
-    );
+    disk.assert_only(&["filler"]);
 }
 
 /// Appends 4.5 chunks of noise to a new EArray: four chunks are written now, the half chunk
@@ -235,11 +230,6 @@ fn a_disk_full_when_the_held_tail_is_written_is_reported() {
             "{err}"
         );
         assert!(!dst.exists());
-        assert_eq!(disk.entries(), ["filler"], "partial files left");
-        assert_eq!(
-            disk.open_fds(),
-            Vec::<String>::new(),
-            "descriptors left open"
-        );
+        disk.assert_only(&["filler"]);
     }
 }
