@@ -162,7 +162,7 @@ impl AppendState {
             // Unfiltered whole-row chunks: written straight from the caller's buffer.
             let mut direct = Vec::new();
             while rest.len() >= band_bytes {
-                direct.push((offset(at, self.chunk.len()), &rest[..band_bytes]));
+                direct.push((offset(at, self.chunk.len()), &rest[..band_bytes], 0));
                 rest = &rest[band_bytes..];
                 at += chunk_rows;
             }

@@ -153,17 +153,7 @@ impl FilterStage {
                 Ok(out)
             }
             id::BZIP2 => bzip2(&input, at(0, 9)),
-            // The lzo1x crate's level 3 is liblzo2's lzo1x_1_compress, which PyTables' H5Zlzo.c
-            // calls (its level 1 is lzo1x_1_11_compress): chunks come out byte-identical.
-            id::LZO => Ok(lzo1x::compress(&input, lzo1x::CompressLevel::new(3))),
-            id::BLOSC => blosc1(
-                &input,
-                at(4, 5),
-                at(5, 1),
-                at(2, 1) as usize,
-                at(6, 0),
-                threads,
-            ),
+            id::BLOSC | id::LZO => self.compress(&input, threads),
             id::BLOSC2 => {
                 let params = Blosc2Params {
                     level: at(4, 5),
@@ -186,21 +176,75 @@ impl FilterStage {
     }
 }
 
-/// Runs a chunk through every stage of `pipeline`.
-pub fn encode_chunk(pipeline: &[FilterStage], chunk: Vec<u8>) -> Result<Vec<u8>> {
-    encode_chunk_threaded(pipeline, chunk, 1)
+impl FilterStage {
+    /// Blosc and LZO, which compress from a borrowed chunk (so that it can be stored without
+    /// them when they cannot shrink it).
+    fn compress(&self, input: &[u8], threads: usize) -> Result<Vec<u8>> {
+        let at = |i: usize, default: u32| self.cd_values.get(i).copied().unwrap_or(default);
+        match self.id {
+            id::BLOSC => blosc1(
+                input,
+                at(4, 5),
+                at(5, 1),
+                at(2, 1) as usize,
+                at(6, 0),
+                threads.clamp(1, 64),
+            ),
+            // The lzo1x crate's level 3 is liblzo2's lzo1x_1_compress, which PyTables' H5Zlzo.c
+            // calls (its level 1 is lzo1x_1_11_compress): chunks come out byte-identical.
+            id::LZO => Ok(lzo1x::compress(input, lzo1x::CompressLevel::new(3))),
+            other => Err(Error::unsupported(format!(
+                "filter {other} is not Blosc or LZO"
+            ))),
+        }
+    }
+
+    /// Whether PyTables' filter gives up on a chunk it compressed to `output` bytes from
+    /// `input`: hdf5-blosc compresses into a buffer of the chunk's size, H5Zlzo.c fails unless
+    /// the output is smaller. Being optional, the filter is then skipped for that chunk
+    /// (libhdf5 stores it as it came, with the filter's bit set in the chunk's filter mask).
+    /// libhdf5's deflate, bzip2 and Blosc2 store larger output as it is.
+    fn gives_up(&self, input: usize, output: usize) -> bool {
+        self.optional
+            && match self.id {
+                id::BLOSC => output > input,
+                id::LZO => output >= input,
+                _ => false,
+            }
+    }
 }
 
-/// Runs a chunk through every stage of `pipeline`, Blosc stages on `threads` threads of
-/// their own ([`FilterStage::encode_threaded`]).
-pub fn encode_chunk_threaded(
+/// Runs a chunk through `pipeline` as libhdf5 runs PyTables' filters: the bytes to store and
+/// the chunk's filter mask (bit `i`: stage `i` gave up and was skipped). Blosc stages use
+/// `threads` threads of their own ([`FilterStage::encode_threaded`]).
+pub fn encode_chunk_masked(
     pipeline: &[FilterStage],
     chunk: Vec<u8>,
     threads: usize,
-) -> Result<Vec<u8>> {
+) -> Result<(Vec<u8>, u32)> {
+    let mut mask = 0u32;
+    let mut data = chunk;
+    for (i, stage) in pipeline.iter().enumerate() {
+        if matches!(stage.id, id::BLOSC | id::LZO) && i < 32 {
+            let out = stage.compress(&data, threads)?;
+            if stage.gives_up(data.len(), out.len()) {
+                mask |= 1 << i;
+            } else {
+                data = out;
+            }
+        } else {
+            data = stage.encode_threaded(data, threads)?;
+        }
+    }
+    Ok((data, mask))
+}
+
+/// Runs a chunk through every stage of `pipeline` (none skipped: for writers that record no
+/// filter mask; see [`encode_chunk_masked`]).
+pub fn encode_chunk(pipeline: &[FilterStage], chunk: Vec<u8>) -> Result<Vec<u8>> {
     pipeline
         .iter()
-        .try_fold(chunk, |data, stage| stage.encode_threaded(data, threads))
+        .try_fold(chunk, |data, stage| stage.encode(data))
 }
 
 /// HDF5's shuffle: byte 0 of every element, then byte 1...; a tail shorter than an element

@@ -59,7 +59,7 @@ use sciio_core::{Error, ErrorKind, Result};
 
 pub use append::ChunkAppender;
 pub use encode::{
-    blosc2_blocksize, encode_chunk, encode_chunk_threaded, fletcher32, shuffle, BloscCodec,
+    blosc2_blocksize, encode_chunk, encode_chunk_masked, fletcher32, shuffle, BloscCodec,
     FilterStage,
 };
 
@@ -816,24 +816,26 @@ impl DatasetWriter {
         // Fewer chunks than cores (a table appended in batches about one chunk long): the
         // spare cores work inside each chunk, through Blosc's own threads.
         let per_chunk = (rayon::current_num_threads() / chunks.len().max(1)).max(1);
-        let encoded: Vec<(Vec<u64>, Vec<u8>)> = chunks
+        let encoded: Vec<(Vec<u64>, Vec<u8>, u32)> = chunks
             .into_par_iter()
             .map(|(offset, data)| {
-                encode_chunk_threaded(&self.pipeline, data, per_chunk).map(|e| (offset, e))
+                encode_chunk_masked(&self.pipeline, data, per_chunk)
+                    .map(|(bytes, mask)| (offset, bytes, mask))
             })
             .collect::<Result<_>>()
             .map_err(|e| self.locate(e))?;
-        let refs: Vec<(Vec<u64>, &[u8])> = encoded
+        let refs: Vec<(Vec<u64>, &[u8], u32)> = encoded
             .iter()
-            .map(|(o, d)| (o.clone(), d.as_slice()))
+            .map(|(o, d, mask)| (o.clone(), d.as_slice(), *mask))
             .collect();
         self.put_chunks(&refs)
     }
 
-    /// Writes already-encoded chunks with `H5Dwrite_chunk`, under one lock.
-    fn put_chunks(&self, chunks: &[(Vec<u64>, &[u8])]) -> Result<()> {
+    /// Writes already-encoded chunks (offset, bytes, filter mask) with `H5Dwrite_chunk`, under
+    /// one lock.
+    fn put_chunks(&self, chunks: &[(Vec<u64>, &[u8], u32)]) -> Result<()> {
         locked(|| -> Result<()> {
-            for (offset, data) in chunks {
+            for (offset, data, mask) in chunks {
                 if u32::try_from(data.len()).is_err() {
                     return Err(Error::new(
                         ErrorKind::LimitExceeded,
@@ -846,7 +848,7 @@ impl DatasetWriter {
                         H5Dwrite_chunk(
                             self.hid.id(),
                             H5P_DEFAULT,
-                            0,
+                            *mask,
                             offset.as_ptr(),
                             data.len(),
                             data.as_ptr().cast(),
