@@ -174,9 +174,7 @@ impl FilterStage {
             ))),
         }
     }
-}
 
-impl FilterStage {
     /// Blosc and LZO, which compress from a borrowed chunk (so that it can be stored without
     /// them when they cannot shrink it).
     fn compress(&self, input: &[u8], threads: usize) -> Result<Vec<u8>> {
