@@ -155,12 +155,22 @@ impl Dataset {
             .map_err(|e| self.locate(Error::io("cannot read the file size", e)))?
             .len();
         match crate::vlen_guard::scan_lengths(&stored, base_size, file_len) {
-            Ok(total) => self
-                .file()
-                .limits()
-                .check_alloc(total, "variable-length data")
-                .map(|_| ())
-                .map_err(|e| self.locate(e)),
+            Ok(total) => {
+                let limits = self.file().limits();
+                limits
+                    .check_alloc(total, "variable-length data")
+                    .map_err(|e| self.locate(e))?;
+                match crate::vlen_guard::Disk::of(self.hid()).map_err(|e| self.locate(e))? {
+                    Some(disk) => crate::vlen_guard::check_heaps(
+                        &disk,
+                        &stored,
+                        &limits,
+                        "variable-length data",
+                    )
+                    .map_err(|e| self.locate(e)),
+                    None => Ok(()),
+                }
+            }
             Err(bad) => Err(self.locate(Error::new(
                 ErrorKind::Corrupt,
                 format!(

@@ -32,7 +32,7 @@ pub(crate) const DESCRIPTOR: usize = 16;
 
 /// The file behind an object, read with positioned reads (addresses count from `base`, the
 /// end of the user block).
-struct Disk {
+pub(crate) struct Disk {
     file: StdFile,
     base: u64,
     len: u64,
@@ -40,7 +40,7 @@ struct Disk {
 
 impl Disk {
     /// The file of `obj` when it is open read-only with 8-byte addresses and lengths.
-    fn of(obj: hid_t) -> Result<Option<Disk>> {
+    pub(crate) fn of(obj: hid_t) -> Result<Option<Disk>> {
         // SAFETY: valid object id; the file and property list ids are owned by handles; the
         // name buffer is sized by the first call.
         unsafe {
@@ -121,10 +121,10 @@ pub(crate) fn check_attribute(obj: hid_t, name: &str, limits: &Limits) -> Result
         }
         let body_offset = body_addr.saturating_add(disk.base);
         found = Some(check_lengths(
+            &disk,
             m.body,
             &parts,
             body_offset,
-            disk.len,
             name,
             limits,
         ));
@@ -133,16 +133,18 @@ pub(crate) fn check_attribute(obj: hid_t, name: &str, limits: &Limits) -> Result
     found.unwrap_or(Ok(()))
 }
 
-/// Checks each element's length × base size against the file size, and their sum against
-/// `limits`; errors give the file offset of the element (`body_offset`: the message body's). Attributes of other types (compounds holding vlen members, vlen of vlen) pass.
+/// Checks each element's length × base size against the file size, their sum against
+/// `limits`, and the global heap collections holding the data ([`check_heaps`]); errors give
+/// the file offset of the element (`body_offset`: the message body's). Attributes of other types (compounds holding vlen members, vlen of vlen) pass.
 fn check_lengths(
+    disk: &Disk,
     body: &[u8],
     parts: &crate::header::AttributeParts<'_>,
     body_offset: u64,
-    file_len: u64,
     name: &str,
     limits: &Limits,
 ) -> Result<()> {
+    let file_len = disk.len;
     let Some(base_size) = vlen_base_size(parts.datatype) else {
         return Ok(());
     };
@@ -168,7 +170,7 @@ fn check_lengths(
     match scan_lengths(data, base_size, file_len) {
         Ok(total) => {
             limits.check_alloc(total, "variable-length attribute data")?;
-            Ok(())
+            check_heaps(disk, data, limits, &format!("attribute {name:?}"))
         }
         Err(bad) => Err(corrupt(
             bad.describe(file_len),
@@ -228,4 +230,86 @@ fn vlen_base_size(datatype: &[u8]) -> Option<u64> {
         return None;
     }
     Some(u64::from(u32_at(base, 4)?).max(1))
+}
+
+/// Checks every global heap collection that `descriptors` point into as libhdf5 will parse it
+/// (`H5HG__cache_heap_deserialize`), before it does: libhdf5 never leaves an object 0 (free
+/// space) whose size is 0 — it loops forever on such a damaged collection (found by fuzzing
+/// mat_read). Each distinct collection is read once; collections are bounded by the file.
+pub(crate) fn check_heaps(
+    disk: &Disk,
+    descriptors: &[u8],
+    limits: &Limits,
+    what: &str,
+) -> Result<()> {
+    let mut seen = std::collections::BTreeSet::new();
+    for descriptor in descriptors.chunks_exact(DESCRIPTOR) {
+        let length = u32_at(descriptor, 0).unwrap_or(0);
+        let addr = crate::header::u64_at(descriptor, 4).unwrap_or(0);
+        if length > 0 && addr != 0 && seen.insert(addr) {
+            check_collection(disk, addr, limits, what)?;
+        }
+    }
+    Ok(())
+}
+
+/// A global heap collection: "GCOL", version, 3 reserved bytes, its size (8 bytes), then
+/// objects — index (2), reference count (2), reserved (4), size (8), data padded to 8 bytes —
+/// with object 0 the free space (its size includes its header, unpadded).
+fn check_collection(disk: &Disk, addr: u64, limits: &Limits, what: &str) -> Result<()> {
+    let at = addr.saturating_add(disk.base);
+    let corrupt = |why: String, offset: u64| {
+        Error::new(
+            ErrorKind::Corrupt,
+            format!("{what}: global heap collection at byte {at}: {why}"),
+        )
+        .with_offset(offset)
+    };
+    let head = disk
+        .read(addr, 16)
+        .ok_or_else(|| corrupt("it lies past the end of the file".into(), at))?;
+    if !head.starts_with(b"GCOL") {
+        return Err(corrupt("no GCOL signature".into(), at));
+    }
+    let size = crate::header::u64_at(&head, 8).unwrap_or(0);
+    let len = usize::try_from(size)
+        .ok()
+        .filter(|&n| n >= 16)
+        .ok_or_else(|| corrupt(format!("its size {size} is impossible"), at))?;
+    limits.check_alloc(size, "global heap collection")?;
+    let bytes = disk
+        .read(addr, len)
+        .ok_or_else(|| corrupt(format!("its {size} bytes run past the end of the file"), at))?;
+    let mut p = 16usize;
+    while p < len {
+        if p + 16 > len {
+            break; // the rest is free space
+        }
+        let index = crate::header::u16_at(&bytes, p).unwrap_or(0);
+        let object = crate::header::u64_at(&bytes, p + 8).unwrap_or(0);
+        let need = if index > 0 {
+            object
+                .checked_next_multiple_of(8)
+                .and_then(|n| n.checked_add(16))
+        } else {
+            Some(object)
+        };
+        let offset = at + p as u64;
+        match need.and_then(|n| usize::try_from(n).ok()) {
+            Some(0) => {
+                return Err(corrupt(
+                    "its free-space object has size 0 (libhdf5 would loop forever)".into(),
+                    offset,
+                ))
+            }
+            Some(n) if n <= len - p => p += n,
+            _ => {
+                return Err(corrupt(
+                    format!("object {index} of {object} bytes runs past the collection"),
+                    offset,
+                ))
+            }
+        }
+    }
+    Ok(())
 }

@@ -115,3 +115,24 @@ pub fn vlen_descriptor_offsets(bytes: &[u8], base: usize, len: u32) -> Vec<usize
         })
         .collect()
 }
+
+/// Runs `f` on its own thread and returns its result; fails the test when `f` has not
+/// returned within `secs` seconds (for code a bug could make loop forever: the thread is left
+/// behind, so such a test should be alone in its test binary).
+pub fn within<T: Send + 'static>(
+    secs: u64,
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    match rx.recv_timeout(std::time::Duration::from_secs(secs)) {
+        Ok(value) => value,
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            panic!("{what} did not finish within {secs} s")
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
+    }
+}
