@@ -4,6 +4,7 @@
 # the npy targets build without arrow or libhdf5. cargo-fuzz needs nightly features;
 # RUSTC_BOOTSTRAP=1 enables them on the stable toolchain this machine has.
 # Seeds: fuzz/seeds/<target> (committed); corpus: fuzz/corpus/<target>; crashes: fuzz/artifacts/<target>.
+# An input running over 30 s is a failure (a hang: libFuzzer's default waits 20 minutes, silently).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -31,7 +32,8 @@ for pkg in fuzz/*/; do
     [ -d "fuzz/seeds/$t" ] && dirs+=("$root/fuzz/seeds/$t")
     # A crash stops this target only: the others still run, and the script fails at the end.
     if ! cargo fuzz run --fuzz-dir "$pkg" "$t" "${dirs[@]}" -- \
-      -max_total_time="$seconds" -rss_limit_mb=4096 -artifact_prefix="$root/fuzz/artifacts/$t/"; then
+      -max_total_time="$seconds" -rss_limit_mb=4096 -timeout=30 \
+      -artifact_prefix="$root/fuzz/artifacts/$t/"; then
       failed+=("$t")
     fi
   done
