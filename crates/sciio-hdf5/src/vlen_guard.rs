@@ -22,7 +22,7 @@ use hdf5_sys::h5o::{H5O_info2_t, H5Oget_info3, H5O_INFO_BASIC};
 use hdf5_sys::h5p::{H5Pget_sizes, H5Pget_userblock};
 use sciio_core::{Error, ErrorKind, Limits, Result};
 
-use crate::handle::{check, last_error, Hid};
+use crate::handle::{check, last_error, locked, Hid};
 use crate::header::{attribute_parts, msg, u32_at, walk};
 use crate::small::dataspace;
 
@@ -41,6 +41,11 @@ pub(crate) struct Disk {
 impl Disk {
     /// The file of `obj` when it is open read-only with 8-byte addresses and lengths.
     pub(crate) fn of(obj: hid_t) -> Result<Option<Disk>> {
+        // libhdf5 is not thread-safe: every call is made under sciio's (reentrant) lock.
+        locked(|| Self::of_locked(obj))
+    }
+
+    fn of_locked(obj: hid_t) -> Result<Option<Disk>> {
         // SAFETY: valid object id; the file and property list ids are owned by handles; the
         // name buffer is sized by the first call.
         unsafe {
@@ -97,17 +102,19 @@ impl Disk {
 }
 
 /// Refuses the vlen attribute `name` of `obj` when an element claims more data than the file
-/// holds, or all of them more than `limits` allow. Runs under libhdf5's lock.
+/// holds, or all of them more than `limits` allow.
 pub(crate) fn check_attribute(obj: hid_t, name: &str, limits: &Limits) -> Result<()> {
     let Some(disk) = Disk::of(obj)? else {
         return Ok(());
     };
     let mut info: H5O_info2_t = unsafe { std::mem::zeroed() };
-    // SAFETY: valid object id and out-pointer.
-    check(
-        unsafe { H5Oget_info3(obj, &mut info, H5O_INFO_BASIC) },
-        || "cannot read the object header".into(),
-    )?;
+    // SAFETY: valid object id and out-pointer; under the lock like every libhdf5 call.
+    locked(|| {
+        check(
+            unsafe { H5Oget_info3(obj, &mut info, H5O_INFO_BASIC) },
+            || "cannot read the object header".into(),
+        )
+    })?;
     let header = crate::file::token_address(&info.token);
     let mut found: Option<Result<()>> = None;
     // A header this cannot walk is left to libhdf5, which reports damage itself.
