@@ -152,6 +152,17 @@ fn a_full_disk_leaves_an_existing_destination_intact() {
     assert_eq!(out.trim(), "kept 100");
 }
 
+/// An empty float64 EArray at /e, zlib 1, 8192-row chunks.
+fn zlib_earray(file: &PtWriter) -> sciio_pytables::write::PtEArray {
+    file.root()
+        .unwrap()
+        .create_earray("e", f8(), vec![])
+        .filters(Filters::parse("zlib:1").unwrap())
+        .chunk_shape(vec![8192])
+        .create()
+        .unwrap()
+}
+
 /// Fills the rest of the disk with a file of its own.
 fn fill_up(disk: &SmallDisk) {
     use std::io::Write;
@@ -165,14 +176,7 @@ fn a_disk_full_at_close_is_reported_and_releases_the_file() {
     let disk = SmallDisk::mount();
     let dst = disk.path("late.h5");
     let file = PtWriter::create(&dst).unwrap();
-    let mut e = file
-        .root()
-        .unwrap()
-        .create_earray("e", f8(), vec![])
-        .filters(Filters::parse("zlib:1").unwrap())
-        .chunk_shape(vec![8192])
-        .create()
-        .unwrap();
+    let mut e = zlib_earray(&file);
     e.append(&noise(8192 * 4)).unwrap();
     drop(e);
     // Everything so far fits; the metadata of these groups, kept in libhdf5's cache until
@@ -193,14 +197,7 @@ fn a_disk_full_at_close_is_reported_and_releases_the_file() {
 /// Appends 4.5 chunks of noise to a new EArray: four chunks are written now, the half chunk
 /// is held in memory (written at close).
 fn earray_with_held_tail(file: &PtWriter) -> sciio_pytables::write::PtEArray {
-    let mut e = file
-        .root()
-        .unwrap()
-        .create_earray("e", f8(), vec![])
-        .filters(Filters::parse("zlib:1").unwrap())
-        .chunk_shape(vec![8192])
-        .create()
-        .unwrap();
+    let mut e = zlib_earray(file);
     e.append(&noise(8192 * 4 + 4096)).unwrap();
     e
 }
