@@ -18,6 +18,7 @@ export RUSTC_BOOTSTRAP=1
 # NULL return as an error; AddressSanitizer would report those as crashes instead. Rust code
 # still aborts on a failed allocation, so the fuzzers keep catching sciio's own.
 export ASAN_OPTIONS="allocator_may_return_null=1${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
+LSAN_OPTIONS_BASE="${LSAN_OPTIONS:-}"
 failed=()
 found=0
 for pkg in fuzz/*/; do
@@ -37,8 +38,16 @@ for pkg in fuzz/*/; do
     # may be that large; memory actually used is still capped by the RSS limit, and sciio's own
     # allocations by the targets' Limits (64 MiB).
     malloc_limit=4096
-    [ "$pkg" = fuzz/hdf5 ] && malloc_limit=65536
-    if ! cargo fuzz run --fuzz-dir "$pkg" "$t" "${dirs[@]}" -- \
+    lsan="$LSAN_OPTIONS_BASE"
+    asan="$ASAN_OPTIONS"
+    if [ "$pkg" = fuzz/hdf5 ]; then
+      malloc_limit=65536
+      # libhdf5's own leaks on damaged datatypes (fuzz/lsan-libhdf5.supp); suppressions need
+      # whole allocation stacks, hence the slow unwinder.
+      lsan="suppressions=$root/fuzz/lsan-libhdf5.supp${lsan:+:$lsan}"
+      asan="$asan:fast_unwind_on_malloc=0"
+    fi
+    if ! LSAN_OPTIONS="$lsan" ASAN_OPTIONS="$asan" cargo fuzz run --fuzz-dir "$pkg" "$t" "${dirs[@]}" -- \
       -max_total_time="$seconds" -rss_limit_mb=4096 -malloc_limit_mb="$malloc_limit" -timeout=30 \
       -artifact_prefix="$root/fuzz/artifacts/$t/"; then
       failed+=("$t")

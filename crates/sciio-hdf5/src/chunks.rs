@@ -160,7 +160,7 @@ impl Dataset {
                 limits
                     .check_alloc(total, "variable-length data")
                     .map_err(|e| self.locate(e))?;
-                match crate::vlen_guard::Disk::of(self.hid()).map_err(|e| self.locate(e))? {
+                match crate::vlen_guard::disk_of(self.hid()).map_err(|e| self.locate(e))? {
                     Some(disk) => crate::vlen_guard::check_heaps(
                         &disk,
                         &stored,

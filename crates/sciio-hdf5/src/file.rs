@@ -104,6 +104,7 @@ impl File {
         } else {
             None
         };
+        crate::header::check_root_header(path).map_err(|e| e.with_file(path))?;
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         let hid = locked(|| {
             // SAFETY: valid C string; read-only open with default property lists.

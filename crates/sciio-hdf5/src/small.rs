@@ -17,7 +17,7 @@ use sciio_core::Limits;
 
 use crate::file::{AttrValue, Attribute, Dataset, File, RawData};
 use crate::handle::{check, locked, Hid};
-use crate::header::{attribute_parts, u16_at, u32_at, u64_at, walk};
+use crate::header::{attribute_parts, u16_at, u32_at, u64_at, walk, SIGNATURE};
 use crate::types::{ByteOrder, CharSet, H5Type};
 
 impl Dataset {
@@ -147,9 +147,6 @@ pub(crate) struct Image {
     /// Where the superblock is (after a user block): HDF5 addresses count from here.
     base: usize,
 }
-
-/// HDF5's superblock signature.
-const SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
 impl Image {
     /// Reads `path` whole; `None` when it is not an HDF5 file sciio can decode this way

@@ -13,7 +13,6 @@
 use std::ffi::c_uint;
 use std::fs::File as StdFile;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
 
 use hdf5_sys::h5::hsize_t;
 use hdf5_sys::h5f::{H5Fget_create_plist, H5Fget_intent, H5Fget_name, H5F_ACC_RDONLY};
@@ -23,29 +22,21 @@ use hdf5_sys::h5p::{H5Pget_sizes, H5Pget_userblock};
 use sciio_core::{Error, ErrorKind, Limits, Result};
 
 use crate::handle::{check, last_error, locked, Hid};
-use crate::header::{attribute_parts, msg, u32_at, walk};
+use crate::header::{attribute_parts, msg, u32_at, walk, Disk};
 use crate::small::dataspace;
 
 /// Bytes of one variable-length element in the file: a 4-byte length and a global heap ID
 /// (8-byte collection address, 4-byte index).
 pub(crate) const DESCRIPTOR: usize = 16;
 
-/// The file behind an object, read with positioned reads (addresses count from `base`, the
-/// end of the user block).
-pub(crate) struct Disk {
-    file: StdFile,
-    base: u64,
-    len: u64,
+/// The file of `obj` when it is open read-only with 8-byte addresses and lengths.
+pub(crate) fn disk_of(obj: hid_t) -> Result<Option<Disk>> {
+    // libhdf5 is not thread-safe: every call is made under sciio's (reentrant) lock.
+    locked(|| disk_of_locked(obj))
 }
 
-impl Disk {
-    /// The file of `obj` when it is open read-only with 8-byte addresses and lengths.
-    pub(crate) fn of(obj: hid_t) -> Result<Option<Disk>> {
-        // libhdf5 is not thread-safe: every call is made under sciio's (reentrant) lock.
-        locked(|| Self::of_locked(obj))
-    }
-
-    fn of_locked(obj: hid_t) -> Result<Option<Disk>> {
+fn disk_of_locked(obj: hid_t) -> Result<Option<Disk>> {
+    {
         // SAFETY: valid object id; the file and property list ids are owned by handles; the
         // name buffer is sized by the first call.
         unsafe {
@@ -88,23 +79,12 @@ impl Disk {
             Ok(Some(Disk { file, base, len }))
         }
     }
-
-    /// `len` bytes at HDF5 address `addr`, if inside the file.
-    fn read(&self, addr: u64, len: usize) -> Option<std::borrow::Cow<'static, [u8]>> {
-        let start = addr.checked_add(self.base)?;
-        if start.checked_add(len as u64)? > self.len {
-            return None;
-        }
-        let mut buf = vec![0u8; len];
-        self.file.read_exact_at(&mut buf, start).ok()?;
-        Some(buf.into())
-    }
 }
 
 /// Refuses the vlen attribute `name` of `obj` when an element claims more data than the file
 /// holds, or all of them more than `limits` allow.
 pub(crate) fn check_attribute(obj: hid_t, name: &str, limits: &Limits) -> Result<()> {
-    let Some(disk) = Disk::of(obj)? else {
+    let Some(disk) = disk_of(obj)? else {
         return Ok(());
     };
     let mut info: H5O_info2_t = unsafe { std::mem::zeroed() };
