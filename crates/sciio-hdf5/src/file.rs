@@ -39,6 +39,9 @@ struct FileInner {
     /// The whole file, for files opened with [`File::open_in_memory`]: small datasets are
     /// decoded from it without libhdf5 (see `small.rs`).
     image: Option<crate::small::Image>,
+    /// The file for checking object headers before libhdf5 loads them (`header.rs`), when its
+    /// superblock is one sciio reads.
+    disk: Option<crate::header::Disk>,
 }
 
 impl std::fmt::Debug for FileInner {
@@ -104,7 +107,7 @@ impl File {
         } else {
             None
         };
-        crate::header::check_root_header(path).map_err(|e| e.with_file(path))?;
+        let disk = crate::header::check_root_header(path).map_err(|e| e.with_file(path))?;
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         let hid = locked(|| {
             // SAFETY: valid C string; read-only open with default property lists.
@@ -119,6 +122,7 @@ impl File {
                 hid,
                 path: path.to_path_buf(),
                 image,
+                disk,
             }),
             limits,
         })
@@ -161,6 +165,8 @@ impl File {
         what: &str,
     ) -> Result<Hid> {
         let name = c_name(path).map_err(|e| self.locate(e, path))?;
+        self.check_header_of(&name, what)
+            .map_err(|e| self.locate(e, path))?;
         locked(|| {
             // SAFETY: valid ids and C string; `open` is one of libhdf5's open calls.
             Hid::new(
@@ -169,6 +175,38 @@ impl File {
             )
         })
         .map_err(|e| self.locate(e, path))
+    }
+
+    /// Checks the object header a hard link at `name` points to before libhdf5 loads it
+    /// (`header::check_object_header`); other links, and files whose superblock sciio does
+    /// not read, are left to libhdf5.
+    fn check_header_of(&self, name: &std::ffi::CStr, what: &str) -> Result<()> {
+        let Some(disk) = &self.inner.disk else {
+            return Ok(());
+        };
+        if name.to_bytes() == b"/" {
+            return Ok(()); // checked when the file was opened
+        }
+        let addr = locked(|| {
+            let mut info: H5L_info2_t = unsafe { std::mem::zeroed() };
+            // SAFETY: valid ids, C string and out-pointer; the union holds a token for hard
+            // links.
+            let found = unsafe {
+                hdf5_sys::h5l::H5Lget_info2(
+                    self.inner.hid.id(),
+                    name.as_ptr(),
+                    &mut info,
+                    H5P_DEFAULT,
+                )
+            };
+            (found >= 0 && info.type_ == H5L_type_t::H5L_TYPE_HARD)
+                .then(|| token_address(unsafe { &*info.u.token() }))
+        });
+        match addr {
+            Some(addr) => crate::header::check_object_header(disk, addr, what),
+            // libhdf5 reports a missing or broken link when it opens it.
+            None => Ok(()),
+        }
     }
 
     /// The group at absolute `path`.

@@ -35,10 +35,11 @@ pub(crate) const SIGNATURE: &[u8; 8] = b"\x89HDF\r\n\x1a\n";
 
 /// Checks the root group's object header before libhdf5 opens the file: libhdf5 2.0 decodes
 /// a message whose size runs past its header block from beyond the block's buffer (a heap
-/// over-read found by fuzzing pytables_read, in `H5O__cont_decode`). Damage this finds is a
-/// Corrupt error; anything it does not read (other superblocks, address sizes) is left to
-/// libhdf5.
-pub(crate) fn check_root_header(path: &Path) -> Result<()> {
+/// over-read found by fuzzing pytables_read, in `H5O__cont_decode`), and allocates header
+/// blocks as large as the file says. Damage this finds is a Corrupt error; anything it does
+/// not read (other superblocks, address sizes) is left to libhdf5. Returns the file for
+/// checking other objects' headers the same way ([`check_object_header`]).
+pub(crate) fn check_root_header(path: &Path) -> Result<Option<Disk>> {
     let file = std::fs::File::open(path).map_err(|e| Error::io("cannot open the file", e))?;
     let len = file
         .metadata()
@@ -52,11 +53,11 @@ pub(crate) fn check_root_header(path: &Path) -> Result<()> {
         match disk.read(0, 8) {
             Some(sig) if sig.as_ref() == SIGNATURE => break,
             Some(_) => at = if at == 0 { 512 } else { at * 2 },
-            None => return Ok(()),
+            None => return Ok(None),
         }
     }
     let Some(sb) = disk.read(0, 80) else {
-        return Ok(());
+        return Ok(None);
     };
     // Root object header address: in the root symbol table entry (superblock 0 and 1) or its
     // own field (2 and 3), when addresses take 8 bytes.
@@ -64,18 +65,24 @@ pub(crate) fn check_root_header(path: &Path) -> Result<()> {
         0 => (sb[13], u64_at(&sb, 64)),
         1 => (sb[13], u64_at(&sb, 68)),
         2 | 3 => (sb[9], u64_at(&sb, 36)),
-        _ => return Ok(()),
+        _ => return Ok(None),
     };
     let (8, Some(root)) = (offset_size, root) else {
-        return Ok(());
+        return Ok(None);
     };
+    check_object_header(&disk, root, "root group")?;
+    Ok(Some(disk))
+}
+
+/// Checks the object header at `addr` before libhdf5 loads it (see [`check_root_header`]):
+/// damage is a Corrupt error naming `what`, at the damaged byte.
+pub(crate) fn check_object_header(disk: &Disk, addr: u64, what: &str) -> Result<()> {
     let read = |a: u64, n: usize| disk.read(a, n);
-    match walk_checked(&read, root, &mut |_, _| Some(false)) {
-        Err(WalkEnd::Damaged(what, addr)) => Err(Error::new(
-            ErrorKind::Corrupt,
-            format!("root group: {what}"),
-        )
-        .with_offset(addr.saturating_add(at))),
+    match walk_checked(&read, addr, &mut |_, _| Some(false)) {
+        Err(WalkEnd::Damaged(why, at)) => {
+            Err(Error::new(ErrorKind::Corrupt, format!("{what}: {why}"))
+                .with_offset(at.saturating_add(disk.base)))
+        }
         _ => Ok(()),
     }
 }
