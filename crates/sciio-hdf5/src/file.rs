@@ -181,10 +181,7 @@ impl File {
     /// (`header::check_object_header`); other links, and files whose superblock sciio does
     /// not read, are left to libhdf5.
     fn check_header_of(&self, name: &std::ffi::CStr, what: &str) -> Result<()> {
-        let Some(disk) = &self.inner.disk else {
-            return Ok(());
-        };
-        if name.to_bytes() == b"/" {
+        if self.inner.disk.is_none() || name.to_bytes() == b"/" {
             return Ok(()); // checked when the file was opened
         }
         let addr = locked(|| {
@@ -203,9 +200,26 @@ impl File {
                 .then(|| token_address(unsafe { &*info.u.token() }))
         });
         match addr {
-            Some(addr) => crate::header::check_object_header(disk, addr, what),
+            Some(addr) => self.check_header_at(addr, what),
             // libhdf5 reports a missing or broken link when it opens it.
             None => Ok(()),
+        }
+    }
+
+    /// Checks the object header at `addr` before libhdf5 loads it, from the in-memory image
+    /// when there is one.
+    fn check_header_at(&self, addr: u64, what: &str) -> Result<()> {
+        let Some(disk) = &self.inner.disk else {
+            return Ok(());
+        };
+        match self.image() {
+            Some(image) => crate::header::check_object_header_in(
+                &|a, n| image.at(a, n).map(std::borrow::Cow::Borrowed),
+                disk.base,
+                addr,
+                what,
+            ),
+            None => crate::header::check_object_header(disk, addr, what),
         }
     }
 
@@ -331,6 +345,8 @@ impl File {
         bytes[..8].copy_from_slice(&addr.to_le_bytes());
         // SAFETY: H5O_token_t is a repr(C) wrapper of 16 bytes.
         let token = unsafe { std::mem::transmute::<[u8; 16], H5O_token_t>(bytes) };
+        self.check_header_at(addr, "object")
+            .map_err(|e| self.locate(e, path))?;
         locked(|| {
             // SAFETY: valid file id; libhdf5 checks the token's address against the file.
             Hid::new(
@@ -345,6 +361,8 @@ impl File {
     /// detection.
     pub fn object_info(&self, path: &str) -> Result<ObjectInfo> {
         let name = c_name(path).map_err(|e| self.locate(e, path))?;
+        self.check_header_of(&name, "object")
+            .map_err(|e| self.locate(e, path))?;
         locked(|| {
             let mut info: H5O_info2_t = unsafe { std::mem::zeroed() };
             // SAFETY: valid ids, C string and out-pointer.

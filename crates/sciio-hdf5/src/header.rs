@@ -77,11 +77,21 @@ pub(crate) fn check_root_header(path: &Path) -> Result<Option<Disk>> {
 /// Checks the object header at `addr` before libhdf5 loads it (see [`check_root_header`]):
 /// damage is a Corrupt error naming `what`, at the damaged byte.
 pub(crate) fn check_object_header(disk: &Disk, addr: u64, what: &str) -> Result<()> {
-    let read = |a: u64, n: usize| disk.read(a, n);
-    match walk_checked(&read, addr, &mut |_, _| Some(false)) {
+    check_object_header_in(&|a, n| disk.read(a, n), disk.base, addr, what)
+}
+
+/// [`check_object_header`] reading through `read` (a file image, say) for a file whose
+/// superblock is at `base`.
+pub(crate) fn check_object_header_in(
+    read: &Reader<'_>,
+    base: u64,
+    addr: u64,
+    what: &str,
+) -> Result<()> {
+    match walk_checked(read, addr, &mut |_, _| Some(false)) {
         Err(WalkEnd::Damaged(why, at)) => {
             Err(Error::new(ErrorKind::Corrupt, format!("{what}: {why}"))
-                .with_offset(at.saturating_add(disk.base)))
+                .with_offset(at.saturating_add(base)))
         }
         _ => Ok(()),
     }

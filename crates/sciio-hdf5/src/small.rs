@@ -177,7 +177,7 @@ impl Image {
     }
 
     /// `len` bytes at HDF5 address `addr`, if inside the file.
-    fn at(&self, addr: u64, len: usize) -> Option<&[u8]> {
+    pub(crate) fn at(&self, addr: u64, len: usize) -> Option<&[u8]> {
         let start = usize::try_from(addr).ok()?.checked_add(self.base)?;
         self.bytes.get(start..start.checked_add(len)?)
     }

@@ -188,15 +188,23 @@ fn fuzz_found_files_give_clean_errors() {
             "libhdf5_huge_alloc.h5",
             "root group: an object header block of 1855425871872 bytes runs past the end",
         ),
-        // libhdf5 mallocs an object header of 16 GiB (its size from the file) before checking
-        // it against the end of the file: virtual, never touched, then this error.
-        ("libhdf5_header_size_16gib.h5", "addr overflow"),
+        // A header block of 16 GiB: libhdf5 allocated it (its size from the file) before
+        // checking it against the end of the file; sciio now refuses it first.
+        (
+            "libhdf5_header_size_16gib.h5",
+            "object: an object header block of 17179869432 bytes runs past the end of the file",
+        ),
         // The root group's first header message runs past its 23-byte block: libhdf5 2.0
         // decoded it from beyond the block's buffer (ASan heap-buffer-overflow in
         // H5O__cont_decode); sciio checks the root header before libhdf5 opens the file.
         (
             "libhdf5_continuation_overread.h5",
             "root group: an object header message runs past its block",
+        ),
+        // The same damage in a child's header, reached through the tree walk's H5Oget_info.
+        (
+            "libhdf5_child_header_overread.h5",
+            "/pep at byte 1048: corrupt data: object: an object header message runs past",
         ),
     ] {
         let path = dir.join(name);
