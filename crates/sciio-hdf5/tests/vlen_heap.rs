@@ -5,7 +5,7 @@
 
 use sciio_core::ErrorKind;
 use sciio_hdf5::File;
-use sciio_testkit::{run_python, tempdir, vlen_descriptor_offsets, within};
+use sciio_testkit::{run_python, tempdir, vlen_descriptor_offsets, within, zero_first_heap_object};
 
 #[test]
 fn vlen_rows_in_a_heap_libhdf5_would_parse_forever_are_refused() {
@@ -34,9 +34,7 @@ fn vlen_rows_in_a_heap_libhdf5_would_parse_forever_are_refused() {
     assert_eq!(found.len(), 1, "{found:?}");
     let at = found[0];
     let heap = u64::from_le_bytes(bytes[at + 4..at + 12].try_into().unwrap()) as usize;
-    let first = heap + 16;
-    bytes[first..first + 2].copy_from_slice(&0u16.to_le_bytes());
-    bytes[first + 8..first + 16].copy_from_slice(&0u64.to_le_bytes());
+    let first = zero_first_heap_object(&mut bytes, heap);
     let bad = dir.path().join("bad.h5");
     std::fs::write(&bad, bytes).unwrap();
 

@@ -5,7 +5,7 @@
 
 use sciio_core::ErrorKind;
 use sciio_mat::{MatFile, MatValue, StructArray, WriteOptions};
-use sciio_testkit::{tempdir, vlen_descriptor_offsets, within};
+use sciio_testkit::{tempdir, vlen_descriptor_offsets, within, zero_first_heap_object};
 
 #[test]
 fn a_global_heap_libhdf5_would_parse_forever_is_refused() {
@@ -23,10 +23,7 @@ fn a_global_heap_libhdf5_would_parse_forever_is_refused() {
     assert_eq!(found.len(), 1, "{found:?}");
     let at = found[0];
     let heap = 512 + u64::from_le_bytes(bytes[at + 4..at + 12].try_into().unwrap()) as usize;
-    assert_eq!(&bytes[heap..heap + 4], b"GCOL");
-    let first = heap + 16;
-    bytes[first..first + 2].copy_from_slice(&0u16.to_le_bytes());
-    bytes[first + 8..first + 16].copy_from_slice(&0u64.to_le_bytes());
+    let first = zero_first_heap_object(&mut bytes, heap);
     let bad = dir.path().join("bad.mat");
     std::fs::write(&bad, bytes).unwrap();
 

@@ -136,3 +136,17 @@ pub fn within<T: Send + 'static>(
         Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => panic!("{what} panicked"),
     }
 }
+
+/// Damages the global heap collection at file offset `heap` the way libhdf5 never finishes
+/// parsing: its first object's index and size become 0. Returns that object's file offset.
+pub fn zero_first_heap_object(bytes: &mut [u8], heap: usize) -> usize {
+    assert_eq!(
+        &bytes[heap..heap + 4],
+        b"GCOL",
+        "no global heap collection at {heap}"
+    );
+    let first = heap + 16;
+    bytes[first..first + 2].copy_from_slice(&0u16.to_le_bytes());
+    bytes[first + 8..first + 16].copy_from_slice(&0u64.to_le_bytes());
+    first
+}
