@@ -68,6 +68,10 @@ const PANIC_FOR_TEST: &str = "SCIIO_PANIC_FOR_TEST";
 
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
+        // A reader turns this panic into an error naming the damaged part of the file.
+        if sciio::core::contain::panic_is_contained() {
+            return;
+        }
         let what = info
             .payload()
             .downcast_ref::<&str>()
@@ -88,6 +92,7 @@ fn main() -> ExitCode {
     if std::env::var_os(PANIC_FOR_TEST).is_some() {
         panic!("{PANIC_FOR_TEST} is set\n(a deliberate panic)"); // ok: only when the variable asks
     }
+    sciio::remove_temporaries_on_signals();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
@@ -125,8 +130,21 @@ fn usage_error(e: clap::Error) -> ExitCode {
     ExitCode::from(2)
 }
 
+/// The message on one line, with control characters (which may come from a damaged file's
+/// bytes: escape sequences, NUL) escaped so they never reach the terminal.
 fn one_line(s: &str) -> String {
-    s.split_whitespace().collect::<Vec<_>>().join(" ")
+    let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    joined
+        .chars()
+        .flat_map(|c| {
+            let escaped: Vec<char> = if c.is_control() {
+                c.escape_unicode().collect()
+            } else {
+                vec![c]
+            };
+            escaped
+        })
+        .collect()
 }
 
 fn is_broken_pipe(e: &Error) -> bool {

@@ -55,6 +55,7 @@ impl Dataset {
         let shape = self.shape()?;
         let (layout, chunk_shape, pipeline) = self.storage()?;
         let ty = self.dtype()?;
+        self.check_fill_bound(&shape, layout, chunk_shape.as_deref(), ty.size())?;
         let slices = |shape: &[u64]| -> Vec<Slice> {
             let mut v = vec![Slice {
                 start,
@@ -114,6 +115,49 @@ impl Dataset {
             None if whole => self.read_slices(None),
             None => self.read_slices(Some(&slices(&shape))),
         }
+    }
+
+    /// Refuses a dataset whose unwritten part (what libhdf5 returns as fill values: missing
+    /// chunks, unallocated storage) is larger than [`sciio_core::Limits::max_alloc`]: one
+    /// damaged extent in a dataspace message makes a 1.8 KiB file claim petabytes, and a
+    /// streamed conversion would then write fill values until the disk is full. Datasets
+    /// within the limit return at once, without looking at the storage.
+    pub(crate) fn check_fill_bound(
+        &self,
+        shape: &[u64],
+        layout: Layout,
+        chunk: Option<&[u64]>,
+        elem: usize,
+    ) -> Result<()> {
+        let limit = self.file().limits().max_alloc;
+        let logical = shape
+            .iter()
+            .try_fold(elem as u64, |a, &d| a.checked_mul(d))
+            .unwrap_or(u64::MAX);
+        if logical <= limit {
+            return Ok(());
+        }
+        let stored = match (layout, chunk) {
+            (Layout::Chunked, Some(chunk)) => {
+                let chunk_bytes = chunk
+                    .iter()
+                    .try_fold(elem as u64, |a, &d| a.checked_mul(d))
+                    .unwrap_or(u64::MAX);
+                (self.chunk_index()?.len() as u64).saturating_mul(chunk_bytes)
+            }
+            // SAFETY: valid dataset id; the call only reads the layout message.
+            _ => locked(|| unsafe { H5Dget_storage_size(self.hid()) }),
+        };
+        let unwritten = logical.saturating_sub(stored);
+        if unwritten <= limit {
+            return Ok(());
+        }
+        Err(self.locate(Error::new(
+            ErrorKind::LimitExceeded,
+            format!(
+                "the dataset claims {logical} bytes, its storage holds at most {stored}:                  {unwritten} bytes would be fill values, over the {limit}-byte limit                  (a damaged extent?)"
+            ),
+        )))
     }
 
     /// Refuses to let libhdf5 read rows `start..start+count` of a variable-length dataset

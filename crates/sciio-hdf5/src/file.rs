@@ -870,6 +870,8 @@ impl Dataset {
             )));
         }
         self.check_filters_available()?;
+        let (layout, chunk, _) = self.storage()?;
+        self.check_fill_bound(&self.shape()?, layout, chunk.as_deref(), ty.size())?;
         locked(|| {
             let (space, shape) = self.select(slices)?;
             let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));

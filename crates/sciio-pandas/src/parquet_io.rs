@@ -30,6 +30,7 @@ use crate::categorical;
 use crate::frame::Frame;
 use crate::metadata::{PandasMetadata, PANDAS_KEY};
 use crate::schema::FrameSchema;
+use sciio_core::contain::contain_panics;
 use sciio_core::{Error, ErrorKind, Limits, Result};
 
 pub(crate) fn parquet_err(e: parquet::errors::ParquetError) -> Error {
@@ -131,6 +132,12 @@ pub struct ParquetReader {
     /// dictionary pages: arrow-rs's own dictionaries drop unused categories or reorder them.
     categories: HashMap<usize, ArrayRef>,
     physical: HashMap<usize, PhysicalType>,
+    /// The selected row groups (index in the file, rows the footer gives it), in read order.
+    groups: Vec<(usize, u64)>,
+    /// Rows handed out so far.
+    rows_read: u64,
+    /// Set once a batch failed: the inner reader's state is then unknown.
+    failed: bool,
 }
 
 impl ParquetReader {
@@ -153,8 +160,7 @@ impl ParquetReader {
 
     /// Reads from any Parquet [`ChunkReader`] (a `File`, `bytes::Bytes`).
     pub fn new<R: ChunkReader + 'static>(input: R, options: &ReadOptions) -> Result<Self> {
-        let meta =
-            ArrowReaderMetadata::load(&input, ArrowReaderOptions::new()).map_err(parquet_err)?;
+        let meta = load_metadata(&input)?;
         Self::with_metadata(input, meta, None, options)
     }
 
@@ -211,22 +217,29 @@ impl ParquetReader {
                 physical.insert(pos, p);
             }
         }
-        let categories =
-            crate::categorical::read_categories(&input, meta.metadata(), &categorical)?;
+        let categories = contain_panics("parquet: reading the dictionary pages", || {
+            crate::categorical::read_categories(&input, meta.metadata(), &categorical)
+        })?;
+        let groups = selected_groups(meta.metadata(), row_groups.as_deref(), num_rows)?;
         let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(input, meta);
         if let Some(groups) = row_groups {
             builder = builder.with_row_groups(groups);
         }
-        let inner = builder
-            .with_batch_size(options.batch_size)
-            .build()
-            .map_err(parquet_err)?;
+        let inner = contain_panics("parquet: opening the row groups", || {
+            builder
+                .with_batch_size(options.batch_size)
+                .build()
+                .map_err(parquet_err)
+        })?;
         Ok(ParquetReader {
             schema,
             inner,
             num_rows,
             categories,
             physical,
+            groups,
+            rows_read: 0,
+            failed: false,
         })
     }
 
@@ -262,19 +275,128 @@ fn parse_checked(json: &str, limits: &Limits) -> Result<PandasMetadata> {
     PandasMetadata::parse(json.as_bytes())
 }
 
+impl ParquetReader {
+    /// The row group (index in the file) holding the row at `row` of this reader's selection.
+    fn group_at(&self, row: u64) -> Option<usize> {
+        let mut end = 0u64;
+        self.groups.iter().find_map(|&(g, rows)| {
+            end = end.saturating_add(rows);
+            (row < end).then_some(g)
+        })
+    }
+
+    fn selected_rows(&self) -> u64 {
+        self.groups.iter().map(|&(_, r)| r).sum()
+    }
+
+    /// The next raw batch, with a panic inside arrow-rs contained and any failure located.
+    fn next_raw(&mut self) -> Option<Result<RecordBatch>> {
+        let inner = &mut self.inner;
+        let outcome = contain_panics("parquet: decoding pages", || {
+            inner.next().transpose().map_err(arrow_err)
+        })
+        .transpose()?;
+        let outcome = outcome.and_then(|b| {
+            let rows = b.num_rows() as u64;
+            match self.rows_read.checked_add(rows) {
+                Some(n) if n <= self.selected_rows() => {
+                    self.rows_read = n;
+                    Ok(b)
+                }
+                _ => Err(Error::format(format!(
+                    "more rows decoded than the row groups announce ({})",
+                    self.selected_rows()
+                ))),
+            }
+        });
+        Some(outcome.map_err(|e| self.locate(e)))
+    }
+
+    /// Names the row group being decoded in a decoding error.
+    fn locate(&self, e: Error) -> Error {
+        match self.group_at(self.rows_read) {
+            Some(g) => {
+                let message = format!("row group {g}: {}", e.message());
+                Error::new(e.kind(), message)
+            }
+            None => e,
+        }
+    }
+
+    /// At the end of the data: every row the footer announces must have been read.
+    fn check_complete(&self) -> Result<()> {
+        let expected = self.selected_rows();
+        if self.rows_read == expected {
+            return Ok(());
+        }
+        let group = self
+            .group_at(self.rows_read)
+            .map_or(String::new(), |g| format!("row group {g}: "));
+        Err(Error::format(format!(
+            "{group}the data ends after {} rows, the footer announces {expected}",
+            self.rows_read
+        )))
+    }
+}
+
 impl Iterator for ParquetReader {
     type Item = Result<RecordBatch>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let batch = self.inner.next()?;
-        Some(
-            batch
-                .map_err(arrow_err)
-                .and_then(|b| self.schema.apply_fixes(b))
-                .and_then(|b| {
-                    crate::categorical::restore_categories(b, &self.categories, &self.physical)
-                }),
-        )
+        if self.failed {
+            return None;
+        }
+        let item = match self.next_raw() {
+            None => self.check_complete().err().map(Err),
+            Some(batch) => Some(
+                batch
+                    .and_then(|b| self.schema.apply_fixes(b))
+                    .and_then(|b| {
+                        crate::categorical::restore_categories(b, &self.categories, &self.physical)
+                    }),
+            ),
+        };
+        self.failed = matches!(item, Some(Err(_)));
+        item
+    }
+}
+
+/// Parses the footer, a panic inside the parquet crate contained.
+fn load_metadata<R: ChunkReader>(input: &R) -> Result<ArrowReaderMetadata> {
+    contain_panics("parquet: reading the footer", || {
+        ArrowReaderMetadata::load(input, ArrowReaderOptions::new()).map_err(parquet_err)
+    })
+}
+
+/// The row groups a reader reads with the rows each announces; the footer's total must equal
+/// the sum over all row groups (a disagreement would silently shorten or pad the frame).
+fn selected_groups(
+    meta: &ParquetMetaData,
+    selection: Option<&[usize]>,
+    num_rows: u64,
+) -> Result<Vec<(usize, u64)>> {
+    let rows_of = |g: usize| -> Result<u64> {
+        let rg = meta
+            .row_groups()
+            .get(g)
+            .ok_or_else(|| Error::format(format!("row group {g} is not in the file")))?;
+        u64::try_from(rg.num_rows())
+            .map_err(|_| Error::format(format!("row group {g} has a negative row count")))
+    };
+    let mut total = 0u64;
+    for g in 0..meta.num_row_groups() {
+        total = total.saturating_add(rows_of(g)?);
+    }
+    if total != num_rows {
+        return Err(Error::format(format!(
+            "the footer announces {num_rows} rows, its row groups {total}"
+        )));
+    }
+    match selection {
+        Some(groups) => groups.iter().map(|&g| Ok((g, rows_of(g)?))).collect(),
+        None => (0..meta.num_row_groups())
+            .map(|g| Ok((g, rows_of(g)?)))
+            .collect(),
     }
 }
 
@@ -288,8 +410,7 @@ pub fn read_frame(path: impl AsRef<Path>) -> Result<Frame> {
 pub fn read_frame_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<Frame> {
     let path = path.as_ref();
     let open = || File::open(path).map_err(|e| Error::io("cannot open", e).with_file(path));
-    let meta = ArrowReaderMetadata::load(&open()?, ArrowReaderOptions::new())
-        .map_err(|e| parquet_err(e).with_file(path))?;
+    let meta = load_metadata(&open()?).map_err(|e| e.with_file(path))?;
     let groups = meta.metadata().num_row_groups();
     let threads = options.threads.min(groups).max(1);
     let reader_for = |range: std::ops::Range<usize>| -> Result<ParquetReader> {

@@ -20,6 +20,21 @@ pub fn repo_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// A folder of the shared test corpus (`../shared/corpus/<sub>` beside the repository, where
+/// CI and the developers' machines have it). Fails the test when it is missing.
+pub fn shared_corpus(sub: &str) -> PathBuf {
+    let path = repo_root()
+        .parent()
+        .map(|p| p.join("shared/corpus").join(sub))
+        .expect("the repository has a parent folder");
+    assert!(
+        path.is_dir(),
+        "the shared corpus {} is missing: it lives in shared/ beside the repository",
+        path.display()
+    );
+    path
+}
+
 /// The venv's Python interpreter: `$SCIIO_PYTHON`, else `.venv/bin/python` under the root.
 /// Panics (fails the test) with set-up instructions when it does not exist.
 pub fn python() -> PathBuf {

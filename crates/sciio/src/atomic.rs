@@ -36,7 +36,7 @@ pub fn write_atomically<T>(
     dest: &Path,
     write: impl FnOnce(&mut BufWriter<&File>) -> Result<T>,
 ) -> Result<T> {
-    let temp = temp_file_beside(dest)?;
+    let (temp, _registered) = temp_file_beside(dest)?;
     let value = {
         let mut writer = BufWriter::with_capacity(1 << 20, temp.as_file());
         let value = write(&mut writer).map_err(|e| e.with_file(dest))?;
@@ -56,8 +56,12 @@ pub fn write_atomically<T>(
 }
 
 /// A new empty temporary file in `dest`'s folder (so the final rename stays on one file
-/// system), for writers that must open their output by name, such as libhdf5's.
-pub(crate) fn temp_file_beside(dest: &Path) -> Result<tempfile::NamedTempFile> {
+/// system), for writers that must open their output by name, such as libhdf5's. It is
+/// registered with [`sciio_temp`] while the registration lives, so that a signal stopping
+/// the process removes it too.
+pub(crate) fn temp_file_beside(
+    dest: &Path,
+) -> Result<(tempfile::NamedTempFile, sciio_temp::Registration)> {
     if dest.is_dir() {
         return Err(Error::invalid_input("the destination is a folder").with_file(dest));
     }
@@ -69,6 +73,10 @@ pub(crate) fn temp_file_beside(dest: &Path) -> Result<tempfile::NamedTempFile> {
         .prefix(".sciio-")
         .suffix(".tmp")
         .tempfile_in(folder)
+        .map(|file| {
+            let registration = sciio_temp::register(file.path());
+            (file, registration)
+        })
         .map_err(|e| {
             Error::io(
                 "cannot create a temporary file in the destination folder",

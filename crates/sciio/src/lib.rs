@@ -40,6 +40,13 @@ mod parquet;
 pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
 pub use file::File;
 
+/// Makes a signal that stops the process (Ctrl-C, `kill`, a crash inside a C library) remove
+/// the temporary files of unfinished outputs first, as errors and panics already do. Call it
+/// once at the start of a program that converts files; see [`sciio_temp`].
+pub fn remove_temporaries_on_signals() {
+    sciio_temp::remove_on_signals();
+}
+
 /// Opens a file of any supported format: the same as [`File::open`].
 ///
 /// ```

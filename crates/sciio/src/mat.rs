@@ -214,6 +214,7 @@ fn step<'a>(at: At<'a>, name: &str) -> Option<At<'a>> {
 pub(crate) struct MatOut {
     writer: MatWriter,
     temp: tempfile::TempPath,
+    _registered: sciio_temp::Registration,
     /// Top-level variables written so far.
     written: HashSet<String>,
     /// Values named by a path (`a/b`), gathered into structs at [`MatOut::finish`].
@@ -242,11 +243,13 @@ pub(crate) fn mat_options(spec: Option<&CompressSpec>) -> Result<WriteOptions> {
 impl MatOut {
     pub(crate) fn create(dst: &Path, compress: Option<&CompressSpec>) -> Result<MatOut> {
         let options = mat_options(compress)?;
-        let temp = crate::atomic::temp_file_beside(dst)?.into_temp_path();
+        let (temp, registered) = crate::atomic::temp_file_beside(dst)?;
+        let temp = temp.into_temp_path();
         let writer = MatWriter::create(&temp, options).map_err(|e| e.with_file(dst))?;
         Ok(MatOut {
             writer,
             temp,
+            _registered: registered,
             written: HashSet::new(),
             nested: Folder::default(),
         })

@@ -11,7 +11,7 @@ use std::ffi::{c_int, c_void};
 use blosc2_sys as b2;
 use sciio_core::{Error, ErrorKind, Result};
 
-use super::MAX_CHUNK_BYTES;
+use super::{b2nd_meta, MAX_CHUNK_BYTES};
 
 const BLOSC1_HEADER: usize = 16;
 const SNAPPY_FORMAT: u8 = 2;
@@ -149,20 +149,27 @@ extern "C" {
     pub(crate) fn b2nd_free(array: *mut B2ndArrayHead) -> c_int;
 }
 
-/// Whether the super-chunk has a metalayer called `name` (c-blosc2's `blosc2_meta_exists` is a
-/// header-only inline function, so it is re-done here over the same fields).
+/// The content of the super-chunk's metalayer called `name`, if it has one (c-blosc2's
+/// `blosc2_meta_exists` is a header-only inline function, so the lookup is re-done here over
+/// the same fields).
 ///
 /// # Safety
-/// `sc` must point to a valid super-chunk.
-unsafe fn has_metalayer(sc: *const b2::blosc2_schunk, name: &[u8]) -> bool {
-    // SAFETY: guaranteed by the caller; c-blosc2 keeps `nmetalayers` valid entries.
+/// `sc` must point to a valid super-chunk that outlives the returned slice.
+unsafe fn metalayer<'a>(sc: *const b2::blosc2_schunk, name: &[u8]) -> Option<&'a [u8]> {
+    // SAFETY: guaranteed by the caller; c-blosc2 keeps `nmetalayers` valid entries, each with
+    // `content_len` bytes at `content`.
     unsafe {
         let n = usize::from((*sc).nmetalayers).min(16);
-        (&(*sc).metalayers)[..n].iter().any(|&m| {
+        let m = (&(*sc).metalayers)[..n].iter().copied().find(|&m| {
             !m.is_null()
                 && !(*m).name.is_null()
                 && std::ffi::CStr::from_ptr((*m).name).to_bytes() == name
-        })
+        })?;
+        let len = usize::try_from((*m).content_len).ok()?;
+        if (*m).content.is_null() {
+            return Some(&[]);
+        }
+        Some(std::slice::from_raw_parts((*m).content, len))
     }
 }
 
@@ -188,9 +195,13 @@ pub(super) fn decode_blosc2(input: &[u8], expected: Option<usize>) -> Result<Vec
         return Err(corrupt("blosc2 chunk is not a valid super-chunk frame"));
     }
     let schunk = Schunk(sc);
-    // SAFETY: `sc` is a valid super-chunk.
-    let is_b2nd = unsafe { has_metalayer(sc, b"b2nd") || has_metalayer(sc, b"caterva") };
-    let out = if is_b2nd {
+    // SAFETY: `sc` is a valid super-chunk, alive while `meta` is used.
+    let meta = unsafe { metalayer(sc, b"b2nd").or_else(|| metalayer(sc, b"caterva")) };
+    let out = if let Some(meta) = meta {
+        // c-blosc2 trusts the b2nd record; it must pass sciio's checks before c-blosc2 reads it.
+        // SAFETY: `sc` is a valid super-chunk.
+        let (typesize, nchunks) = unsafe { ((*sc).typesize, (*sc).nchunks) };
+        b2nd_meta::parse(meta)?.check(typesize, nchunks, expected, MAX_CHUNK_BYTES)?;
         decode_b2nd(&schunk, expected)?
     } else {
         decode_first_chunk(&schunk, expected)?

@@ -15,6 +15,7 @@
 //!
 //! sciio only reads with these filters: their encode direction fails cleanly.
 
+mod b2nd_meta;
 mod bitshuffle;
 pub(crate) mod blosc;
 mod lzo;

@@ -63,6 +63,8 @@ pub struct PtWriter {
     h5: Option<FileWriter>,
     /// (temporary file, destination) for new files.
     rename: Option<(PathBuf, PathBuf)>,
+    /// Removes the temporary file if a signal stops the process before `finish`.
+    _registered: Option<sciio_temp::Registration>,
     /// Files opened for appending: the partial last chunk band of every EArray growing
     /// along a dimension other than 0, by path (see [`earray::read_tail`]).
     extdim_tails: ExtdimTails,
@@ -118,6 +120,7 @@ impl PtWriter {
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
         let tmp = dest.with_file_name(format!(".{name}.sciio-{}.tmp", std::process::id()));
+        let registered = sciio_temp::register(&tmp);
         let h5 = FileBuilder::new()
             .create(&tmp)
             .map_err(|e| e.with_file(&dest))?;
@@ -125,6 +128,7 @@ impl PtWriter {
             h5: Some(h5),
             rename: Some((tmp, dest)),
             extdim_tails: HashMap::new(),
+            _registered: Some(registered),
         };
         let root = w.root()?;
         root.g.set_attr("CLASS", &utf8("GROUP"))?;
@@ -144,6 +148,7 @@ impl PtWriter {
             h5: Some(FileBuilder::new().open_rw(path)?),
             rename: None,
             extdim_tails,
+            _registered: None,
         })
     }
 

@@ -1,0 +1,118 @@
+//! The damaged files of the shared corpus (`../shared/corpus/damaged/`: flipped bytes and
+//! overwritten runs in blosc2/b2nd chunks, Parquet page headers and HDF5 type messages, on
+//! which `sciio convert` once crashed inside c-blosc2, panicked inside arrow-rs or wrote fill
+//! values without bound) each give one clean error line, quickly, in bounded memory, and leave
+//! nothing behind.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Address-space limit for each run (KiB, as `ulimit -v` takes it): 2 GiB.
+const ADDRESS_SPACE_KIB: u64 = 2 * 1024 * 1024;
+const TIME_LIMIT: Duration = Duration::from_secs(10);
+
+struct Run {
+    status: Option<i32>,
+    stderr: String,
+    elapsed: Duration,
+}
+
+/// Runs `sciio args...` under the address-space limit, killed after the time limit.
+fn run_limited(args: &[&str]) -> Run {
+    let script = format!("ulimit -v {ADDRESS_SPACE_KIB}; exec \"$0\" \"$@\"");
+    let started = Instant::now();
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg(env!("CARGO_BIN_EXE_sciio"))
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot run sciio under bash");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status.code();
+        }
+        if started.elapsed() > TIME_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let mut stderr = String::new();
+    if let Some(mut err) = child.stderr.take() {
+        use std::io::Read;
+        let _ = err.read_to_string(&mut stderr);
+    }
+    Run {
+        status,
+        stderr,
+        elapsed: started.elapsed(),
+    }
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// What is wrong with a run that should have failed with one error line, if anything.
+fn problem_with(run: &Run) -> Option<String> {
+    let lines: Vec<&str> = run.stderr.lines().collect();
+    match run.status {
+        None => Some(format!("killed after {:?}", run.elapsed)),
+        Some(1) if lines.len() == 1 && lines[0].starts_with("sciio: error: ") => lines[0]
+            .contains("internal error")
+            .then(|| lines[0].to_string()),
+        Some(code) => Some(format!("exit {code}, stderr {:?}", run.stderr)),
+    }
+}
+
+fn leftovers(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect()
+}
+
+#[test]
+fn every_damaged_file_gives_one_clean_error_and_leaves_nothing() {
+    let corpus = sciio_testkit::shared_corpus("damaged");
+    let mut files: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert!(
+        files.len() >= 27,
+        "the damaged corpus has {} files",
+        files.len()
+    );
+    let mut failures = Vec::new();
+    for file in &files {
+        let name = file.file_name().unwrap().to_string_lossy().into_owned();
+        let ext = file.extension().unwrap().to_string_lossy().into_owned();
+        let destinations = match ext.as_str() {
+            "parquet" => vec!["out.npz", "out.parquet"],
+            _ => vec!["out.npz"],
+        };
+        for dest_name in destinations {
+            let out_dir = sciio_testkit::tempdir();
+            let dest = out_dir.path().join(dest_name);
+            let run = run_limited(&["convert", s(file), s(&dest)]);
+            let left = leftovers(out_dir.path());
+            if let Some(p) = problem_with(&run) {
+                failures.push(format!("{name} -> {dest_name}: {p}"));
+            } else if !left.is_empty() {
+                failures.push(format!("{name} -> {dest_name}: left {left:?} behind"));
+            }
+        }
+        // `cat` decodes the same data for the terminal.
+        if let Some(p) = problem_with(&run_limited(&["cat", s(file)])) {
+            failures.push(format!("cat {name}: {p}"));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
