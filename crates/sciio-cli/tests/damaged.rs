@@ -116,3 +116,78 @@ fn every_damaged_file_gives_one_clean_error_and_leaves_nothing() {
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Cuts `src` at several points and converts each cut: the error says the file is truncated
+/// and where, whatever part was lost.
+fn check_truncations(src: &Path, failures: &mut Vec<String>) {
+    let bytes = std::fs::read(src).unwrap();
+    let ext = src.extension().unwrap().to_string_lossy().into_owned();
+    let dir = sciio_testkit::tempdir();
+    for percent in [1, 5, 20, 50, 80, 95, 99] {
+        let cut = bytes.len() * percent / 100;
+        let input = dir.path().join(format!("cut{percent}.{ext}"));
+        std::fs::write(&input, &bytes[..cut]).unwrap();
+        let dest = dir.path().join("out.npz");
+        let run = run_limited(&["convert", s(&input), s(&dest)]);
+        let said_truncated = run.stderr.contains("truncated") && run.stderr.contains("byte");
+        match problem_with(&run) {
+            Some(p) => failures.push(format!("{} cut at {cut}: {p}", src.display())),
+            None if !said_truncated => failures.push(format!(
+                "{} cut at {cut} of {}: {}",
+                src.display(),
+                bytes.len(),
+                run.stderr.trim()
+            )),
+            None => {}
+        }
+    }
+}
+
+#[test]
+fn truncated_files_say_they_are_truncated_and_where() {
+    let root = sciio_testkit::repo_root();
+    let site = sciio_testkit::site_packages();
+    let mut failures = Vec::new();
+    let npz = sciio_testkit::tempdir();
+    let npz_path = npz.path().join("two.npz");
+    sciio_testkit::run_python(
+        "import numpy as np, sys; np.savez(sys.argv[1], a=np.arange(1000.0), b=np.ones((30, 30)))",
+        &[s(&npz_path)],
+    );
+    for src in [
+        root.join("crates/sciio-npy/tests/golden/M8_25s.npy"),
+        npz_path,
+        site.join("tables/tests/Tables_lzo1.h5"),
+        root.join("crates/sciio-mat/tests/data/matlab/test_basic_v73.mat"),
+        site.join("pyarrow/tests/data/parquet/v0.7.1.parquet"),
+    ] {
+        check_truncations(&src, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn bytes_from_a_damaged_header_never_reach_the_terminal_raw() {
+    let dir = sciio_testkit::tempdir();
+    let path = dir.path().join("escape.npy");
+    // A header whose descr holds an escape sequence and a bell.
+    let dict = "{'descr': '\u{1b}[31m\u{7}<f8', 'fortran_order': False, 'shape': (1,), }";
+    let mut header = dict.to_string();
+    while (10 + header.len() + 1) % 64 != 0 {
+        header.push(' ');
+    }
+    header.push('\n');
+    let mut bytes = b"\x93NUMPY\x01\x00".to_vec();
+    bytes.extend((header.len() as u16).to_le_bytes());
+    bytes.extend(header.as_bytes());
+    bytes.extend([0u8; 8]);
+    std::fs::write(&path, bytes).unwrap();
+    let run = run_limited(&["cat", s(&path)]);
+    assert_eq!(problem_with(&run), None);
+    assert!(
+        !run.stderr.trim_end().chars().any(char::is_control),
+        "raw control characters in {:?}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("\\u{1b}"), "{:?}", run.stderr);
+}

@@ -61,17 +61,35 @@ pub(crate) fn check_root_header(path: &Path) -> Result<Option<Disk>> {
     };
     // Root object header address: in the root symbol table entry (superblock 0 and 1) or its
     // own field (2 and 3), when addresses take 8 bytes.
-    let (offset_size, root) = match sb[8] {
-        0 => (sb[13], u64_at(&sb, 64)),
-        1 => (sb[13], u64_at(&sb, 68)),
-        2 | 3 => (sb[9], u64_at(&sb, 36)),
+    // The end-of-file address and the root object header address: in the root symbol table
+    // entry (superblock 0 and 1) or its own field (2 and 3), when addresses take 8 bytes.
+    let (offset_size, eof, root) = match sb[8] {
+        0 => (sb[13], u64_at(&sb, 40), u64_at(&sb, 64)),
+        1 => (sb[13], u64_at(&sb, 44), u64_at(&sb, 68)),
+        2 | 3 => (sb[9], u64_at(&sb, 28), u64_at(&sb, 36)),
         _ => return Ok(None),
     };
-    let (8, Some(root)) = (offset_size, root) else {
+    let (8, Some(eof), Some(root)) = (offset_size, eof, root) else {
         return Ok(None);
     };
+    check_not_truncated(&disk, eof)?;
     check_object_header(&disk, root, "root group")?;
     Ok(Some(disk))
+}
+
+/// A file shorter than its superblock's end-of-file address has lost its end (libhdf5 refuses
+/// it too, with a message about its internals): say so plainly, with both sizes. Like
+/// libhdf5 (`H5F__super_read`), the stored address is compared with the whole file's length,
+/// user block included.
+fn check_not_truncated(disk: &Disk, eof: u64) -> Result<()> {
+    if eof == u64::MAX || disk.len >= eof {
+        return Ok(());
+    }
+    Err(Error::truncated(format!(
+        "the file is truncated: it ends at byte {}, its superblock says it is {eof} bytes long",
+        disk.len,
+    ))
+    .with_offset(disk.len))
 }
 
 /// Checks the object header at `addr` before libhdf5 loads it (see [`check_root_header`]):

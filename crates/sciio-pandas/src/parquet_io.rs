@@ -361,11 +361,37 @@ impl Iterator for ParquetReader {
     }
 }
 
-/// Parses the footer, a panic inside the parquet crate contained.
+/// Parses the footer, a panic inside the parquet crate contained. A file that starts as
+/// Parquet but does not end with the footer's magic is called truncated (arrow-rs says
+/// "corrupt footer").
 fn load_metadata<R: ChunkReader>(input: &R) -> Result<ArrowReaderMetadata> {
+    check_ends_with_footer(input)?;
     contain_panics("parquet: reading the footer", || {
         ArrowReaderMetadata::load(input, ArrowReaderOptions::new()).map_err(parquet_err)
     })
+}
+
+fn check_ends_with_footer<R: ChunkReader>(input: &R) -> Result<()> {
+    const MAGIC: &[u8] = b"PAR1";
+    // Encrypted footers end with PARE; arrow-rs reports those itself.
+    const ENCRYPTED: &[u8] = b"PARE";
+    let len = input.len();
+    if len < 8 {
+        return Err(Error::truncated(format!(
+            "the file is truncated: {len} bytes cannot hold Parquet's header and footer"
+        ))
+        .with_offset(len));
+    }
+    let read = |at: u64| input.get_bytes(at, 4).map_err(parquet_err);
+    let (head, tail) = (read(0)?, read(len - 4)?);
+    if head.as_ref() == MAGIC && tail.as_ref() != MAGIC && tail.as_ref() != ENCRYPTED {
+        return Err(Error::truncated(format!(
+            "the file is truncated or its footer damaged: it ends at byte {len} without \
+             Parquet's closing PAR1"
+        ))
+        .with_offset(len));
+    }
+    Ok(())
 }
 
 /// The row groups a reader reads with the rows each announces; the footer's total must equal

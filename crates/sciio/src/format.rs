@@ -97,6 +97,20 @@ impl Format {
         }
     }
 
+    /// Whether `head` (a whole file) is the start of this format's signature, cut short.
+    fn is_cut_signature(self, head: &[u8]) -> bool {
+        let signatures: &[&[u8]] = match self {
+            Format::Npy => &[NPY_MAGIC],
+            Format::Npz => &ZIP_MAGICS,
+            Format::Hdf5 => &[HDF5_MAGIC],
+            Format::Mat => &[MAT73_TEXT],
+            Format::Parquet => &[PARQUET_MAGIC],
+        };
+        signatures
+            .iter()
+            .any(|s| head.len() < s.len() && s.starts_with(head))
+    }
+
     /// Picks the format of an existing file: the extension when it agrees with the first bytes
     /// (or the bytes say nothing), else what the bytes say; an error when neither helps.
     pub fn detect(path: &Path) -> Result<Format> {
@@ -116,6 +130,13 @@ impl Format {
                 name.name()
             ))
             .with_file(path)),
+            (Some(name), None) if name.is_cut_signature(&head) => Err(Error::truncated(format!(
+                "the file is truncated: it ends at byte {} inside the {} signature",
+                head.len(),
+                name.name()
+            ))
+            .with_file(path)
+            .with_offset(head.len() as u64)),
             (Some(name), None) => Err(Error::format(format!(
                 "the file name says {} but the first bytes are not of that format",
                 name.name()
