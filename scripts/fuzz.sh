@@ -54,7 +54,20 @@ for pkg in fuzz/*/; do
     fi
   done
 done
-[ "$found" -gt 0 ] || { echo "no fuzz targets found under fuzz/" >&2; exit 1; }
+if [ "$found" -eq 0 ] && ! printf '%s\n' "$@" | grep -qx damage_sweep; then
+  echo "no fuzz targets found under fuzz/" >&2
+  exit 1
+fi
+# The damage sweep at scale (the test command runs a small sample): damaged copies of real and
+# generated files through `sciio convert`, each under 10 s and 2 GiB (crates/sciio-cli/tests/
+# damage_sweep.rs). SCIIO_SWEEP_VARIANTS and SCIIO_SWEEP_SEED choose the size and the seed.
+if [ $# -eq 0 ] || printf '%s\n' "$@" | grep -qx damage_sweep; then
+  echo "==> damage sweep: ${SCIIO_SWEEP_VARIANTS:-20000} damaged copies" >&2
+  if ! SCIIO_SWEEP_VARIANTS="${SCIIO_SWEEP_VARIANTS:-20000}" \
+    cargo test -q -p sciio-cli --test damage_sweep -- --nocapture; then
+    failed+=("damage_sweep")
+  fi
+fi
 if [ ${#failed[@]} -gt 0 ]; then
   echo "fuzz targets that crashed (inputs in fuzz/artifacts/<target>/): ${failed[*]}" >&2
   exit 1

@@ -136,13 +136,12 @@ fn one_line(s: &str) -> String {
     let joined = s.split_whitespace().collect::<Vec<_>>().join(" ");
     joined
         .chars()
-        .flat_map(|c| {
-            let escaped: Vec<char> = if c.is_control() {
+        .flat_map(|c| -> Vec<char> {
+            if c.is_control() {
                 c.escape_unicode().collect()
             } else {
                 vec![c]
-            };
-            escaped
+            }
         })
         .collect()
 }
@@ -172,7 +171,19 @@ fn run(cli: Cli) -> Result<()> {
     }
 }
 
+/// Prints `text`, with control characters other than line breaks escaped: node names and
+/// values come from files, and a name holding an escape sequence must not drive the terminal.
 fn print_out(text: &str) -> Result<()> {
+    let text: String = text
+        .chars()
+        .flat_map(|c| -> Vec<char> {
+            if c.is_control() && c != '\n' {
+                c.escape_unicode().collect()
+            } else {
+                vec![c]
+            }
+        })
+        .collect();
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())
         .and_then(|()| out.flush())

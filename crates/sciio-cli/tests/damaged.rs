@@ -173,7 +173,7 @@ fn bytes_from_a_damaged_header_never_reach_the_terminal_raw() {
     // A header whose descr holds an escape sequence and a bell.
     let dict = "{'descr': '\u{1b}[31m\u{7}<f8', 'fortran_order': False, 'shape': (1,), }";
     let mut header = dict.to_string();
-    while (10 + header.len() + 1) % 64 != 0 {
+    while !(10 + header.len() + 1).is_multiple_of(64) {
         header.push(' ');
     }
     header.push('\n');
@@ -190,4 +190,40 @@ fn bytes_from_a_damaged_header_never_reach_the_terminal_raw() {
         run.stderr
     );
     assert!(run.stderr.contains("\\u{1b}"), "{:?}", run.stderr);
+}
+
+#[test]
+fn names_from_a_file_never_escape_the_destination_or_drive_the_terminal() {
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join("names.h5");
+    // HDF5 accepts '..', backslashes and control characters in link names: a group '..'
+    // would make the member '../x.npy'.
+    sciio_testkit::run_python(
+        "import h5py, numpy as np, sys\n\
+         with h5py.File(sys.argv[1], 'w') as f:\n\
+         \x20   f.create_group('..').create_dataset('x', data=np.arange(2))\n",
+        &[s(&src)],
+    );
+    let out = dir.path().join("out");
+    std::fs::create_dir(&out).unwrap();
+    let run = run_limited(&["convert", s(&src), s(&out.join("all.npz"))]);
+    assert_eq!(problem_with(&run), None);
+    assert!(run.stderr.contains("'..'"), "{}", run.stderr);
+    assert!(leftovers(&out).is_empty(), "{:?}", leftovers(&out));
+
+    let src = dir.path().join("escape.h5");
+    sciio_testkit::run_python(
+        "import h5py, numpy as np, sys\n\
+         with h5py.File(sys.argv[1], 'w') as f:\n\
+         \x20   f.create_dataset('red\\x1b[31mname', data=np.arange(2))\n",
+        &[s(&src)],
+    );
+    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+        .args(["ls", s(&src)])
+        .output()
+        .unwrap();
+    assert!(listed.status.success());
+    let text = String::from_utf8(listed.stdout).unwrap();
+    assert!(!text.contains('\u{1b}'), "raw escape in {text:?}");
+    assert!(text.contains("red\\u{1b}[31mname"), "{text}");
 }

@@ -25,4 +25,4 @@ mod write;
 
 pub use read::{error_from_io, Entry, MemberReader, ZipArchive};
 pub use spec::{CompressionMethod, DosDateTime};
-pub use write::{Compression, MemberWriter, ZipWriter, DEFAULT_BLOCK_SIZE};
+pub use write::{unsafe_member_name, Compression, MemberWriter, ZipWriter, DEFAULT_BLOCK_SIZE};

@@ -200,6 +200,9 @@ impl<W: Write + Seek> ZipWriter<W> {
         }
     }
 
+    /// Member names often come from another file (HDF5 paths, MAT variables, Parquet
+    /// columns): one that would land outside the extraction folder, or that holds control
+    /// characters, is refused.
     fn check_name(&mut self, name: &str) -> Result<()> {
         if self.failed {
             return Err(self.locate(Error::invalid_input(
@@ -210,6 +213,12 @@ impl<W: Write + Seek> ZipWriter<W> {
             return Err(self.locate(Error::invalid_input(format!(
                 "member name must be 1 to 65535 bytes long, not {}",
                 name.len()
+            ))));
+        }
+        if let Some(why) = unsafe_member_name(name) {
+            let shown: String = name.chars().flat_map(char::escape_default).collect();
+            return Err(self.locate(Error::invalid_input(format!(
+                "member name '{shown}' {why}: an unzip would write it outside its folder"
             ))));
         }
         if !self.names.insert(name.as_bytes().to_vec()) {
@@ -673,6 +682,44 @@ impl From<Compression> for CompressionMethod {
         match c {
             Compression::Stored => CompressionMethod::STORED,
             Compression::Deflate(_) => CompressionMethod::DEFLATE,
+        }
+    }
+}
+
+/// Why `name` is not a safe member name (`None` when it is): an absolute path, a `..`
+/// component, a backslash (a separator on Windows) or a control character (NUL included).
+pub fn unsafe_member_name(name: &str) -> Option<&'static str> {
+    if name.starts_with('/') {
+        Some("is an absolute path")
+    } else if name.split('/').any(|part| part == "..") {
+        Some("climbs out with '..'")
+    } else if name.contains('\\') {
+        Some("holds a backslash")
+    } else if name.chars().any(char::is_control) {
+        Some("holds a control character")
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod member_name_tests {
+    use super::unsafe_member_name;
+
+    #[test]
+    fn names_that_would_leave_the_folder_are_refused() {
+        for bad in [
+            "/etc/x.npy",
+            "../x.npy",
+            "a/../../x.npy",
+            "a\\b.npy",
+            "a\u{0}b",
+            "x\u{1b}[31m",
+        ] {
+            assert!(unsafe_member_name(bad).is_some(), "{bad:?}");
+        }
+        for good in ["x.npy", "a/b.npy", "a..b.npy", "ü/β.npy", "t:1.npy"] {
+            assert_eq!(unsafe_member_name(good), None, "{good:?}");
         }
     }
 }
