@@ -19,7 +19,7 @@ use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn,
     ArrowRowGroupWriterFactory,
 };
-use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter};
+use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter, ProjectionMask};
 use parquet::basic::{ConvertedType, GzipLevel, LogicalType, Type as PhysicalType, ZstdLevel};
 use parquet::file::metadata::{KeyValue, ParquetMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
@@ -138,6 +138,87 @@ pub struct ParquetReader {
     rows_read: u64,
     /// Set once a batch failed: the inner reader's state is then unknown.
     failed: bool,
+    /// Re-reads one row group column by column to name the column that fails to decode.
+    probe: ColumnProbe,
+}
+
+/// A second handle on the input and its footer, used only after a decoding failure: each leaf
+/// column of the failing row group is decoded alone (panics contained) to find the damaged one.
+struct ColumnProbe {
+    decode_alone: Box<dyn Fn(usize, usize) -> Result<()> + Send>,
+    columns: Vec<String>,
+}
+
+impl std::fmt::Debug for ColumnProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ColumnProbe")
+            .field("columns", &self.columns)
+            .finish()
+    }
+}
+
+impl ColumnProbe {
+    fn new<R: ChunkReader + 'static>(input: Shared<R>, meta: ArrowReaderMetadata) -> Self {
+        let columns = meta
+            .parquet_schema()
+            .columns()
+            .iter()
+            .map(|c| c.path().string())
+            .collect();
+        let decode_alone = move |group: usize, column: usize| -> Result<()> {
+            let mask = ProjectionMask::leaves(meta.parquet_schema(), [column]);
+            contain_panics("", || {
+                let reader =
+                    ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), meta.clone())
+                        .with_row_groups(vec![group])
+                        .with_projection(mask)
+                        .build()
+                        .map_err(parquet_err)?;
+                for batch in reader {
+                    batch.map_err(arrow_err)?;
+                }
+                Ok(())
+            })
+        };
+        ColumnProbe {
+            decode_alone: Box::new(decode_alone),
+            columns,
+        }
+    }
+
+    /// The first leaf column of `group` that does not decode on its own.
+    fn failing_column(&self, group: usize) -> Option<&str> {
+        (0..self.columns.len())
+            .find(|&c| (self.decode_alone)(group, c).is_err())
+            .map(|c| self.columns[c].as_str())
+    }
+}
+
+/// The input shared between the batch reader and the [`ColumnProbe`].
+struct Shared<R>(Arc<R>);
+
+impl<R> Clone for Shared<R> {
+    fn clone(&self) -> Self {
+        Shared(Arc::clone(&self.0))
+    }
+}
+
+impl<R: ChunkReader> parquet::file::reader::Length for Shared<R> {
+    fn len(&self) -> u64 {
+        self.0.len()
+    }
+}
+
+impl<R: ChunkReader> ChunkReader for Shared<R> {
+    type T = R::T;
+
+    fn get_read(&self, start: u64) -> parquet::errors::Result<Self::T> {
+        self.0.get_read(start)
+    }
+
+    fn get_bytes(&self, start: u64, length: usize) -> parquet::errors::Result<bytes::Bytes> {
+        self.0.get_bytes(start, length)
+    }
 }
 
 impl ParquetReader {
@@ -221,6 +302,8 @@ impl ParquetReader {
             crate::categorical::read_categories(&input, meta.metadata(), &categorical)
         })?;
         let groups = selected_groups(meta.metadata(), row_groups.as_deref(), num_rows)?;
+        let input = Shared(Arc::new(input));
+        let probe = ColumnProbe::new(input.clone(), meta.clone());
         let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(input, meta);
         if let Some(groups) = row_groups {
             builder = builder.with_row_groups(groups);
@@ -240,6 +323,7 @@ impl ParquetReader {
             groups,
             rows_read: 0,
             failed: false,
+            probe,
         })
     }
 
@@ -312,15 +396,17 @@ impl ParquetReader {
         Some(outcome.map_err(|e| self.locate(e)))
     }
 
-    /// Names the row group being decoded in a decoding error.
+    /// Names the row group being decoded in a decoding error, and the column that fails when
+    /// decoded alone.
     fn locate(&self, e: Error) -> Error {
-        match self.group_at(self.rows_read) {
-            Some(g) => {
-                let message = format!("row group {g}: {}", e.message());
-                Error::new(e.kind(), message)
-            }
-            None => e,
-        }
+        let Some(g) = self.group_at(self.rows_read) else {
+            return e;
+        };
+        let column = self
+            .probe
+            .failing_column(g)
+            .map_or(String::new(), |c| format!(", column '{c}'"));
+        Error::new(e.kind(), format!("row group {g}{column}: {}", e.message()))
     }
 
     /// At the end of the data: every row the footer announces must have been read.
