@@ -88,6 +88,7 @@ def pyarrow_cases():
     cases["types_gzip"] = (t, {"compression": "gzip"})
     cases["types_lz4_nodict"] = (t, {"compression": "lz4", "use_dictionary": False})
     cases["types_none"] = (t, {"compression": None})
+    cases["types_brotli"] = (t, {"compression": "brotli"})
 
     r = pd.DataFrame({"a": [1.0, 2.0, 3.0, 4.0], "b": list("wxyz")},
                      index=pd.RangeIndex(5, 17, 3, name="r"))

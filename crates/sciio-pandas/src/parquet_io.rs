@@ -20,7 +20,9 @@ use parquet::arrow::arrow_writer::{
     ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter, ProjectionMask};
-use parquet::basic::{ConvertedType, GzipLevel, LogicalType, Type as PhysicalType, ZstdLevel};
+use parquet::basic::{
+    BrotliLevel, ConvertedType, GzipLevel, LogicalType, Type as PhysicalType, ZstdLevel,
+};
 use parquet::file::metadata::{KeyValue, ParquetMetaData};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::ChunkReader;
@@ -591,6 +593,8 @@ pub enum Compression {
     Zstd(Option<i32>),
     /// LZ4 raw blocks.
     Lz4,
+    /// Brotli at a level (default 8, as Arrow C++).
+    Brotli(Option<u32>),
 }
 
 impl FromStr for Compression {
@@ -608,9 +612,13 @@ impl FromStr for Compression {
             ("lz4", None) => Compression::Lz4,
             ("gzip", l) => Compression::Gzip(l.map(|l| l.parse().map_err(|_| bad())).transpose()?),
             ("zstd", l) => Compression::Zstd(l.map(|l| l.parse().map_err(|_| bad())).transpose()?),
+            ("brotli", l) => {
+                Compression::Brotli(l.map(|l| l.parse().map_err(|_| bad())).transpose()?)
+            }
             _ => {
                 return Err(Error::invalid_input(format!(
-                    "unknown compression {s:?} (none, snappy, gzip[:level], zstd[:level], lz4)"
+                    "unknown compression {s:?} \
+                     (none, snappy, gzip[:level], zstd[:level], brotli[:level], lz4)"
                 )))
             }
         };
@@ -629,6 +637,7 @@ impl Compression {
             Compression::Lz4 => C::LZ4_RAW,
             Compression::Gzip(l) => C::GZIP(GzipLevel::try_new(l.unwrap_or(6)).map_err(bad)?),
             Compression::Zstd(l) => C::ZSTD(ZstdLevel::try_new(l.unwrap_or(1)).map_err(bad)?),
+            Compression::Brotli(l) => C::BROTLI(BrotliLevel::try_new(l.unwrap_or(8)).map_err(bad)?),
         })
     }
 }

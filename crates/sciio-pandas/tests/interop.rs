@@ -319,6 +319,7 @@ fn round_trips_are_equal_in_pandas() {
             .dictionary(false),
         ParquetOptions::new().compression(Compression::Lz4),
         ParquetOptions::new().compression(Compression::None),
+        ParquetOptions::new().compression(Compression::Brotli(Some(5))),
     ];
     let mut args: Vec<PathBuf> = Vec::new();
     for (i, case) in cases.iter().enumerate() {
