@@ -373,10 +373,15 @@ impl Dataset {
     ) -> Result<Option<Vec<u8>>> {
         let rank = shape.len();
         let (_, total) = self.row_sizes(shape, count, elem)?;
-        let chunk_elems: u64 = chunk.iter().product();
-        let chunk_bytes = (chunk_elems as usize)
-            .checked_mul(elem)
-            .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "chunk size overflows"))?;
+        if total == 0 {
+            // An empty selection, or an extent of 0 (a damaged dataspace, say): no chunk to read.
+            return Ok(Some(Vec::new()));
+        }
+        let overflow = || Error::new(ErrorKind::LimitExceeded, "chunk size overflows");
+        let chunk_bytes = chunk
+            .iter()
+            .try_fold(elem, |a, &d| usize::try_from(d).ok()?.checked_mul(a))
+            .ok_or_else(overflow)?;
         if chunk_bytes > filters::MAX_CHUNK_BYTES {
             return Err(self.locate(Error::format("chunk larger than 4 GiB")));
         }
@@ -392,7 +397,17 @@ impl Dataset {
         } else {
             (start + count - 1) / chunk[0] + 1
         };
-        let inner: u64 = grid[1..].iter().product();
+        let inner = grid[1..]
+            .iter()
+            .try_fold(1u64, |a, &g| a.checked_mul(g))
+            .ok_or_else(overflow)?;
+        let index = self.chunk_index()?;
+        // More chunks wanted than stored: some are missing (fill values), which libhdf5 reads;
+        // this also bounds the list below by what the file really holds.
+        let wanted = (last - first).checked_mul(inner).ok_or_else(overflow)?;
+        if wanted > index.len() as u64 {
+            return Ok(None);
+        }
         let mut coords: Vec<Vec<u64>> = Vec::new();
         for r in first..last {
             for k in 0..inner {
@@ -406,7 +421,6 @@ impl Dataset {
                 coords.push(c);
             }
         }
-        let index = self.chunk_index()?;
         let mut located = Vec::with_capacity(coords.len());
         for c in &coords {
             match index.get(c) {

@@ -379,7 +379,7 @@ impl Decoder {
                 Ok(Element::Compound(members))
             }
             H5Type::Array { base, dims } if needs(ty) => {
-                let n: usize = dims.iter().product();
+                let n = dims.iter().fold(1usize, |a, &d| a.saturating_mul(d));
                 let elem = base.size().max(1);
                 if bytes.len() < n.saturating_mul(elem) {
                     return Err(Error::format("array element shorter than its dimensions"));

@@ -166,7 +166,9 @@ impl H5Type {
             | H5Type::Compound { size, .. }
             | H5Type::Reference { size } => *size,
             H5Type::Enum { base, .. } => base.size(),
-            H5Type::Array { base, dims } => base.size() * dims.iter().product::<usize>(),
+            H5Type::Array { base, dims } => {
+                dims.iter().fold(base.size(), |a, &d| a.saturating_mul(d))
+            }
             // What libhdf5 reads them into: `char *` and `hvl_t` (H5Dget_type/H5Aget_type
             // return types marked as in memory, so compound offsets are laid out for these).
             H5Type::VarString { .. } => std::mem::size_of::<*const std::ffi::c_char>(),

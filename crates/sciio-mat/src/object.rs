@@ -115,7 +115,8 @@ impl MatObject {
 
     /// Number of elements `shape` announces.
     pub fn len(&self) -> usize {
-        self.shape.iter().product()
+        // Saturating: the shape comes from the file; a wrapped product would look small.
+        self.shape.iter().fold(1usize, |a, &d| a.saturating_mul(d))
     }
 
     /// Whether the object array has no elements.

@@ -216,3 +216,23 @@ fn fuzz_found_files_give_clean_errors() {
         assert!(text.contains(name) && text.contains(what), "{text}");
     }
 }
+
+/// Found by the damage sweep: zeros over a blosc CArray's dataspace left it (200, 0) with its
+/// chunks still listed, and the parallel chunk reader split its output into bands of zero
+/// chunks (a panic in `chunks(0)`). An extent of 0 reads as an empty array, as in h5py.
+#[test]
+fn sweep_found_zero_extent_reads_as_an_empty_array() {
+    let path =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz/zero_extent_blosc_carray.h5");
+    let file = PtFile::open(&path).unwrap();
+    let sciio_pytables::LeafData::Array(raw) = file.read("/carray").unwrap() else {
+        panic!("/carray is an array");
+    };
+    assert_eq!(raw.shape, [200, 0]);
+    assert!(raw.bytes.is_empty());
+    let h5py = sciio_testkit::run_python(
+        "import h5py, sys; print(h5py.File(sys.argv[1])['carray'][()].shape)",
+        &[path.to_str().unwrap()],
+    );
+    assert_eq!(h5py.trim(), "(200, 0)");
+}
