@@ -23,7 +23,7 @@ use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter,
 use parquet::basic::{
     BrotliLevel, ConvertedType, GzipLevel, LogicalType, Type as PhysicalType, ZstdLevel,
 };
-use parquet::file::metadata::{KeyValue, ParquetMetaData};
+use parquet::file::metadata::{FileMetaData, KeyValue, ParquetMetaData, ParquetMetaDataBuilder};
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::ChunkReader;
 use parquet::file::writer::SerializedFileWriter;
@@ -255,9 +255,18 @@ impl ParquetReader {
         options: &ReadOptions,
     ) -> Result<Self> {
         check_chunk_ranges(meta.metadata(), input.len())?;
+        let (meta, footer_rows) = with_row_group_total(meta)?;
         let file_meta = meta.metadata().file_metadata();
-        let num_rows = u64::try_from(file_meta.num_rows())
-            .map_err(|_| Error::format("negative row count in the Parquet footer"))?;
+        // The row groups' counts are what pyarrow reads (some writers leave the footer's total
+        // at 0: parquet-testing's repeated_no_annotation.parquet); a footer that disagrees is
+        // reported as a warning, and every row group must then decode to its own count.
+        let num_rows = row_group_rows(meta.metadata())?;
+        let footer_warning = (footer_rows != num_rows).then(|| {
+            format!(
+                "the footer announces {footer_rows} rows, its row groups {num_rows}: \
+                 read the row groups' rows, as pyarrow does"
+            )
+        });
         let raw = file_meta
             .key_value_metadata()
             .and_then(|kv| kv.iter().find(|k| k.key == PANDAS_KEY))
@@ -287,7 +296,7 @@ impl ParquetReader {
                 leaf_of.insert(col.name().to_string(), (i, col.physical_type()));
             }
         }
-        if let Some(w) = warning {
+        for w in warning.into_iter().chain(footer_warning) {
             schema.add_warning(w);
         }
         let mut categorical = Vec::new();
@@ -303,7 +312,7 @@ impl ParquetReader {
         let categories = contain_panics("parquet: reading the dictionary pages", || {
             crate::categorical::read_categories(&input, meta.metadata(), &categorical)
         })?;
-        let groups = selected_groups(meta.metadata(), row_groups.as_deref(), num_rows)?;
+        let groups = selected_groups(meta.metadata(), row_groups.as_deref())?;
         let input = Shared(Arc::new(input));
         let probe = ColumnProbe::new(input.clone(), meta.clone());
         let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(input, meta);
@@ -421,7 +430,7 @@ impl ParquetReader {
             .group_at(self.rows_read)
             .map_or(String::new(), |g| format!("row group {g}: "));
         Err(Error::format(format!(
-            "{group}the data ends after {} rows, the footer announces {expected}",
+            "{group}the data ends after {} rows, the row groups announce {expected}",
             self.rows_read
         )))
     }
@@ -482,34 +491,66 @@ fn check_ends_with_footer<R: ChunkReader>(input: &R) -> Result<()> {
     Ok(())
 }
 
-/// The row groups a reader reads with the rows each announces; the footer's total must equal
-/// the sum over all row groups (a disagreement would silently shorten or pad the frame).
+/// The footer's metadata with its row count replaced by the row groups' total when the two
+/// disagree, and the footer's own count. arrow-rs clamps its batch size to the footer's count
+/// (`ParquetRecordBatchReaderBuilder::with_batch_size`), so a footer saying 0 rows made it
+/// return no row at all from a file with 6, silently.
+fn with_row_group_total(meta: ArrowReaderMetadata) -> Result<(ArrowReaderMetadata, u64)> {
+    let parquet = meta.metadata();
+    let file = parquet.file_metadata();
+    let footer_rows = u64::try_from(file.num_rows())
+        .map_err(|_| Error::format("negative row count in the Parquet footer"))?;
+    let total = row_group_rows(parquet)?;
+    if total == footer_rows {
+        return Ok((meta, footer_rows));
+    }
+    let total_i64 =
+        i64::try_from(total).map_err(|_| Error::format("the row groups' row counts overflow"))?;
+    let fixed = FileMetaData::new(
+        file.version(),
+        total_i64,
+        file.created_by().map(str::to_string),
+        file.key_value_metadata().cloned(),
+        file.schema_descr_ptr(),
+        file.column_orders().cloned(),
+    );
+    let rebuilt = ParquetMetaDataBuilder::new(fixed)
+        .set_row_groups(parquet.row_groups().to_vec())
+        .build();
+    let meta = ArrowReaderMetadata::try_new(Arc::new(rebuilt), ArrowReaderOptions::new())
+        .map_err(parquet_err)?;
+    Ok((meta, footer_rows))
+}
+
+/// The rows row group `g` announces.
+fn rows_of(meta: &ParquetMetaData, g: usize) -> Result<u64> {
+    let rg = meta
+        .row_groups()
+        .get(g)
+        .ok_or_else(|| Error::format(format!("row group {g} is not in the file")))?;
+    u64::try_from(rg.num_rows())
+        .map_err(|_| Error::format(format!("row group {g} has a negative row count")))
+}
+
+/// The rows of all row groups together.
+fn row_group_rows(meta: &ParquetMetaData) -> Result<u64> {
+    (0..meta.num_row_groups()).try_fold(0u64, |total, g| {
+        total
+            .checked_add(rows_of(meta, g)?)
+            .ok_or_else(|| Error::format("the row groups' row counts overflow"))
+    })
+}
+
+/// The row groups a reader reads (all when `selection` is `None`) with the rows each
+/// announces: what every group must decode to, or the read fails naming it.
 fn selected_groups(
     meta: &ParquetMetaData,
     selection: Option<&[usize]>,
-    num_rows: u64,
 ) -> Result<Vec<(usize, u64)>> {
-    let rows_of = |g: usize| -> Result<u64> {
-        let rg = meta
-            .row_groups()
-            .get(g)
-            .ok_or_else(|| Error::format(format!("row group {g} is not in the file")))?;
-        u64::try_from(rg.num_rows())
-            .map_err(|_| Error::format(format!("row group {g} has a negative row count")))
-    };
-    let mut total = 0u64;
-    for g in 0..meta.num_row_groups() {
-        total = total.saturating_add(rows_of(g)?);
-    }
-    if total != num_rows {
-        return Err(Error::format(format!(
-            "the footer announces {num_rows} rows, its row groups {total}"
-        )));
-    }
     match selection {
-        Some(groups) => groups.iter().map(|&g| Ok((g, rows_of(g)?))).collect(),
+        Some(groups) => groups.iter().map(|&g| Ok((g, rows_of(meta, g)?))).collect(),
         None => (0..meta.num_row_groups())
-            .map(|g| Ok((g, rows_of(g)?)))
+            .map(|g| Ok((g, rows_of(meta, g)?)))
             .collect(),
     }
 }

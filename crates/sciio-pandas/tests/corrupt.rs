@@ -280,3 +280,31 @@ fn negative_column_chunk_offset_is_a_format_error() {
     assert_eq!(err.kind(), ErrorKind::Format, "{err}");
     assert!(err.to_string().contains("outside the"), "{err}");
 }
+
+/// parquet-testing's repeated_no_annotation.parquet: its footer says 0 rows, its one row group
+/// 6. pyarrow reads the row groups' 6 rows; so does sciio (arrow-rs alone returned none,
+/// silently), with a warning about the footer. The spec-minded reading (an error) would lose
+/// data pandas users get: the tool is followed.
+#[test]
+fn a_footer_row_count_that_disagrees_with_the_row_groups_reads_the_row_groups() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/parquet-testing/repeated_no_annotation.parquet");
+    let reader = sciio_pandas::ParquetReader::open(&path).unwrap();
+    assert_eq!(reader.num_rows(), 6);
+    assert!(
+        reader
+            .schema()
+            .warnings()
+            .iter()
+            .any(|w| w.contains("the footer announces 0 rows, its row groups 6")),
+        "{:?}",
+        reader.schema().warnings()
+    );
+    let rows: usize = reader.map(|b| b.unwrap().num_rows()).sum();
+    assert_eq!(rows, 6);
+    let pyarrow = sciio_testkit::run_python(
+        "import sys, pyarrow.parquet as pq; print(pq.read_table(sys.argv[1]).num_rows)",
+        &[path.to_str().unwrap()],
+    );
+    assert_eq!(pyarrow.trim(), "6");
+}
