@@ -308,3 +308,34 @@ fn a_footer_row_count_that_disagrees_with_the_row_groups_reads_the_row_groups() 
     );
     assert_eq!(pyarrow.trim(), "6");
 }
+
+/// Damaged pages on which arrow-rs 60.1 panicked (reproducers in tests/data/upstream, see
+/// docs/upstream-reports.md): each read ends in a Corrupt error naming the row group and the
+/// column, never a panic.
+#[test]
+fn arrow_rs_panics_on_damaged_pages_become_located_errors() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream");
+    for (name, column, panic) in [
+        (
+            "dict_decoder_not_set.parquet",
+            "I8",
+            "Decoder for dict should have been set",
+        ),
+        (
+            "offset_len_out_of_bounds.parquet",
+            "b",
+            "offset + len out of bounds",
+        ),
+    ] {
+        let path = dir.join(name);
+        let outcome = sciio_pandas::ParquetReader::open(&path)
+            .and_then(|reader| reader.collect::<sciio_core::Result<Vec<_>>>());
+        let e = outcome.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Corrupt, "{name}: {e}");
+        let text = e.to_string();
+        assert!(
+            text.contains(&format!("row group 0, column '{column}'")) && text.contains(panic),
+            "{name}: {text}"
+        );
+    }
+}

@@ -16,10 +16,13 @@ use super::{b2nd_meta, MAX_CHUNK_BYTES};
 const BLOSC1_HEADER: usize = 16;
 const SNAPPY_FORMAT: u8 = 2;
 
-/// Starts c-blosc2 (idempotent; called once before filters are registered).
+/// Starts c-blosc2 once per process: before filters are registered, and before any direct
+/// [`super::decode`] call (a caller that never touched libhdf5, such as a fuzz target, would
+/// otherwise hand frames to an uninitialised library).
 pub(super) fn init() {
-    // SAFETY: initialises c-blosc2's global tables; called once.
-    unsafe { b2::blosc2_init() };
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: initialises c-blosc2's global tables, once.
+    ONCE.call_once(|| unsafe { b2::blosc2_init() });
 }
 
 fn corrupt(what: &str) -> Error {
@@ -34,6 +37,7 @@ fn le_u32(b: &[u8], at: usize) -> usize {
 
 /// Decodes one Blosc1 frame.
 pub(super) fn decode_blosc1(input: &[u8], expected: Option<usize>) -> Result<Vec<u8>> {
+    init();
     if input.len() < BLOSC1_HEADER {
         return Err(corrupt("blosc frame shorter than its 16-byte header"));
     }
@@ -185,6 +189,7 @@ impl Drop for Schunk {
 
 /// Decodes one Blosc2 chunk as written by hdf5-blosc2 / PyTables (a super-chunk frame).
 pub(super) fn decode_blosc2(input: &[u8], expected: Option<usize>) -> Result<Vec<u8>> {
+    init();
     // c-blosc2 wants a mutable pointer but does not write through it when `copy` is false;
     // a private copy keeps that promise independent of the library.
     let mut frame = input.to_vec();
