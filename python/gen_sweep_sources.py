@@ -55,6 +55,23 @@ with h5py.File(out / "h5py-fletcher32.h5", "r") as f:
     chunks = [ds.id.get_chunk_info(i) for i in range(ds.id.get_num_chunks())]
     checked["h5py-fletcher32.h5"] = [(c.byte_offset, c.byte_offset + c.size) for c in chunks]
 
+# h5py metadata libhdf5 parses itself: dense attribute and link storage (fractal heaps, v2
+# B-trees) in the latest format; many groups in the earliest (v1 B-trees, local heaps); vlen
+# strings (global heaps).
+with h5py.File(out / "h5py-latest-dense.h5", "w", libver="latest") as f:
+    g = f.create_group("many", track_order=True)
+    for i in range(40):
+        g.attrs[f"attr{i:02d}"] = np.arange(i % 5 + 1)
+        g.create_dataset(f"d{i:02d}", data=np.full(3, i))
+    f.create_dataset("strings", data=np.array(["a", "bb", "ccc"] * 20, dtype=object),
+                     dtype=h5py.string_dtype())
+checked["h5py-latest-dense.h5"] = []
+with h5py.File(out / "h5py-earliest-groups.h5", "w", libver="earliest") as f:
+    for i in range(30):
+        f.create_group(f"g{i:02d}").create_dataset("x", data=np.arange(i + 1))
+    f.attrs["note"] = "old format"
+checked["h5py-earliest-groups.h5"] = []
+
 # Parquet: dictionary and plain pages, page checksums, snappy / zstd / gzip.
 frame = pa.table({
     "i": pa.array(np.arange(3000, dtype=np.int64)),

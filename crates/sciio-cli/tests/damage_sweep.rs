@@ -42,6 +42,24 @@ struct Source {
     bytes: Vec<u8>,
     covered: Vec<(usize, usize)>,
     clean_output: Option<Vec<u8>>,
+    /// Where the HDF5 metadata libhdf5 parses itself starts (B-tree nodes, local, global and
+    /// fractal heaps, shared message tables, v2 object headers): damage is aimed there too.
+    metadata: Vec<usize>,
+}
+
+/// Signatures of the HDF5 structures libhdf5 parses without sciio's header checks.
+const HDF5_SIGNATURES: [&[u8; 4]; 13] = [
+    b"TREE", b"HEAP", b"GCOL", b"FRHP", b"FHDB", b"FHIB", b"BTHD", b"BTIN", b"BTLF", b"SMTB",
+    b"SMLI", b"OHDR", b"OCHK",
+];
+
+fn metadata_offsets(bytes: &[u8]) -> Vec<usize> {
+    bytes
+        .windows(4)
+        .enumerate()
+        .filter(|(_, w)| HDF5_SIGNATURES.iter().any(|s| w == s))
+        .map(|(at, _)| at)
+        .collect()
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -61,10 +79,15 @@ fn damage(source: &Source, rng: &mut Rng) -> (Vec<u8>, String, Option<(usize, us
         3 => Damage::Run([0xFF, 0x7F][rng.below(2)], 4),
         _ => Damage::Run(0, 8),
     };
-    // Half aimed at the first and last 2 KiB (headers, footers), half anywhere.
-    let at = match rng.below(4) {
+    // Aimed at the first and last 2 KiB (headers, footers), at HDF5 metadata structures, or
+    // anywhere.
+    let at = match rng.below(5) {
         0 => rng.below(len.min(2048)),
         1 => len.saturating_sub(1 + rng.below(len.min(2048))),
+        2 if !source.metadata.is_empty() => {
+            let start = source.metadata[rng.below(source.metadata.len())];
+            (start + rng.below(64)).min(len - 1)
+        }
         _ => rng.below(len),
     };
     match kind {
@@ -205,11 +228,13 @@ fn sources(generated: &Path) -> Vec<Source> {
         .map(|(path, covered)| {
             let (_, clean_output) = check_run(&path, dir.path());
             let bytes = std::fs::read(&path).unwrap();
+            let metadata = metadata_offsets(&bytes);
             Source {
                 path,
                 bytes,
                 covered,
                 clean_output,
+                metadata,
             }
         })
         .collect()

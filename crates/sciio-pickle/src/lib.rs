@@ -1,0 +1,119 @@
+//! A Python pickle *reader* that never runs anything.
+//!
+//! pandas and PyTables keep some attributes and object columns as pickles. Python's
+//! `pickle.loads` imports modules and calls whatever the stream names, so a damaged or hostile
+//! file runs code. This crate only reads: [`parse`] turns a pickle (protocols 0 to 5) into a
+//! tree of [`Value`]s in which a class or function the stream refers to stays a name
+//! ([`Value::Global`]) and a call stays the callable with its arguments ([`Value::Reduce`],
+//! [`Value::NewObj`], [`Value::Build`]). Interpreting those shapes (a `datetime.timezone`, a
+//! numpy array reconstruction) is the caller's job, by name.
+//!
+//! Every size the stream states is checked against the bytes that remain, the number of values
+//! it builds and the depth of the tree are bounded ([`ParseLimits`]), and shared or
+//! self-referencing values (the memo) are expanded at most once per path: a reference cycle
+//! becomes [`Value::Recursive`].
+//!
+//! ```
+//! use sciio_pickle::{parse, Value};
+//! // pickle.dumps({'a': [1, 2.5, None]}, protocol=2)
+//! let bytes = b"\x80\x02}q\x00X\x01\x00\x00\x00aq\x01]q\x02(K\x01G@\x04\x00\x00\x00\x00\x00\x00Nes.";
+//! let value = parse(bytes)?;
+//! let Value::Dict(items) = &value else { panic!("a dict") };
+//! assert_eq!(items[0].0, Value::Str("a".into()));
+//! assert_eq!(items[0].1, Value::List(vec![Value::Int(1), Value::Float(2.5), Value::None]));
+//! # Ok::<(), sciio_core::Error>(())
+//! ```
+
+mod machine;
+
+use sciio_core::Result;
+
+pub use machine::ParseLimits;
+
+/// A value read from a pickle. Containers hold their items in stream order.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    /// `None`.
+    None,
+    /// `True` / `False`.
+    Bool(bool),
+    /// An integer that fits in 64 bits.
+    Int(i64),
+    /// A larger integer: its two's-complement bytes, little-endian (as `LONG1`/`LONG4` store it).
+    BigInt(Vec<u8>),
+    /// A float.
+    Float(f64),
+    /// A `str`.
+    Str(String),
+    /// `bytes`, `bytearray`, or a protocol-2 `str` of Python 2 kept as bytes.
+    Bytes(Vec<u8>),
+    /// A `list`.
+    List(Vec<Value>),
+    /// A `tuple`.
+    Tuple(Vec<Value>),
+    /// A `dict`, its items in insertion order.
+    Dict(Vec<(Value, Value)>),
+    /// A `set`.
+    Set(Vec<Value>),
+    /// A `frozenset`.
+    FrozenSet(Vec<Value>),
+    /// A module attribute named by the stream (a class or a function), never imported.
+    Global {
+        /// The module, e.g. `numpy.core.multiarray`.
+        module: String,
+        /// The attribute, e.g. `_reconstruct`.
+        name: String,
+    },
+    /// `callable(*args)` as the stream asks for it (REDUCE), never called.
+    Reduce {
+        /// What would be called.
+        callable: Box<Value>,
+        /// Its arguments (normally a tuple).
+        args: Box<Value>,
+    },
+    /// `cls.__new__(cls, *args, **kwargs)` (NEWOBJ, NEWOBJ_EX, INST, OBJ), never called.
+    NewObj {
+        /// The class.
+        class: Box<Value>,
+        /// Positional arguments.
+        args: Vec<Value>,
+        /// Keyword arguments (NEWOBJ_EX only).
+        kwargs: Vec<(Value, Value)>,
+    },
+    /// `obj.__setstate__(state)` or a `__dict__` update (BUILD), never applied.
+    Build {
+        /// The object.
+        object: Box<Value>,
+        /// Its state.
+        state: Box<Value>,
+    },
+    /// A persistent id (PERSID, BINPERSID): a reference to something outside the pickle.
+    Persistent(Box<Value>),
+    /// An extension-registry code (EXT1/2/4): a global known only to the writer's registry.
+    Extension(u32),
+    /// An out-of-band buffer (protocol 5 NEXT_BUFFER): its data is not in the stream.
+    OutOfBandBuffer,
+    /// A container met again inside itself (a reference cycle through the memo).
+    Recursive,
+}
+
+impl Value {
+    /// The `module.name` of a [`Value::Global`].
+    pub fn global_name(&self) -> Option<String> {
+        match self {
+            Value::Global { module, name } => Some(format!("{module}.{name}")),
+            _ => None,
+        }
+    }
+}
+
+/// Reads one pickle with the default [`ParseLimits`].
+pub fn parse(bytes: &[u8]) -> Result<Value> {
+    parse_with(bytes, &ParseLimits::default())
+}
+
+/// Reads one pickle; the stream must end with STOP (trailing bytes are ignored, as
+/// `pickle.loads` ignores them).
+pub fn parse_with(bytes: &[u8], limits: &ParseLimits) -> Result<Value> {
+    machine::Machine::new(bytes, limits).run()
+}

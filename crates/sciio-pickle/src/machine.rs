@@ -1,0 +1,862 @@
+//! The pickle virtual machine, minus every effect: opcodes build nodes in an arena, containers
+//! hold node indices (so a memoized list that is appended to later is the same list wherever
+//! the memo hands it out), and the result is expanded into a [`Value`] tree at STOP.
+
+use std::collections::HashMap;
+
+use sciio_core::{Error, ErrorKind, Result};
+
+use crate::Value;
+
+/// Bounds on what a pickle may make the reader build.
+///
+/// Defaults: 16 Mi values (in the arena and in the expanded tree), a nesting depth of 1000.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ParseLimits {
+    /// Most values built or expanded (shared values count once per place they appear).
+    pub max_values: usize,
+    /// Deepest nesting of containers and calls.
+    pub max_depth: usize,
+}
+
+impl Default for ParseLimits {
+    fn default() -> Self {
+        ParseLimits {
+            max_values: 16 << 20,
+            max_depth: 1000,
+        }
+    }
+}
+
+/// One node of the arena; containers refer to other nodes by index.
+#[derive(Debug, Clone)]
+enum Node {
+    Leaf(Value),
+    List(Vec<usize>),
+    Tuple(Vec<usize>),
+    Dict(Vec<(usize, usize)>),
+    Set(Vec<usize>),
+    FrozenSet(Vec<usize>),
+    Reduce(usize, usize),
+    NewObj(usize, Vec<usize>, Vec<(usize, usize)>),
+    Build(usize, usize),
+    Persistent(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    Mark,
+    Node(usize),
+}
+
+pub(crate) struct Machine<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    limits: ParseLimits,
+    nodes: Vec<Node>,
+    stack: Vec<Slot>,
+    memo: HashMap<u64, usize>,
+}
+
+fn format_at(at: usize, what: impl Into<String>) -> Error {
+    Error::format(format!("pickle: {}", what.into())).with_offset(at as u64)
+}
+
+impl<'a> Machine<'a> {
+    pub(crate) fn new(bytes: &'a [u8], limits: &ParseLimits) -> Self {
+        Machine {
+            bytes,
+            at: 0,
+            limits: *limits,
+            nodes: Vec::new(),
+            stack: Vec::new(),
+            memo: HashMap::new(),
+        }
+    }
+
+    // ---- reading the stream ----
+
+    fn take(&mut self, n: usize) -> Result<&'a [u8]> {
+        let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
+        let Some(end) = end else {
+            return Err(Error::truncated(format!(
+                "pickle: the stream ends at byte {} inside an item of {n} bytes",
+                self.bytes.len()
+            ))
+            .with_offset(self.bytes.len() as u64));
+        };
+        let out = &self.bytes[self.at..end];
+        self.at = end;
+        Ok(out)
+    }
+
+    fn u8(&mut self) -> Result<u8> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn le<const N: usize>(&mut self) -> Result<[u8; N]> {
+        let mut word = [0u8; N];
+        word.copy_from_slice(self.take(N)?);
+        Ok(word)
+    }
+
+    fn u16(&mut self) -> Result<u16> {
+        Ok(u16::from_le_bytes(self.le()?))
+    }
+
+    fn u32(&mut self) -> Result<u32> {
+        Ok(u32::from_le_bytes(self.le()?))
+    }
+
+    fn i32(&mut self) -> Result<i32> {
+        Ok(i32::from_le_bytes(self.le()?))
+    }
+
+    fn u64(&mut self) -> Result<u64> {
+        Ok(u64::from_le_bytes(self.le()?))
+    }
+
+    /// A length, checked against the bytes that remain before anything is allocated.
+    fn sized(&mut self, n: u64) -> Result<&'a [u8]> {
+        let n = usize::try_from(n)
+            .map_err(|_| format_at(self.at, "a length over the address space"))?;
+        self.take(n)
+    }
+
+    /// A text line of the protocol-0 opcodes, without its newline.
+    fn line(&mut self) -> Result<&'a [u8]> {
+        let rest = &self.bytes[self.at..];
+        let Some(len) = rest.iter().position(|&b| b == b'\n') else {
+            return Err(Error::truncated(format!(
+                "pickle: the stream ends at byte {} inside a text line",
+                self.bytes.len()
+            ))
+            .with_offset(self.bytes.len() as u64));
+        };
+        let line = &rest[..len];
+        self.at += len + 1;
+        Ok(line)
+    }
+
+    fn text_line(&mut self, what: &str) -> Result<&'a str> {
+        let start = self.at;
+        let line = self.line()?;
+        std::str::from_utf8(line).map_err(|_| format_at(start, format!("{what} is not text")))
+    }
+
+    // ---- the arena and the stack ----
+
+    fn add(&mut self, node: Node) -> Result<usize> {
+        if self.nodes.len() >= self.limits.max_values {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!("pickle builds more than {} values", self.limits.max_values),
+            )
+            .with_offset(self.at as u64));
+        }
+        self.nodes.push(node);
+        Ok(self.nodes.len() - 1)
+    }
+
+    fn push(&mut self, node: Node) -> Result<()> {
+        let i = self.add(node)?;
+        self.stack.push(Slot::Node(i));
+        Ok(())
+    }
+
+    fn push_leaf(&mut self, value: Value) -> Result<()> {
+        self.push(Node::Leaf(value))
+    }
+
+    fn pop(&mut self, op: u8) -> Result<usize> {
+        match self.stack.pop() {
+            Some(Slot::Node(i)) => Ok(i),
+            Some(Slot::Mark) => Err(format_at(self.at, format!("opcode {op:#04x} met a mark"))),
+            None => Err(format_at(
+                self.at,
+                format!("opcode {op:#04x} on an empty stack"),
+            )),
+        }
+    }
+
+    fn top(&self, op: u8) -> Result<usize> {
+        match self.stack.last() {
+            Some(Slot::Node(i)) => Ok(*i),
+            _ => Err(format_at(
+                self.at,
+                format!("opcode {op:#04x} needs a value on the stack"),
+            )),
+        }
+    }
+
+    /// Everything above the topmost mark, which is removed too.
+    fn pop_mark(&mut self, op: u8) -> Result<Vec<usize>> {
+        let Some(mark) = self.stack.iter().rposition(|s| matches!(s, Slot::Mark)) else {
+            return Err(format_at(
+                self.at,
+                format!("opcode {op:#04x} without a mark"),
+            ));
+        };
+        let items = self
+            .stack
+            .drain(mark..)
+            .skip(1)
+            .filter_map(|s| match s {
+                Slot::Node(i) => Some(i),
+                Slot::Mark => None,
+            })
+            .collect();
+        Ok(items)
+    }
+
+    fn pairs(&self, items: &[usize], op: u8) -> Result<Vec<(usize, usize)>> {
+        if !items.len().is_multiple_of(2) {
+            return Err(format_at(
+                self.at,
+                format!("opcode {op:#04x} with an odd number of items"),
+            ));
+        }
+        Ok(items.chunks_exact(2).map(|p| (p[0], p[1])).collect())
+    }
+
+    fn string_of(&self, i: usize, what: &str) -> Result<String> {
+        match &self.nodes[i] {
+            Node::Leaf(Value::Str(s)) => Ok(s.clone()),
+            Node::Leaf(Value::Bytes(b)) => Ok(String::from_utf8_lossy(b).into_owned()),
+            _ => Err(format_at(self.at, format!("{what} is not a string"))),
+        }
+    }
+
+    fn tuple_items(&self, i: usize) -> Vec<usize> {
+        match &self.nodes[i] {
+            Node::Tuple(items) | Node::List(items) => items.clone(),
+            _ => vec![i],
+        }
+    }
+
+    fn memo_get(&mut self, key: u64) -> Result<()> {
+        let Some(&i) = self.memo.get(&key) else {
+            return Err(format_at(
+                self.at,
+                format!("memo entry {key} was never stored"),
+            ));
+        };
+        self.stack.push(Slot::Node(i));
+        Ok(())
+    }
+
+    fn memo_put(&mut self, key: u64, op: u8) -> Result<()> {
+        let i = self.top(op)?;
+        if self.memo.len() >= self.limits.max_values {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                "pickle memo too large",
+            ));
+        }
+        self.memo.insert(key, i);
+        Ok(())
+    }
+
+    // ---- container updates, in place (the memo shares them) ----
+
+    fn extend_list(&mut self, target: usize, items: Vec<usize>, op: u8) -> Result<()> {
+        match &mut self.nodes[target] {
+            Node::List(list) => {
+                list.extend(items);
+                Ok(())
+            }
+            _ => Err(Error::unsupported(format!(
+                "pickle: opcode {op:#04x} appends to an object that is not a list"
+            ))
+            .with_offset(self.at as u64)),
+        }
+    }
+
+    fn extend_dict(&mut self, target: usize, items: Vec<(usize, usize)>, op: u8) -> Result<()> {
+        match &mut self.nodes[target] {
+            Node::Dict(dict) => {
+                dict.extend(items);
+                Ok(())
+            }
+            _ => Err(Error::unsupported(format!(
+                "pickle: opcode {op:#04x} sets items of an object that is not a dict"
+            ))
+            .with_offset(self.at as u64)),
+        }
+    }
+
+    // ---- running ----
+
+    pub(crate) fn run(mut self) -> Result<Value> {
+        loop {
+            let at = self.at;
+            let op = self.u8()?;
+            if op == b'.' {
+                let result = self.pop(op)?;
+                return Expander::new(&self.nodes, &self.limits).expand(result);
+            }
+            self.step(op).map_err(|e| {
+                if e.location().offset.is_some() {
+                    e
+                } else {
+                    e.with_offset(at as u64)
+                }
+            })?;
+        }
+    }
+
+    fn step(&mut self, op: u8) -> Result<()> {
+        match op {
+            0x80 => {
+                let proto = self.u8()?;
+                if proto > 5 {
+                    return Err(Error::unsupported(format!(
+                        "pickle protocol {proto} (0 to 5 are known)"
+                    )));
+                }
+            }
+            0x95 => {
+                let n = self.u64()?;
+                if n > (self.bytes.len() - self.at) as u64 {
+                    return Err(Error::truncated("pickle: a frame runs past the stream"));
+                }
+            }
+            b'(' => self.stack.push(Slot::Mark),
+            b'0' => {
+                self.stack.pop();
+            }
+            b'1' => {
+                self.pop_mark(op)?;
+            }
+            b'2' => {
+                let i = self.top(op)?;
+                self.stack.push(Slot::Node(i));
+            }
+            b'N' => self.push_leaf(Value::None)?,
+            0x88 => self.push_leaf(Value::Bool(true))?,
+            0x89 => self.push_leaf(Value::Bool(false))?,
+            b'J' => {
+                let v = self.i32()?;
+                self.push_leaf(Value::Int(v.into()))?
+            }
+            b'K' => {
+                let v = self.u8()?;
+                self.push_leaf(Value::Int(v.into()))?
+            }
+            b'M' => {
+                let v = self.u16()?;
+                self.push_leaf(Value::Int(v.into()))?
+            }
+            0x8a => {
+                let n = self.u8()?;
+                let bytes = self.take(n.into())?;
+                self.push_leaf(long_from_le(bytes))?
+            }
+            0x8b => {
+                let n = self.i32()?;
+                let n = u64::try_from(n).map_err(|_| format_at(self.at, "negative LONG4 size"))?;
+                let bytes = self.sized(n)?;
+                self.push_leaf(long_from_le(bytes))?
+            }
+            b'I' => {
+                let text = self.text_line("INT")?;
+                let value = match text {
+                    "01" => Value::Bool(true),
+                    "00" => Value::Bool(false),
+                    t => {
+                        parse_decimal(t).ok_or_else(|| format_at(self.at, "INT is not a number"))?
+                    }
+                };
+                self.push_leaf(value)?
+            }
+            b'L' => {
+                let text = self.text_line("LONG")?;
+                let value = parse_decimal(text.trim_end_matches('L'))
+                    .ok_or_else(|| format_at(self.at, "LONG is not a number"))?;
+                self.push_leaf(value)?
+            }
+            b'F' => {
+                let text = self.text_line("FLOAT")?;
+                let v = text
+                    .trim()
+                    .parse::<f64>()
+                    .map_err(|_| format_at(self.at, "FLOAT is not a number"))?;
+                self.push_leaf(Value::Float(v))?
+            }
+            b'G' => {
+                let v = f64::from_be_bytes(self.le()?);
+                self.push_leaf(Value::Float(v))?
+            }
+            b'S' => {
+                let start = self.at;
+                let line = self.line()?;
+                let bytes =
+                    unquote(line).ok_or_else(|| format_at(start, "STRING is not quoted"))?;
+                self.push_leaf(Value::Bytes(bytes))?
+            }
+            b'T' => {
+                let n = self.i32()?;
+                let n =
+                    u64::try_from(n).map_err(|_| format_at(self.at, "negative BINSTRING size"))?;
+                let bytes = self.sized(n)?.to_vec();
+                self.push_leaf(Value::Bytes(bytes))?
+            }
+            b'U' => {
+                let n = self.u8()?;
+                let bytes = self.take(n.into())?.to_vec();
+                self.push_leaf(Value::Bytes(bytes))?
+            }
+            b'B' | b'C' | 0x8e | 0x96 => {
+                let n = match op {
+                    b'B' => self.u32()?.into(),
+                    b'C' => self.u8()?.into(),
+                    _ => self.u64()?,
+                };
+                let bytes = self.sized(n)?.to_vec();
+                self.push_leaf(Value::Bytes(bytes))?
+            }
+            b'V' => {
+                let line = self.line()?;
+                self.push_leaf(Value::Str(raw_unicode_escape(line)))?
+            }
+            b'X' | 0x8c | 0x8d => {
+                let n = match op {
+                    b'X' => self.u32()?.into(),
+                    0x8c => self.u8()?.into(),
+                    _ => self.u64()?,
+                };
+                let bytes = self.sized(n)?;
+                // Python writes lone surrogates with "surrogatepass"; they are kept readable.
+                self.push_leaf(Value::Str(String::from_utf8_lossy(bytes).into_owned()))?
+            }
+            b']' => self.push(Node::List(Vec::new()))?,
+            b'}' => self.push(Node::Dict(Vec::new()))?,
+            b')' => self.push(Node::Tuple(Vec::new()))?,
+            0x8f => self.push(Node::Set(Vec::new()))?,
+            b'l' => {
+                let items = self.pop_mark(op)?;
+                self.push(Node::List(items))?
+            }
+            b't' => {
+                let items = self.pop_mark(op)?;
+                self.push(Node::Tuple(items))?
+            }
+            0x85..=0x87 => {
+                let n = usize::from(op - 0x84);
+                let mut items = Vec::with_capacity(n);
+                for _ in 0..n {
+                    items.push(self.pop(op)?);
+                }
+                items.reverse();
+                self.push(Node::Tuple(items))?
+            }
+            b'd' => {
+                let items = self.pop_mark(op)?;
+                let pairs = self.pairs(&items, op)?;
+                self.push(Node::Dict(pairs))?
+            }
+            0x91 => {
+                let items = self.pop_mark(op)?;
+                self.push(Node::FrozenSet(items))?
+            }
+            b'a' => {
+                let value = self.pop(op)?;
+                let list = self.top(op)?;
+                self.extend_list(list, vec![value], op)?
+            }
+            b'e' => {
+                let items = self.pop_mark(op)?;
+                let list = self.top(op)?;
+                self.extend_list(list, items, op)?
+            }
+            b's' => {
+                let value = self.pop(op)?;
+                let key = self.pop(op)?;
+                let dict = self.top(op)?;
+                self.extend_dict(dict, vec![(key, value)], op)?
+            }
+            b'u' => {
+                let items = self.pop_mark(op)?;
+                let pairs = self.pairs(&items, op)?;
+                let dict = self.top(op)?;
+                self.extend_dict(dict, pairs, op)?
+            }
+            0x90 => {
+                let items = self.pop_mark(op)?;
+                let set = self.top(op)?;
+                match &mut self.nodes[set] {
+                    Node::Set(s) => s.extend(items),
+                    _ => {
+                        return Err(Error::unsupported(
+                            "pickle: ADDITEMS to an object that is not a set",
+                        ))
+                    }
+                }
+            }
+            b'g' => {
+                let key = self.text_line("GET")?;
+                let key = key
+                    .trim()
+                    .parse()
+                    .map_err(|_| format_at(self.at, "GET index"))?;
+                self.memo_get(key)?
+            }
+            b'h' => {
+                let key = self.u8()?;
+                self.memo_get(key.into())?
+            }
+            b'j' => {
+                let key = self.u32()?;
+                self.memo_get(key.into())?
+            }
+            b'p' => {
+                let key = self.text_line("PUT")?;
+                let key = key
+                    .trim()
+                    .parse()
+                    .map_err(|_| format_at(self.at, "PUT index"))?;
+                self.memo_put(key, op)?
+            }
+            b'q' => {
+                let key = self.u8()?;
+                self.memo_put(key.into(), op)?
+            }
+            b'r' => {
+                let key = self.u32()?;
+                self.memo_put(key.into(), op)?
+            }
+            0x94 => {
+                let key = self.memo.len() as u64;
+                self.memo_put(key, op)?
+            }
+            b'c' => {
+                let module = self.text_line("GLOBAL module")?.to_string();
+                let name = self.text_line("GLOBAL name")?.to_string();
+                self.push_leaf(Value::Global { module, name })?
+            }
+            0x93 => {
+                let name = self.pop(op)?;
+                let module = self.pop(op)?;
+                let module = self.string_of(module, "STACK_GLOBAL module")?;
+                let name = self.string_of(name, "STACK_GLOBAL name")?;
+                self.push_leaf(Value::Global { module, name })?
+            }
+            b'R' => {
+                let args = self.pop(op)?;
+                let callable = self.pop(op)?;
+                self.push(Node::Reduce(callable, args))?
+            }
+            0x81 => {
+                let args = self.pop(op)?;
+                let class = self.pop(op)?;
+                let args = self.tuple_items(args);
+                self.push(Node::NewObj(class, args, Vec::new()))?
+            }
+            0x92 => {
+                let kwargs = self.pop(op)?;
+                let args = self.pop(op)?;
+                let class = self.pop(op)?;
+                let args = self.tuple_items(args);
+                let kwargs = match &self.nodes[kwargs] {
+                    Node::Dict(pairs) => pairs.clone(),
+                    _ => return Err(format_at(self.at, "NEWOBJ_EX keywords are not a dict")),
+                };
+                self.push(Node::NewObj(class, args, kwargs))?
+            }
+            b'i' => {
+                let module = self.text_line("INST module")?.to_string();
+                let name = self.text_line("INST name")?.to_string();
+                let args = self.pop_mark(op)?;
+                let class = self.add(Node::Leaf(Value::Global { module, name }))?;
+                self.push(Node::NewObj(class, args, Vec::new()))?
+            }
+            b'o' => {
+                let mut items = self.pop_mark(op)?;
+                if items.is_empty() {
+                    return Err(format_at(self.at, "OBJ without a class"));
+                }
+                let class = items.remove(0);
+                self.push(Node::NewObj(class, items, Vec::new()))?
+            }
+            b'b' => {
+                let state = self.pop(op)?;
+                let object = self.top(op)?;
+                // The object keeps its identity (the memo may share it): its old node moves to
+                // a new slot and its own slot becomes the BUILD.
+                let old = std::mem::replace(&mut self.nodes[object], Node::Leaf(Value::None));
+                let moved = self.add(old)?;
+                self.nodes[object] = Node::Build(moved, state);
+            }
+            b'P' => {
+                let id = self.text_line("PERSID")?.to_string();
+                let id = self.add(Node::Leaf(Value::Str(id)))?;
+                self.push(Node::Persistent(id))?
+            }
+            b'Q' => {
+                let id = self.pop(op)?;
+                self.push(Node::Persistent(id))?
+            }
+            0x82 => {
+                let code = self.u8()?;
+                self.push_leaf(Value::Extension(code.into()))?
+            }
+            0x83 => {
+                let code = self.u16()?;
+                self.push_leaf(Value::Extension(code.into()))?
+            }
+            0x84 => {
+                let code = self.u32()?;
+                self.push_leaf(Value::Extension(code))?
+            }
+            0x97 => self.push_leaf(Value::OutOfBandBuffer)?,
+            0x98 => {
+                self.top(op)?;
+            }
+            other => {
+                return Err(format_at(
+                    self.at.saturating_sub(1),
+                    format!("unknown opcode {other:#04x}"),
+                ))
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Expands arena nodes into a [`Value`] tree, bounded in size and depth.
+struct Expander<'n> {
+    nodes: &'n [Node],
+    limits: &'n ParseLimits,
+    emitted: usize,
+    path: Vec<usize>,
+}
+
+impl<'n> Expander<'n> {
+    fn new(nodes: &'n [Node], limits: &'n ParseLimits) -> Self {
+        Expander {
+            nodes,
+            limits,
+            emitted: 0,
+            path: Vec::new(),
+        }
+    }
+
+    fn expand(&mut self, i: usize) -> Result<Value> {
+        if self.path.contains(&i) {
+            return Ok(Value::Recursive);
+        }
+        self.emitted += 1;
+        if self.emitted > self.limits.max_values || self.path.len() >= self.limits.max_depth {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "pickle expands to more than {} values or {} levels",
+                    self.limits.max_values, self.limits.max_depth
+                ),
+            ));
+        }
+        self.path.push(i);
+        let value = self.expand_node(i);
+        self.path.pop();
+        value
+    }
+
+    fn all(&mut self, items: &[usize]) -> Result<Vec<Value>> {
+        items.iter().map(|&i| self.expand(i)).collect()
+    }
+
+    fn all_pairs(&mut self, pairs: &[(usize, usize)]) -> Result<Vec<(Value, Value)>> {
+        pairs
+            .iter()
+            .map(|&(k, v)| Ok((self.expand(k)?, self.expand(v)?)))
+            .collect()
+    }
+
+    fn expand_node(&mut self, i: usize) -> Result<Value> {
+        let nodes = self.nodes;
+        Ok(match &nodes[i] {
+            Node::Leaf(v) => v.clone(),
+            Node::List(items) => Value::List(self.all(items)?),
+            Node::Tuple(items) => Value::Tuple(self.all(items)?),
+            Node::Set(items) => Value::Set(self.all(items)?),
+            Node::FrozenSet(items) => Value::FrozenSet(self.all(items)?),
+            Node::Dict(pairs) => Value::Dict(self.all_pairs(pairs)?),
+            Node::Reduce(callable, args) => Value::Reduce {
+                callable: Box::new(self.expand(*callable)?),
+                args: Box::new(self.expand(*args)?),
+            },
+            Node::NewObj(class, args, kwargs) => Value::NewObj {
+                class: Box::new(self.expand(*class)?),
+                args: self.all(args)?,
+                kwargs: self.all_pairs(kwargs)?,
+            },
+            Node::Build(object, state) => Value::Build {
+                object: Box::new(self.expand(*object)?),
+                state: Box::new(self.expand(*state)?),
+            },
+            Node::Persistent(id) => Value::Persistent(Box::new(self.expand(*id)?)),
+        })
+    }
+}
+
+/// A two's-complement little-endian integer (LONG1/LONG4): `Int` when it fits 64 bits.
+fn long_from_le(bytes: &[u8]) -> Value {
+    if bytes.is_empty() {
+        return Value::Int(0);
+    }
+    if bytes.len() <= 8 {
+        let negative = bytes[bytes.len() - 1] & 0x80 != 0;
+        let mut word = if negative { [0xFF; 8] } else { [0; 8] };
+        word[..bytes.len()].copy_from_slice(bytes);
+        return Value::Int(i64::from_le_bytes(word));
+    }
+    Value::BigInt(bytes.to_vec())
+}
+
+/// A decimal integer of the text opcodes: `Int`, or `BigInt` beyond 64 bits.
+fn parse_decimal(text: &str) -> Option<Value> {
+    let text = text.trim();
+    if let Ok(v) = text.parse::<i64>() {
+        return Some(Value::Int(v));
+    }
+    let (negative, digits) = match text.strip_prefix('-') {
+        Some(rest) => (true, rest),
+        None => (false, text.strip_prefix('+').unwrap_or(text)),
+    };
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    // Magnitude in little-endian base 256, then two's complement.
+    let mut magnitude: Vec<u8> = vec![0];
+    for d in digits.bytes() {
+        let mut carry = u32::from(d - b'0');
+        for byte in magnitude.iter_mut() {
+            let v = u32::from(*byte) * 10 + carry;
+            *byte = (v & 0xFF) as u8;
+            carry = v >> 8;
+        }
+        while carry > 0 {
+            magnitude.push((carry & 0xFF) as u8);
+            carry >>= 8;
+        }
+    }
+    magnitude.push(0); // room for the sign bit
+    if negative {
+        let mut carry = 1u16;
+        for byte in magnitude.iter_mut() {
+            let v = u16::from(!*byte) + carry;
+            *byte = (v & 0xFF) as u8;
+            carry = v >> 8;
+        }
+    }
+    Some(Value::BigInt(magnitude))
+}
+
+/// The bytes of a protocol-0 STRING: a quoted Python 2 `repr` with backslash escapes.
+fn unquote(line: &[u8]) -> Option<Vec<u8>> {
+    let (&first, rest) = line.split_first()?;
+    let (&last, inner) = rest.split_last()?;
+    if first != last || !(first == b'\'' || first == b'"') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(inner.len());
+    let mut bytes = inner.iter().copied();
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        match bytes.next()? {
+            b'n' => out.push(b'\n'),
+            b't' => out.push(b'\t'),
+            b'r' => out.push(b'\r'),
+            b'a' => out.push(7),
+            b'b' => out.push(8),
+            b'f' => out.push(12),
+            b'v' => out.push(11),
+            b'x' => {
+                let hi = hex_digit(bytes.next()?)?;
+                let lo = hex_digit(bytes.next()?)?;
+                out.push(hi * 16 + lo);
+            }
+            d @ b'0'..=b'7' => {
+                let mut v = u32::from(d - b'0');
+                let mut more = bytes.clone();
+                for _ in 0..2 {
+                    match more.next() {
+                        Some(o @ b'0'..=b'7') => {
+                            v = v * 8 + u32::from(o - b'0');
+                            bytes.next();
+                        }
+                        _ => break,
+                    }
+                }
+                out.push((v & 0xFF) as u8);
+            }
+            other => out.push(other),
+        }
+    }
+    Some(out)
+}
+
+fn hex_digit(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+/// Python's `raw-unicode-escape`: `\uXXXX` and `\UXXXXXXXX` escapes, other bytes Latin-1.
+fn raw_unicode_escape(line: &[u8]) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut i = 0;
+    while i < line.len() {
+        let b = line[i];
+        if b == b'\\' && i + 1 < line.len() && (line[i + 1] == b'u' || line[i + 1] == b'U') {
+            let width = if line[i + 1] == b'u' { 4 } else { 8 };
+            let digits = line.get(i + 2..i + 2 + width);
+            let code = digits
+                .and_then(|d| std::str::from_utf8(d).ok())
+                .and_then(|d| u32::from_str_radix(d, 16).ok());
+            if let Some(code) = code {
+                out.push(char::from_u32(code).unwrap_or(char::REPLACEMENT_CHARACTER));
+                i += 2 + width;
+                continue;
+            }
+        }
+        out.push(char::from(b));
+        i += 1;
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn big_decimals_become_twos_complement_bytes() {
+        assert_eq!(parse_decimal("12"), Some(Value::Int(12)));
+        // 2**64 = 0x1_0000_0000_0000_0000
+        assert_eq!(
+            parse_decimal("18446744073709551616"),
+            Some(Value::BigInt(vec![0, 0, 0, 0, 0, 0, 0, 0, 1, 0]))
+        );
+        // -(2**64): ...FF FF 00 x8
+        let Some(Value::BigInt(b)) = parse_decimal("-18446744073709551616") else {
+            panic!("big");
+        };
+        assert_eq!(&b[..9], &[0, 0, 0, 0, 0, 0, 0, 0, 0xFF]);
+        assert_eq!(parse_decimal("1x"), None);
+    }
+
+    #[test]
+    fn longs_read_from_le_bytes() {
+        assert_eq!(long_from_le(&[0xFF]), Value::Int(-1));
+        assert_eq!(long_from_le(&[0x00, 0x01]), Value::Int(256));
+        assert_eq!(long_from_le(&[]), Value::Int(0));
+    }
+
+    #[test]
+    fn quoted_strings_unescape() {
+        assert_eq!(unquote(br"'a\nb\x41\101'"), Some(b"a\nbAA".to_vec()));
+        assert_eq!(unquote(b"'unterminated"), None);
+    }
+}
