@@ -8,12 +8,13 @@
 //! `SCIIO_SWEEP_VARIANTS=N` sets the number of variants (a small sample here; `./dev fuzz` runs
 //! a large one).
 
-use std::os::unix::process::ExitStatusExt;
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use sciio_testkit::LimitedRun;
 
 const ADDRESS_SPACE_KIB: u64 = 2 * 1024 * 1024;
 const TIME_LIMIT: Duration = Duration::from_secs(10);
@@ -112,50 +113,15 @@ fn damage(source: &Source, rng: &mut Rng) -> (Vec<u8>, String, Option<(usize, us
     }
 }
 
-struct Outcome {
-    /// Exit code, or the signal that ended the process, or None when killed for time.
-    code: Option<i32>,
-    signal: Option<i32>,
-    stderr: String,
-    timed_out: bool,
-}
-
-fn run_limited(args: &[&Path]) -> Outcome {
-    let script = format!("ulimit -v {ADDRESS_SPACE_KIB}; exec \"$0\" \"$@\"");
-    let started = Instant::now();
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_sciio"))
-        .arg("convert")
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot run sciio under bash");
-    let mut timed_out = false;
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status;
-        }
-        if started.elapsed() > TIME_LIMIT {
-            timed_out = true;
-            let _ = child.kill();
-            break child.wait().expect("wait");
-        }
-        std::thread::sleep(Duration::from_millis(5));
-    };
-    let mut stderr = String::new();
-    if let Some(mut err) = child.stderr.take() {
-        use std::io::Read;
-        let _ = err.read_to_string(&mut stderr);
-    }
-    Outcome {
-        code: status.code(),
-        signal: status.signal(),
-        stderr,
-        timed_out,
-    }
+fn run_limited(args: &[&Path]) -> LimitedRun {
+    let mut argv: Vec<&OsStr> = vec![OsStr::new("convert")];
+    argv.extend(args.iter().map(|p| p.as_os_str()));
+    sciio_testkit::run_limited(
+        Path::new(env!("CARGO_BIN_EXE_sciio")),
+        &argv,
+        TIME_LIMIT,
+        ADDRESS_SPACE_KIB,
+    )
 }
 
 /// Converts `input` into a fresh `out.npz` in `dir`; the problem with the run, if any, and the

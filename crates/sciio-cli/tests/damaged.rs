@@ -4,54 +4,25 @@
 //! values without bound) each give one clean error line, quickly, in bounded memory, and leave
 //! nothing behind.
 
+use std::ffi::OsStr;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use sciio_testkit::LimitedRun;
 
 /// Address-space limit for each run (KiB, as `ulimit -v` takes it): 2 GiB.
 const ADDRESS_SPACE_KIB: u64 = 2 * 1024 * 1024;
 const TIME_LIMIT: Duration = Duration::from_secs(10);
 
-struct Run {
-    status: Option<i32>,
-    stderr: String,
-    elapsed: Duration,
-}
-
 /// Runs `sciio args...` under the address-space limit, killed after the time limit.
-fn run_limited(args: &[&str]) -> Run {
-    let script = format!("ulimit -v {ADDRESS_SPACE_KIB}; exec \"$0\" \"$@\"");
-    let started = Instant::now();
-    let mut child = Command::new("bash")
-        .arg("-c")
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_sciio"))
-        .args(args)
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("cannot run sciio under bash");
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("wait") {
-            break status.code();
-        }
-        if started.elapsed() > TIME_LIMIT {
-            let _ = child.kill();
-            let _ = child.wait();
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let mut stderr = String::new();
-    if let Some(mut err) = child.stderr.take() {
-        use std::io::Read;
-        let _ = err.read_to_string(&mut stderr);
-    }
-    Run {
-        status,
-        stderr,
-        elapsed: started.elapsed(),
-    }
+fn run_limited(args: &[&str]) -> LimitedRun {
+    let args: Vec<&OsStr> = args.iter().map(OsStr::new).collect();
+    sciio_testkit::run_limited(
+        Path::new(env!("CARGO_BIN_EXE_sciio")),
+        &args,
+        TIME_LIMIT,
+        ADDRESS_SPACE_KIB,
+    )
 }
 
 fn s(p: &Path) -> &str {
@@ -59,10 +30,16 @@ fn s(p: &Path) -> &str {
 }
 
 /// What is wrong with a run that should have failed with one error line, if anything.
-fn problem_with(run: &Run) -> Option<String> {
+fn problem_with(run: &LimitedRun) -> Option<String> {
     let lines: Vec<&str> = run.stderr.lines().collect();
-    match run.status {
-        None => Some(format!("killed after {:?}", run.elapsed)),
+    if run.timed_out {
+        return Some(format!("killed after {:?}", run.elapsed));
+    }
+    if let Some(signal) = run.signal {
+        return Some(format!("ended by signal {signal}"));
+    }
+    match run.code {
+        None => Some("no exit code".to_string()),
         Some(1) if lines.len() == 1 && lines[0].starts_with("sciio: error: ") => lines[0]
             .contains("internal error")
             .then(|| lines[0].to_string()),

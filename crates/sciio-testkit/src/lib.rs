@@ -165,3 +165,67 @@ pub fn zero_first_heap_object(bytes: &mut [u8], heap: usize) -> usize {
     bytes[first + 8..first + 16].copy_from_slice(&0u64.to_le_bytes());
     first
 }
+
+/// How a program run by [`run_limited`] ended.
+#[derive(Debug)]
+pub struct LimitedRun {
+    /// The exit code, when it exited.
+    pub code: Option<i32>,
+    /// The signal that ended it, when one did (a crash, or the kill after the time limit).
+    pub signal: Option<i32>,
+    /// Killed for running past the time limit.
+    pub timed_out: bool,
+    /// Its standard error.
+    pub stderr: String,
+    /// How long it ran.
+    pub elapsed: std::time::Duration,
+}
+
+/// Runs `program args...` with its address space limited to `address_space_kib` KiB (`ulimit
+/// -v`), killed after `time_limit`; stdout is discarded, stderr kept. For tests that feed
+/// damaged files to the CLI and must tell a clean error from a crash, a hang or a memory blow-up.
+pub fn run_limited(
+    program: &Path,
+    args: &[&std::ffi::OsStr],
+    time_limit: std::time::Duration,
+    address_space_kib: u64,
+) -> LimitedRun {
+    use std::os::unix::process::ExitStatusExt;
+    let script = format!("ulimit -v {address_space_kib}; exec \"$0\" \"$@\"");
+    let started = std::time::Instant::now();
+    let mut child = Command::new("bash")
+        .arg("-c")
+        .arg(script)
+        .arg(program)
+        .args(args)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("cannot run the program under bash");
+    // Read stderr on a thread so that a chatty child never blocks on a full pipe.
+    let mut err = child.stderr.take().expect("piped stderr");
+    let reader = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut err, &mut text);
+        text
+    });
+    let mut timed_out = false;
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait") {
+            break status;
+        }
+        if started.elapsed() > time_limit {
+            timed_out = true;
+            let _ = child.kill();
+            break child.wait().expect("wait");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    };
+    LimitedRun {
+        code: status.code(),
+        signal: status.signal(),
+        timed_out,
+        stderr: reader.join().unwrap_or_default(),
+        elapsed: started.elapsed(),
+    }
+}
