@@ -312,17 +312,19 @@ fn lzo_chunks_written_by_sciio_decode_with_liblzo2_as_pytables_reads_them() {
                 "{name} chunk {k}: {} bytes, H5Zlzo.c would store it unfiltered",
                 frame.len()
             );
-            // Byte for byte what liblzo2's lzo1x_1_compress (PyTables' encoder) makes of the
-            // same (shuffled) chunk.
+            // sciio's encoder (lzokay, MIT) is not liblzo2's lzo1x_1_compress: the stream differs
+            // but must be as compact as the reference's within 10 %, and decode (below).
             let input = &padded[k * chunk_bytes..(k + 1) * chunk_bytes];
             let input = if name == "shuf" {
                 shuffle(input, 4)
             } else {
                 input.to_vec()
             };
+            let reference = lzo1x_1(&input).len();
             assert!(
-                frame == lzo1x_1(&input),
-                "{name} chunk {k}: differs from lzo1x_1_compress's stream"
+                frame.len() * 10 <= reference * 11,
+                "{name} chunk {k}: {} bytes against lzo1x_1_compress's {reference}",
+                frame.len()
             );
             // The LZO1X stream runs to the last byte: its end-of-stream marker (M4 with
             // distance 0) is the frame's end; no Adler-32/length trailer follows.

@@ -188,9 +188,10 @@ impl FilterStage {
                 at(6, 0),
                 threads.clamp(1, 64),
             ),
-            // The lzo1x crate's level 3 is liblzo2's lzo1x_1_compress, which PyTables' H5Zlzo.c
-            // calls (its level 1 is lzo1x_1_11_compress): chunks come out byte-identical.
-            id::LZO => Ok(lzo1x::compress(input, lzo1x::CompressLevel::new(3))),
+            // An LZO1X stream (lzokay's encoder, MIT) that liblzo2's lzo1x_decompress_safe, as
+            // PyTables' H5Zlzo.c calls it, decodes; not byte-identical to lzo1x_1_compress.
+            id::LZO => lzokay_native::compress(input)
+                .map_err(|e| Error::format(format!("LZO compression failed: {e:?}"))),
             other => Err(Error::unsupported(format!(
                 "filter {other} is not Blosc or LZO"
             ))),
