@@ -60,6 +60,10 @@ enum Command {
         /// deflate:6 (npz), shuffle,zlib:1 or blosc2:lz4:5 (hdf5), zstd:3 (parquet), none.
         #[arg(long, value_name = "SPEC")]
         compress: Option<CompressSpec>,
+        /// Fail, writing nothing, when anything of the source would be left out (by default
+        /// what DST cannot hold is left out and listed on stderr).
+        #[arg(long)]
+        strict: bool,
     },
 }
 
@@ -144,12 +148,19 @@ fn run(cli: Cli) -> Result<()> {
             paths,
             to,
             compress,
+            strict,
         } => {
             let (dst, srcs) = paths
                 .split_last()
                 .ok_or_else(|| Error::invalid_input("convert needs SRC and DST"))?;
             let srcs: Vec<Target> = srcs.iter().map(|s| Target::parse(s)).collect();
-            convert(&srcs, &Target::parse(dst), to, compress)
+            let options = ConvertOptions {
+                to,
+                compress,
+                dst_node: None,
+                strict,
+            };
+            convert(&srcs, &Target::parse(dst), options)
         }
     }
 }
@@ -228,12 +239,9 @@ fn frame_text(file: &File, target: &Target, as_json: bool) -> Result<Option<Stri
     file.frame_text(FRAME_ROWS)
 }
 
-fn convert(
-    srcs: &[Target],
-    dst: &Target,
-    to: Option<Format>,
-    compress: Option<CompressSpec>,
-) -> Result<()> {
+/// Converts; what DST cannot hold is listed on stderr after the conversion, grouped
+/// (`left out: 3 attributes on 2 nodes (npz holds no attributes)`).
+fn convert(srcs: &[Target], dst: &Target, options: ConvertOptions) -> Result<()> {
     let mut files = srcs
         .iter()
         .map(|t| File::open(&t.file))
@@ -245,15 +253,17 @@ fn convert(
         .collect();
     let mut bar = progress::Progress::new(&dst.file.display().to_string());
     let options = ConvertOptions {
-        to,
-        compress,
         dst_node: dst.node.clone(),
+        ..options
     };
     let result = sciio::convert_many(&mut sources, &dst.file, &options, &mut |done, total| {
         bar.update(done, total)
     });
     bar.finish();
     let summary = result?;
+    for line in summary.left_out_lines() {
+        eprintln!("sciio: {line}");
+    }
     print_out(&format!(
         "{}: wrote {} array{} ({} of data) as {}\n",
         dst.file.display(),

@@ -1,5 +1,6 @@
 //! [`convert`]: reader -> neutral tree -> writer, streaming array data block by block, written
-//! atomically, refusing by name whatever the target cannot hold.
+//! atomically. The source is walked once against what the target can hold: whatever it cannot
+//! hold is left out with a reason ([`LeftOut`], listed in [`ConvertSummary::left_out`]).
 
 use std::io::Write;
 use std::path::Path;
@@ -12,6 +13,15 @@ use crate::compress::CompressSpec;
 use crate::file::{normalise, File};
 use crate::format::Format;
 use crate::node::{ArrayInfo, Node, NodeKind};
+use crate::plan::{no_attributes, refuse_if_strict, LeftOut};
+
+/// The key of a Parquet file's key-value metadata under which [`convert`] stores the
+/// attributes of the source (HDF5 user attributes): the JSON text of
+/// `{"node path": {"attribute name": value}}`, values as JSON numbers, booleans, strings
+/// (bytes decoded as UTF-8, else latin-1), nested lists for arrays and objects for records;
+/// NaN and infinities as `"nan"`, `"inf"`, `"-inf"`, complex numbers as `[re, im]`,
+/// datetimes as integer ticks. pyarrow shows it in `pq.read_schema(path).metadata`.
+pub const PARQUET_ATTRIBUTES_KEY: &str = "sciio.attributes";
 
 /// How [`convert`] writes. `Default` gives: format from the destination's extension, the
 /// format's usual compression (npz: stored, like `np.savez`), member names from the source.
@@ -24,9 +34,12 @@ pub struct ConvertOptions {
     /// The node/member to write in the destination (`DST:NODE`): for `.npz` the member name of
     /// a single array, or a prefix for several; not allowed for `.npy`.
     pub dst_node: Option<String>,
+    /// Refuse the conversion, before anything is written, when any source item would be
+    /// left out ([`ConvertSummary::left_out`] would not be empty).
+    pub strict: bool,
 }
 
-/// What [`convert`] wrote.
+/// What [`convert`] wrote, and what it left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConvertSummary {
     /// The format written.
@@ -35,6 +48,17 @@ pub struct ConvertSummary {
     pub arrays: Vec<String>,
     /// Bytes of array data moved.
     pub data_bytes: u64,
+    /// The source items the destination does not hold, each with its reason, in source order
+    /// ([`crate::plan::summary_lines`] groups them for display).
+    pub left_out: Vec<LeftOut>,
+}
+
+impl ConvertSummary {
+    /// The left-out items grouped into short lines ([`crate::plan::summary_lines`]); empty
+    /// when everything was carried.
+    pub fn left_out_lines(&self) -> Vec<String> {
+        crate::plan::summary_lines(&self.left_out)
+    }
 }
 
 /// One array to write: where it is in the source, what it is, its name in the target.
@@ -50,8 +74,11 @@ struct Leaf {
 /// A node → `.npy` is one array. A whole file → `.npz` holds every array leaf, each member
 /// named by its path without the leading `/`; a `.npy` → `.npz` gives the member the name in
 /// [`ConvertOptions::dst_node`] or the source file's stem. Anything the target cannot hold
-/// (links, groups' attributes, frames, opaque nodes) is an error naming the node. The
-/// destination is written to a temporary file and renamed into place only on success.
+/// (attributes in npy/npz/MAT, links, frames, opaque nodes) is left out and listed in
+/// [`ConvertSummary::left_out`] — or, with [`ConvertOptions::strict`], refused before anything
+/// is written. A whole file with nothing the target can hold (an empty `.npz`) gives an empty
+/// container. The destination is written to a temporary file and renamed into place only on
+/// success.
 /// `progress(done, total)` receives bytes of array data.
 ///
 /// ```
@@ -115,26 +142,8 @@ pub fn convert_many(
             return Ok(summary);
         }
     }
-    let mut leaves = Vec::new();
-    for (index, (src, src_node)) in sources.iter().enumerate() {
-        let selected = match src_node {
-            Some(node) => src.node(node)?,
-            None => src.root(),
-        };
-        let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
-        let mut found = collect_leaves(selected, &base, format, src)?;
-        for leaf in &mut found {
-            leaf.source = index;
-        }
-        leaves.extend(name_leaves(
-            found,
-            src,
-            *src_node,
-            options.dst_node.as_deref(),
-            format,
-        )?);
-    }
-    check_unique(&leaves, dst)?;
+    let (leaves, left_out) = plan_leaves(sources, dst, options, format)?;
+    refuse_if_strict(&left_out, options.strict, dst)?;
     let total: u64 = leaves.iter().map(|l| l.info.nbytes()).sum();
     let arrays: Vec<String> = leaves.iter().map(|l| l.name.clone()).collect();
     match format {
@@ -171,7 +180,57 @@ pub fn convert_many(
         format,
         arrays,
         data_bytes: total,
+        left_out,
     })
+}
+
+/// The plan of a conversion through numpy arrays: the array leaves of every source, named
+/// in the target, and what is left out. Nothing carried at all is an error for `.npy` and
+/// for a selected node; a whole file that holds nothing the target can hold (an empty
+/// `.npz`) gives an empty container.
+fn plan_leaves(
+    sources: &[(&mut File, Option<&str>)],
+    dst: &Path,
+    options: &ConvertOptions,
+    format: Format,
+) -> Result<(Vec<Leaf>, Vec<LeftOut>)> {
+    let mut leaves = Vec::new();
+    let mut left_out = Vec::new();
+    for (index, (src, src_node)) in sources.iter().enumerate() {
+        let selected = match src_node {
+            Some(node) => src.node(node)?,
+            None => src.root(),
+        };
+        let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
+        let (mut found, left) = collect_leaves(selected, &base, format);
+        if found.is_empty() && (src_node.is_some() || format == Format::Npy) {
+            return Err(nothing_to_convert(&left, src, &base));
+        }
+        for leaf in &mut found {
+            leaf.source = index;
+        }
+        left_out.extend(left);
+        leaves.extend(name_leaves(
+            found,
+            src,
+            *src_node,
+            options.dst_node.as_deref(),
+            format,
+        )?);
+    }
+    check_unique(&leaves, dst)?;
+    Ok((leaves, left_out))
+}
+
+fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str) -> Error {
+    let why = match left_out {
+        [] => String::new(),
+        [one] => format!("; left out: {one}"),
+        [first, rest @ ..] => format!("; left out: {first} and {} more", rest.len()),
+    };
+    Error::not_found(format!("nothing to convert: no array there{why}"))
+        .with_file(src.path())
+        .with_node(base.to_string())
 }
 
 /// HDF5 into a new HDF5 file is copied like `ptrepack`: the whole file, or the one group or
@@ -213,6 +272,8 @@ fn repack_whole_hdf5(
             .filter_map(|(_, n)| n.array_info())
             .map(ArrayInfo::nbytes)
             .sum(),
+        // ptrepack's copy carries every node, attribute and link.
+        left_out: Vec::new(),
     }))
 }
 
@@ -252,21 +313,19 @@ fn check_unique(leaves: &[Leaf], dst: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every array below `node`; anything npy/npz cannot hold is refused by name.
-fn collect_leaves(node: &Node, base: &str, format: Format, src: &File) -> Result<Vec<Leaf>> {
+/// Every array below `node`, and what `format` cannot hold: attributes (npy, npz, MAT and the
+/// `.h5` files written leaf by leaf hold none), links, frames and opaque nodes.
+fn collect_leaves(node: &Node, base: &str, format: Format) -> (Vec<Leaf>, Vec<LeftOut>) {
     let mut leaves = Vec::new();
+    let mut left_out = Vec::new();
     for (rel, n) in node.walk("") {
         let path = join(base, &rel);
-        let refuse = |what: &str| {
-            Err(Error::unsupported(format!(
-                "{format} cannot hold {what}; convert the arrays one by one with SRC:NODE"
-            ))
-            .with_file(src.path())
-            .with_node(path.clone()))
-        };
-        if !n.attrs.is_empty() {
-            let names: Vec<&str> = n.attrs.iter().map(|a| a.name.as_str()).collect();
-            return refuse(&format!("attributes ({})", names.join(", ")));
+        for attr in &n.attrs {
+            left_out.push(LeftOut::attribute(
+                path.clone(),
+                attr.name.clone(),
+                no_attributes(format),
+            ));
         }
         match &n.kind {
             NodeKind::Group(_) => {}
@@ -276,20 +335,25 @@ fn collect_leaves(node: &Node, base: &str, format: Format, src: &File) -> Result
                 info: info.clone(),
                 name: String::new(),
             }),
-            NodeKind::Link(target) => return refuse(&format!("a link (to {target})")),
-            NodeKind::Frame { .. } => return refuse("a data frame"),
-            NodeKind::Opaque { kind, reason } => return refuse(&format!("a {kind} ({reason})")),
+            NodeKind::Link(target) => left_out.push(LeftOut::node(
+                path,
+                format!("a link to {target}"),
+                format!("{format} holds no links"),
+            )),
+            NodeKind::Frame { .. } => left_out.push(LeftOut::node(
+                path,
+                "a data frame",
+                format!("{format} holds no data frames"),
+            )),
+            NodeKind::Opaque { kind, reason } => {
+                left_out.push(LeftOut::node(path, format!("a {kind}"), reason.clone()))
+            }
         }
     }
-    if leaves.is_empty() {
-        return Err(Error::not_found("nothing to convert: no array there")
-            .with_file(src.path())
-            .with_node(base.to_string()));
-    }
-    Ok(leaves)
+    (leaves, left_out)
 }
 
-fn join(base: &str, rel: &str) -> String {
+pub(crate) fn join(base: &str, rel: &str) -> String {
     match (base.trim_end_matches('/'), rel) {
         ("", "/") => "/".to_string(),
         (b, "/") => b.to_string(),
