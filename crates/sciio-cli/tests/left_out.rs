@@ -305,6 +305,19 @@ print("ok")
         assert!(converts(&["convert", s(src), s(&npy)]).is_empty());
         assert_eq!(run_python(check, &[s(src), s(&npy), index]).trim(), "ok");
     }
+    // DST:NAME makes the same records one member of an .npz.
+    let npz = dir.path().join("records.npz");
+    assert!(converts(&["convert", s(&keyed), &format!("{}:frame", s(&npz))]).is_empty());
+    let member = dir.path().join("member.npy");
+    run_python(
+        "import sys, numpy as np; z = np.load(sys.argv[1]); assert z.files == ['frame'], z.files; \
+         np.save(sys.argv[2], z['frame'])",
+        &[s(&npz), s(&member)],
+    );
+    assert_eq!(
+        run_python(check, &[s(&keyed), s(&member), "key"]).trim(),
+        "ok"
+    );
 
     // A column numpy has no type for (booleans with missing values) is left out.
     let masked = dir.path().join("m.parquet");
@@ -355,4 +368,33 @@ fn an_empty_npz_converts_to_empty_containers() {
     // A .npy holds exactly one array: nothing to convert is still an error.
     let out = sciio(&["convert", s(&empty), s(&dir.path().join("x.npy"))]);
     assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn arrays_matlab_has_no_class_for_are_left_out_of_mat() {
+    let dir = tempdir();
+    let npz = dir.path().join("mixed.npz");
+    run_python(
+        "import sys, numpy as np; np.savez(sys.argv[1], x=np.arange(3.0), \
+         rec=np.zeros(2, dtype=[('a', '<i4'), ('b', '<f8')]), words=np.array(['ab', 'c']))",
+        &[s(&npz)],
+    );
+    let mat = dir.path().join("mixed.mat");
+    let said = converts(&["convert", s(&npz), s(&mat)]);
+    assert_eq!(
+        said,
+        [
+            "sciio: left out: /rec (an array of [('a', '<i4'), ('b', '<f8')], shape [2]; MATLAB has no \
+             class for structured arrays)",
+            "sciio: left out: /words (an array of <U2, shape [2]; MATLAB has no class for text \
+             (non-scalar) arrays)",
+        ]
+    );
+    let out = run_python(
+        "import sys, hdf5storage; d = hdf5storage.loadmat(sys.argv[1]); \
+         print(sorted(k for k in d if not k.startswith('__')), d['x'].ravel().tolist())",
+        &[s(&mat)],
+    );
+    assert_eq!(out.trim(), "['x'] [0.0, 1.0, 2.0]");
+    strict_refuses(&["convert", s(&npz), s(&mat)], &mat, "/rec");
 }

@@ -329,12 +329,15 @@ fn collect_leaves(node: &Node, base: &str, format: Format) -> (Vec<Leaf>, Vec<Le
         }
         match &n.kind {
             NodeKind::Group(_) => {}
-            NodeKind::Array(info) | NodeKind::Table(info) => leaves.push(Leaf {
-                source: 0,
-                src_path: path,
-                info: info.clone(),
-                name: String::new(),
-            }),
+            NodeKind::Array(info) | NodeKind::Table(info) => match unheld(format, info) {
+                Some(reason) => left_out.push(LeftOut::node(path, described(n, info), reason)),
+                None => leaves.push(Leaf {
+                    source: 0,
+                    src_path: path,
+                    info: info.clone(),
+                    name: String::new(),
+                }),
+            },
             NodeKind::Link(target) => left_out.push(LeftOut::node(
                 path,
                 format!("a link to {target}"),
@@ -351,6 +354,30 @@ fn collect_leaves(node: &Node, base: &str, format: Format) -> (Vec<Leaf>, Vec<Le
         }
     }
     (leaves, left_out)
+}
+
+/// `an array of <U2, shape [2]`, `a table of [...], shape [5]`.
+fn described(node: &Node, info: &ArrayInfo) -> String {
+    let kind = node.kind_name();
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!("{article} {kind} of {}, shape {:?}", info.dtype, info.shape)
+}
+
+/// Why `format` cannot hold an array of this kind (numpy's formats hold every array sciio
+/// reads; MAT files only MATLAB's classes), or `None`.
+fn unheld(format: Format, info: &ArrayInfo) -> Option<String> {
+    match format {
+        #[cfg(feature = "mat")]
+        Format::Mat => crate::mat::no_class_for(info),
+        _ => {
+            let _ = info;
+            None
+        }
+    }
 }
 
 pub(crate) fn join(base: &str, rel: &str) -> String {

@@ -520,6 +520,28 @@ fn set_mode(_temp: &Path, _dst: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Why a MAT file cannot hold an array of this kind ([`to_mat_value`] would refuse it), or
+/// `None` when it can: numeric, logical and complex arrays, and `U` scalars (char rows).
+pub(crate) fn no_class_for(info: &ArrayInfo) -> Option<String> {
+    let holds = match info.dtype.as_scalar().map(|s| s.kind) {
+        Some(ScalarKind::Unicode(_)) => info.shape.is_empty(),
+        Some(ScalarKind::Bool) => true,
+        Some(kind) => MatClass::of_kind(kind).is_some(),
+        None => false,
+    };
+    (!holds).then(|| format!("MATLAB has no class for {} arrays", describe(info)))
+}
+
+fn describe(info: &ArrayInfo) -> String {
+    match (&info.dtype, info.shape.len()) {
+        (DType::Scalar(s), n) if matches!(s.kind, ScalarKind::Unicode(_)) && n > 0 => {
+            "text (non-scalar)".to_string()
+        }
+        (DType::Record(_), _) => "structured".to_string(),
+        (dtype, _) => dtype.to_string(),
+    }
+}
+
 /// The MATLAB value of a numpy array: numeric or logical with the same shape, or a char row
 /// for a `U` scalar.
 fn to_mat_value(array: &NdArray) -> Result<MatValue> {

@@ -136,21 +136,21 @@ pub(crate) fn convert_frames(
         .with_file(dst));
     };
     if let Some(node) = options.dst_node.as_deref() {
-        if format != Format::Hdf5 {
+        if format != Format::Hdf5 && !(frame_src(src) && format == Format::Npz) {
             return Err(Error::invalid_input(format!(
                 "a {format} destination of a data frame takes no node; drop ':{node}'"
             ))
             .with_file(dst));
         }
     }
-    let frame_src = matches!(src.root().kind, NodeKind::Frame { .. });
-    if frame_src && src_node.is_some_and(|n| !n.trim_matches('/').is_empty()) {
+    let is_frame = frame_src(src);
+    if is_frame && src_node.is_some_and(|n| !n.trim_matches('/').is_empty()) {
         return Err(Error::not_found(
             "a Parquet file is one data frame without nodes (use the file name alone)",
         )
         .with_file(src.path()));
     }
-    let summary = match (frame_src, format) {
+    let summary = match (is_frame, format) {
         (true, Format::Parquet) => {
             let parquet = options_for(options.compress.as_ref())?;
             copy(src.path(), src.limits(), dst, &parquet, progress)?;
@@ -172,8 +172,13 @@ pub(crate) fn convert_frames(
     Ok(Some(summary))
 }
 
-/// `x.parquet → y.npz`: one member per index level and column; columns numpy has no type
-/// for are left out.
+fn frame_src(src: &File) -> bool {
+    matches!(src.root().kind, NodeKind::Frame { .. })
+}
+
+/// `x.parquet → y.npz`: one member per index level and column, or with `y.npz:NAME` one
+/// structured member (as `x.parquet → y.npy` makes it); columns numpy has no type for are
+/// left out.
 fn frame_to_npz(
     src: &File,
     dst: &Path,
@@ -181,8 +186,21 @@ fn frame_to_npz(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ConvertSummary> {
     let compression = npz_compression(options.compress.as_ref())?;
-    let frame = read_frame(src.path(), src.limits())?;
-    let (arrays, left_out) = numpy_columns(&frame, true, src.path(), src.limits())?;
+    let member = options
+        .dst_node
+        .as_deref()
+        .map(|d| d.trim_matches('/'))
+        .filter(|d| !d.is_empty());
+    let (arrays, left_out) = match member {
+        Some(name) => {
+            let (records, left_out) = frame_records(src)?;
+            (vec![(name.to_string(), records)], left_out)
+        }
+        None => {
+            let frame = read_frame(src.path(), src.limits())?;
+            numpy_columns(&frame, true, src.path(), src.limits())?
+        }
+    };
     refuse_if_strict(&left_out, options.strict, dst)?;
     write_npz(&arrays, dst, compression)?;
     let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
@@ -209,6 +227,23 @@ fn frame_to_npy(
             "npy files are never compressed (got '{spec}'); write .npz to compress"
         )));
     }
+    let (records, left_out) = frame_records(src)?;
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    write_atomically(dst, |out| sciio_npy::write_array(out, &records))?;
+    let bytes = records.as_bytes().len() as u64;
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Npy,
+        arrays: vec!["/".to_string()],
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// The frame as one structured array like `df.to_records(index=False)`, the index levels as
+/// leading fields when the index is stored (not a RangeIndex), and the columns numpy has no
+/// type for (left out).
+fn frame_records(src: &File) -> Result<(NdArray, Vec<LeftOut>)> {
     let frame = read_frame(src.path(), src.limits())?;
     let stored_index = frame
         .schema()
@@ -223,16 +258,7 @@ fn frame_to_npy(
         .with_file(src.path()));
     }
     let records = records_of(&columns, frame.num_rows()).map_err(|e| e.with_file(src.path()))?;
-    refuse_if_strict(&left_out, options.strict, dst)?;
-    write_atomically(dst, |out| sciio_npy::write_array(out, &records))?;
-    let bytes = records.as_bytes().len() as u64;
-    progress(bytes, bytes);
-    Ok(ConvertSummary {
-        format: Format::Npy,
-        arrays: vec!["/".to_string()],
-        data_bytes: bytes,
-        left_out,
-    })
+    Ok((records, left_out))
 }
 
 /// `x.parquet → y.h5`: a PyTables Table of the columns PyTables has a type for.
