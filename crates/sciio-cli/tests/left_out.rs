@@ -384,7 +384,7 @@ fn arrays_matlab_has_no_class_for_are_left_out_of_mat() {
     assert_eq!(
         said,
         [
-            "sciio: left out: /rec (an array of [('a', '<i4'), ('b', '<f8')], shape [2]; MATLAB has no \
+            "sciio: left out: /rec (an array of records (a, b), shape [2]; MATLAB has no \
              class for structured arrays)",
             "sciio: left out: /words (an array of <U2, shape [2]; MATLAB has no class for text \
              (non-scalar) arrays)",

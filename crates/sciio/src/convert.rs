@@ -364,19 +364,36 @@ fn described(node: &Node, info: &ArrayInfo) -> String {
     } else {
         "a"
     };
-    format!("{article} {kind} of {}, shape {:?}", info.dtype, info.shape)
+    format!(
+        "{article} {kind} of {}, shape {:?}",
+        dtype_words(&info.dtype),
+        info.shape
+    )
 }
 
-/// Why `format` cannot hold an array of this kind (numpy's formats hold every array sciio
-/// reads; MAT files only MATLAB's classes), or `None`.
+/// A dtype in a few words: its typestr, or `records (a, b, c, ...)` by field names (a record
+/// type whose descr cannot be printed still names its fields).
+fn dtype_words(dtype: &sciio_core::DType) -> String {
+    match dtype {
+        sciio_core::DType::Record(record) => {
+            let mut names: Vec<&str> = record.fields.iter().take(4).map(|f| &*f.name).collect();
+            if record.fields.len() > 4 {
+                names.push("...");
+            }
+            format!("records ({})", names.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Why `format` cannot hold an array of this kind (npy/npz: a dtype an NPY header cannot
+/// describe, such as overlapping fields; MAT: anything but MATLAB's classes), or `None`.
 fn unheld(format: Format, info: &ArrayInfo) -> Option<String> {
     match format {
+        Format::Npy | Format::Npz => header_for(info).err().map(|e| e.message().to_string()),
         #[cfg(feature = "mat")]
         Format::Mat => crate::mat::no_class_for(info),
-        _ => {
-            let _ = info;
-            None
-        }
+        _ => None,
     }
 }
 
@@ -548,6 +565,50 @@ mod tests {
         assert_eq!(npz_compression(Some(&spec)).unwrap(), Compression::Stored);
         let spec = CompressSpec::parse("zstd:3").unwrap();
         assert!(npz_compression(Some(&spec)).is_err());
+    }
+
+    #[test]
+    fn a_dtype_no_npy_header_describes_is_left_out_of_npy_and_npz() {
+        use sciio_core::{DType, Field, Order, RecordType, ScalarKind};
+        let field = |name: &str, offset| Field {
+            name: name.to_string(),
+            title: None,
+            offset,
+            dtype: DType::scalar(ScalarKind::Int(4)),
+        };
+        let overlapping = RecordType {
+            fields: vec![field("a", 0), field("b", 2)],
+            itemsize: 8,
+        };
+        let table = Node::new(
+            "t",
+            NodeKind::Table(ArrayInfo {
+                dtype: DType::Record(overlapping),
+                shape: vec![3],
+                order: Order::C,
+            }),
+        );
+        let plain = Node::new(
+            "x",
+            NodeKind::Array(ArrayInfo {
+                dtype: DType::scalar(ScalarKind::Float(8)),
+                shape: vec![2],
+                order: Order::C,
+            }),
+        );
+        let root = Node::new("", NodeKind::Group(vec![table, plain]));
+        for format in [Format::Npy, Format::Npz] {
+            let (leaves, left_out) = collect_leaves(&root, "/", format);
+            let paths: Vec<&str> = leaves.iter().map(|l| l.src_path.as_str()).collect();
+            assert_eq!(paths, ["/x"]);
+            assert_eq!(left_out.len(), 1);
+            assert_eq!(left_out[0].path, "/t");
+            assert!(
+                left_out[0].to_string().starts_with("/t (a table of "),
+                "{}",
+                left_out[0]
+            );
+        }
     }
 
     #[test]
