@@ -47,7 +47,8 @@ enum Command {
         json: bool,
     },
     /// Convert a file or one node into another format (by DST's extension, or --to); several
-    /// sources combine into one container (many .npy into one .npz).
+    /// sources combine into one container (many .npy into one .npz). What DST cannot hold
+    /// (attributes in .npy/.npz/.mat, links...) is left out and listed on stderr.
     Convert {
         /// SRC or SRC:NODE (one or more), then DST or DST:NODE (DST's NODE is the member name
         /// for .npz).

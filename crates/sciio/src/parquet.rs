@@ -392,9 +392,13 @@ fn selection_plan(selected: &Node, base: &str, chosen: &str) -> (Option<String>,
             by_node.insert(path.clone(), serde_json::Value::Object(attrs));
         }
         if path != chosen && !matches!(node.kind, NodeKind::Group(_)) {
+            let what = match &node.kind {
+                NodeKind::Link(target) => format!("a link to {target}"),
+                _ => format!("a {}", node.kind_name()),
+            };
             left_out.push(LeftOut::node(
                 &path,
-                format!("a {}", node.kind_name()),
+                what,
                 format!("a .parquet file holds one table, {chosen}"),
             ));
         }
