@@ -86,6 +86,7 @@ with h5py.File(sys.argv[1], "w") as f:
 import sys, h5py
 with h5py.File(sys.argv[1], "a") as f:
     f.attrs["note"] = "a variable-length string"
+    f.attrs["lab"] = 3
 "#,
         &[h5.to_str().unwrap()],
     );
@@ -101,10 +102,18 @@ with h5py.File(sys.argv[1], "a") as f:
     assert_eq!(summary.left_out.len(), 1, "{summary:?}");
     assert_eq!(summary.left_out[0].path, "/");
     assert_eq!(summary.left_out[0].what, Item::Attribute("note".into()));
+    assert!(
+        summary.left_out[0].reason.contains("variable-length"),
+        "{}",
+        summary.left_out[0]
+    );
     let out = run_python(
         "import sys, json, pyarrow.parquet as pq; \
          print(json.loads(pq.read_schema(sys.argv[1]).metadata[b'sciio.attributes']))",
         &[pq.to_str().unwrap()],
     );
-    assert_eq!(out.trim(), "{'/rec': {'gain': 2.5, 'note': 'kept'}}");
+    assert_eq!(
+        out.trim(),
+        "{'/': {'lab': 3}, '/rec': {'gain': 2.5, 'note': 'kept'}}"
+    );
 }
