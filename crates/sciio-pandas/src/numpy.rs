@@ -261,7 +261,7 @@ pub fn array_to_ndarray(a: &dyn Array, limits: &Limits) -> Result<NdArray> {
                 .map(|(c, f)| {
                     array_to_ndarray(c.as_ref(), limits)
                         .map(|n| (f.name().clone(), n))
-                        .map_err(|e| e.with_node(f.name().clone()))
+                        .map_err(|e| in_field(f.name(), e))
                 })
                 .collect::<Result<Vec<_>>>()?;
             record_array(children, rows, limits)
@@ -292,7 +292,7 @@ fn record_array(fields: Vec<(String, NdArray)>, rows: usize, limits: &Limits) ->
                 .as_bytes()
                 .get(row * width..(row + 1) * width)
                 .ok_or_else(|| {
-                    Error::format("struct field shorter than its column").with_node(name.clone())
+                    in_field(name, Error::format("struct field shorter than its column"))
                 })?;
             out.extend_from_slice(cell);
         }

@@ -133,3 +133,21 @@ fn field_errors_name_the_field_in_the_message_not_as_the_node() {
     assert_eq!(left_out.len(), 1);
     assert_eq!(left_out[0].0, "z");
 }
+
+/// In a struct column, the field numpy has no type for is named in the message; the error's
+/// node is the column.
+#[test]
+fn a_struct_field_numpy_cannot_hold_is_named_in_the_message() {
+    use arrow_array::{ArrayRef, StructArray};
+    use sciio_pandas::arrow_schema::{DataType, Field};
+    let ids: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+    let flags: ArrayRef = Arc::new(BooleanArray::from(vec![Some(true), None]));
+    let s = StructArray::from(vec![
+        (Arc::new(Field::new("id", DataType::Int64, false)), ids),
+        (Arc::new(Field::new("flag", DataType::Boolean, true)), flags),
+    ]);
+    let frame = Frame::builder().column("s", Arc::new(s)).build().unwrap();
+    let err = frame.to_ndarrays(&Limits::default()).unwrap_err();
+    assert_eq!(err.location().node.as_deref(), Some("s"));
+    assert!(err.message().starts_with("field 'flag': "), "{err}");
+}
