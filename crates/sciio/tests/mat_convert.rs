@@ -135,3 +135,34 @@ fn mat_objects_are_left_out_of_a_copy_and_strict_writes_nothing() {
         original.read_all().unwrap().len()
     );
 }
+
+#[test]
+fn mat_values_numpy_has_no_array_for_are_left_out_of_npz() {
+    let dir = tempdir();
+    let src = dir.path().join("src.mat");
+    sciio_mat::write_mat(&src, &values(), &WriteOptions::default()).unwrap();
+    let dst = dir.path().join("out.npz");
+    let mut file = sciio::File::open(&src).unwrap();
+    let summary = convert(
+        &mut file,
+        None,
+        &dst,
+        &ConvertOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let left: Vec<(&str, String)> = summary
+        .left_out
+        .iter()
+        .map(|l| (l.path.as_str(), l.to_string()))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].0, "/sp");
+    assert!(left[0].1.contains("sparse"), "{left:?}");
+    assert!(summary.arrays.contains(&"big".to_string()), "{summary:?}");
+    let out = run_python(
+        "import sys, numpy as np; z = np.load(sys.argv[1]); print('sp' in z.files, z['big'].shape)",
+        &[dst.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "False (1, 10000)");
+}
