@@ -359,12 +359,15 @@ fn an_empty_npz_converts_to_empty_containers() {
     let said = ok(&["convert", s(&empty), s(&npz)]);
     assert!(said.contains("wrote 0 arrays"), "{said}");
     assert!(converts(&["convert", s(&empty), s(&h5)]).is_empty());
+    let mat = dir.path().join("copy.mat");
+    assert!(converts(&["convert", s(&empty), s(&mat)]).is_empty());
     let out = run_python(
-        "import sys, numpy as np, tables; print(len(np.load(sys.argv[1]).files), \
-         len(tables.open_file(sys.argv[2]).root._v_children))",
-        &[s(&npz), s(&h5)],
+        "import sys, numpy as np, tables, hdf5storage; print(len(np.load(sys.argv[1]).files), \
+         len(tables.open_file(sys.argv[2]).root._v_children), \
+         len([k for k in hdf5storage.loadmat(sys.argv[3]) if not k.startswith('__')]))",
+        &[s(&npz), s(&h5), s(&mat)],
     );
-    assert_eq!(out.trim(), "0 0");
+    assert_eq!(out.trim(), "0 0 0");
     // A .npy holds exactly one array: nothing to convert is still an error.
     let out = sciio(&["convert", s(&empty), s(&dir.path().join("x.npy"))]);
     assert_eq!(out.status.code(), Some(1));
