@@ -2,7 +2,8 @@
 //!
 //! Argument parsing and printing only; everything else is the `sciio` library. Errors are one
 //! line on stderr (`sciio: error: ...`) with exit status 1 (2 for usage errors); a panic, which
-//! would be a bug, also prints one line.
+//! would be a bug, also prints one line. A conversion that ran exits 0 and lists what it left
+//! out on stderr, one line per group (`sciio: left out: ...`).
 
 mod draw;
 mod json;
