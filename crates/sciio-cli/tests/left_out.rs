@@ -226,6 +226,10 @@ assert mt.value_type.value_type == pa.float64(), mt
 m = np.array(t.column("m").to_pylist())
 assert m.shape == rows["m"].shape == (5, 2, 3) and (m == rows["m"]).all()
 assert (t.column("id").to_numpy() == rows["id"]).all()
+import pandas as pd
+df = pd.read_parquet(table)
+assert list(df.columns) == ["id", "m", "tag"], df.columns
+assert (np.stack([np.stack(cell) for cell in df["m"]]) == rows["m"]).all()
 assert pq.read_schema(grid).metadata.get(b"sciio.attributes") is None
 gt = pq.read_table(grid)
 gtype = gt.schema.field("grid").type
