@@ -137,7 +137,7 @@ fn a_node_with_attributes_gives_its_data_as_npy() {
 }
 
 /// PyTables file: a table with user attributes and a subarray column, a 2-D EArray, a
-/// VLArray and a soft link.
+/// VLArray, a soft link and a VLArray of pickled objects (never unpickled).
 fn pytables_file(dir: &Path) -> PathBuf {
     let path = dir.join("pt.h5");
     run_python(
@@ -156,6 +156,8 @@ with tables.open_file(sys.argv[1], "w") as f:
     v = f.create_vlarray("/", "ragged", tables.Int32Atom())
     v.append([1, 2, 3]); v.append([4])
     f.create_soft_link("/", "alias", "/grid")
+    o = f.create_vlarray("/", "objects", tables.ObjectAtom())
+    o.append({"pickled": 1})
 "#,
         &[s(&path)],
     );
@@ -196,6 +198,22 @@ fn links_and_unreadable_nodes_are_left_out_of_npz() {
         "{members:?}"
     );
     strict_refuses(&["convert", s(&h5), s(&npz)], &npz, "npz holds no");
+    assert!(
+        said.iter()
+            .any(|l| l.starts_with("sciio: left out: /objects (")),
+        "{said:?}"
+    );
+    // A node that is left out whole leaves nothing to convert: one line naming it.
+    let one = dir.path().join("objects.npz");
+    let out = sciio(&["convert", &format!("{}:/objects", s(&h5)), s(&one)]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(":/objects: unsupported: nothing npz can hold there: left out /objects ("),
+        "{err}"
+    );
+    assert!(!one.exists());
 }
 
 #[test]

@@ -204,7 +204,7 @@ fn plan_leaves(
         let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
         let (mut found, left) = collect_leaves(selected, &base, format);
         if found.is_empty() && (src_node.is_some() || format == Format::Npy) {
-            return Err(nothing_to_convert(&left, src, &base));
+            return Err(nothing_to_convert(&left, src, &base, format));
         }
         for leaf in &mut found {
             leaf.source = index;
@@ -222,15 +222,18 @@ fn plan_leaves(
     Ok((leaves, left_out))
 }
 
-fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str) -> Error {
-    let why = match left_out {
-        [] => String::new(),
-        [one] => format!("; left out: {one}"),
-        [first, rest @ ..] => format!("; left out: {first} and {} more", rest.len()),
+/// The error when a selection holds nothing the target can hold: what was left out of it, or
+/// that it holds no array at all.
+fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str, format: Format) -> Error {
+    let error = match left_out {
+        [] => Error::not_found("nothing to convert: no array there"),
+        [one] => Error::unsupported(format!("nothing {format} can hold there: left out {one}")),
+        [first, rest @ ..] => Error::unsupported(format!(
+            "nothing {format} can hold there: left out {first} and {} more",
+            rest.len()
+        )),
     };
-    Error::not_found(format!("nothing to convert: no array there{why}"))
-        .with_file(src.path())
-        .with_node(base.to_string())
+    error.with_file(src.path()).with_node(base.to_string())
 }
 
 /// HDF5 into a new HDF5 file is copied like `ptrepack`: the whole file, or the one group or
