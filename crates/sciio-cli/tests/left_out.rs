@@ -134,6 +134,23 @@ fn a_node_with_attributes_gives_its_data_as_npy() {
     // A node of its own without attributes converts without a word on stderr.
     let y = dir.path().join("y.npy");
     assert!(converts(&["convert", &format!("{}:/y", s(&h5)), s(&y)]).is_empty());
+    // Several sources into one .h5 go array by array: the attributes are left out (only a
+    // copy of one HDF5 file, like ptrepack, carries them).
+    let both = dir.path().join("both.h5");
+    let said = converts(&["convert", &node, s(&y), s(&both)]);
+    assert_eq!(
+        said,
+        [
+            "sciio: left out: 2 attributes on 1 node (attributes reach an .h5 file only in a copy \
+          of one HDF5 file)"
+        ]
+    );
+    let out = run_python(
+        "import sys, tables; f = tables.open_file(sys.argv[1]); \
+         print(f.root.g.x.read().sum(), f.root.y.read().tolist(), f.root.g.x.attrs._v_attrnamesuser)",
+        &[s(&both)],
+    );
+    assert_eq!(out.trim(), "15.0 [0, 1, 2, 3] []");
 }
 
 /// PyTables file: a table with user attributes and a subarray column, a 2-D EArray, a

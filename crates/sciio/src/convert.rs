@@ -13,7 +13,7 @@ use crate::compress::CompressSpec;
 use crate::file::{normalise, File};
 use crate::format::Format;
 use crate::node::{ArrayInfo, Node, NodeKind};
-use crate::plan::{no_attributes, refuse_if_strict, LeftOut};
+use crate::plan::{no_attributes, no_links, refuse_if_strict, LeftOut};
 
 /// The key of a Parquet file's key-value metadata under which [`convert`] stores the
 /// attributes of the source (HDF5 user attributes): the JSON text of
@@ -344,7 +344,7 @@ fn collect_leaves(node: &Node, base: &str, format: Format) -> (Vec<Leaf>, Vec<Le
             NodeKind::Link(target) => left_out.push(LeftOut::node(
                 path,
                 format!("a link to {target}"),
-                format!("{format} holds no links"),
+                no_links(format),
             )),
             NodeKind::Frame { .. } => left_out.push(LeftOut::node(
                 path,

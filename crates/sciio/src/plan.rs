@@ -224,11 +224,18 @@ pub(crate) fn refuse_if_strict(left_out: &[LeftOut], strict: bool, dst: &Path) -
 /// Why `format` leaves attributes out (an `.h5` file takes them only as a copy of one HDF5
 /// file, like `ptrepack`).
 pub(crate) fn no_attributes(format: crate::Format) -> String {
+    not_held("attributes", format)
+}
+
+/// Why `format` leaves links out (as for attributes).
+pub(crate) fn no_links(format: crate::Format) -> String {
+    not_held("links", format)
+}
+
+fn not_held(what: &str, format: crate::Format) -> String {
     match format {
-        crate::Format::Hdf5 => {
-            "attributes reach an .h5 file only in a copy of one HDF5 file".into()
-        }
-        other => format!("{other} holds no attributes"),
+        crate::Format::Hdf5 => format!("{what} reach an .h5 file only in a copy of one HDF5 file"),
+        other => format!("{other} holds no {what}"),
     }
 }
 
