@@ -2,7 +2,8 @@
 //!
 //! Argument parsing and printing only; everything else is the `sciio` library. Errors are one
 //! line on stderr (`sciio: error: ...`) with exit status 1 (2 for usage errors); a panic, which
-//! would be a bug, also prints one line.
+//! would be a bug, also prints one line. A conversion that ran exits 0 and lists what it left
+//! out on stderr, one line per group (`sciio: left out: ...`).
 
 mod draw;
 mod json;
@@ -47,7 +48,8 @@ enum Command {
         json: bool,
     },
     /// Convert a file or one node into another format (by DST's extension, or --to); several
-    /// sources combine into one container (many .npy into one .npz).
+    /// sources combine into one container (many .npy into one .npz). What DST cannot hold
+    /// (attributes in .npy/.npz/.mat, links...) is left out and listed on stderr.
     Convert {
         /// SRC or SRC:NODE (one or more), then DST or DST:NODE (DST's NODE is the member name
         /// for .npz).
@@ -60,6 +62,10 @@ enum Command {
         /// deflate:6 (npz), shuffle,zlib:1 or blosc2:lz4:5 (hdf5), zstd:3 (parquet), none.
         #[arg(long, value_name = "SPEC")]
         compress: Option<CompressSpec>,
+        /// Fail, writing nothing, when anything of the source would be left out (by default
+        /// what DST cannot hold is left out and listed on stderr).
+        #[arg(long)]
+        strict: bool,
     },
 }
 
@@ -161,12 +167,19 @@ fn run(cli: Cli) -> Result<()> {
             paths,
             to,
             compress,
+            strict,
         } => {
             let (dst, srcs) = paths
                 .split_last()
                 .ok_or_else(|| Error::invalid_input("convert needs SRC and DST"))?;
             let srcs: Vec<Target> = srcs.iter().map(|s| Target::parse(s)).collect();
-            convert(&srcs, &Target::parse(dst), to, compress)
+            let options = ConvertOptions {
+                to,
+                compress,
+                dst_node: None,
+                strict,
+            };
+            convert(&srcs, &Target::parse(dst), options)
         }
     }
 }
@@ -257,12 +270,9 @@ fn frame_text(file: &File, target: &Target, as_json: bool) -> Result<Option<Stri
     file.frame_text(FRAME_ROWS)
 }
 
-fn convert(
-    srcs: &[Target],
-    dst: &Target,
-    to: Option<Format>,
-    compress: Option<CompressSpec>,
-) -> Result<()> {
+/// Converts; what DST cannot hold is listed on stderr after the conversion, grouped
+/// (`left out: 3 attributes on 2 nodes (npz holds no attributes)`).
+fn convert(srcs: &[Target], dst: &Target, options: ConvertOptions) -> Result<()> {
     let mut files = srcs
         .iter()
         .map(|t| File::open(&t.file))
@@ -274,15 +284,17 @@ fn convert(
         .collect();
     let mut bar = progress::Progress::new(&dst.file.display().to_string());
     let options = ConvertOptions {
-        to,
-        compress,
         dst_node: dst.node.clone(),
+        ..options
     };
     let result = sciio::convert_many(&mut sources, &dst.file, &options, &mut |done, total| {
         bar.update(done, total)
     });
     bar.finish();
     let summary = result?;
+    for line in summary.left_out_lines() {
+        eprintln!("sciio: {line}");
+    }
     print_out(&format!(
         "{}: wrote {} array{} ({} of data) as {}\n",
         dst.file.display(),

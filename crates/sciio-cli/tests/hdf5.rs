@@ -104,16 +104,26 @@ print("ok")
 }
 
 #[test]
-fn what_npz_cannot_hold_is_refused_by_name() {
+fn what_npz_cannot_hold_is_left_out_by_name() {
     let dir = tempdir();
     let h5 = make_file(dir.path());
     let dst = dir.path().join("all.npz");
     let out = sciio(&["convert", s(&h5), s(&dst)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(
+        err.contains("sciio: left out: /alias (a link to /grp/ints; npz holds no links)"),
+        "{err}"
+    );
+    assert!(dst.exists());
+    // --strict: refused before anything is written.
+    let strict = dir.path().join("strict.npz");
+    let out = sciio(&["convert", s(&h5), s(&strict), "--strict"]);
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8(out.stderr).unwrap();
     assert_eq!(err.lines().count(), 1, "{err}");
     assert!(err.contains("/alias") || err.contains("/ragged"), "{err}");
-    assert!(!dst.exists());
+    assert!(!strict.exists());
 }
 
 #[test]

@@ -239,13 +239,18 @@ fn ls_and_cat_show_a_pandas_frame_and_refusals_are_one_line() {
 
     let err = refused(&["cat", "--json", s(&keyed)]);
     assert!(err.contains("data frame"), "{err}");
+    // A frame into .npy is one structured array (tests/left_out.rs checks it with numpy);
+    // into .mat it is refused, nothing written.
     let npy = dir.path().join("x.npy");
-    let err = refused(&["convert", s(&keyed), s(&npy)]);
+    ok(&["convert", s(&keyed), s(&npy)]);
+    assert!(npy.exists());
+    let mat = dir.path().join("x.mat");
+    let err = refused(&["convert", s(&keyed), s(&mat)]);
     assert!(
         err.contains("data frame") && err.contains(s(&keyed)),
         "{err}"
     );
-    assert!(!npy.exists());
+    assert!(!mat.exists());
     // A corrupt file: one line naming it, no panic.
     let broken = dir.path().join("broken.parquet");
     let bytes = std::fs::read(&keyed).unwrap();
@@ -287,7 +292,7 @@ assert np.array_equal(z['n'], np.arange(5, dtype=np.int16))
 
 /// A pandas frame → `.h5`: one PyTables Table whose fields are the index levels then the
 /// columns, text as UTF-8 byte strings, categoricals as their values; the node is the source's
-/// file stem or the destination node. Columns PyTables has no type for are refused in one line.
+/// file stem or the destination node. Columns PyTables has no type for are left out.
 #[test]
 fn parquet_to_h5_is_a_pytables_table_of_index_and_columns() {
     let dir = tempdir();
@@ -340,7 +345,25 @@ print('ok')
         run_python(check, &[s(&src), s(&whole), s(&named)]).trim(),
         "ok"
     );
-    let err = refused(&["convert", s(&dated), s(&dir.path().join("d.h5"))]);
+    // A column PyTables has no type for is left out (listed on stderr); --strict refuses it
+    // before anything is written.
+    let d5 = dir.path().join("d.h5");
+    let err = refused(&["convert", s(&dated), s(&d5), "--strict"]);
     assert!(err.contains("'when'") && err.contains("PyTables"), "{err}");
-    assert!(!dir.path().join("d.h5").exists());
+    assert!(!d5.exists());
+    let out = sciio(&["convert", s(&dated), s(&d5)]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let said = String::from_utf8(out.stderr).unwrap();
+    // (pandas stores the datetimes in ns or us, as its version decides)
+    assert!(
+        said.starts_with("sciio: left out: column 'when' of / (<M8[")
+            && said
+                .ends_with("]; PyTables has no column type for it (.parquet and .npz hold it))\n"),
+        "{said}"
+    );
+    let cols = run_python(
+        "import sys, tables; f = tables.open_file(sys.argv[1]); print(f.root.dated.colnames)",
+        &[s(&d5)],
+    );
+    assert_eq!(cols.trim(), "['index']");
 }

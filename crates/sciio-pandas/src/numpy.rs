@@ -261,7 +261,7 @@ pub fn array_to_ndarray(a: &dyn Array, limits: &Limits) -> Result<NdArray> {
                 .map(|(c, f)| {
                     array_to_ndarray(c.as_ref(), limits)
                         .map(|n| (f.name().clone(), n))
-                        .map_err(|e| e.with_node(f.name().clone()))
+                        .map_err(|e| in_field(f.name(), e))
                 })
                 .collect::<Result<Vec<_>>>()?;
             record_array(children, rows, limits)
@@ -292,7 +292,7 @@ fn record_array(fields: Vec<(String, NdArray)>, rows: usize, limits: &Limits) ->
                 .as_bytes()
                 .get(row * width..(row + 1) * width)
                 .ok_or_else(|| {
-                    Error::format("struct field shorter than its column").with_node(name.clone())
+                    in_field(name, Error::format("struct field shorter than its column"))
                 })?;
             out.extend_from_slice(cell);
         }
@@ -317,11 +317,80 @@ impl Frame {
 
     /// A frame from a 1-d structured (record) array: one column per field, nested records
     /// flattened to `a.b` labels, a default RangeIndex. Scalar fields of numpy kinds bool,
-    /// int, uint, float, `datetime64`/`timedelta64` in s/ms/us/ns, `S` and `U` are converted;
-    /// others (complex, void, object, subarrays, other time units) are refused naming the
-    /// field. [`Frame::from_structured_with`] makes struct columns of nested records instead.
+    /// int, uint, float, `datetime64`/`timedelta64` in s/ms/us/ns, `S` and `U` are converted,
+    /// and subarray fields of those become fixed-size list columns (one list level per
+    /// dimension); others (complex, void, object, other time units, subarrays of records) are
+    /// refused naming the field. [`Frame::from_structured_with`] makes struct columns of nested
+    /// records instead.
     pub fn from_structured(array: &NdArray) -> Result<Frame> {
         Self::from_structured_with(array, NestedFields::DottedNames)
+    }
+
+    /// Like [`Frame::from_structured`], but fields that have no column equivalent
+    /// ([`Unsupported`](sciio_core::ErrorKind::Unsupported) errors) are left out of the frame
+    /// and returned, each with its label and the reason, instead of failing the whole frame.
+    ///
+    /// ```
+    /// use sciio_core::{ByteOrder, DType, NdArray, Order, RecordType, ScalarKind, ScalarType};
+    /// let scalar = |k| DType::Scalar(ScalarType::new(k, ByteOrder::Little));
+    /// let record = RecordType::packed([
+    ///     ("n".to_string(), scalar(ScalarKind::Int(4))),
+    ///     ("z".to_string(), scalar(ScalarKind::Complex(16))),
+    /// ]);
+    /// let array = NdArray::from_bytes(DType::Record(record), &[1], Order::C, &[0u8; 20])?;
+    /// let (frame, left_out) = sciio_pandas::Frame::from_structured_partial(&array)?;
+    /// assert!(frame.column("n").is_ok() && frame.column("z").is_err());
+    /// assert_eq!(left_out[0].0, "z");
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn from_structured_partial(array: &NdArray) -> Result<(Frame, Vec<(String, Error)>)> {
+        let (record, records) = records_of(array)?;
+        let mut leaves = Vec::new();
+        flatten(record, "", 0, &mut leaves)?;
+        let mut builder = Frame::builder();
+        let mut left_out = Vec::new();
+        for (name, offset, dtype) in leaves {
+            match records.leaf_column(&dtype, offset) {
+                Ok(col) => builder = builder.column(name, col),
+                Err(e) if e.kind() == sciio_core::ErrorKind::Unsupported => {
+                    left_out.push((name, e))
+                }
+                Err(e) => return Err(in_field(&name, e)),
+            }
+        }
+        Ok((builder.build()?, left_out))
+    }
+
+    /// A frame of one column from an n-d array (at least 1-d): one row per index of the first
+    /// axis, each cell the rest of the array as a fixed-size list (one list level per further
+    /// dimension), which pyarrow reads back with the same shape.
+    ///
+    /// ```
+    /// use sciio_core::NdArray;
+    /// let array = NdArray::from_vec((0..6).map(f64::from).collect::<Vec<_>>(), &[2, 3])?;
+    /// let frame = sciio_pandas::Frame::from_ndarray("x", &array)?;
+    /// assert_eq!(frame.num_rows(), 2);
+    /// assert!(matches!(
+    ///     frame.column("x")?.data_type(),
+    ///     sciio_pandas::arrow_schema::DataType::FixedSizeList(_, 3)
+    /// ));
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn from_ndarray(label: &str, array: &NdArray) -> Result<Frame> {
+        let DType::Scalar(scalar) = array.dtype() else {
+            return Err(Error::unsupported(format!(
+                "a {} array is not one column; a structured array makes one column per field",
+                array.dtype()
+            )));
+        };
+        let Some((&rows, cell)) = array.shape().split_first() else {
+            return Err(Error::unsupported("a 0-d array has no rows"));
+        };
+        let array = array.to_order(Order::C);
+        let bytes = array.as_bytes();
+        let width = scalar.kind.itemsize();
+        let col = list_column(scalar, rows, cell, |i| &bytes[i * width..(i + 1) * width])?;
+        Frame::builder().column(label, col).build()
     }
 
     /// A frame from a 1-d structured array, nested records as `nested` says.
@@ -345,32 +414,16 @@ impl Frame {
     /// # Ok::<(), sciio_core::Error>(())
     /// ```
     pub fn from_structured_with(array: &NdArray, nested: NestedFields) -> Result<Frame> {
-        let DType::Record(record) = array.dtype() else {
-            return Err(Error::invalid_input(format!(
-                "a frame needs a structured array, not {}",
-                array.dtype()
-            )));
-        };
-        let rows = array.len();
-        let bytes = array.as_bytes();
-        let itemsize = record.itemsize;
-        if bytes.len() < rows.saturating_mul(itemsize) {
-            return Err(Error::truncated("structured array shorter than its shape"));
-        }
-        let records = Records {
-            bytes,
-            rows,
-            itemsize,
-        };
+        let (record, records) = records_of(array)?;
         let mut builder = Frame::builder();
         match nested {
             NestedFields::DottedNames => {
                 let mut columns = Vec::new();
                 flatten(record, "", 0, &mut columns)?;
-                for (name, offset, scalar) in columns {
+                for (name, offset, dtype) in columns {
                     let col = records
-                        .scalar_column(&scalar, offset)
-                        .map_err(|e| e.with_node(name.clone()))?;
+                        .leaf_column(&dtype, offset)
+                        .map_err(|e| in_field(&name, e))?;
                     builder = builder.column(name, col);
                 }
             }
@@ -395,6 +448,72 @@ pub enum NestedFields {
     Structs,
 }
 
+/// The record type and the rows of a structured array (checked to be long enough).
+fn records_of(array: &NdArray) -> Result<(&sciio_core::RecordType, Records<'_>)> {
+    let DType::Record(record) = array.dtype() else {
+        return Err(Error::invalid_input(format!(
+            "a frame needs a structured array, not {}",
+            array.dtype()
+        )));
+    };
+    let rows = array.len();
+    let bytes = array.as_bytes();
+    let itemsize = record.itemsize;
+    if bytes.len() < rows.saturating_mul(itemsize) {
+        return Err(Error::truncated("structured array shorter than its shape"));
+    }
+    Ok((
+        record,
+        Records {
+            bytes,
+            rows,
+            itemsize,
+        },
+    ))
+}
+
+/// An error about one field of a record: the field named in the message, so that the error's
+/// location stays free for the node (the array) it belongs to.
+fn in_field(name: &str, e: Error) -> Error {
+    if e.location().node.is_some() {
+        return e;
+    }
+    Error::new(e.kind(), format!("field '{name}': {}", e.message()))
+}
+
+/// A fixed-size list column of `rows` cells of shape `cell` (one list level per dimension;
+/// no dimension: a plain column), element `i` of all cells in row-major order read by `at(i)`.
+fn list_column<'a>(
+    scalar: &ScalarType,
+    rows: usize,
+    cell: &[usize],
+    at: impl Fn(usize) -> &'a [u8],
+) -> Result<ArrayRef> {
+    let per_row = cell
+        .iter()
+        .try_fold(1usize, |acc, d| acc.checked_mul(*d))
+        .filter(|n| *n > 0)
+        .ok_or_else(|| Error::unsupported(format!("cells of shape {cell:?} have no values")))?;
+    let total = rows
+        .checked_mul(per_row)
+        .ok_or_else(|| Error::unsupported("list column too large"))?;
+    let mut values = column_from_records(scalar, total, at)?;
+    for &dim in cell.iter().rev() {
+        let size = i32::try_from(dim)
+            .map_err(|_| Error::unsupported(format!("a list of {dim} values is too long")))?;
+        let item = Arc::new(arrow_schema::Field::new(
+            "item",
+            values.data_type().clone(),
+            true,
+        ));
+        values = Arc::new(
+            arrow_array::FixedSizeListArray::try_new(item, size, values, None)
+                .map_err(|e| Error::format(e.to_string()))?,
+        );
+    }
+    Ok(values)
+}
+
 /// The rows of a structured array.
 struct Records<'a> {
     bytes: &'a [u8],
@@ -409,6 +528,30 @@ impl Records<'_> {
             &self.bytes[at..at + scalar.kind.itemsize()]
         };
         column_from_records(scalar, self.rows, field_bytes)
+    }
+
+    /// The column of a scalar or subarray field at `offset` in each row (a subarray as a
+    /// fixed-size list column).
+    fn leaf_column(&self, dtype: &DType, offset: usize) -> Result<ArrayRef> {
+        match dtype {
+            DType::Scalar(s) => self.scalar_column(s, offset),
+            DType::SubArray(base, shape) => self.subarray_column(base, shape, offset),
+            DType::Record(_) => Err(Error::unsupported("a record is not one column")),
+        }
+    }
+
+    fn subarray_column(&self, base: &DType, shape: &[usize], offset: usize) -> Result<ArrayRef> {
+        let DType::Scalar(scalar) = base else {
+            return Err(Error::unsupported(
+                "a subarray of records has no column equivalent in a DataFrame",
+            ));
+        };
+        let width = scalar.kind.itemsize();
+        let per_row = shape.iter().product::<usize>().max(1);
+        list_column(scalar, self.rows, shape, |i| {
+            let at = (i / per_row) * self.itemsize + offset + (i % per_row) * width;
+            &self.bytes[at..at + width]
+        })
     }
 
     /// The fields of `record` (at `base` in each row) as named columns, nested records as
@@ -429,9 +572,9 @@ impl Records<'_> {
                 )));
             }
             let col: ArrayRef = match &f.dtype {
-                DType::Scalar(s) => self
-                    .scalar_column(s, offset)
-                    .map_err(|e| e.with_node(path.clone()))?,
+                DType::Scalar(_) | DType::SubArray(..) => self
+                    .leaf_column(&f.dtype, offset)
+                    .map_err(|e| in_field(&path, e))?,
                 DType::Record(r) => {
                     let children = self.columns(r, &format!("{path}."), offset)?;
                     let fields: Vec<arrow_schema::FieldRef> = children
@@ -447,14 +590,8 @@ impl Records<'_> {
                     let arrays = children.into_iter().map(|(_, a)| a).collect();
                     Arc::new(
                         arrow_array::StructArray::try_new(fields.into(), arrays, None)
-                            .map_err(|e| Error::format(e.to_string()).with_node(path.clone()))?,
+                            .map_err(|e| in_field(&path, Error::format(e.to_string())))?,
                     )
-                }
-                DType::SubArray(..) => {
-                    return Err(Error::unsupported(
-                        "subarray fields have no column equivalent in a DataFrame",
-                    )
-                    .with_node(path))
                 }
             };
             out.push((path, col));
@@ -463,11 +600,13 @@ impl Records<'_> {
     }
 }
 
+/// The scalar and subarray fields of `record` (nested records flattened to `a.b`), with their
+/// offsets in a row.
 fn flatten(
     record: &sciio_core::RecordType,
     prefix: &str,
     base: usize,
-    out: &mut Vec<(String, usize, ScalarType)>,
+    out: &mut Vec<(String, usize, DType)>,
 ) -> Result<()> {
     for f in &record.fields {
         let name = format!("{prefix}{}", f.name);
@@ -478,14 +617,8 @@ fn flatten(
             )));
         }
         match &f.dtype {
-            DType::Scalar(s) => out.push((name, offset, *s)),
             DType::Record(r) => flatten(r, &format!("{name}."), offset, out)?,
-            DType::SubArray(..) => {
-                return Err(Error::unsupported(
-                    "subarray fields have no column equivalent in a DataFrame",
-                )
-                .with_node(name))
-            }
+            leaf => out.push((name, offset, leaf.clone())),
         }
     }
     Ok(())

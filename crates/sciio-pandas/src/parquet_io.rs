@@ -703,6 +703,7 @@ pub struct ParquetOptions {
     data_page_bytes: usize,
     statistics: bool,
     threads: usize,
+    key_value: Vec<(String, String)>,
 }
 
 impl Default for ParquetOptions {
@@ -714,6 +715,7 @@ impl Default for ParquetOptions {
             data_page_bytes: 1 << 20,
             statistics: true,
             threads: std::thread::available_parallelism().map_or(1, usize::from),
+            key_value: Vec::new(),
         }
     }
 }
@@ -758,6 +760,25 @@ impl ParquetOptions {
         self.threads = n.max(1);
         self
     }
+    /// An extra entry of the file's key-value metadata, also set on the Arrow schema (pyarrow
+    /// shows it in `schema.metadata`). The `pandas` key is the writer's own and cannot be set.
+    ///
+    /// ```
+    /// let opts = sciio_pandas::ParquetOptions::new().key_value("origin", "run 7");
+    /// assert_eq!(opts.get_key_values(), [("origin".to_string(), "run 7".to_string())]);
+    /// ```
+    pub fn key_value(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        let key = key.into();
+        if key != PANDAS_KEY {
+            self.key_value.retain(|(k, _)| *k != key);
+            self.key_value.push((key, value.into()));
+        }
+        self
+    }
+    /// The extra key-value metadata set with [`ParquetOptions::key_value`].
+    pub fn get_key_values(&self) -> &[(String, String)] {
+        &self.key_value
+    }
 
     fn properties(&self, pandas_json: String) -> Result<WriterProperties> {
         Ok(WriterProperties::builder()
@@ -771,7 +792,15 @@ impl ParquetOptions {
                 EnabledStatistics::None
             })
             .set_created_by(format!("sciio version {}", env!("CARGO_PKG_VERSION")))
-            .set_key_value_metadata(Some(vec![KeyValue::new(PANDAS_KEY.into(), pandas_json)]))
+            .set_key_value_metadata(Some(
+                std::iter::once(KeyValue::new(PANDAS_KEY.into(), pandas_json))
+                    .chain(
+                        self.key_value
+                            .iter()
+                            .map(|(k, v)| KeyValue::new(k.clone(), v.clone())),
+                    )
+                    .collect(),
+            ))
             .build())
     }
 }
@@ -844,6 +873,9 @@ impl<W: Write + Send> ParquetWriter<W> {
         let arrow = self.schema.arrow_schema();
         let mut md = arrow.metadata().clone();
         md.insert(PANDAS_KEY.to_string(), json.clone());
+        for (key, value) in &self.options.key_value {
+            md.insert(key.clone(), value.clone());
+        }
         let arrow = Arc::new(Schema::new_with_metadata(arrow.fields().clone(), md));
         let out = self
             .out

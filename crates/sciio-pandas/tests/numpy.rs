@@ -115,3 +115,39 @@ print("equal")
     let not_structured = NdArray::from_vec(vec![1i64, 2], &[2]).unwrap();
     assert!(Frame::from_structured(&not_structured).is_err());
 }
+
+/// A field without a column type is named in the message; the error's node stays free for
+/// the path of the array the caller knows.
+#[test]
+fn field_errors_name_the_field_in_the_message_not_as_the_node() {
+    let rec = RecordType::packed([
+        ("n".to_string(), DType::scalar(ScalarKind::Int(4))),
+        ("z".to_string(), DType::scalar(ScalarKind::Complex(16))),
+    ]);
+    let arr = NdArray::from_bytes(DType::Record(rec), &[1], Order::C, &[0u8; 20]).unwrap();
+    let err = Frame::from_structured(&arr).unwrap_err();
+    assert_eq!(err.location().node, None);
+    assert!(err.message().starts_with("field 'z': "), "{err}");
+    let (frame, left_out) = Frame::from_structured_partial(&arr).unwrap();
+    assert_eq!(frame.num_rows(), 1);
+    assert_eq!(left_out.len(), 1);
+    assert_eq!(left_out[0].0, "z");
+}
+
+/// In a struct column, the field numpy has no type for is named in the message; the error's
+/// node is the column.
+#[test]
+fn a_struct_field_numpy_cannot_hold_is_named_in_the_message() {
+    use arrow_array::{ArrayRef, StructArray};
+    use sciio_pandas::arrow_schema::{DataType, Field};
+    let ids: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
+    let flags: ArrayRef = Arc::new(BooleanArray::from(vec![Some(true), None]));
+    let s = StructArray::from(vec![
+        (Arc::new(Field::new("id", DataType::Int64, false)), ids),
+        (Arc::new(Field::new("flag", DataType::Boolean, true)), flags),
+    ]);
+    let frame = Frame::builder().column("s", Arc::new(s)).build().unwrap();
+    let err = frame.to_ndarrays(&Limits::default()).unwrap_err();
+    assert_eq!(err.location().node.as_deref(), Some("s"));
+    assert!(err.message().starts_with("field 'flag': "), "{err}");
+}

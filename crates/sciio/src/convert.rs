@@ -1,5 +1,6 @@
 //! [`convert`]: reader -> neutral tree -> writer, streaming array data block by block, written
-//! atomically, refusing by name whatever the target cannot hold.
+//! atomically. The source is walked once against what the target can hold: whatever it cannot
+//! hold is left out with a reason ([`LeftOut`], listed in [`ConvertSummary::left_out`]).
 
 use std::io::Write;
 use std::path::Path;
@@ -12,6 +13,15 @@ use crate::compress::CompressSpec;
 use crate::file::{normalise, File};
 use crate::format::Format;
 use crate::node::{ArrayInfo, Node, NodeKind};
+use crate::plan::{no_attributes, no_links, refuse_if_strict, LeftOut};
+
+/// The key of a Parquet file's key-value metadata under which [`convert`] stores the
+/// attributes of the source (HDF5 user attributes): the JSON text of
+/// `{"node path": {"attribute name": value}}`, values as JSON numbers, booleans, strings
+/// (bytes decoded as UTF-8, else latin-1), nested lists for arrays and objects for records;
+/// NaN and infinities as `"nan"`, `"inf"`, `"-inf"`, complex numbers as `[re, im]`,
+/// datetimes as integer ticks. pyarrow shows it in `pq.read_schema(path).metadata`.
+pub const PARQUET_ATTRIBUTES_KEY: &str = "sciio.attributes";
 
 /// How [`convert`] writes. `Default` gives: format from the destination's extension, the
 /// format's usual compression (npz: stored, like `np.savez`), member names from the source.
@@ -24,9 +34,12 @@ pub struct ConvertOptions {
     /// The node/member to write in the destination (`DST:NODE`): for `.npz` the member name of
     /// a single array, or a prefix for several; not allowed for `.npy`.
     pub dst_node: Option<String>,
+    /// Refuse the conversion, before anything is written, when any source item would be
+    /// left out ([`ConvertSummary::left_out`] would not be empty).
+    pub strict: bool,
 }
 
-/// What [`convert`] wrote.
+/// What [`convert`] wrote, and what it left out.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConvertSummary {
     /// The format written.
@@ -35,6 +48,17 @@ pub struct ConvertSummary {
     pub arrays: Vec<String>,
     /// Bytes of array data moved.
     pub data_bytes: u64,
+    /// The source items the destination does not hold, each with its reason, in source order
+    /// ([`crate::plan::summary_lines`] groups them for display).
+    pub left_out: Vec<LeftOut>,
+}
+
+impl ConvertSummary {
+    /// The left-out items grouped into short lines ([`crate::plan::summary_lines`]); empty
+    /// when everything was carried.
+    pub fn left_out_lines(&self) -> Vec<String> {
+        crate::plan::summary_lines(&self.left_out)
+    }
 }
 
 /// One array to write: where it is in the source, what it is, its name in the target.
@@ -50,8 +74,11 @@ struct Leaf {
 /// A node → `.npy` is one array. A whole file → `.npz` holds every array leaf, each member
 /// named by its path without the leading `/`; a `.npy` → `.npz` gives the member the name in
 /// [`ConvertOptions::dst_node`] or the source file's stem. Anything the target cannot hold
-/// (links, groups' attributes, frames, opaque nodes) is an error naming the node. The
-/// destination is written to a temporary file and renamed into place only on success.
+/// (attributes in npy/npz/MAT, links, frames, opaque nodes) is left out and listed in
+/// [`ConvertSummary::left_out`] — or, with [`ConvertOptions::strict`], refused before anything
+/// is written. A whole file with nothing the target can hold (an empty `.npz`) gives an empty
+/// container. The destination is written to a temporary file and renamed into place only on
+/// success.
 /// `progress(done, total)` receives bytes of array data.
 ///
 /// ```
@@ -115,26 +142,8 @@ pub fn convert_many(
             return Ok(summary);
         }
     }
-    let mut leaves = Vec::new();
-    for (index, (src, src_node)) in sources.iter().enumerate() {
-        let selected = match src_node {
-            Some(node) => src.node(node)?,
-            None => src.root(),
-        };
-        let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
-        let mut found = collect_leaves(selected, &base, format, src)?;
-        for leaf in &mut found {
-            leaf.source = index;
-        }
-        leaves.extend(name_leaves(
-            found,
-            src,
-            *src_node,
-            options.dst_node.as_deref(),
-            format,
-        )?);
-    }
-    check_unique(&leaves, dst)?;
+    let (leaves, left_out) = plan_leaves(sources, dst, options, format)?;
+    refuse_if_strict(&left_out, options.strict, dst)?;
     let total: u64 = leaves.iter().map(|l| l.info.nbytes()).sum();
     let arrays: Vec<String> = leaves.iter().map(|l| l.name.clone()).collect();
     match format {
@@ -171,7 +180,60 @@ pub fn convert_many(
         format,
         arrays,
         data_bytes: total,
+        left_out,
     })
+}
+
+/// The plan of a conversion through numpy arrays: the array leaves of every source, named
+/// in the target, and what is left out. Nothing carried at all is an error for `.npy` and
+/// for a selected node; a whole file that holds nothing the target can hold (an empty
+/// `.npz`) gives an empty container.
+fn plan_leaves(
+    sources: &[(&mut File, Option<&str>)],
+    dst: &Path,
+    options: &ConvertOptions,
+    format: Format,
+) -> Result<(Vec<Leaf>, Vec<LeftOut>)> {
+    let mut leaves = Vec::new();
+    let mut left_out = Vec::new();
+    for (index, (src, src_node)) in sources.iter().enumerate() {
+        let selected = match src_node {
+            Some(node) => src.node(node)?,
+            None => src.root(),
+        };
+        let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
+        let (mut found, left) = collect_leaves(selected, &base, format);
+        if found.is_empty() && (src_node.is_some() || format == Format::Npy) {
+            return Err(nothing_to_convert(&left, src, &base, format));
+        }
+        for leaf in &mut found {
+            leaf.source = index;
+        }
+        left_out.extend(left);
+        leaves.extend(name_leaves(
+            found,
+            src,
+            *src_node,
+            options.dst_node.as_deref(),
+            format,
+        )?);
+    }
+    check_unique(&leaves, dst)?;
+    Ok((leaves, left_out))
+}
+
+/// The error when a selection holds nothing the target can hold: what was left out of it, or
+/// that it holds no array at all.
+fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str, format: Format) -> Error {
+    let error = match left_out {
+        [] => Error::not_found("nothing to convert: no array there"),
+        [one] => Error::unsupported(format!("nothing {format} can hold there: left out {one}")),
+        [first, rest @ ..] => Error::unsupported(format!(
+            "nothing {format} can hold there: left out {first} and {} more",
+            rest.len()
+        )),
+    };
+    error.with_file(src.path()).with_node(base.to_string())
 }
 
 /// HDF5 into a new HDF5 file is copied like `ptrepack`: the whole file, or the one group or
@@ -213,6 +275,8 @@ fn repack_whole_hdf5(
             .filter_map(|(_, n)| n.array_info())
             .map(ArrayInfo::nbytes)
             .sum(),
+        // ptrepack's copy carries every node, attribute and link.
+        left_out: Vec::new(),
     }))
 }
 
@@ -252,44 +316,91 @@ fn check_unique(leaves: &[Leaf], dst: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Every array below `node`; anything npy/npz cannot hold is refused by name.
-fn collect_leaves(node: &Node, base: &str, format: Format, src: &File) -> Result<Vec<Leaf>> {
+/// Every array below `node`, and what `format` cannot hold: attributes (npy, npz, MAT and the
+/// `.h5` files written leaf by leaf hold none), links, frames and opaque nodes.
+fn collect_leaves(node: &Node, base: &str, format: Format) -> (Vec<Leaf>, Vec<LeftOut>) {
     let mut leaves = Vec::new();
+    let mut left_out = Vec::new();
     for (rel, n) in node.walk("") {
         let path = join(base, &rel);
-        let refuse = |what: &str| {
-            Err(Error::unsupported(format!(
-                "{format} cannot hold {what}; convert the arrays one by one with SRC:NODE"
-            ))
-            .with_file(src.path())
-            .with_node(path.clone()))
-        };
-        if !n.attrs.is_empty() {
-            let names: Vec<&str> = n.attrs.iter().map(|a| a.name.as_str()).collect();
-            return refuse(&format!("attributes ({})", names.join(", ")));
+        for attr in &n.attrs {
+            left_out.push(LeftOut::attribute(
+                path.clone(),
+                attr.name.clone(),
+                no_attributes(format),
+            ));
         }
         match &n.kind {
             NodeKind::Group(_) => {}
-            NodeKind::Array(info) | NodeKind::Table(info) => leaves.push(Leaf {
-                source: 0,
-                src_path: path,
-                info: info.clone(),
-                name: String::new(),
-            }),
-            NodeKind::Link(target) => return refuse(&format!("a link (to {target})")),
-            NodeKind::Frame { .. } => return refuse("a data frame"),
-            NodeKind::Opaque { kind, reason } => return refuse(&format!("a {kind} ({reason})")),
+            NodeKind::Array(info) | NodeKind::Table(info) => match unheld(format, info) {
+                Some(reason) => left_out.push(LeftOut::node(path, described(n, info), reason)),
+                None => leaves.push(Leaf {
+                    source: 0,
+                    src_path: path,
+                    info: info.clone(),
+                    name: String::new(),
+                }),
+            },
+            NodeKind::Link(target) => left_out.push(LeftOut::node(
+                path,
+                format!("a link to {target}"),
+                no_links(format),
+            )),
+            NodeKind::Frame { .. } => left_out.push(LeftOut::node(
+                path,
+                "a data frame",
+                format!("{format} holds no data frames"),
+            )),
+            NodeKind::Opaque { kind, reason } => {
+                left_out.push(LeftOut::node(path, format!("a {kind}"), reason.clone()))
+            }
         }
     }
-    if leaves.is_empty() {
-        return Err(Error::not_found("nothing to convert: no array there")
-            .with_file(src.path())
-            .with_node(base.to_string()));
-    }
-    Ok(leaves)
+    (leaves, left_out)
 }
 
-fn join(base: &str, rel: &str) -> String {
+/// `an array of <U2, shape [2]`, `a table of [...], shape [5]`.
+fn described(node: &Node, info: &ArrayInfo) -> String {
+    let kind = node.kind_name();
+    let article = if kind.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        "an"
+    } else {
+        "a"
+    };
+    format!(
+        "{article} {kind} of {}, shape {:?}",
+        dtype_words(&info.dtype),
+        info.shape
+    )
+}
+
+/// A dtype in a few words: its typestr, or `records (a, b, c, ...)` by field names (a record
+/// type whose descr cannot be printed still names its fields).
+fn dtype_words(dtype: &sciio_core::DType) -> String {
+    match dtype {
+        sciio_core::DType::Record(record) => {
+            let mut names: Vec<&str> = record.fields.iter().take(4).map(|f| &*f.name).collect();
+            if record.fields.len() > 4 {
+                names.push("...");
+            }
+            format!("records ({})", names.join(", "))
+        }
+        other => other.to_string(),
+    }
+}
+
+/// Why `format` cannot hold an array of this kind (npy/npz: a dtype an NPY header cannot
+/// describe, such as overlapping fields; MAT: anything but MATLAB's classes), or `None`.
+fn unheld(format: Format, info: &ArrayInfo) -> Option<String> {
+    match format {
+        Format::Npy | Format::Npz => header_for(info).err().map(|e| e.message().to_string()),
+        #[cfg(feature = "mat")]
+        Format::Mat => crate::mat::no_class_for(info),
+        _ => None,
+    }
+}
+
+pub(crate) fn join(base: &str, rel: &str) -> String {
     match (base.trim_end_matches('/'), rel) {
         ("", "/") => "/".to_string(),
         (b, "/") => b.to_string(),
@@ -457,6 +568,50 @@ mod tests {
         assert_eq!(npz_compression(Some(&spec)).unwrap(), Compression::Stored);
         let spec = CompressSpec::parse("zstd:3").unwrap();
         assert!(npz_compression(Some(&spec)).is_err());
+    }
+
+    #[test]
+    fn a_dtype_no_npy_header_describes_is_left_out_of_npy_and_npz() {
+        use sciio_core::{DType, Field, Order, RecordType, ScalarKind};
+        let field = |name: &str, offset| Field {
+            name: name.to_string(),
+            title: None,
+            offset,
+            dtype: DType::scalar(ScalarKind::Int(4)),
+        };
+        let overlapping = RecordType {
+            fields: vec![field("a", 0), field("b", 2)],
+            itemsize: 8,
+        };
+        let table = Node::new(
+            "t",
+            NodeKind::Table(ArrayInfo {
+                dtype: DType::Record(overlapping),
+                shape: vec![3],
+                order: Order::C,
+            }),
+        );
+        let plain = Node::new(
+            "x",
+            NodeKind::Array(ArrayInfo {
+                dtype: DType::scalar(ScalarKind::Float(8)),
+                shape: vec![2],
+                order: Order::C,
+            }),
+        );
+        let root = Node::new("", NodeKind::Group(vec![table, plain]));
+        for format in [Format::Npy, Format::Npz] {
+            let (leaves, left_out) = collect_leaves(&root, "/", format);
+            let paths: Vec<&str> = leaves.iter().map(|l| l.src_path.as_str()).collect();
+            assert_eq!(paths, ["/x"]);
+            assert_eq!(left_out.len(), 1);
+            assert_eq!(left_out[0].path, "/t");
+            assert!(
+                left_out[0].to_string().starts_with("/t (a table of "),
+                "{}",
+                left_out[0]
+            );
+        }
     }
 
     #[test]

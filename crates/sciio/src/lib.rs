@@ -4,8 +4,10 @@
 //!
 //! - [`open`] ([`File::open`]) picks the format by extension and first bytes and describes the
 //!   file as one neutral tree of [`Node`]s; [`File::read_array`] reads an array's data.
-//! - [`convert`] writes a file or one node into another format, refusing by name whatever
-//!   the target cannot hold, and writes atomically ([`write_atomically`]).
+//! - [`convert`] writes a file or one node into another format, atomically
+//!   ([`write_atomically`]); what the target cannot hold is left out and listed with its
+//!   reason ([`LeftOut`], [`plan`]), or refused before writing with
+//!   [`ConvertOptions::strict`].
 //! - [`CompressSpec`] is the one compression syntax (`deflate:6`, `shuffle,zlib:1`, ...).
 //!
 //! The building blocks are re-exported: [`core`] (dtypes, [`NdArray`], errors).
@@ -14,6 +16,7 @@ pub mod atomic;
 pub mod compress;
 pub mod format;
 pub mod node;
+pub mod plan;
 pub mod target;
 
 pub use atomic::write_atomically;
@@ -39,6 +42,7 @@ mod parquet;
 
 pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
 pub use file::File;
+pub use plan::LeftOut;
 
 /// Makes a signal that stops the process (Ctrl-C, `kill`, a crash inside a C library) remove
 /// the temporary files of unfinished outputs first, as errors and panics already do. Call it

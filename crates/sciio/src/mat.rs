@@ -23,6 +23,7 @@ use sciio_mat::{MatClass, MatFile, MatValue, MatWriter, StructArray, VarInfo, Wr
 
 use crate::compress::CompressSpec;
 use crate::node::{ArrayInfo, NativeInfo, Node, NodeKind};
+use crate::plan::LeftOut;
 
 /// An opened MAT file, with the last variable read kept so that converting the leaves of one
 /// cell or struct reads it once.
@@ -363,7 +364,8 @@ impl Folder {
 /// classes, cells, structs, struct arrays, sparse matrices, empties — instead of leaf by leaf
 /// through numpy arrays. A whole file copies every variable; `SRC:NODE` copies the value at
 /// that path (a variable, a struct field, a cell item) under its last name or `DST:NODE`.
-/// `None` when a source is not a MAT file (those go leaf by leaf).
+/// A value holding a MATLAB object (which only MATLAB can create) is left out. `None` when a
+/// source is not a MAT file (those go leaf by leaf).
 pub(crate) fn copy_values(
     sources: &[(&mut crate::File, Option<&str>)],
     dst: &Path,
@@ -376,36 +378,89 @@ pub(crate) fn copy_values(
     {
         return Ok(None);
     }
+    let (planned, left_out) = plan_values(sources, dst, options)?;
+    crate::plan::refuse_if_strict(&left_out, options.strict, dst)?;
     let mut out = MatOut::create(dst, options.compress.as_ref())?;
     let mut names = Vec::new();
     let mut bytes = 0u64;
-    for (src, node) in sources {
-        let file = MatFile::open_with_limits(src.path(), *src.limits())?;
-        for (name, value) in selected_values(&file, *node)? {
-            let name = match options.dst_node.as_deref().map(|d| d.trim_matches('/')) {
-                Some(d) if node.is_some() => d.to_string(),
-                Some(d) => format!("{d}/{name}"),
-                None => name,
-            };
-            if names.contains(&name) {
-                return Err(Error::invalid_input(format!(
-                    "two values would be named '{name}'; rename one with DST:NODE"
-                ))
-                .with_file(dst));
-            }
-            bytes += value_bytes(&value);
-            out.write_value(&name, value)
-                .map_err(|e| e.with_file(dst))?;
-            names.push(name);
-            progress(bytes, bytes);
-        }
+    for (name, value) in planned {
+        bytes += value_bytes(&value);
+        out.write_value(&name, value)
+            .map_err(|e| e.with_file(dst))?;
+        names.push(name);
+        progress(bytes, bytes);
     }
     out.finish(dst)?;
     Ok(Some(crate::ConvertSummary {
         format: crate::Format::Mat,
         arrays: names,
         data_bytes: bytes,
+        left_out,
     }))
+}
+
+/// MATLAB values with their names in the destination.
+type NamedValues = Vec<(String, MatValue)>;
+
+/// The values a MAT → MAT copy writes, named in the destination, and those it leaves out.
+fn plan_values(
+    sources: &[(&mut crate::File, Option<&str>)],
+    dst: &Path,
+    options: &crate::ConvertOptions,
+) -> Result<(NamedValues, Vec<LeftOut>)> {
+    let mut planned: NamedValues = Vec::new();
+    let mut left_out = Vec::new();
+    for (src, node) in sources {
+        let file = MatFile::open_with_limits(src.path(), *src.limits())?;
+        for (name, value) in selected_values(&file, *node)? {
+            let src_path = match node {
+                Some(n) => crate::file::normalise(n),
+                None => format!("/{name}"),
+            };
+            if let Some(class) = object_class(&value) {
+                left_out.push(object_left_out(src_path, &value, &class));
+                continue;
+            }
+            let name = match options.dst_node.as_deref().map(|d| d.trim_matches('/')) {
+                Some(d) if node.is_some() => d.to_string(),
+                Some(d) => format!("{d}/{name}"),
+                None => name,
+            };
+            if planned.iter().any(|(n, _)| *n == name) {
+                return Err(Error::invalid_input(format!(
+                    "two values would be named '{name}'; rename one with DST:NODE"
+                ))
+                .with_file(dst));
+            }
+            planned.push((name, value));
+        }
+    }
+    Ok((planned, left_out))
+}
+
+/// The class of the first MATLAB object in `value` (itself, or inside its cells and structs):
+/// MAT files are written without objects.
+fn object_class(value: &MatValue) -> Option<String> {
+    match value {
+        MatValue::Opaque(_) | MatValue::Object(_) => Some(value.class().name().to_string()),
+        MatValue::Cell(c) => c.items.iter().find_map(object_class),
+        MatValue::Struct(s) => s.elements.iter().flatten().find_map(object_class),
+        _ => None,
+    }
+}
+
+fn object_left_out(path: String, value: &MatValue, class: &str) -> LeftOut {
+    let own = value.class().name().to_string();
+    let description = if own == class {
+        format!("a MATLAB object of class {class}")
+    } else {
+        format!("a {own} holding a MATLAB object of class {class}")
+    };
+    LeftOut::node(
+        path,
+        description,
+        "sciio writes no MATLAB objects (only MATLAB can create them)",
+    )
 }
 
 /// Every variable (`node` = `None`), or the value at `node`, with its name.
@@ -466,6 +521,28 @@ fn set_mode(temp: &Path, dst: &Path) -> Result<()> {
 #[cfg(not(unix))]
 fn set_mode(_temp: &Path, _dst: &Path) -> Result<()> {
     Ok(())
+}
+
+/// Why a MAT file cannot hold an array of this kind ([`to_mat_value`] would refuse it), or
+/// `None` when it can: numeric, logical and complex arrays, and `U` scalars (char rows).
+pub(crate) fn no_class_for(info: &ArrayInfo) -> Option<String> {
+    let holds = match info.dtype.as_scalar().map(|s| s.kind) {
+        Some(ScalarKind::Unicode(_)) => info.shape.is_empty(),
+        Some(ScalarKind::Bool) => true,
+        Some(kind) => MatClass::of_kind(kind).is_some(),
+        None => false,
+    };
+    (!holds).then(|| format!("MATLAB has no class for {} arrays", describe(info)))
+}
+
+fn describe(info: &ArrayInfo) -> String {
+    match (&info.dtype, info.shape.len()) {
+        (DType::Scalar(s), n) if matches!(s.kind, ScalarKind::Unicode(_)) && n > 0 => {
+            "text (non-scalar)".to_string()
+        }
+        (DType::Record(_), _) => "structured".to_string(),
+        (dtype, _) => dtype.to_string(),
+    }
 }
 
 /// The MATLAB value of a numpy array: numeric or logical with the same shape, or a char row

@@ -4,24 +4,29 @@
 //! Conversions that involve a frame do not go through the array leaves of the tree: a frame's
 //! columns are Arrow arrays, not numpy blocks. `x.parquet → y.parquet` streams record batches
 //! (bounded memory, pandas metadata kept); `x.parquet → y.npz` stores one member per index
-//! level and column ([`Frame::to_ndarrays`], the frame in memory); a 1-d structured array
-//! (`.npy`, npz member, PyTables `Table`) → `.parquet` becomes one column per field
-//! ([`Frame::from_structured`]).
+//! level and column (the frame in memory), `x.parquet → y.npy` one structured array like
+//! `df.to_records(index=False)` (a stored index as leading fields); columns numpy has no type
+//! for are left out. A 1-d structured array (`.npy`, npz member, PyTables `Table`) →
+//! `.parquet` becomes one column per field ([`Frame::from_structured_partial`], subarray
+//! fields as fixed-size list columns), an n-d array one fixed-size list column
+//! ([`Frame::from_ndarray`]); the source's attributes go into the file's key-value metadata.
 
 use std::path::Path;
 
-use sciio_core::{Error, Limits, NdArray, Result};
+use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Result, Value};
 use sciio_pandas::{
-    Compression, Frame, FrameSchema, ParquetOptions, ParquetReader, ParquetWriter, ReadOptions,
+    Compression, Frame, FrameSchema, IndexLevel, ParquetOptions, ParquetReader, ParquetWriter,
+    ReadOptions,
 };
 use sciio_zip::ZipWriter;
 
 use crate::atomic::write_atomically;
 use crate::compress::CompressSpec;
 use crate::convert::{npz_compression, ConvertOptions, ConvertSummary};
-use crate::file::File;
+use crate::file::{normalise, File};
 use crate::format::Format;
-use crate::node::{Node, NodeKind};
+use crate::node::{AttrValue, Node, NodeKind};
+use crate::plan::{refuse_if_strict, LeftOut};
 
 /// The tree of a Parquet file: its frame.
 pub(crate) fn open(path: &Path, limits: &Limits) -> Result<Node> {
@@ -131,75 +136,401 @@ pub(crate) fn convert_frames(
         .with_file(dst));
     };
     if let Some(node) = options.dst_node.as_deref() {
-        if format != Format::Hdf5 {
+        if format != Format::Hdf5 && !(frame_src(src) && format == Format::Npz) {
             return Err(Error::invalid_input(format!(
                 "a {format} destination of a data frame takes no node; drop ':{node}'"
             ))
             .with_file(dst));
         }
     }
-    let frame_src = matches!(src.root().kind, NodeKind::Frame { .. });
-    if frame_src && src_node.is_some_and(|n| !n.trim_matches('/').is_empty()) {
+    let is_frame = frame_src(src);
+    if is_frame && src_node.is_some_and(|n| !n.trim_matches('/').is_empty()) {
         return Err(Error::not_found(
             "a Parquet file is one data frame without nodes (use the file name alone)",
         )
         .with_file(src.path()));
     }
-    let limits = *src.limits();
-    match (frame_src, format) {
+    let summary = match (is_frame, format) {
         (true, Format::Parquet) => {
             let parquet = options_for(options.compress.as_ref())?;
-            copy(src.path(), &limits, dst, &parquet, progress)?;
-            Ok(Some(summary(format, src.root(), src.size_on_disk())))
+            copy(src.path(), src.limits(), dst, &parquet, progress)?;
+            summary(format, src.root(), src.size_on_disk())
         }
-        (true, Format::Npz) => {
-            let compression = npz_compression(options.compress.as_ref())?;
-            let arrays = frame_arrays(src.path(), &limits)?;
-            write_npz(&arrays, dst, compression)?;
-            let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
-            progress(bytes, bytes);
-            Ok(Some(ConvertSummary {
-                format,
-                arrays: arrays.into_iter().map(|(name, _)| name).collect(),
-                data_bytes: bytes,
-            }))
-        }
+        (true, Format::Npz) => frame_to_npz(src, dst, options, progress)?,
+        (true, Format::Npy) => frame_to_npy(src, dst, options, progress)?,
         #[cfg(feature = "hdf5")]
-        (true, Format::Hdf5) => {
-            let arrays = frame_arrays(src.path(), &limits)?;
-            let table = frame_table(&arrays).map_err(|e| e.with_file(src.path()))?;
-            let name = table_name(options.dst_node.as_deref(), src.path());
-            let mut out = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
-            out.write(&name, &table).map_err(|e| e.with_file(dst))?;
-            out.finish(dst)?;
-            let bytes = table.as_bytes().len() as u64;
-            progress(bytes, bytes);
-            Ok(Some(ConvertSummary {
-                format,
-                arrays: vec![name],
-                data_bytes: bytes,
-            }))
+        (true, Format::Hdf5) => frame_to_h5(src, dst, options, progress)?,
+        (true, other) => {
+            return Err(Error::unsupported(format!(
+                "{other} cannot hold a data frame; write .parquet, .npz (one array per column), \
+             .npy (a structured array) or .h5 (a Table)"
+            ))
+            .with_file(src.path()))
         }
-        (true, other) => Err(Error::unsupported(format!(
-            "{other} cannot hold a data frame; write .parquet, .npz (one array per column) or .h5 (a Table)"
-        ))
-        .with_file(src.path())),
-        (false, _) => {
-            let path = src.single_array_path(*src_node)?;
-            let parquet = options_for(options.compress.as_ref())?;
-            let array = src.read_array(&path)?;
-            let file = src.path().to_path_buf();
-            let arrays = write_structured(&array, dst, &parquet)
-                .map_err(|e| e.with_file(&file).with_node(path.clone()))?;
-            let bytes = array.as_bytes().len() as u64;
-            progress(bytes, bytes);
-            Ok(Some(ConvertSummary {
-                format,
-                arrays,
-                data_bytes: bytes,
-            }))
+        (false, _) => array_to_parquet(src, *src_node, dst, options, progress)?,
+    };
+    Ok(Some(summary))
+}
+
+fn frame_src(src: &File) -> bool {
+    matches!(src.root().kind, NodeKind::Frame { .. })
+}
+
+/// `x.parquet → y.npz`: one member per index level and column, or with `y.npz:NAME` one
+/// structured member (as `x.parquet → y.npy` makes it); columns numpy has no type for are
+/// left out.
+fn frame_to_npz(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    let compression = npz_compression(options.compress.as_ref())?;
+    let member = options
+        .dst_node
+        .as_deref()
+        .map(|d| d.trim_matches('/'))
+        .filter(|d| !d.is_empty());
+    let (arrays, left_out) = match member {
+        Some(name) => {
+            let (records, left_out) = frame_records(src)?;
+            (vec![(name.to_string(), records)], left_out)
+        }
+        None => {
+            let frame = read_frame(src.path(), src.limits())?;
+            numpy_columns(&frame, true, src.path(), src.limits())?
+        }
+    };
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    write_npz(&arrays, dst, compression)?;
+    let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Npz,
+        arrays: arrays.into_iter().map(|(name, _)| name).collect(),
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// `x.parquet → y.npy`: one structured array like `df.to_records(index=False)`, the index
+/// levels as leading fields when the index is stored (not a RangeIndex); columns numpy has no
+/// type for are left out.
+fn frame_to_npy(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    if let Some(spec) = options.compress.as_ref().filter(|s| !s.is_uncompressed()) {
+        return Err(Error::unsupported(format!(
+            "npy files are never compressed (got '{spec}'); write .npz to compress"
+        )));
+    }
+    let (records, left_out) = frame_records(src)?;
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    write_atomically(dst, |out| sciio_npy::write_array(out, &records))?;
+    let bytes = records.as_bytes().len() as u64;
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Npy,
+        arrays: vec!["/".to_string()],
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// The frame as one structured array like `df.to_records(index=False)`, the index levels as
+/// leading fields when the index is stored (not a RangeIndex), and the columns numpy has no
+/// type for (left out).
+fn frame_records(src: &File) -> Result<(NdArray, Vec<LeftOut>)> {
+    let frame = read_frame(src.path(), src.limits())?;
+    let stored_index = frame
+        .schema()
+        .index()
+        .iter()
+        .any(|level| matches!(level, IndexLevel::Column { .. }));
+    let (columns, left_out) = numpy_columns(&frame, stored_index, src.path(), src.limits())?;
+    if columns.is_empty() {
+        return Err(Error::not_found(
+            "nothing to convert: no column of the frame has a numpy type",
+        )
+        .with_file(src.path()));
+    }
+    let records = records_of(&columns, frame.num_rows()).map_err(|e| e.with_file(src.path()))?;
+    Ok((records, left_out))
+}
+
+/// `x.parquet → y.h5`: a PyTables Table of the columns PyTables has a type for.
+#[cfg(feature = "hdf5")]
+fn frame_to_h5(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    let frame = read_frame(src.path(), src.limits())?;
+    let (arrays, mut left_out) = numpy_columns(&frame, true, src.path(), src.limits())?;
+    let (table, no_type) = frame_table(&arrays).map_err(|e| e.with_file(src.path()))?;
+    left_out.extend(no_type);
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    let name = table_name(options.dst_node.as_deref(), src.path());
+    let mut out = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
+    out.write(&name, &table).map_err(|e| e.with_file(dst))?;
+    out.finish(dst)?;
+    let bytes = table.as_bytes().len() as u64;
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Hdf5,
+        arrays: vec![name],
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// A structured array or an n-d array (or the one array of a file) → a Parquet file: one
+/// column per field (subarray fields as fixed-size list columns), or one fixed-size list
+/// column for an n-d array. Attributes go into the file's key-value metadata under
+/// [`PARQUET_ATTRIBUTES_KEY`](crate::convert::PARQUET_ATTRIBUTES_KEY); fields with no column
+/// type and whatever else the selection holds (links, opaque nodes) are left out.
+fn array_to_parquet(
+    src: &mut File,
+    src_node: Option<&str>,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    let path = src.single_array_path(src_node)?;
+    let selected = match src_node {
+        Some(node) => src.node(node)?,
+        None => src.root(),
+    };
+    let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
+    let (attributes, mut left_out) = selection_plan(selected, &base, &path);
+    let label = column_label(&path, src.path());
+    let array = src.read_array(&path)?;
+    let file = src.path().to_path_buf();
+    let located = |e: Error| e.with_file(&file).with_node(path.clone());
+    let (frame, fields_left) = array_frame(&array, &label).map_err(located)?;
+    left_out.extend(
+        fields_left
+            .into_iter()
+            .map(|(field, e)| LeftOut::column(path.clone(), field, "a record field", e.message())),
+    );
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    let mut parquet = options_for(options.compress.as_ref())?;
+    if let Some(json) = attributes {
+        parquet = parquet.key_value(crate::convert::PARQUET_ATTRIBUTES_KEY, json);
+    }
+    let arrays = write_frame(&frame, dst, &parquet).map_err(located)?;
+    let bytes = array.as_bytes().len() as u64;
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Parquet,
+        arrays,
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// The column label of an n-d array: its node's name, or the file's stem for a `.npy`.
+fn column_label(path: &str, file: &Path) -> String {
+    match path.rsplit('/').next().filter(|n| !n.is_empty()) {
+        Some(name) => name.to_string(),
+        None => file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "values".to_string()),
+    }
+}
+
+/// The frame of an array: a 1-d structured array's fields as columns (those without a column
+/// type returned apart), an n-d array as one fixed-size list column.
+fn array_frame(array: &NdArray, label: &str) -> Result<(Frame, Vec<(String, Error)>)> {
+    match (array.dtype(), array.shape().len()) {
+        (DType::Record(_), 1) => Frame::from_structured_partial(array),
+        (DType::Record(_), _) => Err(Error::unsupported(format!(
+            "a data frame needs a 1-d structured array, got shape {:?}",
+            array.shape()
+        ))),
+        (_, 2..) => Ok((Frame::from_ndarray(label, array)?, Vec::new())),
+        _ => Err(Error::unsupported(format!(
+            "a {}-d {} array is no data frame; a frame needs a structured array (one column \
+             per field) or an n-d array (a column of fixed-size lists)",
+            array.shape().len(),
+            array.dtype()
+        ))),
+    }
+}
+
+/// What a Parquet destination makes of the selected subtree besides the array at `chosen`:
+/// the attributes of every node as the JSON text of `{node path: {name: value}}` (`None`
+/// without attributes), and the left-out items (attributes without a JSON value, and nodes
+/// that are neither groups nor the chosen array).
+fn selection_plan(selected: &Node, base: &str, chosen: &str) -> (Option<String>, Vec<LeftOut>) {
+    let mut by_node = serde_json::Map::new();
+    let mut left_out = Vec::new();
+    for (rel, node) in selected.walk("") {
+        let path = crate::convert::join(base, &rel);
+        let mut attrs = serde_json::Map::new();
+        for attr in &node.attrs {
+            match &attr.value {
+                AttrValue::Array(value) => match array_json(value) {
+                    Ok(json) => {
+                        attrs.insert(attr.name.clone(), json);
+                    }
+                    Err(e) => left_out.push(LeftOut::attribute(&path, &attr.name, e.message())),
+                },
+                AttrValue::Other(what) => left_out.push(LeftOut::attribute(
+                    &path,
+                    &attr.name,
+                    format!("sciio does not read this value ({what})"),
+                )),
+            }
+        }
+        if !attrs.is_empty() {
+            by_node.insert(path.clone(), serde_json::Value::Object(attrs));
+        }
+        if path != chosen && !matches!(node.kind, NodeKind::Group(_)) {
+            let what = match &node.kind {
+                NodeKind::Link(target) => format!("a link to {target}"),
+                _ => format!("a {}", node.kind_name()),
+            };
+            left_out.push(LeftOut::node(
+                &path,
+                what,
+                format!("a .parquet file holds one table, {chosen}"),
+            ));
         }
     }
+    let json = (!by_node.is_empty()).then(|| serde_json::Value::Object(by_node).to_string());
+    (json, left_out)
+}
+
+/// An attribute's value as JSON: numbers, booleans and text as themselves (bytes decoded as
+/// UTF-8, else latin-1), arrays as nested lists, records as objects; NaN and infinities as the
+/// strings `"nan"`, `"inf"`, `"-inf"`, complex numbers as `[re, im]`, datetimes as ticks.
+fn array_json(array: &NdArray) -> Result<serde_json::Value> {
+    let values = array.to_order(sciio_core::Order::C).values()?;
+    let mut items = values.iter().map(value_json);
+    Ok(nest(array.shape(), &mut items))
+}
+
+fn nest(shape: &[usize], items: &mut dyn Iterator<Item = serde_json::Value>) -> serde_json::Value {
+    match shape.split_first() {
+        None => items.next().unwrap_or(serde_json::Value::Null),
+        Some((&n, rest)) => serde_json::Value::Array((0..n).map(|_| nest(rest, items)).collect()),
+    }
+}
+
+fn value_json(value: &Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    let float = |x: f64| {
+        if x.is_finite() {
+            Json::from(x)
+        } else if x.is_nan() {
+            Json::from("nan")
+        } else {
+            Json::from(if x > 0.0 { "inf" } else { "-inf" })
+        }
+    };
+    match value {
+        Value::Bool(b) => Json::from(*b),
+        Value::Int(i) => Json::from(*i),
+        Value::UInt(u) => Json::from(*u),
+        Value::Float(x) => float(*x),
+        Value::LongDouble(x) => float(x.to_f64()),
+        Value::Complex(c) => Json::Array(vec![float(c.re), float(c.im)]),
+        Value::LongComplex(re, im) => Json::Array(vec![float(re.to_f64()), float(im.to_f64())]),
+        Value::Bytes(b) | Value::Void(b) => Json::from(match std::str::from_utf8(b) {
+            Ok(text) => text.to_string(),
+            Err(_) => b.iter().map(|&c| char::from(c)).collect(),
+        }),
+        Value::Str(text) => Json::from(text.as_str()),
+        Value::DateTime(i64::MIN, _) | Value::TimeDelta(i64::MIN, _) => Json::Null,
+        Value::DateTime(t, _) | Value::TimeDelta(t, _) => Json::from(*t),
+        Value::Record(fields) => Json::Object(
+            fields
+                .iter()
+                .map(|(name, v)| (name.clone(), value_json(v)))
+                .collect(),
+        ),
+        Value::Array(shape, items) => nest(shape, &mut items.iter().map(value_json)),
+    }
+}
+
+/// Arrays with their names (npz members, record fields).
+type NamedArrays = Vec<(String, NdArray)>;
+
+/// A frame's columns as numpy arrays, named as [`Frame::to_ndarrays`] names them (with the
+/// index levels first when `with_index`); a column numpy has no type for is left out, two
+/// arrays of the same name are an error.
+fn numpy_columns(
+    frame: &Frame,
+    with_index: bool,
+    path: &Path,
+    limits: &Limits,
+) -> Result<(NamedArrays, Vec<LeftOut>)> {
+    let mut arrays = Vec::new();
+    let mut left_out = Vec::new();
+    let index = if with_index {
+        frame.index_arrays().map_err(|e| e.with_file(path))?
+    } else {
+        Vec::new()
+    };
+    let columns = frame.schema().columns().map(|c| {
+        (
+            c.label().unwrap_or("None").to_string(),
+            c.meta.numpy_type.clone(),
+        )
+    });
+    let index = index
+        .into_iter()
+        .map(|(name, a)| (name, Ok(a), String::new()));
+    let columns = columns.map(|(label, numpy)| (label.clone(), frame.column(&label), numpy));
+    for (name, column, numpy) in index.chain(columns) {
+        let column = match column {
+            Ok(column) => column,
+            Err(e) if e.kind() == ErrorKind::Unsupported => {
+                left_out.push(no_numpy_type(name, numpy, &e));
+                continue;
+            }
+            Err(e) => return Err(e.with_file(path).with_node(name)),
+        };
+        match sciio_pandas::array_to_ndarray(column.as_ref(), limits) {
+            Ok(array) => arrays.push((name, array)),
+            Err(e) if e.kind() == ErrorKind::Unsupported => {
+                left_out.push(no_numpy_type(name, column.data_type().to_string(), &e))
+            }
+            Err(e) => return Err(e.with_file(path).with_node(name)),
+        }
+    }
+    check_distinct(&arrays, path)?;
+    Ok((arrays, left_out))
+}
+
+fn no_numpy_type(label: String, description: String, e: &Error) -> LeftOut {
+    LeftOut::column(
+        "/",
+        label,
+        description,
+        format!("numpy has no type for it: {}", e.message()),
+    )
+}
+
+fn check_distinct(arrays: &[(String, NdArray)], path: &Path) -> Result<()> {
+    let mut seen = std::collections::HashSet::new();
+    for (name, _) in arrays {
+        if !seen.insert(name.as_str()) {
+            return Err(Error::invalid_input(format!(
+                "two columns/index levels are named '{name}'; npz members and record fields \
+                 need distinct names"
+            ))
+            .with_file(path)
+            .with_node(name.clone()));
+        }
+    }
+    Ok(())
 }
 
 /// The Table node a frame becomes in an `.h5` file: the destination node, else the source's
@@ -219,22 +550,17 @@ fn table_name(dst_node: Option<&str>, src: &Path) -> String {
     }
 }
 
-/// The frame's index levels and columns (all 1-d, one length) interleaved into one packed
-/// record array, the row type of a PyTables Table. Text columns become UTF-8 byte strings as wide
-/// as their longest value (PyTables has no unicode column; pandas' HDFStore stores text the same
-/// way); columns PyTables has no type for (datetimes, durations, objects) are refused by name.
+/// The frame's index levels and columns as one packed record array, the row type of a
+/// PyTables Table. Text columns become UTF-8 byte strings as wide as their longest value
+/// (PyTables has no unicode column; pandas' HDFStore stores text the same way); columns
+/// PyTables has no type for (datetimes, durations, objects) are left out.
 #[cfg(feature = "hdf5")]
-fn frame_table(arrays: &[(String, NdArray)]) -> Result<NdArray> {
-    use sciio_core::{DType, Order, RecordType, ScalarKind};
+fn frame_table(arrays: &[(String, NdArray)]) -> Result<(NdArray, Vec<LeftOut>)> {
+    use sciio_core::{Order, ScalarKind};
     let rows = arrays.first().map_or(0, |(_, a)| a.len());
     let mut columns = Vec::with_capacity(arrays.len());
+    let mut left_out = Vec::new();
     for (name, array) in arrays {
-        if array.shape() != [rows] {
-            return Err(Error::invalid_input(format!(
-                "column '{name}' has shape {:?}, a Table needs {rows} rows",
-                array.shape()
-            )));
-        }
         let array = array.to_native();
         let column = match array.dtype() {
             DType::Scalar(s) if matches!(s.kind, ScalarKind::Unicode(_)) => utf8_column(&array)?,
@@ -244,20 +570,39 @@ fn frame_table(arrays: &[(String, NdArray)]) -> Result<NdArray> {
                     ScalarKind::DateTime(_) | ScalarKind::TimeDelta(_) | ScalarKind::Object
                 ) =>
             {
-                return Err(Error::unsupported(format!(
-                    "column '{name}' ({}) has no PyTables column type; convert to .parquet or .npz",
-                    array.dtype().to_typestr()
-                )))
+                left_out.push(LeftOut::column(
+                    "/",
+                    name,
+                    array.dtype().to_typestr(),
+                    "PyTables has no column type for it (.parquet and .npz hold it)",
+                ));
+                continue;
             }
             _ => array.to_order(Order::C),
         };
         columns.push((name.clone(), column));
     }
-    let record = RecordType::packed(columns.iter().map(|(n, c)| (n.clone(), c.dtype().clone())));
+    Ok((records_of(&columns, rows)?, left_out))
+}
+
+/// Named 1-d columns of `rows` values interleaved into one packed record array.
+fn records_of(columns: &[(String, NdArray)], rows: usize) -> Result<NdArray> {
+    use sciio_core::{Order, RecordType};
+    let mut native = Vec::with_capacity(columns.len());
+    for (name, column) in columns {
+        if column.shape() != [rows] {
+            return Err(Error::invalid_input(format!(
+                "column '{name}' has shape {:?}, the records need {rows} rows",
+                column.shape()
+            )));
+        }
+        native.push((name.clone(), column.to_order(Order::C)));
+    }
+    let record = RecordType::packed(native.iter().map(|(n, c)| (n.clone(), c.dtype().clone())));
     let itemsize = record.itemsize;
     let mut bytes = vec![0u8; itemsize * rows];
     let mut offset = 0;
-    for (_, column) in &columns {
+    for (_, column) in &native {
         let width = column.dtype().itemsize();
         for (row, value) in column.as_bytes().chunks_exact(width.max(1)).enumerate() {
             let at = row * itemsize + offset;
@@ -297,23 +642,12 @@ fn summary(format: Format, root: &Node, bytes: u64) -> ConvertSummary {
         format,
         arrays,
         data_bytes: bytes,
+        left_out: Vec::new(),
     }
 }
 
-/// A 1-d structured array → a Parquet file of one column per field, written atomically.
-/// Returns the column labels.
-pub(crate) fn write_structured(
-    array: &NdArray,
-    dst: &Path,
-    options: &ParquetOptions,
-) -> Result<Vec<String>> {
-    if array.shape().len() != 1 {
-        return Err(Error::unsupported(format!(
-            "a data frame needs a 1-d structured array, got shape {:?}",
-            array.shape()
-        )));
-    }
-    let frame = Frame::from_structured(array)?;
+/// A frame → a Parquet file, written atomically. Returns the column labels.
+fn write_frame(frame: &Frame, dst: &Path, options: &ParquetOptions) -> Result<Vec<String>> {
     write_atomically(dst, |out| {
         let mut writer = ParquetWriter::new(out, frame.schema(), options);
         for batch in frame.batches() {
@@ -326,24 +660,6 @@ pub(crate) fn write_structured(
         .columns()
         .map(|c| c.label().unwrap_or("None").to_string())
         .collect())
-}
-
-/// A frame's index levels and columns as numpy arrays (named as [`Frame::to_ndarrays`] names
-/// them), refusing two arrays of the same name.
-pub(crate) fn frame_arrays(path: &Path, limits: &Limits) -> Result<Vec<(String, NdArray)>> {
-    let frame = read_frame(path, limits)?;
-    let arrays = frame.to_ndarrays(limits).map_err(|e| e.with_file(path))?;
-    let mut seen = std::collections::HashSet::new();
-    for (name, _) in &arrays {
-        if !seen.insert(name.as_str()) {
-            return Err(Error::invalid_input(format!(
-                "two columns/index levels are named '{name}'; npz members need distinct names"
-            ))
-            .with_file(path)
-            .with_node(name.clone()));
-        }
-    }
-    Ok(arrays)
 }
 
 /// Writes named arrays as an `.npz` file (members `name.npy`), atomically.

@@ -1,6 +1,6 @@
 //! `sciio::convert` from MAT into MAT copies MATLAB values, not numpy leaves: struct arrays,
 //! sparse matrices and nested cells come out equal (read back with sciio-mat and checked with
-//! mat73), and a value MAT files cannot be written with (a MATLAB object) is refused by name.
+//! mat73), and a value MAT files cannot be written with (a MATLAB object) is left out by name.
 #![cfg(feature = "mat")]
 
 use sciio::convert::{convert, ConvertOptions};
@@ -87,7 +87,7 @@ fn mat_to_mat_copies_struct_arrays_sparse_and_nested_cells() {
 }
 
 #[test]
-fn mat_objects_cannot_be_copied_and_nothing_is_written() {
+fn mat_objects_are_left_out_of_a_copy_and_strict_writes_nothing() {
     let dir = tempdir();
     sciio_testkit::run_python_script(
         "python/mat_mcos_fixtures.py",
@@ -96,14 +96,73 @@ fn mat_objects_cannot_be_copied_and_nothing_is_written() {
     let src = dir.path().join("objects.mat");
     let dst = dir.path().join("copy.mat");
     let mut file = sciio::File::open(&src).unwrap();
-    let err = convert(
+    let strict = ConvertOptions {
+        strict: true,
+        ..ConvertOptions::default()
+    };
+    let err = convert(&mut file, None, &dst, &strict, &mut |_, _| {}).unwrap_err();
+    assert_eq!(err.kind(), sciio_core::ErrorKind::Refused);
+    assert!(err.to_string().contains("MATLAB object"), "{err}");
+    assert!(!dst.exists());
+
+    let summary = convert(
         &mut file,
         None,
         &dst,
         &ConvertOptions::default(),
         &mut |_, _| {},
     )
-    .unwrap_err();
-    assert!(err.to_string().contains("MATLAB objects"), "{err}");
-    assert!(!dst.exists());
+    .unwrap();
+    assert!(!summary.left_out.is_empty());
+    let original = MatFile::open(&src).unwrap();
+    let copy = MatFile::open(&dst).unwrap();
+    // Every variable is either copied equal or left out with the reason, never both.
+    for (name, value) in original.read_all().unwrap() {
+        let left = summary
+            .left_out
+            .iter()
+            .find(|l| l.path == format!("/{name}"));
+        match left {
+            Some(item) => {
+                assert!(item.reason.contains("MATLAB objects"), "{item}");
+                assert!(copy.read(&name).is_err(), "{name} written and left out");
+            }
+            None => assert_eq!(copy.read(&name).unwrap(), value, "{name}"),
+        }
+    }
+    assert_eq!(
+        summary.arrays.len() + summary.left_out.len(),
+        original.read_all().unwrap().len()
+    );
+}
+
+#[test]
+fn mat_values_numpy_has_no_array_for_are_left_out_of_npz() {
+    let dir = tempdir();
+    let src = dir.path().join("src.mat");
+    sciio_mat::write_mat(&src, &values(), &WriteOptions::default()).unwrap();
+    let dst = dir.path().join("out.npz");
+    let mut file = sciio::File::open(&src).unwrap();
+    let summary = convert(
+        &mut file,
+        None,
+        &dst,
+        &ConvertOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let left: Vec<(&str, String)> = summary
+        .left_out
+        .iter()
+        .map(|l| (l.path.as_str(), l.to_string()))
+        .collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    assert_eq!(left[0].0, "/sp");
+    assert!(left[0].1.contains("sparse"), "{left:?}");
+    assert!(summary.arrays.contains(&"big".to_string()), "{summary:?}");
+    let out = run_python(
+        "import sys, numpy as np; z = np.load(sys.argv[1]); print('sp' in z.files, z['big'].shape)",
+        &[dst.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "False (1, 10000)");
 }
