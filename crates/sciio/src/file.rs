@@ -278,6 +278,28 @@ impl File {
         }
     }
 
+    /// Reads the rows of the variable-length node at `path` (a PyTables VLArray, or an h5py
+    /// variable-length dataset), one array per row as PyTables' `node.read()` returns them:
+    /// rows of numbers as 1-d arrays (n-d for array atoms) in native byte order, `vlstring`
+    /// rows as 0-d `S<n>` arrays, `vlunicode` rows as 0-d `U<n>` arrays. Rows of pickled
+    /// objects are refused (never unpickled). [`File::read_array`] reads a VLArray of strings
+    /// whole, as one `S`/`U` array (what `np.array(node.read())` gives), and refuses numbers.
+    /// [`crate::vlarray::npz_members`] names the rows as .npz members.
+    pub fn read_rows(&mut self, path: &str) -> Result<Vec<NdArray>> {
+        let path = normalise(path);
+        let file = self.path.clone();
+        let located = |e: Error| e.with_file(&file).with_node(path.clone());
+        match &self.backend {
+            #[cfg(feature = "hdf5")]
+            Backend::Hdf5(h5) => h5.read_rows(&path).map_err(located),
+            #[allow(unreachable_patterns)]
+            _ => Err(located(Error::mismatch(format!(
+                "{} files hold no rows of variable length",
+                self.format
+            )))),
+        }
+    }
+
     /// Streams the raw data bytes of the array at `path` (in its stored dtype and order, as
     /// an NPY header describes them) into `out`, block by block, calling `progress` with the
     /// bytes copied so far. Memory stays bounded whatever the array's size.

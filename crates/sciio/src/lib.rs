@@ -15,6 +15,7 @@ pub mod compress;
 pub mod format;
 pub mod node;
 pub mod target;
+pub mod vlarray;
 
 pub use atomic::write_atomically;
 pub use compress::{CompressSpec, Filter};

@@ -52,7 +52,7 @@ pub fn repack(
     dst: impl AsRef<Path>,
     filters: Option<Filters>,
 ) -> Result<()> {
-    let input = PtFile::open(src.as_ref())?;
+    let input = PtFile::open(src.as_ref())?.with_file_layout();
     let tree = input.tree(true)?;
     let out = PtWriter::create_with_title(dst.as_ref(), tree.title.as_deref().unwrap_or(""))?;
     let root = out.root()?;
@@ -112,7 +112,7 @@ pub fn repack_node(
     dst_node: Option<&str>,
     filters: Option<Filters>,
 ) -> Result<()> {
-    let input = PtFile::open(src.as_ref())?;
+    let input = PtFile::open(src.as_ref())?.with_file_layout();
     let tree = input.tree(true)?;
     let src_path = format!("/{}", src_node.trim_matches('/'));
     let node = find(&tree, &src_path).ok_or_else(|| {
