@@ -26,6 +26,8 @@ pub fn filters_from_pipeline(pipeline: &[Filter]) -> Filters {
             id::DEFLATE => (f.complib, f.complevel) = (Complib::Zlib, cd(0) as u8),
             id::LZO => (f.complib, f.complevel) = (Complib::Lzo, cd(0) as u8),
             id::BZIP2 => (f.complib, f.complevel) = (Complib::Bzip2, cd(0) as u8),
+            // h5py's LZF has no level; any level > 0 writes it.
+            id::LZF => (f.complib, f.complevel) = (Complib::Lzf, 5),
             id::BLOSC | id::BLOSC2 => {
                 let codec = (stage.cd_values.len() > 6)
                     .then(|| sciio_hdf5::write::BloscCodec::from_code(cd(6)))
