@@ -181,12 +181,52 @@ impl Hdf5 {
     }
 }
 
-/// The node at `path` (`/`-separated, absolute or not) in a tree read with [`PtFile::tree`].
+/// The node at `path` (`/`-separated, absolute or not) in a tree read with [`PtFile::tree`];
+/// soft links and groups reached again through another hard link are followed on the way
+/// (and at the end when their target is in the tree), as PyTables and h5py follow them.
 fn find_info<'a>(root: &'a NodeInfo, path: &str) -> Option<&'a NodeInfo> {
-    let wanted = format!("/{}", path.trim_matches('/'));
-    if wanted == "/" {
-        return Some(root);
+    let mut wanted = format!("/{}", path.trim_matches('/'));
+    for _ in 0..MAX_LINK_HOPS {
+        if wanted == "/" {
+            return Some(root);
+        }
+        let mut node = root;
+        let mut link = None;
+        while node.path != wanted {
+            node = node.children.iter().find(|c| {
+                wanted == c.path
+                    || wanted
+                        .strip_prefix(c.path.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })?;
+            let target = match &node.class {
+                NodeClass::SoftLink(t) if t.starts_with('/') => t.clone(),
+                NodeClass::SoftLink(t) => {
+                    let parent = node.path.rsplit_once('/').map_or("", |(p, _)| p);
+                    format!("{parent}/{t}")
+                }
+                NodeClass::HardLinkAgain(first) => first.clone(),
+                _ => continue,
+            };
+            link = Some((node, target));
+            break;
+        }
+        let Some((at, target)) = link else {
+            return Some(node);
+        };
+        let rest = &wanted[at.path.len()..];
+        let next = format!("/{}{rest}", target.trim_matches('/'));
+        if rest.is_empty() && find_info_plain(root, &next).is_none() {
+            return Some(at); // a dangling or external link: the link itself
+        }
+        wanted = next;
     }
+    None
+}
+
+/// [`find_info`] without following links.
+fn find_info_plain<'a>(root: &'a NodeInfo, wanted: &str) -> Option<&'a NodeInfo> {
+    let wanted = format!("/{}", wanted.trim_matches('/'));
     let mut node = root;
     while node.path != wanted {
         node = node.children.iter().find(|c| {
@@ -198,6 +238,9 @@ fn find_info<'a>(root: &'a NodeInfo, path: &str) -> Option<&'a NodeInfo> {
     }
     Some(node)
 }
+
+/// Links followed one after another before a lookup gives up (a cycle of soft links).
+const MAX_LINK_HOPS: usize = 32;
 
 fn to_node(file: &PtFile, info: &NodeInfo, parent: &str) -> Node {
     let name = info
