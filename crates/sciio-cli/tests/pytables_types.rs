@@ -67,8 +67,8 @@ print("ok")
 const H5PY_FILE: &str = r#"
 import sys, numpy as np, h5py
 with h5py.File(sys.argv[1], "w") as f:
-    f["be_f8"] = np.arange(6, dtype=">f8").reshape(2, 3) / 4
-    f["be_i4"] = np.arange(5, dtype=">i4") - 2
+    f["be_f8"] = (np.arange(6).reshape(2, 3) / 4).astype(">f8")
+    f["be_i4"] = (np.arange(5) - 2).astype(">i4")
     f["be_table"] = np.array([(1, 2.5), (-3, 4.0)], dtype=[("a", ">i4"), ("b", ">f8")])
     ooo = np.dtype({"names": ["b", "a"], "formats": ["<i4", "<f8"], "offsets": [8, 0], "itemsize": 16})
     d = np.zeros(3, ooo); d["a"] = [1.5, 2.5, 3.5]; d["b"] = [4, 5, 6]
@@ -111,6 +111,40 @@ fn byte_order_compound_order_long_double_and_links_read_as_pytables_reads_them()
         args.push(node.to_string());
         args.push(out);
     }
+    // The file's own layout stays available through the library.
+    let mut file = sciio::File::open(&h5).unwrap();
+    for (node, stored, native) in [
+        ("/be_f8", ">f8", "<f8"),
+        ("/be_i4", ">i4", "<i4"),
+        (
+            "/be_table",
+            "[('a', '>i4'), ('b', '>f8')]",
+            "[('a', '<i4'), ('b', '<f8')]",
+        ),
+    ] {
+        let as_stored = file.read_array_as_stored(node).unwrap();
+        assert_eq!(as_stored.dtype().to_string(), stored, "{node}");
+        assert_eq!(
+            file.read_array(node).unwrap().dtype().to_string(),
+            native,
+            "{node}"
+        );
+    }
+    // The out-of-order compound as stored: b at 8, a at 0 (numpy has no descr for it).
+    let sciio::DType::Record(stored) = file.read_array_as_stored("/ooo").unwrap().dtype().clone()
+    else {
+        panic!("/ooo is not a record");
+    };
+    let fields: Vec<(&str, usize)> = stored
+        .fields
+        .iter()
+        .map(|f| (f.name.as_str(), f.offset))
+        .collect();
+    assert_eq!((fields, stored.itemsize), (vec![("b", 8), ("a", 0)], 16));
+    assert_eq!(
+        file.read_array("/ooo").unwrap().dtype().to_string(),
+        "[('a', '<f8'), ('b', '<i4'), ('', '|V4')]"
+    );
     let listed = ok(&["ls", &format!("{h5}:/softg")]);
     assert!(listed.contains('x'), "{listed}");
     // ls follows links too, in its tree and in its ptdump listing.

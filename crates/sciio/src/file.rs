@@ -278,6 +278,22 @@ impl File {
         }
     }
 
+    /// Reads the array at `path` whole, in the file's own layout: for HDF5 files the stored
+    /// byte order (`>f8` stays `>f8`) and compound offsets, field order and item size, as
+    /// h5py reads them; [`File::read_array`] gives PyTables' `node.read()` layout instead
+    /// (native byte order, compounds laid out as PyTables lays them out). Other formats have
+    /// one layout: the same as [`File::read_array`].
+    pub fn read_array_as_stored(&mut self, path: &str) -> Result<NdArray> {
+        #[cfg(feature = "hdf5")]
+        if let Backend::Hdf5(h5) = &self.backend {
+            let path = normalise(path);
+            return h5
+                .read_array_as_stored(&path)
+                .map_err(|e| e.with_file(&self.path).with_node(path.clone()));
+        }
+        self.read_array(path)
+    }
+
     /// Reads the rows of the variable-length node at `path` (a PyTables VLArray, or an h5py
     /// variable-length dataset), one array per row as PyTables' `node.read()` returns them:
     /// rows of numbers as 1-d arrays (n-d for array atoms) in native byte order, `vlstring`

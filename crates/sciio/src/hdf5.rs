@@ -1,10 +1,15 @@
 //! HDF5 (PyTables, h5py) files in the neutral tree, read through `sciio-pytables`.
 //!
-//! HDF5 types map to numpy dtypes as PyTables reads them: integers and floats keep their byte
-//! order, 8-bit bitfields are `|b1`, enums are their base integer, `r`/`i` compounds are
-//! complex, other compounds are structured dtypes at the file's offsets, fixed strings are
-//! `S<n>`, time32 is `<i4` and time64 `<f8`. Variable-length data, references, opaque types
-//! and quad floats have no fixed numpy layout: their nodes are [`NodeKind::Opaque`].
+//! HDF5 types map to numpy dtypes as PyTables' `node.read()` returns them: numbers in native
+//! byte order (`File::read_array_as_stored` keeps the file's), 8-bit bitfields (PyTables'
+//! bool) `|b1`, enums their base integer, `r`/`i` compounds complex, other compounds
+//! structured dtypes with their fields in offset order (flat ones at the file's offsets,
+//! nested ones packed, as PyTables lays them out), fixed strings `S<n>`, time32 `<i4`, time64
+//! `<f8`, IEEE quad floats the native long double `<f16`. VLArrays of strings read as one
+//! `S<n>`/`U<n>` array, VLArrays of numbers row by row (`File::read_rows`); references,
+//! compounds with variable-length members and opaque types have no fixed numpy layout: their
+//! nodes are [`NodeKind::Opaque`]. Soft links and groups reached again through another hard
+//! link are [`NodeKind::Link`]s, followed by lookups.
 
 use std::io::Write;
 use std::path::Path;
@@ -56,6 +61,20 @@ impl Hdf5 {
             }
         };
         raw_to_ndarray(raw)
+    }
+
+    /// The array at `path` in the file's own layout: stored byte order, compound offsets and
+    /// item size (h5py's view), where [`Hdf5::read_array`] gives PyTables' `read()` layout.
+    pub(crate) fn read_array_as_stored(&self, path: &str) -> Result<NdArray> {
+        let stored = self.file.clone().with_file_layout();
+        match stored.read(path)? {
+            sciio_pytables::LeafData::Array(raw) => raw_to_ndarray(raw),
+            // Strings have no byte order or layout of their own.
+            sciio_pytables::LeafData::VlArray(rows) => self.vl_strings(path, rows),
+            sciio_pytables::LeafData::Elements(_) => Err(Error::unsupported(
+                "variable-length members or references have no fixed numpy layout",
+            )),
+        }
     }
 
     /// A VLArray of strings as one array, what `np.array(node.read())` gives: `vlstring`
