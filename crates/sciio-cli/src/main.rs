@@ -212,7 +212,20 @@ fn cat(target: &Target, as_json: bool) -> Result<()> {
 /// row of numbers, `b'...'` per `vlstring` row, `'...'` per `vlunicode` row. With `--json`:
 /// `{"node": ..., "rows": [one array document per row]}`.
 fn vlarray_text(file: &mut File, node: &str, as_json: bool) -> Result<String> {
-    let rows = file.read_rows(node)?;
+    let rows = match file.read_rows(node) {
+        Ok(rows) => rows,
+        // h5py's datasets of variable-length strings read whole, as h5py prints them.
+        Err(e) if e.kind() == sciio::ErrorKind::Mismatch => {
+            let array = file.read_array(node)?;
+            return Ok(if as_json {
+                let doc = json::array_document(node, &array)?;
+                serde_json::to_string(&doc).map_err(|e| Error::invalid_input(e.to_string()))? + "\n"
+            } else {
+                numfmt::array_str(&array)? + "\n"
+            });
+        }
+        Err(e) => return Err(e),
+    };
     if as_json {
         let docs = rows
             .iter()

@@ -107,3 +107,34 @@ print("ok")
     );
     assert_eq!(out.trim(), "ok");
 }
+
+#[test]
+fn h5py_variable_length_datasets_print_as_h5py_reads_them() {
+    let dir = tempdir();
+    let h5 = dir.path().join("h5py_vl.h5");
+    run_python(
+        r#"
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], "w") as f:
+    f["s"] = [b"a", b"bcd"]
+    f.create_dataset("s2", data=np.array([[b"x", b"yy"], [b"z", b""]], dtype=object),
+                     dtype=h5py.string_dtype("ascii"))
+    d = f.create_dataset("vi", (3,), dtype=h5py.vlen_dtype("int32"))
+    d[0] = [1, 2]; d[1] = []; d[2] = [3]
+"#,
+        &[s(&h5)],
+    );
+    for (node, how) in [
+        ("s", "print(d[()])"),
+        ("s2", "print(d[()])"),
+        // rows of numbers: a list of arrays, as PyTables prints a VLArray's rows
+        ("vi", "print(list(d[()]))"),
+    ] {
+        let printed = ok(&["cat", &format!("{}:/{node}", s(&h5))]);
+        let code = format!(
+            "import sys, h5py\nwith h5py.File(sys.argv[1]) as f:\n    d = f[sys.argv[2]]\n    {how}"
+        );
+        let want = run_python(&code, &[s(&h5), node]);
+        assert_eq!(printed, want, "{node}");
+    }
+}

@@ -299,7 +299,9 @@ impl File {
     /// rows of numbers as 1-d arrays (n-d for array atoms) in native byte order, `vlstring`
     /// rows as 0-d `S<n>` arrays, `vlunicode` rows as 0-d `U<n>` arrays. Rows of pickled
     /// objects are refused (never unpickled). [`File::read_array`] reads a VLArray of strings
-    /// whole, as one `S`/`U` array (what `np.array(node.read())` gives), and refuses numbers.
+    /// whole, as one `S`/`U` array (what `np.array(node.read())` gives), and refuses numbers;
+    /// an h5py dataset of variable-length strings (any shape) only reads whole (this gives a
+    /// [`Mismatch`](sciio_core::ErrorKind::Mismatch) error).
     /// [`crate::vlarray::npz_members`] names the rows as .npz members.
     pub fn read_rows(&mut self, path: &str) -> Result<Vec<NdArray>> {
         let path = normalise(path);

@@ -142,12 +142,19 @@ impl Hdf5 {
     /// The rows of a VLArray as PyTables' `node.read()` returns them: one array per row
     /// (numbers: a 1-d array, or n-d for array atoms, in native byte order; `vlstring` rows a
     /// 0-d `S<n>`, `vlunicode` rows a 0-d `U<n>`). A plain variable-length dataset of h5py
-    /// gives its elements in C order. Pickled rows (`object` atoms) are refused, never
+    /// gives its elements in C order; one of variable-length strings has no rows (it reads
+    /// whole, [`Hdf5::read_array`]). Pickled rows (`object` atoms) are refused, never
     /// unpickled.
     pub(crate) fn read_rows(&self, path: &str) -> Result<Vec<NdArray>> {
         let info = self.file.node(path)?;
         if info.class != NodeClass::VLArray {
             return Err(Error::mismatch("not a VLArray (rows of variable length)"));
+        }
+        if matches!(info.dtype, Some(H5Type::VarString { .. })) {
+            return Err(Error::mismatch(
+                "a dataset of variable-length strings has no rows: it reads whole as one S \
+                 array of its shape (File::read_array), as h5py reads it",
+            ));
         }
         self.file
             .read_vlarray(path, Rows::all())?
