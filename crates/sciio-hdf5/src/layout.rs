@@ -33,14 +33,78 @@ pub enum Packing {
     Array,
 }
 
-/// One contiguous run of bytes moved from the file's element to the new one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct Span {
-    src: usize,
-    dst: usize,
-    len: usize,
-    /// Reverse the bytes (a number changing byte order).
-    swap: bool,
+/// One step of moving an element's bytes from the file's layout to the new one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Span {
+    /// A contiguous run of bytes.
+    Copy {
+        src: usize,
+        dst: usize,
+        len: usize,
+        /// Reverse the bytes (a number changing byte order).
+        swap: bool,
+    },
+    /// The elements of an array type: `ops` (relative to each element) `count` times (kept
+    /// as one step, so a type announcing a huge array costs nothing to plan).
+    Repeat {
+        src: usize,
+        dst: usize,
+        count: usize,
+        src_step: usize,
+        dst_step: usize,
+        ops: Vec<Span>,
+    },
+}
+
+fn copy(src: usize, dst: usize, len: usize, swap: bool) -> Span {
+    Span::Copy {
+        src,
+        dst,
+        len,
+        swap,
+    }
+}
+
+/// Runs `ops` on one element: `from` at `src` to `to` at `dst` (out-of-range steps, which a
+/// consistent plan never has, are skipped).
+fn run(ops: &[Span], from: &[u8], to: &mut [u8], src: usize, dst: usize) {
+    for op in ops {
+        match op {
+            Span::Copy {
+                src: s,
+                dst: d,
+                len,
+                swap,
+            } => {
+                let (a, b) = (src + s, dst + d);
+                let (Some(x), Some(y)) = (from.get(a..a + len), to.get_mut(b..b + len)) else {
+                    continue;
+                };
+                y.copy_from_slice(x);
+                if *swap {
+                    y.reverse();
+                }
+            }
+            Span::Repeat {
+                src: s,
+                dst: d,
+                count,
+                src_step,
+                dst_step,
+                ops,
+            } => {
+                for i in 0..*count {
+                    run(
+                        ops,
+                        from,
+                        to,
+                        src + s + i * src_step,
+                        dst + d + i * dst_step,
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// A planned change of layout from a stored type to the type PyTables reads.
@@ -90,18 +154,7 @@ impl Relayout {
                 .chunks_exact(src_size)
                 .zip(bytes.chunks_exact_mut(dst_size))
             {
-                for s in &self.spans {
-                    let (Some(a), Some(b)) = (
-                        from.get(s.src..s.src + s.len),
-                        to.get_mut(s.dst..s.dst + s.len),
-                    ) else {
-                        continue;
-                    };
-                    b.copy_from_slice(a);
-                    if s.swap {
-                        b.reverse();
-                    }
-                }
+                run(&self.spans, from, to, 0, 0);
             }
         }
         RawData {
@@ -112,18 +165,31 @@ impl Relayout {
     }
 }
 
-/// Joins spans that continue each other without swapping (one copy per run of bytes).
+/// Joins copies that continue each other without swapping (one copy per run of bytes).
 fn merge(spans: Vec<Span>) -> Vec<Span> {
     let mut out: Vec<Span> = Vec::with_capacity(spans.len());
     for s in spans {
-        if let Some(last) = out.last_mut() {
-            if !last.swap && !s.swap && last.src + last.len == s.src && last.dst + last.len == s.dst
-            {
-                last.len += s.len;
+        if let (
+            Some(Span::Copy {
+                src: ls,
+                dst: ld,
+                len: ll,
+                swap: false,
+            }),
+            Span::Copy {
+                src,
+                dst,
+                len,
+                swap: false,
+            },
+        ) = (out.last_mut(), &s)
+        {
+            if *ls + *ll == *src && *ld + *ll == *dst {
+                *ll += len;
                 continue;
             }
         }
-        if s.len > 0 {
+        if !matches!(s, Span::Copy { len: 0, .. }) {
             out.push(s);
         }
     }
@@ -150,12 +216,7 @@ fn plan(
 ) -> H5Type {
     let mut number = |size: usize, order: ByteOrder| {
         let (order, swap) = reorder(order, size, native);
-        spans.push(Span {
-            src,
-            dst,
-            len: size,
-            swap,
-        });
+        spans.push(copy(src, dst, size, swap));
         order
     };
     match ty {
@@ -199,13 +260,26 @@ fn plan(
             let mut inner = Vec::new();
             // Compounds inside arrays keep the file's layout (PyTables cannot read them).
             let target = plan(base, native, Packing::File, level + 1, 0, 0, &mut inner);
+            let inner = merge(inner);
             let (ss, ds) = (base.size(), target.size());
-            for i in 0..n {
-                spans.extend(inner.iter().map(|s| Span {
-                    src: src + i * ss + s.src,
-                    dst: dst + i * ds + s.dst,
-                    ..*s
-                }));
+            match inner.as_slice() {
+                [Span::Copy {
+                    src: 0,
+                    dst: 0,
+                    len,
+                    swap: false,
+                }] if *len == ss && ss == ds => {
+                    spans.push(copy(src, dst, n.saturating_mul(ss), false))
+                }
+                _ if n > 0 => spans.push(Span::Repeat {
+                    src,
+                    dst,
+                    count: n,
+                    src_step: ss,
+                    dst_step: ds,
+                    ops: inner,
+                }),
+                _ => {}
             }
             H5Type::Array {
                 base: Box::new(target),
@@ -280,12 +354,7 @@ fn plan(
             H5Type::Compound { size, fields: out }
         }
         other => {
-            spans.push(Span {
-                src,
-                dst,
-                len: other.size(),
-                swap: false,
-            });
+            spans.push(copy(src, dst, other.size(), false));
             other.clone()
         }
     }
@@ -329,6 +398,32 @@ mod tests {
             .collect();
         assert_eq!(v, [1, 256]);
         assert!(Relayout::new(&int(4, ByteOrder::Big), false, Packing::Table).is_identity());
+    }
+
+    #[test]
+    fn arrays_of_big_endian_numbers_swap_each_element_and_plan_in_one_step() {
+        let ty = H5Type::Array {
+            base: Box::new(int(2, ByteOrder::Big)),
+            dims: vec![2],
+        };
+        let r = Relayout::new(&ty, true, Packing::Array);
+        let out = r.apply(RawData {
+            ty,
+            shape: vec![1],
+            bytes: vec![0, 1, 1, 0],
+        });
+        let v: Vec<i16> = out
+            .bytes
+            .chunks_exact(2)
+            .map(|c| i16::from_ne_bytes([c[0], c[1]]))
+            .collect();
+        assert_eq!(v, [1, 256]);
+        // A type announcing a huge array is planned in one step, not one per element.
+        let huge = H5Type::Array {
+            base: Box::new(int(8, ByteOrder::Big)),
+            dims: vec![1 << 40],
+        };
+        assert_eq!(Relayout::new(&huge, true, Packing::Array).spans.len(), 1);
     }
 
     #[test]
