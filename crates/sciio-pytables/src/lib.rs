@@ -153,15 +153,15 @@ impl PtFile {
     pub fn read_type(&self, ty: &H5Type, table: bool) -> H5Type {
         // IEEE quad floats read as the machine's long double (`Dataset::read`), as PyTables
         // reads them (`<f16`).
-        if let (
+        let quad = matches!(
+            ty,
             H5Type::Float {
                 size: 16,
                 precision: 128,
                 ..
-            },
-            Some(native),
-        ) = (ty, sciio_hdf5::native_long_double())
-        {
+            }
+        );
+        if let Some(native) = quad.then(sciio_hdf5::native_long_double).flatten() {
             if native.size() == 16 {
                 return native;
             }
