@@ -232,6 +232,13 @@ fn cat(target: &Target, as_json: bool) -> Result<()> {
     if let Some(text) = frame_text(&file, target, as_json)? {
         return print_out(&text);
     }
+    if let Some(node) = target.node.as_deref() {
+        if let sciio::NodeKind::Opaque { kind, .. } = &file.node(node)?.kind {
+            if kind == "VLArray" {
+                return print_out(&vlarray_text(&mut file, node, as_json)?);
+            }
+        }
+    }
     let path = file.single_array_path(target.node.as_deref())?;
     let array = file.read_array(&path)?;
     let text = if as_json {
@@ -241,6 +248,37 @@ fn cat(target: &Target, as_json: bool) -> Result<()> {
         numfmt::array_str(&array)? + "\n"
     };
     print_out(&text)
+}
+
+/// A VLArray as PyTables' `print(node.read())` shows it: a list with one `array(...)` per
+/// row of numbers, `b'...'` per `vlstring` row, `'...'` per `vlunicode` row. With `--json`:
+/// `{"node": ..., "rows": [one array document per row]}`.
+fn vlarray_text(file: &mut File, node: &str, as_json: bool) -> Result<String> {
+    let rows = match file.read_rows(node) {
+        Ok(rows) => rows,
+        // h5py's datasets of variable-length strings read whole, as h5py prints them.
+        Err(e) if e.kind() == sciio::ErrorKind::Mismatch => {
+            let array = file.read_array(node)?;
+            return Ok(if as_json {
+                let doc = json::array_document(node, &array)?;
+                serde_json::to_string(&doc).map_err(|e| Error::invalid_input(e.to_string()))? + "\n"
+            } else {
+                numfmt::array_str(&array)? + "\n"
+            });
+        }
+        Err(e) => return Err(e),
+    };
+    if as_json {
+        let docs = rows
+            .iter()
+            .map(|r| json::array_document(node, r))
+            .collect::<Result<Vec<_>>>()?;
+        let doc = serde_json::json!({ "node": node, "rows": docs });
+        return Ok(
+            serde_json::to_string(&doc).map_err(|e| Error::invalid_input(e.to_string()))? + "\n",
+        );
+    }
+    Ok(numfmt::rows_repr(&rows)? + "\n")
 }
 
 /// Rows `sciio cat` prints of a data frame (the first and last half), like pandas' default.

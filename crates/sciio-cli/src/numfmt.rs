@@ -35,8 +35,111 @@ pub fn array_str(array: &NdArray) -> Result<String> {
     let layout = Layout {
         shape: &shape,
         summarise,
+        sep: " ",
     };
-    Ok(layout.render(&mut texts))
+    Ok(layout.render(&mut texts, " ", LINE_WIDTH))
+}
+
+/// numpy's `repr(array)` for a 1-d or n-d array (`array([1, 2], dtype=int32)`; the dtype is
+/// left out for bool, int64, float64 and complex128 when the array is not empty, as numpy
+/// does). Rows that fit on one line match numpy exactly; long rows wrap at numpy's width.
+pub fn array_repr(array: &NdArray) -> Result<String> {
+    let shape = array.shape().to_vec();
+    let dtype = dtype_repr(array.dtype());
+    if shape.is_empty() {
+        let value = array.get(&[])?;
+        let text = scalar_str(array.dtype(), &value);
+        return Ok(match dtype {
+            Some(d) => format!("array({text}, dtype={d})"),
+            None => format!("array({text})"),
+        });
+    }
+    let body = if shape.contains(&0) {
+        if shape.len() == 1 {
+            "[]".to_string()
+        } else {
+            let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+            format!("[], shape=({})", dims.join(", "))
+        }
+    } else {
+        let summarise = array.len() > THRESHOLD;
+        let axes: Vec<Vec<usize>> = shape.iter().map(|&n| shown_indices(n, summarise)).collect();
+        let mut shown = Vec::new();
+        let mut index = vec![0; shape.len()];
+        collect_shown(array, &axes, &mut index, 0, &mut shown)?;
+        let format = ElemFormat::new(array.dtype(), &shown);
+        let mut texts = shown.iter().map(|v| format.apply(v));
+        let layout = Layout {
+            shape: &shape,
+            summarise,
+            sep: ", ",
+        };
+        // "array(" shifts every continuation line; the suffix shortens the line.
+        layout.render(&mut texts, "       ", LINE_WIDTH - 1)
+    };
+    let text = format!("array({body}");
+    let dtype = match dtype {
+        None if !array.is_empty() => return Ok(text + ")"),
+        None => dtype_name(array.dtype()).unwrap_or_default(),
+        Some(d) => d,
+    };
+    let last = text.len() - text.rfind('\n').map(|i| i + 1).unwrap_or(0);
+    let dtype = format!("dtype={dtype})");
+    let spacer = if last + dtype.len() + 2 > LINE_WIDTH {
+        "\n      ".to_string()
+    } else {
+        " ".to_string()
+    };
+    Ok(format!("{text},{spacer}{dtype}"))
+}
+
+/// numpy's name for a native numeric dtype (`int32`, `float128`...), `None` otherwise.
+fn dtype_name(dtype: &DType) -> Option<String> {
+    let s = dtype.as_scalar()?;
+    let native = matches!(
+        s.order,
+        sciio::core::ByteOrder::Little | sciio::core::ByteOrder::NotApplicable
+    );
+    if !native {
+        return None;
+    }
+    Some(match s.kind {
+        ScalarKind::Bool => "bool".to_string(),
+        ScalarKind::Int(n) => format!("int{}", u32::from(n) * 8),
+        ScalarKind::UInt(n) => format!("uint{}", u32::from(n) * 8),
+        ScalarKind::Float(n) => format!("float{}", u32::from(n) * 8),
+        ScalarKind::Complex(n) => format!("complex{}", u32::from(n) * 8),
+        _ => return None,
+    })
+}
+
+/// The `dtype=` part of numpy's repr: `None` when numpy implies it (bool, int64, float64,
+/// complex128), a name for other numbers, the quoted descr otherwise.
+fn dtype_repr(dtype: &DType) -> Option<String> {
+    match dtype_name(dtype) {
+        Some(n) if matches!(n.as_str(), "bool" | "int64" | "float64" | "complex128") => None,
+        Some(n) => Some(n),
+        None => Some(format!("'{dtype}'")),
+    }
+}
+
+/// Python's `repr` of a list of arrays (what `print(vlarray.read())` shows): numeric rows as
+/// `array(...)`, 0-d string rows as their Python value (`b'abc'`, `'text'`).
+pub fn rows_repr(rows: &[NdArray]) -> Result<String> {
+    let parts = rows
+        .iter()
+        .map(|row| {
+            if row.shape().is_empty() {
+                if let Some(ScalarKind::Bytes(_) | ScalarKind::Unicode(_)) =
+                    row.dtype().as_scalar().map(|s| s.kind)
+                {
+                    return Ok(repr(&row.get(&[])?));
+                }
+            }
+            array_repr(row)
+        })
+        .collect::<Result<Vec<String>>>()?;
+    Ok(format!("[{}]", parts.join(", ")))
 }
 
 fn shown_indices(n: usize, summarise: bool) -> Vec<usize> {
@@ -69,11 +172,18 @@ fn collect_shown(
 struct Layout<'a> {
     shape: &'a [usize],
     summarise: bool,
+    /// Between elements: `" "` for `str()`, `", "` for `repr()`.
+    sep: &'a str,
 }
 
 impl Layout<'_> {
-    fn render(&self, texts: &mut dyn Iterator<Item = String>) -> String {
-        self.recurse(texts, 0, " ", LINE_WIDTH)
+    fn render(
+        &self,
+        texts: &mut dyn Iterator<Item = String>,
+        hanging: &str,
+        width: usize,
+    ) -> String {
+        self.recurse(texts, 0, hanging, width)
     }
 
     fn recurse(
@@ -101,22 +211,22 @@ impl Layout<'_> {
             for _ in 0..leading {
                 let w = word(texts);
                 extend_line(&mut s, &mut line, &w, elem_width, hanging);
-                line.push(' ');
+                line.push_str(self.sep);
             }
             if summary {
                 extend_line(&mut s, &mut line, "...", elem_width, hanging);
-                line.push(' ');
+                line.push_str(self.sep);
             }
             for _ in 1..trailing {
                 let w = word(texts);
                 extend_line(&mut s, &mut line, &w, elem_width, hanging);
-                line.push(' ');
+                line.push_str(self.sep);
             }
             let w = word(texts);
             extend_line(&mut s, &mut line, &w, elem_width, hanging);
             s.push_str(&line);
         } else {
-            let line_sep = "\n".repeat(axes_left - 1);
+            let line_sep = self.sep.trim_end().to_string() + &"\n".repeat(axes_left - 1);
             for _ in 0..leading {
                 let nested = self.recurse(texts, axis + 1, &next_hanging, next_width);
                 s.push_str(hanging);

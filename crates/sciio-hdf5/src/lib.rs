@@ -22,6 +22,7 @@ mod file;
 pub mod filters;
 mod handle;
 mod header;
+mod layout;
 mod small;
 mod types;
 mod vlen_guard;
@@ -32,4 +33,5 @@ pub use file::{
     join_path, AttrValue, Attribute, Dataset, Extent, File, Filter, Group, Layout, Link, LinkKind,
     Object, ObjectInfo, ObjectKind, RawData, Slice, VlenData,
 };
-pub use types::{ByteOrder, CharSet, Field, H5Type};
+pub use layout::{native_order, Packing, Relayout};
+pub use types::{native_long_double, ByteOrder, CharSet, Field, H5Type};

@@ -80,7 +80,8 @@ pub enum H5Type {
         /// Byte order.
         order: ByteOrder,
     },
-    /// HDF5 bitfield; PyTables' `bool` is an 8-bit bitfield with precision 1.
+    /// HDF5 bitfield; PyTables' `bool` is an 8-bit bitfield (PyTables writes precision 8 and
+    /// reads every bitfield as `bool`; sciio reads 8-bit ones as `bool`).
     Bitfield {
         /// Size in bytes.
         size: usize,
@@ -231,7 +232,7 @@ impl H5Type {
     /// The numpy dtype of this type, as a string numpy's `np.dtype()` accepts after
     /// `json.loads` (a descr string like `"<i4"`, or a dict with names/formats/offsets/itemsize
     /// for compounds, and `[base, [dims]]` pairs for sub-arrays). Enums are their base
-    /// integer, bool bitfields `|b1`, time32 `<i4`, time64 `<f8` (as PyTables reads them).
+    /// integer, 8-bit bitfields `|b1` (PyTables' bool, any precision), time32 `<i4`, time64 `<f8` (as PyTables reads them).
     pub fn numpy_descr(&self) -> Result<String> {
         let mut s = String::new();
         self.write_descr(&mut s)?;
@@ -249,11 +250,7 @@ impl H5Type {
                 order,
             } => plain(s, *order, if *signed { 'i' } else { 'u' }, *size),
             H5Type::Float { size, order, .. } => plain(s, *order, 'f', *size),
-            H5Type::Bitfield {
-                size: 1,
-                precision: 1,
-                ..
-            } => s.push_str("\"|b1\""),
+            H5Type::Bitfield { size: 1, .. } => s.push_str("\"|b1\""),
             H5Type::Bitfield { size, order, .. } => plain(s, *order, 'u', *size),
             H5Type::Time { size: 4, order } => plain(s, *order, 'i', 4),
             H5Type::Time { size, order } => plain(s, *order, 'f', *size),
@@ -306,7 +303,7 @@ impl H5Type {
     }
 
     /// The sciio/numpy dtype of this type (the same mapping as [`H5Type::numpy_descr`]): enums
-    /// are their base integer, bool bitfields `b1`, time32 `i4`, time64 `f8`, complex
+    /// are their base integer, 8-bit bitfields `b1` (PyTables' bool), time32 `i4`, time64 `f8`, complex
     /// compounds `c8`/`c16`, compounds records at their exact offsets, arrays sub-arrays.
     pub fn to_dtype(&self) -> Result<DType> {
         use sciio_core::ScalarKind as K;
@@ -326,11 +323,7 @@ impl H5Type {
             } => scalar(K::Int(small(*size)?), o),
             H5Type::Int { size, order: o, .. } => scalar(K::UInt(small(*size)?), o),
             H5Type::Float { size, order: o, .. } => scalar(K::Float(small(*size)?), o),
-            H5Type::Bitfield {
-                size: 1,
-                precision: 1,
-                ..
-            } => scalar(K::Bool, &ByteOrder::NotApplicable),
+            H5Type::Bitfield { size: 1, .. } => scalar(K::Bool, &ByteOrder::NotApplicable),
             H5Type::Bitfield { size, order: o, .. } => scalar(K::UInt(small(*size)?), o),
             H5Type::Time { size: 4, order: o } => scalar(K::Int(4), o),
             H5Type::Time { size, order: o } => scalar(K::Float(small(*size)?), o),
@@ -583,4 +576,20 @@ fn enum_value(raw: &[u8], base: &H5Type) -> i64 {
     } else {
         v as i64
     }
+}
+
+/// The machine's long double as libhdf5 describes it (`H5T_NATIVE_LDOUBLE`; `<f16` with 64
+/// significant bits on x86-64): IEEE quad floats are read as it (`Dataset::read`), as PyTables
+/// reads them. `None` if libhdf5 cannot describe it.
+pub fn native_long_double() -> Option<H5Type> {
+    crate::handle::locked(|| {
+        // SAFETY: H5T_NATIVE_LDOUBLE is a valid predefined type once libhdf5 is initialised
+        // (the lazy static does it); the copy is owned by `t` and closed when it drops; the
+        // global lock is held.
+        let t = Hid::new(unsafe { H5Tcopy(*H5T_NATIVE_LDOUBLE) }, || {
+            "cannot copy the long double type".into()
+        })
+        .ok()?;
+        H5Type::from_id(t.id()).ok()
+    })
 }

@@ -25,7 +25,7 @@ pub mod write;
 use std::path::Path;
 
 use sciio_core::{Error, ErrorKind, Limits, Result};
-use sciio_hdf5::{Dataset, ElementData, File, H5Type, RawData, Slice};
+use sciio_hdf5::{Dataset, ElementData, File, H5Type, Packing, RawData, Relayout, Slice};
 
 pub use attrs::{is_system_attr, PtAttr, PtAttrValue, PtFilters};
 pub use sciio_hdf5;
@@ -108,9 +108,14 @@ pub enum LeafData {
 }
 
 /// A PyTables (or plain HDF5) file opened for reading.
+///
+/// Data reads the way PyTables' `node.read()` returns it: numbers in the machine's byte order
+/// and compounds laid out as PyTables lays them out (see [`sciio_hdf5::Packing`]);
+/// [`PtFile::with_file_layout`] keeps the file's own byte order and layout instead.
 #[derive(Debug, Clone)]
 pub struct PtFile {
     h5: File,
+    file_layout: bool,
 }
 
 impl PtFile {
@@ -118,6 +123,7 @@ impl PtFile {
     pub fn open(path: impl AsRef<Path>) -> Result<PtFile> {
         Ok(PtFile {
             h5: File::open(path)?,
+            file_layout: false,
         })
     }
 
@@ -125,7 +131,58 @@ impl PtFile {
     pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<PtFile> {
         Ok(PtFile {
             h5: File::open_with_limits(path, limits)?,
+            file_layout: false,
         })
+    }
+
+    /// This file reading data in the file's own layout: byte order, compound offsets and
+    /// element sizes as stored (what a repack copies), instead of PyTables' `read()` layout.
+    pub fn with_file_layout(mut self) -> PtFile {
+        self.file_layout = true;
+        self
+    }
+
+    /// Whether data is read in the file's own layout ([`PtFile::with_file_layout`]).
+    pub fn reads_file_layout(&self) -> bool {
+        self.file_layout
+    }
+
+    /// The type data of a leaf with stored type `ty` has after reading: `ty` itself with
+    /// [`PtFile::with_file_layout`], else PyTables' layout of it (native byte order, compounds
+    /// packed as a `Table` when `table`, as an `Array` otherwise).
+    pub fn read_type(&self, ty: &H5Type, table: bool) -> H5Type {
+        // IEEE quad floats read as the machine's long double (`Dataset::read`), as PyTables
+        // reads them (`<f16`).
+        let quad = matches!(
+            ty,
+            H5Type::Float {
+                size: 16,
+                precision: 128,
+                ..
+            }
+        );
+        if let Some(native) = quad.then(sciio_hdf5::native_long_double).flatten() {
+            if native.size() == 16 {
+                return native;
+            }
+        }
+        self.relayout(ty, table).target().clone()
+    }
+
+    fn relayout(&self, ty: &H5Type, table: bool) -> Relayout {
+        let packing = match (self.file_layout, table) {
+            (true, _) => Packing::File,
+            (false, true) => Packing::Table,
+            (false, false) => Packing::Array,
+        };
+        Relayout::new(ty, !self.file_layout, packing)
+    }
+
+    fn to_read_layout(&self, data: RawData, table: bool) -> RawData {
+        if self.file_layout {
+            return data;
+        }
+        self.relayout(&data.ty, table).apply(data)
     }
 
     /// The underlying HDF5 file.
@@ -192,7 +249,7 @@ impl PtFile {
             ds.read_slices(Some(&[sel]))?
         };
         time::convert_time64(&mut data);
-        Ok(data)
+        Ok(self.to_read_layout(data, true))
     }
 
     /// Reads one column of a Table; nested columns by path (`"outer/inner"`).
@@ -209,7 +266,7 @@ impl PtFile {
     pub fn read_array(&self, path: &str, rows: Rows) -> Result<RawData> {
         let mut data = self.read_array_raw(path, rows)?;
         time::convert_time64(&mut data);
-        Ok(data)
+        Ok(self.to_read_layout(data, false))
     }
 
     fn read_array_raw(&self, path: &str, rows: Rows) -> Result<RawData> {
@@ -301,7 +358,7 @@ impl PtFile {
                         bytes: item,
                     };
                     time::convert_time64(&mut data);
-                    Ok(VlRow::Values(data))
+                    Ok(VlRow::Values(self.to_read_layout(data, false)))
                 }
             })
             .collect()

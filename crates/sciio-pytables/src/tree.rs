@@ -2,7 +2,7 @@
 //! optionally attributes. Soft and external links are shown, never followed; a group reached
 //! twice through hard links is shown once and then only named (cycles are never entered).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use sciio_core::Result;
@@ -30,8 +30,9 @@ pub enum NodeClass {
     SoftLink(String),
     /// An external link (file, path).
     ExternalLink(String, String),
-    /// A group already shown elsewhere in the tree (hard-link cycle or alias).
-    HardLinkAgain,
+    /// A group already shown elsewhere in the tree (hard-link cycle or alias): the path it
+    /// was first shown at.
+    HardLinkAgain(String),
     /// Anything else (the `CLASS` attribute's value, or the HDF5 object kind).
     Unknown(String),
 }
@@ -93,7 +94,7 @@ impl NodeInfo {
             NodeClass::Group if self.path == "/" => "RootGroup".to_string(),
             NodeClass::SoftLink(t) => format!("SoftLink) -> {t}"),
             NodeClass::ExternalLink(f, p) => format!("ExternalLink) -> {f}:{p}"),
-            NodeClass::HardLinkAgain => "HardLink) (shown above".to_string(),
+            NodeClass::HardLinkAgain(first) => format!("HardLink) (shown above as {first}"),
             NodeClass::Unknown(c) => c.clone(),
             other => format!("{other:?}"),
         };
@@ -256,8 +257,8 @@ fn plain_class(ty: &H5Type, shape: &[u64], max: &[Option<u64>], layout: Layout) 
 }
 
 pub(crate) fn walk(file: &PtFile, with_attrs: bool) -> Result<NodeInfo> {
-    let mut seen = HashSet::new();
-    seen.insert(file.hdf5().object_info("/")?.id);
+    let mut seen = HashMap::new();
+    seen.insert(file.hdf5().object_info("/")?.id, "/".to_string());
     let mut root = describe(file, "/", with_attrs)?;
     fill_children(file, &mut root, with_attrs, &mut seen, 0)?;
     Ok(root)
@@ -269,7 +270,7 @@ fn fill_children(
     file: &PtFile,
     node: &mut NodeInfo,
     with_attrs: bool,
-    seen: &mut HashSet<(u64, [u8; 16])>,
+    seen: &mut HashMap<(u64, [u8; 16]), String>,
     depth: usize,
 ) -> Result<()> {
     if depth > MAX_DEPTH {
@@ -289,9 +290,17 @@ fn fill_children(
             LinkKind::Other => NodeInfo::empty(&path, NodeClass::Unknown("UserLink".into())),
             LinkKind::Hard => {
                 let info = file.hdf5().object_info(&path)?;
-                if info.kind == ObjectKind::Group && !seen.insert(info.id) {
-                    NodeInfo::empty(&path, NodeClass::HardLinkAgain)
+                let first = if info.kind == ObjectKind::Group {
+                    seen.get(&info.id).cloned()
                 } else {
+                    None
+                };
+                if let Some(first) = first {
+                    NodeInfo::empty(&path, NodeClass::HardLinkAgain(first))
+                } else {
+                    if info.kind == ObjectKind::Group {
+                        seen.insert(info.id, path.clone());
+                    }
                     let mut c = describe(file, &path, with_attrs)?;
                     if c.class == NodeClass::Group {
                         fill_children(file, &mut c, with_attrs, seen, depth + 1)?;

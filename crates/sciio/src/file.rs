@@ -278,6 +278,46 @@ impl File {
         }
     }
 
+    /// Reads the array at `path` whole, in the file's own layout: for HDF5 files the stored
+    /// byte order (`>f8` stays `>f8`) and compound offsets, field order and item size, as
+    /// h5py reads them; [`File::read_array`] gives PyTables' `node.read()` layout instead
+    /// (native byte order, compounds laid out as PyTables lays them out). Other formats have
+    /// one layout: the same as [`File::read_array`].
+    pub fn read_array_as_stored(&mut self, path: &str) -> Result<NdArray> {
+        #[cfg(feature = "hdf5")]
+        if let Backend::Hdf5(h5) = &self.backend {
+            let path = normalise(path);
+            return h5
+                .read_array_as_stored(&path)
+                .map_err(|e| e.with_file(&self.path).with_node(path.clone()));
+        }
+        self.read_array(path)
+    }
+
+    /// Reads the rows of the variable-length node at `path` (a PyTables VLArray, or an h5py
+    /// variable-length dataset), one array per row as PyTables' `node.read()` returns them:
+    /// rows of numbers as 1-d arrays (n-d for array atoms) in native byte order, `vlstring`
+    /// rows as 0-d `S<n>` arrays, `vlunicode` rows as 0-d `U<n>` arrays. Rows of pickled
+    /// objects are refused (never unpickled). [`File::read_array`] reads a VLArray of strings
+    /// whole, as one `S`/`U` array (what `np.array(node.read())` gives), and refuses numbers;
+    /// an h5py dataset of variable-length strings (any shape) only reads whole (this gives a
+    /// [`Mismatch`](sciio_core::ErrorKind::Mismatch) error).
+    /// [`crate::vlarray::npz_members`] names the rows as .npz members.
+    pub fn read_rows(&mut self, path: &str) -> Result<Vec<NdArray>> {
+        let path = normalise(path);
+        let file = self.path.clone();
+        let located = |e: Error| e.with_file(&file).with_node(path.clone());
+        match &self.backend {
+            #[cfg(feature = "hdf5")]
+            Backend::Hdf5(h5) => h5.read_rows(&path).map_err(located),
+            #[allow(unreachable_patterns)]
+            _ => Err(located(Error::mismatch(format!(
+                "{} files hold no rows of variable length",
+                self.format
+            )))),
+        }
+    }
+
     /// Streams the raw data bytes of the array at `path` (in its stored dtype and order, as
     /// an NPY header describes them) into `out`, block by block, calling `progress` with the
     /// bytes copied so far. Memory stays bounded whatever the array's size.

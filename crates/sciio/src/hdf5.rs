@@ -1,10 +1,15 @@
 //! HDF5 (PyTables, h5py) files in the neutral tree, read through `sciio-pytables`.
 //!
-//! HDF5 types map to numpy dtypes as PyTables reads them: integers and floats keep their byte
-//! order, the 1-bit bitfield is `|b1`, enums are their base integer, `r`/`i` compounds are
-//! complex, other compounds are structured dtypes at the file's offsets, fixed strings are
-//! `S<n>`, time32 is `<i4` and time64 `<f8`. Variable-length data, references, opaque types
-//! and quad floats have no fixed numpy layout: their nodes are [`NodeKind::Opaque`].
+//! HDF5 types map to numpy dtypes as PyTables' `node.read()` returns them: numbers in native
+//! byte order (`File::read_array_as_stored` keeps the file's), 8-bit bitfields (PyTables'
+//! bool) `|b1`, enums their base integer, `r`/`i` compounds complex, other compounds
+//! structured dtypes with their fields in offset order (flat ones at the file's offsets,
+//! nested ones packed, as PyTables lays them out), fixed strings `S<n>`, time32 `<i4`, time64
+//! `<f8`, IEEE quad floats the native long double `<f16`. VLArrays of strings read as one
+//! `S<n>`/`U<n>` array, VLArrays of numbers row by row (`File::read_rows`); references,
+//! compounds with variable-length members and opaque types have no fixed numpy layout: their
+//! nodes are [`NodeKind::Opaque`]. Soft links and groups reached again through another hard
+//! link are [`NodeKind::Link`]s, followed by lookups.
 
 use std::io::Write;
 use std::path::Path;
@@ -13,7 +18,7 @@ use sciio_core::{
     ByteOrder, DType, Error, Limits, NdArray, Order, RecordType, Result, ScalarKind, ScalarType,
 };
 use sciio_pytables::sciio_hdf5::{self, H5Type, RawData};
-use sciio_pytables::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows};
+use sciio_pytables::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows, VlRow};
 
 use crate::node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
 
@@ -32,7 +37,7 @@ impl Hdf5 {
     pub(crate) fn open(path: &Path, limits: &Limits) -> Result<(Node, Hdf5)> {
         let file = PtFile::open_with_limits(path, *limits).map_err(|e| e.with_file(path))?;
         let info = file.tree(true).map_err(|e| e.with_file(path))?;
-        let root = to_node(&info, "");
+        let root = to_node(&file, &info, "");
         Ok((root, Hdf5 { file }))
     }
 
@@ -48,11 +53,7 @@ impl Hdf5 {
         let data = self.file.read(path)?;
         let raw = match data {
             sciio_pytables::LeafData::Array(raw) => raw,
-            sciio_pytables::LeafData::VlArray(_) => {
-                return Err(Error::unsupported(
-                    "a VLArray's rows have no fixed numpy layout",
-                ))
-            }
+            sciio_pytables::LeafData::VlArray(rows) => return self.vl_strings(path, rows),
             sciio_pytables::LeafData::Elements(_) => {
                 return Err(Error::unsupported(
                     "variable-length members or references have no fixed numpy layout",
@@ -60,6 +61,110 @@ impl Hdf5 {
             }
         };
         raw_to_ndarray(raw)
+    }
+
+    /// The array at `path` in the file's own layout: stored byte order, compound offsets and
+    /// item size (h5py's view), where [`Hdf5::read_array`] gives PyTables' `read()` layout.
+    pub(crate) fn read_array_as_stored(&self, path: &str) -> Result<NdArray> {
+        let stored = self.file.clone().with_file_layout();
+        match stored.read(path)? {
+            sciio_pytables::LeafData::Array(raw) => raw_to_ndarray(raw),
+            // Strings have no byte order or layout of their own.
+            sciio_pytables::LeafData::VlArray(rows) => self.vl_strings(path, rows),
+            sciio_pytables::LeafData::Elements(_) => Err(Error::unsupported(
+                "variable-length members or references have no fixed numpy layout",
+            )),
+        }
+    }
+
+    /// A VLArray of strings as one array, what `np.array(node.read())` gives: `vlstring`
+    /// rows as `S<n>`, `vlunicode` rows as `U<n>` (n: the longest row, at least 1), a plain
+    /// variable-length string dataset (h5py's) as `S<n>` of its own shape (h5py reads bytes).
+    /// Rows of numbers are refused: [`Hdf5::read_rows`] reads them.
+    fn vl_strings(&self, path: &str, rows: Vec<VlRow>) -> Result<NdArray> {
+        let ds = self.file.hdf5().dataset(path)?;
+        if matches!(ds.dtype()?, H5Type::VarString { .. }) {
+            let data = ds.read_vlen(None)?;
+            let items: Vec<&[u8]> = data.items.iter().map(|v| v.as_slice()).collect();
+            return bytes_array(&items, &data.shape);
+        }
+        let n = rows.len();
+        if rows.iter().all(|r| matches!(r, VlRow::Bytes(_))) && n > 0 {
+            let items: Vec<&[u8]> = rows
+                .iter()
+                .filter_map(|r| match r {
+                    VlRow::Bytes(b) => Some(b.as_slice()),
+                    _ => None,
+                })
+                .collect();
+            return bytes_array(&items, &[n]);
+        }
+        if rows.iter().all(|r| matches!(r, VlRow::Text(_))) && n > 0 {
+            let items: Vec<&str> = rows
+                .iter()
+                .filter_map(|r| match r {
+                    VlRow::Text(t) => Some(t.as_str()),
+                    _ => None,
+                })
+                .collect();
+            return text_array(&items, &[n]);
+        }
+        match self.vl_atom(path)? {
+            // No rows: `np.array([])` is an empty float64 array; an empty string VLArray
+            // holds no string to say otherwise.
+            VlAtom::Strings | VlAtom::Text if n == 0 => {
+                NdArray::from_bytes(float64(), &[0], Order::C, &[])
+            }
+            _ => Err(Error::unsupported(
+                "a VLArray's rows differ in length and have no single numpy shape \
+                 (read them row by row: File::read_rows)",
+            )),
+        }
+    }
+
+    /// What a VLArray holds, by its `PSEUDOATOM` and type.
+    fn vl_atom(&self, path: &str) -> Result<VlAtom> {
+        let ds = self.file.hdf5().dataset(path)?;
+        let pseudo = self
+            .file
+            .attrs(path)?
+            .into_iter()
+            .find(|a| a.name == "PSEUDOATOM")
+            .and_then(|a| a.as_str());
+        Ok(match (pseudo.as_deref(), ds.dtype()?) {
+            (Some("object"), _) => VlAtom::Objects,
+            (Some("vlstring"), _) | (_, H5Type::VarString { .. }) => VlAtom::Strings,
+            (Some("vlunicode"), _) => VlAtom::Text,
+            _ => VlAtom::Numbers,
+        })
+    }
+
+    /// The rows of a VLArray as PyTables' `node.read()` returns them: one array per row
+    /// (numbers: a 1-d array, or n-d for array atoms, in native byte order; `vlstring` rows a
+    /// 0-d `S<n>`, `vlunicode` rows a 0-d `U<n>`). A plain variable-length dataset of h5py
+    /// gives its elements in C order; one of variable-length strings has no rows (it reads
+    /// whole, [`Hdf5::read_array`]). Pickled rows (`object` atoms) are refused, never
+    /// unpickled.
+    pub(crate) fn read_rows(&self, path: &str) -> Result<Vec<NdArray>> {
+        let info = self.file.node(path)?;
+        if info.class != NodeClass::VLArray {
+            return Err(Error::mismatch("not a VLArray (rows of variable length)"));
+        }
+        if matches!(info.dtype, Some(H5Type::VarString { .. })) {
+            return Err(Error::mismatch(
+                "a dataset of variable-length strings has no rows: it reads whole as one S \
+                 array of its shape (File::read_array), as h5py reads it",
+            ));
+        }
+        self.file
+            .read_vlarray(path, Rows::all())?
+            .into_iter()
+            .map(|row| match row {
+                VlRow::Values(raw) => raw_to_ndarray(raw),
+                VlRow::Bytes(b) => bytes_array(&[b.as_slice()], &[]),
+                VlRow::Text(t) => text_array(&[t.as_str()], &[]),
+            })
+            .collect()
     }
 
     /// Streams the dataset's bytes in numpy C order, row block by row block.
@@ -102,12 +207,52 @@ impl Hdf5 {
     }
 }
 
-/// The node at `path` (`/`-separated, absolute or not) in a tree read with [`PtFile::tree`].
+/// The node at `path` (`/`-separated, absolute or not) in a tree read with [`PtFile::tree`];
+/// soft links and groups reached again through another hard link are followed on the way
+/// (and at the end when their target is in the tree), as PyTables and h5py follow them.
 fn find_info<'a>(root: &'a NodeInfo, path: &str) -> Option<&'a NodeInfo> {
-    let wanted = format!("/{}", path.trim_matches('/'));
-    if wanted == "/" {
-        return Some(root);
+    let mut wanted = format!("/{}", path.trim_matches('/'));
+    for _ in 0..MAX_LINK_HOPS {
+        if wanted == "/" {
+            return Some(root);
+        }
+        let mut node = root;
+        let mut link = None;
+        while node.path != wanted {
+            node = node.children.iter().find(|c| {
+                wanted == c.path
+                    || wanted
+                        .strip_prefix(c.path.as_str())
+                        .is_some_and(|rest| rest.starts_with('/'))
+            })?;
+            let target = match &node.class {
+                NodeClass::SoftLink(t) if t.starts_with('/') => t.clone(),
+                NodeClass::SoftLink(t) => {
+                    let parent = node.path.rsplit_once('/').map_or("", |(p, _)| p);
+                    format!("{parent}/{t}")
+                }
+                NodeClass::HardLinkAgain(first) => first.clone(),
+                _ => continue,
+            };
+            link = Some((node, target));
+            break;
+        }
+        let Some((at, target)) = link else {
+            return Some(node);
+        };
+        let rest = &wanted[at.path.len()..];
+        let next = format!("/{}{rest}", target.trim_matches('/'));
+        if rest.is_empty() && find_info_plain(root, &next).is_none() {
+            return Some(at); // a dangling or external link: the link itself
+        }
+        wanted = next;
     }
+    None
+}
+
+/// [`find_info`] without following links.
+fn find_info_plain<'a>(root: &'a NodeInfo, wanted: &str) -> Option<&'a NodeInfo> {
+    let wanted = format!("/{}", wanted.trim_matches('/'));
     let mut node = root;
     while node.path != wanted {
         node = node.children.iter().find(|c| {
@@ -120,7 +265,10 @@ fn find_info<'a>(root: &'a NodeInfo, path: &str) -> Option<&'a NodeInfo> {
     Some(node)
 }
 
-fn to_node(info: &NodeInfo, parent: &str) -> Node {
+/// Links followed one after another before a lookup gives up (a cycle of soft links).
+const MAX_LINK_HOPS: usize = 32;
+
+fn to_node(file: &PtFile, info: &NodeInfo, parent: &str) -> Node {
     let name = info
         .path
         .strip_prefix(parent)
@@ -131,18 +279,18 @@ fn to_node(info: &NodeInfo, parent: &str) -> Node {
         NodeClass::Group => NodeKind::Group(
             info.children
                 .iter()
-                .map(|c| to_node(c, &info.path))
+                .map(|c| to_node(file, c, &info.path))
                 .collect(),
         ),
         NodeClass::SoftLink(target) => NodeKind::Link(target.clone()),
         NodeClass::ExternalLink(file, path) => NodeKind::Link(format!("{file}:{path}")),
-        NodeClass::HardLinkAgain => NodeKind::Link(info.path.clone()),
+        NodeClass::HardLinkAgain(first) => NodeKind::Link(first.clone()),
         NodeClass::VLArray => NodeKind::Opaque {
             kind: "VLArray".to_string(),
-            reason: "rows of variable length".to_string(),
+            reason: vlarray_reason(info),
         },
-        NodeClass::Table => leaf_kind(info, true),
-        _ => leaf_kind(info, false),
+        NodeClass::Table => leaf_kind(file, info, true),
+        _ => leaf_kind(file, info, false),
     };
     let mut node = Node::new(name, kind);
     node.attrs = info
@@ -169,15 +317,39 @@ fn to_node(info: &NodeInfo, parent: &str) -> Node {
     node
 }
 
-fn leaf_kind(info: &NodeInfo, table: bool) -> NodeKind {
-    let Some(ty) = &info.dtype else {
+/// What a VLArray holds and how it reads (the reason of its [`NodeKind::Opaque`] node).
+fn vlarray_reason(info: &NodeInfo) -> String {
+    let pseudo = info
+        .attrs
+        .iter()
+        .find(|a| a.name == "PSEUDOATOM")
+        .and_then(|a| a.as_str());
+    match (pseudo.as_deref(), &info.dtype) {
+        (Some("object"), _) => "rows of pickled Python objects (never unpickled)".to_string(),
+        (Some("vlstring"), _) | (_, Some(H5Type::VarString { .. })) => {
+            "variable-length byte strings (read as one S array)".to_string()
+        }
+        (Some("vlunicode"), _) => {
+            "variable-length unicode strings (read as one U array)".to_string()
+        }
+        (_, Some(H5Type::VarLen { base })) => match to_dtype(base) {
+            Ok(d) => format!("rows of variable length of {d} (read row by row)"),
+            Err(_) => "rows of variable length (read row by row)".to_string(),
+        },
+        _ => "rows of variable length".to_string(),
+    }
+}
+
+fn leaf_kind(file: &PtFile, info: &NodeInfo, table: bool) -> NodeKind {
+    // The type the data has once read: PyTables' layout (native byte order, packing).
+    let Some(ty) = info.dtype.as_ref().map(|t| file.read_type(t, table)) else {
         return NodeKind::Opaque {
             kind: "unknown".to_string(),
             reason: "not a dataset sciio can read".to_string(),
         };
     };
     let mut shape: Vec<usize> = info.shape.iter().map(|&d| d as usize).collect();
-    let dtype = match top_dtype(ty, &mut shape) {
+    let dtype = match top_dtype(&ty, &mut shape) {
         Ok(dtype) => dtype,
         Err(e) => {
             return NodeKind::Opaque {
@@ -246,13 +418,11 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
             precision: 80 | 64,
             order: o,
         } => scalar(ScalarKind::Float(size8(*size)?), order(*o)),
+        // PyTables writes bool as an 8-bit bitfield (precision 8) and reads any bitfield as
+        // `b1`: every 8-bit bitfield is a bool.
+        H5Type::Bitfield { size: 1, .. } => scalar(ScalarKind::Bool, ByteOrder::NotApplicable),
         H5Type::Bitfield {
-            size: 1,
-            precision: 1,
-            ..
-        } => scalar(ScalarKind::Bool, ByteOrder::NotApplicable),
-        H5Type::Bitfield {
-            size: size @ (1 | 2 | 4 | 8),
+            size: size @ (2 | 4 | 8),
             order: o,
             ..
         } => scalar(ScalarKind::UInt(size8(*size)?), order(*o)),
@@ -302,4 +472,53 @@ fn raw_to_ndarray(raw: RawData) -> Result<NdArray> {
     let mut shape = raw.shape.clone();
     let dtype = top_dtype(&raw.ty, &mut shape)?;
     NdArray::from_bytes(dtype, &shape, Order::C, &raw.bytes)
+}
+
+/// What a VLArray's rows are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum VlAtom {
+    /// `vlstring` rows, or variable-length strings: bytes.
+    Strings,
+    /// `vlunicode` rows: text.
+    Text,
+    /// Pickled Python objects (never unpickled).
+    Objects,
+    /// Numbers (one array per row).
+    Numbers,
+}
+
+fn float64() -> DType {
+    DType::Scalar(ScalarType::new(ScalarKind::Float(8), ByteOrder::Little))
+}
+
+/// `S<n>` (n: the longest item, at least 1, as numpy sizes it) of `shape`.
+fn bytes_array(items: &[&[u8]], shape: &[usize]) -> Result<NdArray> {
+    let n = items.iter().map(|b| b.len()).max().unwrap_or(0).max(1);
+    let mut bytes = vec![0u8; n * items.len()];
+    for (cell, item) in bytes.chunks_exact_mut(n).zip(items) {
+        cell[..item.len()].copy_from_slice(item);
+    }
+    let dtype = DType::Scalar(ScalarType::new(
+        ScalarKind::Bytes(n),
+        ByteOrder::NotApplicable,
+    ));
+    NdArray::from_bytes(dtype, shape, Order::C, &bytes)
+}
+
+/// `<U<n>` (n: the longest item in characters, at least 1) of `shape`.
+fn text_array(items: &[&str], shape: &[usize]) -> Result<NdArray> {
+    let n = items
+        .iter()
+        .map(|t| t.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(1);
+    let mut bytes = vec![0u8; 4 * n * items.len()];
+    for (cell, item) in bytes.chunks_exact_mut(4 * n).zip(items) {
+        for (slot, c) in cell.chunks_exact_mut(4).zip(item.chars()) {
+            slot.copy_from_slice(&u32::from(c).to_le_bytes());
+        }
+    }
+    let dtype = DType::Scalar(ScalarType::new(ScalarKind::Unicode(n), ByteOrder::Little));
+    NdArray::from_bytes(dtype, shape, Order::C, &bytes)
 }

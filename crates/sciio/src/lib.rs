@@ -18,6 +18,7 @@ pub mod format;
 pub mod node;
 pub mod plan;
 pub mod target;
+pub mod vlarray;
 
 pub use atomic::write_atomically;
 pub use compress::{CompressSpec, Filter};

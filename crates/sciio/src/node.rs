@@ -116,6 +116,9 @@ pub struct Node {
     pub native: Option<NativeInfo>,
 }
 
+/// Links followed one after another before a lookup gives up (a cycle of soft links).
+const MAX_LINK_HOPS: usize = 32;
+
 impl Node {
     /// A node without attributes.
     pub fn new(name: impl Into<String>, kind: NodeKind) -> Node {
@@ -158,7 +161,8 @@ impl Node {
 
     /// Finds a descendant by path: `/a/b`, `a/b` (relative to this node), `/` or `""` for
     /// this node itself. A child whose own name contains `/` (an npz member `g/x`) is found
-    /// by its whole name first.
+    /// by its whole name first. Links inside the tree are followed (the path is taken from
+    /// this node as the root); a link that leads nowhere in the tree is found as itself.
     ///
     /// ```
     /// use sciio::{Node, NodeKind};
@@ -169,18 +173,48 @@ impl Node {
     /// assert!(root.find("/g/nope").is_none());
     /// ```
     pub fn find(&self, path: &str) -> Option<&Node> {
-        let path = path.trim_start_matches('/');
-        if path.is_empty() {
+        self.lookup(self, "", path, 0)
+    }
+
+    /// `rest` below `self` (at absolute path `here` under `root`). A link on the way (an HDF5
+    /// soft link, or a group reached again through another hard link) is followed to its
+    /// target inside the tree, as PyTables and h5py follow them; a link whose target is not
+    /// in the tree (external, dangling) is returned itself when it is the last component.
+    fn lookup<'a>(
+        &'a self,
+        root: &'a Node,
+        here: &str,
+        rest: &str,
+        hops: usize,
+    ) -> Option<&'a Node> {
+        let rest = rest.trim_start_matches('/');
+        if rest.is_empty() {
             return Some(self);
         }
-        if let Some(child) = self.children().iter().find(|c| c.name == path) {
-            return Some(child);
+        let children = self.children();
+        let (child, remaining) = match children.iter().find(|c| c.name == rest) {
+            Some(c) => (c, ""),
+            None => {
+                let (head, tail) = rest.split_once('/')?;
+                (children.iter().find(|c| c.name == head)?, tail)
+            }
+        };
+        if let NodeKind::Link(target) = &child.kind {
+            if hops < MAX_LINK_HOPS {
+                let abs = if target.starts_with('/') {
+                    target.clone()
+                } else {
+                    format!("{here}/{target}")
+                };
+                let next = format!("{}/{remaining}", abs.trim_end_matches('/'));
+                if let Some(found) = root.lookup(root, "", &next, hops + 1) {
+                    return Some(found);
+                }
+            }
+            return remaining.trim_matches('/').is_empty().then_some(child);
         }
-        let (head, rest) = path.split_once('/')?;
-        self.children()
-            .iter()
-            .find(|c| c.name == head)
-            .and_then(|c| c.find(rest))
+        let path = format!("{here}/{}", child.name);
+        child.lookup(root, &path, remaining, hops)
     }
 
     /// Every node below this one with its absolute path (`/a/b`), depth first, in file order;

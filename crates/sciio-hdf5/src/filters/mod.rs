@@ -8,16 +8,19 @@
 //! | 2     | shuffle    | hand-written (a byte transpose), parallel path only                 |
 //! | 32001 | blosc      | c-blosc2 (reads Blosc1 frames, bounds-checked); c-blosc for snappy  |
 //! | 32026 | blosc2     | c-blosc2 super-chunk frames, incl. b2nd (n-d) chunks               |
+//! | 32000 | LZF        | hand-written (h5py's `lzf_filter.c` blocks); also written          |
 //! | 305   | LZO        | `lzo` (safe LZO1X decoder), with or without PyTables' trailer      |
 //! | 307   | bzip2      | `bzip2` (libbz2-rs)                                                 |
 //! | 4     | szip       | `tensogram-szip` (pure Rust libaec) + libaec's szlib framing       |
 //! | 32008 | bitshuffle | hand-written transpose; LZ4 blocks `lz4_flex`, zstd frames `zstd`  |
 //!
-//! sciio only reads with these filters: their encode direction fails cleanly.
+//! sciio only reads with these filters here: their encode direction fails cleanly (the
+//! writer registers encoder-capable classes, `write/register.rs`).
 
 mod b2nd_meta;
 mod bitshuffle;
 pub(crate) mod blosc;
+pub(crate) mod lzf;
 mod lzo;
 mod szip;
 
@@ -88,6 +91,7 @@ pub fn decodes_in_rust(filter: i32) -> bool {
         id::DEFLATE
             | id::SHUFFLE
             | id::LZO
+            | id::LZF
             | id::BZIP2
             | id::BLOSC
             | id::BLOSC2
@@ -112,6 +116,7 @@ pub fn decode(
             cd_values.first().copied().unwrap_or(1) as usize,
         )),
         id::LZO => lzo::decode(cd_values, input, expected),
+        id::LZF => lzf::decode(cd_values, input, expected),
         id::BZIP2 => bunzip2(input, expected),
         id::BLOSC => blosc::decode_blosc1(input, expected),
         id::BLOSC2 => blosc::decode_blosc2(input, expected),
@@ -190,6 +195,7 @@ pub(crate) fn ensure_registered() {
                 &BLOSC_CLASS,
                 &BLOSC2_CLASS,
                 &LZO_CLASS,
+                &LZF_CLASS,
                 &BZIP2_CLASS,
                 &BITSHUFFLE_CLASS,
             ] {
@@ -248,6 +254,7 @@ macro_rules! filter_class {
 filter_class!(BLOSC_CLASS, h5z_blosc, id::BLOSC, "blosc (sciio)");
 filter_class!(BLOSC2_CLASS, h5z_blosc2, id::BLOSC2, "blosc2 (sciio)");
 filter_class!(LZO_CLASS, h5z_lzo, id::LZO, "lzo (sciio)");
+filter_class!(LZF_CLASS, h5z_lzf, id::LZF, "lzf (sciio)");
 filter_class!(BZIP2_CLASS, h5z_bzip2, id::BZIP2, "bzip2 (sciio)");
 filter_class!(SZIP_CLASS, h5z_szip, id::SZIP, "szip (sciio)");
 filter_class!(

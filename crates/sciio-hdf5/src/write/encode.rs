@@ -122,6 +122,16 @@ impl FilterStage {
         }
     }
 
+    /// LZF as h5py writes it (optional; client data `[4, 0x0105, chunk bytes]`).
+    pub fn lzf(chunk_bytes: usize) -> FilterStage {
+        let [filter, lib] = crate::filters::lzf::CD_VERSIONS;
+        FilterStage {
+            id: id::LZF,
+            cd_values: vec![filter, lib, u32::try_from(chunk_bytes).unwrap_or(0)],
+            optional: true,
+        }
+    }
+
     /// Fletcher-32 checksum (must be last).
     pub fn fletcher32() -> FilterStage {
         FilterStage {
@@ -154,6 +164,10 @@ impl FilterStage {
             }
             id::BZIP2 => bzip2(&input, at(0, 9)),
             id::BLOSC | id::LZO => self.compress(&input, threads),
+            // Unmasked writers cannot skip the stage: a chunk LZF cannot shrink is an error
+            // there (libhdf5 then stores it unfiltered, the filter being optional).
+            id::LZF => crate::filters::lzf::encode(&input)
+                .ok_or_else(|| Error::unsupported("LZF cannot shrink this chunk")),
             id::BLOSC2 => {
                 let params = Blosc2Params {
                     level: at(4, 5),
@@ -175,7 +189,7 @@ impl FilterStage {
         }
     }
 
-    /// Blosc and LZO, which compress from a borrowed chunk (so that it can be stored without
+    /// Blosc, LZO and LZF, which compress from a borrowed chunk (so that it can be stored without
     /// them when they cannot shrink it).
     fn compress(&self, input: &[u8], threads: usize) -> Result<Vec<u8>> {
         let at = |i: usize, default: u32| self.cd_values.get(i).copied().unwrap_or(default);
@@ -192,8 +206,11 @@ impl FilterStage {
             // PyTables' H5Zlzo.c calls it, decodes; not byte-identical to lzo1x_1_compress.
             id::LZO => lzokay_native::compress(input)
                 .map_err(|e| Error::format(format!("LZO compression failed: {e:?}"))),
+            // h5py's filter compresses into a buffer of the chunk's size and fails (the chunk
+            // is stored unfiltered) when LZF cannot shrink it: an empty block stands for that.
+            id::LZF => Ok(crate::filters::lzf::encode(input).unwrap_or_default()),
             other => Err(Error::unsupported(format!(
-                "filter {other} is not Blosc or LZO"
+                "filter {other} is not Blosc, LZO or LZF"
             ))),
         }
     }
@@ -208,6 +225,7 @@ impl FilterStage {
             && match self.id {
                 id::BLOSC => output > input,
                 id::LZO => output >= input,
+                id::LZF => output == 0 || output >= input,
                 _ => false,
             }
     }
@@ -224,7 +242,7 @@ pub fn encode_chunk_masked(
     let mut mask = 0u32;
     let mut data = chunk;
     for (i, stage) in pipeline.iter().enumerate() {
-        if matches!(stage.id, id::BLOSC | id::LZO) && i < 32 {
+        if matches!(stage.id, id::BLOSC | id::LZO | id::LZF) && i < 32 {
             let out = stage.compress(&data, threads)?;
             if stage.gives_up(data.len(), out.len()) {
                 mask |= 1 << i;

@@ -1,4 +1,4 @@
-//! Encoder-capable registrations of the non-libhdf5 filters (blosc, blosc2, LZO, bzip2).
+//! Encoder-capable registrations of the non-libhdf5 filters (blosc, blosc2, LZO, LZF, bzip2).
 //!
 //! The read layer registers decode-only classes; libhdf5 refuses to create, extend or write a
 //! dataset whose pipeline holds a filter without an encoder ("encoding is disabled") even when
@@ -25,7 +25,7 @@ pub(crate) fn ensure_encoders() {
     crate::filters::ensure_registered();
     ONCE.call_once(|| {
         hdf5::sync::sync(|| {
-            for class in [&BLOSC, &BLOSC2, &LZO, &BZIP2] {
+            for class in [&BLOSC, &BLOSC2, &LZO, &LZF, &BZIP2] {
                 // SAFETY: 'static class structs whose callbacks never unwind.
                 unsafe { H5Zregister((&class.0 as *const H5Z_class2_t).cast()) };
             }
@@ -123,6 +123,8 @@ macro_rules! class {
 class!(BLOSC, sciio_blosc, id::BLOSC, "blosc");
 class!(BLOSC2, sciio_blosc2, id::BLOSC2, "blosc2");
 class!(LZO, sciio_lzo, id::LZO, "lzo");
+// h5py registers LZF under this name (`lzf_filter.c`).
+class!(LZF, sciio_lzf, id::LZF, "lzf");
 class!(BZIP2, sciio_bzip2, id::BZIP2, "bzip2");
 
 /// Encodes or decodes one buffer in Rust and hands the result back in libhdf5's allocator.

@@ -21,6 +21,9 @@ pub enum Complib {
     Blosc(Option<BloscCodec>),
     /// Blosc 2 (filter 32026); `None`: plain `blosc2`.
     Blosc2(Option<BloscCodec>),
+    /// LZF (filter 32000), h5py's compressor (`compression="lzf"`; it has no level). PyTables
+    /// has no LZF: a group's packed `FILTERS` records no compression for it.
+    Lzf,
 }
 
 impl Complib {
@@ -30,6 +33,7 @@ impl Complib {
             Complib::Zlib => "zlib".into(),
             Complib::Lzo => "lzo".into(),
             Complib::Bzip2 => "bzip2".into(),
+            Complib::Lzf => "lzf".into(),
             Complib::Blosc(None) => "blosc".into(),
             Complib::Blosc2(None) => "blosc2".into(),
             Complib::Blosc(Some(c)) => format!("blosc:{}", c.name()),
@@ -48,6 +52,7 @@ impl Complib {
                 "zlib" => Complib::Zlib,
                 "lzo" => Complib::Lzo,
                 "bzip2" => Complib::Bzip2,
+                "lzf" => Complib::Lzf,
                 "blosc" => Complib::Blosc(None),
                 "blosc2" => Complib::Blosc2(None),
                 other => {
@@ -66,7 +71,8 @@ impl Complib {
         })
     }
 
-    /// The id PyTables packs into `FILTERS` (index in `tables.filters.all_complibs`, + 1).
+    /// The id PyTables packs into `FILTERS` (index in `tables.filters.all_complibs`, + 1);
+    /// 0 for LZF, which PyTables does not know.
     fn packed_id(&self) -> u8 {
         let codec_index = |c: &Option<BloscCodec>| match c {
             None | Some(BloscCodec::BloscLz) => 0,
@@ -79,6 +85,7 @@ impl Complib {
             Complib::Zlib => 1,
             Complib::Lzo => 2,
             Complib::Bzip2 => 3,
+            Complib::Lzf => 0,
             Complib::Blosc(None) => 4,
             Complib::Blosc2(None) => 5,
             Complib::Blosc(c) => 6 + codec_index(c),
@@ -201,7 +208,13 @@ impl Filters {
         } else {
             0
         };
-        (flags << 16) | (lib << 8) | i64::from(self.complevel)
+        // PyTables refuses a level without a library (LZF): it reads as uncompressed.
+        let level = if lib == 0 {
+            0
+        } else {
+            i64::from(self.complevel)
+        };
+        (flags << 16) | (lib << 8) | level
     }
 
     /// Whether any filter applies.
@@ -251,6 +264,7 @@ impl Filters {
                 Complib::Zlib => out.push(FilterStage::deflate(level)),
                 Complib::Lzo => out.push(optional(id::LZO, vec![level, version10, class])),
                 Complib::Bzip2 => out.push(optional(id::BZIP2, vec![level, version10, class])),
+                Complib::Lzf => out.push(FilterStage::lzf(chunk_bytes)),
                 Complib::Blosc(codec) => {
                     // blosc_set_local: filter version 2, Blosc format 2, type size, chunk bytes.
                     let mut cd = vec![

@@ -240,7 +240,7 @@ impl Drop for PtWriter {
 /// Every EArray of the file at `path` growing along a dimension other than 0: its `EXTDIM`
 /// and the rows of its partial last chunk band, if any.
 fn read_extdim_tails(path: &Path) -> Result<ExtdimTails> {
-    let input = crate::PtFile::open(path)?;
+    let input = crate::PtFile::open(path)?.with_file_layout();
     let mut out = HashMap::new();
     let mut todo = vec![input.tree(false)?];
     while let Some(node) = todo.pop() {

@@ -26,6 +26,8 @@ pub fn filters_from_pipeline(pipeline: &[Filter]) -> Filters {
             id::DEFLATE => (f.complib, f.complevel) = (Complib::Zlib, cd(0) as u8),
             id::LZO => (f.complib, f.complevel) = (Complib::Lzo, cd(0) as u8),
             id::BZIP2 => (f.complib, f.complevel) = (Complib::Bzip2, cd(0) as u8),
+            // h5py's LZF has no level; any level > 0 writes it.
+            id::LZF => (f.complib, f.complevel) = (Complib::Lzf, 5),
             id::BLOSC | id::BLOSC2 => {
                 let codec = (stage.cd_values.len() > 6)
                     .then(|| sciio_hdf5::write::BloscCodec::from_code(cd(6)))
@@ -52,7 +54,7 @@ pub fn repack(
     dst: impl AsRef<Path>,
     filters: Option<Filters>,
 ) -> Result<()> {
-    let input = PtFile::open(src.as_ref())?;
+    let input = PtFile::open(src.as_ref())?.with_file_layout();
     let tree = input.tree(true)?;
     let out = PtWriter::create_with_title(dst.as_ref(), tree.title.as_deref().unwrap_or(""))?;
     let root = out.root()?;
@@ -112,7 +114,7 @@ pub fn repack_node(
     dst_node: Option<&str>,
     filters: Option<Filters>,
 ) -> Result<()> {
-    let input = PtFile::open(src.as_ref())?;
+    let input = PtFile::open(src.as_ref())?.with_file_layout();
     let tree = input.tree(true)?;
     let src_path = format!("/{}", src_node.trim_matches('/'));
     let node = find(&tree, &src_path).ok_or_else(|| {

@@ -57,7 +57,7 @@ fn node_line(node: &NodeInfo) -> String {
         NodeClass::ExternalLink(file, target) => {
             format!("{path} (ExternalLink) -> {file}:{target}")
         }
-        NodeClass::HardLinkAgain => format!("{path} (HardLink) -> shown above"),
+        NodeClass::HardLinkAgain(_) => format!("{path} (HardLink) -> shown above"),
         NodeClass::Group => {
             let class = if path == "/" { "RootGroup" } else { "Group" };
             let mut line = format!("{path} ({class}) {title}");
