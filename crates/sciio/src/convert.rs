@@ -305,10 +305,15 @@ fn plan_vlarrays(
                      row, .parquet a list column)"
                 ),
             )),
-            Some(VlKind::Objects) | None => left_out.push(LeftOut::node(
+            Some(VlKind::Objects) => left_out.push(LeftOut::node(
                 path,
                 "a VLArray",
                 "rows of pickled Python objects (never unpickled)",
+            )),
+            None => left_out.push(LeftOut::node(
+                path,
+                "a VLArray",
+                format!("{format} holds no rows of variable length"),
             )),
         }
     }
