@@ -141,19 +141,39 @@ assert np.array_equal(df['t'].to_numpy().astype('M8[ms]'), a['t'])
 "#,
         &[s(&npy), s(&pq)],
     );
-    // A plain (not structured) array has no columns: refused in one line, nothing written.
+    // A plain 1-d array is one column, named after the file (the node for HDF5).
     let plain = dir.path().join("plain.npy");
+    let h5 = dir.path().join("plain.h5");
     run_python(
-        "import sys, numpy as np; np.save(sys.argv[1], np.arange(4.0))",
-        &[s(&plain)],
+        r#"
+import sys, numpy as np, tables
+np.save(sys.argv[1], np.arange(4.0))
+with tables.open_file(sys.argv[2], "w") as f:
+    f.create_array("/", "ticks", np.array([3, -1, 7], "i2"))
+    f.create_array("/", "zero_d", np.float64(2.5))
+"#,
+        &[s(&plain), s(&h5)],
     );
     let dst = dir.path().join("plain.parquet");
-    let err = refused(&["convert", s(&plain), s(&dst)]);
-    assert!(
-        err.contains("structured") && err.contains("plain.npy"),
-        "{err}"
+    ok(&["convert", s(&plain), s(&dst)]);
+    let ticks = dir.path().join("ticks.parquet");
+    ok(&["convert", &format!("{}:/ticks", s(&h5)), s(&ticks)]);
+    run_python(
+        r#"
+import sys, numpy as np, pyarrow.parquet as pq
+for path, name, want in [(sys.argv[1], "plain", np.arange(4.0)), (sys.argv[2], "ticks", np.array([3, -1, 7], "i2"))]:
+    t = pq.read_table(path)
+    assert t.column_names == [name], t.column_names
+    got = t.column(name).to_numpy()
+    assert got.dtype == want.dtype and np.array_equal(got, want), (got, want)
+"#,
+        &[s(&dst), s(&ticks)],
     );
-    assert!(!dst.exists());
+    // A 0-d array has no rows: refused in one line, nothing written.
+    let zero = dir.path().join("zero.parquet");
+    let err = refused(&["convert", &format!("{}:/zero_d", s(&h5)), s(&zero)]);
+    assert!(err.contains("0-d") && err.contains("zero_d"), "{err}");
+    assert!(!zero.exists());
 }
 
 #[test]

@@ -138,3 +138,75 @@ with h5py.File(sys.argv[1], "w") as f:
         assert_eq!(printed, want, "{node}");
     }
 }
+
+#[test]
+fn convert_carries_vlarrays_to_npy_npz_and_parquet() {
+    let dir = tempdir();
+    let d = dir.path();
+    let h5 = d.join("vl.h5");
+    run_python(MAKE, &[s(&h5)]);
+    let src = |node: &str| format!("{}:/{node}", s(&h5));
+    // Strings: one S/U array in .npy and .npz.
+    ok(&["convert", &src("bytes"), s(&d.join("bytes.npy"))]);
+    ok(&["convert", &src("text"), s(&d.join("text.npz"))]);
+    // Rows of numbers: one npz member per row, a Parquet list column.
+    ok(&["convert", &src("ints"), s(&d.join("ints.npz"))]);
+    for node in ["ints", "pairs", "big", "flags", "floats"] {
+        ok(&["convert", &src(node), s(&d.join(format!("{node}.parquet")))]);
+    }
+    // The whole file: everything but the pickles, which are left out and said so.
+    let whole = sciio(&["convert", s(&h5), s(&d.join("all.npz"))]);
+    assert!(whole.status.success(), "{whole:?}");
+    let stderr = String::from_utf8_lossy(&whole.stderr);
+    assert!(
+        stderr.contains("/pickles") && stderr.contains("never unpickled"),
+        "{stderr}"
+    );
+    // Rows have no single array for .npy; pickled rows are never unpickled.
+    for (node, dst, why) in [
+        ("ints", "ints.npy", "holds no rows of variable length"),
+        ("pickles", "p.npz", "never unpickled"),
+        ("pickles", "p.parquet", "never unpickled"),
+    ] {
+        let out = sciio(&["convert", &src(node), s(&d.join(dst))]);
+        assert!(!out.status.success(), "{node} -> {dst}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(why), "{node} -> {dst}: {err}");
+        assert!(!d.join(dst).exists());
+    }
+    let out = run_python(
+        r#"
+import sys, numpy as np, pyarrow.parquet as pq, tables
+h5, d = sys.argv[1:]
+def same(got, want, what):
+    assert got.dtype == want.dtype and got.shape == want.shape, (what, got, want)
+    assert np.array_equal(got, want), (what, got, want)
+with tables.open_file(h5) as f:
+    read = lambda n: f.get_node("/" + n).read()
+    same(np.load(d + "/bytes.npy"), np.array(read("bytes")), "bytes.npy")
+    same(np.load(d + "/text.npz")["text"], np.array(read("text")), "text.npz")
+    z = np.load(d + "/ints.npz")
+    assert z.files == [f"ints/row_{i:06d}" for i in range(3)], z.files
+    for i, want in enumerate(read("ints")):
+        same(z[f"ints/row_{i:06d}"], want, f"ints row {i}")
+    for n in ["ints", "pairs", "big", "flags", "floats"]:
+        t = pq.read_table(f"{d}/{n}.parquet")
+        assert t.column_names == [n], t.column_names
+        want = [r.tolist() for r in read(n)]
+        assert t.column(n).to_pylist() == want, (n, t.column(n).to_pylist(), want)
+    z = np.load(d + "/all.npz")
+    names = []
+    for n in ["ints", "floats", "pairs", "flags", "big"]:
+        for i, want in enumerate(read(n)):
+            names.append(f"{n}/row_{i:06d}")
+            same(z[names[-1]], want, names[-1])
+    for n in ["bytes", "text"]:
+        names.append(n)
+        same(z[n], np.array(read(n)), n)
+    assert sorted(z.files) == sorted(names), (z.files, names)
+print("ok")
+"#,
+        &[s(&h5), s(d)],
+    );
+    assert_eq!(out.trim(), "ok");
+}

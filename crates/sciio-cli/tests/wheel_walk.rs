@@ -1,19 +1,21 @@
 //! Every leaf of every `.h5` file shipped in the PyTables and h5py wheels, and of the old
-//! pandas stores in `shared/corpus/pandas-legacy-hdf`, reads through sciio's facade
-//! (`sciio::File::read_array`, `File::read_rows` for VLArrays of numbers) with the dtype, shape
-//! and values PyTables' `node.read()` gives — h5py's where PyTables cannot read the leaf — and
-//! `sciio cat` prints it. `python/dump_leaves.py` writes the reference `.npy` files and
-//! compares. No leaf is skipped: pickled rows must be refused, h5py's object elements
-//! (references, compounds with variable-length members) have no numpy layout and must be
-//! refused as unsupported by the facade (sciio-pytables' `wheel_files` test checks their values
-//! against h5py), and data neither PyTables nor h5py can decode (LZO without liblzo in the
-//! wheels) must read with PyTables' dtype and shape.
+//! pandas stores in `shared/corpus/pandas-legacy-hdf`, converts through sciio's facade
+//! (`sciio::convert` of `FILE:/leaf` to `.npy`, VLArrays of numbers to `.npz` one member per
+//! row) with the dtype, shape and values PyTables' `node.read()` gives — h5py's where
+//! PyTables cannot read the leaf — and `sciio cat` prints it; every file converts whole to
+//! `.npz` (links and what npz cannot hold left out, never a failure). `python/dump_leaves.py`
+//! writes the reference `.npy` files and compares them with numpy. No leaf is skipped: pickled
+//! rows must be refused, h5py's object elements (references, compounds with variable-length
+//! members) have no numpy layout and must be refused as unsupported by the facade
+//! (sciio-pytables' `wheel_files` test checks their values against h5py), and data neither
+//! PyTables nor h5py can decode (LZO without liblzo in the wheels) must convert with
+//! PyTables' dtype and shape.
 #![cfg(feature = "hdf5")]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use sciio::{ErrorKind, File};
+use sciio::{convert, ConvertOptions, ErrorKind, File};
 use sciio_testkit::{run_python_script, tempdir, wheel_files};
 
 /// Problems with one file (empty: every leaf matches), and the number of leaves checked.
@@ -34,49 +36,80 @@ fn walk(file: &Path) -> (Vec<String>, usize) {
     };
     let entries = manifest.as_array().unwrap();
     let mut cat_paths = Vec::new();
-    for e in entries {
+    let options = ConvertOptions::default();
+    let to = |h5: &mut File, path: &str, dst: &Path| {
+        convert(h5, Some(path), dst, &options, &mut |_, _| {})
+    };
+    for (index, e) in entries.iter().enumerate() {
         let path = e["path"].as_str().unwrap();
         let kind = e["kind"].as_str().unwrap();
         let mine =
             |n: &serde_json::Value| d.join(n.as_str().unwrap().replacen("ref_", "sciio_", 1));
         let mut fail = |what: String| problems.push(format!("{name}:{path} ({kind}): {what}"));
         match kind {
-            "array" | "unreadable" => match h5.read_array(path) {
-                Ok(a) => {
-                    if let Some(n) = e.get("npy") {
-                        sciio::npy::write_file(mine(n), &a).unwrap();
+            // A VLArray of numbers neither reads (time atoms): its rows, PyTables' shape[0]
+            // of them, go to .npz.
+            "unreadable" if vl_rows(&h5, path) => {
+                let dst = d.join(format!("sciio_rows_{index}.npz"));
+                let want = e["shape"][0].as_u64().map(|n| n as usize);
+                match to(&mut h5, path, &dst) {
+                    Ok(summary) if Some(summary.arrays.len()) == want => {
+                        cat_paths.push(path.to_string())
                     }
-                    cat_paths.push(path.to_string());
+                    other => fail(format!("convert to .npz, {want:?} rows: {other:?}")),
                 }
-                Err(err) => fail(format!("read_array: {err}")),
-            },
-            "rows" => match h5.read_rows(path) {
-                Ok(rows) => {
-                    let refs = e["rows"].as_array().unwrap();
-                    if rows.len() != refs.len() {
-                        fail(format!(
-                            "{} rows, PyTables reads {}",
-                            rows.len(),
-                            refs.len()
-                        ));
-                    }
-                    for (row, n) in rows.iter().zip(refs) {
-                        sciio::npy::write_file(mine(n), row).unwrap();
-                    }
-                    cat_paths.push(path.to_string());
+            }
+            "array" | "unreadable" => {
+                let dst = match e.get("npy") {
+                    Some(n) => mine(n),
+                    None => d.join(format!("sciio_nothing_{index}.npy")),
+                };
+                match to(&mut h5, path, &dst) {
+                    Ok(_) => cat_paths.push(path.to_string()),
+                    Err(err) => fail(format!("convert to .npy: {err}")),
                 }
-                Err(err) => fail(format!("read_rows: {err}")),
+            }
+            // One npz member per row (dump_leaves.py compare reads them by their names).
+            "rows" => match to(&mut h5, path, &d.join(format!("sciio_rows_{index}.npz"))) {
+                Ok(_) => cat_paths.push(path.to_string()),
+                Err(err) => fail(format!("convert to .npz: {err}")),
             },
-            "objects" => match h5.read_rows(path).and(h5.read_array(path)) {
-                Err(err) if err.kind() == ErrorKind::Refused => {}
-                other => fail(format!("pickled rows not refused: {other:?}")),
-            },
-            "elements" => match h5.read_array(path) {
-                Err(err) if err.kind() == ErrorKind::Unsupported => {}
-                other => fail(format!("object elements not refused: {other:?}")),
-            },
+            "objects" => {
+                match h5.read_rows(path).and(h5.read_array(path)) {
+                    Err(err) if err.kind() == ErrorKind::Refused => {}
+                    other => fail(format!("pickled rows not refused: {other:?}")),
+                }
+                let dst = d.join(format!("objects_{index}.npz"));
+                match to(&mut h5, path, &dst) {
+                    Err(err) if err.to_string().contains("never unpickled") => {}
+                    other => fail(format!("pickled rows converted: {other:?}")),
+                }
+                if dst.exists() {
+                    fail("pickled rows: a file was written".to_string());
+                }
+            }
+            "elements" => {
+                match h5.read_array(path) {
+                    Err(err) if err.kind() == ErrorKind::Unsupported => {}
+                    other => fail(format!("object elements not refused: {other:?}")),
+                }
+                match to(&mut h5, path, &d.join(format!("elements_{index}.npy"))) {
+                    Err(err) if err.kind() == ErrorKind::Unsupported => {}
+                    other => fail(format!("object elements converted: {other:?}")),
+                }
+            }
             other => fail(format!("unknown kind {other}")),
         }
+    }
+    // The whole file: what npz cannot hold is left out, never a failure.
+    if let Err(err) = convert(
+        &mut h5,
+        None,
+        &d.join("whole.npz"),
+        &options,
+        &mut |_, _| {},
+    ) {
+        problems.push(format!("{name}: whole file to .npz: {err}"));
     }
     let out = run_python_script("python/dump_leaves.py", &["compare", d.to_str().unwrap()]);
     for line in out.lines() {
@@ -100,6 +133,15 @@ fn walk(file: &Path) -> (Vec<String>, usize) {
     (problems, entries.len())
 }
 
+/// True for a VLArray (PyTables' or h5py's variable-length dataset) of numbers: rows read
+/// one by one, as `sciio ls` says.
+fn vl_rows(h5: &File, path: &str) -> bool {
+    matches!(
+        h5.node(path).map(|n| &n.kind),
+        Ok(sciio::NodeKind::Opaque { kind, reason }) if kind == "VLArray" && reason.contains("row by row")
+    )
+}
+
 fn walk_all(files: &[PathBuf], min_leaves: usize) {
     let mut problems = Vec::new();
     let mut leaves = 0;
@@ -118,14 +160,14 @@ fn walk_all(files: &[PathBuf], min_leaves: usize) {
 }
 
 #[test]
-fn every_leaf_of_pytables_wheel_files_reads_as_pytables_reads_it() {
+fn every_leaf_of_pytables_wheel_files_converts_as_pytables_reads_it() {
     let files = wheel_files("tables/tests", ".h5");
     assert_eq!(files.len(), 46, "PyTables 3.11 ships 46 test files");
     walk_all(&files, 150);
 }
 
 #[test]
-fn every_leaf_of_h5py_wheel_files_reads_as_pytables_or_h5py_reads_it() {
+fn every_leaf_of_h5py_wheel_files_converts_as_pytables_or_h5py_reads_it() {
     let root = sciio_testkit::site_packages().join("h5py/tests");
     let mut files = Vec::new();
     let mut todo = vec![root];
@@ -145,7 +187,7 @@ fn every_leaf_of_h5py_wheel_files_reads_as_pytables_or_h5py_reads_it() {
 }
 
 #[test]
-fn old_pandas_stores_read_leaf_by_leaf_as_pytables_reads_them() {
+fn old_pandas_stores_convert_leaf_by_leaf_as_pytables_reads_them() {
     let dir = sciio_testkit::repo_root().join("../shared/corpus/pandas-legacy-hdf");
     let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))

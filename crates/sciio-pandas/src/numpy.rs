@@ -393,6 +393,86 @@ impl Frame {
         Frame::builder().column(label, col).build()
     }
 
+    /// A frame of one list column from rows of variable length (a PyTables VLArray read
+    /// row by row): row `i` is the list of `rows[i]`'s values, rows of shape `[n, a, b]`
+    /// lists of `n` fixed-size lists of shape `[a, b]` (pyarrow reads them back as the same
+    /// nested lists). Every row must have the same scalar dtype and the same shape past its
+    /// first axis; there must be at least one row (it gives the column's type).
+    ///
+    /// ```
+    /// use sciio_core::NdArray;
+    /// let rows = [NdArray::from_vec(vec![1i32, 2, 3], &[3])?, NdArray::from_vec(Vec::<i32>::new(), &[0])?];
+    /// let frame = sciio_pandas::Frame::from_rows("vl", &rows)?;
+    /// assert_eq!(frame.num_rows(), 2);
+    /// assert!(matches!(frame.column("vl")?.data_type(), sciio_pandas::arrow_schema::DataType::List(_)));
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn from_rows(label: &str, rows: &[NdArray]) -> Result<Frame> {
+        let first = rows
+            .first()
+            .ok_or_else(|| Error::unsupported("no rows to give a list column its type"))?;
+        let DType::Scalar(scalar) = first.dtype() else {
+            return Err(Error::unsupported(format!(
+                "rows of {} have no list column equivalent",
+                first.dtype()
+            )));
+        };
+        let cell = first.shape().get(1..).unwrap_or(&[]).to_vec();
+        let per_item = cell
+            .iter()
+            .try_fold(1usize, |acc, d| acc.checked_mul(*d))
+            .ok_or_else(|| Error::unsupported("rows too large"))?;
+        let mut bytes = Vec::new();
+        let mut offsets = vec![0i32];
+        let mut items = 0usize;
+        for (i, row) in rows.iter().enumerate() {
+            if row.dtype() != first.dtype()
+                || row.shape().is_empty()
+                || row.shape().get(1..) != Some(cell.as_slice())
+            {
+                return Err(Error::unsupported(format!(
+                    "row {i} ({} of shape {:?}) differs from row 0 ({} of shape {:?}) past its \
+                     length; a list column needs one item type",
+                    row.dtype(),
+                    row.shape(),
+                    first.dtype(),
+                    first.shape()
+                )));
+            }
+            let n = row.shape().first().copied().unwrap_or(0);
+            items = items
+                .checked_add(n)
+                .ok_or_else(|| Error::unsupported("rows too large"))?;
+            let end = i32::try_from(items)
+                .map_err(|_| Error::unsupported("more than 2**31 items in a list column"))?;
+            offsets.push(end);
+            bytes.extend_from_slice(row.to_order(Order::C).as_bytes());
+        }
+        let width = scalar.kind.itemsize();
+        let need = items
+            .checked_mul(per_item)
+            .and_then(|n| n.checked_mul(width))
+            .ok_or_else(|| Error::unsupported("rows too large"))?;
+        if need != bytes.len() {
+            return Err(Error::format("rows' bytes do not match their shapes"));
+        }
+        if per_item == 0 {
+            return Err(Error::unsupported(format!(
+                "rows of items of shape {cell:?} have no values"
+            )));
+        }
+        let values = list_column(scalar, items, &cell, |i| &bytes[i * width..(i + 1) * width])?;
+        let item = Arc::new(arrow_schema::Field::new(
+            "item",
+            values.data_type().clone(),
+            true,
+        ));
+        let offsets = arrow_buffer::OffsetBuffer::new(arrow_buffer::ScalarBuffer::from(offsets));
+        let column = arrow_array::ListArray::try_new(item, offsets, values, None)
+            .map_err(|e| Error::format(e.to_string()))?;
+        Frame::builder().column(label, Arc::new(column)).build()
+    }
+
     /// A frame from a 1-d structured array, nested records as `nested` says.
     ///
     /// ```

@@ -67,13 +67,36 @@ struct Leaf {
     src_path: String,
     info: ArrayInfo,
     name: String,
+    /// A node of variable-length rows, still to be planned ([`plan_vlarrays`]).
+    vl: bool,
+    /// Row `i` of a VLArray (an npz member `NAME/row_00000i`, [`crate::vlarray`]).
+    row: Option<usize>,
+    /// The data, when the plan read it already (VLArrays: strings as one array, or one row).
+    held: Option<sciio_core::NdArray>,
+}
+
+impl Leaf {
+    fn new(src_path: String, info: ArrayInfo) -> Leaf {
+        Leaf {
+            source: 0,
+            src_path,
+            info,
+            name: String::new(),
+            vl: false,
+            row: None,
+            held: None,
+        }
+    }
 }
 
 /// Converts `src` (or its node `src_node`) into the file `dst`.
 ///
 /// A node → `.npy` is one array. A whole file → `.npz` holds every array leaf, each member
 /// named by its path without the leading `/`; a `.npy` → `.npz` gives the member the name in
-/// [`ConvertOptions::dst_node`] or the source file's stem. Anything the target cannot hold
+/// [`ConvertOptions::dst_node`] or the source file's stem. A VLArray of strings is one `S`/`U`
+/// array (what `np.array(node.read())` gives); a VLArray of numbers is one `.npz` member per
+/// row, named as [`crate::vlarray`] documents (`NAME/row_000000`), or one `.parquet` list
+/// column; either is read whole while planning. Anything the target cannot hold
 /// (attributes in npy/npz/MAT, links, frames, opaque nodes) is left out and listed in
 /// [`ConvertSummary::left_out`] — or, with [`ConvertOptions::strict`], refused before anything
 /// is written. A whole file with nothing the target can hold (an empty `.npz`) gives an empty
@@ -189,21 +212,22 @@ pub fn convert_many(
 /// for a selected node; a whole file that holds nothing the target can hold (an empty
 /// `.npz`) gives an empty container.
 fn plan_leaves(
-    sources: &[(&mut File, Option<&str>)],
+    sources: &mut [(&mut File, Option<&str>)],
     dst: &Path,
     options: &ConvertOptions,
     format: Format,
 ) -> Result<(Vec<Leaf>, Vec<LeftOut>)> {
     let mut leaves = Vec::new();
     let mut left_out = Vec::new();
-    for (index, (src, src_node)) in sources.iter().enumerate() {
+    for (index, (src, src_node)) in sources.iter_mut().enumerate() {
         let selected = match src_node {
             Some(node) => src.node(node)?,
             None => src.root(),
         };
         let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
-        let (mut found, left) = collect_leaves(selected, &base, format);
-        if found.is_empty() && (src_node.is_some() || format == Format::Npy) {
+        let (found, mut left) = collect_leaves(selected, &base, format);
+        let (mut found, vl_carried) = plan_vlarrays(src, found, format, &mut left)?;
+        if found.is_empty() && !vl_carried && (src_node.is_some() || format == Format::Npy) {
             return Err(nothing_to_convert(&left, src, &base, format));
         }
         for leaf in &mut found {
@@ -222,10 +246,87 @@ fn plan_leaves(
     Ok((leaves, left_out))
 }
 
+/// The VLArrays among `found`, planned: strings become one `S`/`U` array (read now), rows of
+/// numbers one npz member per row (read now; [`crate::vlarray`] names them) — other formats
+/// leave them out (`.parquet` takes one as a list column on its own path) — and pickled rows
+/// are left out, never unpickled. Also true when a VLArray was carried with no row at all.
+fn plan_vlarrays(
+    src: &mut File,
+    found: Vec<Leaf>,
+    format: Format,
+    left_out: &mut Vec<LeftOut>,
+) -> Result<(Vec<Leaf>, bool)> {
+    use crate::vlarray::VlKind;
+    let mut out = Vec::with_capacity(found.len());
+    let mut carried = false;
+    for leaf in found {
+        if !leaf.vl {
+            out.push(leaf);
+            continue;
+        }
+        let path = leaf.src_path;
+        match src.vl_kind(&path)? {
+            Some(VlKind::Strings) => {
+                let array = src.read_array(&path)?;
+                let info = ArrayInfo::of(&array);
+                match unheld(format, &info) {
+                    Some(reason) => left_out.push(LeftOut::node(
+                        path,
+                        format!("a VLArray of strings, read as {}", dtype_words(&info.dtype)),
+                        reason,
+                    )),
+                    None => {
+                        let mut leaf = Leaf::new(path, info);
+                        leaf.held = Some(array);
+                        out.push(leaf);
+                    }
+                }
+            }
+            Some(VlKind::Rows) if format == Format::Npz => {
+                carried = true;
+                for (i, row) in src.read_rows(&path)?.into_iter().enumerate() {
+                    let info = ArrayInfo::of(&row);
+                    if let Some(reason) = unheld(format, &info) {
+                        return Err(Error::unsupported(format!("row {i}: {reason}"))
+                            .with_file(src.path())
+                            .with_node(path));
+                    }
+                    let mut leaf = Leaf::new(path.clone(), info);
+                    leaf.row = Some(i);
+                    leaf.held = Some(row);
+                    out.push(leaf);
+                }
+            }
+            Some(VlKind::Rows) => left_out.push(LeftOut::node(
+                path,
+                "a VLArray of rows of variable length",
+                format!(
+                    "{format} holds no rows of variable length (.npz holds one member per \
+                     row, .parquet a list column)"
+                ),
+            )),
+            Some(VlKind::Objects) => left_out.push(LeftOut::node(
+                path,
+                "a VLArray",
+                "rows of pickled Python objects (never unpickled)",
+            )),
+            None => left_out.push(LeftOut::node(
+                path,
+                "a VLArray",
+                format!("{format} holds no rows of variable length"),
+            )),
+        }
+    }
+    Ok((out, carried))
+}
+
 /// The error when a selection holds nothing the target can hold: what was left out of it, or
 /// that it holds no array at all.
 fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str, format: Format) -> Error {
-    let error = match left_out {
+    // The nodes left out say more than their attributes: name a node first.
+    let mut left_out: Vec<&LeftOut> = left_out.iter().collect();
+    left_out.sort_by_key(|l| !matches!(l.what, crate::plan::Item::Node(_)));
+    let error = match left_out.as_slice() {
         [] => Error::not_found("nothing to convert: no array there"),
         [one] => Error::unsupported(format!("nothing {format} can hold there: left out {one}")),
         [first, rest @ ..] => Error::unsupported(format!(
@@ -293,8 +394,15 @@ fn write_each(
     let mut done = 0u64;
     for leaf in leaves {
         let src = source_of(sources, leaf)?;
-        let array = src.read_array(&leaf.src_path)?;
-        put(&leaf.name, &array).map_err(|e| e.with_node(leaf.name.clone()))?;
+        let read;
+        let array = match &leaf.held {
+            Some(held) => held,
+            None => {
+                read = src.read_array(&leaf.src_path)?;
+                &read
+            }
+        };
+        put(&leaf.name, array).map_err(|e| e.with_node(leaf.name.clone()))?;
         done += leaf.info.nbytes();
         progress(done, total);
     }
@@ -334,13 +442,19 @@ fn collect_leaves(node: &Node, base: &str, format: Format) -> (Vec<Leaf>, Vec<Le
             NodeKind::Group(_) => {}
             NodeKind::Array(info) | NodeKind::Table(info) => match unheld(format, info) {
                 Some(reason) => left_out.push(LeftOut::node(path, described(n, info), reason)),
-                None => leaves.push(Leaf {
-                    source: 0,
-                    src_path: path,
-                    info: info.clone(),
-                    name: String::new(),
-                }),
+                None => leaves.push(Leaf::new(path, info.clone())),
             },
+            // Planned with the file at hand (plan_vlarrays): what it holds decides.
+            NodeKind::Opaque { kind, .. } if kind == "VLArray" => {
+                let placeholder = ArrayInfo {
+                    dtype: sciio_core::DType::scalar(sciio_core::ScalarKind::Float(8)),
+                    shape: vec![0],
+                    order: sciio_core::Order::C,
+                };
+                let mut leaf = Leaf::new(path, placeholder);
+                leaf.vl = true;
+                leaves.push(leaf);
+            }
             NodeKind::Link(target) => left_out.push(LeftOut::node(
                 path,
                 format!("a link to {target}"),
@@ -439,7 +553,8 @@ fn name_leaves(
                 .file_stem()
                 .map(|s| s.to_string_lossy().into_owned())
                 .unwrap_or_else(|| "arr_0".to_string());
-            let single = leaves.len() == 1;
+            // One node selected (a VLArray's rows are one node).
+            let single = leaves.iter().all(|l| l.src_path == leaves[0].src_path);
             let selected_base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
             for leaf in &mut leaves {
                 // The path below the selection (the selection's own path when it is the array).
@@ -461,6 +576,9 @@ fn name_leaves(
                 };
                 if leaf.name.is_empty() {
                     leaf.name = stem.clone();
+                }
+                if let Some(i) = leaf.row {
+                    leaf.name = crate::vlarray::row_member_name(&leaf.name, i);
                 }
             }
         }
@@ -509,13 +627,35 @@ fn write_npy(
             "npy files are never compressed (got '{spec}'); write .npz to compress"
         )));
     }
-    let leaf = &leaves[0];
+    let Some(leaf) = leaves.first() else {
+        return Err(Error::not_found("nothing to convert: no array there"));
+    };
     write_atomically(dst, |out| {
         out.write_all(&header_for(&leaf.info)?)
             .map_err(|e| Error::io("cannot write", e))?;
         let src = source_of(sources, leaf)?;
-        src.copy_array_data(&leaf.src_path, out, &mut |done| progress(done, total))
+        copy_leaf(src, leaf, out, &mut |done| progress(done, total))
     })
+}
+
+/// The data bytes of `leaf` (as its NPY header describes them): the data the plan holds, or
+/// streamed from the source.
+fn copy_leaf(
+    src: &mut File,
+    leaf: &Leaf,
+    out: &mut dyn Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    match &leaf.held {
+        Some(array) => {
+            let array = array.to_order(leaf.info.order);
+            out.write_all(array.as_bytes())
+                .map_err(|e| Error::io("cannot write", e).with_node(leaf.src_path.clone()))?;
+            progress(array.as_bytes().len() as u64);
+            Ok(())
+        }
+        None => src.copy_array_data(&leaf.src_path, out, progress),
+    }
 }
 
 fn write_npz(
@@ -539,7 +679,7 @@ fn write_npz(
                 .write_all(&header_for(&leaf.info)?)
                 .map_err(|e| Error::io("cannot write", e).with_node(member_name.clone()))?;
             let src = source_of(sources, leaf)?;
-            src.copy_array_data(&leaf.src_path, &mut member, &mut |done| {
+            copy_leaf(src, leaf, &mut member, &mut |done| {
                 progress(before + done, total)
             })?;
             member

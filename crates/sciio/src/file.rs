@@ -318,6 +318,20 @@ impl File {
         }
     }
 
+    /// How the node at `path` converts when it holds rows of variable length (a PyTables
+    /// VLArray, an h5py variable-length dataset), or `None` for any other node.
+    pub(crate) fn vl_kind(&self, path: &str) -> Result<Option<crate::vlarray::VlKind>> {
+        let path = normalise(path);
+        match &self.backend {
+            #[cfg(feature = "hdf5")]
+            Backend::Hdf5(h5) => h5
+                .vl_kind(&path)
+                .map_err(|e| e.with_file(&self.path).with_node(path.clone())),
+            #[allow(unreachable_patterns)]
+            _ => Ok(None),
+        }
+    }
+
     /// Streams the raw data bytes of the array at `path` (in its stored dtype and order, as
     /// an NPY header describes them) into `out`, block by block, calling `progress` with the
     /// bytes copied so far. Memory stays bounded whatever the array's size.

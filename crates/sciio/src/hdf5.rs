@@ -139,6 +139,20 @@ impl Hdf5 {
         })
     }
 
+    /// How the node at `path` converts when it holds rows of variable length, or `None`
+    /// for any other node.
+    pub(crate) fn vl_kind(&self, path: &str) -> Result<Option<crate::vlarray::VlKind>> {
+        use crate::vlarray::VlKind;
+        if self.file.node(path)?.class != NodeClass::VLArray {
+            return Ok(None);
+        }
+        Ok(Some(match self.vl_atom(path)? {
+            VlAtom::Strings | VlAtom::Text => VlKind::Strings,
+            VlAtom::Numbers => VlKind::Rows,
+            VlAtom::Objects => VlKind::Objects,
+        }))
+    }
+
     /// The rows of a VLArray as PyTables' `node.read()` returns them: one array per row
     /// (numbers: a 1-d array, or n-d for array atoms, in native byte order; `vlstring` rows a
     /// 0-d `S<n>`, `vlunicode` rows a 0-d `U<n>`). A plain variable-length dataset of h5py

@@ -8,8 +8,9 @@
 //! `df.to_records(index=False)` (a stored index as leading fields); columns numpy has no type
 //! for are left out. A 1-d structured array (`.npy`, npz member, PyTables `Table`) →
 //! `.parquet` becomes one column per field ([`Frame::from_structured_partial`], subarray
-//! fields as fixed-size list columns), an n-d array one fixed-size list column
-//! ([`Frame::from_ndarray`]); the source's attributes go into the file's key-value metadata.
+//! fields as fixed-size list columns), a 1-d array one column named after its node, an n-d
+//! array one fixed-size list column ([`Frame::from_ndarray`]), a VLArray of numbers one list
+//! column ([`Frame::from_rows`]); the source's attributes go into the file's key-value metadata.
 
 use std::path::Path;
 
@@ -27,6 +28,7 @@ use crate::file::{normalise, File};
 use crate::format::Format;
 use crate::node::{AttrValue, Node, NodeKind};
 use crate::plan::{refuse_if_strict, LeftOut};
+use crate::vlarray::VlKind;
 
 /// The tree of a Parquet file: its frame.
 pub(crate) fn open(path: &Path, limits: &Limits) -> Result<Node> {
@@ -300,7 +302,14 @@ fn array_to_parquet(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ConvertSummary> {
-    let path = src.single_array_path(src_node)?;
+    let vl = match src_node {
+        Some(node) if is_vlarray(src.node(node)?) => src.vl_kind(node)?,
+        _ => None,
+    };
+    let path = match vl {
+        Some(_) => src_node.map(normalise).unwrap_or_else(|| "/".to_string()),
+        None => src.single_array_path(src_node)?,
+    };
     let selected = match src_node {
         Some(node) => src.node(node)?,
         None => src.root(),
@@ -308,10 +317,30 @@ fn array_to_parquet(
     let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
     let (attributes, mut left_out) = selection_plan(selected, &base, &path);
     let label = column_label(&path, src.path());
-    let array = src.read_array(&path)?;
     let file = src.path().to_path_buf();
     let located = |e: Error| e.with_file(&file).with_node(path.clone());
-    let (frame, fields_left) = array_frame(&array, &label).map_err(located)?;
+    let (frame, fields_left, bytes) = match vl {
+        // Rows of numbers: one list column, a row per row.
+        Some(VlKind::Rows) => {
+            let rows = src.read_rows(&path)?;
+            let bytes = rows.iter().map(|r| r.as_bytes().len() as u64).sum();
+            let frame = Frame::from_rows(&label, &rows).map_err(located)?;
+            (frame, Vec::new(), bytes)
+        }
+        Some(VlKind::Objects) => {
+            return Err(located(Error::unsupported(
+                "nothing parquet can hold there: left out a VLArray of pickled Python objects \
+                 (never unpickled)",
+            )))
+        }
+        // Strings read as one S/U array, as any other array.
+        Some(VlKind::Strings) | None => {
+            let array = src.read_array(&path)?;
+            let bytes = array.as_bytes().len() as u64;
+            let (frame, left) = array_frame(&array, &label).map_err(located)?;
+            (frame, left, bytes)
+        }
+    };
     left_out.extend(
         fields_left
             .into_iter()
@@ -323,7 +352,6 @@ fn array_to_parquet(
         parquet = parquet.key_value(crate::convert::PARQUET_ATTRIBUTES_KEY, json);
     }
     let arrays = write_frame(&frame, dst, &parquet).map_err(located)?;
-    let bytes = array.as_bytes().len() as u64;
     progress(bytes, bytes);
     Ok(ConvertSummary {
         format: Format::Parquet,
@@ -331,6 +359,10 @@ fn array_to_parquet(
         data_bytes: bytes,
         left_out,
     })
+}
+
+fn is_vlarray(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Opaque { kind, .. } if kind == "VLArray")
 }
 
 /// The column label of an n-d array: its node's name, or the file's stem for a `.npy`.
@@ -345,7 +377,7 @@ fn column_label(path: &str, file: &Path) -> String {
 }
 
 /// The frame of an array: a 1-d structured array's fields as columns (those without a column
-/// type returned apart), an n-d array as one fixed-size list column.
+/// type returned apart), a 1-d array as one column, an n-d array as one fixed-size list column.
 fn array_frame(array: &NdArray, label: &str) -> Result<(Frame, Vec<(String, Error)>)> {
     match (array.dtype(), array.shape().len()) {
         (DType::Record(_), 1) => Frame::from_structured_partial(array),
@@ -353,10 +385,10 @@ fn array_frame(array: &NdArray, label: &str) -> Result<(Frame, Vec<(String, Erro
             "a data frame needs a 1-d structured array, got shape {:?}",
             array.shape()
         ))),
-        (_, 2..) => Ok((Frame::from_ndarray(label, array)?, Vec::new())),
+        (_, 1..) => Ok((Frame::from_ndarray(label, array)?, Vec::new())),
         _ => Err(Error::unsupported(format!(
             "a {}-d {} array is no data frame; a frame needs a structured array (one column \
-             per field) or an n-d array (a column of fixed-size lists)",
+             per field), a 1-d array (one column) or an n-d array (a column of fixed-size lists)",
             array.shape().len(),
             array.dtype()
         ))),

@@ -129,7 +129,7 @@ const LISTED: usize = 3;
 /// The left-out items as short lines for a person, in order of first appearance: attributes
 /// counted per reason (`left out: 14 attributes on 5 nodes (npz holds no attributes)`), nodes
 /// and columns one line each (`left out: /x/vl (a VLArray; ...)`), or counted with the first
-/// few named when more than three share a reason.
+/// few named when more than three share a reason (links with their targets: `/l -> /x`).
 pub fn summary_lines(items: &[LeftOut]) -> Vec<String> {
     let mut groups: Vec<(GroupKey, Vec<&LeftOut>)> = Vec::new();
     for item in items {
@@ -178,7 +178,14 @@ fn group_lines(key: &GroupKey, members: &[&LeftOut]) -> Vec<String> {
         GroupKey::Nodes(reason) => vec![format!(
             "left out: {} ({}, ...; {reason})",
             counted(members.len(), "node"),
-            first_names(members, |m| m.path.clone())
+            first_names(members, |m| match &m.what {
+                // A link names its target: `/l -> /x`.
+                Item::Node(d) => match d.strip_prefix("a link to ") {
+                    Some(target) => format!("{} -> {target}", m.path),
+                    None => m.path.clone(),
+                },
+                _ => m.path.clone(),
+            })
         )],
         GroupKey::Columns(path, reason) => vec![format!(
             "left out: {} of {path} ({}, ...; {reason})",
@@ -250,7 +257,7 @@ mod tests {
             .collect();
         assert_eq!(
             summary_lines(&items),
-            ["left out: 5 nodes (/l0, /l1, /l2, ...; npz holds no links)"]
+            ["left out: 5 nodes (/l0 -> /x, /l1 -> /x, /l2 -> /x, ...; npz holds no links)"]
         );
     }
 

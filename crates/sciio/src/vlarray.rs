@@ -9,6 +9,18 @@
 
 use sciio_core::NdArray;
 
+/// How a conversion carries a node of variable-length rows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum VlKind {
+    /// Strings (`vlstring`, `vlunicode`, h5py's variable-length strings): one `S`/`U` array,
+    /// read whole with [`crate::File::read_array`].
+    Strings,
+    /// Numbers: one array per row ([`crate::File::read_rows`]).
+    Rows,
+    /// Pickled Python objects: never unpickled, left out.
+    Objects,
+}
+
 /// The npz member name (without `.npy`) of row `index` of the node named `name` (a leading
 /// `/` is dropped): `name/row_000042`.
 ///
