@@ -202,6 +202,11 @@ fn ls(target: &Target, attrs: bool) -> Result<()> {
         file.format(),
         draw::human_bytes(file.size_on_disk())
     );
+    // A MAT file says its version and header text.
+    let title = match file.mat_description() {
+        Some(mat) => title + &mat + "\n",
+        None => title,
+    };
     // A data frame also lists its index and columns with their pandas, numpy and Arrow types.
     let frame = file.frame_description()?.unwrap_or_default();
     // HDF5 files are also listed as PyTables' ptdump lists them (with -a: every attribute);

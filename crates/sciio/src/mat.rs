@@ -1,4 +1,4 @@
-//! MATLAB v7.3 `.mat` files in the neutral tree, through `sciio-mat`.
+//! MATLAB `.mat` files (v7.3, v7/v6/v5 and v4) in the neutral tree, through `sciio-mat`.
 //!
 //! Every variable is a node carrying its MATLAB class and MATLAB size
 //! ([`Node::native`](crate::Node)). Numeric, logical and char values are array leaves holding
@@ -50,6 +50,15 @@ impl Mat {
         }
         let root = Node::new("", NodeKind::Group(children));
         Ok((root, Mat { file, cached: None }))
+    }
+
+    /// `MAT-file version V: header text` (or `(no header text)` for v4 and plain HDF5).
+    pub(crate) fn description(&self) -> String {
+        format!(
+            "MAT-file version {}: {}",
+            self.file.version(),
+            self.file.header_text().unwrap_or("(no header text)")
+        )
     }
 
     /// The numpy array of the leaf at `path` (`/var`, `/var/field`, `/cell/3`...).
