@@ -296,7 +296,7 @@ impl Walk<'_> {
 
 /// MATLAB stores the reference as a `1×n` HDF5 dataset, read as an `n×1` MATLAB column;
 /// h5py-made files may hold it as a row. Either way the words are the same.
-fn transposed_column(stored: &MatValue) -> MatValue {
+pub(crate) fn transposed_column(stored: &MatValue) -> MatValue {
     match stored {
         MatValue::Numeric(a) if a.shape().len() == 2 && a.shape()[0] == 1 => {
             let n = a.shape()[1];
@@ -309,7 +309,7 @@ fn transposed_column(stored: &MatValue) -> MatValue {
     }
 }
 
-fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
+pub(crate) fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
     MatValue::Opaque(Opaque {
         class: class.to_string(),
         payload: Some(Box::new(payload)),

@@ -23,6 +23,9 @@ pub(crate) const MX_SPARSE: u32 = 5;
 pub(crate) const MX_FUNCTION: u32 = 16;
 pub(crate) const MX_OPAQUE: u32 = 17;
 
+/// The note of an MCOS object before its decoding from the subsystem.
+pub(crate) const MCOS_NOTE: &str = "MCOS object; its data lives in the file's subsystem";
+
 const COMPLEX: u32 = 0x0800;
 const LOGICAL: u32 = 0x0200;
 
@@ -238,13 +241,17 @@ impl Decoder<'_> {
             }
             MX_OPAQUE => {
                 let value = self.sub_matrix(c, depth, path)?;
+                let note = match h.type_system.as_deref() {
+                    Some("MCOS") => MCOS_NOTE.to_string(),
+                    other => format!(
+                        "{} object (a type system sciio does not decode); kept as stored",
+                        other.unwrap_or("opaque")
+                    ),
+                };
                 Ok(MatValue::Opaque(Opaque {
                     class: h.class_name.clone().unwrap_or_default(),
                     payload: Some(Box::new(value)),
-                    note: format!(
-                        "{} object; its data lives in the file's subsystem",
-                        h.type_system.as_deref().unwrap_or("opaque")
-                    ),
+                    note,
                 }))
             }
             class => {

@@ -16,6 +16,7 @@ use crate::value::{MatClass, MatValue};
 
 pub(crate) mod cursor;
 pub(crate) mod decode;
+mod mcos;
 pub(crate) mod v4;
 
 use cursor::{Cursor, Endian, MI_COMPRESSED, MI_MATRIX};
@@ -84,6 +85,11 @@ pub(crate) struct Mat5File {
     version: MatVersion,
     limits: Limits,
     vars: Vec<Var>,
+    /// The element at the header's subsystem offset (MATLAB's object metadata): data range,
+    /// compressed, element offset.
+    subsystem: Option<(usize, usize, bool, u64)>,
+    /// The decoded subsystem (or why it cannot be), loaded at the first object.
+    objects: std::sync::Mutex<Option<std::result::Result<std::sync::Arc<mcos::Subsystem>, String>>>,
 }
 
 /// The header text of a Level-5 file, trailing spaces and NULs removed.
@@ -142,6 +148,8 @@ impl Mat5File {
                 version: MatVersion::V4,
                 limits,
                 vars,
+                subsystem: None,
+                objects: std::sync::Mutex::new(None),
             })
         } else {
             Err(Error::format(
@@ -169,6 +177,7 @@ impl Mat5File {
         let mut c = Cursor::new(bytes.get(128..).unwrap_or_default(), 128, true, endian);
         let mut vars = Vec::new();
         let mut compressed_any = false;
+        let mut subsystem = None;
         let decoder = Decoder { limits: &limits };
         while !c.at_end() {
             let el = c.element("a variable")?;
@@ -188,6 +197,7 @@ impl Mat5File {
             compressed_any |= compressed;
             if sub_offset == Some(el.offset) {
                 // MATLAB's subsystem (function workspaces, object metadata): not a variable.
+                subsystem = Some((start, end, compressed, el.offset));
                 continue;
             }
             let header = header_of(&decoder, el.data, compressed, endian, el.offset)?;
@@ -226,6 +236,8 @@ impl Mat5File {
             },
             limits,
             vars: kept,
+            subsystem,
+            objects: std::sync::Mutex::new(None),
         })
     }
 
@@ -316,7 +328,7 @@ impl Mat5File {
                     e.with_file(&self.path)
                 })?,
         };
-        Ok(value)
+        Ok(self.resolve_objects(value))
     }
 
     /// Decodes the `miMATRIX` stored at `start..end` (inflated first when compressed).
