@@ -44,9 +44,9 @@ def values(a):
 def walk(v, path, out):
     if scipy.sparse.issparse(v):
         dense = v.toarray()
-        if dense.dtype.kind in "iu":
-            # scipy keeps a sparse matrix's storage type even with mat_dtype; MATLAB's sparse
-            # matrices are double (or logical, or complex).
+        if dense.dtype.kind in "biu":
+            # scipy keeps a sparse matrix's storage type even with mat_dtype (and reads some
+            # logical ones as uint8): sparse values are compared as doubles.
             dense = dense.astype(np.float64)
         out[path] = {"shape": list(v.shape), "values": values(dense)}
         return

@@ -13,7 +13,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use sciio::{CompressSpec, ConvertOptions, Error, File, Format, Result, Target};
+use sciio::{CompressSpec, ConvertOptions, Error, File, Format, MatOutVersion, Result, Target};
 
 /// Read, list and convert the files of scientific Python (.npy .npz; .h5 .mat .parquet as
 /// support lands).
@@ -60,6 +60,10 @@ enum Command {
         /// deflate:6 (npz), shuffle,zlib:1 or blosc2:lz4:5 (hdf5), zstd:3 (parquet), none.
         #[arg(long, value_name = "SPEC")]
         compress: Option<CompressSpec>,
+        /// MAT version of a .mat output: 7.3 (HDF5, the default), 7 (MATLAB's default `save`
+        /// format: compressed variables up to 2 GB) or 5 (uncompressed, as scipy.io.savemat).
+        #[arg(long, value_name = "VERSION")]
+        mat_version: Option<MatOutVersion>,
     },
 }
 
@@ -161,12 +165,13 @@ fn run(cli: Cli) -> Result<()> {
             paths,
             to,
             compress,
+            mat_version,
         } => {
             let (dst, srcs) = paths
                 .split_last()
                 .ok_or_else(|| Error::invalid_input("convert needs SRC and DST"))?;
             let srcs: Vec<Target> = srcs.iter().map(|s| Target::parse(s)).collect();
-            convert(&srcs, &Target::parse(dst), to, compress)
+            convert(&srcs, &Target::parse(dst), to, compress, mat_version)
         }
     }
 }
@@ -267,7 +272,13 @@ fn convert(
     dst: &Target,
     to: Option<Format>,
     compress: Option<CompressSpec>,
+    mat_version: Option<MatOutVersion>,
 ) -> Result<()> {
+    if mat_version.is_some() && Format::for_output(&dst.file, to)? != Format::Mat {
+        return Err(Error::invalid_input(
+            "--mat-version applies to .mat outputs only",
+        ));
+    }
     let mut files = srcs
         .iter()
         .map(|t| File::open(&t.file))
@@ -282,6 +293,7 @@ fn convert(
         to,
         compress,
         dst_node: dst.node.clone(),
+        mat_version: mat_version.unwrap_or_default(),
     };
     let result = sciio::convert_many(&mut sources, &dst.file, &options, &mut |done, total| {
         bar.update(done, total)

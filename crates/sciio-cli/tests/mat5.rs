@@ -131,3 +131,70 @@ fn ls_shows_version_and_header_of_level5_and_v4() {
         assert!(cat.status.success() && shown.contains('5'), "{shown}");
     }
 }
+
+#[test]
+fn convert_writes_mat_v7_and_v5_that_scipy_reads() {
+    let dir = tempdir();
+    let p = |n: &str| dir.path().join(n);
+    let (npz, s5, s7) = (p("in.npz"), p("scipy5.mat"), p("scipy7.mat"));
+    run_python(
+        "import sys, numpy as np\n\
+         np.savez(sys.argv[1], x=np.arange(12.0).reshape(3, 4), n=np.int16([[1, -2]]),\n\
+                  b=np.array([True, False]), t=np.str_('hello'))",
+        &[s(&npz)],
+    );
+    sciio_testkit::run_python_script("python/mat5_roundtrip.py", &["make", s(&s5), s(&s7)]);
+    for version in ["7", "5"] {
+        // numpy arrays into a MAT v7/v5 file: scipy reads what numpy wrote.
+        let out = p(&format!("from_npz_{version}.mat"));
+        ok(&["convert", s(&npz), s(&out), "--mat-version", version]);
+        let check = run_python(
+            "import sys, numpy as np, scipy.io as sio\n\
+             m = sio.loadmat(sys.argv[1]); z = np.load(sys.argv[2])\n\
+             assert np.array_equal(m['x'], z['x']) and m['x'].dtype == np.float64\n\
+             assert np.array_equal(m['n'], z['n']) and m['n'].dtype == np.int16\n\
+             assert m['b'].shape == (1, 2) and m['b'].ravel().tolist() == [1, 0]\n\
+             assert m['t'].tolist() == ['hello'], m['t']\n\
+             print(m['__header__'].decode()[:19])",
+            &[s(&out), s(&npz)],
+        );
+        assert_eq!(check.trim(), "MATLAB 5.0 MAT-file");
+        // A MAT file into another version: MATLAB values copied (cells, structs, sparse...),
+        // read by scipy exactly as scipy's own file.
+        let copied = p(&format!("copy_{version}.mat"));
+        ok(&["convert", s(&s7), s(&copied), "--mat-version", version]);
+        let same = sciio_testkit::run_python_script(
+            "python/mat5_roundtrip.py",
+            &["compare", s(&s5), s(&copied)],
+        );
+        assert_eq!(same.trim(), "same");
+        let listed = ok(&["ls", s(&copied)]);
+        assert!(
+            listed.contains(&format!("MAT-file version {version}: ")),
+            "{listed}"
+        );
+    }
+    // The default stays v7.3.
+    let default = p("default.mat");
+    ok(&["convert", s(&npz), s(&default)]);
+    assert!(ok(&["ls", s(&default)]).contains("MAT-file version 7.3: "));
+    // Misuse is refused in one line.
+    for args in [
+        vec!["convert", s(&npz), s(&p("x.npz")), "--mat-version", "7"],
+        vec![
+            "convert",
+            s(&npz),
+            s(&p("y.mat")),
+            "--mat-version",
+            "5",
+            "--compress",
+            "deflate:3",
+        ],
+        vec!["convert", s(&npz), s(&p("z.mat")), "--mat-version", "6.5"],
+    ] {
+        let out = sciio(&args);
+        let err = String::from_utf8(out.stderr).unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    }
+}

@@ -5,77 +5,12 @@
 //! same dimensions and values (python/mat5_scipy_leaves.py dumps scipy's); where scipy
 //! refuses a file, sciio gives a one-line error. No file is skipped.
 
-use std::collections::BTreeMap;
+mod leaves;
 
-use sciio_core::{NdArray, Order, Value};
-use sciio_mat::{MatFile, MatValue};
+use leaves::{check_leaves, walk, Leaves};
+use sciio_mat::MatFile;
 use sciio_testkit::{run_python_script, wheel_files};
 use serde_json::Value as J;
-
-type Leaves = BTreeMap<String, (Vec<usize>, Vec<String>)>;
-
-fn bits(x: f64) -> String {
-    x.to_bits().to_string()
-}
-
-/// An array's elements in column-major order, written as the Python dumper writes them.
-fn values(a: &NdArray) -> Vec<String> {
-    let f = a.to_native().to_order(Order::F);
-    let kind = f.dtype().as_scalar().unwrap().kind;
-    let size = kind.itemsize();
-    f.as_bytes()
-        .chunks(size)
-        .map(|b| {
-            let one = NdArray::from_bytes(f.dtype().clone(), &[], Order::C, b).unwrap();
-            match one.get(&[]).unwrap() {
-                Value::Bool(b) => format!("i:{}", u8::from(b)),
-                Value::Int(i) => format!("i:{i}"),
-                Value::UInt(u) => format!("i:{u}"),
-                Value::Float(x) => format!("f:{}", bits(x)),
-                Value::Complex(c) => format!("c:{},{}", bits(c.re), bits(c.im)),
-                other => panic!("unexpected element {other:?}"),
-            }
-        })
-        .collect()
-}
-
-/// Our leaves, on the dumper's paths: `/i` for a cell item or struct element (column-major),
-/// `/field` for a field; old-style objects and function handles by their stored struct.
-fn walk(v: &MatValue, path: &str, out: &mut Leaves) {
-    match v {
-        MatValue::Numeric(a) | MatValue::Logical(a) => {
-            out.insert(path.into(), (a.shape().to_vec(), values(a)));
-        }
-        MatValue::Char(c) => {
-            let codes = c.codes.iter().map(|x| format!("i:{x}")).collect();
-            out.insert(path.into(), (c.shape.clone(), codes));
-        }
-        MatValue::Sparse(s) => {
-            out.insert(
-                path.into(),
-                (vec![s.nrows, s.ncols], values(&s.to_dense().unwrap())),
-            );
-        }
-        MatValue::Cell(c) => {
-            for (i, item) in c.items.iter().enumerate() {
-                walk(item, &format!("{path}/{i}"), out);
-            }
-        }
-        MatValue::Struct(s) => {
-            for (i, element) in s.elements.iter().enumerate() {
-                for (f, value) in s.fields.iter().zip(element) {
-                    walk(value, &format!("{path}/{i}/{f}"), out);
-                }
-            }
-        }
-        MatValue::Opaque(o) => {
-            if let Some(p) = &o.payload {
-                walk(p, path, out);
-            }
-        }
-        MatValue::Object(_) => {}
-    }
-}
 
 #[test]
 fn every_scipy_test_file_reads_like_scipy() {
@@ -118,29 +53,7 @@ fn every_scipy_test_file_reads_like_scipy() {
         for (var, value) in &all {
             walk(value, &format!("/{var}"), &mut mine);
         }
-        for (path, leaf) in entry["leaves"].as_object().unwrap() {
-            let shape: Vec<usize> = leaf["shape"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|d| d.as_u64().unwrap() as usize)
-                .collect();
-            let vals: Vec<String> = leaf["values"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|v| v.as_str().unwrap().to_string())
-                .collect();
-            let Some((my_shape, my_vals)) = mine.get(path) else {
-                panic!(
-                    "{name}: scipy's leaf {path} not found; sciio has {:?}",
-                    mine.keys()
-                );
-            };
-            assert_eq!(my_shape, &shape, "{name}{path}: shape");
-            assert_eq!(my_vals, &vals, "{name}{path}: values");
-            leaves_checked += 1;
-        }
+        leaves_checked += check_leaves(&name, &entry["leaves"], &mine);
         read += 1;
     }
     assert!(read >= 90, "only {read} files read");

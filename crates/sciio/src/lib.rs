@@ -37,7 +37,7 @@ mod mat;
 #[cfg(feature = "parquet")]
 mod parquet;
 
-pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
+pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary, MatOutVersion};
 pub use file::File;
 
 /// Makes a signal that stops the process (Ctrl-C, `kill`, a crash inside a C library) remove

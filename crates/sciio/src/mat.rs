@@ -19,7 +19,9 @@ use std::io::Write;
 use std::path::Path;
 
 use sciio_core::{DType, Error, Limits, NdArray, Order, Result, ScalarKind};
-use sciio_mat::{MatClass, MatFile, MatValue, MatWriter, StructArray, VarInfo, WriteOptions};
+use sciio_mat::{
+    MatClass, MatFile, MatValue, MatVersion, MatWriter, StructArray, VarInfo, WriteOptions,
+};
 
 use crate::compress::CompressSpec;
 use crate::node::{ArrayInfo, NativeInfo, Node, NodeKind};
@@ -236,13 +238,29 @@ impl std::fmt::Debug for MatOut {
     }
 }
 
-/// `--compress` for MAT files: `deflate[:N]` (with shuffle, as MATLAB compresses) or `none`;
-/// MATLAB's default (deflate 3) otherwise.
-pub(crate) fn mat_options(spec: Option<&CompressSpec>) -> Result<WriteOptions> {
-    let options = WriteOptions::default();
+/// `--compress` for MAT files: `deflate[:N]` (v7.3: with shuffle, as MATLAB compresses; v7:
+/// the zlib level of each variable) or `none`; otherwise MATLAB's default for v7.3 (deflate 3)
+/// and zlib's default for v7 (6, as MATLAB and `scipy.io.savemat` compress).
+pub(crate) fn mat_options(
+    spec: Option<&CompressSpec>,
+    version: crate::MatOutVersion,
+) -> Result<WriteOptions> {
+    let options = WriteOptions::default().version(match version {
+        crate::MatOutVersion::V73 => MatVersion::V73,
+        crate::MatOutVersion::V7 => MatVersion::V7,
+        crate::MatOutVersion::V5 => MatVersion::V5,
+    });
     let Some(spec) = spec else {
-        return Ok(options);
+        return Ok(match version {
+            crate::MatOutVersion::V7 => options.compression(Some(6)),
+            _ => options,
+        });
     };
+    if version == crate::MatOutVersion::V5 {
+        return Err(Error::invalid_input(
+            "MAT v5 files are not compressed; use --mat-version 7 for compressed variables",
+        ));
+    }
     Ok(match spec.only_one("mat", &["deflate"], 0..=9)? {
         None => options.compression(None),
         Some(f) => options.compression(Some(f.level.map_or(3, |l| l.unsigned_abs()))),
@@ -250,8 +268,12 @@ pub(crate) fn mat_options(spec: Option<&CompressSpec>) -> Result<WriteOptions> {
 }
 
 impl MatOut {
-    pub(crate) fn create(dst: &Path, compress: Option<&CompressSpec>) -> Result<MatOut> {
-        let options = mat_options(compress)?;
+    pub(crate) fn create(
+        dst: &Path,
+        compress: Option<&CompressSpec>,
+        version: crate::MatOutVersion,
+    ) -> Result<MatOut> {
+        let options = mat_options(compress, version).map_err(|e| e.with_file(dst))?;
         let (temp, registered) = crate::atomic::temp_file_beside(dst)?;
         let temp = temp.into_temp_path();
         let writer = MatWriter::create(&temp, options).map_err(|e| e.with_file(dst))?;
@@ -385,7 +407,7 @@ pub(crate) fn copy_values(
     {
         return Ok(None);
     }
-    let mut out = MatOut::create(dst, options.compress.as_ref())?;
+    let mut out = MatOut::create(dst, options.compress.as_ref(), options.mat_version)?;
     let mut names = Vec::new();
     let mut bytes = 0u64;
     for (src, node) in sources {
@@ -503,13 +525,27 @@ mod tests {
 
     #[test]
     fn compression_maps_to_deflate_levels() {
-        assert_eq!(mat_options(None).unwrap().compression_level, Some(3));
+        let v73 = crate::MatOutVersion::V73;
+        assert_eq!(mat_options(None, v73).unwrap().compression_level, Some(3));
         let spec = CompressSpec::parse("deflate:7").unwrap();
-        assert_eq!(mat_options(Some(&spec)).unwrap().compression_level, Some(7));
+        assert_eq!(
+            mat_options(Some(&spec), v73).unwrap().compression_level,
+            Some(7)
+        );
         let spec = CompressSpec::parse("none").unwrap();
-        assert_eq!(mat_options(Some(&spec)).unwrap().compression_level, None);
+        assert_eq!(
+            mat_options(Some(&spec), v73).unwrap().compression_level,
+            None
+        );
         let spec = CompressSpec::parse("blosc2:lz4:5").unwrap();
-        assert!(mat_options(Some(&spec)).is_err());
+        assert!(mat_options(Some(&spec), v73).is_err());
+        let v7 = mat_options(None, crate::MatOutVersion::V7).unwrap();
+        assert_eq!(
+            (v7.version, v7.compression_level),
+            (MatVersion::V7, Some(6))
+        );
+        let spec = CompressSpec::parse("deflate:1").unwrap();
+        assert!(mat_options(Some(&spec), crate::MatOutVersion::V5).is_err());
     }
 
     #[test]

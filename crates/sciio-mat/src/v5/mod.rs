@@ -18,6 +18,7 @@ pub(crate) mod cursor;
 pub(crate) mod decode;
 mod mcos;
 pub(crate) mod v4;
+pub(crate) mod write;
 
 use cursor::{Cursor, Endian, MI_COMPRESSED, MI_MATRIX};
 use decode::{class_kind, Decoder, Header};
