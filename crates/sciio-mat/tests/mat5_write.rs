@@ -104,3 +104,27 @@ fn variables_over_2_gb_are_refused_with_a_hint() {
         MatWriter::create(&path, WriteOptions::default().version(MatVersion::V4)).unwrap_err();
     assert_eq!(err.kind(), ErrorKind::Unsupported);
 }
+
+#[test]
+fn large_v7_variables_are_compressed_on_all_cores_into_one_zlib_stream() {
+    // Over 4 MiB: the variable is deflated pigz-style (blocks in parallel, one stream).
+    let dir = tempdir();
+    let path = dir.path().join("big.mat");
+    let (rows, cols) = (1000usize, 800usize);
+    let data: Vec<f64> = (0..rows * cols).map(|i| ((i % 997) as f64) * 0.5).collect();
+    let a = NdArray::from_vec(data, &[rows, cols])
+        .unwrap()
+        .to_order(Order::F);
+    let value = MatValue::Numeric(a);
+    write(&path, MatVersion::V7, &[("big".into(), value.clone())]);
+    assert_eq!(MatFile::open(&path).unwrap().read("big").unwrap(), value);
+    assert!(std::fs::metadata(&path).unwrap().len() < 2 << 20);
+    let out = sciio_testkit::run_python(
+        "import sys, numpy as np, scipy.io as sio\n\
+         m = sio.loadmat(sys.argv[1])['big']\n\
+         want = ((np.arange(1000 * 800) % 997) * 0.5).reshape(1000, 800)\n\
+         print(m.shape, np.array_equal(m, want))",
+        &[path.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "(1000, 800) True");
+}

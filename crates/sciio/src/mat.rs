@@ -503,17 +503,52 @@ fn set_mode(_temp: &Path, _dst: &Path) -> Result<()> {
 /// for a `U` scalar.
 fn to_mat_value(array: &NdArray) -> Result<MatValue> {
     if let Some(ScalarKind::Unicode(_)) = array.dtype().as_scalar().map(|s| s.kind) {
-        if array.shape().is_empty() {
-            let text: String = array
-                .to_native()
-                .as_bytes()
-                .chunks_exact(4)
-                .filter_map(|c| {
-                    let code = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
-                    (code != 0).then(|| char::from_u32(code).unwrap_or('\u{FFFD}'))
-                })
-                .collect();
-            return Ok(MatValue::from(text.as_str()));
+        let texts: Vec<Vec<u32>> = array
+            .to_native()
+            .to_order(Order::C)
+            .as_bytes()
+            .chunks_exact(array.dtype().itemsize().max(4))
+            .map(|item| {
+                let mut codes: Vec<u32> = item
+                    .chunks_exact(4)
+                    .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])) // ok: chunks of 4
+                    .collect();
+                while codes.last() == Some(&0) {
+                    codes.pop();
+                }
+                codes
+            })
+            .collect();
+        match array.shape() {
+            [] => {
+                let text: String = texts
+                    .first()
+                    .map(|t| t.iter().map(|&c| char::from_u32(c).unwrap_or('\u{FFFD}')))
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                return Ok(MatValue::from(text.as_str()));
+            }
+            // n strings: an n-row char matrix, rows padded with blanks (as scipy.io.savemat
+            // writes them).
+            [n] => {
+                let width = texts.iter().map(Vec::len).max().unwrap_or(0);
+                let mut codes = vec![u32::from(b' '); n * width];
+                for (r, t) in texts.iter().enumerate() {
+                    for (c, &code) in t.iter().enumerate() {
+                        if let Some(slot) = codes.get_mut(r + c * n) {
+                            *slot = code;
+                        }
+                    }
+                }
+                let shape = if n * width == 0 {
+                    vec![0, 0]
+                } else {
+                    vec![*n, width]
+                };
+                return Ok(MatValue::Char(sciio_mat::CharArray { shape, codes }));
+            }
+            _ => {}
         }
     }
     MatValue::numeric(array.to_native().to_order(Order::F))
@@ -560,5 +595,20 @@ mod tests {
         assert_eq!(to_mat_value(&a).unwrap(), MatValue::from("hi"));
         let b = NdArray::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
         assert_eq!(to_mat_value(&b).unwrap().class(), MatClass::Double);
+        // Two strings: a 2-row char matrix, the short one padded with a blank.
+        let two = NdArray::from_bytes(
+            DType::scalar(ScalarKind::Unicode(2)),
+            &[2],
+            Order::C,
+            &[104, 0, 0, 0, 105, 0, 0, 0, 111, 0, 0, 0, 0, 0, 0, 0],
+        )
+        .unwrap();
+        let MatValue::Char(c) = to_mat_value(&two).unwrap() else {
+            panic!("char")
+        };
+        assert_eq!(
+            (c.shape.clone(), c.rows()),
+            (vec![2, 2], vec!["hi".into(), "o ".into()])
+        );
     }
 }
