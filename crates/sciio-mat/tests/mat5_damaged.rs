@@ -97,3 +97,28 @@ fn zlib_bombs_and_corrupt_streams_are_errors() {
         assert_eq!(err.location().offset, Some(128), "{what}: {err}");
     }
 }
+
+#[test]
+fn sizes_from_dimensions_alone_are_bounded() {
+    // A char array of 100000 x 100000 blanks stored with no bytes (files in the wild store
+    // empty char data): its size comes from the dimensions only, and is checked by Limits.
+    let mut bytes = b"MATLAB 5.0 MAT-file".to_vec();
+    bytes.resize(116, b' ');
+    bytes.extend_from_slice(&[0; 8]);
+    bytes.extend_from_slice(b"\x00\x01IM");
+    let words = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    bytes.extend(words(&[14, 48]));
+    bytes.extend(words(&[6, 8, 4, 0])); // array flags: char
+    bytes.extend(words(&[5, 8, 100_000, 100_000]));
+    bytes.extend(words(&[1 | 1 << 16]));
+    bytes.extend_from_slice(b"c\0\0\0");
+    bytes.extend(words(&[4, 0])); // miUINT16, no bytes
+    let dir = tempdir();
+    let p = dir.path().join("blanks.mat");
+    std::fs::write(&p, &bytes).unwrap();
+    let m = MatFile::open_with_limits(&p, Limits::default().max_alloc(64 << 20)).unwrap();
+    assert_eq!(m.info("c").unwrap().shape, vec![100_000, 100_000]);
+    let err = m.read("c").unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::LimitExceeded, "{err}");
+    assert_eq!(err.location().node.as_deref(), Some("/c"));
+}

@@ -434,7 +434,13 @@ impl Decoder<'_> {
         let codes: Vec<u32> = match el.ty {
             // Files in the wild store some chars with no bytes at all: blanks, as scipy reads
             // them.
-            _ if el.data.is_empty() => vec![u32::from(b' '); n],
+            _ if el.data.is_empty() => {
+                // The size comes from the dimensions alone: bounded before allocating.
+                self.limits
+                    .check_alloc((n as u64).saturating_mul(4), "char array")
+                    .map_err(|e| e.with_offset(el.offset))?;
+                vec![u32::from(b' '); n]
+            }
             MI_UTF8 => String::from_utf8_lossy(el.data)
                 .chars()
                 .map(u32::from)
