@@ -95,7 +95,12 @@ impl Mat {
         out: &mut dyn Write,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
-        let array = self.read_array(path)?.to_order(Order::C);
+        let array = self.read_array(path)?;
+        // read_array gives C order already: no second copy of a large array.
+        let array = match array.order() {
+            Order::C => array,
+            Order::F => array.to_order(Order::C),
+        };
         if array.dtype() != &info.dtype || array.shape() != info.shape.as_slice() {
             return Err(Error::format(format!(
                 "the variable holds {} {:?}, its attributes announced {} {:?}",
