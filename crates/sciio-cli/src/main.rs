@@ -14,7 +14,7 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
-use sciio::{CompressSpec, ConvertOptions, Error, File, Format, Result, Target};
+use sciio::{CompressSpec, ConvertOptions, Error, File, Format, MatOutVersion, Result, Target};
 
 /// Read, list and convert the files of scientific Python (.npy .npz; .h5 .mat .parquet as
 /// support lands).
@@ -66,6 +66,10 @@ enum Command {
         /// what DST cannot hold is left out and listed on stderr).
         #[arg(long)]
         strict: bool,
+        /// MAT version of a .mat output: 7.3 (HDF5, the default), 7 (MATLAB's default `save`
+        /// format: compressed variables up to 2 GB) or 5 (uncompressed, as scipy.io.savemat).
+        #[arg(long, value_name = "VERSION")]
+        mat_version: Option<MatOutVersion>,
     },
 }
 
@@ -168,16 +172,25 @@ fn run(cli: Cli) -> Result<()> {
             to,
             compress,
             strict,
+            mat_version,
         } => {
             let (dst, srcs) = paths
                 .split_last()
                 .ok_or_else(|| Error::invalid_input("convert needs SRC and DST"))?;
             let srcs: Vec<Target> = srcs.iter().map(|s| Target::parse(s)).collect();
+            if mat_version.is_some()
+                && Format::for_output(&Target::parse(dst).file, to)? != Format::Mat
+            {
+                return Err(Error::invalid_input(
+                    "--mat-version applies to .mat outputs only",
+                ));
+            }
             let options = ConvertOptions {
                 to,
                 compress,
                 dst_node: None,
                 strict,
+                mat_version: mat_version.unwrap_or_default(),
             };
             convert(&srcs, &Target::parse(dst), options)
         }
@@ -215,6 +228,11 @@ fn ls(target: &Target, attrs: bool) -> Result<()> {
         file.format(),
         draw::human_bytes(file.size_on_disk())
     );
+    // A MAT file says its version and header text.
+    let title = match file.mat_description() {
+        Some(mat) => title + &mat + "\n",
+        None => title,
+    };
     // A data frame also lists its index and columns with their pandas, numpy and Arrow types.
     let frame = file.frame_description()?.unwrap_or_default();
     // HDF5 files are also listed as PyTables' ptdump lists them (with -a: every attribute);

@@ -109,7 +109,7 @@ pub fn now() -> u64 {
 }
 
 /// `Www Mmm dd hh:mm:ss yyyy` (C's `ctime`, UTC), as MATLAB writes it.
-fn ctime(secs: u64) -> String {
+pub(crate) fn ctime(secs: u64) -> String {
     const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
     const MONTHS: [&str; 12] = [
         "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",

@@ -1,4 +1,4 @@
-//! MATLAB v7.3 MAT files for Rust.
+//! MATLAB MAT files for Rust: v7.3 (HDF5), v7/v6/v5 (Level 5) and v4.
 //!
 //! - [`MatValue`]: MATLAB's values — numeric arrays of every class (real or complex), logical,
 //!   char, cell arrays, structs and struct arrays, sparse matrices, empties of any class and
@@ -7,9 +7,11 @@
 //!   by name; whatever cannot be decoded stays [`Opaque`] with its class name and the reason.
 //!   Arrays keep MATLAB's dimensions and column-major order; [`MatValue::to_numpy`] gives the
 //!   row-major array `hdf5storage.loadmat` returns.
-//! - [`MatFile`]: reads files written by MATLAB, hdf5storage (with or without Python
-//!   metadata) and mat73/h5py in MATLAB's layout. A MAT v5/v7 file is refused with an error
-//!   saying it is not v7.3.
+//! - [`MatFile`]: reads v7.3 files written by MATLAB, hdf5storage (with or without Python
+//!   metadata) and mat73/h5py in MATLAB's layout, and — in pure Rust, into the same values —
+//!   Level-5 files (v5, v6, v7 with zlib-compressed variables, as MATLAB's `save` and
+//!   `scipy.io.savemat` write them; both byte orders) and v4 files. [`MatFile::version`]
+//!   tells which.
 //! - [`MatWriter`] / [`write_mat`]: writes MATLAB-loadable files with MATLAB's conventions
 //!   (hdf5storage's `matlab_compatible` mode), optionally with hdf5storage's `Python.*`
 //!   attributes, deflate+shuffle compressed on all cores, and replaces variables of an
@@ -37,6 +39,7 @@ pub mod header;
 mod mcos;
 mod object;
 mod read;
+mod v5;
 mod value;
 mod write;
 
@@ -44,6 +47,9 @@ mod write;
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
 pub use read::{read_mat, MatFile, VarInfo};
+#[doc(hidden)]
+pub use v5::fuzz_read as fuzz_mat5_read;
+pub use v5::{is_level5, is_v4, MatVersion};
 pub use value::{
     at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,
     StructArray,

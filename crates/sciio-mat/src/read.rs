@@ -21,7 +21,7 @@ use sciio_hdf5::{
 use crate::header::{self, MatKind};
 use crate::value::{CellArray, CharArray, MatClass, MatValue, Opaque, SparseMatrix, StructArray};
 
-mod objects;
+pub(crate) mod objects;
 
 /// Deepest nesting of cells/structs followed (MATLAB files are far shallower; the bound keeps a
 /// hostile file from exhausting the stack).
@@ -50,18 +50,9 @@ pub struct VarInfo {
     pub sparse: bool,
 }
 
-/// A v7.3 MAT file opened for reading.
-///
-/// ```no_run
-/// let mat = sciio_mat::MatFile::open("data.mat")?;
-/// for v in mat.variables()? {
-///     println!("{} {} {:?}", v.name, v.class.name(), v.shape);
-/// }
-/// let x = mat.read("x")?;
-/// # Ok::<(), sciio_core::Error>(())
-/// ```
+/// A v7.3 MAT file opened for reading (behind [`MatFile`]).
 #[derive(Debug)]
-pub struct MatFile {
+pub(crate) struct Mat73 {
     h5: File,
     header: Option<String>,
     refs: std::sync::Mutex<Option<HashMap<u64, String>>>,
@@ -72,17 +63,12 @@ pub struct MatFile {
     subsystem: std::sync::Mutex<Option<std::sync::Arc<objects::Subsystem>>>,
 }
 
-impl MatFile {
-    /// Opens `path` with default [`Limits`].
-    pub fn open(path: impl AsRef<Path>) -> Result<MatFile> {
-        Self::open_with_limits(path, Limits::default())
-    }
-
+impl Mat73 {
     /// Opens `path`; sizes announced by the file are bounded by `limits`. A MAT v5/v7 file is
     /// refused with an error saying so. Files up to 64 MiB (and within `limits`) are read into
     /// memory whole: cells and structs are many tiny datasets, decoded from memory without
     /// libhdf5 where they are plain (see `sciio_hdf5::File::small_dataset_at`).
-    pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<MatFile> {
+    pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<Mat73> {
         let path = path.as_ref();
         let mut head = Vec::with_capacity(header::USERBLOCK + 8);
         std::fs::File::open(path)
@@ -105,7 +91,7 @@ impl MatFile {
         } else {
             File::open_with_limits(path, limits)?
         };
-        Ok(MatFile {
+        Ok(Mat73 {
             h5,
             header,
             refs: std::sync::Mutex::new(None),
@@ -134,11 +120,6 @@ impl MatFile {
             .filter(|l| l.kind == LinkKind::Hard && !RESERVED.contains(&l.name.as_str()))
             .map(|l| l.name)
             .collect())
-    }
-
-    /// Every variable's class and size, from attributes and dataspaces only.
-    pub fn variables(&self) -> Result<Vec<VarInfo>> {
-        self.names()?.into_iter().map(|n| self.info(&n)).collect()
     }
 
     /// One variable's class and size.
@@ -237,14 +218,6 @@ impl MatFile {
             objects: Vec::new(),
         };
         walk.value(&path)
-    }
-
-    /// Reads every variable, in name order.
-    pub fn read_all(&self) -> Result<Vec<(String, MatValue)>> {
-        self.names()?
-            .into_iter()
-            .map(|n| self.read(&n).map(|v| (n, v)))
-            .collect()
     }
 
     fn locate(&self, e: Error, node: &str) -> Error {
@@ -399,7 +372,7 @@ impl Node {
 
 /// One read of a value tree: tracks the objects being read to refuse reference cycles.
 struct Walk<'a> {
-    file: &'a MatFile,
+    file: &'a Mat73,
     active: HashSet<String>,
     depth: usize,
     /// Ids of the MCOS objects being read (to refuse object reference cycles).
@@ -1075,4 +1048,153 @@ fn names_of(items: &[Vec<u8>]) -> Vec<String> {
 /// Reads every variable of `path` (convenience for [`MatFile::read_all`]).
 pub fn read_mat(path: impl AsRef<Path>) -> Result<Vec<(String, MatValue)>> {
     MatFile::open(path)?.read_all()
+}
+
+/// A MAT file opened for reading: v7.3 (HDF5), Level 5 (v5, v6, v7) or v4, whichever the
+/// first bytes say; every version gives the same [`MatValue`]s.
+///
+/// ```no_run
+/// let mat = sciio_mat::MatFile::open("data.mat")?;
+/// println!("MAT {} {:?}", mat.version(), mat.header_text());
+/// for v in mat.variables()? {
+///     println!("{} {} {:?}", v.name, v.class.name(), v.shape);
+/// }
+/// let x = mat.read("x")?;
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+#[derive(Debug)]
+pub struct MatFile {
+    inner: Inner,
+}
+
+#[derive(Debug)]
+enum Inner {
+    V73(Box<Mat73>),
+    Level5(Box<crate::v5::Mat5File>),
+}
+
+impl MatFile {
+    /// Opens `path` with default [`Limits`].
+    pub fn open(path: impl AsRef<Path>) -> Result<MatFile> {
+        Self::open_with_limits(path, Limits::default())
+    }
+
+    /// Opens `path`; sizes announced by the file are bounded by `limits`. v7.3 files (and
+    /// plain HDF5 files) are read through libhdf5 (files up to 64 MiB in memory); v4 and
+    /// Level-5 files are read into memory whole and decoded in pure Rust.
+    pub fn open_with_limits(path: impl AsRef<Path>, limits: Limits) -> Result<MatFile> {
+        let path = path.as_ref();
+        let mut head = Vec::with_capacity(header::USERBLOCK + 8);
+        std::fs::File::open(path)
+            .and_then(|f| {
+                f.take((header::USERBLOCK + 8) as u64)
+                    .read_to_end(&mut head)
+            })
+            .map_err(|e| Error::io("cannot read the file", e).with_file(path))?;
+        let inner = match header::classify(&head) {
+            MatKind::V73 { .. } | MatKind::PlainHdf5 => {
+                Inner::V73(Box::new(Mat73::open_with_limits(path, limits)?))
+            }
+            _ => Inner::Level5(Box::new(crate::v5::Mat5File::open(path, limits)?)),
+        };
+        Ok(MatFile { inner })
+    }
+
+    /// The file path.
+    pub fn path(&self) -> &Path {
+        match &self.inner {
+            Inner::V73(f) => f.path(),
+            Inner::Level5(f) => f.path(),
+        }
+    }
+
+    /// The MAT version: `7.3`, `7` (Level 5 with compressed variables), `5` (Level 5
+    /// uncompressed: v5 and v6) or `4`.
+    ///
+    /// ```
+    /// use sciio_mat::{MatFile, MatValue, MatVersion};
+    /// // A Level-5 file by hand: the 128-byte header, then one miMATRIX `x = 1.5`.
+    /// let mut bytes = b"MATLAB 5.0 MAT-file".to_vec();
+    /// bytes.resize(116, b' ');
+    /// bytes.extend_from_slice(&[0; 8]); // no subsystem
+    /// bytes.extend_from_slice(b"\x00\x01IM"); // version 0x0100, little-endian writer
+    /// let words = |w: &[u32]| w.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>();
+    /// bytes.extend(words(&[14, 56])); // miMATRIX of 56 bytes
+    /// bytes.extend(words(&[6, 8, 6, 0])); // array flags: class double
+    /// bytes.extend(words(&[5, 8, 1, 1])); // dimensions 1x1
+    /// bytes.extend(words(&[1 | 1 << 16])); // name "x" (small element)
+    /// bytes.extend_from_slice(b"x\0\0\0");
+    /// bytes.extend(words(&[9, 8])); // miDOUBLE, 8 bytes
+    /// bytes.extend_from_slice(&1.5f64.to_le_bytes());
+    /// let path = std::env::temp_dir().join(format!("sciio-v5-doc-{}.mat", std::process::id()));
+    /// std::fs::write(&path, &bytes)?;
+    /// let mat = MatFile::open(&path)?;
+    /// assert_eq!(mat.version(), MatVersion::V5);
+    /// assert_eq!(mat.header_text(), Some("MATLAB 5.0 MAT-file"));
+    /// assert_eq!(mat.read("x")?, MatValue::from(1.5));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn version(&self) -> crate::MatVersion {
+        match &self.inner {
+            Inner::V73(_) => crate::MatVersion::V73,
+            Inner::Level5(f) => f.version(),
+        }
+    }
+
+    /// The header text (`MATLAB 7.3 MAT-file, Platform: ...`, `MATLAB 5.0 MAT-file, ...`), or
+    /// `None` for a plain HDF5 file or a v4 file (which have none).
+    pub fn header_text(&self) -> Option<&str> {
+        match &self.inner {
+            Inner::V73(f) => f.header_text(),
+            Inner::Level5(f) => f.header_text(),
+        }
+    }
+
+    /// The variable names: v7.3 in the file's (alphabetical) order, older versions in the
+    /// order they are stored.
+    pub fn names(&self) -> Result<Vec<String>> {
+        match &self.inner {
+            Inner::V73(f) => f.names(),
+            Inner::Level5(f) => Ok(f.names()),
+        }
+    }
+
+    /// Every variable's class and size (from headers, without reading the data where the
+    /// format allows).
+    pub fn variables(&self) -> Result<Vec<VarInfo>> {
+        self.names()?.into_iter().map(|n| self.info(&n)).collect()
+    }
+
+    /// One variable's class and size.
+    pub fn info(&self, name: &str) -> Result<VarInfo> {
+        match &self.inner {
+            Inner::V73(f) => f.info(name),
+            Inner::Level5(f) => f.info(name),
+        }
+    }
+
+    /// Reads variable `name`.
+    pub fn read(&self, name: &str) -> Result<MatValue> {
+        match &self.inner {
+            Inner::V73(f) => f.read(name),
+            Inner::Level5(f) => f.read(name),
+        }
+    }
+
+    /// Reads every variable, in [`MatFile::names`] order.
+    pub fn read_all(&self) -> Result<Vec<(String, MatValue)>> {
+        self.names()?
+            .into_iter()
+            .map(|n| self.read(&n).map(|v| (n, v)))
+            .collect()
+    }
+
+    /// The limits the file was opened with.
+    pub fn limits(&self) -> Limits {
+        match &self.inner {
+            Inner::V73(f) => f.h5.limits(),
+            Inner::Level5(f) => *f.limits(),
+        }
+    }
 }

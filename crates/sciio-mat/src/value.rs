@@ -487,7 +487,14 @@ impl MatValue {
     /// matrices, function handles and other objects have no single array.
     pub fn to_numpy(&self) -> Result<NdArray> {
         match self {
-            MatValue::Numeric(a) | MatValue::Logical(a) => Ok(a.to_order(Order::C).to_native()),
+            MatValue::Numeric(a) | MatValue::Logical(a) => {
+                // One copy (the reorder), not two, for arrays already in native byte order.
+                let c = a.to_order(Order::C);
+                Ok(match c.dtype().is_native() {
+                    true => c,
+                    false => c.to_native(),
+                })
+            }
             MatValue::Char(c) => {
                 let rows = if c.shape.len() == 2 && c.shape[0] <= 1 {
                     vec![c.to_string_lossy()]

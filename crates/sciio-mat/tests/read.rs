@@ -144,29 +144,33 @@ fn truncated_and_foreign_files_give_clean_errors() {
             }
         }
     }
-    // A MAT v5 file is refused with a message saying so.
+    // A Level-5 header without variables is an empty MAT v5 file.
     let mut v5 = vec![b' '; 128];
     v5[..19].copy_from_slice(b"MATLAB 5.0 MAT-file");
+    v5[116..124].fill(0);
     v5[124..].copy_from_slice(b"\x00\x01IM");
     let p = dir.path().join("v5.mat");
     std::fs::write(&p, &v5).unwrap();
-    let err = MatFile::open(&p).unwrap_err();
-    assert_eq!(err.kind(), ErrorKind::Unsupported);
-    assert!(err.to_string().contains("v5/v7"), "{err}");
+    let m = MatFile::open(&p).unwrap();
+    assert_eq!(m.version().name(), "5");
+    assert_eq!(m.header_text(), Some("MATLAB 5.0 MAT-file"));
+    assert!(m.names().unwrap().is_empty());
     let p = dir.path().join("junk.mat");
     std::fs::write(&p, b"not a mat file at all").unwrap();
     assert_eq!(MatFile::open(&p).unwrap_err().kind(), ErrorKind::Format);
 }
 
 #[test]
-fn scipy_v5_file_is_refused() {
+fn scipy_v5_file_is_read() {
     let dir = tempdir();
     let p = dir.path().join("v5.mat");
     sciio_testkit::run_python(
         "import scipy.io, sys; scipy.io.savemat(sys.argv[1], {'x': 1.0})",
         &[p.to_str().unwrap()],
     );
-    let err = MatFile::open(&p).unwrap_err();
-    assert!(err.to_string().contains("not HDF5"), "{err}");
+    let m = MatFile::open(&p).unwrap();
+    assert_eq!(m.version().name(), "5");
+    assert!(m.header_text().unwrap().starts_with("MATLAB 5.0 MAT-file"));
+    assert_eq!(m.read("x").unwrap(), MatValue::from(1.0));
     assert!(matches!(MatValue::from(1.0).class(), MatClass::Double));
 }

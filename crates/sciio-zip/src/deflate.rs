@@ -112,10 +112,116 @@ pub(crate) fn next_dict(previous: &[u8], data: &[u8]) -> Vec<u8> {
     out
 }
 
+/// A zlib stream (RFC 1950) of `input` deflated pigz-style on all cores: blocks of
+/// `block_size` compressed in parallel (each primed with the 32 KiB before it) into one raw
+/// deflate stream, between the zlib header and the Adler-32 of the whole input (combined from
+/// the blocks' own). Any zlib reader inflates it; the size is within a fraction of a percent of
+/// a one-thread stream at the same level.
+pub fn zlib_parallel(input: &[u8], level: u32, block_size: usize) -> Result<Vec<u8>> {
+    let block = block_size.max(DICT_SIZE);
+    let (blocks, sums) = rayon::join(
+        || compress_blocks(input, &[], level, block),
+        || {
+            input
+                .par_chunks(block)
+                .map(|c| (adler32(c), c.len() as u64))
+                .collect::<Vec<_>>()
+        },
+    );
+    let blocks = blocks?;
+    let total: usize = blocks.iter().map(|b| b.deflated.len()).sum();
+    let mut out = Vec::with_capacity(total + 8);
+    out.extend_from_slice(&[0x78, 0x9C]);
+    for b in &blocks {
+        out.extend_from_slice(&b.deflated);
+    }
+    out.extend_from_slice(&END_OF_STREAM);
+    let adler = sums
+        .into_iter()
+        .fold(1u32, |acc, (sum, len)| adler32_combine(acc, sum, len));
+    out.extend_from_slice(&adler.to_be_bytes());
+    Ok(out)
+}
+
+const ADLER_BASE: u32 = 65_521;
+
+/// Adler-32 of `data` (RFC 1950).
+pub(crate) fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    // 5552: the most bytes before the sums can overflow 32 bits.
+    for chunk in data.chunks(5552) {
+        for &x in chunk {
+            a += u32::from(x);
+            b += a;
+        }
+        a %= ADLER_BASE;
+        b %= ADLER_BASE;
+    }
+    (b << 16) | a
+}
+
+/// The Adler-32 of two pieces from theirs (zlib's `adler32_combine`); `len2` is the second's
+/// length.
+pub(crate) fn adler32_combine(adler1: u32, adler2: u32, len2: u64) -> u32 {
+    let base = u64::from(ADLER_BASE);
+    let rem = len2 % base;
+    let mut sum1 = u64::from(adler1 & 0xFFFF);
+    let mut sum2 = (rem * sum1) % base;
+    sum1 += u64::from(adler2 & 0xFFFF) + base - 1;
+    sum2 += u64::from(adler1 >> 16) + u64::from(adler2 >> 16) + base - rem;
+    if sum1 >= base {
+        sum1 -= base;
+    }
+    if sum1 >= base {
+        sum1 -= base;
+    }
+    if sum2 >= base << 1 {
+        sum2 -= base << 1;
+    }
+    if sum2 >= base {
+        sum2 -= base;
+    }
+    ((sum2 << 16) | sum1) as u32
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::io::Read;
+
+    #[test]
+    fn parallel_zlib_streams_inflate_and_check() {
+        let data: Vec<u8> = (0..300_000u32)
+            .map(|i| (i * 7 % 251) as u8 ^ (i >> 9) as u8)
+            .collect();
+        for block in [DICT_SIZE, 100_000, 1 << 20] {
+            let z = zlib_parallel(&data, 6, block).unwrap();
+            let mut back = Vec::new();
+            flate2::read::ZlibDecoder::new(&z[..])
+                .read_to_end(&mut back)
+                .unwrap();
+            assert_eq!(back, data, "block {block}");
+            let one = {
+                use std::io::Write;
+                let mut e =
+                    flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::new(6));
+                e.write_all(&data).unwrap();
+                e.finish().unwrap()
+            };
+            assert!(
+                (z.len() as f64) < one.len() as f64 * 1.05,
+                "{} {}",
+                z.len(),
+                one.len()
+            );
+        }
+        assert_eq!(adler32(b"Wikipedia"), 0x11E6_0398);
+        let (a, b) = data.split_at(12345);
+        assert_eq!(
+            adler32_combine(adler32(a), adler32(b), b.len() as u64),
+            adler32(&data)
+        );
+    }
 
     fn inflate(data: &[u8]) -> Vec<u8> {
         let mut out = Vec::new();

@@ -37,6 +37,36 @@ pub struct ConvertOptions {
     /// Refuse the conversion, before anything is written, when any source item would be
     /// left out ([`ConvertSummary::left_out`] would not be empty).
     pub strict: bool,
+    /// The MAT version written to a `.mat` destination (`--mat-version`); default v7.3.
+    pub mat_version: MatOutVersion,
+}
+
+/// The version of a MAT file [`convert`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum MatOutVersion {
+    /// v7.3 (HDF5; hdf5storage conventions): any size.
+    #[default]
+    V73,
+    /// v7: Level 5 with each variable zlib-compressed (MATLAB's default `save` format);
+    /// variables up to 2 GB.
+    V7,
+    /// v5: Level 5 uncompressed (what `scipy.io.savemat` writes); variables up to 2 GB.
+    V5,
+}
+
+impl std::str::FromStr for MatOutVersion {
+    type Err = Error;
+    /// `7.3`, `7` or `5` (`v` prefix allowed; `6` is the same format as `5`).
+    fn from_str(s: &str) -> Result<MatOutVersion> {
+        match s.trim_start_matches(['v', 'V']) {
+            "7.3" => Ok(MatOutVersion::V73),
+            "7" => Ok(MatOutVersion::V7),
+            "5" | "6" => Ok(MatOutVersion::V5),
+            _ => Err(Error::invalid_input(format!(
+                "unknown MAT version '{s}' (known: 7.3, 7, 5)"
+            ))),
+        }
+    }
 }
 
 /// What [`convert`] wrote, and what it left out.
@@ -174,8 +204,9 @@ pub fn convert_many(
         Format::Npz => write_npz(sources, &leaves, dst, options, total, progress)?,
         #[cfg(feature = "mat")]
         Format::Mat => {
-            let mut out = crate::mat::MatOut::create(dst, options.compress.as_ref())
-                .map_err(|e| e.with_file(dst))?;
+            let mut out =
+                crate::mat::MatOut::create(dst, options.compress.as_ref(), options.mat_version)
+                    .map_err(|e| e.with_file(dst))?;
             write_each(sources, &leaves, total, progress, |name, array| {
                 out.write(name, array)
             })

@@ -141,6 +141,16 @@ impl File {
         Ok(None)
     }
 
+    /// For a MAT file: its version and header text (`MAT-file version 7: MATLAB 5.0
+    /// MAT-file, Platform: ...`). `None` for other formats.
+    pub fn mat_description(&self) -> Option<String> {
+        #[cfg(feature = "mat")]
+        if let Backend::Mat(mat) = &self.backend {
+            return Some(mat.description());
+        }
+        None
+    }
+
     /// The tree from `node` (`None`: the root) down as the format's own tool lists it, one
     /// line per node: for HDF5 files PyTables' `ptdump` view (class, shape, dtype, chunk
     /// shape, filters, title) and, with `attrs`, every attribute (system and user, values

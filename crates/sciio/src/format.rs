@@ -17,7 +17,7 @@ pub enum Format {
     Npz,
     /// An HDF5 file (PyTables, h5py).
     Hdf5,
-    /// A MATLAB v7.3 `.mat` file (HDF5 with a MATLAB userblock).
+    /// A MATLAB `.mat` file: v7.3 (HDF5 with a MATLAB userblock), v7/v6/v5 (Level 5) or v4.
     Mat,
     /// An Apache Parquet file (pandas, pyarrow).
     Parquet,
@@ -92,6 +92,9 @@ impl Format {
             Some(Format::Mat)
         } else if head.starts_with(PARQUET_MAGIC) {
             Some(Format::Parquet)
+        } else if is_level5_mat(head) {
+            // MAT v5/v6/v7: version 0x0100 and the endian indicator at bytes 124..128.
+            Some(Format::Mat)
         } else {
             None
         }
@@ -124,6 +127,8 @@ impl Format {
             // A .mat file may be v5 (not HDF5), which sciio does not read: trust the bytes.
             (Some(name), Some(magic)) if name == magic => Ok(name),
             (Some(Format::Hdf5), Some(Format::Mat)) => Ok(Format::Mat),
+            // MAT v4 files have no signature: a plausible first matrix header will do.
+            (Some(Format::Mat), None) if is_v4_mat(&head) => Ok(Format::Mat),
             (_, Some(magic)) => Ok(magic),
             (Some(name), None) if head.is_empty() => Err(Error::truncated(format!(
                 "the file is empty, not a {} file",
@@ -168,6 +173,28 @@ impl Format {
     }
 }
 
+/// Whether `head` is a Level-5 MAT header (`MATLAB 5.0 MAT-file`: version and endian
+/// indicator at bytes 124..128).
+fn is_level5_mat(head: &[u8]) -> bool {
+    matches!(
+        head.get(124..128),
+        Some([0x00, 0x01, b'I', b'M']) | Some([0x01, 0x00, b'M', b'I'])
+    )
+}
+
+/// Whether `head` starts with a plausible MAT v4 matrix header.
+fn is_v4_mat(head: &[u8]) -> bool {
+    #[cfg(feature = "mat")]
+    {
+        sciio_mat::is_v4(head)
+    }
+    #[cfg(not(feature = "mat"))]
+    {
+        let _ = head;
+        false
+    }
+}
+
 impl fmt::Display for Format {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -196,6 +223,16 @@ mod tests {
         }
         assert_eq!(".H5".parse::<Format>().unwrap(), Format::Hdf5);
         assert!("csv".parse::<Format>().is_err());
+    }
+
+    #[test]
+    fn level5_mat_header_is_recognised() {
+        let mut head = vec![b' '; 128];
+        head[..19].copy_from_slice(b"MATLAB 5.0 MAT-file");
+        head[124..].copy_from_slice(b"\x00\x01IM");
+        assert_eq!(Format::from_magic(&head), Some(Format::Mat));
+        head[124..].copy_from_slice(b"\x01\x00MI");
+        assert_eq!(Format::from_magic(&head), Some(Format::Mat));
     }
 
     #[test]

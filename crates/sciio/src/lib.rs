@@ -41,7 +41,7 @@ mod mat;
 #[cfg(feature = "parquet")]
 mod parquet;
 
-pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
+pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary, MatOutVersion};
 pub use file::File;
 pub use plan::LeftOut;
 

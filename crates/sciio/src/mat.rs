@@ -1,4 +1,4 @@
-//! MATLAB v7.3 `.mat` files in the neutral tree, through `sciio-mat`.
+//! MATLAB `.mat` files (v7.3, v7/v6/v5 and v4) in the neutral tree, through `sciio-mat`.
 //!
 //! Every variable is a node carrying its MATLAB class and MATLAB size
 //! ([`Node::native`](crate::Node)). Numeric, logical and char values are array leaves holding
@@ -19,7 +19,9 @@ use std::io::Write;
 use std::path::Path;
 
 use sciio_core::{DType, Error, Limits, NdArray, Order, Result, ScalarKind};
-use sciio_mat::{MatClass, MatFile, MatValue, MatWriter, StructArray, VarInfo, WriteOptions};
+use sciio_mat::{
+    MatClass, MatFile, MatValue, MatVersion, MatWriter, StructArray, VarInfo, WriteOptions,
+};
 
 use crate::compress::CompressSpec;
 use crate::node::{ArrayInfo, NativeInfo, Node, NodeKind};
@@ -51,6 +53,15 @@ impl Mat {
         }
         let root = Node::new("", NodeKind::Group(children));
         Ok((root, Mat { file, cached: None }))
+    }
+
+    /// `MAT-file version V: header text` (or `(no header text)` for v4 and plain HDF5).
+    pub(crate) fn description(&self) -> String {
+        format!(
+            "MAT-file version {}: {}",
+            self.file.version(),
+            self.file.header_text().unwrap_or("(no header text)")
+        )
     }
 
     /// The numpy array of the leaf at `path` (`/var`, `/var/field`, `/cell/3`...).
@@ -85,7 +96,12 @@ impl Mat {
         out: &mut dyn Write,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
-        let array = self.read_array(path)?.to_order(Order::C);
+        let array = self.read_array(path)?;
+        // read_array gives C order already: no second copy of a large array.
+        let array = match array.order() {
+            Order::C => array,
+            Order::F => array.to_order(Order::C),
+        };
         if array.dtype() != &info.dtype || array.shape() != info.shape.as_slice() {
             return Err(Error::format(format!(
                 "the variable holds {} {:?}, its attributes announced {} {:?}",
@@ -228,13 +244,29 @@ impl std::fmt::Debug for MatOut {
     }
 }
 
-/// `--compress` for MAT files: `deflate[:N]` (with shuffle, as MATLAB compresses) or `none`;
-/// MATLAB's default (deflate 3) otherwise.
-pub(crate) fn mat_options(spec: Option<&CompressSpec>) -> Result<WriteOptions> {
-    let options = WriteOptions::default();
+/// `--compress` for MAT files: `deflate[:N]` (v7.3: with shuffle, as MATLAB compresses; v7:
+/// the zlib level of each variable) or `none`; otherwise MATLAB's default for v7.3 (deflate 3)
+/// and zlib's default for v7 (6, as MATLAB and `scipy.io.savemat` compress).
+pub(crate) fn mat_options(
+    spec: Option<&CompressSpec>,
+    version: crate::MatOutVersion,
+) -> Result<WriteOptions> {
+    let options = WriteOptions::default().version(match version {
+        crate::MatOutVersion::V73 => MatVersion::V73,
+        crate::MatOutVersion::V7 => MatVersion::V7,
+        crate::MatOutVersion::V5 => MatVersion::V5,
+    });
     let Some(spec) = spec else {
-        return Ok(options);
+        return Ok(match version {
+            crate::MatOutVersion::V7 => options.compression(Some(6)),
+            _ => options,
+        });
     };
+    if version == crate::MatOutVersion::V5 {
+        return Err(Error::invalid_input(
+            "MAT v5 files are not compressed; use --mat-version 7 for compressed variables",
+        ));
+    }
     Ok(match spec.only_one("mat", &["deflate"], 0..=9)? {
         None => options.compression(None),
         Some(f) => options.compression(Some(f.level.map_or(3, |l| l.unsigned_abs()))),
@@ -242,8 +274,12 @@ pub(crate) fn mat_options(spec: Option<&CompressSpec>) -> Result<WriteOptions> {
 }
 
 impl MatOut {
-    pub(crate) fn create(dst: &Path, compress: Option<&CompressSpec>) -> Result<MatOut> {
-        let options = mat_options(compress)?;
+    pub(crate) fn create(
+        dst: &Path,
+        compress: Option<&CompressSpec>,
+        version: crate::MatOutVersion,
+    ) -> Result<MatOut> {
+        let options = mat_options(compress, version).map_err(|e| e.with_file(dst))?;
         let (temp, registered) = crate::atomic::temp_file_beside(dst)?;
         let temp = temp.into_temp_path();
         let writer = MatWriter::create(&temp, options).map_err(|e| e.with_file(dst))?;
@@ -380,7 +416,7 @@ pub(crate) fn copy_values(
     }
     let (planned, left_out) = plan_values(sources, dst, options)?;
     crate::plan::refuse_if_strict(&left_out, options.strict, dst)?;
-    let mut out = MatOut::create(dst, options.compress.as_ref())?;
+    let mut out = MatOut::create(dst, options.compress.as_ref(), options.mat_version)?;
     let mut names = Vec::new();
     let mut bytes = 0u64;
     for (name, value) in planned {
@@ -549,17 +585,52 @@ fn describe(info: &ArrayInfo) -> String {
 /// for a `U` scalar.
 fn to_mat_value(array: &NdArray) -> Result<MatValue> {
     if let Some(ScalarKind::Unicode(_)) = array.dtype().as_scalar().map(|s| s.kind) {
-        if array.shape().is_empty() {
-            let text: String = array
-                .to_native()
-                .as_bytes()
-                .chunks_exact(4)
-                .filter_map(|c| {
-                    let code = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]);
-                    (code != 0).then(|| char::from_u32(code).unwrap_or('\u{FFFD}'))
-                })
-                .collect();
-            return Ok(MatValue::from(text.as_str()));
+        let texts: Vec<Vec<u32>> = array
+            .to_native()
+            .to_order(Order::C)
+            .as_bytes()
+            .chunks_exact(array.dtype().itemsize().max(4))
+            .map(|item| {
+                let mut codes: Vec<u32> = item
+                    .chunks_exact(4)
+                    .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])) // ok: chunks of 4
+                    .collect();
+                while codes.last() == Some(&0) {
+                    codes.pop();
+                }
+                codes
+            })
+            .collect();
+        match array.shape() {
+            [] => {
+                let text: String = texts
+                    .first()
+                    .map(|t| t.iter().map(|&c| char::from_u32(c).unwrap_or('\u{FFFD}')))
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                return Ok(MatValue::from(text.as_str()));
+            }
+            // n strings: an n-row char matrix, rows padded with blanks (as scipy.io.savemat
+            // writes them).
+            [n] => {
+                let width = texts.iter().map(Vec::len).max().unwrap_or(0);
+                let mut codes = vec![u32::from(b' '); n * width];
+                for (r, t) in texts.iter().enumerate() {
+                    for (c, &code) in t.iter().enumerate() {
+                        if let Some(slot) = codes.get_mut(r + c * n) {
+                            *slot = code;
+                        }
+                    }
+                }
+                let shape = if n * width == 0 {
+                    vec![0, 0]
+                } else {
+                    vec![*n, width]
+                };
+                return Ok(MatValue::Char(sciio_mat::CharArray { shape, codes }));
+            }
+            _ => {}
         }
     }
     MatValue::numeric(array.to_native().to_order(Order::F))
@@ -571,13 +642,27 @@ mod tests {
 
     #[test]
     fn compression_maps_to_deflate_levels() {
-        assert_eq!(mat_options(None).unwrap().compression_level, Some(3));
+        let v73 = crate::MatOutVersion::V73;
+        assert_eq!(mat_options(None, v73).unwrap().compression_level, Some(3));
         let spec = CompressSpec::parse("deflate:7").unwrap();
-        assert_eq!(mat_options(Some(&spec)).unwrap().compression_level, Some(7));
+        assert_eq!(
+            mat_options(Some(&spec), v73).unwrap().compression_level,
+            Some(7)
+        );
         let spec = CompressSpec::parse("none").unwrap();
-        assert_eq!(mat_options(Some(&spec)).unwrap().compression_level, None);
+        assert_eq!(
+            mat_options(Some(&spec), v73).unwrap().compression_level,
+            None
+        );
         let spec = CompressSpec::parse("blosc2:lz4:5").unwrap();
-        assert!(mat_options(Some(&spec)).is_err());
+        assert!(mat_options(Some(&spec), v73).is_err());
+        let v7 = mat_options(None, crate::MatOutVersion::V7).unwrap();
+        assert_eq!(
+            (v7.version, v7.compression_level),
+            (MatVersion::V7, Some(6))
+        );
+        let spec = CompressSpec::parse("deflate:1").unwrap();
+        assert!(mat_options(Some(&spec), crate::MatOutVersion::V5).is_err());
     }
 
     #[test]
@@ -592,5 +677,20 @@ mod tests {
         assert_eq!(to_mat_value(&a).unwrap(), MatValue::from("hi"));
         let b = NdArray::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
         assert_eq!(to_mat_value(&b).unwrap().class(), MatClass::Double);
+        // Two strings: a 2-row char matrix, the short one padded with a blank.
+        let two = NdArray::from_bytes(
+            DType::scalar(ScalarKind::Unicode(2)),
+            &[2],
+            Order::C,
+            &[104, 0, 0, 0, 105, 0, 0, 0, 111, 0, 0, 0, 0, 0, 0, 0],
+        )
+        .unwrap();
+        let MatValue::Char(c) = to_mat_value(&two).unwrap() else {
+            panic!("char")
+        };
+        assert_eq!(
+            (c.shape.clone(), c.rows()),
+            (vec![2, 2], vec!["hi".into(), "o ".into()])
+        );
     }
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use sciio_core::{Error, Result};
 use sciio_hdf5::H5Type;
 
-use super::{refs_of, MatFile, Walk, MAX_DEPTH};
+use super::{refs_of, Mat73, Walk, MAX_DEPTH};
 use crate::mcos::{decode_known, defaults_of, FileWrapper, ObjectRef, PropertyValue};
 use crate::object::{MatObject, ObjectData, Properties};
 use crate::value::{CellArray, MatValue, Opaque, StructArray};
@@ -47,7 +47,7 @@ impl Subsystem {
     }
 }
 
-impl MatFile {
+impl Mat73 {
     fn subsystem_cached(&self) -> Option<Arc<Subsystem>> {
         self.subsystem.lock().ok().and_then(|s| s.clone())
     }
@@ -296,7 +296,7 @@ impl Walk<'_> {
 
 /// MATLAB stores the reference as a `1×n` HDF5 dataset, read as an `n×1` MATLAB column;
 /// h5py-made files may hold it as a row. Either way the words are the same.
-fn transposed_column(stored: &MatValue) -> MatValue {
+pub(crate) fn transposed_column(stored: &MatValue) -> MatValue {
     match stored {
         MatValue::Numeric(a) if a.shape().len() == 2 && a.shape()[0] == 1 => {
             let n = a.shape()[1];
@@ -309,7 +309,7 @@ fn transposed_column(stored: &MatValue) -> MatValue {
     }
 }
 
-fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
+pub(crate) fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
     MatValue::Opaque(Opaque {
         class: class.to_string(),
         payload: Some(Box::new(payload)),
@@ -319,7 +319,7 @@ fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
 
 /// A function handle (a struct group with `MATLAB_object_decode = 1`) kept as stored, with
 /// the function it names in the note (`@sin (simple)`, `@(x)x.^2+1 (anonymous)`).
-pub(super) fn function_handle(stored: MatValue) -> MatValue {
+pub(crate) fn function_handle(stored: MatValue) -> MatValue {
     let inner = match &stored {
         MatValue::Struct(s) => s.field(0, "function_handle"),
         _ => None,

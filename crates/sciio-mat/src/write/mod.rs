@@ -22,6 +22,8 @@ mod sink;
 
 use self::sink::{Dataset, Group, Sink};
 use crate::header;
+use crate::v5::write::Level5Writer;
+use crate::v5::MatVersion;
 use crate::value::{at_least_2d, CharArray, MatValue, SparseMatrix, StructArray};
 
 /// How a MAT file is written. Defaults: deflate level 3 with shuffle (MATLAB's default
@@ -48,6 +50,11 @@ pub struct WriteOptions {
     /// Write new files through libhdf5 instead of sciio's own HDF5 writer (same layout,
     /// about ten times slower for many small values; files being added to always use libhdf5).
     pub libhdf5: bool,
+    /// The MAT version written: [`MatVersion::V73`] (default), [`MatVersion::V7`] (Level 5,
+    /// each variable zlib-compressed at [`WriteOptions::compression_level`], uncompressed
+    /// when that is `None`) or [`MatVersion::V5`] (Level 5 uncompressed, as
+    /// `scipy.io.savemat` writes). Level-5 variables are limited to 2 GB.
+    pub version: MatVersion,
 }
 
 impl Default for WriteOptions {
@@ -59,6 +66,7 @@ impl Default for WriteOptions {
             platform: format!("sciio {}", env!("CARGO_PKG_VERSION")),
             chunk_bytes: 1 << 20,
             libhdf5: false,
+            version: MatVersion::V73,
         }
     }
 }
@@ -79,6 +87,25 @@ impl WriteOptions {
     /// Sets [`WriteOptions::libhdf5`].
     pub fn libhdf5(mut self, on: bool) -> Self {
         self.libhdf5 = on;
+        self
+    }
+
+    /// Sets [`WriteOptions::version`].
+    ///
+    /// ```
+    /// use sciio_mat::{MatFile, MatValue, MatVersion, MatWriter, WriteOptions};
+    /// let path = std::env::temp_dir().join(format!("sciio-v7-doc-{}.mat", std::process::id()));
+    /// let mut w = MatWriter::create(&path, WriteOptions::default().version(MatVersion::V7))?;
+    /// w.write("x", &MatValue::from(vec![1.0, 2.0]))?;
+    /// w.finish()?;
+    /// let back = MatFile::open(&path)?;
+    /// assert_eq!(back.version(), MatVersion::V7);
+    /// assert_eq!(back.read("x")?, MatValue::from(vec![1.0, 2.0]));
+    /// # std::fs::remove_file(&path).ok();
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn version(mut self, version: MatVersion) -> Self {
+        self.version = version;
         self
     }
 
@@ -108,6 +135,8 @@ pub struct MatWriter {
     new_file: bool,
     refs: Option<Arc<Group>>,
     next_ref: u64,
+    /// The writer of a Level-5 (v5/v7) file; the HDF5 fields are unused then.
+    level5: Option<Level5Writer>,
 }
 
 /// The file format MATLAB's `load` requires: superblock 0, v1 B-trees, old-style messages.
@@ -119,6 +148,32 @@ impl MatWriter {
     /// Creates (truncates) `path`.
     pub fn create(path: impl AsRef<Path>, opts: WriteOptions) -> Result<MatWriter> {
         let path = path.as_ref().to_path_buf();
+        match opts.version {
+            MatVersion::V73 => {}
+            MatVersion::V4 => {
+                return Err(Error::unsupported(
+                    "writing MAT v4 files is not supported (write v5, v7 or v7.3)",
+                )
+                .with_file(&path))
+            }
+            v => {
+                let level = match v {
+                    MatVersion::V7 => opts.compression_level,
+                    _ => None,
+                };
+                let w = Level5Writer::create(&path, level, &opts.platform)?;
+                return Ok(MatWriter {
+                    file: None,
+                    root: None,
+                    path,
+                    opts,
+                    new_file: true,
+                    refs: None,
+                    next_ref: 0,
+                    level5: Some(w),
+                });
+            }
+        }
         let userblock = header::USERBLOCK as u64;
         let file = if opts.libhdf5 {
             Sink::Libhdf5(builder().userblock(userblock).create(&path)?)
@@ -131,6 +186,12 @@ impl MatWriter {
     /// Opens an existing v7.3 MAT file to add or replace variables; the others are untouched.
     pub fn open(path: impl AsRef<Path>, opts: WriteOptions) -> Result<MatWriter> {
         let path = path.as_ref().to_path_buf();
+        if opts.version != MatVersion::V73 {
+            return Err(Error::unsupported(
+                "adding variables to an existing file is supported for MAT v7.3 only",
+            )
+            .with_file(&path));
+        }
         let mut head = vec![0u8; header::USERBLOCK + 8];
         let n = std::fs::File::open(&path)
             .and_then(|mut f| std::io::Read::read(&mut f, &mut head))
@@ -156,6 +217,7 @@ impl MatWriter {
             new_file,
             refs: None,
             next_ref: 0,
+            level5: None,
         })
     }
 
@@ -168,6 +230,11 @@ impl MatWriter {
     /// Writes variable `name`, replacing a variable of that name.
     pub fn write(&mut self, name: &str, value: &MatValue) -> Result<()> {
         check_name(name)?;
+        if let Some(w) = &mut self.level5 {
+            return w
+                .write(name, value)
+                .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
+        }
         let root = self.root()?;
         let path = self.path.clone();
         let mut run = || -> Result<()> {
@@ -185,6 +252,9 @@ impl MatWriter {
     }
 
     fn close(&mut self) -> Result<()> {
+        if let Some(w) = &mut self.level5 {
+            return w.finish();
+        }
         self.refs = None;
         self.root = None;
         let Some(file) = self.file.take() else {
