@@ -39,6 +39,8 @@ mod hdf5;
 mod mat;
 #[cfg(feature = "parquet")]
 mod parquet;
+#[cfg(feature = "hdfstore")]
+mod store;
 
 pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary};
 pub use file::File;
