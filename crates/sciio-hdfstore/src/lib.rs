@@ -27,6 +27,7 @@ mod attrs;
 mod column;
 mod fixed;
 mod pyobj;
+mod table;
 
 use std::path::{Path, PathBuf};
 
@@ -142,6 +143,8 @@ impl HdfStore {
         match info.pandas_type.as_str() {
             "frame" => fixed::read_frame(&self.file, key, &attrs),
             "series" => fixed::read_series(&self.file, key, &attrs),
+            "frame_table" => table::read(&self.file, key, &attrs, false),
+            "series_table" => table::read(&self.file, key, &attrs, true),
             other => Err(Error::unsupported(format!(
                 "pandas_type {other:?} is not read yet (attribute pandas_type)"
             ))),

@@ -59,3 +59,11 @@ fn fixed_stores_read_as_pandas_reads_them() {
     assert!(errors.is_empty(), "{}", errors.join("\n"));
     assert!(checked >= 3 * 19, "only {checked} keys checked");
 }
+
+#[test]
+fn table_stores_read_as_pandas_reads_them() {
+    let (checked, errors) = roundtrip("table");
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    // 18 cases of both formats (pandas writes no table for an empty frame) + 5 table-only.
+    assert!(checked >= 3 * 23, "only {checked} keys checked");
+}
