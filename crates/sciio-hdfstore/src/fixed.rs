@@ -259,6 +259,14 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
     let attrs = Attrs::read(file, path)?;
     let kind = attrs.str("kind")?.unwrap_or_else(|| "object".into());
     let name = index_name(&attrs)?;
+    if let Some(class) = attrs.str("index_class")? {
+        if class != "datetime" {
+            return Err(Error::unsupported(format!(
+                "a {class} index (attribute index_class): Arrow and Parquet have no such type"
+            ))
+            .with_node(path.to_string()));
+        }
+    }
     let values = if is_vlarray(file, path)? {
         let objects = read_objects(file, path).map_err(|e| e.with_node(path.to_string()))?;
         let v = objects

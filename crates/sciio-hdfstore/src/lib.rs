@@ -49,6 +49,12 @@ pub struct StoreKey {
 }
 
 impl StoreKey {
+    /// Whether pandas wrote this key (it has a `pandas_type`), rather than it being a plain
+    /// PyTables Table pandas reads as a `generic_table`.
+    pub fn is_pandas(&self) -> bool {
+        self.pandas_type != "generic_table"
+    }
+
     /// `"fixed"` or `"table"`, as pandas' `HDFStore.info()` names the format.
     pub fn format(&self) -> &'static str {
         if self.pandas_type.ends_with("_table") || self.table_type.is_some() {
@@ -95,6 +101,17 @@ impl HdfStore {
     }
 
     fn collect(&self, node: &NodeInfo, out: &mut Vec<StoreKey>) -> Result<()> {
+        // A PyTables Table pandas did not write is a key too (pandas' generic_table): a
+        // Table not named `table`, or a group holding a Table named `table`.
+        let generic = |path: &str| StoreKey {
+            key: path.to_string(),
+            pandas_type: "generic_table".into(),
+            table_type: Some("generic_table".into()),
+        };
+        if node.class == NodeClass::Table && !node.path.ends_with("/table") {
+            out.push(generic(&node.path));
+            return Ok(());
+        }
         if node.class != NodeClass::Group {
             return Ok(());
         }
@@ -102,16 +119,41 @@ impl HdfStore {
             out.push(key);
             return Ok(());
         }
+        let holds_table = node
+            .children
+            .iter()
+            .any(|c| c.class == NodeClass::Table && c.path.ends_with("/table"));
+        if holds_table {
+            out.push(generic(&node.path));
+        }
         for child in &node.children {
             self.collect(child, out)?;
         }
         Ok(())
     }
 
+    /// The key at `path`, or `None` when `path` is not a key.
+    pub fn key(&self, path: &str) -> Result<Option<StoreKey>> {
+        self.key_at(&normalise(path))
+            .map_err(|e| e.with_file(&self.path))
+    }
+
     fn key_at(&self, path: &str) -> Result<Option<StoreKey>> {
+        let node = self.file.node(path)?;
+        let generic = || StoreKey {
+            key: path.to_string(),
+            pandas_type: "generic_table".into(),
+            table_type: Some("generic_table".into()),
+        };
+        if node.class == NodeClass::Table {
+            return Ok((!path.ends_with("/table")).then(generic));
+        }
         let attrs = Attrs::read(&self.file, path)?;
         let Some(pandas_type) = attrs.str("pandas_type")? else {
-            return Ok(None);
+            let table = format!("{path}/table");
+            let holds_table =
+                matches!(self.file.node(&table), Ok(n) if n.class == NodeClass::Table);
+            return Ok(holds_table.then(generic));
         };
         Ok(Some(StoreKey {
             key: path.to_string(),
@@ -122,9 +164,7 @@ impl HdfStore {
 
     /// Whether `path` is a key of this store (a group with a `pandas_type` attribute).
     pub fn is_key(&self, path: &str) -> bool {
-        let path = normalise(path);
-        matches!(self.file.node(&path).map(|n| n.class), Ok(NodeClass::Group))
-            && matches!(self.key_at(&path), Ok(Some(_)))
+        matches!(self.key_at(&normalise(path)), Ok(Some(_)))
     }
 
     /// Reads `key` as `pd.read_hdf(path, key)` returns it; a series becomes a one-column frame
@@ -139,6 +179,15 @@ impl HdfStore {
         let info = self.key_at(key)?.ok_or_else(|| {
             Error::not_found("not a pandas key (a group with a pandas_type attribute)")
         })?;
+        if info.pandas_type == "generic_table" {
+            let node = self.file.node(key)?;
+            let table = if node.class == NodeClass::Table {
+                key.to_string()
+            } else {
+                format!("{key}/table")
+            };
+            return table::read_generic(&self.file, &table);
+        }
         let attrs = Attrs::read(&self.file, key)?;
         match info.pandas_type.as_str() {
             "frame" => fixed::read_frame(&self.file, key, &attrs),

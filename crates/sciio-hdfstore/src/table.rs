@@ -368,3 +368,28 @@ fn tz_name(v: &Value) -> Option<String> {
 fn truthy(v: &Value) -> bool {
     matches!(v, Value::Bool(true)) || matches!(v, Value::Int(i) if *i != 0)
 }
+
+/// A PyTables Table pandas did not write (pandas' `GenericTable`): one column per field, a
+/// RangeIndex; strings equal to `"nan"` are missing, as pandas reads them.
+pub(crate) fn read_generic(file: &PtFile, path: &str) -> Result<Frame> {
+    let table = file.read_table(path, Rows::all())?;
+    let H5Type::Compound { fields, .. } = &table.ty else {
+        return Err(Error::mismatch("not a table").with_node(path.to_string()));
+    };
+    let rows = table.shape.first().copied().unwrap_or(0);
+    let mut builder = Frame::builder();
+    for f in fields {
+        let raw = extract_column(&table, &f.name).map_err(|e| e.with_node(path.to_string()))?;
+        let nan = matches!(raw.ty, H5Type::FixedString { .. }).then_some("nan");
+        let raw = RawData {
+            shape: vec![rows, 1],
+            ..raw
+        };
+        let values = one_column(&raw, 0, &Meaning::Plain, nan)
+            .map_err(|e| e.with_node(format!("{path}/{}", f.name)))?;
+        builder = builder.column(f.name.clone(), values);
+    }
+    builder
+        .range_index(sciio_pandas::RangeIndex::new(0, rows as i64, 1))
+        .build()
+}

@@ -25,12 +25,13 @@ use crate::plan::refuse_if_strict;
 /// listed with its reason. `None` when the file holds no key.
 pub(crate) fn describe(store: &HdfStore, path: &Path) -> Result<Option<String>> {
     let keys = store.keys().map_err(|e| e.with_file(path))?;
-    if keys.is_empty() {
+    if !keys.iter().any(|k| k.is_pandas()) {
+        // A plain PyTables file: its Tables are listed as nodes, not as frames.
         return Ok(None);
     }
     let mut out = format!("pandas HDFStore: {} key(s)\n", keys.len());
     for key in keys {
-        let kind = if key.pandas_type.contains("series") {
+        let kind = if key.pandas_type.to_ascii_lowercase().contains("series") {
             "series"
         } else {
             "frame"
@@ -80,11 +81,23 @@ pub(crate) fn convert(
         .map(|n| n.trim_matches('/'))
         .filter(|n| !n.is_empty())
     {
-        Some(node) if store.is_key(node) => vec![format!("/{node}")],
-        Some(_) => return Ok(None),
+        Some(node) => match store.key(node)? {
+            // A pandas key, or a group holding a plain Table pandas reads (generic_table); a
+            // Table node itself keeps the PyTables conversion (with its attributes).
+            Some(key)
+                if key.is_pandas()
+                    || src
+                        .node(node)
+                        .is_ok_and(|n| matches!(n.kind, crate::node::NodeKind::Group { .. })) =>
+            {
+                vec![key.key]
+            }
+            _ => return Ok(None),
+        },
         None => {
             let keys = store.keys().map_err(|e| e.with_file(&file))?;
-            if keys.is_empty() || !matches!(format, Format::Parquet | Format::Npz) {
+            let pandas = keys.iter().any(|k| k.is_pandas());
+            if !pandas || !matches!(format, Format::Parquet | Format::Npz) {
                 return Ok(None);
             }
             keys.into_iter().map(|k| k.key).collect()
