@@ -41,13 +41,10 @@ pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Res
         )));
     }
     let (index, cols) = read_columns(file, key, attrs)?;
-    let levels = match attrs.value("levels")? {
+    let levels = match attrs.value("levels")?.map(unpickle_text) {
         Some(Value::List(names)) => names
             .iter()
-            .map(|n| match n {
-                Value::Str(s) => Ok(s.clone()),
-                other => Err(attrs.bad("levels", other, "a list of str")),
-            })
+            .map(|n| label(n, attrs, "levels"))
             .collect::<Result<Vec<_>>>()?,
         _ => Vec::new(),
     };
@@ -313,12 +310,29 @@ fn label(v: &Value, attrs: &Attrs, name: &str) -> Result<String> {
 
 /// A pickled list of labels.
 fn str_list(attrs: &Attrs, name: &str) -> Result<Vec<String>> {
-    match attrs.value(name)? {
+    match attrs.value(name)?.map(unpickle_text) {
         Some(Value::List(items)) | Some(Value::Tuple(items)) => {
             items.iter().map(|l| label(l, attrs, name)).collect()
         }
         None => Ok(Vec::new()),
         Some(other) => Err(attrs.bad(name, &other, "a list")),
+    }
+}
+
+/// Old PyTables files keep some pickles as plain strings (PyTables tries to unpickle every
+/// string attribute ending in `.`): such a string that reads as a pickle is that pickle.
+fn unpickle_text(v: Value) -> Value {
+    let bytes = match &v {
+        Value::Str(s) => s.as_bytes(),
+        Value::Bytes(b) => b.as_slice(),
+        _ => return v,
+    };
+    if !bytes.ends_with(b".") {
+        return v;
+    }
+    match sciio_pickle::parse(bytes) {
+        Ok(parsed @ (Value::List(_) | Value::Tuple(_))) => parsed,
+        _ => v,
     }
 }
 
