@@ -136,3 +136,54 @@ fn ls_cat_and_whole_store_conversions() {
     ]);
     let _ = sciio(&["ls", s(&raw)]);
 }
+
+#[test]
+fn convert_table_keys_and_refuse_unreadable_keys_in_one_line() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let listing = run_python_script(SCRIPT, &["gen", &d, "table"]);
+    let mut n = 0;
+    for line in listing.lines().filter(|l| l.contains("table_zlib.h5")) {
+        let (store, key) = line.split_once(' ').unwrap();
+        let out = dir.path().join(format!(
+            "table_zlib.h5~{}.parquet",
+            key.trim_start_matches('/').replace('/', "~")
+        ));
+        ok(&["convert", &format!("{store}:{key}"), s(&out)]);
+        n += 1;
+    }
+    let verdict = run_python_script(SCRIPT, &["check", &d]);
+    let failures: Vec<&str> = verdict.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        verdict.contains(&format!("CHECKED {n}")) && n >= 23,
+        "{verdict}"
+    );
+    let cat = ok(&["cat", &format!("{d}/table_zlib.h5:/cat")]);
+    assert!(cat.contains("cat") && cat.contains("k0é"), "{cat}");
+
+    // A key sciio cannot read (a PeriodIndex of pandas 0.20): one line naming key and attribute.
+    let corpus = sciio_testkit::shared_corpus("pandas-legacy-hdf");
+    let src = corpus.join("periodindex_0.20.1_x86_64_darwin_2.7.13.h5");
+    let out = sciio(&[
+        "convert",
+        &format!("{}:/p", s(&src)),
+        s(&dir.path().join("p.parquet")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/p") && err.contains("index_class"), "{err}");
+    assert!(!dir.path().join("p.parquet").exists());
+
+    // A group holding a plain PyTables table pandas reads (generic_table) converts like pandas.
+    let native = corpus.join("pytables_native2.h5");
+    let out = dir.path().join("det.parquet");
+    ok(&["convert", &format!("{}:/detector", s(&native)), s(&out)]);
+    let same = run_python(
+        "import sys, pandas as pd\n\
+         pd.testing.assert_frame_equal(pd.read_parquet(sys.argv[1]), pd.read_hdf(sys.argv[2], '/detector'), check_dtype=True, check_index_type=True); print('same')",
+        &[s(&out), s(&native)],
+    );
+    assert_eq!(same.trim(), "same");
+}
