@@ -129,7 +129,10 @@ fn data_value(d: &RawData) -> Result<Value> {
         }
         H5Type::Float { size: 8, order, .. } => {
             let mut w = [0u8; 8];
-            w.copy_from_slice(&d.bytes[..8.min(d.bytes.len())]);
+            let Some(b) = d.bytes.get(..8) else {
+                return Err(Error::format("a float attribute shorter than 8 bytes"));
+            };
+            w.copy_from_slice(b);
             Ok(Value::Float(if *order == ByteOrder::Big {
                 f64::from_be_bytes(w)
             } else {

@@ -127,7 +127,14 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs) -> Result<(Level, Vec<C
             || matches!(&raw.ty, H5Type::Array { base, .. } if matches!(**base, H5Type::FixedString { .. }));
         let nan = is_string.then_some(nan_rep.as_str());
         let (base, k) = match &raw.ty {
-            H5Type::Array { base, dims } => ((**base).clone(), dims.iter().product::<usize>()),
+            H5Type::Array { base, dims } => {
+                let k = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+                let k = k.ok_or_else(|| {
+                    Error::format(format!("column {col} of too many values per row"))
+                        .with_node(path.clone())
+                })?;
+                ((**base).clone(), k)
+            }
             other => (other.clone(), 1),
         };
         if k != labels.len() {
@@ -243,7 +250,9 @@ fn dictionary(codes: &dyn Array, categories: ArrayRef) -> Result<ArrayRef> {
         .iter()
         .map(|&c| match c {
             -1 => Ok(None),
-            c if (0..n).contains(&c) => Ok(Some(c as i32)),
+            c if (0..n).contains(&c) => i32::try_from(c)
+                .map(Some)
+                .map_err(|_| Error::unsupported("more than 2^31 categories")),
             c => Err(Error::format(format!(
                 "category code {c} outside the {n} categories"
             ))),
