@@ -73,6 +73,14 @@ fn ls_cat_and_whole_store_conversions() {
     let cat = ok(&["cat", &format!("{}:/df", s(&store))]);
     assert!(cat.contains("20") && cat.contains("c"), "{cat}");
 
+    // Whole store → one Parquet file: refused in one line (several keys), nothing written.
+    let one = dir.path().join("one.parquet");
+    let out = sciio(&["convert", s(&store), s(&one)]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && err.lines().count() == 1, "{err}");
+    assert!(err.contains("4 keys") && err.contains("folder"), "{err}");
+    assert!(!one.exists());
+
     // Whole store → a folder: one Parquet file per key, every name inside the folder.
     let out = dir.path().join("out");
     ok(&[

@@ -113,7 +113,16 @@ pub(crate) fn convert(
                 .map_err(|e| e.with_file(dst).with_node(keys[0].clone()))?;
             done(Format::Parquet, arrays, &frame, progress)
         }
-        Format::Parquet => to_folder(&store, &keys, dst, options, progress)?,
+        Format::Parquet if is_folder(dst) => to_folder(&store, &keys, dst, options, progress)?,
+        Format::Parquet => {
+            return Err(Error::invalid_input(format!(
+                "the store holds {} keys and a Parquet file one frame: name a key \
+                 (store.h5:{}) or give a folder ending in '/'",
+                keys.len(),
+                keys[0]
+            ))
+            .with_file(dst))
+        }
         Format::Npz => {
             let compression = npz_compression(options.compress.as_ref())?;
             let mut arrays = Vec::new();
