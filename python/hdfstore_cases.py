@@ -77,6 +77,11 @@ def cases():
         out.append((f"series_{c}", pd.Series(base[c].values, name=c, index=indexes()["str"])))
     out.append(("series_unnamed", pd.Series(np.arange(N, dtype="float64"))))
     out.append(("a/b/nested", base[["i64", "s"]]))
+    # pandas' masked string dtype (missing = pd.NA), python and pyarrow storage
+    out.append(("string_dtype", pd.DataFrame({
+        "sp": pd.array(["x", None, "zé", "", "w", None, "v"], dtype="string[python]"),
+        "sa": pd.array(["x", None, "zé", "", "w", None, "v"], dtype="string[pyarrow]"),
+    })))
     out.append(("empty", pd.DataFrame({"x": np.array([], dtype="float64")})))
     return out
 

@@ -33,7 +33,7 @@ pub(crate) fn read_frame(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Fram
     let index = read_index(file, key, "axis1", attrs)?;
     let rows = index.first().map(|l| l.1.len()).unwrap_or(0);
     let nblocks = attrs.required_int("nblocks")?;
-    let mut found: Vec<Option<ArrayRef>> = vec![None; labels.len()];
+    let mut found: Vec<Option<(ArrayRef, Option<String>)>> = vec![None; labels.len()];
     for i in 0..nblocks.max(0) {
         let items = read_index(file, key, &format!("block{i}_items"), attrs)?;
         let [(_, items)] = items.as_slice() else {
@@ -44,7 +44,8 @@ pub(crate) fn read_frame(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Fram
         let items = label_strings(items.as_ref())
             .map_err(|e| e.with_node(format!("{key}/block{i}_items")))?;
         let path = format!("{key}/block{i}_values");
-        let cols = read_values(file, &path, items.len()).map_err(|e| e.with_node(path.clone()))?;
+        let (cols, numpy_type) =
+            read_values(file, &path, items.len()).map_err(|e| e.with_node(path.clone()))?;
         for (item, values) in items.iter().zip(cols) {
             if values.len() != rows {
                 return Err(Error::format(format!(
@@ -59,15 +60,18 @@ pub(crate) fn read_frame(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Fram
                 ))
                 .with_node(path));
             };
-            found[slot] = Some(values);
+            found[slot] = Some((values, numpy_type.clone()));
         }
     }
     let mut builder = Frame::builder();
     for (label, values) in labels.iter().zip(found) {
-        let values = values.ok_or_else(|| {
+        let (values, numpy_type) = values.ok_or_else(|| {
             Error::format(format!("column {label:?} is in no block")).with_node(key.to_string())
         })?;
-        builder = builder.column(label.clone(), values);
+        builder = match numpy_type {
+            Some(t) => builder.column_with_numpy_type(label.clone(), values, t),
+            None => builder.column(label.clone(), values),
+        };
     }
     for (name, values) in index {
         builder = builder.index_level(name.as_deref(), values);
@@ -81,19 +85,26 @@ pub(crate) fn read_series(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Fra
     let name = attrs.str("name").unwrap_or(None);
     let index = read_index(file, key, "index", attrs)?;
     let path = format!("{key}/values");
-    let mut cols = read_values(file, &path, 1).map_err(|e| e.with_node(path.clone()))?;
+    let (mut cols, numpy_type) =
+        read_values(file, &path, 1).map_err(|e| e.with_node(path.clone()))?;
     let values = cols
         .pop()
         .ok_or_else(|| Error::format("no values").with_node(path.clone()))?;
-    let mut builder = Frame::builder().column(name.unwrap_or_else(|| "0".into()), values);
+    let label = name.unwrap_or_else(|| "0".into());
+    let mut builder = match numpy_type {
+        Some(t) => Frame::builder().column_with_numpy_type(label, values, t),
+        None => Frame::builder().column(label, values),
+    };
     for (n, values) in index {
         builder = builder.index_level(n.as_deref(), values);
     }
     builder.build()
 }
 
-/// The values of a block (`ncols` columns), as pandas' `read_array` reads them.
-fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<Vec<ArrayRef>> {
+/// The values of a block (`ncols` columns), as pandas' `read_array` reads them, with the
+/// pandas `numpy_type` of pandas' masked `string` dtype (`value_type` = `string`: missing is
+/// `pd.NA`) when the block holds it.
+fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<(Vec<ArrayRef>, Option<String>)> {
     let attrs = Attrs::read(file, path)?;
     let transposed = attrs.flag("transposed")?;
     let value_type = attrs.str("value_type")?;
@@ -101,7 +112,16 @@ fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<Vec<ArrayRef>>
         let objects = read_objects(file, path)?;
         let layout = Layout::of(&objects.shape, transposed)?;
         check_cols(layout, ncols)?;
-        return (0..layout.cols)
+        let numpy_type = match value_type.as_deref() {
+            None | Some("str") => None,
+            Some("string") => Some("string".to_string()),
+            Some(other) => {
+                return Err(Error::unsupported(format!(
+                    "object values of dtype {other:?} (attribute value_type)"
+                )))
+            }
+        };
+        let cols = (0..layout.cols)
             .map(|c| {
                 let v = (0..layout.rows)
                     .map(|r| {
@@ -119,21 +139,26 @@ fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<Vec<ArrayRef>>
                     .collect::<Result<Vec<_>>>()?;
                 Ok(column::strings(v))
             })
-            .collect();
+            .collect::<Result<_>>()?;
+        return Ok((cols, numpy_type));
     }
     let meaning = meaning_of(value_type.as_deref(), attrs.str("tz")?)?;
     if attrs.has("shape") {
         // An empty block: PyTables holds a one-element placeholder, `shape` and `value_type`
         // the real ones (write_array_empty).
         let dtype = value_type.as_deref().unwrap_or("float64");
-        return (0..ncols).map(|_| column::empty(dtype, &meaning)).collect();
+        let cols = (0..ncols)
+            .map(|_| column::empty(dtype, &meaning))
+            .collect::<Result<_>>()?;
+        return Ok((cols, None));
     }
     let raw = file.read_array(path, Rows::all())?;
     let layout = Layout::of(&raw.shape, transposed)?;
     check_cols(layout, ncols)?;
-    (0..layout.cols)
+    let cols = (0..layout.cols)
         .map(|c| column::numeric(&raw, layout, c, &meaning))
-        .collect()
+        .collect::<Result<_>>()?;
+    Ok((cols, None))
 }
 
 fn check_cols(layout: Layout, ncols: usize) -> Result<()> {

@@ -111,6 +111,8 @@ pub(crate) fn string_item(v: &Value) -> Result<Option<String>> {
         Value::Bytes(b) => Ok(Some(String::from_utf8_lossy(b).into_owned())),
         Value::None => Ok(None),
         Value::Float(f) if f.is_nan() => Ok(None),
+        // pandas' `pd.NA` singleton, pickled by reference to its module.
+        Value::Global { module, name } if name == "NA" && module.starts_with("pandas") => Ok(None),
         other => Err(Error::unsupported(format!(
             "an object column holding {} (only str and missing values are read)",
             describe(other)
