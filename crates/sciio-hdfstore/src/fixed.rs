@@ -101,6 +101,35 @@ pub(crate) fn read_series(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Fra
     builder.build()
 }
 
+/// The layouts of pandas before 0.10 (`pandas_type` `Series` / `TimeSeries`: `index` and
+/// `values`; `DataFrame` / `DataMatrix`: `index`, `columns` and a rows × columns `values`).
+/// Their `datetime` index kind (integers of an epoch unit the file does not record) is refused.
+pub(crate) fn read_legacy(file: &PtFile, key: &str, attrs: &Attrs, frame: bool) -> Result<Frame> {
+    let (_, index) = read_index_node(file, &format!("{key}/index"))?;
+    let path = format!("{key}/values");
+    let raw = file.read_array(&path, Rows::all())?;
+    let mut builder = Frame::builder();
+    if frame {
+        let (_, labels) = read_index_node(file, &format!("{key}/columns"))?;
+        let labels =
+            label_strings(labels.as_ref()).map_err(|e| e.with_node(format!("{key}/columns")))?;
+        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.clone()))?;
+        check_cols(layout, labels.len()).map_err(|e| e.with_node(path.clone()))?;
+        for (c, label) in labels.into_iter().enumerate() {
+            let values = column::numeric(&raw, layout, c, &Meaning::Plain)
+                .map_err(|e| e.with_node(path.clone()))?;
+            builder = builder.column(label, values);
+        }
+    } else {
+        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.clone()))?;
+        let values = column::numeric(&raw, layout, 0, &Meaning::Plain)
+            .map_err(|e| e.with_node(path.clone()))?;
+        builder = builder.column("0", values);
+    }
+    let _ = attrs;
+    builder.index_level(None, index).build()
+}
+
 /// The values of a block (`ncols` columns), as pandas' `read_array` reads them, with the
 /// pandas `numpy_type` of pandas' masked `string` dtype (`value_type` = `string`: missing is
 /// `pd.NA`) when the block holds it.
@@ -306,6 +335,13 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
         let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
         let meaning = match kind.as_str() {
             "integer" | "float" | "bool" | "string" => Meaning::Plain,
+            "datetime" => {
+                return Err(Error::unsupported(
+                    "index kind \"datetime\" of pandas before 0.10 (attribute kind): the \
+                     epoch unit of its integers is not recorded",
+                )
+                .with_node(path.to_string()))
+            }
             k if k.starts_with("datetime64") => Meaning::Datetime {
                 unit: Unit::of_dtype(k)?,
                 tz: attrs.str("tz")?,

@@ -193,6 +193,8 @@ impl HdfStore {
             "frame" => fixed::read_frame(&self.file, key, &attrs),
             "series" => fixed::read_series(&self.file, key, &attrs),
             "frame_table" => table::read(&self.file, key, &attrs, false),
+            "Series" | "TimeSeries" => fixed::read_legacy(&self.file, key, &attrs, false),
+            "DataFrame" | "DataMatrix" => fixed::read_legacy(&self.file, key, &attrs, true),
             "series_table" => table::read(&self.file, key, &attrs, true),
             other => Err(Error::unsupported(format!(
                 "pandas_type {other:?} is not read yet (attribute pandas_type)"

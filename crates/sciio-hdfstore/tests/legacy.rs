@@ -134,6 +134,28 @@ fn legacy_python2_fixed_frame_values() {
         raw.trim()
     );
 
+    // pandas before 0.10: a Series with a string index reads; a datetime index (epoch unit
+    // not recorded) is refused naming the attribute.
+    let store = HdfStore::open(corpus.join("legacy.h5")).unwrap();
+    let frame = store.read("/a").unwrap();
+    let raw = run_python(
+        "import sys, tables\nh = tables.open_file(sys.argv[1])\nprint(h.root.a.index[0].decode(), repr(float(h.root.a.values[0])))",
+        &[&corpus.join("legacy.h5").to_string_lossy()],
+    );
+    let first = frame.strings("0").unwrap()[0].clone().unwrap();
+    let index = frame.index_arrays().unwrap();
+    let idx = index[0]
+        .1
+        .as_any()
+        .downcast_ref::<arrow_array::StringArray>()
+        .unwrap();
+    assert_eq!(format!("{} {}", idx.value(0), first), raw.trim());
+    let e = store.read("/c").unwrap_err().to_string();
+    assert!(
+        e.contains("/c/index") && e.contains("attribute kind"),
+        "{e}"
+    );
+
     // A PeriodIndex has no Arrow type: refused, naming the key and the attribute.
     let store = HdfStore::open(corpus.join("periodindex_0.20.1_x86_64_darwin_2.7.13.h5")).unwrap();
     let e = store.read("/p").unwrap_err().to_string();
