@@ -304,6 +304,12 @@ const FRAME_ROWS: usize = 60;
 
 /// A data frame printed like pandas' `print(df)`; `None` when the file holds no frame.
 fn frame_text(file: &File, target: &Target, as_json: bool) -> Result<Option<String>> {
+    // A pandas HDFStore key (`store.h5:/df`) prints as the frame pd.read_hdf gives.
+    if let Some(node) = target.node.as_deref().filter(|_| !as_json) {
+        if let Some(text) = file.key_frame_text(node, FRAME_ROWS)? {
+            return Ok(Some(text));
+        }
+    }
     if !matches!(file.root().kind, sciio::NodeKind::Frame { .. }) {
         return Ok(None);
     }

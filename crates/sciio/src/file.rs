@@ -134,6 +134,10 @@ impl File {
     /// column with its pandas, numpy and Arrow types (no data is read). `None` for files that
     /// hold no frame.
     pub fn frame_description(&self) -> Result<Option<String>> {
+        #[cfg(feature = "hdfstore")]
+        if let Some(store) = self.hdf_store() {
+            return crate::store::describe(&store, &self.path);
+        }
         #[cfg(feature = "parquet")]
         if let Backend::Parquet = self.backend {
             return crate::parquet::schema(&self.path, &self.limits).map(|s| Some(s.describe()));
@@ -188,6 +192,44 @@ impl File {
         }
         let _ = max_rows;
         Ok(None)
+    }
+
+    /// For a pandas HDFStore key (`/df`: a group with a `pandas_type` attribute): the frame
+    /// as text like pandas' `print(pd.read_hdf(file, key))`, as [`File::frame_text`] prints
+    /// a Parquet file. `None` when `node` is not such a key.
+    ///
+    /// ```no_run
+    /// let file = sciio::File::open("store.h5")?;
+    /// if let Some(text) = file.key_frame_text("/df", 60)? {
+    ///     print!("{text}");
+    /// }
+    /// # Ok::<(), sciio::Error>(())
+    /// ```
+    pub fn key_frame_text(&self, node: &str, max_rows: usize) -> Result<Option<String>> {
+        #[cfg(feature = "hdfstore")]
+        if let Some(store) = self.hdf_store() {
+            if store.is_key(node) {
+                return store
+                    .read(node)?
+                    .to_text(max_rows)
+                    .map(Some)
+                    .map_err(|e| e.with_file(&self.path).with_node(node.to_string()));
+            }
+        }
+        let _ = (node, max_rows);
+        Ok(None)
+    }
+
+    /// The pandas HDFStore view of an HDF5 file.
+    #[cfg(feature = "hdfstore")]
+    pub(crate) fn hdf_store(&self) -> Option<sciio_hdfstore::HdfStore> {
+        match &self.backend {
+            Backend::Hdf5(h5) => Some(sciio_hdfstore::HdfStore::from_file(
+                h5.pytables().clone(),
+                &self.path,
+            )),
+            _ => None,
+        }
     }
 
     /// The root of the tree: the array itself for `.npy`, a group of members for `.npz`.

@@ -41,6 +41,12 @@ impl Hdf5 {
         Ok((root, Hdf5 { file }))
     }
 
+    /// The PyTables file.
+    #[cfg(feature = "hdfstore")]
+    pub(crate) fn pytables(&self) -> &PtFile {
+        &self.file
+    }
+
     /// The tree from `path` down as PyTables' `ptdump` lists it (`ptdump -a` with `attrs`).
     pub(crate) fn ptdump(&self, path: &str, attrs: bool) -> Result<String> {
         let root = self.file.tree(attrs)?;

@@ -40,6 +40,8 @@ mod hdf5;
 mod mat;
 #[cfg(feature = "parquet")]
 mod parquet;
+#[cfg(feature = "hdfstore")]
+mod store;
 
 pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary, MatOutVersion};
 pub use file::File;

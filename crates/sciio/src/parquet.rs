@@ -124,6 +124,10 @@ pub(crate) fn convert_frames(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<ConvertSummary>> {
+    #[cfg(feature = "hdfstore")]
+    if let Some(summary) = crate::store::convert(sources, dst, format, options, &mut *progress)? {
+        return Ok(Some(summary));
+    }
     let any_frame = sources
         .iter()
         .any(|(f, _)| matches!(f.root().kind, NodeKind::Frame { .. }));
@@ -497,7 +501,7 @@ type NamedArrays = Vec<(String, NdArray)>;
 /// A frame's columns as numpy arrays, named as [`Frame::to_ndarrays`] names them (with the
 /// index levels first when `with_index`); a column numpy has no type for is left out, two
 /// arrays of the same name are an error.
-fn numpy_columns(
+pub(crate) fn numpy_columns(
     frame: &Frame,
     with_index: bool,
     path: &Path,
@@ -679,7 +683,11 @@ fn summary(format: Format, root: &Node, bytes: u64) -> ConvertSummary {
 }
 
 /// A frame → a Parquet file, written atomically. Returns the column labels.
-fn write_frame(frame: &Frame, dst: &Path, options: &ParquetOptions) -> Result<Vec<String>> {
+pub(crate) fn write_frame(
+    frame: &Frame,
+    dst: &Path,
+    options: &ParquetOptions,
+) -> Result<Vec<String>> {
     write_atomically(dst, |out| {
         let mut writer = ParquetWriter::new(out, frame.schema(), options);
         for batch in frame.batches() {

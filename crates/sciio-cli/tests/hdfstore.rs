@@ -1,0 +1,197 @@
+//! `sciio` on pandas HDFStore files (`df.to_hdf`, written by pandas 3 + PyTables in the test
+//! venv): `convert store.h5:/key out.parquet` gives what pandas reads with `pd.read_hdf`, `ls`
+//! lists the keys as frames (and still the PyTables nodes), `cat` prints a key's frame, and a
+//! whole store converts to a folder of Parquet files (key names never escape it) or one `.npz`.
+#![cfg(feature = "hdfstore")]
+
+mod common;
+use common::{ok, s, sciio};
+
+use sciio_testkit::{run_python, run_python_script, tempdir};
+
+const SCRIPT: &str = "python/hdfstore_cases.py";
+
+#[test]
+fn convert_fixed_keys_to_parquet_equals_read_hdf() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let listing = run_python_script(SCRIPT, &["gen", &d, "fixed"]);
+    let mut n = 0;
+    for line in listing.lines() {
+        let (store, key) = line.split_once(' ').unwrap();
+        let name = std::path::Path::new(store)
+            .file_name()
+            .unwrap()
+            .to_string_lossy();
+        let out = dir.path().join(format!(
+            "{name}~{}.parquet",
+            key.trim_start_matches('/').replace('/', "~")
+        ));
+        ok(&["convert", &format!("{store}:{key}"), s(&out)]);
+        n += 1;
+    }
+    let verdict = run_python_script(SCRIPT, &["check", &d]);
+    let failures: Vec<&str> = verdict.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(verdict.contains(&format!("CHECKED {n}")), "{verdict}");
+    assert!(n >= 57, "{n}");
+}
+
+const MAKE_STORE: &str = r#"
+import sys, numpy as np, pandas as pd
+p = sys.argv[1]
+df = pd.DataFrame({'x': np.arange(3.0), 's': ['a', None, 'c']}, index=pd.Index([10, 20, 30], name='k'))
+df.to_hdf(p, key='df', format='fixed')
+df.to_hdf(p, key='g/inner', format='fixed')
+df[['x']].to_hdf(p, key='evil\x1b[31m\n', format='fixed')
+pd.Series([1.5, 2.5], name='v').to_hdf(p, key='ser', format='fixed')
+df.to_hdf(sys.argv[2], key='df', format='fixed')
+df.to_hdf(sys.argv[2], key='g/inner', format='fixed')
+"#;
+
+#[test]
+fn ls_cat_and_whole_store_conversions() {
+    let dir = tempdir();
+    let store = dir.path().join("store.h5");
+    let clean = dir.path().join("clean.h5");
+    run_python(MAKE_STORE, &[s(&store), s(&clean)]);
+
+    let ls = ok(&["ls", s(&store)]);
+    assert!(ls.contains("pandas HDFStore: 4 key(s)"), "{ls}");
+    assert!(ls.contains("/df (fixed frame, 3 rows × 2 columns)"), "{ls}");
+    assert!(
+        ls.contains("/g/inner (fixed frame, 3 rows × 2 columns)"),
+        "{ls}"
+    );
+    assert!(
+        ls.contains("/ser (fixed series, 2 rows × 1 columns)"),
+        "{ls}"
+    );
+    // The raw PyTables nodes stay listed.
+    assert!(ls.contains("/df/block0_values"), "{ls}");
+
+    let cat = ok(&["cat", &format!("{}:/df", s(&store))]);
+    assert!(cat.contains("20") && cat.contains("c"), "{cat}");
+
+    // Whole store → one Parquet file: refused in one line (several keys), nothing written.
+    let one = dir.path().join("one.parquet");
+    let out = sciio(&["convert", s(&store), s(&one)]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(!out.status.success() && err.lines().count() == 1, "{err}");
+    assert!(err.contains("4 keys") && err.contains("folder"), "{err}");
+    assert!(!one.exists());
+
+    // Whole store → a folder: one Parquet file per key, every name inside the folder.
+    let out = dir.path().join("out");
+    ok(&[
+        "convert",
+        s(&store),
+        &format!("{}/", s(&out)),
+        "--to",
+        "parquet",
+    ]);
+    let mut names: Vec<String> = std::fs::read_dir(&out)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "df.parquet",
+            "evil%1B%5B31m%0A.parquet",
+            "g%2Finner.parquet",
+            "ser.parquet"
+        ]
+    );
+    let check = run_python(
+        "import sys, pandas as pd\n\
+         a = pd.read_parquet(sys.argv[1]); b = pd.read_hdf(sys.argv[2], 'g/inner')\n\
+         pd.testing.assert_frame_equal(a, b, check_dtype=True, check_index_type=True); print('same')",
+        &[s(&out.join("g%2Finner.parquet")), s(&store)],
+    );
+    assert_eq!(check.trim(), "same");
+    let entries = std::fs::read_dir(dir.path()).unwrap().count();
+    assert_eq!(entries, 3, "nothing written beside the folder");
+
+    // Whole store → one .npz: `key/column` members, the index levels included; a key
+    // with control characters cannot be a member name: refused in one line.
+    let npz = dir.path().join("all.npz");
+    let out = sciio(&["convert", s(&store), s(&npz)]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(
+        !out.status.success() && err.contains("control character"),
+        "{err}"
+    );
+    assert!(!npz.exists());
+    ok(&["convert", s(&clean), s(&npz)]);
+    let members = run_python(
+        "import sys, numpy as np\nz = np.load(sys.argv[1], allow_pickle=False)\nprint(sorted(z.files)); print(z['df/x'].tolist())",
+        &[s(&npz)],
+    );
+    assert!(
+        members.contains("'df/k'") && members.contains("'g/inner/x'"),
+        "{members}"
+    );
+    assert!(members.contains("[0.0, 1.0, 2.0]"), "{members}");
+
+    // A node inside a key is still a PyTables node (its raw array).
+    let raw = dir.path().join("raw.npy");
+    ok(&[
+        "convert",
+        &format!("{}:/df/block0_values", s(&store)),
+        s(&raw),
+    ]);
+    let _ = sciio(&["ls", s(&raw)]);
+}
+
+#[test]
+fn convert_table_keys_and_refuse_unreadable_keys_in_one_line() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let listing = run_python_script(SCRIPT, &["gen", &d, "table"]);
+    let mut n = 0;
+    for line in listing.lines().filter(|l| l.contains("table_zlib.h5")) {
+        let (store, key) = line.split_once(' ').unwrap();
+        let out = dir.path().join(format!(
+            "table_zlib.h5~{}.parquet",
+            key.trim_start_matches('/').replace('/', "~")
+        ));
+        ok(&["convert", &format!("{store}:{key}"), s(&out)]);
+        n += 1;
+    }
+    let verdict = run_python_script(SCRIPT, &["check", &d]);
+    let failures: Vec<&str> = verdict.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(
+        verdict.contains(&format!("CHECKED {n}")) && n >= 23,
+        "{verdict}"
+    );
+    let cat = ok(&["cat", &format!("{d}/table_zlib.h5:/cat")]);
+    assert!(cat.contains("cat") && cat.contains("k0é"), "{cat}");
+
+    // A key sciio cannot read (a PeriodIndex of pandas 0.20): one line naming key and attribute.
+    let corpus = sciio_testkit::shared_corpus("pandas-legacy-hdf");
+    let src = corpus.join("periodindex_0.20.1_x86_64_darwin_2.7.13.h5");
+    let out = sciio(&[
+        "convert",
+        &format!("{}:/p", s(&src)),
+        s(&dir.path().join("p.parquet")),
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("/p") && err.contains("index_class"), "{err}");
+    assert!(!dir.path().join("p.parquet").exists());
+
+    // A group holding a plain PyTables table pandas reads (generic_table) converts like pandas.
+    let native = corpus.join("pytables_native2.h5");
+    let out = dir.path().join("det.parquet");
+    ok(&["convert", &format!("{}:/detector", s(&native)), s(&out)]);
+    let same = run_python(
+        "import sys, pandas as pd\n\
+         pd.testing.assert_frame_equal(pd.read_parquet(sys.argv[1]), pd.read_hdf(sys.argv[2], '/detector'), check_dtype=True, check_index_type=True); print('same')",
+        &[s(&out), s(&native)],
+    );
+    assert_eq!(same.trim(), "same");
+}

@@ -1,0 +1,264 @@
+//! Raw PyTables data (one column of an n×k block, or a 1-d array) into Arrow arrays with the
+//! pandas dtype `pd.read_hdf` gives.
+
+use std::sync::Arc;
+
+use arrow_array::types::{
+    DurationMicrosecondType, DurationMillisecondType, DurationNanosecondType, DurationSecondType,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType,
+};
+use arrow_array::{
+    ArrayRef, BooleanArray, Float32Array, Float64Array, Int16Array, Int32Array, Int64Array,
+    Int8Array, PrimitiveArray, StringArray, UInt16Array, UInt32Array, UInt64Array, UInt8Array,
+};
+use sciio_core::{Error, Result};
+use sciio_pytables::sciio_hdf5::{ByteOrder, H5Type, RawData};
+
+/// How the integers of a column are to be read.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Meaning {
+    /// The stored numbers as they are.
+    Plain,
+    /// `datetime64[unit]`, UTC instants shown in `tz` when given (NaT = i64::MIN).
+    Datetime { unit: Unit, tz: Option<String> },
+    /// `timedelta64[unit]`.
+    Timedelta { unit: Unit },
+}
+
+/// A numpy time unit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Unit {
+    S,
+    Ms,
+    Us,
+    Ns,
+}
+
+impl Unit {
+    /// `"datetime64[us]"` → `us`; no bracket: nanoseconds (pandas' old default).
+    pub(crate) fn of_dtype(dtype: &str) -> Result<Unit> {
+        let unit = dtype
+            .split_once('[')
+            .map(|(_, u)| u.trim_end_matches(']'))
+            .unwrap_or("ns");
+        match unit {
+            "s" => Ok(Unit::S),
+            "ms" => Ok(Unit::Ms),
+            "us" => Ok(Unit::Us),
+            "ns" => Ok(Unit::Ns),
+            other => Err(Error::unsupported(format!(
+                "time unit {other:?} of {dtype:?}"
+            ))),
+        }
+    }
+}
+
+/// The rows × columns of a block; `transposed` blocks are stored rows-first (n, k).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Layout {
+    pub rows: usize,
+    pub cols: usize,
+    /// Element `(r, c)` is at `r * cols + c` (true) or `c * rows + r` (false).
+    pub row_major: bool,
+}
+
+impl Layout {
+    /// The layout of a block stored with PyTables' shape `shape`.
+    pub(crate) fn of(shape: &[usize], transposed: bool) -> Result<Layout> {
+        match shape {
+            [n] => Ok(Layout {
+                rows: *n,
+                cols: 1,
+                row_major: true,
+            }),
+            [a, b] if transposed => Ok(Layout {
+                rows: *a,
+                cols: *b,
+                row_major: true,
+            }),
+            [a, b] => Ok(Layout {
+                rows: *b,
+                cols: *a,
+                row_major: false,
+            }),
+            other => Err(Error::unsupported(format!(
+                "a block of {} dimensions",
+                other.len()
+            ))),
+        }
+    }
+
+    fn at(&self, r: usize, c: usize) -> usize {
+        if self.row_major {
+            r * self.cols + c
+        } else {
+            c * self.rows + r
+        }
+    }
+}
+
+fn word<const N: usize>(b: &[u8], order: ByteOrder) -> [u8; N] {
+    let mut w = [0u8; N];
+    w.copy_from_slice(&b[..N]);
+    if order == ByteOrder::Big {
+        w.reverse();
+    }
+    w
+}
+
+/// The elements of column `c` as byte slices of `size` bytes.
+fn elements<'a>(
+    raw: &'a RawData,
+    layout: Layout,
+    c: usize,
+    size: usize,
+) -> Result<impl Iterator<Item = &'a [u8]> + 'a> {
+    let need = layout
+        .rows
+        .checked_mul(layout.cols)
+        .and_then(|n| n.checked_mul(size));
+    if size == 0 || need.is_none_or(|n| n > raw.bytes.len()) || c >= layout.cols.max(1) {
+        return Err(Error::format(format!(
+            "a block of {}×{} elements of {size} bytes holds {} bytes",
+            layout.rows,
+            layout.cols,
+            raw.bytes.len()
+        )));
+    }
+    Ok((0..layout.rows).map(move |r| {
+        let i = layout.at(r, c) * size;
+        &raw.bytes[i..i + size]
+    }))
+}
+
+macro_rules! prim {
+    ($arr:ty, $t:ty, $n:expr, $raw:expr, $layout:expr, $c:expr, $order:expr) => {{
+        let v: Vec<$t> = elements($raw, $layout, $c, $n)?
+            .map(|b| <$t>::from_le_bytes(word::<$n>(b, $order)))
+            .collect();
+        Arc::new(<$arr>::from(v)) as ArrayRef
+    }};
+}
+
+/// Column `c` of a numeric block.
+pub(crate) fn numeric(
+    raw: &RawData,
+    layout: Layout,
+    c: usize,
+    meaning: &Meaning,
+) -> Result<ArrayRef> {
+    if *meaning != Meaning::Plain {
+        let H5Type::Int { size: 8, order, .. } = raw.ty else {
+            return Err(Error::unsupported(format!(
+                "datetime/timedelta values stored as {:?}, not 64-bit integers",
+                raw.ty
+            )));
+        };
+        let v: Vec<Option<i64>> = elements(raw, layout, c, 8)?
+            .map(|b| i64::from_le_bytes(word::<8>(b, order)))
+            .map(|x| (x != i64::MIN).then_some(x))
+            .collect();
+        return Ok(time_array(v, meaning));
+    }
+    Ok(match raw.ty {
+        H5Type::Int {
+            size,
+            signed,
+            order,
+        } => match (size, signed) {
+            (1, true) => prim!(Int8Array, i8, 1, raw, layout, c, order),
+            (2, true) => prim!(Int16Array, i16, 2, raw, layout, c, order),
+            (4, true) => prim!(Int32Array, i32, 4, raw, layout, c, order),
+            (8, true) => prim!(Int64Array, i64, 8, raw, layout, c, order),
+            (1, false) => prim!(UInt8Array, u8, 1, raw, layout, c, order),
+            (2, false) => prim!(UInt16Array, u16, 2, raw, layout, c, order),
+            (4, false) => prim!(UInt32Array, u32, 4, raw, layout, c, order),
+            (8, false) => prim!(UInt64Array, u64, 8, raw, layout, c, order),
+            _ => return Err(Error::unsupported(format!("{size}-byte integers"))),
+        },
+        H5Type::Float { size: 8, order, .. } => prim!(Float64Array, f64, 8, raw, layout, c, order),
+        H5Type::Float { size: 4, order, .. } => prim!(Float32Array, f32, 4, raw, layout, c, order),
+        H5Type::Bitfield { size: 1, .. } | H5Type::Enum { .. } if raw.ty.size() == 1 => {
+            let v: Vec<bool> = elements(raw, layout, c, 1)?.map(|b| b[0] != 0).collect();
+            Arc::new(BooleanArray::from(v))
+        }
+        H5Type::FixedString { size, .. } => {
+            let v: Vec<Option<String>> = elements(raw, layout, c, size)?
+                .map(|b| {
+                    let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+                    Some(String::from_utf8_lossy(&b[..end]).into_owned())
+                })
+                .collect();
+            strings(v)
+        }
+        H5Type::Compound { .. } => {
+            return Err(Error::unsupported(
+                "complex (or compound) values: Arrow and Parquet have no complex type",
+            ))
+        }
+        ref other => return Err(Error::unsupported(format!("values of HDF5 type {other:?}"))),
+    })
+}
+
+/// Time values (`None` = NaT) as Arrow timestamps or durations.
+pub(crate) fn time_array(v: Vec<Option<i64>>, meaning: &Meaning) -> ArrayRef {
+    fn ts<T: arrow_array::types::ArrowTimestampType>(
+        v: Vec<Option<i64>>,
+        tz: &Option<String>,
+    ) -> ArrayRef {
+        Arc::new(
+            v.into_iter()
+                .collect::<PrimitiveArray<T>>()
+                .with_timezone_opt(tz.clone()),
+        )
+    }
+    match meaning {
+        Meaning::Datetime { unit, tz } => match unit {
+            Unit::S => ts::<TimestampSecondType>(v, tz),
+            Unit::Ms => ts::<TimestampMillisecondType>(v, tz),
+            Unit::Us => ts::<TimestampMicrosecondType>(v, tz),
+            Unit::Ns => ts::<TimestampNanosecondType>(v, tz),
+        },
+        Meaning::Timedelta { unit } => match unit {
+            Unit::S => Arc::new(PrimitiveArray::<DurationSecondType>::from(v)),
+            Unit::Ms => Arc::new(PrimitiveArray::<DurationMillisecondType>::from(v)),
+            Unit::Us => Arc::new(PrimitiveArray::<DurationMicrosecondType>::from(v)),
+            Unit::Ns => Arc::new(PrimitiveArray::<DurationNanosecondType>::from(v)),
+        },
+        Meaning::Plain => Arc::new(Int64Array::from(v)),
+    }
+}
+
+/// Strings (`None` = missing) as an Arrow string array.
+pub(crate) fn strings(v: Vec<Option<String>>) -> ArrayRef {
+    Arc::new(StringArray::from(v))
+}
+
+/// An empty column of numpy dtype `dtype` (`int64`, `float32`, `bool`, `str`, `datetime64[ns]`...).
+pub(crate) fn empty(dtype: &str, meaning: &Meaning) -> Result<ArrayRef> {
+    use arrow_schema::DataType as D;
+    if *meaning != Meaning::Plain {
+        return Ok(time_array(Vec::new(), meaning));
+    }
+    let dt = match dtype {
+        "int8" => D::Int8,
+        "int16" => D::Int16,
+        "int32" => D::Int32,
+        "int64" => D::Int64,
+        "uint8" => D::UInt8,
+        "uint16" => D::UInt16,
+        "uint32" => D::UInt32,
+        "uint64" => D::UInt64,
+        "float32" => D::Float32,
+        "float64" => D::Float64,
+        "bool" => D::Boolean,
+        "str" | "object" | "string" => D::Utf8,
+        other => {
+            return Err(Error::unsupported(format!(
+                "an empty block of dtype {other:?} (attribute value_type)"
+            )))
+        }
+    };
+    Ok(arrow_array::new_empty_array(&dt))
+}

@@ -1,0 +1,408 @@
+//! pandas' `fixed` format (`FrameFixed`, `SeriesFixed` in pandas/io/pytables.py): the axes
+//! `axis0` (columns) and `axis1` (index), blocks `blockN_items` / `blockN_values`, and for a
+//! series `index` and `values`.
+
+use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, StringArray, UInt64Array};
+use sciio_core::{Error, Result};
+use sciio_pandas::Frame;
+use sciio_pytables::sciio_hdf5::H5Type;
+use sciio_pytables::{PtFile, Rows};
+
+use crate::attrs::Attrs;
+use crate::column::{self, Layout, Meaning, Unit};
+use crate::pyobj;
+
+/// One index level: name and values.
+pub(crate) type Level = (Option<String>, ArrayRef);
+
+/// Reads a `fixed` frame (`pandas_type` = `frame`).
+pub(crate) fn read_frame(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Frame> {
+    let ndim = attrs.int("ndim")?.unwrap_or(2);
+    if ndim != 2 {
+        return Err(Error::unsupported(format!(
+            "a fixed frame of ndim {ndim} (only 2 is a DataFrame)"
+        )));
+    }
+    let columns = read_index(file, key, "axis0", attrs)?;
+    let [(_, labels)] = columns.as_slice() else {
+        return Err(Error::unsupported(
+            "a MultiIndex of columns (axis0_variety = multi)",
+        ));
+    };
+    let labels = label_strings(labels.as_ref()).map_err(|e| e.with_node(format!("{key}/axis0")))?;
+    let index = read_index(file, key, "axis1", attrs)?;
+    let rows = index.first().map(|l| l.1.len()).unwrap_or(0);
+    let nblocks = attrs.required_int("nblocks")?;
+    let mut found: Vec<Option<(ArrayRef, Option<String>)>> = vec![None; labels.len()];
+    for i in 0..nblocks.max(0) {
+        let items = read_index(file, key, &format!("block{i}_items"), attrs)?;
+        let [(_, items)] = items.as_slice() else {
+            return Err(Error::unsupported(format!(
+                "block{i}_items is a MultiIndex"
+            )));
+        };
+        let items = label_strings(items.as_ref())
+            .map_err(|e| e.with_node(format!("{key}/block{i}_items")))?;
+        let path = format!("{key}/block{i}_values");
+        let (cols, numpy_type) =
+            read_values(file, &path, items.len()).map_err(|e| e.with_node(path.clone()))?;
+        for (item, values) in items.iter().zip(cols) {
+            if values.len() != rows {
+                return Err(Error::format(format!(
+                    "column {item:?} has {} values for an index of {rows}",
+                    values.len()
+                ))
+                .with_node(path));
+            }
+            let Some(slot) = labels.iter().position(|l| l == item) else {
+                return Err(Error::format(format!(
+                    "block item {item:?} is not among the columns (axis0)"
+                ))
+                .with_node(path));
+            };
+            found[slot] = Some((values, numpy_type.clone()));
+        }
+    }
+    let mut builder = Frame::builder();
+    for (label, values) in labels.iter().zip(found) {
+        let (values, numpy_type) = values.ok_or_else(|| {
+            Error::format(format!("column {label:?} is in no block")).with_node(key.to_string())
+        })?;
+        builder = match numpy_type {
+            Some(t) => builder.column_with_numpy_type(label.clone(), values, t),
+            None => builder.column(label.clone(), values),
+        };
+    }
+    for (name, values) in index {
+        builder = builder.index_level(name.as_deref(), values);
+    }
+    builder.build()
+}
+
+/// Reads a `fixed` series (`pandas_type` = `series`) as a one-column frame labelled by the
+/// series' name (`"0"` when unnamed, as `Series.to_frame()` labels it).
+pub(crate) fn read_series(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Frame> {
+    let name = attrs.str("name").unwrap_or(None);
+    let index = read_index(file, key, "index", attrs)?;
+    let path = format!("{key}/values");
+    let (mut cols, numpy_type) =
+        read_values(file, &path, 1).map_err(|e| e.with_node(path.clone()))?;
+    let values = cols
+        .pop()
+        .ok_or_else(|| Error::format("no values").with_node(path.clone()))?;
+    let label = name.unwrap_or_else(|| "0".into());
+    let mut builder = match numpy_type {
+        Some(t) => Frame::builder().column_with_numpy_type(label, values, t),
+        None => Frame::builder().column(label, values),
+    };
+    for (n, values) in index {
+        builder = builder.index_level(n.as_deref(), values);
+    }
+    builder.build()
+}
+
+/// The layouts of pandas before 0.10 (`pandas_type` `Series` / `TimeSeries`: `index` and
+/// `values`; `DataFrame` / `DataMatrix`: `index`, `columns` and a rows × columns `values`).
+/// Their `datetime` index kind (integers of an epoch unit the file does not record) is refused.
+pub(crate) fn read_legacy(file: &PtFile, key: &str, attrs: &Attrs, frame: bool) -> Result<Frame> {
+    let (_, index) = read_index_node(file, &format!("{key}/index"))?;
+    let path = format!("{key}/values");
+    let raw = file.read_array(&path, Rows::all())?;
+    let mut builder = Frame::builder();
+    if frame {
+        let (_, labels) = read_index_node(file, &format!("{key}/columns"))?;
+        let labels =
+            label_strings(labels.as_ref()).map_err(|e| e.with_node(format!("{key}/columns")))?;
+        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.clone()))?;
+        check_cols(layout, labels.len()).map_err(|e| e.with_node(path.clone()))?;
+        for (c, label) in labels.into_iter().enumerate() {
+            let values = column::numeric(&raw, layout, c, &Meaning::Plain)
+                .map_err(|e| e.with_node(path.clone()))?;
+            builder = builder.column(label, values);
+        }
+    } else {
+        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.clone()))?;
+        let values = column::numeric(&raw, layout, 0, &Meaning::Plain)
+            .map_err(|e| e.with_node(path.clone()))?;
+        builder = builder.column("0", values);
+    }
+    let _ = attrs;
+    builder.index_level(None, index).build()
+}
+
+/// The values of a block (`ncols` columns), as pandas' `read_array` reads them, with the
+/// pandas `numpy_type` of pandas' masked `string` dtype (`value_type` = `string`: missing is
+/// `pd.NA`) when the block holds it.
+fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<(Vec<ArrayRef>, Option<String>)> {
+    let attrs = Attrs::read(file, path)?;
+    let transposed = attrs.flag("transposed")?;
+    let value_type = attrs.str("value_type")?;
+    if is_vlarray(file, path)? {
+        let objects = read_objects(file, path)?;
+        let layout = Layout::of(&objects.shape, transposed)?;
+        check_cols(layout, ncols)?;
+        let numpy_type = match value_type.as_deref() {
+            None | Some("str") => None,
+            Some("string") => Some("string".to_string()),
+            Some(other) => {
+                return Err(Error::unsupported(format!(
+                    "object values of dtype {other:?} (attribute value_type)"
+                )))
+            }
+        };
+        let cols = (0..layout.cols)
+            .map(|c| {
+                let v = (0..layout.rows)
+                    .map(|r| {
+                        let i = if layout.row_major {
+                            r * layout.cols + c
+                        } else {
+                            c * layout.rows + r
+                        };
+                        objects
+                            .items
+                            .get(i)
+                            .map(pyobj::string_item)
+                            .unwrap_or(Ok(None))
+                    })
+                    .collect::<Result<Vec<_>>>()?;
+                Ok(column::strings(v))
+            })
+            .collect::<Result<_>>()?;
+        return Ok((cols, numpy_type));
+    }
+    let meaning = meaning_of(value_type.as_deref(), attrs.str("tz")?)?;
+    if attrs.has("shape") {
+        // An empty block: PyTables holds a one-element placeholder, `shape` and `value_type`
+        // the real ones (write_array_empty).
+        let dtype = value_type.as_deref().unwrap_or("float64");
+        let cols = (0..ncols)
+            .map(|_| column::empty(dtype, &meaning))
+            .collect::<Result<_>>()?;
+        return Ok((cols, None));
+    }
+    let raw = file.read_array(path, Rows::all())?;
+    let layout = Layout::of(&raw.shape, transposed)?;
+    check_cols(layout, ncols)?;
+    let cols = (0..layout.cols)
+        .map(|c| column::numeric(&raw, layout, c, &meaning))
+        .collect::<Result<_>>()?;
+    Ok((cols, None))
+}
+
+fn check_cols(layout: Layout, ncols: usize) -> Result<()> {
+    if layout.cols != ncols {
+        return Err(Error::format(format!(
+            "{} columns of values for {ncols} items",
+            layout.cols
+        )));
+    }
+    Ok(())
+}
+
+/// A `value_type` attribute (`datetime64[us]`, `timedelta64`...) with the `tz` attribute.
+fn meaning_of(value_type: Option<&str>, tz: Option<String>) -> Result<Meaning> {
+    Ok(match value_type {
+        Some(t) if t.starts_with("datetime64") => Meaning::Datetime {
+            unit: Unit::of_dtype(t)?,
+            tz,
+        },
+        Some(t) if t.starts_with("timedelta64") => Meaning::Timedelta {
+            unit: Unit::of_dtype(t)?,
+        },
+        _ => Meaning::Plain,
+    })
+}
+
+fn is_vlarray(file: &PtFile, path: &str) -> Result<bool> {
+    Ok(matches!(
+        file.node(path)?.class,
+        sciio_pytables::NodeClass::VLArray
+    ))
+}
+
+/// The pickled numpy object array in the first row of an `ObjectAtom` VLArray.
+fn read_objects(file: &PtFile, path: &str) -> Result<pyobj::ObjectArray> {
+    let data = file.hdf5().dataset(path)?.read_vlen(None)?;
+    let Some(first) = data.items.first() else {
+        return Ok(pyobj::ObjectArray {
+            shape: vec![0],
+            items: Vec::new(),
+        });
+    };
+    if !matches!(data.ty, H5Type::VarLen { .. }) {
+        return Err(Error::unsupported(
+            "a VLArray that holds no pickled objects",
+        ));
+    }
+    pyobj::object_array(sciio_pickle::parse(first)?)
+}
+
+/// An index (`{key}_variety` regular or multi) as its levels.
+pub(crate) fn read_index(
+    file: &PtFile,
+    group: &str,
+    key: &str,
+    group_attrs: &Attrs,
+) -> Result<Vec<Level>> {
+    let variety = group_attrs.str(&format!("{key}_variety"))?;
+    match variety.as_deref() {
+        None | Some("regular") => Ok(vec![read_index_node(file, &format!("{group}/{key}"))?]),
+        Some("multi") => {
+            let n = group_attrs.required_int(&format!("{key}_nlevels"))?;
+            (0..n.max(0))
+                .map(|i| {
+                    let (name, levels) = read_index_node(file, &format!("{group}/{key}_level{i}"))?;
+                    let path = format!("{group}/{key}_label{i}");
+                    let codes = file.read_array(&path, Rows::all())?;
+                    let layout = Layout::of(&codes.shape, true)?;
+                    let codes = column::numeric(&codes, layout, 0, &Meaning::Plain)
+                        .map_err(|e| e.with_node(path.clone()))?;
+                    let taken = take_codes(levels.as_ref(), codes.as_ref())
+                        .map_err(|e| e.with_node(path))?;
+                    Ok((name, taken))
+                })
+                .collect()
+        }
+        Some(other) => Err(Error::unsupported(format!(
+            "attribute {key}_variety = {other:?} (only regular and multi)"
+        ))
+        .with_node(group.to_string())),
+    }
+}
+
+/// `levels[codes]`, code -1 → missing.
+fn take_codes(levels: &dyn Array, codes: &dyn Array) -> Result<ArrayRef> {
+    let codes: Vec<i64> = (0..codes.len())
+        .map(|i| int_at(codes, i))
+        .collect::<Result<_>>()?;
+    let n = levels.len() as i64;
+    let idx: Vec<Option<u64>> = codes
+        .iter()
+        .map(|&c| match c {
+            -1 => Ok(None),
+            c if (0..n).contains(&c) => Ok(Some(c as u64)),
+            c => Err(Error::format(format!(
+                "MultiIndex code {c} outside the {n} level values"
+            ))),
+        })
+        .collect::<Result<_>>()?;
+    arrow_select::take::take(levels, &UInt64Array::from(idx), None)
+        .map_err(|e| Error::format(format!("MultiIndex codes: {e}")))
+}
+
+fn int_at(a: &dyn Array, i: usize) -> Result<i64> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::*;
+    let v = match a.data_type() {
+        arrow_schema::DataType::Int8 => i64::from(a.as_primitive::<Int8Type>().value(i)),
+        arrow_schema::DataType::Int16 => i64::from(a.as_primitive::<Int16Type>().value(i)),
+        arrow_schema::DataType::Int32 => i64::from(a.as_primitive::<Int32Type>().value(i)),
+        arrow_schema::DataType::Int64 => a.as_primitive::<Int64Type>().value(i),
+        other => {
+            return Err(Error::unsupported(format!(
+                "MultiIndex codes of type {other}"
+            )))
+        }
+    };
+    Ok(v)
+}
+
+/// One regular index node: `kind`, `name`, `tz`, `index_class` attributes.
+fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
+    let attrs = Attrs::read(file, path)?;
+    let kind = attrs.str("kind")?.unwrap_or_else(|| "object".into());
+    let name = index_name(&attrs)?;
+    if let Some(class) = attrs.str("index_class")? {
+        if class != "datetime" {
+            return Err(Error::unsupported(format!(
+                "a {class} index (attribute index_class): Arrow and Parquet have no such type"
+            ))
+            .with_node(path.to_string()));
+        }
+    }
+    let values = if is_vlarray(file, path)? {
+        let objects = read_objects(file, path).map_err(|e| e.with_node(path.to_string()))?;
+        let v = objects
+            .items
+            .iter()
+            .map(pyobj::string_item)
+            .collect::<Result<Vec<_>>>()
+            .map_err(|e| e.with_node(path.to_string()))?;
+        column::strings(v)
+    } else {
+        let raw = file.read_array(path, Rows::all())?;
+        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
+        let meaning = match kind.as_str() {
+            "integer" | "float" | "bool" | "string" => Meaning::Plain,
+            "datetime" => {
+                return Err(Error::unsupported(
+                    "index kind \"datetime\" of pandas before 0.10 (attribute kind): the \
+                     epoch unit of its integers is not recorded",
+                )
+                .with_node(path.to_string()))
+            }
+            k if k.starts_with("datetime64") => Meaning::Datetime {
+                unit: Unit::of_dtype(k)?,
+                tz: attrs.str("tz")?,
+            },
+            k if k.starts_with("timedelta64") => Meaning::Timedelta {
+                unit: Unit::of_dtype(k)?,
+            },
+            other => {
+                return Err(
+                    Error::unsupported(format!("index kind {other:?} (attribute kind)"))
+                        .with_node(path.to_string()),
+                )
+            }
+        };
+        if attrs.has("shape") {
+            let dtype = match kind.as_str() {
+                "integer" => "int64",
+                "float" => "float64",
+                "bool" => "bool",
+                "string" => "str",
+                other => other,
+            };
+            column::empty(dtype, &meaning)?
+        } else {
+            column::numeric(&raw, layout, 0, &meaning).map_err(|e| e.with_node(path.to_string()))?
+        }
+    };
+    Ok((name, values))
+}
+
+fn index_name(attrs: &Attrs) -> Result<Option<String>> {
+    match attrs.value("name")? {
+        None | Some(sciio_pickle::Value::None) => Ok(None),
+        Some(sciio_pickle::Value::Str(s)) => Ok(Some(s)),
+        Some(sciio_pickle::Value::Bytes(b)) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
+        Some(sciio_pickle::Value::Int(i)) => Ok(Some(i.to_string())),
+        Some(other) => Err(attrs.bad("name", &other, "a str")),
+    }
+}
+
+/// Column labels as text (integer and float labels printed as pandas prints them).
+fn label_strings(a: &dyn Array) -> Result<Vec<String>> {
+    if let Some(s) = a.as_any().downcast_ref::<StringArray>() {
+        return Ok((0..s.len())
+            .map(|i| {
+                if s.is_null(i) {
+                    "None".to_string()
+                } else {
+                    s.value(i).to_string()
+                }
+            })
+            .collect());
+    }
+    if let Some(s) = a.as_any().downcast_ref::<Int64Array>() {
+        return Ok(s.values().iter().map(|v| v.to_string()).collect());
+    }
+    if let Some(s) = a.as_any().downcast_ref::<Float64Array>() {
+        return Ok(s.values().iter().map(|v| format!("{v:?}")).collect());
+    }
+    Err(Error::unsupported(format!(
+        "column labels of type {}",
+        a.data_type()
+    )))
+}

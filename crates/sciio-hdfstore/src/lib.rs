@@ -1,0 +1,222 @@
+//! pandas `HDFStore` files (`df.to_hdf`, `pd.HDFStore`) read into [`sciio_pandas::Frame`]s, as
+//! `pd.read_hdf(path, key)` returns them.
+//!
+//! A store is a PyTables file whose groups carrying a `pandas_type` attribute are its keys
+//! (`/df`, nested `/a/b/df`). pandas lays a key out in one of two formats (the reference is
+//! pandas' own `pandas/io/pytables.py`):
+//!
+//! * `fixed` (`pandas_type` `frame` / `series`): the axes and blocks of the frame's block
+//!   manager as arrays; string (object) blocks as a pickled numpy object array in a VLArray.
+//! * `table` (`frame_table`, `appendable_*`): one PyTables Table.
+//!
+//! Pickled attributes and object arrays are read with [`sciio_pickle`], which builds a tree of
+//! values and never runs anything; only the shapes pandas writes are interpreted, by name.
+//! Anything else is a one-line error naming the key and the attribute.
+//!
+//! ```no_run
+//! let store = sciio_hdfstore::HdfStore::open("store.h5")?;
+//! for key in store.keys()? {
+//!     println!("{} ({})", key.key, key.pandas_type);
+//! }
+//! let frame = store.read("/df")?;
+//! println!("{}", frame.to_text(10)?);
+//! # Ok::<(), sciio_core::Error>(())
+//! ```
+
+mod attrs;
+mod column;
+mod fixed;
+mod pyobj;
+mod table;
+
+use std::path::{Path, PathBuf};
+
+use sciio_core::{Error, Result};
+use sciio_pandas::Frame;
+use sciio_pytables::{NodeClass, NodeInfo, PtFile};
+
+use crate::attrs::Attrs;
+
+/// One key of a store.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreKey {
+    /// The key's path (`/df`, `/a/b/df`).
+    pub key: String,
+    /// Its `pandas_type` attribute (`frame`, `series`, `frame_table`, ...).
+    pub pandas_type: String,
+    /// Its `table_type` attribute (`table` format only).
+    pub table_type: Option<String>,
+}
+
+impl StoreKey {
+    /// Whether pandas wrote this key (it has a `pandas_type`), rather than it being a plain
+    /// PyTables Table pandas reads as a `generic_table`.
+    pub fn is_pandas(&self) -> bool {
+        self.pandas_type != "generic_table"
+    }
+
+    /// `"fixed"` or `"table"`, as pandas' `HDFStore.info()` names the format.
+    pub fn format(&self) -> &'static str {
+        if self.pandas_type.ends_with("_table") || self.table_type.is_some() {
+            "table"
+        } else {
+            "fixed"
+        }
+    }
+}
+
+/// A pandas HDFStore opened for reading.
+#[derive(Debug)]
+pub struct HdfStore {
+    file: PtFile,
+    path: PathBuf,
+}
+
+impl HdfStore {
+    /// Opens the store at `path`.
+    pub fn open(path: impl AsRef<Path>) -> Result<HdfStore> {
+        let path = path.as_ref();
+        Ok(HdfStore {
+            file: PtFile::open(path)?,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// A store over an already opened PyTables file.
+    pub fn from_file(file: PtFile, path: impl AsRef<Path>) -> HdfStore {
+        HdfStore {
+            file,
+            path: path.as_ref().to_path_buf(),
+        }
+    }
+
+    /// The keys: every group with a `pandas_type` attribute (its children are not searched,
+    /// as pandas' `HDFStore.keys()`), in name order.
+    pub fn keys(&self) -> Result<Vec<StoreKey>> {
+        let tree = self.file.tree(false).map_err(|e| e.with_file(&self.path))?;
+        let mut out = Vec::new();
+        self.collect(&tree, &mut out)
+            .map_err(|e| e.with_file(&self.path))?;
+        Ok(out)
+    }
+
+    fn collect(&self, node: &NodeInfo, out: &mut Vec<StoreKey>) -> Result<()> {
+        // A PyTables Table pandas did not write is a key too (pandas' generic_table): a
+        // Table not named `table`, or a group holding a Table named `table`.
+        let generic = |path: &str| StoreKey {
+            key: path.to_string(),
+            pandas_type: "generic_table".into(),
+            table_type: Some("generic_table".into()),
+        };
+        if node.class == NodeClass::Table && !node.path.ends_with("/table") {
+            out.push(generic(&node.path));
+            return Ok(());
+        }
+        if node.class != NodeClass::Group {
+            return Ok(());
+        }
+        if let Some(key) = self.key_at(&node.path)? {
+            out.push(key);
+            return Ok(());
+        }
+        let holds_table = node
+            .children
+            .iter()
+            .any(|c| c.class == NodeClass::Table && c.path.ends_with("/table"));
+        if holds_table {
+            out.push(generic(&node.path));
+        }
+        for child in &node.children {
+            self.collect(child, out)?;
+        }
+        Ok(())
+    }
+
+    /// The key at `path`, or `None` when `path` is not a key.
+    pub fn key(&self, path: &str) -> Result<Option<StoreKey>> {
+        self.key_at(&normalise(path))
+            .map_err(|e| e.with_file(&self.path))
+    }
+
+    fn key_at(&self, path: &str) -> Result<Option<StoreKey>> {
+        let node = self.file.node(path)?;
+        let generic = || StoreKey {
+            key: path.to_string(),
+            pandas_type: "generic_table".into(),
+            table_type: Some("generic_table".into()),
+        };
+        if node.class == NodeClass::Table {
+            return Ok((!path.ends_with("/table")).then(generic));
+        }
+        let attrs = Attrs::read(&self.file, path)?;
+        let Some(pandas_type) = attrs.str("pandas_type")? else {
+            let table = format!("{path}/table");
+            let holds_table =
+                matches!(self.file.node(&table), Ok(n) if n.class == NodeClass::Table);
+            return Ok(holds_table.then(generic));
+        };
+        Ok(Some(StoreKey {
+            key: path.to_string(),
+            pandas_type,
+            table_type: attrs.str("table_type").unwrap_or(None),
+        }))
+    }
+
+    /// Whether `path` is a key of this store (a group with a `pandas_type` attribute).
+    pub fn is_key(&self, path: &str) -> bool {
+        matches!(self.key_at(&normalise(path)), Ok(Some(_)))
+    }
+
+    /// Reads `key` as `pd.read_hdf(path, key)` returns it; a series becomes a one-column frame
+    /// labelled by its name (`"0"` when unnamed).
+    pub fn read(&self, key: &str) -> Result<Frame> {
+        let key = normalise(key);
+        self.read_key(&key)
+            .map_err(|e| locate(e, &key).with_file(&self.path))
+    }
+
+    fn read_key(&self, key: &str) -> Result<Frame> {
+        let info = self.key_at(key)?.ok_or_else(|| {
+            Error::not_found("not a pandas key (a group with a pandas_type attribute)")
+        })?;
+        if info.pandas_type == "generic_table" {
+            let node = self.file.node(key)?;
+            let table = if node.class == NodeClass::Table {
+                key.to_string()
+            } else {
+                format!("{key}/table")
+            };
+            return table::read_generic(&self.file, &table);
+        }
+        let attrs = Attrs::read(&self.file, key)?;
+        match info.pandas_type.as_str() {
+            "frame" => fixed::read_frame(&self.file, key, &attrs),
+            "series" => fixed::read_series(&self.file, key, &attrs),
+            "frame_table" => table::read(&self.file, key, &attrs, false),
+            "Series" | "TimeSeries" => fixed::read_legacy(&self.file, key, &attrs, false),
+            "DataFrame" | "DataMatrix" => fixed::read_legacy(&self.file, key, &attrs, true),
+            "series_table" => table::read(&self.file, key, &attrs, true),
+            other => Err(Error::unsupported(format!(
+                "pandas_type {other:?} is not read yet (attribute pandas_type)"
+            ))),
+        }
+    }
+
+    /// The underlying PyTables file.
+    pub fn pytables(&self) -> &PtFile {
+        &self.file
+    }
+}
+
+fn normalise(key: &str) -> String {
+    format!("/{}", key.trim_matches('/'))
+}
+
+/// Names the key when the error names no node yet.
+fn locate(e: Error, key: &str) -> Error {
+    if e.location().node.is_some() {
+        e
+    } else {
+        e.with_node(key.to_string())
+    }
+}

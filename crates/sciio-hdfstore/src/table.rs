@@ -1,0 +1,418 @@
+//! pandas' `table` format (`frame_table` / `series_table`, table types `appendable_frame`,
+//! `appendable_multiframe`, `appendable_series`, `appendable_multiseries`): one PyTables Table
+//! `{key}/table` holding the `index` column, `values_block_N` columns (k values per row) and
+//! data columns, described by the group's pickled attributes (`non_index_axes`, `info`,
+//! `levels`, `nan_rep`) and the table's `{column}_kind` / `_dtype` / `_meta` attributes;
+//! categories of a categorical column live beside the table, at `{key}/meta/{column}/meta`.
+
+use std::sync::Arc;
+
+use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
+use arrow_array::{Array, ArrayRef, DictionaryArray, Int32Array, StringArray};
+use sciio_core::{Error, Result};
+use sciio_pandas::Frame;
+use sciio_pickle::Value;
+use sciio_pytables::sciio_hdf5::{H5Type, RawData};
+use sciio_pytables::{extract_column, PtFile, Rows};
+
+use crate::attrs::Attrs;
+use crate::column::{self, Layout, Meaning, Unit};
+use crate::fixed::Level;
+
+/// A column of the frame being read: label, values, categorical `ordered` flag.
+struct Col {
+    label: String,
+    values: ArrayRef,
+    ordered: Option<bool>,
+}
+
+/// Reads a `table` key as `pd.read_hdf` does.
+pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Result<Frame> {
+    let table_type = attrs.str("table_type")?.unwrap_or_default();
+    let known = [
+        "appendable_frame",
+        "appendable_multiframe",
+        "appendable_series",
+        "appendable_multiseries",
+    ];
+    if !known.contains(&table_type.as_str()) {
+        return Err(Error::unsupported(format!(
+            "table_type {table_type:?} is not read (attribute table_type)"
+        )));
+    }
+    let (index, cols) = read_columns(file, key, attrs)?;
+    let levels = match attrs.value("levels")?.map(unpickle_text) {
+        Some(Value::List(names)) => names
+            .iter()
+            .map(|n| label(n, attrs, "levels"))
+            .collect::<Result<Vec<_>>>()?,
+        _ => Vec::new(),
+    };
+    let (index, mut cols): (Vec<Level>, Vec<Col>) = if levels.is_empty() {
+        (vec![index], cols)
+    } else {
+        // set_index(levels): the level columns become the index, `level_N` names become None.
+        let mut idx = Vec::new();
+        let mut rest = cols;
+        for name in &levels {
+            let pos = rest.iter().position(|c| &c.label == name).ok_or_else(|| {
+                Error::format(format!("MultiIndex level {name:?} is not a column"))
+            })?;
+            let col = rest.remove(pos);
+            let unnamed = name
+                .strip_prefix("level_")
+                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+            idx.push(((!unnamed).then(|| name.clone()), col.values));
+        }
+        (idx, rest)
+    };
+    if series {
+        if let [only] = cols.as_mut_slice() {
+            if only.label == "values" {
+                only.label = "0".into();
+            }
+        }
+    }
+    let mut builder = Frame::builder();
+    for c in cols {
+        builder = match c.ordered {
+            Some(ordered) => builder.categorical(c.label, c.values, ordered),
+            None => builder.column(c.label, c.values),
+        };
+    }
+    for (name, values) in index {
+        builder = builder.index_level(name.as_deref(), values);
+    }
+    builder.build()
+}
+
+/// The index column and the other columns in `non_index_axes` order.
+fn read_columns(file: &PtFile, key: &str, attrs: &Attrs) -> Result<(Level, Vec<Col>)> {
+    let path = format!("{key}/table");
+    let tattrs = Attrs::read(file, &path)?;
+    let info = attrs.value("info")?.unwrap_or(Value::None);
+    let order = non_index_labels(attrs)?;
+    let values_cols = str_list(attrs, "values_cols")?;
+    let nan_rep = attrs.str("nan_rep")?.unwrap_or_else(|| "nan".into());
+    let table = file.read_table(&path, Rows::all())?;
+
+    // The index column.
+    let index_kind = tattrs
+        .str("index_kind")?
+        .unwrap_or_else(|| "integer".into());
+    let index_info = dict_get(&info, "index");
+    let index_raw = extract_column(&table, "index").map_err(|e| e.with_node(path.clone()))?;
+    let meaning = kind_meaning(
+        &index_kind,
+        index_info.and_then(|d| dict_get(d, "tz")).and_then(tz_name),
+    )
+    .map_err(|e| e.with_node(format!("{path}:index_kind")))?;
+    let index_values = one_column(&index_raw, 0, &meaning, None)
+        .map_err(|e| e.with_node(format!("{path}/index")))?;
+    let index_name = dict_str(index_info, "index_name");
+
+    let mut found: Vec<Col> = Vec::new();
+    for col in &values_cols {
+        let raw = extract_column(&table, col).map_err(|e| e.with_node(path.clone()))?;
+        let labels = str_list(&tattrs, &format!("{col}_kind"))?;
+        let dtype = tattrs.str(&format!("{col}_dtype"))?.unwrap_or_default();
+        let meta = tattrs.str(&format!("{col}_meta"))?;
+        let col_info = dict_get(&info, col);
+        let meaning = dtype_meaning(
+            &dtype,
+            col_info.and_then(|d| dict_get(d, "tz")).and_then(tz_name),
+        )
+        .map_err(|e| e.with_node(format!("{path}:{col}_dtype")))?;
+        let is_string = matches!(raw.ty, H5Type::FixedString { .. })
+            || matches!(&raw.ty, H5Type::Array { base, .. } if matches!(**base, H5Type::FixedString { .. }));
+        let nan = is_string.then_some(nan_rep.as_str());
+        let (base, k) = match &raw.ty {
+            H5Type::Array { base, dims } => {
+                let k = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+                let k = k.ok_or_else(|| {
+                    Error::format(format!("column {col} of too many values per row"))
+                        .with_node(path.clone())
+                })?;
+                ((**base).clone(), k)
+            }
+            other => (other.clone(), 1),
+        };
+        if k != labels.len() {
+            return Err(Error::format(format!(
+                "{k} values per row for the {} labels of {col}_kind",
+                labels.len()
+            ))
+            .with_node(path.clone()));
+        }
+        let raw = RawData {
+            ty: base,
+            shape: vec![raw.shape.first().copied().unwrap_or(0), k],
+            bytes: raw.bytes,
+        };
+        for (j, label) in labels.into_iter().enumerate() {
+            let mut values = one_column(&raw, j, &meaning, nan)
+                .map_err(|e| e.with_node(format!("{path}/{col}")))?;
+            let mut ordered = None;
+            if meta.as_deref() == Some("category") {
+                let cats = categories(file, key, col)?;
+                values = dictionary(values.as_ref(), cats)
+                    .map_err(|e| e.with_node(format!("{path}/{col}")))?;
+                ordered = Some(
+                    col_info
+                        .and_then(|d| dict_get(d, "ordered"))
+                        .is_some_and(truthy),
+                );
+            }
+            found.push(Col {
+                label,
+                values,
+                ordered,
+            });
+        }
+    }
+    let mut cols = Vec::new();
+    for label in order {
+        let pos = found.iter().position(|c| c.label == label).ok_or_else(|| {
+            Error::format(format!(
+                "column {label:?} of non_index_axes is in no values column"
+            ))
+            .with_node(path.clone())
+        })?;
+        cols.push(found.remove(pos));
+    }
+    Ok(((index_name, index_values), cols))
+}
+
+/// Column `j` of a (rows, k) raw block; strings equal to `nan_rep` become missing.
+fn one_column(
+    raw: &RawData,
+    j: usize,
+    meaning: &Meaning,
+    nan_rep: Option<&str>,
+) -> Result<ArrayRef> {
+    let layout = Layout::of(&raw.shape, true)?;
+    let values = column::numeric(raw, layout, j, meaning)?;
+    let Some(nan) = nan_rep else {
+        return Ok(values);
+    };
+    let Some(s) = values.as_any().downcast_ref::<StringArray>() else {
+        return Ok(values);
+    };
+    let v: Vec<Option<String>> = s
+        .iter()
+        .map(|x| x.filter(|x| *x != nan).map(str::to_string))
+        .collect();
+    Ok(column::strings(v))
+}
+
+/// The categories of a categorical column, stored as a series table beside the key.
+fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef> {
+    let meta_key = format!("{key}/meta/{col}/meta");
+    let attrs = Attrs::read(file, &meta_key)?;
+    let (_, cols) = read_columns(file, &meta_key, &attrs)?;
+    cols.into_iter()
+        .next()
+        .map(|c| c.values)
+        .ok_or_else(|| Error::format("no categories").with_node(meta_key))
+}
+
+/// Codes (-1 = missing) and categories as an Arrow dictionary array.
+fn dictionary(codes: &dyn Array, categories: ArrayRef) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    let codes: Vec<i64> = match codes.data_type() {
+        arrow_schema::DataType::Int8 => codes
+            .as_primitive::<Int8Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int16 => codes
+            .as_primitive::<Int16Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int32 => codes
+            .as_primitive::<Int32Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int64 => codes.as_primitive::<Int64Type>().values().to_vec(),
+        other => {
+            return Err(Error::unsupported(format!(
+                "categorical codes of type {other}"
+            )))
+        }
+    };
+    let n = categories.len() as i64;
+    let keys: Vec<Option<i32>> = codes
+        .iter()
+        .map(|&c| match c {
+            -1 => Ok(None),
+            c if (0..n).contains(&c) => i32::try_from(c)
+                .map(Some)
+                .map_err(|_| Error::unsupported("more than 2^31 categories")),
+            c => Err(Error::format(format!(
+                "category code {c} outside the {n} categories"
+            ))),
+        })
+        .collect::<Result<_>>()?;
+    let dict = DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), categories)
+        .map_err(|e| Error::format(format!("categorical: {e}")))?;
+    Ok(Arc::new(dict))
+}
+
+/// `index_kind` of the index column.
+fn kind_meaning(kind: &str, tz: Option<String>) -> Result<Meaning> {
+    Ok(match kind {
+        k if k.starts_with("datetime64") => Meaning::Datetime {
+            unit: Unit::of_dtype(k)?,
+            tz,
+        },
+        k if k.starts_with("timedelta64") => Meaning::Timedelta {
+            unit: Unit::of_dtype(k)?,
+        },
+        "integer" | "float" | "string" | "bool" => Meaning::Plain,
+        other => return Err(Error::unsupported(format!("index kind {other:?}"))),
+    })
+}
+
+/// `{column}_dtype` of a values column.
+fn dtype_meaning(dtype: &str, tz: Option<String>) -> Result<Meaning> {
+    Ok(match dtype {
+        d if d.starts_with("datetime64") => Meaning::Datetime {
+            unit: Unit::of_dtype(d)?,
+            tz,
+        },
+        d if d.starts_with("timedelta64") => Meaning::Timedelta {
+            unit: Unit::of_dtype(d)?,
+        },
+        _ => Meaning::Plain,
+    })
+}
+
+/// `non_index_axes`: `[(1, [labels])]`.
+fn non_index_labels(attrs: &Attrs) -> Result<Vec<String>> {
+    let v = attrs.value("non_index_axes")?.unwrap_or(Value::None);
+    if let Value::List(axes) = &v {
+        if let [Value::Tuple(pair)] = axes.as_slice() {
+            if let [Value::Int(1), Value::List(labels)] = pair.as_slice() {
+                return labels
+                    .iter()
+                    .map(|l| label(l, attrs, "non_index_axes"))
+                    .collect();
+            }
+        }
+    }
+    Err(attrs.bad("non_index_axes", &v, "[(1, [column labels])]"))
+}
+
+fn label(v: &Value, attrs: &Attrs, name: &str) -> Result<String> {
+    match v {
+        Value::Str(s) => Ok(s.clone()),
+        Value::Bytes(b) => Ok(String::from_utf8_lossy(b).into_owned()),
+        Value::Int(i) => Ok(i.to_string()),
+        other => Err(attrs.bad(name, other, "a str label")),
+    }
+}
+
+/// A pickled list of labels.
+fn str_list(attrs: &Attrs, name: &str) -> Result<Vec<String>> {
+    match attrs.value(name)?.map(unpickle_text) {
+        Some(Value::List(items)) | Some(Value::Tuple(items)) => {
+            items.iter().map(|l| label(l, attrs, name)).collect()
+        }
+        None => Ok(Vec::new()),
+        Some(other) => Err(attrs.bad(name, &other, "a list")),
+    }
+}
+
+/// Old PyTables files keep some pickles as plain strings (PyTables tries to unpickle every
+/// string attribute ending in `.`): such a string that reads as a pickle is that pickle.
+fn unpickle_text(v: Value) -> Value {
+    let bytes = match &v {
+        Value::Str(s) => s.as_bytes(),
+        Value::Bytes(b) => b.as_slice(),
+        _ => return v,
+    };
+    if !bytes.ends_with(b".") {
+        return v;
+    }
+    match sciio_pickle::parse(bytes) {
+        Ok(parsed @ (Value::List(_) | Value::Tuple(_))) => parsed,
+        _ => v,
+    }
+}
+
+fn dict_get<'a>(d: &'a Value, key: &str) -> Option<&'a Value> {
+    let Value::Dict(items) = d else {
+        return None;
+    };
+    items
+        .iter()
+        .find(|(k, _)| matches!(k, Value::Str(s) if s == key))
+        .map(|(_, v)| v)
+}
+
+fn dict_str(d: Option<&Value>, key: &str) -> Option<String> {
+    match d.and_then(|d| dict_get(d, key)) {
+        Some(Value::Str(s)) => Some(s.clone()),
+        _ => None,
+    }
+}
+
+/// A time zone as pandas keeps it in `info`: its name, or a pickled `zoneinfo.ZoneInfo` /
+/// pytz zone (`ZoneInfo._unpickle('Europe/Paris', 1)`, `pytz._p('Europe/Paris')`).
+fn tz_name(v: &Value) -> Option<String> {
+    match v {
+        Value::Str(s) => Some(s.clone()),
+        Value::Reduce { callable, args } => {
+            let names_zone = |c: &Value| {
+                let mut text = format!("{c:?}");
+                text.make_ascii_lowercase();
+                text.contains("zoneinfo") || text.contains("pytz")
+            };
+            if !names_zone(callable) {
+                return None;
+            }
+            match args.as_ref() {
+                Value::Tuple(items) => items.iter().find_map(|a| match a {
+                    Value::Str(s) => Some(s.clone()),
+                    _ => None,
+                }),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+fn truthy(v: &Value) -> bool {
+    matches!(v, Value::Bool(true)) || matches!(v, Value::Int(i) if *i != 0)
+}
+
+/// A PyTables Table pandas did not write (pandas' `GenericTable`): one column per field, a
+/// RangeIndex; strings equal to `"nan"` are missing, as pandas reads them.
+pub(crate) fn read_generic(file: &PtFile, path: &str) -> Result<Frame> {
+    let table = file.read_table(path, Rows::all())?;
+    let H5Type::Compound { fields, .. } = &table.ty else {
+        return Err(Error::mismatch("not a table").with_node(path.to_string()));
+    };
+    let rows = table.shape.first().copied().unwrap_or(0);
+    let mut builder = Frame::builder();
+    for f in fields {
+        let raw = extract_column(&table, &f.name).map_err(|e| e.with_node(path.to_string()))?;
+        let nan = matches!(raw.ty, H5Type::FixedString { .. }).then_some("nan");
+        let raw = RawData {
+            shape: vec![rows, 1],
+            ..raw
+        };
+        let values = one_column(&raw, 0, &Meaning::Plain, nan)
+            .map_err(|e| e.with_node(format!("{path}/{}", f.name)))?;
+        builder = builder.column(f.name.clone(), values);
+    }
+    builder
+        .range_index(sciio_pandas::RangeIndex::new(0, rows as i64, 1))
+        .build()
+}

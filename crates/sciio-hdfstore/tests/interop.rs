@@ -1,0 +1,69 @@
+//! Stores written by pandas 3 + PyTables in the test venv (python/hdfstore_cases.py): every key
+//! read by sciio and written as Parquet reads back in pandas equal to `pd.read_hdf`
+//! (`assert_frame_equal`, dtypes and index types checked).
+
+use std::path::Path;
+
+use sciio_hdfstore::HdfStore;
+use sciio_pandas::{write_frame, ParquetOptions};
+use sciio_testkit::{run_python_script, tempdir};
+
+const SCRIPT: &str = "python/hdfstore_cases.py";
+
+/// Generates the `format` stores, converts every key, and returns pandas' verdicts.
+fn roundtrip(format: &str) -> (usize, Vec<String>) {
+    let dir = tempdir();
+    let d = dir.path().to_string_lossy().into_owned();
+    let listing = run_python_script(SCRIPT, &["gen", &d, format]);
+    let mut errors = Vec::new();
+    let mut keys = 0;
+    for line in listing.lines() {
+        let Some((store, key)) = line.split_once(' ') else {
+            continue;
+        };
+        keys += 1;
+        let name = Path::new(store).file_name().unwrap().to_string_lossy();
+        let out = dir.path().join(format!(
+            "{name}~{}.parquet",
+            key.trim_start_matches('/').replace('/', "~")
+        ));
+        let result = HdfStore::open(store)
+            .and_then(|s| s.read(key))
+            .and_then(|frame| write_frame(&out, &frame, &ParquetOptions::default()));
+        if let Err(e) = result {
+            errors.push(format!("{name}:{key}: {e}"));
+        }
+    }
+    let verdict = run_python_script(SCRIPT, &["check", &d]);
+    errors.extend(
+        verdict
+            .lines()
+            .filter(|l| l.starts_with("FAIL"))
+            .map(String::from),
+    );
+    let checked = verdict
+        .lines()
+        .find_map(|l| l.strip_prefix("CHECKED "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or(0);
+    assert_eq!(
+        checked + errors.iter().filter(|e| !e.starts_with("FAIL")).count(),
+        keys
+    );
+    (checked, errors)
+}
+
+#[test]
+fn fixed_stores_read_as_pandas_reads_them() {
+    let (checked, errors) = roundtrip("fixed");
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    assert!(checked >= 3 * 19, "only {checked} keys checked");
+}
+
+#[test]
+fn table_stores_read_as_pandas_reads_them() {
+    let (checked, errors) = roundtrip("table");
+    assert!(errors.is_empty(), "{}", errors.join("\n"));
+    // 18 cases of both formats (pandas writes no table for an empty frame) + 5 table-only.
+    assert!(checked >= 3 * 23, "only {checked} keys checked");
+}

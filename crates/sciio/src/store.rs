@@ -1,0 +1,258 @@
+//! pandas HDFStore files (`df.to_hdf`) through `sciio-hdfstore`: each key (a group with a
+//! `pandas_type` attribute) is listed, printed and converted as the data frame
+//! `pd.read_hdf(file, key)` returns.
+//!
+//! `store.h5:/key → x.parquet` writes the key's frame (pandas metadata included), `→ x.npz`
+//! one member per index level and column. A whole store → `.npz` holds every key's columns as
+//! `key/column` members; → a folder (`--to parquet` with a destination that is a folder or ends
+//! in `/`) holds one Parquet file per key, named from the key with every character outside
+//! `[A-Za-z0-9_-]` (and a leading `.`) escaped as `%XX`, so a key such as `/..` or one with
+//! control characters never names a path outside that folder.
+
+use std::path::{Path, PathBuf};
+
+use sciio_core::{Error, Result};
+use sciio_hdfstore::HdfStore;
+use sciio_pandas::Frame;
+
+use crate::convert::{npz_compression, ConvertOptions, ConvertSummary};
+use crate::file::File;
+use crate::format::Format;
+use crate::parquet::{numpy_columns, options_for, write_frame, write_npz};
+use crate::plan::refuse_if_strict;
+
+/// `sciio ls`: every key with its format, shape and schema; a key that cannot be read is
+/// listed with its reason. `None` when the file holds no key.
+pub(crate) fn describe(store: &HdfStore, path: &Path) -> Result<Option<String>> {
+    let keys = store.keys().map_err(|e| e.with_file(path))?;
+    if !keys.iter().any(|k| k.is_pandas()) {
+        // A plain PyTables file: its Tables are listed as nodes, not as frames.
+        return Ok(None);
+    }
+    let mut out = format!("pandas HDFStore: {} key(s)\n", keys.len());
+    for key in keys {
+        let kind = if key.pandas_type.to_ascii_lowercase().contains("series") {
+            "series"
+        } else {
+            "frame"
+        };
+        match store.read(&key.key) {
+            Ok(frame) => {
+                out += &format!(
+                    "\n{} ({} {kind}, {} rows × {} columns)\n",
+                    key.key,
+                    key.format(),
+                    frame.num_rows(),
+                    frame.schema().columns().count()
+                );
+                for line in frame.schema().describe().lines() {
+                    out += &format!("  {line}\n");
+                }
+            }
+            Err(e) => {
+                out += &format!(
+                    "\n{} ({} {kind}): cannot read: {}\n",
+                    key.key,
+                    key.format(),
+                    e.message()
+                )
+            }
+        }
+    }
+    Ok(Some(out))
+}
+
+/// Conversions from a store: `None` when the source is not a store key nor a whole store.
+pub(crate) fn convert(
+    sources: &mut [(&mut File, Option<&str>)],
+    dst: &Path,
+    format: Format,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<ConvertSummary>> {
+    let [(src, src_node)] = sources else {
+        return Ok(None);
+    };
+    let Some(store) = src.hdf_store() else {
+        return Ok(None);
+    };
+    let file = src.path().to_path_buf();
+    let keys: Vec<String> = match src_node
+        .map(|n| n.trim_matches('/'))
+        .filter(|n| !n.is_empty())
+    {
+        Some(node) => match store.key(node)? {
+            // A pandas key, or a group holding a plain Table pandas reads (generic_table); a
+            // Table node itself keeps the PyTables conversion (with its attributes).
+            Some(key)
+                if key.is_pandas()
+                    || src
+                        .node(node)
+                        .is_ok_and(|n| matches!(n.kind, crate::node::NodeKind::Group { .. })) =>
+            {
+                vec![key.key]
+            }
+            _ => return Ok(None),
+        },
+        None => {
+            let keys = store.keys().map_err(|e| e.with_file(&file))?;
+            let pandas = keys.iter().any(|k| k.is_pandas());
+            if !pandas || !matches!(format, Format::Parquet | Format::Npz) {
+                return Ok(None);
+            }
+            keys.into_iter().map(|k| k.key).collect()
+        }
+    };
+    let whole = src_node.is_none();
+    let read = |key: &str| -> Result<Frame> { store.read(key) };
+    let summary = match format {
+        Format::Parquet if !whole || (keys.len() == 1 && !is_folder(dst)) => {
+            let frame = read(&keys[0])?;
+            let parquet = options_for(options.compress.as_ref())?;
+            let arrays = write_frame(&frame, dst, &parquet)
+                .map_err(|e| e.with_file(dst).with_node(keys[0].clone()))?;
+            done(Format::Parquet, arrays, &frame, progress)
+        }
+        Format::Parquet if is_folder(dst) => to_folder(&store, &keys, dst, options, progress)?,
+        Format::Parquet => {
+            return Err(Error::invalid_input(format!(
+                "the store holds {} keys and a Parquet file one frame: name a key \
+                 (store.h5:{}) or give a folder ending in '/'",
+                keys.len(),
+                keys[0]
+            ))
+            .with_file(dst))
+        }
+        Format::Npz => {
+            let compression = npz_compression(options.compress.as_ref())?;
+            let mut arrays = Vec::new();
+            let mut left_out = Vec::new();
+            for key in &keys {
+                let frame = read(key)?;
+                let (cols, left) = numpy_columns(&frame, true, &file, src.limits())?;
+                let prefix = if whole {
+                    format!("{}/", key.trim_start_matches('/'))
+                } else {
+                    String::new()
+                };
+                arrays.extend(cols.into_iter().map(|(n, a)| (format!("{prefix}{n}"), a)));
+                left_out.extend(left);
+            }
+            refuse_if_strict(&left_out, options.strict, dst)?;
+            write_npz(&arrays, dst, compression)?;
+            let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
+            progress(bytes, bytes);
+            ConvertSummary {
+                format: Format::Npz,
+                arrays: arrays.into_iter().map(|(n, _)| n).collect(),
+                data_bytes: bytes,
+                left_out,
+            }
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "a pandas HDFStore key converts to .parquet or .npz, not {other}"
+            ))
+            .with_file(&file))
+        }
+    };
+    Ok(Some(summary))
+}
+
+fn is_folder(dst: &Path) -> bool {
+    dst.is_dir() || dst.as_os_str().to_string_lossy().ends_with('/')
+}
+
+fn done(
+    format: Format,
+    arrays: Vec<String>,
+    frame: &Frame,
+    progress: &mut dyn FnMut(u64, u64),
+) -> ConvertSummary {
+    let bytes: u64 = frame
+        .batches()
+        .iter()
+        .map(|b| b.get_array_memory_size() as u64)
+        .sum();
+    progress(bytes, bytes);
+    ConvertSummary {
+        format,
+        arrays,
+        data_bytes: bytes,
+        left_out: Vec::new(),
+    }
+}
+
+/// Every key → `dst/<escaped key>.parquet`.
+fn to_folder(
+    store: &HdfStore,
+    keys: &[String],
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    std::fs::create_dir_all(dst)
+        .map_err(|e| Error::io("cannot create the output folder", e).with_file(dst))?;
+    let parquet = options_for(options.compress.as_ref())?;
+    let mut written = Vec::new();
+    let mut bytes = 0u64;
+    for key in keys {
+        let frame = store.read(key)?;
+        let out: PathBuf = dst.join(file_name_of_key(key));
+        write_frame(&frame, &out, &parquet).map_err(|e| e.with_node(key.clone()))?;
+        bytes += frame
+            .batches()
+            .iter()
+            .map(|b| b.get_array_memory_size() as u64)
+            .sum::<u64>();
+        progress(bytes, bytes);
+        written.push(
+            out.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        );
+    }
+    Ok(ConvertSummary {
+        format: Format::Parquet,
+        arrays: written,
+        data_bytes: bytes,
+        left_out: Vec::new(),
+    })
+}
+
+/// One file name (never a path, never `.`/`..`) for a store key: `/a/b/df` → `a%2Fb%2Fdf.parquet`.
+pub(crate) fn file_name_of_key(key: &str) -> String {
+    let mut name = String::new();
+    for (i, b) in key.trim_start_matches('/').bytes().enumerate() {
+        let plain = b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || (b == b'.' && i > 0);
+        if plain {
+            name.push(char::from(b));
+        } else {
+            name += &format!("%{b:02X}");
+        }
+    }
+    if name.is_empty() {
+        name = "%2F".into();
+    }
+    name + ".parquet"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_name_of_key;
+
+    #[test]
+    fn key_names_stay_inside_the_folder() {
+        assert_eq!(file_name_of_key("/df"), "df.parquet");
+        assert_eq!(file_name_of_key("/a/b/df"), "a%2Fb%2Fdf.parquet");
+        assert_eq!(file_name_of_key("/.."), "%2E..parquet");
+        assert_eq!(file_name_of_key("/../../etc"), "%2E.%2F..%2Fetc.parquet");
+        assert_eq!(file_name_of_key("/x\n\u{1b}y"), "x%0A%1By.parquet");
+        assert_eq!(file_name_of_key("/C:\\w"), "C%3A%5Cw.parquet");
+        for key in ["/..", "/.", "/", "/a/../..", "/\0"] {
+            let name = file_name_of_key(key);
+            let path = std::path::Path::new(&name);
+            assert_eq!(path.components().count(), 1, "{name}");
+            assert!(!name.starts_with('.'), "{name}");
+        }
+    }
+}

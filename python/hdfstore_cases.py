@@ -1,0 +1,156 @@
+"""pandas HDFStore interop cases for sciio-hdfstore.
+
+gen DIR FORMAT   writes DIR/{FORMAT}_{zlib,blosc,none}.h5 with every frame/series case as keys
+                 (FORMAT: fixed or table) and prints the keys, one `file key` per line.
+check DIR        for each DIR/*.parquet named `<store>~<key with / as ~>.parquet`, compares
+                 pd.read_parquet(it) with pd.read_hdf(store, key) (a series: as .to_frame()),
+                 check_dtype and check_index_type on; prints OK or FAIL lines.
+"""
+import os
+import sys
+import warnings
+
+import numpy as np
+import pandas as pd
+
+warnings.simplefilter("ignore")
+N = 7
+
+
+def indexes():
+    return {
+        "range": pd.RangeIndex(N),
+        "int": pd.Index(np.arange(N, dtype="int64") * 3 - 5, name="i"),
+        "float": pd.Index(np.linspace(-1, 1, N), name="x"),
+        "str": pd.Index([f"k{i}é" for i in range(N)], name="key"),
+        "dt": pd.date_range("2021-03-01", periods=N, freq="h", name="when"),
+        "dtz": pd.date_range("2021-03-27", periods=N, freq="6h", tz="Europe/Paris"),
+        "td": pd.timedelta_range("1s", periods=N, freq="250ms", name="dt"),
+        "multi2": pd.MultiIndex.from_arrays(
+            [list("aabbccd"), np.arange(N) % 3], names=["l0", "l1"]),
+        "multi3": pd.MultiIndex.from_arrays(
+            [list("xxyyzzz"), np.arange(N, dtype="int64"), np.linspace(0, 1, N)],
+            names=["a", None, "c"]),
+    }
+
+
+def columns():
+    miss = [True, False, False, True, False, False, False]
+    f = np.linspace(0, 10, N)
+    f[[1, 4]] = np.nan
+    s = [f"s{i}" for i in range(N)]
+    s[2] = None
+    t = pd.Series(pd.date_range("2020-01-01", periods=N, freq="D"))
+    t[3] = pd.NaT
+    tz = pd.Series(pd.date_range("2020-06-01", periods=N, freq="12h", tz="America/New_York"))
+    tz[0] = pd.NaT
+    td = pd.Series(pd.to_timedelta(np.arange(N), unit="s"))
+    td[5] = pd.NaT
+    return {
+        "i8": np.arange(N, dtype="int8") - 3,
+        "i16": np.arange(N, dtype="int16") * 1000,
+        "i32": np.arange(N, dtype="int32") * -70000,
+        "i64": np.arange(N, dtype="int64") * 2**40,
+        "u8": np.arange(N, dtype="uint8") + 250 - N,
+        "u16": np.arange(N, dtype="uint16"),
+        "u32": np.arange(N, dtype="uint32") * 600000,
+        "u64": np.arange(N, dtype="uint64") * 2**62,
+        "f32": np.arange(N, dtype="float32") / 4,
+        "f64": f,
+        "b": np.array(miss),
+        "s": s,
+        "t": t.values,
+        "tz": tz.values if False else tz.array,
+        "td": td.values,
+    }
+
+
+def cases():
+    """(key, object) pairs: frames of every dtype over every index kind, series of some."""
+    cols = columns()
+    out = []
+    for iname, index in indexes().items():
+        df = pd.DataFrame(cols, index=index)
+        out.append((f"frame_{iname}", df))
+    base = pd.DataFrame(cols)
+    for c in ["f64", "s", "tz", "td", "i32", "b", "t"]:
+        out.append((f"series_{c}", pd.Series(base[c].values, name=c, index=indexes()["str"])))
+    out.append(("series_unnamed", pd.Series(np.arange(N, dtype="float64"))))
+    out.append(("a/b/nested", base[["i64", "s"]]))
+    # pandas' masked string dtype (missing = pd.NA), python and pyarrow storage
+    out.append(("string_dtype", pd.DataFrame({
+        "sp": pd.array(["x", None, "zé", "", "w", None, "v"], dtype="string[python]"),
+        "sa": pd.array(["x", None, "zé", "", "w", None, "v"], dtype="string[pyarrow]"),
+    })))
+    out.append(("empty", pd.DataFrame({"x": np.array([], dtype="float64")})))
+    return out
+
+
+def gen(d, fmt):
+    for comp, lib in [("zlib", "zlib"), ("blosc", "blosc"), ("none", None)]:
+        path = os.path.join(d, f"{fmt}_{comp}.h5")
+        for key, obj in cases():
+            if fmt == "table" and len(obj) == 0:
+                continue  # pandas writes no table for an empty frame
+            kw = dict(complevel=5, complib=lib) if lib else {}
+            obj.to_hdf(path, key=key, format=fmt, **kw)
+            print(f"{path} /{key}")
+        if fmt == "table":
+            for key, obj, extra in table_cases():
+                kw = dict(complevel=5, complib=lib) if lib else {}
+                obj.to_hdf(path, key=key, format=fmt, **kw, **extra)
+                print(f"{path} /{key}")
+
+
+def table_cases():
+    """What only the table format holds: categoricals, data columns, appended rows."""
+    cols = columns()
+    cat = pd.Categorical(["b", None, "a", "b", "c", "a", None], categories=["c", "b", "a", "z"])
+    df = pd.DataFrame(cols, index=indexes()["str"]).assign(cat=cat)
+    ocat = pd.Categorical(list("xyzxyzx"), categories=list("zyx"), ordered=True)
+    # PyTables cannot index uint64 columns: every data column but that one
+    all_dc = {"data_columns": [c for c in df.columns if c != "u64"]}
+    return [
+        ("cat", df, {}),
+        ("cat_dc", df, all_dc),
+        ("dc_some", df, {"data_columns": ["s", "f64", "tz"]}),
+        ("ocat_series", pd.Series(ocat, name="o", index=indexes()["int"]), {}),
+        ("multi_dc", pd.DataFrame(cols, index=indexes()["multi3"]).drop(columns="u64"),
+         {"data_columns": True}),
+    ]
+
+
+def expected(store, key):
+    obj = pd.read_hdf(store, key)
+    if isinstance(obj, pd.Series):
+        obj = obj.to_frame(name=obj.name if obj.name is not None else "0")
+    # Parquet holds no index frequency: pd.read_parquet never gives one.
+    if getattr(obj.index, "freq", None) is not None:
+        obj.index = obj.index._with_freq(None)
+    return obj
+
+
+def check(d):
+    n = 0
+    for name in sorted(os.listdir(d)):
+        if not name.endswith(".parquet"):
+            continue
+        store, key = name[: -len(".parquet")].split("~", 1)
+        key = "/" + key.replace("~", "/")
+        n += 1
+        try:
+            want = expected(os.path.join(d, store), key)
+            got = pd.read_parquet(os.path.join(d, name))
+            pd.testing.assert_frame_equal(got, want, check_dtype=True, check_index_type=True)
+            print(f"OK {store}:{key}")
+        except Exception as e:  # one line per failure
+            msg = " ".join(str(e).split())[:400]
+            print(f"FAIL {store}:{key}: {type(e).__name__}: {msg}")
+    print(f"CHECKED {n}")
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "gen":
+        gen(sys.argv[2], sys.argv[3])
+    else:
+        check(sys.argv[2])
