@@ -31,7 +31,7 @@ fn scipy_test_files_list_and_convert() {
     let verdicts: Vec<&str> = verdicts.lines().collect();
     assert_eq!(verdicts.len(), files.len());
     let dir = tempdir();
-    let (mut converted, mut by_leaf, mut refused) = (0, 0, 0);
+    let (mut converted, mut by_leaf, mut refused, mut left_out) = (0, 0, 0, 0);
     for (i, (f, verdict)) in files.iter().zip(verdicts).enumerate() {
         let out = dir.path().join(format!("{i}.npz"));
         let listed = sciio(&["ls", s(f)]);
@@ -86,6 +86,15 @@ fn scipy_test_files_list_and_convert() {
             by_leaf += 1;
             continue;
         }
+        // What npz cannot hold (sparse matrices, function handles, objects) is left out with
+        // the conversion plan's one grouped summary on stderr, the rest converted.
+        if err.contains("left out") {
+            assert!(
+                err.lines().all(|l| l.starts_with("sciio: left out")),
+                "{f:?}: {err}"
+            );
+            left_out += 1;
+        }
         // numpy opens what was written (files whose variables are all objects without a
         // numpy array write no arrays at all).
         if out.exists() {
@@ -97,8 +106,8 @@ fn scipy_test_files_list_and_convert() {
         converted += 1;
     }
     assert!(
-        converted >= 80 && by_leaf >= 10 && refused >= 5,
-        "{converted} {by_leaf} {refused}"
+        converted >= 90 && left_out >= 10 && refused >= 5,
+        "{converted} {by_leaf} {left_out} {refused}"
     );
 }
 

@@ -208,7 +208,7 @@ impl File {
     pub fn key_frame_text(&self, node: &str, max_rows: usize) -> Result<Option<String>> {
         #[cfg(feature = "hdfstore")]
         if let Some(store) = self.hdf_store() {
-            if store.is_key(node) {
+            if crate::store::frame_key(self, &store, node)?.is_some() {
                 return store
                     .read(node)?
                     .to_text(max_rows)

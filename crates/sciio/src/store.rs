@@ -62,6 +62,44 @@ pub(crate) fn describe(store: &HdfStore, path: &Path) -> Result<Option<String>> 
     Ok(Some(out))
 }
 
+/// The key at `node` when it is read as a pandas frame: a pandas key, or a group holding a
+/// plain Table pandas reads (generic_table). A Table node itself keeps the PyTables reading
+/// (`cat`) and conversion (with its attributes).
+pub(crate) fn frame_key(src: &File, store: &HdfStore, node: &str) -> Result<Option<String>> {
+    Ok(match store.key(node)? {
+        Some(key)
+            if key.is_pandas()
+                || src
+                    .node(node)
+                    .is_ok_and(|n| matches!(n.kind, crate::node::NodeKind::Group { .. })) =>
+        {
+            Some(key.key)
+        }
+        _ => None,
+    })
+}
+
+/// A key of a whole store that cannot be read is left out with the reason (the other keys
+/// convert); a key asked for by name stays an error.
+fn read_or_leave_out(
+    store: &HdfStore,
+    key: &str,
+    left_out: &mut Vec<crate::plan::LeftOut>,
+) -> Result<Option<Frame>> {
+    match store.read(key) {
+        Ok(frame) => Ok(Some(frame)),
+        Err(e) if e.kind() == crate::ErrorKind::Io => Err(e),
+        Err(e) => {
+            left_out.push(crate::plan::LeftOut::node(
+                key,
+                "a pandas key sciio cannot read",
+                e.message().to_string(),
+            ));
+            Ok(None)
+        }
+    }
+}
+
 /// Conversions from a store: `None` when the source is not a store key nor a whole store.
 pub(crate) fn convert(
     sources: &mut [(&mut File, Option<&str>)],
@@ -81,18 +119,9 @@ pub(crate) fn convert(
         .map(|n| n.trim_matches('/'))
         .filter(|n| !n.is_empty())
     {
-        Some(node) => match store.key(node)? {
-            // A pandas key, or a group holding a plain Table pandas reads (generic_table); a
-            // Table node itself keeps the PyTables conversion (with its attributes).
-            Some(key)
-                if key.is_pandas()
-                    || src
-                        .node(node)
-                        .is_ok_and(|n| matches!(n.kind, crate::node::NodeKind::Group { .. })) =>
-            {
-                vec![key.key]
-            }
-            _ => return Ok(None),
+        Some(node) => match frame_key(src, &store, node)? {
+            Some(key) => vec![key],
+            None => return Ok(None),
         },
         None => {
             let keys = store.keys().map_err(|e| e.with_file(&file))?;
@@ -128,7 +157,14 @@ pub(crate) fn convert(
             let mut arrays = Vec::new();
             let mut left_out = Vec::new();
             for key in &keys {
-                let frame = read(key)?;
+                let frame = if whole {
+                    match read_or_leave_out(&store, key, &mut left_out)? {
+                        Some(frame) => frame,
+                        None => continue,
+                    }
+                } else {
+                    read(key)?
+                };
                 let (cols, left) = numpy_columns(&frame, true, &file, src.limits())?;
                 let prefix = if whole {
                     format!("{}/", key.trim_start_matches('/'))
@@ -191,13 +227,24 @@ fn to_folder(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ConvertSummary> {
+    if options.strict {
+        // Refused before anything is written: every key is read once to know.
+        let mut left_out = Vec::new();
+        for key in keys {
+            read_or_leave_out(store, key, &mut left_out)?;
+        }
+        refuse_if_strict(&left_out, true, dst)?;
+    }
     std::fs::create_dir_all(dst)
         .map_err(|e| Error::io("cannot create the output folder", e).with_file(dst))?;
     let parquet = options_for(options.compress.as_ref())?;
     let mut written = Vec::new();
     let mut bytes = 0u64;
+    let mut left_out = Vec::new();
     for key in keys {
-        let frame = store.read(key)?;
+        let Some(frame) = read_or_leave_out(store, key, &mut left_out)? else {
+            continue;
+        };
         let out: PathBuf = dst.join(file_name_of_key(key));
         write_frame(&frame, &out, &parquet).map_err(|e| e.with_node(key.clone()))?;
         bytes += frame
@@ -215,7 +262,7 @@ fn to_folder(
         format: Format::Parquet,
         arrays: written,
         data_bytes: bytes,
-        left_out: Vec::new(),
+        left_out,
     })
 }
 
