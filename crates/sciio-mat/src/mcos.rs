@@ -371,6 +371,31 @@ pub(crate) fn defaults_of(value: &MatValue) -> Properties {
     }
 }
 
+/// The value of an object array whose elements' properties are read (MAT v7.3 and Level-5
+/// alike): decoded when the class has a known layout, kept as properties otherwise, opaque
+/// with the reason when a known class does not have its layout. An empty object array
+/// (`MyClass.empty`) has no elements to decode.
+pub(crate) fn object_value(class: &str, shape: &[usize], elements: Vec<Properties>) -> MatValue {
+    let decoded = match elements.is_empty() {
+        true => None,
+        false => decode_known(class, shape, &elements),
+    };
+    let properties = |elements| {
+        MatValue::Object(MatObject {
+            class: class.to_string(),
+            shape: shape.to_vec(),
+            data: ObjectData::Properties(elements),
+        })
+    };
+    match decoded {
+        None => properties(elements),
+        Some(Ok(object)) => MatValue::Object(object),
+        Some(Err(e)) => {
+            crate::read::objects::opaque(class, properties(elements), e.message().to_string())
+        }
+    }
+}
+
 /// Decodes an object array of a class with a known layout; `None` for other classes.
 /// `Err` when the class is known but its properties do not have the known layout.
 pub(crate) fn decode_known(

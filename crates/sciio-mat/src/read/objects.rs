@@ -12,8 +12,8 @@ use sciio_core::{Error, Result};
 use sciio_hdf5::H5Type;
 
 use super::{refs_of, Mat73, Walk, MAX_DEPTH};
-use crate::mcos::{decode_known, defaults_of, FileWrapper, ObjectRef, PropertyValue};
-use crate::object::{MatObject, ObjectData, Properties};
+use crate::mcos::{defaults_of, object_value, FileWrapper, ObjectRef, PropertyValue};
+use crate::object::Properties;
 use crate::value::{CellArray, MatValue, Opaque, StructArray};
 
 /// Where MATLAB keeps the object subsystem.
@@ -122,23 +122,7 @@ impl Walk<'_> {
         if let Some(e) = failed {
             return Err(e);
         }
-        // An empty object array (`MyClass.empty`) has no elements to decode.
-        let decoded = match elements.is_empty() {
-            true => None,
-            false => decode_known(&class, &reference.shape, &elements),
-        };
-        let properties = |elements| {
-            MatValue::Object(MatObject {
-                class: class.clone(),
-                shape: reference.shape.clone(),
-                data: ObjectData::Properties(elements),
-            })
-        };
-        Ok(match decoded {
-            None => properties(elements),
-            Some(Ok(object)) => MatValue::Object(object),
-            Some(Err(e)) => opaque(&class, properties(elements), e.message().to_string()),
-        })
+        Ok(object_value(&class, &reference.shape, elements))
     }
 
     /// One object's properties: its class's defaults, replaced by the values it saved.

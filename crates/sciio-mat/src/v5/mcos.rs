@@ -15,8 +15,8 @@ use sciio_core::{Error, Result, ScalarKind};
 use super::cursor::{Cursor, Endian, MI_MATRIX};
 use super::decode::{Decoder, MCOS_NOTE};
 use super::Mat5File;
-use crate::mcos::{decode_known, defaults_of, FileWrapper, ObjectRef, PropertyValue};
-use crate::object::{MatObject, ObjectData, Properties};
+use crate::mcos::{defaults_of, object_value, FileWrapper, ObjectRef, PropertyValue};
+use crate::object::Properties;
 use crate::read::objects::{opaque, transposed_column};
 use crate::value::{CellArray, MatValue, Opaque, StructArray};
 
@@ -286,22 +286,7 @@ impl Resolver<'_> {
         if let Some(e) = failed {
             return Err(e);
         }
-        let decoded = match elements.is_empty() {
-            true => None,
-            false => decode_known(&class, &reference.shape, &elements),
-        };
-        let properties = |elements| {
-            MatValue::Object(MatObject {
-                class: class.clone(),
-                shape: reference.shape.clone(),
-                data: ObjectData::Properties(elements),
-            })
-        };
-        Ok(match decoded {
-            None => properties(elements),
-            Some(Ok(object)) => MatValue::Object(object),
-            Some(Err(e)) => opaque(&class, properties(elements), e.message().to_string()),
-        })
+        Ok(object_value(&class, &reference.shape, elements))
     }
 
     /// One object's properties: its class's defaults, replaced by the values it saved.
