@@ -370,15 +370,36 @@ impl File {
         }
     }
 
-    /// How the node at `path` converts when it holds rows of variable length (a PyTables
-    /// VLArray, an h5py variable-length dataset), or `None` for any other node.
-    pub(crate) fn vl_kind(&self, path: &str) -> Result<Option<crate::vlarray::VlKind>> {
-        let path = normalise(path);
+    /// A row of no items typed as the rows at `path` read (numeric VLArrays), `None` where
+    /// the node's type names no item type: what types a list column with no row.
+    #[cfg(feature = "parquet")]
+    // Only HDF5 files hold rows of variable length: other builds never look at `path`.
+    #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))]
+    pub(crate) fn empty_row(&self, path: &str) -> Result<Option<NdArray>> {
         match &self.backend {
             #[cfg(feature = "hdf5")]
-            Backend::Hdf5(h5) => h5
-                .vl_kind(&path)
-                .map_err(|e| e.with_file(&self.path).with_node(path.clone())),
+            Backend::Hdf5(h5) => {
+                let path = normalise(path);
+                h5.empty_row(&path)
+                    .map_err(|e| e.with_file(&self.path).with_node(path.clone()))
+            }
+            #[allow(unreachable_patterns)]
+            _ => Ok(None),
+        }
+    }
+
+    /// How the node at `path` converts when it holds rows of variable length (a PyTables
+    /// VLArray, an h5py variable-length dataset), or `None` for any other node.
+    // Only HDF5 files hold rows of variable length: other builds never look at `path`.
+    #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))]
+    pub(crate) fn vl_kind(&self, path: &str) -> Result<Option<crate::vlarray::VlKind>> {
+        match &self.backend {
+            #[cfg(feature = "hdf5")]
+            Backend::Hdf5(h5) => {
+                let path = normalise(path);
+                h5.vl_kind(&path)
+                    .map_err(|e| e.with_file(&self.path).with_node(path.clone()))
+            }
             #[allow(unreachable_patterns)]
             _ => Ok(None),
         }

@@ -187,6 +187,16 @@ impl Hdf5 {
             .collect()
     }
 
+    /// A row of no items typed as the numeric VLArray's rows read (`None` for strings and
+    /// pickled objects): the item type of a list column when the VLArray has no row.
+    #[cfg(feature = "parquet")]
+    pub(crate) fn empty_row(&self, path: &str) -> Result<Option<NdArray>> {
+        self.file
+            .vlarray_empty_row(path)?
+            .map(raw_to_ndarray)
+            .transpose()
+    }
+
     /// Streams the dataset's bytes in numpy C order, row block by row block.
     pub(crate) fn copy_array_data(
         &self,

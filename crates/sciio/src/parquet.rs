@@ -306,6 +306,12 @@ fn array_to_parquet(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ConvertSummary> {
+    // A whole file whose one leaf is a VLArray converts as that VLArray.
+    let only_vlarray = match src_node {
+        None => sole_vlarray(src.root()),
+        Some(_) => None,
+    };
+    let src_node = src_node.or(only_vlarray.as_deref());
     let vl = match src_node {
         Some(node) if is_vlarray(src.node(node)?) => src.vl_kind(node)?,
         _ => None,
@@ -328,7 +334,11 @@ fn array_to_parquet(
         Some(VlKind::Rows) => {
             let rows = src.read_rows(&path)?;
             let bytes = rows.iter().map(|r| r.as_bytes().len() as u64).sum();
-            let frame = Frame::from_rows(&label, &rows).map_err(located)?;
+            let typed = match rows.is_empty() {
+                true => src.empty_row(&path)?,
+                false => None,
+            };
+            let frame = Frame::from_typed_rows(&label, &rows, typed.as_ref()).map_err(located)?;
             (frame, Vec::new(), bytes)
         }
         Some(VlKind::Objects) => {
@@ -363,6 +373,31 @@ fn array_to_parquet(
         data_bytes: bytes,
         left_out,
     })
+}
+
+/// The path of the one leaf under `root` when the tree holds that leaf only and it is a
+/// VLArray (groups and their attributes aside).
+fn sole_vlarray(root: &Node) -> Option<String> {
+    fn leaves<'a>(node: &'a Node, path: String, out: &mut Vec<(String, &'a Node)>) {
+        match &node.kind {
+            NodeKind::Group(children) => {
+                for child in children {
+                    leaves(
+                        child,
+                        format!("{}/{}", path.trim_end_matches('/'), child.name),
+                        out,
+                    );
+                }
+            }
+            _ => out.push((path, node)),
+        }
+    }
+    let mut found = Vec::new();
+    leaves(root, "/".to_string(), &mut found);
+    match found.as_slice() {
+        [(path, node)] if is_vlarray(node) => Some(path.clone()),
+        _ => None,
+    }
 }
 
 fn is_vlarray(node: &Node) -> bool {
