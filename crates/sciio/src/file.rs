@@ -95,7 +95,9 @@ impl File {
             #[allow(unreachable_patterns)] // reachable when a format's feature is off
             other => {
                 return Err(Error::unsupported(format!(
-                    "reading {other} files is not available in this build of sciio"
+                    "reading {other} files needs the `{}` feature of the sciio crate, which this \
+                     build leaves out",
+                    other.feature().unwrap_or("default")
                 ))
                 .with_file(path))
             }
@@ -367,6 +369,17 @@ impl File {
                 "{} files hold no rows of variable length",
                 self.format
             )))),
+        }
+    }
+
+    /// Rows `start..stop` of the HDF5 table or array at `path` (along its first axis).
+    #[cfg(all(feature = "hdf5", feature = "parquet"))]
+    pub(crate) fn read_row_range(&self, path: &str, start: usize, stop: usize) -> Result<NdArray> {
+        let path = normalise(path);
+        let located = |e: Error| e.with_file(&self.path).with_node(path.clone());
+        match &self.backend {
+            Backend::Hdf5(h5) => h5.read_row_range(&path, start, stop).map_err(located),
+            _ => Err(located(Error::mismatch("not an HDF5 file"))),
         }
     }
 

@@ -197,6 +197,19 @@ impl Hdf5 {
             .transpose()
     }
 
+    /// Rows `start..stop` of a Table or along the first axis of an array, in the layout
+    /// [`Hdf5::read_array`] gives.
+    #[cfg(feature = "parquet")]
+    pub(crate) fn read_row_range(&self, path: &str, start: usize, stop: usize) -> Result<NdArray> {
+        let rows = Rows::range(start as u64, stop as u64, 1);
+        let raw = if self.file.node(path)?.class == NodeClass::Table {
+            self.file.read_table(path, rows)?
+        } else {
+            self.file.read_array(path, rows)?
+        };
+        raw_to_ndarray(raw)
+    }
+
     /// Streams the dataset's bytes in numpy C order, row block by row block.
     pub(crate) fn copy_array_data(
         &self,

@@ -267,6 +267,26 @@ fn frame_records(src: &File) -> Result<(NdArray, Vec<LeftOut>)> {
     Ok((records, left_out))
 }
 
+/// `frame`'s rows as one structured array for a PyTables Table at `dst` (the index as
+/// leading fields unless a RangeIndex); a column PyTables has no type for is an error.
+#[cfg(feature = "hdf5")]
+pub(crate) fn records_of_frame(frame: &Frame, dst: &Path) -> Result<NdArray> {
+    let stored_index = frame
+        .schema()
+        .index()
+        .iter()
+        .any(|level| matches!(level, IndexLevel::Column { .. }));
+    let (arrays, mut left_out) = numpy_columns(frame, stored_index, dst, &Limits::default())?;
+    let (table, no_type) = frame_table(&arrays).map_err(|e| e.with_file(dst))?;
+    left_out.extend(no_type);
+    match left_out.first() {
+        Some(item) => Err(Error::unsupported(format!(
+            "PyTables cannot hold it: {item}"
+        ))),
+        None => Ok(table),
+    }
+}
+
 /// `x.parquet → y.h5`: a PyTables Table of the columns PyTables has a type for.
 #[cfg(feature = "hdf5")]
 fn frame_to_h5(
