@@ -7,6 +7,7 @@
 //! `ComplexFloatingFormat`, `StructuredVoidFormat`, `DatetimeFormat`). Known difference: long
 //! doubles are shown at `f64` precision.
 
+use sciio::core::calendar::civil_from_days;
 use sciio::core::{DType, NdArray, Result, ScalarKind, TimeBase, TimeUnit, Value};
 
 const LINE_WIDTH: usize = 75;
@@ -874,21 +875,6 @@ fn year_text(year: i128) -> String {
     } else {
         year.to_string()
     }
-}
-
-/// Proleptic Gregorian (year, month, day) of a day count since 1970-01-01 (Howard Hinnant's
-/// `civil_from_days`).
-fn civil_from_days(z: i128) -> (i128, i128, i128) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i128::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

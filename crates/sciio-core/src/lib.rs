@@ -9,6 +9,7 @@
 //! - [`Error`]/[`ErrorKind`] and [`Limits`] for untrusted input.
 
 pub mod array;
+pub mod calendar;
 pub mod contain;
 pub mod dtype;
 pub mod element;

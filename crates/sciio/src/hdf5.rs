@@ -17,7 +17,7 @@ use std::path::Path;
 use sciio_core::{
     ByteOrder, DType, Error, Limits, NdArray, Order, RecordType, Result, ScalarKind, ScalarType,
 };
-use sciio_pytables::sciio_hdf5::{self, H5Type, RawData};
+use sciio_pytables::sciio_hdf5::{H5Type, RawData};
 use sciio_pytables::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows, VlRow};
 
 use crate::node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
@@ -425,14 +425,6 @@ fn top_dtype(ty: &H5Type, shape: &mut Vec<usize>) -> Result<DType> {
     }
 }
 
-fn order(o: sciio_hdf5::ByteOrder) -> ByteOrder {
-    match o {
-        sciio_hdf5::ByteOrder::Little => ByteOrder::Little,
-        sciio_hdf5::ByteOrder::Big => ByteOrder::Big,
-        _ => ByteOrder::NotApplicable,
-    }
-}
-
 /// The numpy dtype of an HDF5 type (see the module documentation).
 pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
     let scalar = |kind, o| Ok(DType::Scalar(ScalarType::new(kind, o)));
@@ -449,7 +441,7 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
             } else {
                 ScalarKind::UInt(n)
             };
-            scalar(kind, order(*o))
+            scalar(kind, *o)
         }
         H5Type::Float {
             size: size @ (2 | 4 | 8),
@@ -460,7 +452,7 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
             size: size @ (12 | 16),
             precision: 80 | 64,
             order: o,
-        } => scalar(ScalarKind::Float(size8(*size)?), order(*o)),
+        } => scalar(ScalarKind::Float(size8(*size)?), *o),
         // PyTables writes bool as an 8-bit bitfield (precision 8) and reads any bitfield as
         // `b1`: every 8-bit bitfield is a bool.
         H5Type::Bitfield { size: 1, .. } => scalar(ScalarKind::Bool, ByteOrder::NotApplicable),
@@ -468,9 +460,9 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
             size: size @ (2 | 4 | 8),
             order: o,
             ..
-        } => scalar(ScalarKind::UInt(size8(*size)?), order(*o)),
-        H5Type::Time { size: 4, order: o } => scalar(ScalarKind::Int(4), order(*o)),
-        H5Type::Time { size: 8, order: o } => scalar(ScalarKind::Float(8), order(*o)),
+        } => scalar(ScalarKind::UInt(size8(*size)?), *o),
+        H5Type::Time { size: 4, order: o } => scalar(ScalarKind::Int(4), *o),
+        H5Type::Time { size: 8, order: o } => scalar(ScalarKind::Float(8), *o),
         H5Type::FixedString { size, .. } => {
             scalar(ScalarKind::Bytes(*size), ByteOrder::NotApplicable)
         }
@@ -478,7 +470,7 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
         H5Type::Compound { size, fields } => {
             if let Some(part) = ty.complex_parts() {
                 let o = match part {
-                    H5Type::Float { order: o, .. } => order(*o),
+                    H5Type::Float { order: o, .. } => *o,
                     _ => ByteOrder::NotApplicable,
                 };
                 return scalar(ScalarKind::Complex(size8(*size)?), o);
