@@ -568,6 +568,10 @@ impl PartialEq for MatValue {
 }
 
 impl From<f64> for MatValue {
+    #[allow(
+        clippy::expect_used,
+        reason = "the shape holds exactly the elements given"
+    )]
     fn from(x: f64) -> Self {
         MatValue::Numeric(NdArray::from_vec(vec![x], &[1, 1]).expect("1x1")) // ok: one element for a 1×1 shape
     }
@@ -575,6 +579,10 @@ impl From<f64> for MatValue {
 
 impl From<Vec<f64>> for MatValue {
     /// A `1×n` row vector.
+    #[allow(
+        clippy::expect_used,
+        reason = "the shape holds exactly the elements given"
+    )]
     fn from(v: Vec<f64>) -> Self {
         let n = v.len();
         let row = NdArray::from_vec(v, &[1, n]).expect("1xn"); // ok: n elements for a 1×n shape
@@ -589,6 +597,10 @@ impl From<&str> for MatValue {
 }
 
 impl From<bool> for MatValue {
+    #[allow(
+        clippy::expect_used,
+        reason = "the shape holds exactly the elements given"
+    )]
     fn from(b: bool) -> Self {
         MatValue::Logical(NdArray::from_vec(vec![b], &[1, 1]).expect("1x1")) // ok: one element for a 1×1 shape
     }

@@ -16,6 +16,16 @@
 //! let col = file.read_column("/table", "nested/x", Rows::range(0, 10, 2))?;
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 mod attrs;
 mod time;

@@ -18,6 +18,16 @@
 //! Every format is a default cargo feature (`hdf5`, `mat`, `parquet`, `hdfstore`); with
 //! `default-features = false` only `.npy`/`.npz` are built, and opening another format
 //! says which feature it needs.
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 pub mod atomic;
 pub mod compress;
