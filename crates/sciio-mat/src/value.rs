@@ -625,6 +625,30 @@ fn check_count(shape: &[usize], n: usize, what: &str) -> Result<()> {
     Ok(())
 }
 
+/// A variable's summary, from its attributes only (no data read): what a MAT file lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarInfo {
+    /// The variable name.
+    pub name: String,
+    /// Its MATLAB class.
+    pub class: MatClass,
+    /// MATLAB's `size()`.
+    pub shape: Vec<usize>,
+    /// Complex?
+    pub complex: bool,
+    /// Sparse?
+    pub sparse: bool,
+}
+
+/// A value sciio keeps but cannot decode: its class, the stored payload and why.
+pub(crate) fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
+    MatValue::Opaque(Opaque {
+        class: class.to_string(),
+        payload: Some(Box::new(payload)),
+        note,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -42,6 +42,7 @@ mod categorical;
 mod frame;
 pub mod metadata;
 mod numpy;
+mod parquet_error;
 mod parquet_io;
 mod schema;
 
