@@ -25,6 +25,7 @@ pub mod dtype;
 pub mod element;
 pub mod error;
 pub mod limits;
+pub mod numpy_text;
 pub mod pyliteral;
 pub mod value;
 
