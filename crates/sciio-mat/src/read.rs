@@ -99,10 +99,10 @@ impl Mat73 {
 
     /// The variable names, in the file's (alphabetical) order.
     pub fn names(&self) -> Result<Vec<String>> {
-        Ok(self
-            .h5
-            .root()?
-            .links()?
+        let links = self.h5.root()?.links()?;
+        // Variables are then opened by address, small ones decoded from memory.
+        self.remember("/", &links);
+        Ok(links
             .into_iter()
             .filter(|l| l.kind == LinkKind::Hard && !RESERVED.contains(&l.name.as_str()))
             .map(|l| l.name)
@@ -112,6 +112,9 @@ impl Mat73 {
     /// One variable's class and size.
     pub fn info(&self, name: &str) -> Result<VarInfo> {
         let path = join_path("/", name);
+        if let Some(info) = self.small_info(name, &path)? {
+            return Ok(info);
+        }
         let node = self.node(&path)?;
         let attrs = node.attrs()?;
         let class_attr = string_attr(&attrs, "MATLAB_class").map_err(|e| self.locate(e, &path))?;
@@ -188,6 +191,38 @@ impl Mat73 {
             complex,
             sparse,
         })
+    }
+
+    /// [`Self::info`] of a small plain dataset decoded from the in-memory file (no libhdf5
+    /// call); `None` for anything else (and anything special: empties, objects, sparse).
+    fn small_info(&self, name: &str, path: &str) -> Result<Option<VarInfo>> {
+        let Some((attrs, raw)) = self
+            .addr_of(path)
+            .and_then(|addr| self.h5.small_dataset_at(addr))
+        else {
+            return Ok(None);
+        };
+        let special = ["MATLAB_empty", "MATLAB_object_decode", "MATLAB_sparse"];
+        if attrs.iter().any(|a| special.contains(&a.name.as_str())) {
+            return Ok(None);
+        }
+        let class = match string_attr(&attrs, "MATLAB_class").map_err(|e| self.locate(e, path))? {
+            Some(c) => MatClass::from_name(&c),
+            None => infer_class(&raw.ty),
+        };
+        if matches!(
+            class,
+            MatClass::Struct | MatClass::Object(_) | MatClass::FunctionHandle
+        ) {
+            return Ok(None);
+        }
+        Ok(Some(VarInfo {
+            name: name.to_string(),
+            class,
+            shape: matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>()),
+            complex: raw.ty.complex_parts().is_some(),
+            sparse: false,
+        }))
     }
 
     /// Reads variable `name`.

@@ -256,9 +256,11 @@ impl<W: Write + Seek> ZipWriter<W> {
             align_field: self.align_field(&entry),
             ..entry
         };
-        // Like CPython on a seekable file: a placeholder header, patched once the data is in.
-        let header = local_header(&entry, self.modified);
-        self.put(&header, "local header")?;
+        // The header waits for the data: a member that ends while its data is still in
+        // memory (small members, most of a MAT file's) gets its header with the final CRC-32
+        // and sizes, then its data, without seeking back (a seek flushes a buffered output:
+        // one write system call per member). A larger one gets a placeholder header, patched
+        // once the data is in, as CPython does on a seekable file.
         let batch = self.block_size * rayon::current_num_threads().max(1) * BLOCKS_PER_THREAD;
         let level = match self.compression {
             Compression::Deflate(level) => Some(level),
@@ -272,6 +274,7 @@ impl<W: Write + Seek> ZipWriter<W> {
             pending: Vec::new(),
             dict: Vec::new(),
             batch,
+            header_written: false,
         })
     }
 
@@ -577,7 +580,14 @@ pub struct MemberWriter<'a, W: Write + Seek> {
     /// The last 32 KiB of input already compressed: the next block's dictionary.
     dict: Vec<u8>,
     batch: usize,
+    /// Whether the (placeholder) local header is out; until then a stored member's data
+    /// waits in `pending` too (up to [`SMALL_MEMBER`]).
+    header_written: bool,
 }
+
+/// Stored members up to this size are kept in memory until they end, then written with their
+/// final header in one go (no placeholder to patch, no seek).
+const SMALL_MEMBER: usize = 1 << 20;
 
 impl<W: Write + Seek> MemberWriter<'_, W> {
     /// Appends `data` to the member (the `Write` impl does the same with `io::Error`s).
@@ -586,6 +596,15 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
             self.hasher.update(data);
             self.entry.size += data.len() as u64;
             self.entry.compressed_size += data.len() as u64;
+            if !self.header_written {
+                if self.pending.len() + data.len() <= SMALL_MEMBER {
+                    self.pending.extend_from_slice(data);
+                    return Ok(());
+                }
+                self.write_header()?;
+                let pending = std::mem::take(&mut self.pending);
+                self.zip.put(&pending, "member data")?;
+            }
             return self.zip.put(data, "member data");
         };
         while !data.is_empty() {
@@ -609,8 +628,19 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
         Ok(())
     }
 
+    /// Writes the local header as it stands (a placeholder until [`Self::finish`] patches it).
+    fn write_header(&mut self) -> Result<()> {
+        if !self.header_written {
+            let header = local_header(&self.entry, self.zip.modified);
+            self.zip.put(&header, "local header")?;
+            self.header_written = true;
+        }
+        Ok(())
+    }
+
     fn deflate(&mut self, data: &[u8], level: u32) -> Result<()> {
         let blocks = compress_blocks(data, &self.dict, level, self.zip.block_size)?;
+        self.write_header()?;
         for b in &blocks {
             self.hasher
                 .combine(&crc32fast::Hasher::new_with_initial_len(b.crc32, b.len));
@@ -625,6 +655,9 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
     /// Ends the member: compresses what is pending, closes the deflate stream and patches the
     /// local header with the CRC-32 and sizes.
     pub fn finish(mut self) -> Result<()> {
+        if !self.header_written {
+            return self.finish_in_memory();
+        }
         if let Some(level) = self.level {
             let pending = std::mem::take(&mut self.pending);
             if !pending.is_empty() {
@@ -646,6 +679,48 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
         if let Err(e) = patched {
             return Err(self.zip.io("local header", e));
         }
+        self.record();
+        Ok(())
+    }
+
+    /// Ends a member whose data is all in `pending`: the header with its final values, then
+    /// the (compressed) data, in order, with no seek.
+    fn finish_in_memory(mut self) -> Result<()> {
+        let pending = std::mem::take(&mut self.pending);
+        let blocks = match self.level {
+            Some(level) if !pending.is_empty() => {
+                compress_blocks(&pending, &self.dict, level, self.zip.block_size)?
+            }
+            _ => Vec::new(),
+        };
+        if self.level.is_some() {
+            self.entry.size += pending.len() as u64;
+            for b in &blocks {
+                self.hasher
+                    .combine(&crc32fast::Hasher::new_with_initial_len(b.crc32, b.len));
+                self.entry.compressed_size += b.deflated.len() as u64;
+            }
+            self.entry.compressed_size += END_OF_STREAM.len() as u64;
+        }
+        self.entry.crc32 = self.hasher.clone().finalize();
+        self.zip.check_sizes(&self.entry)?;
+        let header = local_header(&self.entry, self.zip.modified);
+        self.zip.put(&header, "local header")?;
+        self.header_written = true;
+        if self.level.is_some() {
+            for b in &blocks {
+                self.zip.put(&b.deflated, "member data")?;
+            }
+            self.zip.put(&END_OF_STREAM, "member data")?;
+        } else {
+            self.zip.put(&pending, "member data")?;
+        }
+        self.record();
+        Ok(())
+    }
+
+    /// Hands the finished member's entry to the central directory.
+    fn record(&mut self) {
         let entry = std::mem::replace(
             &mut self.entry,
             Written {
@@ -662,7 +737,6 @@ impl<W: Write + Seek> MemberWriter<'_, W> {
             },
         );
         self.zip.written.push(entry);
-        Ok(())
     }
 }
 

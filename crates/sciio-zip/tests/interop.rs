@@ -190,6 +190,105 @@ with zipfile.ZipFile(sys.argv[1], mode='w', compression=zipfile.{compression}, a
     }
 }
 
+/// A seekable output that counts the seeks made on it.
+struct CountingSeeks {
+    inner: Cursor<Vec<u8>>,
+    seeks: usize,
+}
+
+impl std::io::Write for CountingSeeks {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl std::io::Seek for CountingSeeks {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        self.seeks += 1;
+        self.inner.seek(to)
+    }
+}
+
+#[test]
+fn streamed_small_members_are_written_without_seeking_back_and_match_cpython() {
+    // A small member streamed through start_member gets its final header up front (no seek
+    // back, so a buffered output is not flushed per member); a large one is still patched.
+    // Stored: byte-for-byte what CPython's zipfile writes (as numpy's savez streams members).
+    use std::io::Write;
+    let dir = tempdir();
+    let small = walk(2_500, 3);
+    let big = walk(600_000, 4); // 2.4 MiB: over the in-memory limit of a stored member
+    let (small_raw, big_raw) = (dir.path().join("small"), dir.path().join("big"));
+    std::fs::write(&small_raw, &small).unwrap();
+    std::fs::write(&big_raw, &big).unwrap();
+    let write = |compression: Compression, members: &[(&str, &[u8])]| {
+        let out = CountingSeeks {
+            inner: Cursor::new(Vec::new()),
+            seeks: 0,
+        };
+        let mut zip = ZipWriter::new(out)
+            .compression(compression)
+            .modified(DosDateTime::new(2024, 5, 6, 7, 8, 10));
+        for (name, data) in members {
+            let mut m = zip.start_member(name).unwrap();
+            for piece in data.chunks(4000) {
+                m.write_all(piece).unwrap();
+            }
+            m.finish().unwrap();
+        }
+        let out = zip.finish().unwrap();
+        (out.inner.into_inner(), out.seeks)
+    };
+    // ZipWriter::new asks the output for its position once.
+    let (only_small, seeks) = write(Compression::Stored, &[("a.npy", &small), ("b.npy", &small)]);
+    assert_eq!(seeks, 1, "no seek for small stored members");
+    let (both, seeks) = write(Compression::Stored, &[("a.npy", &small), ("b.npy", &big)]);
+    assert_eq!(
+        seeks,
+        1 + 2,
+        "the large member's header is patched: seek there and back"
+    );
+    let (deflated, seeks) = write(Compression::Deflate(6), &[("a.npy", &small)]);
+    assert_eq!(seeks, 1, "no seek for a small deflate member");
+    let mut zip = ZipWriter::new(Cursor::new(Vec::new()))
+        .compression(Compression::Deflate(6))
+        .modified(DosDateTime::new(2024, 5, 6, 7, 8, 10));
+    zip.add_member("a.npy", &small).unwrap();
+    assert_eq!(
+        deflated,
+        zip.finish().unwrap().into_inner(),
+        "a streamed small deflate member is laid out as an in-memory one"
+    );
+    for (ours, second) in [(only_small, &small_raw), (both, &big_raw)] {
+        let path = dir.path().join("ours.zip");
+        std::fs::write(&path, &ours).unwrap();
+        let theirs = dir.path().join("theirs.zip");
+        run_python(
+            r#"
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1], mode='w') as z:
+    for name, src in (('a.npy', sys.argv[2]), ('b.npy', sys.argv[3])):
+        info = zipfile.ZipInfo(name, date_time=(2024, 5, 6, 7, 8, 10))
+        with z.open(info, 'w', force_zip64=True) as f:
+            f.write(open(src, 'rb').read())
+"#,
+            &[
+                theirs.to_str().unwrap(),
+                small_raw.to_str().unwrap(),
+                second.to_str().unwrap(),
+            ],
+        );
+        assert_eq!(
+            ours,
+            std::fs::read(&theirs).unwrap(),
+            "identical to CPython's"
+        );
+    }
+}
+
 #[test]
 fn header_layout_matches_cpython_zipfile() {
     // Same member, same time, stored and deflate: byte-for-byte identical local and central

@@ -39,6 +39,9 @@ impl Mat {
     pub(crate) fn open(path: &Path, limits: &Limits) -> Result<(Node, Mat)> {
         let file = MatFile::open_with_limits(path, *limits).map_err(|e| e.with_file(path))?;
         let mut children = Vec::new();
+        // The last value read to describe it stays for the first leaves converted (a file
+        // of one large cell or struct is then decoded once).
+        let mut cached = None;
         for info in file.variables().map_err(|e| e.with_file(path))? {
             let node = match leaf_without_data(&info) {
                 Some(node) => node,
@@ -46,13 +49,15 @@ impl Mat {
                     let value = file
                         .read(&info.name)
                         .map_err(|e| e.with_file(path).with_node(format!("/{}", info.name)))?;
-                    value_node(&info.name, &value)
+                    let node = value_node(&info.name, &value);
+                    cached = Some((info.name.clone(), value));
+                    node
                 }
             };
             children.push(node);
         }
         let root = Node::new("", NodeKind::Group(children));
-        Ok((root, Mat { file, cached: None }))
+        Ok((root, Mat { file, cached }))
     }
 
     /// `MAT-file version V: header text` (or `(no header text)` for v4 and plain HDF5).
@@ -66,6 +71,11 @@ impl Mat {
 
     /// The numpy array of the leaf at `path` (`/var`, `/var/field`, `/cell/3`...).
     pub(crate) fn read_array(&mut self, path: &str) -> Result<NdArray> {
+        self.leaf(path)?.to_numpy()
+    }
+
+    /// The value of the leaf at `path`, its variable read once (and kept for its siblings).
+    fn leaf(&mut self, path: &str) -> Result<&MatValue> {
         let mut parts = path.trim_start_matches('/').split('/');
         let var = parts.next().unwrap_or_default();
         if self.cached.as_ref().map(|(n, _)| n.as_str()) != Some(var) {
@@ -82,13 +92,14 @@ impl Mat {
                 .ok_or_else(|| Error::not_found(format!("no element '{part}' in the variable")))?;
         }
         match at {
-            At::Value(v) => v.to_numpy(),
+            At::Value(v) => Ok(v),
             At::Element(..) => Err(Error::mismatch("a struct element is a group, not an array")),
         }
     }
 
-    /// Writes the leaf's numpy bytes (C order, native) after checking they are what the tree
-    /// announced.
+    /// Writes the leaf's numpy bytes (native, in the order the tree announced: MATLAB's own
+    /// column-major data for matrices, as `np.savez` writes the arrays `scipy.io.loadmat`
+    /// returns) after checking they are what the tree announced.
     pub(crate) fn copy_array_data(
         &mut self,
         path: &str,
@@ -96,11 +107,27 @@ impl Mat {
         out: &mut dyn Write,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
-        let array = self.read_array(path)?;
-        // read_array gives C order already: no second copy of a large array.
-        let array = match array.order() {
-            Order::C => array,
-            Order::F => array.to_order(Order::C),
+        let converted;
+        let array = match self.leaf(path)? {
+            // Numeric data as stored: no reorder, and no copy when already native.
+            MatValue::Numeric(a) | MatValue::Logical(a)
+                if (a.order() == info.order || memory_order(a.shape()) == Order::C)
+                    && a.dtype().is_native() =>
+            {
+                a
+            }
+            MatValue::Numeric(a) | MatValue::Logical(a) => {
+                converted = a.to_native().to_order(info.order);
+                &converted
+            }
+            other => {
+                let array = other.to_numpy()?;
+                converted = match array.order() == info.order {
+                    true => array,
+                    false => array.to_order(info.order),
+                };
+                &converted
+            }
         };
         if array.dtype() != &info.dtype || array.shape() != info.shape.as_slice() {
             return Err(Error::format(format!(
@@ -133,13 +160,23 @@ fn leaf_without_data(info: &VarInfo) -> Option<Node> {
     let array = ArrayInfo {
         dtype: DType::scalar(kind),
         shape: info.shape.clone(),
-        order: Order::C,
+        order: memory_order(&info.shape),
     };
     Some(native(
         Node::new(info.name.as_str(), NodeKind::Array(array)),
         &info.class,
         &info.shape,
     ))
+}
+
+/// The memory order of a numeric or logical leaf: MATLAB's column-major order, which numpy
+/// calls Fortran order, for arrays with more than one dimension over 1; C order for the
+/// others (the same bytes either way, and what numpy's header says for them).
+fn memory_order(shape: &[usize]) -> Order {
+    match shape.iter().filter(|&&d| d > 1).count() > 1 {
+        true => Order::F,
+        false => Order::C,
+    }
 }
 
 fn native(mut node: Node, class: &MatClass, shape: &[usize]) -> Node {
@@ -156,7 +193,7 @@ fn value_node(name: &str, value: &MatValue) -> Node {
         MatValue::Numeric(a) | MatValue::Logical(a) => NodeKind::Array(ArrayInfo {
             dtype: a.dtype().to_native(),
             shape: a.shape().to_vec(),
-            order: Order::C,
+            order: memory_order(a.shape()),
         }),
         MatValue::Char(_) => match value.to_numpy() {
             Ok(a) => NodeKind::Array(ArrayInfo::of(&a)),

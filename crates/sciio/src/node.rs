@@ -192,11 +192,20 @@ impl Node {
             return Some(self);
         }
         let children = self.children();
-        let (child, remaining) = match children.iter().find(|c| c.name == rest) {
+        // Children named by their index (MAT cell items, struct array elements: thousands of
+        // them, each looked up once) are found at that index, not by a scan.
+        let named = |name: &str| {
+            name.parse::<usize>()
+                .ok()
+                .and_then(|i| children.get(i))
+                .filter(|c| c.name == name)
+                .or_else(|| children.iter().find(|c| c.name == name))
+        };
+        let (child, remaining) = match named(rest) {
             Some(c) => (c, ""),
             None => {
                 let (head, tail) = rest.split_once('/')?;
-                (children.iter().find(|c| c.name == head)?, tail)
+                (named(head)?, tail)
             }
         };
         if let NodeKind::Link(target) = &child.kind {

@@ -3,6 +3,7 @@
 //! the layout MATLAB and scipy use: little-endian, the small-element format for data of at
 //! most four bytes, every element padded to eight bytes, numeric data in the class's own type.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -221,10 +222,7 @@ fn matrix(out: &mut Vec<u8>, name: &str, value: &MatValue) -> Result<()> {
     element(out, MI_INT8, name.as_bytes());
     match value {
         MatValue::Numeric(a) => numeric(out, a)?,
-        MatValue::Logical(a) => {
-            let f = a.to_native().to_order(Order::F);
-            element(out, MI_UINT8, f.as_bytes());
-        }
+        MatValue::Logical(a) => element(out, MI_UINT8, native_f(a).as_bytes()),
         MatValue::Char(c) => chars(out, c)?,
         MatValue::Cell(c) => {
             for item in &c.items {
@@ -293,9 +291,14 @@ fn data_type(kind: ScalarKind) -> u32 {
 /// Numeric data in column-major order, little-endian; complex as real then imaginary parts.
 fn numeric(out: &mut Vec<u8>, a: &NdArray) -> Result<()> {
     let kind = scalar_kind(a)?;
-    let mut f = a.to_native().to_order(Order::F);
+    let mut f = native_f(a);
     if cfg!(target_endian = "big") {
-        f = NdArray::from_bytes(f.dtype().clone(), f.shape(), Order::F, &swap(&f))?;
+        f = Cow::Owned(NdArray::from_bytes(
+            f.dtype().clone(),
+            f.shape(),
+            Order::F,
+            &swap(&f),
+        )?);
     }
     let bytes = f.as_bytes();
     match kind {
@@ -314,6 +317,18 @@ fn numeric(out: &mut Vec<u8>, a: &NdArray) -> Result<()> {
         _ => element(out, data_type(kind), bytes),
     }
     Ok(())
+}
+
+/// `a` in native byte order and column-major order: `a` itself when it already is (a large
+/// array is not copied before it is encoded).
+fn native_f(a: &NdArray) -> Cow<'_, NdArray> {
+    let column_major = a.order() == Order::F || a.shape().iter().filter(|&&d| d > 1).count() <= 1;
+    match (a.dtype().is_native(), column_major) {
+        (true, true) => Cow::Borrowed(a),
+        (true, false) => Cow::Owned(a.to_order(Order::F)),
+        (false, true) => Cow::Owned(a.to_native()),
+        (false, false) => Cow::Owned(a.to_native().to_order(Order::F)),
+    }
 }
 
 /// `a`'s bytes with every scalar (or complex part) byte-swapped.
