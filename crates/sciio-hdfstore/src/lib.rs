@@ -28,6 +28,7 @@ mod column;
 mod fixed;
 mod pyobj;
 mod table;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 
@@ -36,6 +37,8 @@ use sciio_pandas::Frame;
 use sciio_pytables::{NodeClass, NodeInfo, PtFile};
 
 use crate::attrs::Attrs;
+
+pub use write::{write, DataColumns, StoreFormat, WriteOptions, Written};
 
 /// One key of a store.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -206,7 +206,7 @@ fn one_column(
 }
 
 /// The categories of a categorical column, stored as a series table beside the key.
-fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef> {
+pub(crate) fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef> {
     let meta_key = format!("{key}/meta/{col}/meta");
     let attrs = Attrs::read(file, &meta_key)?;
     let (_, cols) = read_columns(file, &meta_key, &attrs)?;
@@ -293,7 +293,7 @@ fn dtype_meaning(dtype: &str, tz: Option<String>) -> Result<Meaning> {
 }
 
 /// `non_index_axes`: `[(1, [labels])]`.
-fn non_index_labels(attrs: &Attrs) -> Result<Vec<String>> {
+pub(crate) fn non_index_labels(attrs: &Attrs) -> Result<Vec<String>> {
     let v = attrs.value("non_index_axes")?.unwrap_or(Value::None);
     if let Value::List(axes) = &v {
         if let [Value::Tuple(pair)] = axes.as_slice() {
@@ -318,7 +318,7 @@ fn label(v: &Value, attrs: &Attrs, name: &str) -> Result<String> {
 }
 
 /// A pickled list of labels.
-fn str_list(attrs: &Attrs, name: &str) -> Result<Vec<String>> {
+pub(crate) fn str_list(attrs: &Attrs, name: &str) -> Result<Vec<String>> {
     match attrs.value(name)?.map(unpickle_text) {
         Some(Value::List(items)) | Some(Value::Tuple(items)) => {
             items.iter().map(|l| label(l, attrs, name)).collect()
@@ -367,6 +367,11 @@ fn dict_str(d: Option<&Value>, key: &str) -> Option<String> {
 fn tz_name(v: &Value) -> Option<String> {
     match v {
         Value::Str(s) => Some(s.clone()),
+        Value::Reduce { callable, args }
+            if callable.global_name().as_deref() == Some("datetime.timezone") =>
+        {
+            fixed_offset(args)
+        }
         Value::Reduce { callable, args } => {
             let names_zone = |c: &Value| {
                 let mut text = format!("{c:?}");
@@ -386,6 +391,38 @@ fn tz_name(v: &Value) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `datetime.timezone(datetime.timedelta(days, seconds, us))`: `UTC`, or `+HH:MM` (the
+/// spelling Arrow and pandas give a fixed offset).
+fn fixed_offset(args: &Value) -> Option<String> {
+    let Value::Tuple(items) = args else {
+        return None;
+    };
+    let Some(Value::Reduce { callable, args }) = items.first() else {
+        return None;
+    };
+    if callable.global_name().as_deref() != Some("datetime.timedelta") {
+        return None;
+    }
+    let Value::Tuple(parts) = args.as_ref() else {
+        return None;
+    };
+    let int = |i: usize| match parts.get(i) {
+        Some(Value::Int(v)) => Some(*v),
+        None => Some(0),
+        _ => None,
+    };
+    let seconds = int(0)?.checked_mul(86_400)?.checked_add(int(1)?)?;
+    if seconds == 0 && int(2)? == 0 {
+        return Some("UTC".into());
+    }
+    if int(2)? != 0 || seconds % 60 != 0 || seconds.abs() >= 86_400 {
+        return None;
+    }
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let m = seconds.abs() / 60;
+    Some(format!("{sign}{:02}:{:02}", m / 60, m % 60))
 }
 
 fn truthy(v: &Value) -> bool {

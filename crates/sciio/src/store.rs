@@ -266,6 +266,69 @@ fn to_folder(
     })
 }
 
+/// `x.parquet → store.h5[:/key]`: the frame as a key of a pandas HDFStore (`table` format by
+/// default; `--store-format fixed`, `--data-columns a,b|all`, `--append`), the key being the
+/// destination node or the source's file stem. The store is created, or the key added to it
+/// (replacing a key of that name, as `df.to_hdf` does), or its rows appended.
+pub(crate) fn frame_to_store(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    use sciio_hdfstore::{DataColumns, StoreFormat, WriteOptions};
+    let format: StoreFormat = match options.store.format.as_deref() {
+        None => StoreFormat::Table,
+        Some(f) => f.parse()?,
+    };
+    let data_columns: DataColumns = match options.store.data_columns.as_deref() {
+        None => DataColumns::None,
+        Some(d) => d.parse()?,
+    };
+    if options.store.append && data_columns != DataColumns::None {
+        return Err(Error::invalid_input(
+            "--data-columns applies to a new key (appended rows take the key's data columns)",
+        ));
+    }
+    let filters = crate::h5write::filters(options.compress.as_ref())?;
+    let frame = crate::parquet::read_frame(src.path(), src.limits())?;
+    let key = format!(
+        "/{}",
+        crate::parquet::table_name(options.dst_node.as_deref(), src.path())
+    );
+    let written = sciio_hdfstore::write(
+        dst,
+        &key,
+        &frame,
+        &WriteOptions {
+            format,
+            data_columns,
+            filters,
+            append: options.store.append,
+        },
+    )
+    .map_err(|e| {
+        let e = if e.location().node.is_none() {
+            e.with_node(key.clone())
+        } else {
+            e
+        };
+        e.with_file(dst)
+    })?;
+    let bytes: u64 = frame
+        .batches()
+        .iter()
+        .map(|b| b.get_array_memory_size() as u64)
+        .sum();
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Hdf5,
+        arrays: vec![written.key],
+        data_bytes: bytes,
+        left_out: Vec::new(),
+    })
+}
+
 /// One file name (never a path, never `.`/`..`) for a store key: `/a/b/df` → `a%2Fb%2Fdf.parquet`.
 pub(crate) fn file_name_of_key(key: &str) -> String {
     let mut name = String::new();
