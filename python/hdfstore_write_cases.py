@@ -3,7 +3,8 @@ that `pd.read_hdf(store, key)` equals `pd.read_parquet(frame)` (dtypes and index
 
     hdfstore_write_cases.py gen DIR     -> writes DIR/<case>.parquet, prints "<case> <args...>"
                                            (the extra `sciio convert` arguments of the case)
-    hdfstore_write_cases.py check DIR   -> compares DIR/<case>.h5:/df with DIR/<case>.parquet,
+    hdfstore_write_cases.py check DIR   -> compares DIR/<case>.h5:/df with DIR/<case>.parquet
+                                           (and sciio's reading of it, DIR/<case>.back.parquet),
                                            prints "FAIL ..." lines and "CHECKED n"
     hdfstore_write_cases.py refused DIR -> writes DIR/bad_<case>.parquet frames pandas cannot
                                            store in a table, prints "<case> <pandas' reason>"
@@ -81,6 +82,17 @@ def cases():
         if index is not None:
             df.index = index
         out[f"all_{name}"] = (df, [])
+    fixed = full.drop(columns=["cat", "ocat"])
+    for name, index in indexes().items():
+        if name.startswith("multi"):
+            continue
+        df = fixed.copy()
+        if index is not None:
+            df.index = index
+        out[f"fixed_{name}"] = (df, ["--store-format", "fixed"])
+    for comp in ["zlib:1", "blosc:5", "none"]:
+        out[f"fixed_comp_{comp.replace(':', '_')}"] = (
+            fixed, ["--store-format", "fixed", "--compress", comp])
     small = pd.DataFrame({k: cols[k] for k in ["i64", "f64", "s", "cat", "dtz"]})
     for comp in ["zlib:1", "blosc:5", "blosc", "shuffle,zlib:9", "none"]:
         out[f"comp_{comp.replace(':', '_').replace(',', '_')}"] = (small, ["--compress", comp])
@@ -130,7 +142,8 @@ def check(d):
             pd.testing.assert_frame_equal(got, want, check_dtype=True)
             with pd.HDFStore(f"{d}/{name}.h5", mode="r") as store:
                 storer = store.get_storer("df")
-                assert storer.format_type == "table", storer.format_type
+                wanted_format = "fixed" if "fixed" in args else "table"
+                assert storer.format_type == wanted_format, storer.format_type
                 if "--data-columns" in args:
                     dc = args[args.index("--data-columns") + 1]
                     wanted = list(df.columns) if dc == "all" else dc.split(",")
@@ -146,14 +159,18 @@ def check(d):
                     sel = store.select("df", where="index >= 15")
                     pd.testing.assert_frame_equal(sel, want[want.index >= 15],
                                                   check_index_type=False)
-                if name.startswith("comp_"):
-                    comp = args[1]
-                    t = store.get_node("df/table")
+                if "--compress" in args:
+                    comp = args[args.index("--compress") + 1]
+                    t = store.get_node("df/table" if wanted_format == "table"
+                                       else "df/block0_values")
                     if comp == "none":
                         assert t.filters.complevel == 0, t.filters
                     else:
                         lib = comp.split(",")[-1].split(":")[0]
                         assert t.filters.complib == lib, (t.filters, lib)
+            # sciio's own reading of the key it wrote (DIR/<case>.back.parquet).
+            back = pd.read_parquet(f"{d}/{name}.back.parquet")
+            pd.testing.assert_frame_equal(back, got, check_dtype=True)
             checked += 1
         except Exception:
             print(f"FAIL {name}: " + traceback.format_exc().replace("\n", " | "))

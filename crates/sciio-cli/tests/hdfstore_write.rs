@@ -1,8 +1,9 @@
 //! `sciio convert frame.parquet store.h5[:/key]` writes a pandas HDFStore key (table format):
 //! for frames pandas wrote to Parquet (python/hdfstore_write_cases.py: every column dtype pandas
 //! stores in a table × index kinds Range/int/float/str/datetime naive and tz/timedelta/MultiIndex
-//! 2–3 levels, compression none/zlib/blosc, data columns), `pd.read_hdf` gives a frame equal to
-//! `pd.read_parquet` (dtypes checked), `where` queries on data columns answer as pandas does,
+//! 2–3 levels, compression none/zlib/blosc, data columns; and the fixed format, `--store-format
+//! fixed`), `pd.read_hdf` gives a frame equal to `pd.read_parquet` (dtypes checked) and sciio
+//! reads the key back equal, `where` queries on data columns answer as pandas does,
 //! `--append` equals `pd.concat`, a second key keeps the first, and what pandas cannot store is
 //! refused with pandas' reason before anything is written.
 #![cfg(feature = "hdfstore")]
@@ -29,13 +30,15 @@ fn parquet_frames_become_table_keys_pandas_reads_back_equal() {
         let mut args = vec!["convert", &src, &dst];
         args.extend(extra);
         ok(&args);
+        // sciio reads back what it wrote.
+        ok(&["convert", &dst, &format!("{d}/{name}.back.parquet")]);
         n += 1;
     }
     let verdict = run_python_script(SCRIPT, &["check", &d]);
     let failures: Vec<&str> = verdict.lines().filter(|l| l.starts_with("FAIL")).collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(verdict.contains(&format!("CHECKED {n}")), "{verdict}");
-    assert!(n >= 20, "{n}");
+    assert!(n >= 31, "{n}");
 }
 
 #[test]
@@ -95,6 +98,30 @@ pd.DataFrame({'other': [1.5, 2.5]}).to_parquet(f'{d}/o.parquet')
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("min_itemsize"), "{err}");
+    // The fixed format holds no categorical and takes no appended rows, as in pandas.
+    let fixed = format!("{}:/f", s(&store));
+    let out = sciio(&[
+        "convert",
+        s(&p("p1.parquet")),
+        &fixed,
+        "--store-format",
+        "fixed",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Cannot store a category dtype"), "{err}");
+    let out = sciio(&[
+        "convert",
+        s(&p("o.parquet")),
+        &fixed,
+        "--store-format",
+        "fixed",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = sciio(&["convert", s(&p("o.parquet")), &fixed, "--append"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Can only append to Tables"), "{err}");
     // Other columns are refused too.
     let out = sciio(&["convert", s(&p("o.parquet")), &key, "--append"]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
@@ -107,7 +134,7 @@ pd.testing.assert_frame_equal(got, want, check_dtype=True)
 pd.testing.assert_frame_equal(pd.read_hdf(f'{d}/s.h5', 'o'), pd.read_parquet(f'{d}/o.parquet'))
 with pd.HDFStore(f'{d}/s.h5', mode='r') as st:
     # (pandas lists the categories' series table too, as for the stores it writes)
-    assert [k for k in st.keys() if '/meta/' not in k] == ['/o', '/grp/df'], st.keys()
+    assert [k for k in st.keys() if '/meta/' not in k] == ['/f', '/o', '/grp/df'], st.keys()
     pd.testing.assert_frame_equal(st.select('grp/df', where='i >= 4'), want[want.i >= 4])
 # pandas appends to what sciio wrote, and sciio's rows read back after pandas' own.
 more = pd.read_parquet(f'{d}/p2.parquet')

@@ -362,6 +362,17 @@ fn dict_str(d: Option<&Value>, key: &str) -> Option<String> {
     }
 }
 
+/// The `tz` attribute of a fixed-format node: a zone name, or a pickled zone (`UTC` and
+/// fixed offsets are pickled `datetime.timezone`s).
+pub(crate) fn tz_of(attrs: &Attrs) -> Result<Option<String>> {
+    match attrs.value("tz")? {
+        None | Some(Value::None) => Ok(None),
+        Some(v) => tz_name(&v)
+            .map(Some)
+            .ok_or_else(|| attrs.bad("tz", &v, "a time zone")),
+    }
+}
+
 /// A time zone as pandas keeps it in `info`: its name, or a pickled `zoneinfo.ZoneInfo` /
 /// pytz zone (`ZoneInfo._unpickle('Europe/Paris', 1)`, `pytz._p('Europe/Paris')`).
 fn tz_name(v: &Value) -> Option<String> {

@@ -31,7 +31,7 @@ mod write;
 use sciio_core::Result;
 
 pub use machine::ParseLimits;
-pub use write::to_protocol0;
+pub use write::{to_protocol0, to_protocol3};
 
 /// A value read from a pickle. Containers hold their items in stream order.
 #[derive(Debug, Clone, PartialEq)]

@@ -31,6 +31,109 @@ pub fn to_protocol0(value: &Value) -> Result<Vec<u8>> {
     Ok(w.out)
 }
 
+/// `pickle.dumps(value, protocol=3)` for the same shapes, plus `bytes` and `BUILD`
+/// (`obj.__setstate__(state)`): what a numpy object array's pickle needs (PyTables stores
+/// the object arrays of pandas' `fixed` format so, in an `ObjectAtom` VLArray). Nothing is
+/// memoised.
+///
+/// ```
+/// use sciio_pickle::{parse, to_protocol3, Value};
+/// let v = Value::Tuple(vec![Value::Bytes(b"b".to_vec()), Value::Str("é".into()), Value::None]);
+/// assert_eq!(parse(&to_protocol3(&v)?)?, v);
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+pub fn to_protocol3(value: &Value) -> Result<Vec<u8>> {
+    let mut out = vec![0x80, 3];
+    binary(value, &mut out)?;
+    out.push(b'.');
+    Ok(out)
+}
+
+fn binary(v: &Value, out: &mut Vec<u8>) -> Result<()> {
+    let len32 = |n: usize| {
+        u32::try_from(n)
+            .map(u32::to_le_bytes)
+            .map_err(|_| Error::unsupported("a pickled item of 4 GiB or more"))
+    };
+    match v {
+        Value::None => out.push(b'N'),
+        Value::Bool(true) => out.push(0x88),
+        Value::Bool(false) => out.push(0x89),
+        Value::Int(i) => match i32::try_from(*i) {
+            Ok(small) => {
+                out.push(b'J');
+                out.extend_from_slice(&small.to_le_bytes());
+            }
+            Err(_) => {
+                // LONG1: 8 two's-complement bytes.
+                out.extend_from_slice(&[0x8a, 8]);
+                out.extend_from_slice(&i.to_le_bytes());
+            }
+        },
+        Value::Float(f) => {
+            out.push(b'G');
+            out.extend_from_slice(&f.to_be_bytes());
+        }
+        Value::Str(s) => {
+            out.push(b'X');
+            out.extend_from_slice(&len32(s.len())?);
+            out.extend_from_slice(s.as_bytes());
+        }
+        Value::Bytes(b) => {
+            out.push(b'B');
+            out.extend_from_slice(&len32(b.len())?);
+            out.extend_from_slice(b);
+        }
+        Value::List(items) => {
+            out.extend_from_slice(b"](");
+            for item in items {
+                binary(item, out)?;
+            }
+            out.push(b'e');
+        }
+        Value::Tuple(items) => {
+            out.push(b'(');
+            for item in items {
+                binary(item, out)?;
+            }
+            out.push(b't');
+        }
+        Value::Dict(items) => {
+            out.extend_from_slice(b"}(");
+            for (k, v) in items {
+                binary(k, out)?;
+                binary(v, out)?;
+            }
+            out.push(b'u');
+        }
+        Value::Global { module, name } => {
+            let plain = |s: &str| !s.is_empty() && !s.contains(['\n', '\r']);
+            if !plain(module) || !plain(name) {
+                return Err(Error::invalid_input(format!(
+                    "cannot pickle the global {module:?}.{name:?}"
+                )));
+            }
+            out.extend_from_slice(format!("c{module}\n{name}\n").as_bytes());
+        }
+        Value::Reduce { callable, args } => {
+            binary(callable, out)?;
+            binary(args, out)?;
+            out.push(b'R');
+        }
+        Value::Build { object, state } => {
+            binary(object, out)?;
+            binary(state, out)?;
+            out.push(b'b');
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "the pickle writer does not write {other:?}"
+            )))
+        }
+    }
+    Ok(())
+}
+
 struct Writer {
     out: Vec<u8>,
     memo: u32,

@@ -21,6 +21,7 @@
 //! written: `pd.read_hdf` and `HDFStore.select(key, where=...)` work without it (queries scan
 //! the table in-kernel instead of using the index).
 
+mod fixed;
 mod plan;
 
 use std::path::Path;
@@ -126,9 +127,31 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
                 "data columns belong to the table format (fixed keys have none)",
             ));
         }
-        return Err(Error::unsupported(
-            "writing fixed-format keys is not implemented yet (write the table format)",
-        ));
+        let empty = frame.num_rows() == 0 || frame.schema().columns().next().is_none();
+        if empty {
+            return Err(Error::unsupported(
+                "writing a frame without rows or columns in the fixed format is not implemented",
+            ));
+        }
+        let writer = if path.exists() {
+            PtWriter::open_append(path)
+        } else {
+            PtWriter::create(path)
+        }
+        .map_err(|e| e.with_file(path))?;
+        let (parent, name) = parent_group(&writer, &key)?;
+        if parent.contains(&name)? {
+            parent.unlink(&name)?;
+        }
+        let group = parent.create_group(&name, "", None)?;
+        fixed::write(&writer, &group, &key, frame, options.filters)?;
+        writer.finish().map_err(|e| e.with_file(path))?;
+        let rows = frame.num_rows() as u64;
+        return Ok(Written {
+            key,
+            rows,
+            total_rows: rows,
+        });
     }
     let empty = frame.num_rows() == 0 || frame.schema().columns().next().is_none();
     if empty && !options.append {
@@ -741,6 +764,14 @@ fn string_attr(b: &[u8], charset: CharSet) -> AttrValue {
 /// ASCII string (PyTables unpickles byte strings ending in `.`).
 fn pickled(v: &Value) -> Result<AttrValue> {
     Ok(string_attr(&sciio_pickle::to_protocol0(v)?, CharSet::Ascii))
+}
+
+/// A `tz` attribute: a zone name as text, a `datetime.timezone` pickled.
+fn tz_attr(tz: &Value) -> Result<AttrValue> {
+    match tz {
+        Value::Str(s) => Ok(text(s)),
+        other => pickled(other),
+    }
 }
 
 fn flag(b: bool) -> AttrValue {
