@@ -28,6 +28,17 @@ struct Col {
 
 /// Reads a `table` key as `pd.read_hdf` does.
 pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Result<Frame> {
+    read_rows(file, key, attrs, series, Rows::all())
+}
+
+/// Reads `rows` of a `table` key (`pd.read_hdf(..., start=, stop=)`).
+pub(crate) fn read_rows(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    series: bool,
+    rows: Rows,
+) -> Result<Frame> {
     let table_type = attrs.str("table_type")?.unwrap_or_default();
     let known = [
         "appendable_frame",
@@ -40,7 +51,7 @@ pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Res
             "table_type {table_type:?} is not read (attribute table_type)"
         )));
     }
-    let (index, cols) = read_columns(file, key, attrs)?;
+    let (index, cols) = read_columns(file, key, attrs, rows)?;
     let levels = match attrs.value("levels")?.map(unpickle_text) {
         Some(Value::List(names)) => names
             .iter()
@@ -87,14 +98,14 @@ pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Res
 }
 
 /// The index column and the other columns in `non_index_axes` order.
-fn read_columns(file: &PtFile, key: &str, attrs: &Attrs) -> Result<(Level, Vec<Col>)> {
+fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(Level, Vec<Col>)> {
     let path = format!("{key}/table");
     let tattrs = Attrs::read(file, &path)?;
     let info = attrs.value("info")?.unwrap_or(Value::None);
     let order = non_index_labels(attrs)?;
     let values_cols = str_list(attrs, "values_cols")?;
     let nan_rep = attrs.str("nan_rep")?.unwrap_or_else(|| "nan".into());
-    let table = file.read_table(&path, Rows::all())?;
+    let table = file.read_table(&path, rows)?;
 
     // The index column.
     let index_kind = tattrs
@@ -209,7 +220,7 @@ fn one_column(
 pub(crate) fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef> {
     let meta_key = format!("{key}/meta/{col}/meta");
     let attrs = Attrs::read(file, &meta_key)?;
-    let (_, cols) = read_columns(file, &meta_key, &attrs)?;
+    let (_, cols) = read_columns(file, &meta_key, &attrs, Rows::all())?;
     cols.into_iter()
         .next()
         .map(|c| c.values)
