@@ -80,6 +80,16 @@ enum Command {
         /// format: compressed variables up to 2 GB) or 5 (uncompressed, as scipy.io.savemat).
         #[arg(long, value_name = "VERSION")]
         mat_version: Option<MatOutVersion>,
+        /// A data frame into .h5 becomes a pandas HDFStore key (DST:KEY, else the source's
+        /// name) in this format: table (the default), fixed, or pytables (a plain Table).
+        #[arg(long, value_name = "FORMAT")]
+        store_format: Option<String>,
+        /// Data columns of a table key: labels separated by commas, or `all`.
+        #[arg(long, value_name = "COLUMNS")]
+        data_columns: Option<String>,
+        /// Append the frame's rows to the existing table key (same columns and types).
+        #[arg(long)]
+        append: bool,
     },
 }
 
@@ -189,6 +199,9 @@ fn run(cli: Cli) -> Result<()> {
             compress,
             strict,
             mat_version,
+            store_format,
+            data_columns,
+            append,
         } => {
             let (dst, srcs) = paths
                 .split_last()
@@ -201,12 +214,25 @@ fn run(cli: Cli) -> Result<()> {
                     "--mat-version applies to .mat outputs only",
                 ));
             }
+            let store = sciio::StoreOptions {
+                format: store_format,
+                data_columns,
+                append,
+            };
+            if store != sciio::StoreOptions::default()
+                && Format::for_output(&Target::parse(dst).file, to)? != Format::Hdf5
+            {
+                return Err(Error::invalid_input(
+                    "--store-format, --data-columns and --append apply to .h5 outputs only",
+                ));
+            }
             let options = ConvertOptions {
                 to,
                 compress,
                 dst_node: None,
                 strict,
                 mat_version: mat_version.unwrap_or_default(),
+                store,
             };
             convert(&srcs, &Target::parse(dst), options)
         }

@@ -310,7 +310,8 @@ assert np.array_equal(z['n'], np.arange(5, dtype=np.int16))
     );
 }
 
-/// A pandas frame → `.h5`: one PyTables Table whose fields are the index levels then the
+/// A pandas frame → `.h5` with `--store-format pytables` (the default is a pandas HDFStore
+/// key, tests/hdfstore_write.rs): one PyTables Table whose fields are the index levels then the
 /// columns, text as UTF-8 byte strings, categoricals as their values; the node is the source's
 /// file stem or the destination node. Columns PyTables has no type for are left out.
 #[test]
@@ -335,13 +336,15 @@ pd.DataFrame({'when': pd.date_range('2024-01-01', periods=3, freq='h')}).to_parq
     );
     let whole = dir.path().join("whole.h5");
     let named = dir.path().join("named.h5");
-    ok(&["convert", s(&src), s(&whole)]);
+    ok(&["convert", s(&src), s(&whole), "--store-format", "pytables"]);
     ok(&[
         "convert",
         s(&src),
         &format!("{}:/g/t", s(&named)),
         "--compress",
         "shuffle,zlib:5",
+        "--store-format",
+        "pytables",
     ]);
     let check = r#"
 import sys, tables as tb, pandas as pd, numpy as np
@@ -368,10 +371,11 @@ print('ok')
     // A column PyTables has no type for is left out (listed on stderr); --strict refuses it
     // before anything is written.
     let d5 = dir.path().join("d.h5");
-    let err = refused(&["convert", s(&dated), s(&d5), "--strict"]);
+    let plain = ["--store-format", "pytables"];
+    let err = refused(&["convert", s(&dated), s(&d5), "--strict", plain[0], plain[1]]);
     assert!(err.contains("'when'") && err.contains("PyTables"), "{err}");
     assert!(!d5.exists());
-    let out = sciio(&["convert", s(&dated), s(&d5)]);
+    let out = sciio(&["convert", s(&dated), s(&d5), plain[0], plain[1]]);
     assert_eq!(out.status.code(), Some(0), "{out:?}");
     let said = String::from_utf8(out.stderr).unwrap();
     // (pandas stores the datetimes in ns or us, as its version decides)

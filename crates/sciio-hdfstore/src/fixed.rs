@@ -171,7 +171,7 @@ fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<(Vec<ArrayRef>
             .collect::<Result<_>>()?;
         return Ok((cols, numpy_type));
     }
-    let meaning = meaning_of(value_type.as_deref(), attrs.str("tz")?)?;
+    let meaning = meaning_of(value_type.as_deref(), crate::table::tz_of(&attrs)?)?;
     if attrs.has("shape") {
         // An empty block: PyTables holds a one-element placeholder, `shape` and `value_type`
         // the real ones (write_array_empty).
@@ -344,7 +344,7 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
             }
             k if k.starts_with("datetime64") => Meaning::Datetime {
                 unit: Unit::of_dtype(k)?,
-                tz: attrs.str("tz")?,
+                tz: crate::table::tz_of(&attrs)?,
             },
             k if k.starts_with("timedelta64") => Meaning::Timedelta {
                 unit: Unit::of_dtype(k)?,

@@ -38,6 +38,7 @@ mod column;
 mod fixed;
 mod pyobj;
 mod table;
+pub mod write;
 
 use std::path::{Path, PathBuf};
 
@@ -46,6 +47,8 @@ use sciio_pandas::Frame;
 use sciio_pytables::{NodeClass, NodeInfo, PtFile};
 
 use crate::attrs::Attrs;
+
+pub use write::{write, DataColumns, StoreFormat, WriteOptions, Written};
 
 /// One key of a store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -212,9 +215,83 @@ impl HdfStore {
         }
     }
 
+    /// Reads a `table`-format key in slices of `batch_rows` rows, each slice a frame of the
+    /// same schema (`pd.read_hdf(..., start=, stop=)` slice by slice): memory is bounded by
+    /// one slice whatever the key's length. `None` for keys read whole only (`fixed` keys,
+    /// plain PyTables tables, empty tables): use [`HdfStore::read`].
+    pub fn read_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
+        let key = normalise(key);
+        let located = |e: Error| locate(e, &key).with_file(&self.path);
+        let Some(info) = self.key_at(&key).map_err(located)? else {
+            return Ok(None);
+        };
+        let series = match info.pandas_type.as_str() {
+            "frame_table" => false,
+            "series_table" => true,
+            _ => return Ok(None),
+        };
+        let rows = self
+            .file
+            .node(&format!("{key}/table"))
+            .map_err(located)?
+            .shape
+            .first()
+            .copied()
+            .unwrap_or(0);
+        if rows == 0 {
+            return Ok(None);
+        }
+        let attrs = Attrs::read(&self.file, &key).map_err(located)?;
+        Ok(Some(FrameBatches {
+            store: self,
+            key,
+            attrs,
+            series,
+            rows,
+            next: 0,
+            batch_rows: batch_rows.max(1) as u64,
+        }))
+    }
+
     /// The underlying PyTables file.
     pub fn pytables(&self) -> &PtFile {
         &self.file
+    }
+}
+
+/// A `table` key read slice by slice ([`HdfStore::read_batches`]).
+#[derive(Debug)]
+pub struct FrameBatches<'a> {
+    store: &'a HdfStore,
+    key: String,
+    attrs: Attrs,
+    series: bool,
+    rows: u64,
+    next: u64,
+    batch_rows: u64,
+}
+
+impl FrameBatches<'_> {
+    /// Rows in the key.
+    pub fn num_rows(&self) -> u64 {
+        self.rows
+    }
+}
+
+impl Iterator for FrameBatches<'_> {
+    type Item = Result<Frame>;
+
+    fn next(&mut self) -> Option<Result<Frame>> {
+        if self.next >= self.rows {
+            return None;
+        }
+        let stop = self.rows.min(self.next.saturating_add(self.batch_rows));
+        let rows = sciio_pytables::Rows::range(self.next, stop, 1);
+        self.next = stop;
+        Some(
+            table::read_rows(&self.store.file, &self.key, &self.attrs, self.series, rows)
+                .map_err(|e| locate(e, &self.key).with_file(&self.store.path)),
+        )
     }
 }
 

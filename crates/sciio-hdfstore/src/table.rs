@@ -28,6 +28,17 @@ struct Col {
 
 /// Reads a `table` key as `pd.read_hdf` does.
 pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Result<Frame> {
+    read_rows(file, key, attrs, series, Rows::all())
+}
+
+/// Reads `rows` of a `table` key (`pd.read_hdf(..., start=, stop=)`).
+pub(crate) fn read_rows(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    series: bool,
+    rows: Rows,
+) -> Result<Frame> {
     let table_type = attrs.str("table_type")?.unwrap_or_default();
     let known = [
         "appendable_frame",
@@ -40,7 +51,7 @@ pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Res
             "table_type {table_type:?} is not read (attribute table_type)"
         )));
     }
-    let (index, cols) = read_columns(file, key, attrs)?;
+    let (index, cols) = read_columns(file, key, attrs, rows)?;
     let levels = match attrs.value("levels")?.map(unpickle_text) {
         Some(Value::List(names)) => names
             .iter()
@@ -87,14 +98,14 @@ pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Res
 }
 
 /// The index column and the other columns in `non_index_axes` order.
-fn read_columns(file: &PtFile, key: &str, attrs: &Attrs) -> Result<(Level, Vec<Col>)> {
+fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(Level, Vec<Col>)> {
     let path = format!("{key}/table");
     let tattrs = Attrs::read(file, &path)?;
     let info = attrs.value("info")?.unwrap_or(Value::None);
     let order = non_index_labels(attrs)?;
     let values_cols = str_list(attrs, "values_cols")?;
     let nan_rep = attrs.str("nan_rep")?.unwrap_or_else(|| "nan".into());
-    let table = file.read_table(&path, Rows::all())?;
+    let table = file.read_table(&path, rows)?;
 
     // The index column.
     let index_kind = tattrs
@@ -206,10 +217,10 @@ fn one_column(
 }
 
 /// The categories of a categorical column, stored as a series table beside the key.
-fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef> {
+pub(crate) fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef> {
     let meta_key = format!("{key}/meta/{col}/meta");
     let attrs = Attrs::read(file, &meta_key)?;
-    let (_, cols) = read_columns(file, &meta_key, &attrs)?;
+    let (_, cols) = read_columns(file, &meta_key, &attrs, Rows::all())?;
     cols.into_iter()
         .next()
         .map(|c| c.values)
@@ -293,7 +304,7 @@ fn dtype_meaning(dtype: &str, tz: Option<String>) -> Result<Meaning> {
 }
 
 /// `non_index_axes`: `[(1, [labels])]`.
-fn non_index_labels(attrs: &Attrs) -> Result<Vec<String>> {
+pub(crate) fn non_index_labels(attrs: &Attrs) -> Result<Vec<String>> {
     let v = attrs.value("non_index_axes")?.unwrap_or(Value::None);
     if let Value::List(axes) = &v {
         if let [Value::Tuple(pair)] = axes.as_slice() {
@@ -318,7 +329,7 @@ fn label(v: &Value, attrs: &Attrs, name: &str) -> Result<String> {
 }
 
 /// A pickled list of labels.
-fn str_list(attrs: &Attrs, name: &str) -> Result<Vec<String>> {
+pub(crate) fn str_list(attrs: &Attrs, name: &str) -> Result<Vec<String>> {
     match attrs.value(name)?.map(unpickle_text) {
         Some(Value::List(items)) | Some(Value::Tuple(items)) => {
             items.iter().map(|l| label(l, attrs, name)).collect()
@@ -362,11 +373,27 @@ fn dict_str(d: Option<&Value>, key: &str) -> Option<String> {
     }
 }
 
+/// The `tz` attribute of a fixed-format node: a zone name, or a pickled zone (`UTC` and
+/// fixed offsets are pickled `datetime.timezone`s).
+pub(crate) fn tz_of(attrs: &Attrs) -> Result<Option<String>> {
+    match attrs.value("tz")? {
+        None | Some(Value::None) => Ok(None),
+        Some(v) => tz_name(&v)
+            .map(Some)
+            .ok_or_else(|| attrs.bad("tz", &v, "a time zone")),
+    }
+}
+
 /// A time zone as pandas keeps it in `info`: its name, or a pickled `zoneinfo.ZoneInfo` /
 /// pytz zone (`ZoneInfo._unpickle('Europe/Paris', 1)`, `pytz._p('Europe/Paris')`).
 fn tz_name(v: &Value) -> Option<String> {
     match v {
         Value::Str(s) => Some(s.clone()),
+        Value::Reduce { callable, args }
+            if callable.global_name().as_deref() == Some("datetime.timezone") =>
+        {
+            fixed_offset(args)
+        }
         Value::Reduce { callable, args } => {
             let names_zone = |c: &Value| {
                 let mut text = format!("{c:?}");
@@ -386,6 +413,38 @@ fn tz_name(v: &Value) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// `datetime.timezone(datetime.timedelta(days, seconds, us))`: `UTC`, or `+HH:MM` (the
+/// spelling Arrow and pandas give a fixed offset).
+fn fixed_offset(args: &Value) -> Option<String> {
+    let Value::Tuple(items) = args else {
+        return None;
+    };
+    let Some(Value::Reduce { callable, args }) = items.first() else {
+        return None;
+    };
+    if callable.global_name().as_deref() != Some("datetime.timedelta") {
+        return None;
+    }
+    let Value::Tuple(parts) = args.as_ref() else {
+        return None;
+    };
+    let int = |i: usize| match parts.get(i) {
+        Some(Value::Int(v)) => Some(*v),
+        None => Some(0),
+        _ => None,
+    };
+    let seconds = int(0)?.checked_mul(86_400)?.checked_add(int(1)?)?;
+    if seconds == 0 && int(2)? == 0 {
+        return Some("UTC".into());
+    }
+    if int(2)? != 0 || seconds % 60 != 0 || seconds.abs() >= 86_400 {
+        return None;
+    }
+    let sign = if seconds < 0 { '-' } else { '+' };
+    let m = seconds.abs() / 60;
+    Some(format!("{sign}{:02}:{:02}", m / 60, m % 60))
 }
 
 fn truthy(v: &Value) -> bool {

@@ -1,4 +1,5 @@
-//! A Python pickle *reader* that never runs anything.
+//! A Python pickle *reader* that never runs anything (and a minimal protocol-0 writer,
+//! [`to_protocol0`], for the attributes pandas stores).
 //!
 //! pandas and PyTables keep some attributes and object columns as pickles. Python's
 //! `pickle.loads` imports modules and calls whatever the stream names, so a damaged or hostile
@@ -35,10 +36,12 @@
 )]
 
 mod machine;
+mod write;
 
 use sciio_core::Result;
 
 pub use machine::ParseLimits;
+pub use write::{to_protocol0, to_protocol3};
 
 /// A value read from a pickle. Containers hold their items in stream order.
 #[derive(Debug, Clone, PartialEq)]

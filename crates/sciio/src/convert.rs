@@ -39,6 +39,21 @@ pub struct ConvertOptions {
     pub strict: bool,
     /// The MAT version written to a `.mat` destination (`--mat-version`); default v7.3.
     pub mat_version: MatOutVersion,
+    /// How a data frame goes into an `.h5` destination (a pandas HDFStore key).
+    pub store: StoreOptions,
+}
+
+/// How a data frame (Parquet) is written into an `.h5` file: as a key of a pandas HDFStore
+/// (`pd.read_hdf(dst, key)` reads it), the key being `DST:NODE` or the source's file stem.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StoreOptions {
+    /// `table` (the default: pandas' appendable, queryable format), `fixed`, or `pytables`
+    /// (a plain PyTables Table of the index and columns, not a pandas key).
+    pub format: Option<String>,
+    /// Data columns of a `table` key: `all`, or labels separated by commas.
+    pub data_columns: Option<String>,
+    /// Append the rows to the existing `table` key (an existing key is replaced otherwise).
+    pub append: bool,
 }
 
 /// The version of a MAT file [`convert`] writes.

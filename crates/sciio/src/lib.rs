@@ -74,7 +74,9 @@ mod parquet;
 #[cfg(feature = "hdfstore")]
 mod store;
 
-pub use convert::{convert, convert_many, ConvertOptions, ConvertSummary, MatOutVersion};
+pub use convert::{
+    convert, convert_many, ConvertOptions, ConvertSummary, MatOutVersion, StoreOptions,
+};
 pub use file::File;
 pub use plan::LeftOut;
 

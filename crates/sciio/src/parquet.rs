@@ -165,7 +165,13 @@ pub(crate) fn convert_frames(
         (true, Format::Npz) => frame_to_npz(src, dst, options, progress)?,
         (true, Format::Npy) => frame_to_npy(src, dst, options, progress)?,
         #[cfg(feature = "hdf5")]
-        (true, Format::Hdf5) => frame_to_h5(src, dst, options, progress)?,
+        (true, Format::Hdf5) => {
+            #[cfg(feature = "hdfstore")]
+            if options.store.format.as_deref() != Some("pytables") {
+                return crate::store::frame_to_store(src, dst, options, progress).map(Some);
+            }
+            frame_to_h5(src, dst, options, progress)?
+        }
         (true, other) => {
             return Err(Error::unsupported(format!(
                 "{other} cannot hold a data frame; write .parquet, .npz (one array per column), \
@@ -627,7 +633,7 @@ fn check_distinct(arrays: &[(String, NdArray)], path: &Path) -> Result<()> {
 /// The Table node a frame becomes in an `.h5` file: the destination node, else the source's
 /// file stem (`prices.parquet` → `/prices`).
 #[cfg(feature = "hdf5")]
-fn table_name(dst_node: Option<&str>, src: &Path) -> String {
+pub(crate) fn table_name(dst_node: Option<&str>, src: &Path) -> String {
     match dst_node
         .map(|n| n.trim_matches('/'))
         .filter(|n| !n.is_empty())

@@ -136,8 +136,11 @@ pub(crate) fn convert(
     let read = |key: &str| -> Result<Frame> { store.read(key) };
     let summary = match format {
         Format::Parquet if !whole || (keys.len() == 1 && !is_folder(dst)) => {
-            let frame = read(&keys[0])?;
             let parquet = options_for(options.compress.as_ref())?;
+            if let Some(summary) = stream_key(&store, &keys[0], dst, &parquet, progress)? {
+                return Ok(Some(summary));
+            }
+            let frame = read(&keys[0])?;
             let arrays = write_frame(&frame, dst, &parquet)
                 .map_err(|e| e.with_file(dst).with_node(keys[0].clone()))?;
             done(Format::Parquet, arrays, &frame, progress)
@@ -193,6 +196,64 @@ pub(crate) fn convert(
         }
     };
     Ok(Some(summary))
+}
+
+/// Rows of a `table` key read per slice while written: memory bounded by a slice.
+const STREAM_ROWS: usize = 1 << 20;
+
+/// A `table` key → Parquet slice by slice (`None`: the key is read whole).
+fn stream_key(
+    store: &HdfStore,
+    key: &str,
+    dst: &Path,
+    parquet: &sciio_pandas::ParquetOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<ConvertSummary>> {
+    let Some(mut batches) = store.read_batches(key, STREAM_ROWS)? else {
+        return Ok(None);
+    };
+    let total = batches.num_rows();
+    let Some(first) = batches.next().transpose()? else {
+        return Ok(None);
+    };
+    let arrays: Vec<String> = first
+        .schema()
+        .columns()
+        .map(|c| c.label().unwrap_or("None").to_string())
+        .collect();
+    let mut bytes = 0u64;
+    let mut rows = 0u64;
+    crate::write_atomically(dst, |out| {
+        let mut writer = sciio_pandas::ParquetWriter::new(out, first.schema(), parquet);
+        let mut put = |frame: &Frame| -> Result<()> {
+            for batch in frame.batches() {
+                writer.write(batch)?;
+                bytes += batch.get_array_memory_size() as u64;
+            }
+            rows += frame.num_rows() as u64;
+            progress(rows, total);
+            Ok(())
+        };
+        put(&first)?;
+        for frame in batches.by_ref() {
+            put(&frame?)?;
+        }
+        writer.finish()
+    })
+    .map_err(|e| {
+        if e.location().node.is_none() {
+            e.with_node(key.to_string())
+        } else {
+            e
+        }
+        .with_file(dst)
+    })?;
+    Ok(Some(ConvertSummary {
+        format: Format::Parquet,
+        arrays,
+        data_bytes: bytes,
+        left_out: Vec::new(),
+    }))
 }
 
 fn is_folder(dst: &Path) -> bool {
@@ -263,6 +324,69 @@ fn to_folder(
         arrays: written,
         data_bytes: bytes,
         left_out,
+    })
+}
+
+/// `x.parquet → store.h5[:/key]`: the frame as a key of a pandas HDFStore (`table` format by
+/// default; `--store-format fixed`, `--data-columns a,b|all`, `--append`), the key being the
+/// destination node or the source's file stem. The store is created, or the key added to it
+/// (replacing a key of that name, as `df.to_hdf` does), or its rows appended.
+pub(crate) fn frame_to_store(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    use sciio_hdfstore::{DataColumns, StoreFormat, WriteOptions};
+    let format: StoreFormat = match options.store.format.as_deref() {
+        None => StoreFormat::Table,
+        Some(f) => f.parse()?,
+    };
+    let data_columns: DataColumns = match options.store.data_columns.as_deref() {
+        None => DataColumns::None,
+        Some(d) => d.parse()?,
+    };
+    if options.store.append && data_columns != DataColumns::None {
+        return Err(Error::invalid_input(
+            "--data-columns applies to a new key (appended rows take the key's data columns)",
+        ));
+    }
+    let filters = crate::h5write::filters(options.compress.as_ref())?;
+    let frame = crate::parquet::read_frame(src.path(), src.limits())?;
+    let key = format!(
+        "/{}",
+        crate::parquet::table_name(options.dst_node.as_deref(), src.path())
+    );
+    let written = sciio_hdfstore::write(
+        dst,
+        &key,
+        &frame,
+        &WriteOptions {
+            format,
+            data_columns,
+            filters,
+            append: options.store.append,
+        },
+    )
+    .map_err(|e| {
+        let e = if e.location().node.is_none() {
+            e.with_node(key.clone())
+        } else {
+            e
+        };
+        e.with_file(dst)
+    })?;
+    let bytes: u64 = frame
+        .batches()
+        .iter()
+        .map(|b| b.get_array_memory_size() as u64)
+        .sum();
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Hdf5,
+        arrays: vec![written.key],
+        data_bytes: bytes,
+        left_out: Vec::new(),
     })
 }
 

@@ -322,6 +322,16 @@ impl PtGroup {
         self.g.set_attr(name, value)
     }
 
+    /// Whether the group has a child (a link) called `name`.
+    pub fn contains(&self, name: &str) -> Result<bool> {
+        self.g.contains(name)
+    }
+
+    /// Removes the child `name` (its link; the object goes with its last link).
+    pub fn unlink(&self, name: &str) -> Result<()> {
+        self.g.unlink(name)
+    }
+
     /// Records `filters` as the group's `FILTERS` attribute (the default of leaves made in
     /// it from now on).
     pub fn set_filters_attr(&mut self, filters: Filters) -> Result<()> {

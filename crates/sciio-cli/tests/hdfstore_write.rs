@@ -1,0 +1,195 @@
+//! `sciio convert frame.parquet store.h5[:/key]` writes a pandas HDFStore key (table format):
+//! for frames pandas wrote to Parquet (python/hdfstore_write_cases.py: every column dtype pandas
+//! stores in a table × index kinds Range/int/float/str/datetime naive and tz/timedelta/MultiIndex
+//! 2–3 levels, compression none/zlib/blosc, data columns; and the fixed format, `--store-format
+//! fixed`), `pd.read_hdf` gives a frame equal to `pd.read_parquet` (dtypes checked) and sciio
+//! reads the key back equal, `where` queries on data columns answer as pandas does,
+//! `--append` equals `pd.concat`, a second key keeps the first, and what pandas cannot store is
+//! refused with pandas' reason before anything is written.
+#![cfg(feature = "hdfstore")]
+
+mod common;
+use common::{ok, s, sciio};
+
+use sciio_testkit::{run_python, run_python_script, tempdir};
+
+const SCRIPT: &str = "python/hdfstore_write_cases.py";
+
+#[test]
+fn parquet_frames_become_table_keys_pandas_reads_back_equal() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let listing = run_python_script(SCRIPT, &["gen", &d]);
+    let mut n = 0;
+    for line in listing.lines() {
+        let mut words = line.split(' ');
+        let name = words.next().unwrap();
+        let extra: Vec<&str> = words.collect();
+        let src = format!("{d}/{name}.parquet");
+        let dst = format!("{d}/{name}.h5:/df");
+        let mut args = vec!["convert", &src, &dst];
+        args.extend(extra);
+        ok(&args);
+        // sciio reads back what it wrote.
+        ok(&["convert", &dst, &format!("{d}/{name}.back.parquet")]);
+        n += 1;
+    }
+    let verdict = run_python_script(SCRIPT, &["check", &d]);
+    let failures: Vec<&str> = verdict.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(verdict.contains(&format!("CHECKED {n}")), "{verdict}");
+    assert!(n >= 31, "{n}");
+}
+
+#[test]
+fn what_pandas_cannot_store_is_refused_with_its_reason() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let listing = run_python_script(SCRIPT, &["refused", &d]);
+    let mut n = 0;
+    for line in listing.lines() {
+        let (name, reason) = line.split_once(' ').unwrap();
+        let dst = dir.path().join(format!("bad_{name}.h5"));
+        let out = sciio(&[
+            "convert",
+            &format!("{d}/bad_{name}.parquet"),
+            &format!("{}:/df", s(&dst)),
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{name}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(reason), "{name}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dst.exists(), "{name}: a store was left behind");
+        n += 1;
+    }
+    assert_eq!(n, 6);
+}
+
+#[test]
+fn append_adds_rows_and_keys_sit_side_by_side() {
+    let dir = tempdir();
+    let p = |n: &str| dir.path().join(n);
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np
+d = sys.argv[1]
+def part(start, n, words):
+    return pd.DataFrame({
+        'i': np.arange(start, start + n, dtype='int64'),
+        'x': np.linspace(0, 1, n),
+        's': pd.array(words[:n], dtype='str'),
+        'c': pd.Categorical(['a', 'b'] * (n // 2) + ['a'] * (n % 2), categories=['a', 'b']),
+        't': pd.date_range('2024-01-01', periods=n, freq='h', tz='Asia/Tokyo'),
+    }, index=pd.RangeIndex(start, start + n))
+part(0, 5, ['aaaa', 'b', None, 'dd', 'e']).to_parquet(f'{d}/p1.parquet')
+part(5, 4, ['x', 'yy', 'zzz', None]).to_parquet(f'{d}/p2.parquet')
+part(9, 2, ['much longer', 'y']).to_parquet(f'{d}/p3.parquet')
+pd.DataFrame({'other': [1.5, 2.5]}).to_parquet(f'{d}/o.parquet')
+"#,
+        &[s(dir.path())],
+    );
+    let store = p("s.h5");
+    let key = format!("{}:/grp/df", s(&store));
+    ok(&["convert", s(&p("p1.parquet")), &key, "--data-columns", "i"]);
+    ok(&["convert", s(&p("p2.parquet")), &key, "--append"]);
+    ok(&["convert", s(&p("o.parquet")), &format!("{}:/o", s(&store))]);
+    // A longer string than the column holds is refused, as pandas refuses it.
+    let out = sciio(&["convert", s(&p("p3.parquet")), &key, "--append"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("min_itemsize"), "{err}");
+    // The fixed format holds no categorical and takes no appended rows, as in pandas.
+    let fixed = format!("{}:/f", s(&store));
+    let out = sciio(&[
+        "convert",
+        s(&p("p1.parquet")),
+        &fixed,
+        "--store-format",
+        "fixed",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Cannot store a category dtype"), "{err}");
+    let out = sciio(&[
+        "convert",
+        s(&p("o.parquet")),
+        &fixed,
+        "--store-format",
+        "fixed",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let out = sciio(&["convert", s(&p("o.parquet")), &fixed, "--append"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("Can only append to Tables"), "{err}");
+    // Other columns are refused too.
+    let out = sciio(&["convert", s(&p("o.parquet")), &key, "--append"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let check = r#"
+import sys, pandas as pd
+d = sys.argv[1]
+want = pd.concat([pd.read_parquet(f'{d}/p1.parquet'), pd.read_parquet(f'{d}/p2.parquet')])
+got = pd.read_hdf(f'{d}/s.h5', 'grp/df')
+pd.testing.assert_frame_equal(got, want, check_dtype=True)
+pd.testing.assert_frame_equal(pd.read_hdf(f'{d}/s.h5', 'o'), pd.read_parquet(f'{d}/o.parquet'))
+with pd.HDFStore(f'{d}/s.h5', mode='r') as st:
+    # (pandas lists the categories' series table too, as for the stores it writes)
+    assert [k for k in st.keys() if '/meta/' not in k] == ['/f', '/o', '/grp/df'], st.keys()
+    pd.testing.assert_frame_equal(st.select('grp/df', where='i >= 4'), want[want.i >= 4])
+# pandas appends to what sciio wrote, and sciio's rows read back after pandas' own.
+more = pd.read_parquet(f'{d}/p2.parquet')
+more.index = more.index + 4
+with pd.HDFStore(f'{d}/s.h5', mode='a') as st:
+    st.append('grp/df', more)
+got = pd.read_hdf(f'{d}/s.h5', 'grp/df')
+pd.testing.assert_frame_equal(got, pd.concat([want, more]), check_dtype=True)
+print('ok')
+"#;
+    assert_eq!(run_python(check, &[s(dir.path())]).trim(), "ok");
+    // sciio reads back the key it wrote (and pandas appended to).
+    let back = p("back.parquet");
+    ok(&["convert", &key, s(&back)]);
+    let check = r#"
+import sys, pandas as pd
+d = sys.argv[1]
+pd.testing.assert_frame_equal(pd.read_parquet(f'{d}/back.parquet'), pd.read_hdf(f'{d}/s.h5', 'grp/df'))
+print('ok')
+"#;
+    assert_eq!(run_python(check, &[s(dir.path())]).trim(), "ok");
+}
+
+#[test]
+fn a_key_pandas_wrote_takes_appended_rows_from_parquet() {
+    let dir = tempdir();
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np
+d = sys.argv[1]
+df = pd.DataFrame({'a': np.arange(4), 'b': pd.Series(['x', 'yy', None, 'zzz'], dtype='str'),
+                   'when': pd.date_range('2020', periods=4, freq='D')})
+df.to_hdf(f'{d}/p.h5', key='df', format='table', data_columns=['a'], min_itemsize={'b': 10})
+df2 = df.copy()
+df2.index = df2.index + 4
+df2['b'] = pd.Series(['longer one', 'q', 'r', None], dtype='str', index=df2.index)
+df2.to_parquet(f'{d}/more.parquet')
+"#,
+        &[s(dir.path())],
+    );
+    let store = dir.path().join("p.h5");
+    ok(&[
+        "convert",
+        s(&dir.path().join("more.parquet")),
+        &format!("{}:/df", s(&store)),
+        "--append",
+    ]);
+    let check = r#"
+import sys, pandas as pd, numpy as np
+d = sys.argv[1]
+df = pd.DataFrame({'a': np.arange(4), 'b': pd.Series(['x', 'yy', None, 'zzz'], dtype='str'),
+                   'when': pd.date_range('2020', periods=4, freq='D')})
+want = pd.concat([df, pd.read_parquet(f'{d}/more.parquet')])
+pd.testing.assert_frame_equal(pd.read_hdf(f'{d}/p.h5', 'df'), want, check_dtype=True)
+print('ok')
+"#;
+    assert_eq!(run_python(check, &[s(dir.path())]).trim(), "ok");
+}

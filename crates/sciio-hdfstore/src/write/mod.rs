@@ -1,0 +1,1004 @@
+//! Writing a [`Frame`] as a key of a pandas HDFStore, laid out as pandas 3 writes it
+//! (`df.to_hdf(path, key=key, format="table")`; the reference is `pandas/io/pytables.py`):
+//!
+//! * the group `key` with pandas' attributes: `pandas_type` `frame_table`, `table_type`
+//!   (`appendable_frame`, `appendable_multiframe` for a MultiIndex), `encoding`, `errors`,
+//!   `levels`, `nan_rep`, `data_col_nan_rep`, `mi_level_nan_rep`, and the pickled (protocol 0,
+//!   as PyTables pickles them) `index_cols`, `values_cols`, `non_index_axes`, `data_columns`,
+//!   `info`;
+//! * one PyTables Table `key/table`: the `index` column, then `values_block_N` columns (the
+//!   columns of one numpy dtype together, k values per row; strings, categoricals and
+//!   tz-aware datetimes one block each), then the data columns; on the table the
+//!   `{col}_kind` (pickled labels), `{col}_dtype`, `{col}_meta` (`str`, `category` or a pickled
+//!   `None`), `{col}_nan_rep`, `index_kind`;
+//! * strings as UTF-8 byte strings of the longest value's length (missing values as `"nan"`),
+//!   datetimes and timedeltas as int64 in their unit (UTC instants, the zone in `info`),
+//!   categoricals as codes with the categories in a series table `key/meta/{col}/meta`;
+//! * a MultiIndex as data columns (its level names, `level_N` when unnamed) over an integer
+//!   index column.
+//!
+//! PyTables' own search index (`_i_table`, built by pandas' default `index=True`) is not
+//! written: `pd.read_hdf` and `HDFStore.select(key, where=...)` work without it (queries scan
+//! the table in-kernel instead of using the index).
+
+mod fixed;
+mod plan;
+
+use std::path::Path;
+
+use arrow_array::{Array, ArrayRef, Int64Array};
+use sciio_core::{Error, Result};
+use sciio_pandas::{Frame, IndexLevel};
+use sciio_pickle::Value;
+use sciio_pytables::sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData};
+use sciio_pytables::write::{Filters, PtGroup, PtTable, PtWriter};
+
+use plan::{encode, plan_column, Elem, Enc, NAN_REP};
+
+/// The layout of a key pandas writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum StoreFormat {
+    /// `format="table"`: one PyTables Table, appendable and queryable (the default here).
+    #[default]
+    Table,
+    /// `format="fixed"`: the frame's blocks as arrays.
+    Fixed,
+}
+
+impl std::str::FromStr for StoreFormat {
+    type Err = Error;
+    fn from_str(s: &str) -> Result<StoreFormat> {
+        match s {
+            "table" | "t" => Ok(StoreFormat::Table),
+            "fixed" | "f" => Ok(StoreFormat::Fixed),
+            other => Err(Error::invalid_input(format!(
+                "unknown store format {other:?} (known: table, fixed)"
+            ))),
+        }
+    }
+}
+
+/// Which columns become data columns (queryable columns of their own).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum DataColumns {
+    /// None (the columns go into `values_block_N`).
+    #[default]
+    None,
+    /// Every column (`data_columns=True`).
+    All,
+    /// These columns.
+    Some(Vec<String>),
+}
+
+impl std::str::FromStr for DataColumns {
+    type Err = Error;
+    /// `all`, or labels separated by commas.
+    fn from_str(s: &str) -> Result<DataColumns> {
+        Ok(match s {
+            "all" => DataColumns::All,
+            "" => DataColumns::None,
+            list => DataColumns::Some(list.split(',').map(str::to_string).collect()),
+        })
+    }
+}
+
+/// How [`write`] writes a key.
+#[derive(Debug, Clone, Default)]
+pub struct WriteOptions {
+    /// `table` (default) or `fixed`.
+    pub format: StoreFormat,
+    /// Data columns (`table` only).
+    pub data_columns: DataColumns,
+    /// Filters of the new table or arrays (`None`: uncompressed, pandas' default).
+    pub filters: Option<Filters>,
+    /// Append the rows to the existing `table` key (created when absent); otherwise an
+    /// existing key is replaced, as `df.to_hdf(path, key=key)` replaces it.
+    pub append: bool,
+}
+
+/// What [`write`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Written {
+    /// The key's path.
+    pub key: String,
+    /// Rows written.
+    pub rows: u64,
+    /// Rows in the key afterwards.
+    pub total_rows: u64,
+}
+
+/// Writes `frame` as `key` of the store at `path` (created when absent; otherwise the key is
+/// added, replaced, or appended to with [`WriteOptions::append`]), so that
+/// `pd.read_hdf(path, key)` returns the frame.
+///
+/// What pandas cannot store in the format is refused before anything is written, with
+/// pandas' reason. A new file is written under a temporary name and moved into place; an
+/// existing store is changed in place, as pandas changes it.
+pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> Result<Written> {
+    let key = check_key(key)?;
+    if options.format == StoreFormat::Fixed {
+        if options.append {
+            return Err(Error::invalid_input(
+                "pandas appends only to table-format keys: \"Can only append to Tables\"",
+            ));
+        }
+        if options.data_columns != DataColumns::None {
+            return Err(Error::invalid_input(
+                "data columns belong to the table format (fixed keys have none)",
+            ));
+        }
+        let empty = frame.num_rows() == 0 || frame.schema().columns().next().is_none();
+        if empty {
+            return Err(Error::unsupported(
+                "writing a frame without rows or columns in the fixed format is not implemented",
+            ));
+        }
+        let writer = if path.exists() {
+            PtWriter::open_append(path)
+        } else {
+            PtWriter::create(path)
+        }
+        .map_err(|e| e.with_file(path))?;
+        let (parent, name) = parent_group(&writer, &key)?;
+        if parent.contains(&name)? {
+            parent.unlink(&name)?;
+        }
+        let group = parent.create_group(&name, "", None)?;
+        fixed::write(&writer, &group, &key, frame, options.filters)?;
+        writer.finish().map_err(|e| e.with_file(path))?;
+        let rows = frame.num_rows() as u64;
+        return Ok(Written {
+            key,
+            rows,
+            total_rows: rows,
+        });
+    }
+    let empty = frame.num_rows() == 0 || frame.schema().columns().next().is_none();
+    if empty && !options.append {
+        return Err(Error::invalid_input(
+            "pandas writes no table for a frame without rows or columns (\"Writing an empty \
+             DataFrame or Series with format='table' or append=True is a no-op\")",
+        ));
+    }
+    let exists = path.exists();
+    let mut layout = if options.append && exists {
+        existing_layout(path, &key)?
+    } else {
+        None
+    };
+    let appending = layout.is_some();
+    if empty {
+        // pandas: appending nothing leaves the store as it is.
+        let total = match &layout {
+            Some(_) => crate::HdfStore::open(path)?
+                .pytables()
+                .node(&format!("{key}/table"))?
+                .shape
+                .first()
+                .copied()
+                .unwrap_or(0),
+            None => 0,
+        };
+        return Ok(Written {
+            key,
+            rows: 0,
+            total_rows: total,
+        });
+    }
+    let table = plan_table(frame, &options.data_columns, layout.as_mut())?;
+    let writer = if exists {
+        PtWriter::open_append(path)
+    } else {
+        PtWriter::create(path)
+    }
+    .map_err(|e| e.with_file(path))?;
+    let rows = frame.num_rows() as u64;
+    let total = if appending {
+        let mut t = writer.table(&format!("{key}/table"))?;
+        append_rows(&mut t, &table, frame)?;
+        t.nrows()
+    } else {
+        let (parent, name) = parent_group(&writer, &key)?;
+        if parent.contains(&name)? {
+            parent.unlink(&name)?;
+        }
+        let group = parent.create_group(&name, "", None)?;
+        write_new(&group, &table, frame, options.filters)?
+    };
+    writer.finish().map_err(|e| e.with_file(path))?;
+    Ok(Written {
+        key,
+        rows,
+        total_rows: total,
+    })
+}
+
+/// `/a/b/df` with every part a plain name.
+fn check_key(key: &str) -> Result<String> {
+    let parts: Vec<&str> = key.split('/').filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() {
+        return Err(Error::invalid_input(
+            "a store key names a group below the root (such as /df)",
+        ));
+    }
+    for p in &parts {
+        if *p == "." || *p == ".." || p.contains('\0') {
+            return Err(Error::invalid_input(format!(
+                "{p:?} cannot name a store key's group"
+            )));
+        }
+    }
+    Ok(format!("/{}", parts.join("/")))
+}
+
+/// The parent group of `key` (created as PyTables groups where missing) and the key's name.
+fn parent_group(writer: &PtWriter, key: &str) -> Result<(PtGroup, String)> {
+    let mut parts: Vec<&str> = key.split('/').filter(|p| !p.is_empty()).collect();
+    let name = parts.pop().unwrap_or_default().to_string();
+    let mut group = writer.root()?;
+    let mut path = String::new();
+    for p in parts {
+        path = format!("{path}/{p}");
+        group = if group.contains(p)? {
+            writer.group(&path)?
+        } else {
+            group.create_group(p, "", None)?
+        };
+    }
+    Ok((group, name))
+}
+
+/// A column of the table: its field, the labels it holds and where their values come from.
+#[derive(Debug)]
+struct TableCol {
+    /// Field name: `index`, `values_block_N`, a data column's label.
+    name: String,
+    /// Labels (`{name}_kind`).
+    labels: Vec<String>,
+    /// One source per label.
+    sources: Vec<Source>,
+    /// The encoding of each source (a block's members may differ: int64 and a decoded
+    /// dictionary of int64).
+    encs: Vec<Enc>,
+    elem: Elem,
+    /// A values block (an array of `labels.len()` per row) rather than a scalar column.
+    block: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Source {
+    /// The Arrow field at this position of the record batches.
+    Field(usize),
+    /// Row numbers `start + i * step` (a RangeIndex).
+    Range { start: i64, step: i64 },
+}
+
+#[derive(Debug)]
+struct TablePlan {
+    index: TableCol,
+    /// Values blocks, then data columns.
+    cols: Vec<TableCol>,
+    /// Column labels in frame order (MultiIndex level names first).
+    order: Vec<String>,
+    data_columns: Vec<String>,
+    /// MultiIndex level names (empty for a flat index).
+    levels: Vec<String>,
+    index_name: Option<String>,
+}
+
+impl TablePlan {
+    fn row_type(&self) -> H5Type {
+        let mut fields = Vec::new();
+        let mut offset = 0;
+        for c in std::iter::once(&self.index).chain(&self.cols) {
+            let ty = if c.block {
+                H5Type::Array {
+                    base: Box::new(c.elem.ty.clone()),
+                    dims: vec![c.labels.len()],
+                }
+            } else {
+                c.elem.ty.clone()
+            };
+            let size = ty.size();
+            fields.push(Field {
+                name: c.name.clone(),
+                offset,
+                ty,
+            });
+            offset += size;
+        }
+        H5Type::Compound {
+            size: offset,
+            fields,
+        }
+    }
+}
+
+/// The layout of an existing key that rows are appended to.
+#[derive(Debug)]
+struct Existing {
+    row: H5Type,
+    data_columns: Vec<String>,
+    order: Vec<String>,
+    /// Categories of each categorical column, by field name.
+    categories: Vec<(String, ArrayRef)>,
+}
+
+fn existing_layout(path: &Path, key: &str) -> Result<Option<Existing>> {
+    let store = crate::HdfStore::open(path)?;
+    let Some(info) = store.key(key)? else {
+        return Ok(None);
+    };
+    if info.format() != "table" || !info.is_pandas() {
+        return Err(Error::invalid_input(format!(
+            "cannot append to {key}: it is a {} key, and pandas appends only to table-format \
+             keys (\"Can only append to Tables\")",
+            info.format()
+        ))
+        .with_file(path));
+    }
+    let file = store.pytables();
+    let attrs = crate::attrs::Attrs::read(file, key)?;
+    let data_columns = crate::table::str_list(&attrs, "data_columns")?;
+    let order = crate::table::non_index_labels(&attrs)?;
+    let row = file
+        .node(&format!("{key}/table"))?
+        .dtype
+        .ok_or_else(|| Error::format("the key holds no table").with_node(key.to_string()))?;
+    let mut categories = Vec::new();
+    let tattrs = crate::attrs::Attrs::read(file, &format!("{key}/table"))?;
+    for name in crate::table::str_list(&attrs, "values_cols")? {
+        if tattrs.str(&format!("{name}_meta"))?.as_deref() == Some("category") {
+            let cats = crate::table::categories(file, key, &name)?;
+            categories.push((name, cats));
+        }
+    }
+    Ok(Some(Existing {
+        row,
+        data_columns,
+        order,
+        categories,
+    }))
+}
+
+/// The table of `frame`: index, values blocks, data columns. When appending, the data
+/// columns are the existing key's and the plan must match its layout.
+fn plan_table(
+    frame: &Frame,
+    data_columns: &DataColumns,
+    existing: Option<&mut Existing>,
+) -> Result<TablePlan> {
+    let schema = frame.schema();
+    let batches = frame.batches();
+    let parts_of = |pos: usize| -> Vec<&dyn Array> {
+        batches
+            .iter()
+            .filter_map(|b| b.columns().get(pos).map(|c| c.as_ref()))
+            .collect()
+    };
+    let field_of = |pos: usize| schema.arrow_schema().field(pos).clone();
+    let meta_of = |pos: usize| schema.fields().get(pos).map(|f| f.meta.clone());
+
+    // Column labels and their planned storage.
+    let mut columns: Vec<(String, Source, Elem)> = Vec::new();
+    for c in schema.columns() {
+        let label = c.label().unwrap_or("None").to_string();
+        if schema.column_levels().len() > 1 {
+            return Err(Error::unsupported(
+                "pandas' table format cannot store a frame whose column labels have several \
+                 levels (a column MultiIndex)",
+            ));
+        }
+        c.check_decodable()?;
+        let pos = schema.field_position(&c.field_name)?;
+        let f = field_of(pos);
+        let elem = plan_column(&label, f.data_type(), meta_of(pos).as_ref(), &parts_of(pos))?;
+        columns.push((label, Source::Field(pos), elem));
+    }
+
+    // The index: one level as the `index` column; several as data columns.
+    let rows = frame.num_rows();
+    let level_plan = |i: usize, level: &IndexLevel| -> Result<(Source, Elem)> {
+        match level {
+            IndexLevel::Range(r) => Ok((
+                Source::Range {
+                    start: r.start,
+                    step: r.step,
+                },
+                plan_column(
+                    "index",
+                    &arrow_schema::DataType::Int64,
+                    None,
+                    &[&Int64Array::from(Vec::<i64>::new())],
+                )?,
+            )),
+            IndexLevel::Column { field, .. } => {
+                let pos = schema.field_position(field)?;
+                let f = field_of(pos);
+                if matches!(f.data_type(), arrow_schema::DataType::Dictionary(..)) {
+                    return Err(Error::unsupported(format!(
+                        "index level {i}: writing a CategoricalIndex is not implemented"
+                    )));
+                }
+                Ok((
+                    Source::Field(pos),
+                    plan_column(
+                        &schema.index_level_label(i),
+                        f.data_type(),
+                        meta_of(pos).as_ref(),
+                        &parts_of(pos),
+                    )?,
+                ))
+            }
+        }
+    };
+    let index_levels = schema.index();
+    let mut levels = Vec::new();
+    let mut index_name = None;
+    let index = if index_levels.len() > 1 {
+        let mut level_cols = Vec::new();
+        for (i, level) in index_levels.iter().enumerate() {
+            let name = level
+                .name()
+                .map_or_else(|| format!("level_{i}"), str::to_string);
+            if columns.iter().any(|(l, ..)| *l == name) {
+                return Err(Error::unsupported(format!(
+                    "the MultiIndex level {name:?} has the name of a column (pandas stores the \
+                     levels as columns of that name)"
+                )));
+            }
+            let (source, elem) = level_plan(i, level)?;
+            levels.push(name.clone());
+            level_cols.push((name, source, elem));
+        }
+        level_cols.extend(columns);
+        columns = level_cols;
+        let (source, elem) = level_plan(
+            0,
+            &IndexLevel::Range(sciio_pandas::RangeIndex::new(0, rows as i64, 1)),
+        )?;
+        (source, elem)
+    } else {
+        let level = index_levels.first().cloned().unwrap_or(IndexLevel::Range(
+            sciio_pandas::RangeIndex::new(0, rows as i64, 1),
+        ));
+        index_name = level.name().map(str::to_string);
+        level_plan(0, &level)?
+    };
+    let mut index_elem = index.1;
+    if index_elem.categories.is_some() {
+        return Err(Error::unsupported("a categorical index is not written"));
+    }
+    if let Some(tz) = index_elem
+        .info
+        .iter()
+        .find(|(k, _)| *k == Value::Str("tz".into()))
+    {
+        let tz = tz.clone();
+        index_elem.info = vec![tz];
+    }
+    let order: Vec<String> = columns.iter().map(|(l, ..)| l.clone()).collect();
+    {
+        let mut seen = std::collections::HashSet::new();
+        if let Some(dup) = order.iter().find(|l| !seen.insert(*l)) {
+            return Err(Error::unsupported(format!(
+                "pandas cannot store duplicate column labels ({dup:?} twice) in a table"
+            )));
+        }
+    }
+
+    // Data columns: the levels, then those asked for (or the existing key's).
+    let mut dc: Vec<String> = levels.clone();
+    match (&existing, data_columns) {
+        (Some(e), _) => {
+            dc = e.data_columns.clone();
+        }
+        (None, DataColumns::None) => {}
+        (None, DataColumns::All) => {
+            dc.extend(order.iter().filter(|l| !levels.contains(l)).cloned());
+        }
+        (None, DataColumns::Some(names)) => {
+            for n in names {
+                if !order.contains(n) {
+                    return Err(Error::invalid_input(format!(
+                        "data column {n:?} is not a column of the frame (columns: {})",
+                        order.join(", ")
+                    )));
+                }
+                if !dc.contains(n) {
+                    dc.push(n.clone());
+                }
+            }
+        }
+    }
+
+    // Values blocks: columns of one consolidating dtype together, in first-seen order.
+    let mut blocks: Vec<TableCol> = Vec::new();
+    let mut data: Vec<TableCol> = Vec::new();
+    for (label, source, elem) in columns {
+        if dc.contains(&label) {
+            data.push(TableCol {
+                name: label.clone(),
+                labels: vec![label],
+                sources: vec![source],
+                encs: vec![elem.enc.clone()],
+                elem,
+                block: false,
+            });
+            continue;
+        }
+        let key = elem.block_key();
+        match blocks
+            .iter_mut()
+            .find(|b| key.is_some() && b.elem.block_key() == key)
+        {
+            Some(b) => {
+                b.labels.push(label);
+                b.sources.push(source);
+                b.encs.push(elem.enc);
+            }
+            None => blocks.push(TableCol {
+                name: format!("values_block_{}", blocks.len()),
+                labels: vec![label],
+                sources: vec![source],
+                encs: vec![elem.enc.clone()],
+                elem,
+                block: true,
+            }),
+        }
+    }
+    // Data columns in data_columns order.
+    data.sort_by_key(|c| dc.iter().position(|d| *d == c.name));
+    blocks.extend(data);
+    let mut plan = TablePlan {
+        index: TableCol {
+            name: "index".into(),
+            labels: vec!["index".into()],
+            sources: vec![index.0],
+            encs: vec![index_elem.enc.clone()],
+            elem: index_elem,
+            block: false,
+        },
+        cols: blocks,
+        order,
+        data_columns: dc,
+        levels,
+        index_name,
+    };
+    if let Some(e) = existing {
+        match_existing(&mut plan, e)?;
+    }
+    Ok(plan)
+}
+
+/// Makes an appended plan take the existing table's layout: same fields and types (strings
+/// up to the stored size), same labels, same categories.
+fn match_existing(plan: &mut TablePlan, e: &Existing) -> Result<()> {
+    let mismatch = |what: String| {
+        Error::invalid_input(format!(
+            "cannot append: {what} (pandas: \"invalid combination of [values_axes] on \
+             appending data vs current table\")"
+        ))
+    };
+    if plan.order != e.order {
+        return Err(mismatch(format!(
+            "the columns [{}] differ from the table's [{}]",
+            plan.order.join(", "),
+            e.order.join(", ")
+        )));
+    }
+    let H5Type::Compound { fields, .. } = &e.row else {
+        return Err(Error::format("the key's table is not a compound"));
+    };
+    let cols: Vec<&mut TableCol> = std::iter::once(&mut plan.index)
+        .chain(plan.cols.iter_mut())
+        .collect();
+    if cols.len() != fields.len() {
+        return Err(mismatch(format!(
+            "{} table columns where the table has {}",
+            cols.len(),
+            fields.len()
+        )));
+    }
+    for (c, f) in cols.into_iter().zip(fields) {
+        let base = match &f.ty {
+            H5Type::Array { base, dims } if c.block => {
+                if dims.as_slice() != [c.labels.len()] {
+                    return Err(mismatch(format!("column {} holds other labels", f.name)));
+                }
+                (**base).clone()
+            }
+            t => t.clone(),
+        };
+        if c.name != f.name {
+            return Err(mismatch(format!(
+                "column {} where the table has {}",
+                c.name, f.name
+            )));
+        }
+        match (&mut c.elem.enc, &base) {
+            (Enc::Str { itemsize }, H5Type::FixedString { size, .. }) => {
+                if *itemsize > *size {
+                    return Err(Error::invalid_input(format!(
+                        "cannot append: a string of {itemsize} bytes in column [{}], which \
+                         holds at most {size} (pandas: \"Trying to store a string with len \
+                         [{itemsize}] in [{}] column but this column has a limit of [{size}]! \
+                         Consider using min_itemsize to preset the sizes on these columns\")",
+                        c.name, c.name
+                    )));
+                }
+                *itemsize = *size;
+                c.elem.ty = base.clone();
+                c.encs = vec![c.elem.enc.clone(); c.sources.len()];
+            }
+            _ if c.elem.ty.size() == base.size() && same_kind(&c.elem.ty, &base) => {}
+            _ => {
+                return Err(mismatch(format!(
+                    "column {} is {} where the table holds {}",
+                    c.name,
+                    c.elem.dtype,
+                    describe_type(&base)
+                )))
+            }
+        }
+        if let Some(new) = &c.elem.categories {
+            let old = e
+                .categories
+                .iter()
+                .find(|(n, _)| *n == c.name)
+                .map(|(_, a)| a);
+            let same = old.is_some_and(|o| same_values(o.as_ref(), new.as_ref()));
+            if !same {
+                return Err(Error::invalid_input(format!(
+                    "cannot append: the categories of column [{}] differ from the stored ones \
+                     (pandas: \"cannot append a categorical with different categories to the \
+                     existing\")",
+                    c.name
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn same_kind(a: &H5Type, b: &H5Type) -> bool {
+    std::mem::discriminant(a) == std::mem::discriminant(b)
+        && match (a, b) {
+            (H5Type::Int { signed: x, .. }, H5Type::Int { signed: y, .. }) => x == y,
+            _ => true,
+        }
+}
+
+fn describe_type(t: &H5Type) -> String {
+    format!("{t:?}")
+}
+
+/// Equal values, whatever the Arrow string flavour.
+fn same_values(a: &dyn Array, b: &dyn Array) -> bool {
+    use arrow_cast_lite::display;
+    a.len() == b.len() && (0..a.len()).all(|i| display(a, i) == display(b, i))
+}
+
+mod arrow_cast_lite {
+    use arrow_array::cast::AsArray;
+    use arrow_array::Array;
+    use arrow_schema::DataType;
+
+    /// A value as text (strings) or its Arrow data (anything else), for equality.
+    pub(super) fn display(a: &dyn Array, i: usize) -> String {
+        match a.data_type() {
+            DataType::Utf8 => a.as_string::<i32>().value(i).to_string(),
+            DataType::LargeUtf8 => a.as_string::<i64>().value(i).to_string(),
+            DataType::Utf8View => a.as_string_view().value(i).to_string(),
+            _ => format!("{:?}", a.slice(i, 1).to_data().buffers()),
+        }
+    }
+}
+
+/// Rows per slice encoded at once (bounded memory whatever the frame's size).
+const SLICE_ROWS: usize = 1 << 16;
+
+/// Encodes the frame's rows into the table's layout and appends them.
+fn append_rows(table: &mut PtTable, plan: &TablePlan, frame: &Frame) -> Result<()> {
+    let row_type = plan.row_type();
+    let row_size = row_type.size();
+    let H5Type::Compound { fields, .. } = &row_type else {
+        return Err(Error::format("row type"));
+    };
+    let mut global = 0usize;
+    let mut buf = Vec::new();
+    for batch in frame.batches() {
+        let n = batch.num_rows();
+        let mut from = 0;
+        while from < n {
+            let k = SLICE_ROWS.min(n - from);
+            buf.clear();
+            buf.resize(k * row_size, 0);
+            for (c, f) in std::iter::once(&plan.index).chain(&plan.cols).zip(fields) {
+                let esize = c.elem.ty.size();
+                for (j, (src, enc)) in c.sources.iter().zip(&c.encs).enumerate() {
+                    let at = f.offset + j * esize;
+                    match src {
+                        Source::Field(pos) => {
+                            let a = batch.column(*pos);
+                            encode(enc, a.as_ref(), from, k, &mut buf, row_size, at)?;
+                        }
+                        Source::Range { start, step } => {
+                            for i in 0..k {
+                                let v = start + step * (global + i) as i64;
+                                buf[i * row_size + at..i * row_size + at + 8]
+                                    .copy_from_slice(&v.to_le_bytes());
+                            }
+                        }
+                    }
+                }
+            }
+            table.append(&buf)?;
+            from += k;
+            global += k;
+        }
+    }
+    Ok(())
+}
+
+/// A text attribute, as PyTables stores a Python `str`: a UTF-8 fixed string.
+fn text(s: &str) -> AttrValue {
+    string_attr(s.as_bytes(), CharSet::Utf8)
+}
+
+fn string_attr(b: &[u8], charset: CharSet) -> AttrValue {
+    if b.is_empty() {
+        return AttrValue::Empty(H5Type::FixedString { size: 1, charset });
+    }
+    AttrValue::Raw(RawData {
+        ty: H5Type::FixedString {
+            size: b.len(),
+            charset,
+        },
+        shape: vec![],
+        bytes: b.to_vec(),
+    })
+}
+
+/// A pickled attribute, as PyTables stores other Python objects: the protocol-0 pickle as an
+/// ASCII string (PyTables unpickles byte strings ending in `.`).
+fn pickled(v: &Value) -> Result<AttrValue> {
+    Ok(string_attr(&sciio_pickle::to_protocol0(v)?, CharSet::Ascii))
+}
+
+/// A `tz` attribute: a zone name as text, a `datetime.timezone` pickled.
+fn tz_attr(tz: &Value) -> Result<AttrValue> {
+    match tz {
+        Value::Str(s) => Ok(text(s)),
+        other => pickled(other),
+    }
+}
+
+fn flag(b: bool) -> AttrValue {
+    AttrValue::Raw(RawData {
+        ty: H5Type::Bitfield {
+            size: 1,
+            precision: 8,
+            order: ByteOrder::Little,
+        },
+        shape: vec![],
+        bytes: vec![u8::from(b)],
+    })
+}
+
+fn i64_attr(v: i64) -> AttrValue {
+    AttrValue::Raw(RawData {
+        ty: H5Type::Int {
+            size: 8,
+            signed: true,
+            order: ByteOrder::Little,
+        },
+        shape: vec![],
+        bytes: v.to_le_bytes().to_vec(),
+    })
+}
+
+fn str_list(items: &[String]) -> Value {
+    Value::List(items.iter().map(|s| Value::Str(s.clone())).collect())
+}
+
+/// Writes a new key into `group`: attributes, table, categories. Returns the rows.
+fn write_new(
+    group: &PtGroup,
+    plan: &TablePlan,
+    frame: &Frame,
+    filters: Option<Filters>,
+) -> Result<u64> {
+    let multi = !plan.levels.is_empty();
+    let table_type = if multi {
+        "appendable_multiframe"
+    } else {
+        "appendable_frame"
+    };
+    let mut info = vec![(
+        Value::Int(1),
+        Value::Dict(vec![
+            (Value::Str("names".into()), Value::List(vec![Value::None])),
+            (Value::Str("type".into()), Value::Str("Index".into())),
+        ]),
+    )];
+    let mut index_info = plan.index.elem.info.clone();
+    if let Some(name) = &plan.index_name {
+        index_info.push((Value::Str("index_name".into()), Value::Str(name.clone())));
+    }
+    info.push((Value::Str("index".into()), Value::Dict(index_info)));
+    for c in &plan.cols {
+        info.push((Value::Str(c.name.clone()), Value::Dict(c.elem.info.clone())));
+    }
+    let values_cols: Vec<String> = plan.cols.iter().map(|c| c.name.clone()).collect();
+    let rows = frame.num_rows() as u64;
+    let mut table = write_table_node(
+        group,
+        plan,
+        &TableAttrs {
+            pandas_type: "frame_table",
+            table_type,
+            multi,
+            info: Value::Dict(info),
+            values_cols: &values_cols,
+        },
+        filters,
+        rows,
+    )?;
+    append_rows(&mut table, plan, frame)?;
+    // Categories beside the table, as series tables `meta/{col}/meta`.
+    if plan.cols.iter().any(|c| c.elem.categories.is_some()) {
+        let meta = group.create_group("meta", "", None)?;
+        for c in &plan.cols {
+            if let Some(cats) = &c.elem.categories {
+                write_categories(&meta, &c.name, cats, filters)?;
+            }
+        }
+    }
+    Ok(table.nrows())
+}
+
+struct TableAttrs<'a> {
+    pandas_type: &'a str,
+    table_type: &'a str,
+    multi: bool,
+    info: Value,
+    values_cols: &'a [String],
+}
+
+/// The group's attributes and the empty table with its own.
+fn write_table_node(
+    group: &PtGroup,
+    plan: &TablePlan,
+    a: &TableAttrs<'_>,
+    filters: Option<Filters>,
+    rows: u64,
+) -> Result<PtTable> {
+    group.set_attr("data_col_nan_rep", &flag(true))?;
+    group.set_attr("data_columns", &pickled(&str_list(&plan.data_columns))?)?;
+    group.set_attr("encoding", &text("UTF-8"))?;
+    group.set_attr("errors", &text("strict"))?;
+    group.set_attr(
+        "index_cols",
+        &pickled(&Value::List(vec![Value::Tuple(vec![
+            Value::Int(0),
+            Value::Str("index".into()),
+        ])]))?,
+    )?;
+    group.set_attr("info", &pickled(&a.info)?)?;
+    if a.multi {
+        group.set_attr("levels", &pickled(&str_list(&plan.levels))?)?;
+    } else {
+        group.set_attr("levels", &i64_attr(1))?;
+    }
+    group.set_attr("mi_level_nan_rep", &flag(a.multi))?;
+    group.set_attr("nan_rep", &pickled(&Value::None)?)?;
+    group.set_attr(
+        "non_index_axes",
+        &pickled(&Value::List(vec![Value::Tuple(vec![
+            Value::Int(1),
+            str_list(&plan.order),
+        ])]))?,
+    )?;
+    group.set_attr("pandas_type", &text(a.pandas_type))?;
+    group.set_attr("table_type", &text(a.table_type))?;
+    group.set_attr("values_cols", &pickled(&str_list(a.values_cols))?)?;
+
+    let mut builder = group
+        .create_table("table", plan.row_type())
+        .expected_rows(rows.max(10_000));
+    if let Some(f) = filters {
+        builder = builder.filters(f);
+    }
+    let table = builder.create()?;
+    table.set_attr("index_kind", &text(&plan.index.elem.index_kind))?;
+    if matches!(plan.index.elem.enc, Enc::Str { .. }) {
+        table.set_attr("index_nan_rep", &text(NAN_REP))?;
+    }
+    for c in &plan.cols {
+        table.set_attr(&format!("{}_dtype", c.name), &text(&c.elem.dtype))?;
+        table.set_attr(&format!("{}_kind", c.name), &pickled(&str_list(&c.labels))?)?;
+        match c.elem.meta {
+            Some(m) => table.set_attr(&format!("{}_meta", c.name), &text(m))?,
+            None => table.set_attr(&format!("{}_meta", c.name), &pickled(&Value::None)?)?,
+        }
+        if matches!(c.elem.enc, Enc::Str { .. }) {
+            table.set_attr(&format!("{}_nan_rep", c.name), &text(NAN_REP))?;
+        }
+    }
+    Ok(table)
+}
+
+/// The categories of column `col` as the series table `meta/{col}/meta`.
+fn write_categories(
+    meta: &PtGroup,
+    col: &str,
+    categories: &ArrayRef,
+    filters: Option<Filters>,
+) -> Result<()> {
+    let holder = meta.create_group(col, "", None)?;
+    let group = holder.create_group("meta", "", None)?;
+    let elem = plan_column(
+        "values",
+        categories.data_type(),
+        None,
+        &[categories.as_ref()],
+    )?;
+    let n = categories.len();
+    let plan = TablePlan {
+        index: TableCol {
+            name: "index".into(),
+            labels: vec!["index".into()],
+            sources: vec![Source::Range { start: 0, step: 1 }],
+            encs: vec![Enc::IntAsF64],
+            elem: plan_column(
+                "index",
+                &arrow_schema::DataType::Int64,
+                None,
+                &[&Int64Array::from(Vec::<i64>::new())],
+            )?,
+            block: false,
+        },
+        cols: vec![TableCol {
+            name: "values".into(),
+            labels: vec!["values".into()],
+            sources: vec![Source::Field(0)],
+            encs: vec![elem.enc.clone()],
+            elem: elem.clone(),
+            block: false,
+        }],
+        order: vec!["values".into()],
+        data_columns: vec!["values".into()],
+        levels: Vec::new(),
+        index_name: None,
+    };
+    let info = Value::Dict(vec![
+        (
+            Value::Int(1),
+            Value::Dict(vec![
+                (Value::Str("names".into()), Value::List(vec![Value::None])),
+                (Value::Str("type".into()), Value::Str("Index".into())),
+            ]),
+        ),
+        (Value::Str("index".into()), Value::Dict(Vec::new())),
+        (Value::Str("values".into()), Value::Dict(elem.info.clone())),
+    ]);
+    let values_cols = vec!["values".to_string()];
+    let mut table = write_table_node(
+        &group,
+        &plan,
+        &TableAttrs {
+            pandas_type: "series_table",
+            table_type: "appendable_series",
+            multi: false,
+            info,
+            values_cols: &values_cols,
+        },
+        filters,
+        n as u64,
+    )?;
+    let frame = Frame::builder()
+        .column("values", categories.clone())
+        .build()?;
+    append_rows(&mut table, &plan, &frame)
+}

@@ -1,0 +1,519 @@
+//! How each Arrow column of a frame is stored in a pandas `table` key: the HDF5 element type,
+//! the numpy dtype name pandas records (`{col}_dtype` / `index_kind`), the `_meta` and `info`
+//! entries, and how the values are encoded into the table's rows.
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::{
+    DurationMicrosecondType, DurationMillisecondType, DurationNanosecondType, DurationSecondType,
+    Float16Type, Float32Type, Float64Type, Int16Type, Int32Type, Int64Type, Int8Type,
+    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
+    TimestampSecondType, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
+};
+use arrow_array::{Array, ArrayRef};
+use arrow_schema::{DataType, TimeUnit};
+use sciio_core::{Error, Result};
+use sciio_pandas::ColumnMeta;
+use sciio_pickle::Value;
+use sciio_pytables::sciio_hdf5::{ByteOrder, CharSet, H5Type};
+
+/// How values are laid into a table cell.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Enc {
+    /// Primitive values copied little-endian; nulls become `null` (NaN, NaT).
+    Copy { size: usize, null: Option<Vec<u8>> },
+    /// Integers with nulls: float64 with NaN (what `pd.read_parquet` gives).
+    IntAsF64,
+    /// numpy bool: one byte 0/1.
+    Bool,
+    /// UTF-8 bytes padded with NULs to `itemsize`; nulls are `nan_rep` (`"nan"`).
+    Str { itemsize: usize },
+    /// Categorical codes (-1 for missing) as signed integers of `size` bytes.
+    Codes { size: usize },
+    /// A dictionary array's values, encoded as the inner encoding.
+    Decoded(Box<Enc>),
+}
+
+fn is_text(dt: &DataType) -> bool {
+    matches!(
+        dt,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    )
+}
+
+/// The values a dictionary array stands for.
+fn decode_dictionary(a: &dyn Array) -> Result<ArrayRef> {
+    let d = a
+        .as_any_dictionary_opt()
+        .ok_or_else(|| Error::mismatch("not a dictionary array"))?;
+    arrow_select::take::take(d.values().as_ref(), d.keys(), None)
+        .map_err(|e| Error::mismatch(format!("decoding a dictionary: {e}")))
+}
+
+/// One stored column (a data column, a level, or one member of a values block).
+#[derive(Debug, Clone)]
+pub(crate) struct Elem {
+    /// The element type in the table (a values block holds an array of it).
+    pub ty: H5Type,
+    /// numpy dtype name (`int64`, `bytes24`, `datetime64[us]`, `int8` for codes).
+    pub dtype: String,
+    /// `index_kind` when used as the index column.
+    pub index_kind: String,
+    /// `{col}_meta`: `str`, `category`, or none.
+    pub meta: Option<&'static str>,
+    /// The column's `info` entries (`tz`, `ordered`).
+    pub info: Vec<(Value, Value)>,
+    pub enc: Enc,
+    /// A categorical's categories (stored as a series table beside the key).
+    pub categories: Option<ArrayRef>,
+    /// Whether pandas keeps columns of this dtype together in one block.
+    pub consolidates: bool,
+}
+
+impl Elem {
+    /// The key under which columns share a values block.
+    pub fn block_key(&self) -> Option<String> {
+        self.consolidates.then(|| self.dtype.clone())
+    }
+}
+
+pub(crate) const NAN_REP: &str = "nan";
+
+fn le_int(size: usize, signed: bool) -> H5Type {
+    H5Type::Int {
+        size,
+        signed,
+        order: ByteOrder::Little,
+    }
+}
+
+fn le_float(size: usize) -> H5Type {
+    H5Type::Float {
+        size,
+        precision: size * 8,
+        order: ByteOrder::Little,
+    }
+}
+
+pub(crate) fn string_type(itemsize: usize) -> H5Type {
+    H5Type::FixedString {
+        size: itemsize,
+        charset: CharSet::Ascii,
+    }
+}
+
+fn unit_name(u: &TimeUnit) -> &'static str {
+    match u {
+        TimeUnit::Second => "s",
+        TimeUnit::Millisecond => "ms",
+        TimeUnit::Microsecond => "us",
+        TimeUnit::Nanosecond => "ns",
+    }
+}
+
+/// pandas' refusal of an object column (`Cannot serialize the column [c] because ...`).
+fn object_refusal(label: &str, what: &str) -> Error {
+    Error::unsupported(format!(
+        "pandas cannot store column {label:?} in the table format: \"Cannot serialize the \
+         column [{label}] because its data contents are not [string] but [{what}] object dtype\""
+    ))
+}
+
+/// The storage of a column whose arrays (one per record batch) are `parts`.
+pub(crate) fn plan_column(
+    label: &str,
+    dt: &DataType,
+    meta: Option<&ColumnMeta>,
+    parts: &[&dyn Array],
+) -> Result<Elem> {
+    if let Some(m) = meta.filter(|m| m.is_masked()) {
+        let dtype = if m.numpy_type.is_empty() {
+            m.pandas_type.as_str().to_string()
+        } else {
+            m.numpy_type.clone()
+        };
+        return Err(Error::unsupported(format!(
+            "pandas cannot store column {label:?}: \"Cannot store a column with dtype {dtype} in \
+             an HDF5 file. HDFStore supports NumPy dtypes, datetime64 with timezone, \
+             categorical, and string extension types.\""
+        )));
+    }
+    let nulls = parts.iter().any(|p| p.null_count() > 0);
+    let plain = |ty: H5Type, dtype: &str, kind: &str, size: usize, null: Option<Vec<u8>>| Elem {
+        ty,
+        dtype: dtype.to_string(),
+        index_kind: kind.to_string(),
+        meta: None,
+        info: Vec::new(),
+        enc: Enc::Copy { size, null },
+        categories: None,
+        consolidates: true,
+    };
+    let int = |size: usize, signed: bool| {
+        if nulls {
+            Elem {
+                enc: Enc::IntAsF64,
+                ..plain(le_float(8), "float64", "float", 8, None)
+            }
+        } else {
+            let name = format!("{}int{}", if signed { "" } else { "u" }, size * 8);
+            plain(le_int(size, signed), &name, "integer", size, None)
+        }
+    };
+    let float = |size: usize| {
+        let nan = match size {
+            2 => 0x7e00u16.to_le_bytes().to_vec(),
+            4 => f32::NAN.to_le_bytes().to_vec(),
+            _ => f64::NAN.to_le_bytes().to_vec(),
+        };
+        plain(
+            le_float(size),
+            &format!("float{}", size * 8),
+            "float",
+            size,
+            Some(nan),
+        )
+    };
+    let nat = Some(i64::MIN.to_le_bytes().to_vec());
+    Ok(match dt {
+        DataType::Int8 => int(1, true),
+        DataType::Int16 => int(2, true),
+        DataType::Int32 => int(4, true),
+        DataType::Int64 => int(8, true),
+        DataType::UInt8 => int(1, false),
+        DataType::UInt16 => int(2, false),
+        DataType::UInt32 => int(4, false),
+        DataType::UInt64 => int(8, false),
+        DataType::Float16 => float(2),
+        DataType::Float32 => float(4),
+        DataType::Float64 => float(8),
+        DataType::Boolean if nulls => return Err(object_refusal(label, "mixed")),
+        DataType::Boolean => Elem {
+            enc: Enc::Bool,
+            ..plain(
+                H5Type::Bitfield {
+                    size: 1,
+                    precision: 8,
+                    order: ByteOrder::Little,
+                },
+                "bool",
+                "bool",
+                1,
+                None,
+            )
+        },
+        DataType::Timestamp(unit, tz) => {
+            let dtype = format!("datetime64[{}]", unit_name(unit));
+            let mut e = plain(le_int(8, true), &dtype, &dtype, 8, nat);
+            if let Some(tz) = tz {
+                e.info.push((Value::Str("tz".into()), tz_value(tz)?));
+                e.consolidates = false;
+            }
+            e
+        }
+        DataType::Duration(unit) => {
+            let dtype = format!("timedelta64[{}]", unit_name(unit));
+            plain(le_int(8, true), &dtype, &dtype, 8, nat)
+        }
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
+            let mut itemsize = 1;
+            for p in parts {
+                itemsize = itemsize.max(max_str_len(*p));
+                if p.null_count() > 0 {
+                    itemsize = itemsize.max(NAN_REP.len());
+                }
+            }
+            Elem {
+                ty: string_type(itemsize),
+                dtype: format!("bytes{}", itemsize * 8),
+                index_kind: "string".into(),
+                meta: Some("str"),
+                info: Vec::new(),
+                enc: Enc::Str { itemsize },
+                categories: None,
+                consolidates: false,
+            }
+        }
+        // pd.read_parquet gives the values of a dictionary column of numbers or times (pyarrow
+        // keeps only dictionaries of strings as categoricals).
+        DataType::Dictionary(_, values) if !is_text(values) => {
+            let decoded = parts
+                .iter()
+                .map(|p| decode_dictionary(*p))
+                .collect::<Result<Vec<_>>>()?;
+            let refs: Vec<&dyn Array> = decoded.iter().map(|a| a.as_ref()).collect();
+            let inner = plan_column(label, values, meta.filter(|m| !m.is_masked()), &refs)?;
+            Elem {
+                enc: Enc::Decoded(Box::new(inner.enc.clone())),
+                ..inner
+            }
+        }
+        DataType::Dictionary(_, values) => {
+            let categories = shared_categories(label, parts)?;
+            let n = categories.len();
+            if categories.null_count() > 0 {
+                return Err(Error::unsupported(format!(
+                    "column {label:?}: a categorical with a missing category"
+                )));
+            }
+            // Checks the categories can be stored (their own column of the meta table).
+            plan_column(label, values, None, &[categories.as_ref()])?;
+            // pandas' coerce_indexer_dtype.
+            let size = if n < 1 << 7 {
+                1
+            } else if n < 1 << 15 {
+                2
+            } else if n < 1 << 31 {
+                4
+            } else {
+                8
+            };
+            let ordered = meta
+                .and_then(ColumnMeta::categorical)
+                .map(|(_, o)| o)
+                .unwrap_or(false);
+            Elem {
+                ty: le_int(size, true),
+                dtype: format!("int{}", size * 8),
+                index_kind: "integer".into(),
+                meta: Some("category"),
+                info: vec![(Value::Str("ordered".into()), Value::Bool(ordered))],
+                enc: Enc::Codes { size },
+                categories: Some(categories),
+                consolidates: false,
+            }
+        }
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
+            return Err(object_refusal(label, "bytes"))
+        }
+        DataType::Date32 | DataType::Date64 => {
+            return Err(Error::unsupported(format!(
+                "pandas cannot store column {label:?} in the table format: \"[date] is not \
+                 implemented as a table column\""
+            )))
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "pandas cannot store column {label:?} ({other}) in the table format: an object \
+                 column of [mixed] values"
+            )))
+        }
+    })
+}
+
+/// A time zone as pandas keeps it in `info`: an IANA name as text, UTC and fixed offsets as
+/// the pickled `datetime.timezone` pandas gives.
+pub(crate) fn tz_value(tz: &str) -> Result<Value> {
+    let global = |module: &str, name: &str| Value::Global {
+        module: module.into(),
+        name: name.into(),
+    };
+    let offset = if tz == "UTC" || tz == "utc" {
+        Some(0)
+    } else {
+        parse_offset(tz)
+    };
+    let Some(seconds) = offset else {
+        return Ok(Value::Str(tz.to_string()));
+    };
+    let days = seconds.div_euclid(86_400);
+    let secs = seconds.rem_euclid(86_400);
+    let delta = Value::Reduce {
+        callable: Box::new(global("datetime", "timedelta")),
+        args: Box::new(Value::Tuple(vec![
+            Value::Int(days),
+            Value::Int(secs),
+            Value::Int(0),
+        ])),
+    };
+    Ok(Value::Reduce {
+        callable: Box::new(global("datetime", "timezone")),
+        args: Box::new(Value::Tuple(vec![delta])),
+    })
+}
+
+/// `+01:00` / `-05:30` → seconds east of UTC.
+fn parse_offset(tz: &str) -> Option<i64> {
+    let (sign, rest) = match tz.as_bytes().first()? {
+        b'+' => (1, &tz[1..]),
+        b'-' => (-1, &tz[1..]),
+        _ => return None,
+    };
+    let (h, m) = rest.split_once(':').unwrap_or((rest, "0"));
+    let h: i64 = h.parse().ok()?;
+    let m: i64 = m.parse().ok()?;
+    Some(sign * (h * 3600 + m * 60))
+}
+
+fn max_str_len(a: &dyn Array) -> usize {
+    let lens = |it: &mut dyn Iterator<Item = Option<usize>>| it.flatten().max().unwrap_or(0);
+    match a.data_type() {
+        DataType::Utf8 => lens(&mut a.as_string::<i32>().iter().map(|v| v.map(str::len))),
+        DataType::LargeUtf8 => lens(&mut a.as_string::<i64>().iter().map(|v| v.map(str::len))),
+        DataType::Utf8View => lens(&mut a.as_string_view().iter().map(|v| v.map(str::len))),
+        _ => 0,
+    }
+}
+
+/// The one dictionary every batch of a categorical shares.
+fn shared_categories(label: &str, parts: &[&dyn Array]) -> Result<ArrayRef> {
+    let mut first: Option<ArrayRef> = None;
+    for p in parts {
+        let d = p.as_any_dictionary_opt().ok_or_else(|| {
+            Error::mismatch(format!("column {label:?} is not a dictionary array"))
+        })?;
+        match &first {
+            None => first = Some(d.values().clone()),
+            Some(f) if f.to_data() == d.values().to_data() => {}
+            Some(_) => {
+                return Err(Error::unsupported(format!(
+                    "column {label:?}: the categories differ between record batches"
+                )))
+            }
+        }
+    }
+    match first {
+        Some(f) => Ok(f),
+        None => Err(Error::unsupported(format!(
+            "column {label:?}: a categorical without rows has no categories to store"
+        ))),
+    }
+}
+
+/// Writes rows `[from, from + n)` of `a` (encoded as `enc`) into `out`: row `i` at
+/// `out[i * stride + at ..]`.
+pub(crate) fn encode(
+    enc: &Enc,
+    a: &dyn Array,
+    from: usize,
+    n: usize,
+    out: &mut [u8],
+    stride: usize,
+    at: usize,
+) -> Result<()> {
+    if let Enc::Decoded(inner) = enc {
+        let values = decode_dictionary(a.slice(from, n).as_ref())?;
+        return encode(inner, values.as_ref(), 0, n, out, stride, at);
+    }
+    let a = a.slice(from, n);
+    let a = a.as_ref();
+    macro_rules! prim {
+        ($t:ty) => {{
+            let p = a.as_primitive::<$t>();
+            for (i, v) in p.values().iter().enumerate() {
+                let b = v.to_le_bytes();
+                out[i * stride + at..i * stride + at + b.len()].copy_from_slice(&b);
+            }
+            p.nulls()
+        }};
+    }
+    match enc {
+        Enc::Copy { size, null } => {
+            let nulls = match a.data_type() {
+                DataType::Int8 => prim!(Int8Type),
+                DataType::Int16 => prim!(Int16Type),
+                DataType::Int32 => prim!(Int32Type),
+                DataType::Int64 => prim!(Int64Type),
+                DataType::Timestamp(TimeUnit::Second, _) => prim!(TimestampSecondType),
+                DataType::Timestamp(TimeUnit::Millisecond, _) => prim!(TimestampMillisecondType),
+                DataType::Timestamp(TimeUnit::Microsecond, _) => prim!(TimestampMicrosecondType),
+                DataType::Timestamp(TimeUnit::Nanosecond, _) => prim!(TimestampNanosecondType),
+                DataType::Duration(TimeUnit::Second) => prim!(DurationSecondType),
+                DataType::Duration(TimeUnit::Millisecond) => prim!(DurationMillisecondType),
+                DataType::Duration(TimeUnit::Microsecond) => prim!(DurationMicrosecondType),
+                DataType::Duration(TimeUnit::Nanosecond) => prim!(DurationNanosecondType),
+                DataType::UInt8 => prim!(UInt8Type),
+                DataType::UInt16 => prim!(UInt16Type),
+                DataType::UInt32 => prim!(UInt32Type),
+                DataType::UInt64 => prim!(UInt64Type),
+                DataType::Float16 => prim!(Float16Type),
+                DataType::Float32 => prim!(Float32Type),
+                DataType::Float64 => prim!(Float64Type),
+                other => return Err(Error::mismatch(format!("{other} values to copy"))),
+            };
+            if let (Some(nulls), Some(null)) = (nulls, null) {
+                for i in nulls.iter().enumerate().filter(|(_, v)| !v).map(|(i, _)| i) {
+                    out[i * stride + at..i * stride + at + size].copy_from_slice(null);
+                }
+            }
+        }
+        Enc::IntAsF64 => {
+            let f = arrow_cast_f64(a)?;
+            for (i, v) in f.iter().enumerate() {
+                out[i * stride + at..i * stride + at + 8].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        Enc::Bool => {
+            let b = a.as_boolean();
+            for i in 0..n {
+                out[i * stride + at] = u8::from(b.value(i));
+            }
+        }
+        Enc::Str { itemsize } => {
+            let mut put = |i: usize, v: Option<&str>| {
+                let cell = &mut out[i * stride + at..i * stride + at + itemsize];
+                let bytes = v.unwrap_or(NAN_REP).as_bytes();
+                let k = bytes.len().min(*itemsize);
+                cell[..k].copy_from_slice(&bytes[..k]);
+                cell[k..].fill(0);
+            };
+            match a.data_type() {
+                DataType::Utf8 => a
+                    .as_string::<i32>()
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, v)| put(i, v)),
+                DataType::LargeUtf8 => a
+                    .as_string::<i64>()
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, v)| put(i, v)),
+                DataType::Utf8View => a
+                    .as_string_view()
+                    .iter()
+                    .enumerate()
+                    .for_each(|(i, v)| put(i, v)),
+                other => return Err(Error::mismatch(format!("{other} values as strings"))),
+            }
+        }
+        Enc::Codes { size } => {
+            let d = a
+                .as_any_dictionary_opt()
+                .ok_or_else(|| Error::mismatch("categorical codes of a non-dictionary"))?;
+            let keys = d.normalized_keys();
+            let valid = a.logical_nulls();
+            for (i, k) in keys.iter().enumerate() {
+                let code = if valid.as_ref().is_some_and(|v| v.is_null(i)) {
+                    -1i64
+                } else {
+                    *k as i64
+                };
+                out[i * stride + at..i * stride + at + size]
+                    .copy_from_slice(&code.to_le_bytes()[..*size]);
+            }
+        }
+        Enc::Decoded(_) => {}
+    }
+    Ok(())
+}
+
+fn arrow_cast_f64(a: &dyn Array) -> Result<Vec<f64>> {
+    macro_rules! conv {
+        ($t:ty) => {
+            a.as_primitive::<$t>()
+                .iter()
+                .map(|v| v.map_or(f64::NAN, |x| x as f64))
+                .collect()
+        };
+    }
+    Ok(match a.data_type() {
+        DataType::Int8 => conv!(Int8Type),
+        DataType::Int16 => conv!(Int16Type),
+        DataType::Int32 => conv!(Int32Type),
+        DataType::Int64 => conv!(Int64Type),
+        DataType::UInt8 => conv!(UInt8Type),
+        DataType::UInt16 => conv!(UInt16Type),
+        DataType::UInt32 => conv!(UInt32Type),
+        DataType::UInt64 => conv!(UInt64Type),
+        other => return Err(Error::mismatch(format!("{other} values as float64"))),
+    })
+}

@@ -1,0 +1,49 @@
+//! `HdfStore::read_batches`: a `table` key read in slices gives the frame `read` gives (and
+//! pandas gives, `pd.read_hdf(start=, stop=)`), slice by slice, whatever the slice length.
+
+use arrow_select::concat::concat_batches;
+use sciio_hdfstore::HdfStore;
+use sciio_testkit::{run_python, tempdir};
+
+#[test]
+fn table_keys_read_in_slices_equal_the_whole_key() {
+    let dir = tempdir();
+    let path = dir.path().join("s.h5");
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np
+n = 23
+df = pd.DataFrame({
+    'i': np.arange(n), 'x': np.linspace(0, 1, n),
+    's': pd.array([None if k % 5 == 0 else 'w' * (k % 4) + str(k) for k in range(n)], dtype='str'),
+    'c': pd.Categorical(['a', 'b', 'c'] * 7 + ['a', None], categories=['c', 'b', 'a']),
+    't': pd.date_range('2024-03-30', periods=n, freq='5h', tz='Europe/Paris'),
+}, index=pd.date_range('2000', periods=n, freq='D', name='when'))
+df.to_hdf(sys.argv[1], key='flat', format='table', data_columns=['x'])
+df.set_index(['s', 'i'], append=True).to_hdf(sys.argv[1], key='multi', format='table')
+df['x'].to_hdf(sys.argv[1], key='series', format='table')
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let store = HdfStore::open(&path).unwrap();
+    for key in ["/flat", "/multi", "/series"] {
+        let whole = store.read(key).unwrap();
+        let whole_batch = concat_batches(whole.schema().arrow_schema(), whole.batches()).unwrap();
+        for slice in [1, 4, 7, 23, 100] {
+            let parts: Vec<_> = store
+                .read_batches(key, slice)
+                .unwrap()
+                .expect("a table key streams")
+                .collect::<Result<Vec<_>, _>>()
+                .unwrap();
+            assert_eq!(parts.len(), 23usize.div_ceil(slice), "{key} by {slice}");
+            let mut batches = Vec::new();
+            for p in &parts {
+                assert_eq!(p.schema(), whole.schema(), "{key} by {slice}");
+                batches.extend(p.batches().iter().cloned());
+            }
+            let joined = concat_batches(whole.schema().arrow_schema(), &batches).unwrap();
+            assert_eq!(joined, whole_batch, "{key} by {slice}");
+        }
+    }
+}

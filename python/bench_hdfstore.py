@@ -1,0 +1,136 @@
+"""pandas HDFStore conversions, `sciio convert` side by side in one run with pandas doing the
+same, each timed as a whole process (`python -c ...` for pandas, the release `sciio` binary):
+
+- table store -> Parquet: `pd.read_hdf(store, 'df').to_parquet(out)` against
+  `sciio convert store.h5:/df out.parquet` (a $SCIIO_BENCH_HS_ROWS-row frame, default
+  10_000_000, of int64, float64, string, categorical, tz-aware datetime and bool columns,
+  written by pandas with format='table', complevel=1, complib='zlib');
+- Parquet -> table store: `pd.read_parquet(frame).to_hdf(out, key='df', format='table',
+  complevel=1, complib='zlib')` against `sciio convert frame.parquet out.h5:/df --compress zlib:1`;
+- fixed store with a $SCIIO_BENCH_HS_STR_ROWS-row (default 1_000_000) string column ->
+  Parquet, as the first case.
+
+Peak RSS of every process is reported (os.wait4), with the Arrow size of the frame
+(`pa.Table.from_pandas(df).nbytes`). Output in $SCIIO_BENCH_DIR/hdfstore. Times are the best of
+$SCIIO_BENCH_REPEAT (default 3). Prints a JSON record with sciio/pandas ratios and the load.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def timed(cmd):
+    """(seconds, peak RSS in MiB) of one process."""
+    t = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+    _, status, usage = os.wait4(p.pid, 0)
+    elapsed = time.perf_counter() - t
+    if status != 0:
+        raise subprocess.CalledProcessError(status, cmd)
+    return elapsed, usage.ru_maxrss / 1024
+
+
+def best(cmd, repeat):
+    runs = [timed(cmd) for _ in range(repeat)]
+    return min(r[0] for r in runs), max(r[1] for r in runs)
+
+
+def sciio_binary():
+    target = os.environ.get("CARGO_TARGET_DIR", os.path.join(ROOT, "target"))
+    subprocess.run(["cargo", "build", "--release", "-q", "-p", "sciio-cli"], cwd=ROOT, check=True)
+    return os.path.join(target, "release", "sciio")
+
+
+def main():
+    rows = int(os.environ.get("SCIIO_BENCH_HS_ROWS", "10000000"))
+    str_rows = int(os.environ.get("SCIIO_BENCH_HS_STR_ROWS", "1000000"))
+    repeat = int(os.environ.get("SCIIO_BENCH_REPEAT", "3"))
+    out = os.path.join(os.environ.get("SCIIO_BENCH_DIR", os.path.join(ROOT, "bench-out")),
+                       "hdfstore")
+    os.makedirs(out, exist_ok=True)
+    rng = np.random.default_rng(7)
+    words = np.array(["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta"])
+    df = pd.DataFrame({
+        "n": rng.integers(0, 1 << 40, rows),
+        "x": rng.normal(size=rows),
+        "s": pd.Series(words[rng.integers(0, len(words), rows)], dtype="str"),
+        "cat": pd.Categorical(words[rng.integers(0, 4, rows)]),
+        "t": pd.date_range("2020-01-01", periods=rows, freq="s", tz="Europe/Paris"),
+        "ok": rng.random(rows) > 0.5,
+    })
+    arrow_mib = pa.Table.from_pandas(df).nbytes / (1 << 20)
+    store = os.path.join(out, "table.h5")
+    frame = os.path.join(out, "frame.parquet")
+    if not os.path.exists(store):
+        df.to_hdf(store, key="df", format="table", complevel=1, complib="zlib", mode="w")
+    df.to_parquet(frame)
+    del df
+    strings = pd.DataFrame({"s": pd.Series(
+        [f"row {i} " + "x" * (i % 17) for i in range(str_rows)], dtype="str")})
+    str_arrow_mib = pa.Table.from_pandas(strings).nbytes / (1 << 20)
+    fixed = os.path.join(out, "fixed.h5")
+    strings.to_hdf(fixed, key="df", format="fixed", mode="w")
+    del strings
+    sciio = sciio_binary()
+    py = sys.executable
+    pq_out = os.path.join(out, "out.parquet")
+    h5_out = os.path.join(out, "out.h5")
+
+    def pandas_to_h5():
+        if os.path.exists(h5_out):
+            os.remove(h5_out)
+        return [py, "-c", "import pandas as pd, sys; pd.read_parquet(sys.argv[1]).to_hdf("
+                "sys.argv[2], key='df', format='table', complevel=1, complib='zlib')",
+                frame, h5_out]
+
+    cases = {
+        "table_store_to_parquet": (
+            [py, "-c", "import pandas as pd, sys; pd.read_hdf(sys.argv[1], 'df')"
+             ".to_parquet(sys.argv[2])", store, pq_out],
+            [sciio, "convert", f"{store}:/df", pq_out], arrow_mib),
+        "parquet_to_table_store": (
+            None, [sciio, "convert", frame, f"{h5_out}:/df", "--compress", "zlib:1"], arrow_mib),
+        "fixed_strings_to_parquet": (
+            [py, "-c", "import pandas as pd, sys; pd.read_hdf(sys.argv[1], 'df')"
+             ".to_parquet(sys.argv[2])", fixed, pq_out],
+            [sciio, "convert", f"{fixed}:/df", pq_out], str_arrow_mib),
+    }
+    record = {"rows": rows, "string_rows": str_rows, "arrow_mib": round(arrow_mib, 1),
+              "load_before": os.getloadavg()}
+    for name, (peer, ours, mib) in cases.items():
+        try:
+            if peer is None:
+                runs = []
+                for _ in range(repeat):
+                    runs.append(timed(pandas_to_h5()))
+                t_peer, rss_peer = min(r[0] for r in runs), max(r[1] for r in runs)
+                ours_runs = []
+                for _ in range(repeat):
+                    if os.path.exists(h5_out):
+                        os.remove(h5_out)
+                    ours_runs.append(timed(ours))
+                t_ours, rss_ours = min(r[0] for r in ours_runs), max(r[1] for r in ours_runs)
+            else:
+                t_peer, rss_peer = best(peer, repeat)
+                t_ours, rss_ours = best(ours, repeat)
+            record[name] = {"pandas_s": round(t_peer, 2), "sciio_s": round(t_ours, 2),
+                            "ratio": round(t_ours / t_peer, 3),
+                            "pandas_peak_rss_mib": round(rss_peer),
+                            "sciio_peak_rss_mib": round(rss_ours),
+                            "sciio_rss_over_arrow": round(rss_ours / mib, 2)}
+        except subprocess.CalledProcessError as e:
+            record[name] = {"error": str(e)}
+    record["load_after"] = os.getloadavg()
+    print(json.dumps(record, indent=1))
+
+
+if __name__ == "__main__":
+    main()

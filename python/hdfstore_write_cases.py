@@ -1,0 +1,181 @@
+"""Frames pandas writes to Parquet, for sciio to write into pandas HDFStore keys; then the check
+that `pd.read_hdf(store, key)` equals `pd.read_parquet(frame)` (dtypes and index checked).
+
+    hdfstore_write_cases.py gen DIR     -> writes DIR/<case>.parquet, prints "<case> <args...>"
+                                           (the extra `sciio convert` arguments of the case)
+    hdfstore_write_cases.py check DIR   -> compares DIR/<case>.h5:/df with DIR/<case>.parquet
+                                           (and sciio's reading of it, DIR/<case>.back.parquet),
+                                           prints "FAIL ..." lines and "CHECKED n"
+    hdfstore_write_cases.py refused DIR -> writes DIR/bad_<case>.parquet frames pandas cannot
+                                           store in a table, prints "<case> <pandas' reason>"
+"""
+
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import pandas as pd
+
+N = 7
+
+
+def columns():
+    s = pd.Series(["a", "bé", None, "", "long string ✓", "x", "nan?"], dtype="str")
+    tz = pd.Series(pd.date_range("2021-03-27", periods=N, freq="6h", tz="Europe/Paris"))
+    tz[1] = pd.NaT
+    naive = pd.Series(pd.date_range("2020-01-01", periods=N, freq="D"))
+    naive[2] = pd.NaT
+    f64 = np.linspace(-1, 1, N)
+    f64[3] = np.nan
+    return {
+        "i8": np.arange(N, dtype="int8") - 3,
+        "i16": np.arange(N, dtype="int16") * -300,
+        "i32": np.arange(N, dtype="int32") * 70000,
+        "i64": np.arange(N, dtype="int64") * 2**40,
+        "u8": np.arange(N, dtype="uint8") + 250 - N,
+        "u16": np.arange(N, dtype="uint16") * 9000,
+        "u32": np.arange(N, dtype="uint32") * 600000000,
+        "u64": np.arange(N, dtype="uint64") * 2**61,
+        "f32": np.linspace(0, 1, N, dtype="float32"),
+        "f64": f64,
+        "b": np.arange(N) % 3 == 0,
+        "s": s,
+        "dt": naive,
+        "dtns": pd.Series(pd.date_range("2000-01-01", periods=N, freq="ns", unit="ns")),
+        "dtz": tz,
+        "utc": pd.Series(pd.date_range("2022-01-01", periods=N, freq="h", tz="UTC")),
+        "off": pd.Series(pd.date_range("2022-01-01", periods=N, freq="h", tz="+05:30")),
+        "td": pd.to_timedelta(np.arange(N) * 1.5, unit="s"),
+        "cat": pd.Categorical(["x", "y", None, "x", "z", "y", "x"], categories=["z", "y", "x"]),
+        "ocat": pd.Categorical(["lo", "hi", "lo", "hi", "lo", "mid", "mid"],
+                               categories=["lo", "mid", "hi"], ordered=True),
+        "icat": pd.Categorical([10, 20, 10, 30, 20, 10, 10]),
+    }
+
+
+def indexes():
+    return {
+        "range": None,
+        "range_step": pd.RangeIndex(10, 10 + 3 * N, 3, name="r"),
+        "int": pd.Index(np.arange(N, dtype="int64")[::-1] * 5, name="key"),
+        "float": pd.Index(np.linspace(0.5, 3.5, N)),
+        "str": pd.Index(["a", "b", "c", "dd", "e", "ffff", "g"], name="name"),
+        "dt": pd.DatetimeIndex(pd.date_range("2019-05-05", periods=N, freq="min"), freq=None),
+        "dtz": pd.DatetimeIndex(pd.date_range("2019-05-05", periods=N, freq="min",
+                                              tz="America/New_York"), freq=None),
+        "td": pd.TimedeltaIndex(pd.to_timedelta(np.arange(N), unit="h"), freq=None),
+        "multi2": pd.MultiIndex.from_arrays([list("aabbccd"), np.arange(N) * 2],
+                                            names=["l1", None]),
+        "multi3": pd.MultiIndex.from_arrays(
+            [list("xxyyzzz"), np.arange(N) % 2,
+             pd.date_range("2000", periods=N, freq="D")], names=["a1", "a2", "a3"]),
+    }
+
+
+def cases():
+    out = {}
+    cols = columns()
+    full = pd.DataFrame(cols)
+    for name, index in indexes().items():
+        df = full.copy()
+        if index is not None:
+            df.index = index
+        out[f"all_{name}"] = (df, [])
+    fixed = full.drop(columns=["cat", "ocat"])
+    for name, index in indexes().items():
+        if name.startswith("multi"):
+            continue
+        df = fixed.copy()
+        if index is not None:
+            df.index = index
+        out[f"fixed_{name}"] = (df, ["--store-format", "fixed"])
+    for comp in ["zlib:1", "blosc:5", "none"]:
+        out[f"fixed_comp_{comp.replace(':', '_')}"] = (
+            fixed, ["--store-format", "fixed", "--compress", comp])
+    small = pd.DataFrame({k: cols[k] for k in ["i64", "f64", "s", "cat", "dtz"]})
+    for comp in ["zlib:1", "blosc:5", "blosc", "shuffle,zlib:9", "none"]:
+        out[f"comp_{comp.replace(':', '_').replace(',', '_')}"] = (small, ["--compress", comp])
+    out["dc_some"] = (full, ["--data-columns", "i64,s,dtz,cat"])
+    out["dc_all"] = (full, ["--data-columns", "all"])
+    out["dc_multi"] = (full.set_index(indexes()["multi2"]), ["--data-columns", "f64"])
+    out["one_row"] = (full.iloc[:1], [])
+    out["long_str"] = (pd.DataFrame({"s": pd.Series(["x" * 1000, None, "é" * 300], dtype="str")}), [])
+    return out
+
+
+def refused():
+    return {
+        "nullable_int": (pd.DataFrame({"c": pd.array([1, None], dtype="Int64")}),
+                         "Cannot store a column with dtype Int64"),
+        "bool_missing": (pd.DataFrame({"c": pd.Series([True, None], dtype=object)}),
+                         "data contents are not [string]"),
+        "bytes": (pd.DataFrame({"c": pd.Series([b"a", b"b"], dtype=object)}),
+                  "data contents are not [string] but [bytes]"),
+        "dates": (pd.DataFrame({"c": [pd.Timestamp("2020-01-01").date()] * 2}),
+                  "[date] is not implemented as a table column"),
+        "no_columns": (pd.DataFrame(index=pd.RangeIndex(N)), "is a no-op"),
+        "no_rows": (pd.DataFrame({"c": np.arange(0)}), "is a no-op"),
+    }
+
+
+def gen(d):
+    for name, (df, args) in cases().items():
+        df.to_parquet(f"{d}/{name}.parquet")
+        print(name, *args)
+
+
+def gen_refused(d):
+    for name, (df, reason) in refused().items():
+        df.to_parquet(f"{d}/bad_{name}.parquet")
+        print(name, reason)
+
+
+def check(d):
+    checked = 0
+    for name, (df, args) in cases().items():
+        try:
+            want = pd.read_parquet(f"{d}/{name}.parquet")
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                got = pd.read_hdf(f"{d}/{name}.h5", "df")
+            pd.testing.assert_frame_equal(got, want, check_dtype=True)
+            with pd.HDFStore(f"{d}/{name}.h5", mode="r") as store:
+                storer = store.get_storer("df")
+                wanted_format = "fixed" if "fixed" in args else "table"
+                assert storer.format_type == wanted_format, storer.format_type
+                if "--data-columns" in args:
+                    dc = args[args.index("--data-columns") + 1]
+                    wanted = list(df.columns) if dc == "all" else dc.split(",")
+                    for c in wanted:
+                        assert c in storer.data_columns, (c, storer.data_columns)
+                # A where query on a data column (and on the index) as pandas answers it.
+                if name in ("dc_some", "dc_all"):
+                    sel = store.select("df", where="i64 > 2199023255552")
+                    pd.testing.assert_frame_equal(sel, want[want.i64 > 2**41])
+                    sel = store.select("df", where="s == 'x'")
+                    pd.testing.assert_frame_equal(sel, want[want.s == "x"])
+                if name == "all_int":
+                    sel = store.select("df", where="index >= 15")
+                    pd.testing.assert_frame_equal(sel, want[want.index >= 15],
+                                                  check_index_type=False)
+                if "--compress" in args:
+                    comp = args[args.index("--compress") + 1]
+                    t = store.get_node("df/table" if wanted_format == "table"
+                                       else "df/block0_values")
+                    if comp == "none":
+                        assert t.filters.complevel == 0, t.filters
+                    else:
+                        lib = comp.split(",")[-1].split(":")[0]
+                        assert t.filters.complib == lib, (t.filters, lib)
+            # sciio's own reading of the key it wrote (DIR/<case>.back.parquet).
+            back = pd.read_parquet(f"{d}/{name}.back.parquet")
+            pd.testing.assert_frame_equal(back, got, check_dtype=True)
+            checked += 1
+        except Exception:
+            print(f"FAIL {name}: " + traceback.format_exc().replace("\n", " | "))
+    print("CHECKED", checked)
+
+
+if __name__ == "__main__":
+    {"gen": gen, "check": check, "refused": gen_refused}[sys.argv[1]](sys.argv[2])
