@@ -72,10 +72,20 @@ def roundtrip(pairs):
     for orig, copy in zip(pairs[::2], pairs[1::2]):
         b = pd.read_parquet(copy, engine="pyarrow")
         name = os.path.basename(orig)
-        if (pq.read_metadata(orig).created_by or "").startswith("fastparquet"):
-            # neither pandas engine reads fastparquet's categoricals, nullable types and
-            # timedeltas back as written, so compare sciio's copy with the frame fastparquet
-            # was given: labels, index and values exact, dtypes up to time units
+        if (pq.read_metadata(orig).created_by or "").startswith("fastparquet") \
+                and name != "fp_json.parquet":
+            # fastparquet's metadata flavour (categoricals, nullable types, timedeltas, int96
+            # times) is restored by fastparquet's own engine: sciio's copy, read by pandas'
+            # default engine, equals that, dtypes included
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                a = pd.read_parquet(orig, engine="fastparquet")
+            same(a, b, name)
+            continue
+        if name == "fp_json.parquet":
+            # JSON-encoded objects (object_encoding='json'): compare with the frame fastparquet
+            # was given, the JSON text decoded
             a = fp_sources[name]
             same_categories(a, b, name, where_a_is=True)
             for c in a.columns:

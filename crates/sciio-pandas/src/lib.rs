@@ -29,6 +29,7 @@
 //! ```
 
 mod categorical;
+mod footer;
 mod frame;
 pub mod metadata;
 mod numpy;
