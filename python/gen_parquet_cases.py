@@ -231,7 +231,7 @@ def expectation(name, df, writer, kwargs):
             cats[label] = {"ordered": bool(dtype.ordered),
                            "categories": [category_value(c) for c in dtype.categories]}
         if isinstance(dtype, pd.DatetimeTZDtype):
-            tzs[label] = str(dtype.tz)
+            tzs[label] = pa.lib.tzinfo_to_string(dtype.tz)
     return {
         "name": name,
         "file": f"{name}.parquet",

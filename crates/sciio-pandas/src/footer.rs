@@ -87,6 +87,11 @@ fn bad(what: &str, at: usize) -> Error {
 }
 
 impl Walker<'_> {
+    /// The bytes from `start` to the current position.
+    fn since(&self, start: usize) -> &[u8] {
+        self.buf.get(start..self.pos).unwrap_or_default()
+    }
+
     fn byte(&mut self) -> Result<u8> {
         let b = *self
             .buf
@@ -181,7 +186,7 @@ impl Walker<'_> {
         };
         // every element takes at least one byte (except booleans packed in a struct, which
         // cannot be list elements): a count beyond the rest of the footer is damage
-        if n > (self.buf.len() - self.pos) as u64 {
+        if n > self.buf.len().saturating_sub(self.pos) as u64 {
             return Err(bad("a list longer than the footer", self.pos));
         }
         Ok((n, h & 0x0f))
@@ -229,20 +234,20 @@ impl Walker<'_> {
                 (STRUCT, Some(k)) => self.copy_struct(k, out, depth + 1)?,
                 (LIST, Some(k)) => {
                     let (n, elem) = self.list_header()?;
-                    out.extend_from_slice(&self.buf[start..self.pos]);
+                    out.extend_from_slice(self.since(start));
                     for _ in 0..n {
                         if elem == STRUCT {
                             self.copy_struct(k, out, depth + 1)?;
                         } else {
                             let s = self.pos;
                             self.skip_element(elem, depth + 1)?;
-                            out.extend_from_slice(&self.buf[s..self.pos]);
+                            out.extend_from_slice(self.since(s));
                         }
                     }
                 }
                 _ => {
                     self.skip(t, depth + 1)?;
-                    out.extend_from_slice(&self.buf[start..self.pos]);
+                    out.extend_from_slice(self.since(start));
                 }
             }
         }
