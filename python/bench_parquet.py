@@ -4,7 +4,9 @@ crates/sciio-pandas/examples/bench_parquet.rs) write the same frame and read the
 Frame: int64, float64, a 12-character string with 1000 distinct values, a categorical of 100,
 datetime64[ns, UTC], bool; RangeIndex. Rows: $SCIIO_BENCH_PARQUET_ROWS (default 10 000 000).
 Output in $SCIIO_BENCH_DIR (default ./bench-out). Times are the best of $SCIIO_BENCH_REPEAT (3).
-Prints a JSON record and the sciio/peer ratios (targets: write <= 1.0, read <= 1.0 vs pyarrow).
+Prints a JSON record and the sciio/peer ratios. Targets: the round trip (write + read) against
+pyarrow <= 0.7 at snappy (both sides' defaults); against polars at the same codec and level
+(zstd:3 both sides: polars' default codec) <= 0.8 with sciio's file within 5 % of polars' size.
 """
 import json
 import os
@@ -61,24 +63,54 @@ def main():
     res["polars_write_s"] = best(lambda: pldf.write_parquet(os.path.join(out, "polars.parquet")), repeat)
     res["polars_read_s"] = best(lambda: pl.read_parquet(pa_path), repeat)
 
+    # the same race at zstd level 3 on both sides (polars writes zstd by default)
+    pl_zstd = os.path.join(out, "polars-zstd3.parquet")
+    res["polars_zstd3_write_s"] = best(
+        lambda: pldf.write_parquet(pl_zstd, compression="zstd", compression_level=3), repeat)
+    res["polars_zstd3_read_s"] = best(lambda: pl.read_parquet(pl_zstd), repeat)
+    res["polars_zstd3_bytes"] = os.path.getsize(pl_zstd)
+
     subprocess.run(["cargo", "build", "-q", "--release", "-p", "sciio-pandas", "--example", "bench_parquet"],
                    cwd=ROOT, check=True)
-    proc = subprocess.run(
-        ["cargo", "run", "-q", "--release", "-p", "sciio-pandas", "--example", "bench_parquet", "--",
-         "--rows", str(rows), "--dir", out, "--repeat", str(repeat)],
-        cwd=ROOT, check=True, capture_output=True, text=True)
-    sciio = json.loads(proc.stdout)
+
+    def run_sciio(*extra):
+        proc = subprocess.run(
+            ["cargo", "run", "-q", "--release", "-p", "sciio-pandas", "--example", "bench_parquet", "--",
+             "--rows", str(rows), "--dir", out, "--repeat", str(repeat), *extra],
+            cwd=ROOT, check=True, capture_output=True, text=True)
+        return json.loads(proc.stdout)
+
+    sciio = run_sciio()
+    zstd = run_sciio("--compress", "zstd:3", "--input", "polars-zstd3.parquet",
+                     "--output", "sciio-zstd3.parquet")
+    assert zstd["read_rows"] == rows, zstd
+    res["sciio_zstd3_write_s"] = zstd["write_s"]
+    res["sciio_zstd3_read_s"] = zstd["read_s"]
+    res["sciio_zstd3_bytes"] = zstd["bytes"]
     assert sciio["read_rows"] == rows, sciio
     res["sciio_write_s"] = sciio["write_s"]
     res["sciio_read_s"] = sciio["read_s"]
     # sciio's file must read back equal in pandas
     check = pd.read_parquet(os.path.join(out, "sciio.parquet"))
     assert check.equals(df), "sciio's benchmark file differs from the frame"
+    check = pd.read_parquet(os.path.join(out, "sciio-zstd3.parquet"))
+    assert check.equals(df), "sciio's zstd benchmark file differs from the frame"
     for op in ("write", "read"):
         res[f"ratio_{op}_sciio_over_pyarrow"] = res[f"sciio_{op}_s"] / res[f"pyarrow_{op}_s"]
         res[f"ratio_{op}_polars_over_pyarrow"] = res[f"polars_{op}_s"] / res[f"pyarrow_{op}_s"]
         res[f"ratio_{op}_sciio_over_polars"] = res[f"sciio_{op}_s"] / res[f"polars_{op}_s"]
+    res["ratio_roundtrip_sciio_over_pyarrow"] = (
+        (res["sciio_write_s"] + res["sciio_read_s"]) / (res["pyarrow_write_s"] + res["pyarrow_read_s"]))
+    res["ratio_roundtrip_zstd3_sciio_over_polars"] = (
+        (res["sciio_zstd3_write_s"] + res["sciio_zstd3_read_s"])
+        / (res["polars_zstd3_write_s"] + res["polars_zstd3_read_s"]))
+    res["ratio_bytes_zstd3_sciio_over_polars"] = res["sciio_zstd3_bytes"] / res["polars_zstd3_bytes"]
     print(json.dumps(res, indent=1))
+    print(f"parquet round trip (snappy): sciio/pyarrow = {res['ratio_roundtrip_sciio_over_pyarrow']:.2f} "
+          f"(target <= 0.7)", file=sys.stderr)
+    print(f"parquet round trip (zstd:3): sciio/polars = {res['ratio_roundtrip_zstd3_sciio_over_polars']:.2f} "
+          f"(target <= 0.8), size sciio/polars = {res['ratio_bytes_zstd3_sciio_over_polars']:.3f} "
+          f"(target within 5 %)", file=sys.stderr)
     print(f"parquet write: sciio/pyarrow = {res['ratio_write_sciio_over_pyarrow']:.2f} (target <= 1.0), "
           f"polars/pyarrow = {res['ratio_write_polars_over_pyarrow']:.2f}", file=sys.stderr)
     print(f"parquet read:  sciio/pyarrow = {res['ratio_read_sciio_over_pyarrow']:.2f} (target <= 1.0), "

@@ -129,6 +129,24 @@ def pyarrow_cases():
     attrs = pd.DataFrame({"a": [1, 2]})
     attrs.attrs = {"source": "sciio test", "n": 2}
     cases["attrs"] = (attrs, {})
+    # fixed-offset zones stay fixed offsets (pyarrow writes "+05:00", not a named zone), in
+    # columns and index levels; tz-aware index levels keep their unit (ns and us)
+    plus5 = dt.timezone(dt.timedelta(hours=5))
+    minus0330 = dt.timezone(-dt.timedelta(hours=3, minutes=30))
+    fixed = pd.DataFrame(
+        {"p5": pd.date_range("2021-06-01 12:00", periods=4, freq="90min", tz=plus5).as_unit("ns"),
+         "m0330_us": pd.date_range("1999-12-31 23:00", periods=4, freq="h", tz=minus0330).as_unit("us"),
+         "v": [1, 2, 3, 4]},
+        index=pd.MultiIndex.from_arrays(
+            [pd.date_range("2020-03-29 00:30", periods=4, freq="h", tz="Europe/Paris").as_unit("ns"),
+             pd.date_range("2020-01-01", periods=4, freq="D", tz=plus5).as_unit("us"),
+             pd.date_range("2020-01-01", periods=4, freq="s", tz="UTC").as_unit("ms")],
+            names=["paris_ns", "plus5_us", "utc_ms"]))
+    cases["fixed_offsets"] = (fixed, {})
+    cases["tz_index_us"] = (pd.DataFrame({"v": [1, 2]}, index=pd.DatetimeIndex(
+        ["2021-01-01 00:00:00.000001", "2022-01-01"], tz="America/New_York", name="t").as_unit("us")), {})
+    cases["fixed_offset_index"] = (pd.DataFrame({"v": [1, 2]}, index=pd.DatetimeIndex(
+        ["2021-01-01 00:00:00.000000001", "2022-01-01"]).tz_localize(plus5).rename("t")), {})
     return cases
 
 
@@ -160,6 +178,29 @@ def fastparquet_cases():
     cases["fp_multiindex"] = (mi[["i64", "f64"]], {})
     js = pd.DataFrame({"j": [{"a": 1}, [1, 2, "x"], None, "str", 3.5]})
     cases["fp_json"] = (js, {"object_encoding": {"j": "json"}})
+    # the dtypes of fastparquet's own metadata flavour: categoricals (also as a MultiIndex
+    # level), timedelta, nullable Int64 and boolean, int96 times, with its codecs
+    flavour = pd.DataFrame(
+        {
+            "cat": pd.Categorical(["b", "a", None, "b", "c"], categories=["c", "b", "a", "never"]),
+            "ocat": pd.Categorical(["x", "y", "x", "x", "y"], categories=["y", "x"], ordered=True),
+            "td": pd.to_timedelta([0, 1, None, 3, 4], unit="ms"),
+            "Int64": pd.array([1, None, 3, -4, 5], dtype="Int64"),
+            "boolean": pd.array([True, None, False, True, None], dtype="boolean"),
+            "dt": pd.date_range("1969-12-31 23:59:58", periods=n, freq="1001ms").as_unit("ns"),
+            "dtz": pd.date_range("2020-10-25 01:30", periods=n, freq="30min", tz="Europe/Paris").as_unit("ns"),
+            "s": ["a", None, "ccc", "", "é"],
+        },
+        index=pd.MultiIndex.from_arrays(
+            [pd.Categorical(["k", "j", "k", "j", "k"], categories=["k", "j"]), [5, 4, 3, 2, 1]],
+            names=["level_cat", "level_int"]),
+    )
+    cases["fp_flavour"] = (flavour, {})
+    cases["fp_flavour_int96"] = (flavour, {"times": "int96"})
+    cases["fp_flavour_int96_gzip"] = (flavour.reset_index(), {"times": "int96", "compression": "GZIP"})
+    for codec in ["SNAPPY", "ZSTD", "BROTLI", "LZ4", "LZ4_RAW", None]:
+        cases[f"fp_codec_{str(codec).lower()}"] = (df, {"compression": codec})
+    cases["fp_rowgroups"] = (flavour, {"row_group_offsets": 2, "times": "int96"})
     return cases
 
 
@@ -190,7 +231,7 @@ def expectation(name, df, writer, kwargs):
             cats[label] = {"ordered": bool(dtype.ordered),
                            "categories": [category_value(c) for c in dtype.categories]}
         if isinstance(dtype, pd.DatetimeTZDtype):
-            tzs[label] = str(dtype.tz)
+            tzs[label] = pa.lib.tzinfo_to_string(dtype.tz)
     return {
         "name": name,
         "file": f"{name}.parquet",

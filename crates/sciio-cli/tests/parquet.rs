@@ -391,3 +391,73 @@ print('ok')
     );
     assert_eq!(cols.trim(), "['index']");
 }
+
+/// Into numpy formats: what numpy holds maps losslessly (nullable integers and booleans as
+/// values + `NAME.mask`, fixed-size binary as `S{n}`, strings as `U` when none is missing);
+/// what numpy cannot hold (missing strings, decimals, lists, maps) is left out with a reason,
+/// and `--strict` refuses.
+#[test]
+fn parquet_to_npz_masks_nullable_columns_and_leaves_out_what_numpy_cannot_hold() {
+    let dir = tempdir();
+    let pq = dir.path().join("nullable.parquet");
+    run_python(
+        r#"
+import sys, decimal, pandas as pd, pyarrow as pa
+df = pd.DataFrame({
+    'Int64': pd.array([1, None, -(2**62)], dtype='Int64'),
+    'UInt8': pd.array([None, 255, 0], dtype='UInt8'),
+    'boolean': pd.array([True, None, False], dtype='boolean'),
+    'full': pd.array([1, 2, 3], dtype='Int32'),
+    's_none': ['a', None, 'c'],
+    's_full': ['a', 'bb', 'é'],
+    'dec': [decimal.Decimal('1.5'), None, decimal.Decimal('2.25')],
+    'lst': [[1, 2], [], None],
+})
+t = pa.Table.from_pandas(df, preserve_index=False)
+t = t.append_column('fsb', pa.array([b'ab', None, b'\x00z'], pa.binary(2)))
+t = t.append_column('fsb_full', pa.array([b'ab', b'cd', b'ef'], pa.binary(2)))
+t = t.append_column('mp', pa.array([[('a', 1)], [], None], pa.map_(pa.string(), pa.int64())))
+import pyarrow.parquet as pq
+pq.write_table(t, sys.argv[1])
+"#,
+        &[s(&pq)],
+    );
+    let npz = dir.path().join("out.npz");
+    let out = sciio(&["convert", s(&pq), s(&npz)]);
+    assert!(out.status.success(), "{out:?}");
+    let err = String::from_utf8(out.stderr).unwrap();
+    for column in ["s_none", "dec", "lst", "mp"] {
+        assert!(
+            err.contains(&format!("left out: column '{column}'")),
+            "{column}: {err}"
+        );
+    }
+    assert!(err.contains("missing"), "{err}");
+    run_python(
+        r#"
+import sys, numpy as np, pandas as pd
+z = np.load(sys.argv[2], allow_pickle=False)
+assert sorted(z.files) == sorted(['index', 'Int64', 'Int64.mask', 'UInt8', 'UInt8.mask', 'boolean',
+    'boolean.mask', 'full', 's_full', 'fsb', 'fsb.mask', 'fsb_full']), z.files
+df = pd.read_parquet(sys.argv[1])
+for c in ['Int64', 'UInt8', 'boolean']:
+    want = df[c]
+    assert z[c].dtype == want.dtype.numpy_dtype, (c, z[c].dtype)
+    assert z[c + '.mask'].dtype == bool and list(z[c + '.mask']) == list(want.isna()), c
+    got = pd.array(np.ma.masked_array(z[c], mask=z[c + '.mask']).tolist(), dtype=want.dtype)
+    assert got.equals(want.array), (c, got, want.array)
+assert z['full'].dtype == np.int32 and list(z['full']) == [1, 2, 3]
+assert z['s_full'].dtype == np.dtype('<U2') and list(z['s_full']) == ['a', 'bb', 'é']
+assert z['fsb_full'].dtype == np.dtype('S2') and list(z['fsb_full']) == [b'ab', b'cd', b'ef']
+assert z['fsb'].dtype == np.dtype('S2') and list(z['fsb.mask']) == [False, True, False]
+assert z['fsb'].tobytes() == b'ab\x00\x00\x00z'
+print('ok')
+"#,
+        &[s(&pq), s(&npz)],
+    );
+    // --strict refuses before writing anything
+    let strict = dir.path().join("strict.npz");
+    let out = sciio(&["convert", s(&pq), s(&strict), "--strict"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!strict.exists());
+}

@@ -2,8 +2,9 @@
 //! Python script builds), times writing it to Parquet and reading the file pyarrow wrote, and
 //! prints JSON timings.
 //!
-//! usage: bench --rows N --dir DIR [--repeat K]
-//! (reads DIR/pyarrow.parquet, writes DIR/sciio.parquet; times are the best of K runs)
+//! usage: bench --rows N --dir DIR [--repeat K] [--compress C] [--input NAME] [--output NAME]
+//! (reads DIR/NAME, default pyarrow.parquet, writes DIR/NAME, default sciio.parquet, with the
+//! codec C, default snappy; times are the best of K runs)
 // A benchmark driver: a bad argument or failed run stops it with a message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -68,15 +69,19 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let rows: usize = arg(&args, "--rows").unwrap_or("10000000".into()).parse()?;
     let dir = std::path::PathBuf::from(arg(&args, "--dir").ok_or("--dir is required")?);
     let repeat: usize = arg(&args, "--repeat").unwrap_or("3".into()).parse()?;
+    let compression: sciio_pandas::Compression = arg(&args, "--compress")
+        .unwrap_or("snappy".into())
+        .parse()?;
+    let options = ParquetOptions::new().compression(compression);
     let frame = build(rows);
-    let out = dir.join("sciio.parquet");
-    let input = dir.join("pyarrow.parquet");
+    let out = dir.join(arg(&args, "--output").unwrap_or("sciio.parquet".into()));
+    let input = dir.join(arg(&args, "--input").unwrap_or("pyarrow.parquet".into()));
     let mut write = f64::MAX;
     let mut read = f64::MAX;
     let mut read_rows = 0;
     for _ in 0..repeat {
         let t = Instant::now();
-        write_frame(&out, &frame, &ParquetOptions::default())?;
+        write_frame(&out, &frame, &options)?;
         write = write.min(t.elapsed().as_secs_f64());
         let t = Instant::now();
         let f = read_frame(&input)?;

@@ -39,6 +39,7 @@
 )]
 
 mod categorical;
+mod footer;
 mod frame;
 pub mod metadata;
 mod numpy;
@@ -51,7 +52,7 @@ pub use metadata::{
     ColumnMeta, Creator, IndexDescriptor, ObjectEncoding, PandasMetadata, PandasType, RangeIndex,
     PANDAS_KEY,
 };
-pub use numpy::{array_to_ndarray, NestedFields};
+pub use numpy::{array_to_masked_ndarray, array_to_ndarray, NestedFields, MASK_SUFFIX};
 pub use parquet_io::{
     copy_parquet, read_frame, read_frame_with, write_frame, BadMetadata, Compression,
     ParquetOptions, ParquetReader, ParquetWriter, ReadOptions,

@@ -10,9 +10,16 @@
 //! | float16/32/64                  | same, nulls as NaN                                |
 //! | timestamp (any zone), date     | `datetime64[unit]` (UTC values), `datetime64[D]`, nulls NaT |
 //! | duration                       | `timedelta64[unit]`, nulls NaT                    |
-//! | string / binary                | `<U{max}` / `S{max}`, nulls empty                 |
+//! | string / binary                | `<U{max}` / `S{max}`; with missing values refused |
+//! | fixed-size binary (n bytes)    | `S{n}`                                             |
 //! | dictionary (categorical)       | its decoded values                                |
 //! | struct                         | a packed structured array (nested records)        |
+//!
+//! [`array_to_masked_ndarray`] converts nullable integer, boolean and fixed-size binary
+//! columns (pandas' `Int64`, `boolean`...) losslessly instead: the values (missing ones as 0,
+//! `False`, zero bytes) and a `bool` mask, true where a value is missing (numpy.ma's
+//! convention); a frame's conversions store the mask as the array `NAME.mask`
+//! ([`MASK_SUFFIX`]).
 
 use std::sync::Arc;
 
@@ -152,11 +159,115 @@ fn fixed_width_text(
     }
 }
 
+/// What is appended to a column's name to name its mask ([`array_to_masked_ndarray`]):
+/// column `count` → arrays `count` and `count.mask`.
+pub const MASK_SUFFIX: &str = ".mask";
+
+/// The values of an integer column with missing values as 0.
+macro_rules! int_values {
+    ($a:expr, $t:ty, $kind:expr) => {{
+        let p = $a.as_primitive::<$t>();
+        le_array($kind, primitive_bytes(p, 0, |v| v.to_le_bytes()), p.len())
+    }};
+}
+
+/// One Arrow column as a numpy array and, for an integer, boolean or fixed-size binary column
+/// with missing values, its mask (`bool`, true where the value is missing; the values there
+/// are 0, `False` or zero bytes): lossless where [`array_to_ndarray`] turns integers into
+/// `float64` with NaN and refuses booleans. Other columns as [`array_to_ndarray`], no mask.
+pub fn array_to_masked_ndarray(
+    a: &dyn Array,
+    limits: &Limits,
+) -> Result<(NdArray, Option<NdArray>)> {
+    let rows = a.len();
+    let maskable = matches!(
+        a.data_type(),
+        DataType::Boolean
+            | DataType::Int8
+            | DataType::Int16
+            | DataType::Int32
+            | DataType::Int64
+            | DataType::UInt8
+            | DataType::UInt16
+            | DataType::UInt32
+            | DataType::UInt64
+            | DataType::FixedSizeBinary(_)
+    );
+    if !maskable || a.null_count() == 0 {
+        return Ok((array_to_ndarray(a, limits)?, None));
+    }
+    let mask = le_array(
+        ScalarKind::Bool,
+        (0..rows).map(|i| u8::from(a.is_null(i))).collect(),
+        rows,
+    )?;
+    let values = match a.data_type() {
+        DataType::Boolean => {
+            let b = a.as_boolean();
+            le_array(
+                ScalarKind::Bool,
+                (0..rows)
+                    .map(|i| u8::from(b.is_valid(i) && b.value(i)))
+                    .collect(),
+                rows,
+            )?
+        }
+        DataType::Int8 => int_values!(a, Int8Type, ScalarKind::Int(1))?,
+        DataType::Int16 => int_values!(a, Int16Type, ScalarKind::Int(2))?,
+        DataType::Int32 => int_values!(a, Int32Type, ScalarKind::Int(4))?,
+        DataType::Int64 => int_values!(a, Int64Type, ScalarKind::Int(8))?,
+        DataType::UInt8 => int_values!(a, UInt8Type, ScalarKind::UInt(1))?,
+        DataType::UInt16 => int_values!(a, UInt16Type, ScalarKind::UInt(2))?,
+        DataType::UInt32 => int_values!(a, UInt32Type, ScalarKind::UInt(4))?,
+        DataType::UInt64 => int_values!(a, UInt64Type, ScalarKind::UInt(8))?,
+        _ => fixed_size_binary(a, limits)?,
+    };
+    Ok((values, Some(mask)))
+}
+
+/// A fixed-size binary column as `S{n}` (missing values as zero bytes).
+fn fixed_size_binary(a: &dyn Array, limits: &Limits) -> Result<NdArray> {
+    let b = a.as_fixed_size_binary();
+    let width = usize::try_from(b.value_length()).unwrap_or(0);
+    let item = width.max(1);
+    let total = item
+        .checked_mul(b.len())
+        .ok_or_else(|| Error::unsupported("fixed-size binary column too large"))?;
+    limits.check_alloc(total as u64, "fixed-size bytes array")?;
+    let mut out = vec![0u8; total];
+    for row in 0..b.len() {
+        if b.is_valid(row) {
+            if let Some(dst) = out.get_mut(row * item..row * item + width) {
+                dst.copy_from_slice(b.value(row));
+            }
+        }
+    }
+    le_array(ScalarKind::Bytes(item), out, b.len())
+}
+
 /// One Arrow column as a 1-d numpy array (see the module table); `limits` bounds the buffers
 /// of fixed-width string arrays, whose size depends on the longest value.
 pub fn array_to_ndarray(a: &dyn Array, limits: &Limits) -> Result<NdArray> {
     let rows = a.len();
     match a.data_type() {
+        DataType::Utf8
+        | DataType::LargeUtf8
+        | DataType::Utf8View
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView
+            if a.null_count() > 0 =>
+        {
+            Err(Error::unsupported(format!(
+                "{} of its {rows} values are missing, which numpy's fixed-width strings cannot \
+                 hold (pandas holds them as objects)",
+                a.null_count()
+            )))
+        }
+        DataType::FixedSizeBinary(_) if a.null_count() > 0 => Err(Error::unsupported(
+            "fixed-size binary values are missing; numpy's S cannot hold a missing value",
+        )),
+        DataType::FixedSizeBinary(_) => fixed_size_binary(a, limits),
         DataType::Boolean => {
             if a.null_count() > 0 {
                 return Err(Error::unsupported(

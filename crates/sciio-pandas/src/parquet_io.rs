@@ -244,8 +244,8 @@ impl ParquetReader {
         row_groups: Option<Vec<usize>>,
         options: &ReadOptions,
     ) -> Result<Self> {
+        let (meta, footer_rows) = repaired(meta, &input)?;
         check_chunk_ranges(meta.metadata(), input.len())?;
-        let (meta, footer_rows) = with_row_group_total(meta)?;
         let file_meta = meta.metadata().file_metadata();
         // The row groups' counts are what pyarrow reads (some writers leave the footer's total
         // at 0: parquet-testing's repeated_no_annotation.parquet); a footer that disagrees is
@@ -453,9 +453,37 @@ impl Iterator for ParquetReader {
 /// "corrupt footer").
 fn load_metadata<R: ChunkReader>(input: &R) -> Result<ArrowReaderMetadata> {
     check_ends_with_footer(input)?;
-    contain_panics("parquet: reading the footer", || {
+    let refused = match contain_panics("parquet: reading the footer", || {
         ArrowReaderMetadata::load(input, ArrowReaderOptions::new()).map_err(parquet_err)
+    }) {
+        Ok(meta) => return Ok(meta),
+        Err(e) => e,
+    };
+    // A footer with a field of an unexpected wire type: Thrift's generated readers (Arrow C++)
+    // skip the field, arrow-rs refuses the footer; read it without those fields.
+    match sanitized_metadata(input) {
+        Some(meta) => Ok(meta),
+        None => Err(refused),
+    }
+}
+
+/// The footer decoded without the fields arrow-rs refuses ([`crate::footer::sanitized`]), or
+/// `None` when there are none or the footer still does not decode.
+fn sanitized_metadata<R: ChunkReader>(input: &R) -> Option<ArrowReaderMetadata> {
+    let len = input.len();
+    let tail = input.get_bytes(len.checked_sub(8)?, 4).ok()?;
+    let meta_len = u64::from(u32::from_le_bytes(tail.as_ref().try_into().ok()?));
+    let start = len.checked_sub(8)?.checked_sub(meta_len)?;
+    let footer = input
+        .get_bytes(start, usize::try_from(meta_len).ok()?)
+        .ok()?;
+    let fixed = crate::footer::sanitized(&footer).ok()??;
+    contain_panics("parquet: reading the footer", || {
+        let meta = parquet::file::metadata::ParquetMetaDataReader::decode_metadata(&fixed)
+            .map_err(parquet_err)?;
+        ArrowReaderMetadata::try_new(Arc::new(meta), ArrowReaderOptions::new()).map_err(parquet_err)
     })
+    .ok()
 }
 
 fn check_ends_with_footer<R: ChunkReader>(input: &R) -> Result<()> {
@@ -481,17 +509,82 @@ fn check_ends_with_footer<R: ChunkReader>(input: &R) -> Result<()> {
     Ok(())
 }
 
-/// The footer's metadata with its row count replaced by the row groups' total when the two
-/// disagree, and the footer's own count. arrow-rs clamps its batch size to the footer's count
-/// (`ParquetRecordBatchReaderBuilder::with_batch_size`), so a footer saying 0 rows made it
-/// return no row at all from a file with 6, silently.
-fn with_row_group_total(meta: ArrowReaderMetadata) -> Result<(ArrowReaderMetadata, u64)> {
+/// The footer's metadata as pyarrow reads it, and the footer's own row count. Rebuilt (only
+/// when something is to be repaired) where arrow-rs would read a file pyarrow reads otherwise:
+///
+/// * a footer whose row count disagrees with its row groups' total: arrow-rs clamps its batch
+///   size to the footer's count (`ParquetRecordBatchReaderBuilder::with_batch_size`), so a
+///   footer saying 0 rows made it return no row at all from a file with 6, silently; the row
+///   groups' total is used (the caller warns);
+/// * a dictionary page offset that is not before the first data page (0 in parquet-testing's
+///   `dict-page-offset-zero.parquet`): Arrow C++ then starts the column chunk at its first data
+///   page, arrow-rs read the file's magic as a page header ("Expected list element type of I64
+///   but got I16"); the offset is dropped, so the chunk starts at the data page offset;
+/// * files of parquet-mr before 1.2.9 (PARQUET-816, IMPALA-694) leave the dictionary page
+///   header out of `total_compressed_size` (`nation.dict-malformed.parquet`): Arrow C++ pads
+///   such chunks by up to 100 bytes; arrow-rs stopped inside the last page ("Invalid page
+///   header"). The chunk is extended up to the next chunk (or the footer), at most 100 bytes,
+///   so the page reader does not read past it either.
+fn repaired<R: ChunkReader>(
+    meta: ArrowReaderMetadata,
+    input: &R,
+) -> Result<(ArrowReaderMetadata, u64)> {
     let parquet = meta.metadata();
     let file = parquet.file_metadata();
     let footer_rows = u64::try_from(file.num_rows())
         .map_err(|_| Error::format("negative row count in the Parquet footer"))?;
     let total = row_group_rows(parquet)?;
-    if total == footer_rows {
+    let padded = parquet_816_affected(file.created_by());
+    let footer_start = if padded { footer_start(input)? } else { 0 };
+    // every chunk's start: the end of the chunk before a padded one
+    let mut starts: Vec<i64> = Vec::new();
+    if padded {
+        for rg in parquet.row_groups() {
+            starts.extend(rg.columns().iter().map(chunk_start));
+        }
+        starts.sort_unstable();
+    }
+    let mut changed = total != footer_rows;
+    let mut groups = Vec::with_capacity(parquet.num_row_groups());
+    for rg in parquet.row_groups() {
+        let mut columns = Vec::with_capacity(rg.num_columns());
+        for chunk in rg.columns() {
+            let mut fixed = chunk.clone();
+            let dict_misplaced = chunk
+                .dictionary_page_offset()
+                .is_some_and(|d| d <= 0 || d >= chunk.data_page_offset());
+            if dict_misplaced {
+                fixed = fixed
+                    .into_builder()
+                    .set_dictionary_page_offset(None)
+                    .build()
+                    .map_err(parquet_err)?;
+            }
+            if padded {
+                let start = chunk_start(&fixed);
+                let end = start.saturating_add(fixed.compressed_size());
+                let next = starts
+                    .iter()
+                    .copied()
+                    .find(|&s| s > start)
+                    .unwrap_or(footer_start)
+                    .min(footer_start);
+                let pad = next.saturating_sub(end).clamp(0, PARQUET_816_PADDING);
+                if pad > 0 {
+                    let size = fixed.compressed_size() + pad;
+                    fixed = fixed
+                        .into_builder()
+                        .set_total_compressed_size(size)
+                        .build()
+                        .map_err(parquet_err)?;
+                }
+            }
+            changed |= fixed != *chunk;
+            columns.push(fixed);
+        }
+        groups.push(columns);
+    }
+    if !changed {
         return Ok((meta, footer_rows));
     }
     let total_i64 =
@@ -504,12 +597,73 @@ fn with_row_group_total(meta: ArrowReaderMetadata) -> Result<(ArrowReaderMetadat
         file.schema_descr_ptr(),
         file.column_orders().cloned(),
     );
+    let row_groups = parquet
+        .row_groups()
+        .iter()
+        .zip(groups)
+        .map(|(rg, columns)| {
+            rg.clone()
+                .into_builder()
+                .set_column_metadata(columns)
+                .build()
+                .map_err(parquet_err)
+        })
+        .collect::<Result<Vec<_>>>()?;
     let rebuilt = ParquetMetaDataBuilder::new(fixed)
-        .set_row_groups(parquet.row_groups().to_vec())
+        .set_row_groups(row_groups)
         .build();
     let meta = ArrowReaderMetadata::try_new(Arc::new(rebuilt), ArrowReaderOptions::new())
         .map_err(parquet_err)?;
     Ok((meta, footer_rows))
+}
+
+/// Arrow C++'s `kMaxDictHeaderSize`: how far a PARQUET-816 chunk may be extended.
+const PARQUET_816_PADDING: i64 = 100;
+
+/// Where a column chunk's pages start: its dictionary page, else its first data page.
+fn chunk_start(chunk: &parquet::file::metadata::ColumnChunkMetaData) -> i64 {
+    chunk
+        .dictionary_page_offset()
+        .unwrap_or_else(|| chunk.data_page_offset())
+}
+
+/// Where the footer's metadata starts: before its length and the closing magic.
+fn footer_start<R: ChunkReader>(input: &R) -> Result<i64> {
+    let len = input.len();
+    let tail = input
+        .get_bytes(len.saturating_sub(8), 4)
+        .map_err(parquet_err)?;
+    let meta_len = match tail.as_ref() {
+        [a, b, c, d] => u64::from(u32::from_le_bytes([*a, *b, *c, *d])),
+        _ => return Err(Error::truncated("the Parquet footer length is cut off")),
+    };
+    let start = len.saturating_sub(8).saturating_sub(meta_len);
+    i64::try_from(start).map_err(|_| Error::format("the file is over 2^63 bytes"))
+}
+
+/// Whether `created_by` names parquet-mr before 1.2.9, whose column chunk sizes leave out the
+/// dictionary page header (PARQUET-816). Parsed as Arrow C++'s `ApplicationVersion` does: the
+/// application is the first word; a missing version counts as 0.0.0.
+fn parquet_816_affected(created_by: Option<&str>) -> bool {
+    let Some(created_by) = created_by else {
+        return false;
+    };
+    let lower = created_by.to_ascii_lowercase();
+    let mut words = lower.split_whitespace();
+    if words.next() != Some("parquet-mr") {
+        return false;
+    }
+    let version = match (words.next(), words.next()) {
+        (Some("version"), Some(v)) => v,
+        _ => "",
+    };
+    let mut parts = version
+        .split(|c: char| !c.is_ascii_digit())
+        .take(3)
+        .map(|p| p.parse::<u64>().unwrap_or(0));
+    let mut next = || parts.next().unwrap_or(0);
+    let v = (next(), next(), next());
+    v < (1, 2, 9)
 }
 
 /// The rows row group `g` announces.

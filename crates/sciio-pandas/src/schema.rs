@@ -252,10 +252,12 @@ fn fixed_type(meta: &ColumnMeta, field: &Field) -> Option<DataType> {
     let dt = field.data_type();
     match (&meta.pandas_type, dt) {
         // pyarrow < 0.8 and fastparquet store timestamps as UTC and the zone only in pandas
-        // metadata; pyarrow's `_add_any_metadata` applies it. Values are UTC either way.
-        (PandasType::DatetimeTz, DataType::Timestamp(u, tz)) => {
+        // metadata; pyarrow's `_add_any_metadata` applies it, converting to nanoseconds
+        // (`pa.timestamp('ns', tz=metadata_tz)`, whatever the stored unit). Values are UTC.
+        (PandasType::DatetimeTz, DataType::Timestamp(_, tz)) => {
             let want = meta.timezone()?;
-            (tz.as_deref() != Some(want)).then(|| DataType::Timestamp(*u, Some(want.into())))
+            (tz.as_deref() != Some(want))
+                .then(|| DataType::Timestamp(TimeUnit::Nanosecond, Some(want.into())))
         }
         // fastparquet writes categoricals as dictionary-encoded pages without an Arrow schema.
         (
@@ -352,12 +354,23 @@ impl FrameSchema {
             }
         }
 
+        // fastparquet calls every level of a MultiIndex categorical (with the type of its
+        // codes) and reads them back as plain values, categorical or not in the frame it was
+        // given; so does sciio.
+        let plain_levels = stored_index.len() > 1
+            && meta
+                .creator
+                .as_ref()
+                .is_some_and(|c| c.library == "fastparquet");
         let mut columns = Vec::new();
         let mut fields = Vec::new();
         let mut fixes = Vec::new();
         for f in schema.fields() {
             let is_index = index_fields.contains(f.name());
             let meta = match by_field.remove(f.name()) {
+                Some(m) if plain_levels && is_index && m.pandas_type == PandasType::Categorical => {
+                    infer_column_meta(m.name.clone(), f, None)
+                }
                 Some(m) => m,
                 None => {
                     let label = (!is_index).then(|| f.name().clone());
@@ -663,6 +676,44 @@ fn cast_column(col: &ArrayRef, dt: &DataType) -> Result<ArrayRef> {
         (DataType::Time64(TimeUnit::Nanosecond), DataType::Duration(TimeUnit::Nanosecond)) => {
             let a = col.as_primitive::<Time64NanosecondType>();
             Ok(Arc::new(a.reinterpret_cast::<DurationNanosecondType>()))
+        }
+        // A naive timestamp given the zone of the metadata holds UTC values, as pyarrow and
+        // fastparquet read it (INT96 times, pyarrow < 0.8); arrow-rs's cast would take it for
+        // local time in the zone. Cast the unit without a zone, then attach the zone.
+        (DataType::Timestamp(_, None), DataType::Timestamp(unit, Some(tz))) => {
+            let naive =
+                arrow_cast::cast(col.as_ref(), &DataType::Timestamp(*unit, None)).map_err(|e| {
+                    Error::new(
+                        ErrorKind::Mismatch,
+                        format!("cannot convert {} to {dt}: {e}", col.data_type()),
+                    )
+                })?;
+            Ok(match unit {
+                TimeUnit::Second => Arc::new(
+                    naive
+                        .as_primitive::<TimestampSecondType>()
+                        .clone()
+                        .with_timezone(tz.clone()),
+                ),
+                TimeUnit::Millisecond => Arc::new(
+                    naive
+                        .as_primitive::<TimestampMillisecondType>()
+                        .clone()
+                        .with_timezone(tz.clone()),
+                ),
+                TimeUnit::Microsecond => Arc::new(
+                    naive
+                        .as_primitive::<TimestampMicrosecondType>()
+                        .clone()
+                        .with_timezone(tz.clone()),
+                ),
+                TimeUnit::Nanosecond => Arc::new(
+                    naive
+                        .as_primitive::<TimestampNanosecondType>()
+                        .clone()
+                        .with_timezone(tz.clone()),
+                ),
+            })
         }
         _ => arrow_cast::cast(col.as_ref(), dt).map_err(|e| {
             Error::new(

@@ -30,7 +30,7 @@ fn columns_become_numpy_arrays() {
         )
         .column(
             "s",
-            Arc::new(StringArray::from(vec![Some("a"), Some("bcd"), None])),
+            Arc::new(StringArray::from(vec![Some("a"), Some("bcd"), Some("")])),
         )
         .column(
             "t",
@@ -69,6 +69,15 @@ fn columns_become_numpy_arrays() {
     // a pickled/refused or unrepresentable column is an error naming it
     let too_small = Limits::default().max_alloc(4);
     let err = frame.to_ndarrays(&too_small).unwrap_err();
+    assert_eq!(err.location().node.as_deref(), Some("s"));
+    // a missing string has no fixed-width numpy value: refused, never an empty string
+    let missing = Frame::builder()
+        .column("s", Arc::new(StringArray::from(vec![Some("a"), None])))
+        .build()
+        .unwrap();
+    let err = missing.to_ndarrays(&Limits::default()).unwrap_err();
+    assert_eq!(err.kind(), sciio_core::ErrorKind::Unsupported);
+    assert!(err.message().contains("missing"), "{err}");
     assert_eq!(err.location().node.as_deref(), Some("s"));
 }
 

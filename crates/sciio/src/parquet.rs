@@ -594,8 +594,14 @@ pub(crate) fn numpy_columns(
             }
             Err(e) => return Err(e.with_file(path).with_node(name)),
         };
-        match sciio_pandas::array_to_ndarray(column.as_ref(), limits) {
-            Ok(array) => arrays.push((name, array)),
+        match sciio_pandas::array_to_masked_ndarray(column.as_ref(), limits) {
+            Ok((array, mask)) => {
+                let mask_name = format!("{name}{}", sciio_pandas::MASK_SUFFIX);
+                arrays.push((name, array));
+                if let Some(mask) = mask {
+                    arrays.push((mask_name, mask));
+                }
+            }
             Err(e) if e.kind() == ErrorKind::Unsupported => {
                 left_out.push(no_numpy_type(name, column.data_type().to_string(), &e))
             }
