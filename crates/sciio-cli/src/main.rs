@@ -191,6 +191,7 @@ fn run(cli: Cli) -> Result<()> {
                 dst_node: None,
                 strict,
                 mat_version: mat_version.unwrap_or_default(),
+                partition_rows: None,
             };
             convert(&srcs, &Target::parse(dst), options)
         }

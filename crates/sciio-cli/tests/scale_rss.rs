@@ -151,31 +151,26 @@ fn h5_earray_to_npy_streams() {
 }
 
 #[test]
-#[ignore = "holds the whole data: peak RSS 209 MiB at 64 MiB, 1042 MiB at 512 MiB (issue 17)"]
 fn npy_to_h5_array_streams() {
     bounded("npy", "npy", "", "out.h5", &[], SAME_ARRAY);
 }
 
 #[test]
-#[ignore = "holds the whole data: peak RSS 209 MiB at 64 MiB, 1042 MiB at 512 MiB (issue 17)"]
 fn npz_member_to_h5_array_streams() {
     bounded("npz", "npz", ":x", "out.h5", &[], SAME_ARRAY);
 }
 
 #[test]
-#[ignore = "holds the whole data: peak RSS 145 MiB at 64 MiB, 1042 MiB at 512 MiB (issue 17)"]
 fn structured_npy_to_h5_table_streams() {
     bounded("npy_rec", "npy", "", "out.h5", &[], SAME_RECORDS_TABLE);
 }
 
 #[test]
-#[ignore = "holds the whole data: peak RSS 146 MiB at 64 MiB, 1043 MiB at 512 MiB (issue 17)"]
 fn h5_table_to_parquet_streams() {
     bounded("table", "h5", ":/t", "out.parquet", &[], SAME_TABLE_PARQUET);
 }
 
 #[test]
-#[ignore = "holds the whole data: peak RSS 177 MiB at 64 MiB, 1050 MiB at 512 MiB (issue 17)"]
 fn h5_table_with_a_subarray_field_to_parquet_streams() {
     bounded(
         "table_sub",
@@ -188,7 +183,6 @@ fn h5_table_with_a_subarray_field_to_parquet_streams() {
 }
 
 #[test]
-#[ignore = "holds the whole data: peak RSS 569 MiB at 64 MiB, 4305 MiB at 512 MiB (issue 17)"]
 fn parquet_to_h5_table_streams() {
     bounded("parquet", "parquet", "", "out.h5", &[], SAME_PARQUET_TABLE);
 }
