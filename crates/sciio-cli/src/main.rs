@@ -70,6 +70,10 @@ enum Command {
         /// format: compressed variables up to 2 GB) or 5 (uncompressed, as scipy.io.savemat).
         #[arg(long, value_name = "VERSION")]
         mat_version: Option<MatOutVersion>,
+        /// Write a table or array into the folder DST as Parquet files of N rows each
+        /// (part-00000.parquet, ...): one dataset for pyarrow.dataset, DuckDB, Spark.
+        #[arg(long, value_name = "N")]
+        partition_rows: Option<u64>,
     },
 }
 
@@ -173,11 +177,21 @@ fn run(cli: Cli) -> Result<()> {
             compress,
             strict,
             mat_version,
+            partition_rows,
         } => {
             let (dst, srcs) = paths
                 .split_last()
                 .ok_or_else(|| Error::invalid_input("convert needs SRC and DST"))?;
             let srcs: Vec<Target> = srcs.iter().map(|s| Target::parse(s)).collect();
+            // A partitioned output is a folder of Parquet files (named as any folder is).
+            let to = match to {
+                None if partition_rows.is_some()
+                    && Format::for_output(&Target::parse(dst).file, None).is_err() =>
+                {
+                    Some(Format::Parquet)
+                }
+                to => to,
+            };
             if mat_version.is_some()
                 && Format::for_output(&Target::parse(dst).file, to)? != Format::Mat
             {
@@ -191,7 +205,7 @@ fn run(cli: Cli) -> Result<()> {
                 dst_node: None,
                 strict,
                 mat_version: mat_version.unwrap_or_default(),
-                partition_rows: None,
+                partition_rows,
             };
             convert(&srcs, &Target::parse(dst), options)
         }

@@ -186,3 +186,23 @@ fn h5_table_with_a_subarray_field_to_parquet_streams() {
 fn parquet_to_h5_table_streams() {
     bounded("parquet", "parquet", "", "out.h5", &[], SAME_PARQUET_TABLE);
 }
+
+#[test]
+fn h5_table_to_partitioned_parquet_streams() {
+    bounded(
+        "table_sub",
+        "h5",
+        ":/t",
+        "parts",
+        &["--partition-rows", "1000000"],
+        "
+import sys, numpy as np, tables, pyarrow.dataset as ds
+with tables.open_file(sys.argv[1]) as f:
+    t = f.root.t.read()
+p = ds.dataset(sys.argv[2], format='parquet').to_table()
+assert p.num_rows == len(t)
+assert np.array_equal(p.column('i').to_numpy(), t['i'])
+assert np.array_equal(np.stack(p.column('v').to_numpy(zero_copy_only=False)), t['v'])
+",
+    );
+}
