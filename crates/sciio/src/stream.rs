@@ -664,3 +664,50 @@ mod frame_h5 {
         NdArray::from_bytes(dtype, &[rows], Order::C, &bytes)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npy(dir: &std::path::Path, rows: usize) -> File {
+        let path = dir.join("x.npy");
+        let values: Vec<i64> = (0..rows as i64 * 3).collect();
+        let array = sciio_core::NdArray::from_vec(values, &[rows, 3]).unwrap();
+        let mut bytes = Vec::new();
+        sciio_npy::write_array(&mut bytes, &array).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        File::open(&path).unwrap()
+    }
+
+    #[test]
+    fn batches_hold_whole_rows_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = npy(dir.path(), 1000);
+        let mut seen = Vec::new();
+        let mut sizes = Vec::new();
+        for_each_batch(&mut file, "/", 24, 7, &mut |b| {
+            sizes.push(b.len());
+            seen.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        assert!(sizes[..sizes.len() - 1].iter().all(|&n| n == 7 * 24));
+        assert_eq!(sizes.last(), Some(&((1000 % 7) * 24)));
+        let want: Vec<u8> = (0..3000i64).flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn a_failing_writer_stops_the_reader_with_its_own_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = npy(dir.path(), 100_000);
+        let mut calls = 0;
+        let err = for_each_batch(&mut file, "/", 24, 10, &mut |_| {
+            calls += 1;
+            Err(Error::invalid_input("disk full"))
+        })
+        .unwrap_err();
+        assert_eq!(calls, 1);
+        assert!(err.to_string().contains("disk full"), "{err}");
+    }
+}
