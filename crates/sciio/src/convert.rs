@@ -181,6 +181,11 @@ pub fn convert_many(
         ))
         .with_file(dst));
     }
+    if options.partition_rows == Some(0) {
+        return Err(Error::invalid_input(
+            "--partition-rows takes at least 1 row per file",
+        ));
+    }
     if options.partition_rows.is_some()
         && (format != Format::Parquet
             || sources.len() != 1

@@ -160,7 +160,8 @@ pub(crate) fn write_h5_leaf(
     name: &str,
     progress: &mut dyn FnMut(u64),
 ) -> Result<bool> {
-    if !row_ordered(info) {
+    // Rows of no bytes (a dimension of 0 past the first) have nothing to stream.
+    if !row_ordered(info) || row_bytes(info) == 0 {
         return Ok(false);
     }
     let mut fill = out.start(name, info)?;
@@ -232,7 +233,7 @@ mod parquet {
         let Some(info) = src.node(path)?.array_info().cloned() else {
             return Ok(None);
         };
-        if !row_ordered(&info) || partition_rows == Some(0) {
+        if !row_ordered(&info) || row_bytes(&info) == 0 || partition_rows == Some(0) {
             return Ok(None);
         }
         if matches!(info.dtype, DType::Record(_)) && info.shape.len() != 1 {
@@ -460,9 +461,10 @@ mod frame_h5 {
     use crate::plan::{refuse_if_strict, LeftOut};
 
     /// `x.parquet → y.h5` row group by row group into one Table, when every column (and
-    /// stored index level) is a number, a boolean or text without nulls: text columns become
-    /// `S<n>` of the longest value's UTF-8 bytes, found by a first pass over the file. `None`
-    /// for other frames (the caller reads them whole).
+    /// stored index level) is a number, a boolean or text: text columns become `S<n>` of the
+    /// longest value's UTF-8 bytes (found by a first pass over the file), nulls as numpy has
+    /// them. `None` for other frames, and for frames whose numpy types change from batch to
+    /// batch (integers with nulls in some): the caller reads them whole.
     pub(crate) fn frame_to_h5(
         src: &File,
         dst: &Path,
@@ -491,22 +493,15 @@ mod frame_h5 {
         if !simple {
             return Ok(None);
         }
-        let needs_pass = text.iter().any(|&t| t);
-        let mut nulls = false;
-        for batch in reader {
-            let batch = batch.map_err(|e| e.with_file(file))?;
-            for (i, column) in batch.columns().iter().enumerate() {
-                nulls |= column.null_count() > 0;
-                if text[i] {
-                    widths[i] = widths[i].max(longest(column.as_ref()));
+        if text.iter().any(|&t| t) {
+            for batch in reader {
+                let batch = batch.map_err(|e| e.with_file(file))?;
+                for (i, column) in batch.columns().iter().enumerate() {
+                    if text[i] {
+                        widths[i] = widths[i].max(longest(column.as_ref()));
+                    }
                 }
             }
-            if nulls || !needs_pass {
-                break;
-            }
-        }
-        if nulls {
-            return Ok(None);
         }
         // Second pass: batch → columns → packed records → Table rows.
         let name = crate::parquet::table_name(options.dst_node.as_deref(), file);
@@ -516,40 +511,60 @@ mod frame_h5 {
         let mut offset = 0u64;
         let mut bytes = 0u64;
         let total_bytes = src.size_on_disk();
-        for batch in open()? {
-            let batch = batch.map_err(|e| e.with_file(file))?;
-            let rows = batch.num_rows();
-            let part = schema.rows_slice(offset, rows as u64);
-            let frame = Frame::new(part, vec![batch]).map_err(|e| e.with_file(file))?;
-            let (columns, left) = columns_of(&frame, &widths, file, src.limits())?;
-            let (table, no_type) =
-                crate::parquet::frame_table(&columns).map_err(|e| e.with_file(file))?;
-            if table.dtype() != record.get_or_insert_with(|| table.dtype().clone()) {
-                return Err(Error::mismatch(format!(
-                    "the columns change type at row {offset}; convert with pandas"
-                ))
-                .with_file(file));
+        // Row groups are decoded on a thread of their own, a few batches ahead.
+        let reader = open()?;
+        let complete = std::thread::scope(|scope| -> Result<bool> {
+            let (tx, batches) = std::sync::mpsc::sync_channel(super::IN_FLIGHT);
+            scope.spawn(move || {
+                for batch in reader {
+                    if tx.send(batch).is_err() {
+                        break;
+                    }
+                }
+            });
+            for batch in batches.iter() {
+                let batch = batch.map_err(|e| e.with_file(file))?;
+                let rows = batch.num_rows();
+                let part = schema.rows_slice(offset, rows as u64);
+                let frame = Frame::new(part, vec![batch]).map_err(|e| e.with_file(file))?;
+                let (columns, left) = columns_of(&frame, &widths, file, src.limits())?;
+                let (table, no_type) =
+                    crate::parquet::frame_table(&columns).map_err(|e| e.with_file(file))?;
+                if table.dtype() != record.get_or_insert_with(|| table.dtype().clone()) {
+                    // A column's numpy type depends on its values here (integers with nulls
+                    // become float64, as in pandas): the whole frame decides it.
+                    return Ok(false);
+                }
+                if out.is_none() {
+                    left_out.extend(left);
+                    left_out.extend(no_type);
+                    refuse_if_strict(&left_out, options.strict, dst)?;
+                    let mut h5 = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
+                    let info = ArrayInfo {
+                        dtype: table.dtype().clone(),
+                        shape: vec![usize::try_from(total_rows).unwrap_or(usize::MAX)],
+                        order: Order::C,
+                    };
+                    let fill = h5.start(&name, &info).map_err(|e| e.with_file(dst))?;
+                    out = Some((h5, fill));
+                }
+                if let Some((_, fill)) = out.as_mut() {
+                    fill.append(table.as_bytes())
+                        .map_err(|e| e.with_file(dst))?;
+                }
+                offset += rows as u64;
+                bytes += table.as_bytes().len() as u64;
+                progress(bytes.min(total_bytes), total_bytes);
             }
-            if out.is_none() {
-                left_out.extend(left);
-                left_out.extend(no_type);
-                refuse_if_strict(&left_out, options.strict, dst)?;
-                let mut h5 = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
-                let info = ArrayInfo {
-                    dtype: table.dtype().clone(),
-                    shape: vec![usize::try_from(total_rows).unwrap_or(usize::MAX)],
-                    order: Order::C,
-                };
-                let fill = h5.start(&name, &info).map_err(|e| e.with_file(dst))?;
-                out = Some((h5, fill));
+            Ok(true)
+        })?;
+        if !complete {
+            // Dropped unfinished (the node, then the file): the temporary file goes away.
+            if let Some((h5, fill)) = out {
+                drop(fill);
+                drop(h5);
             }
-            if let Some((_, fill)) = out.as_mut() {
-                fill.append(table.as_bytes())
-                    .map_err(|e| e.with_file(dst))?;
-            }
-            offset += rows as u64;
-            bytes += table.as_bytes().len() as u64;
-            progress(bytes.min(total_bytes), total_bytes);
+            return Ok(None);
         }
         let Some((h5, fill)) = out else {
             // No rows: the whole-frame path makes the empty table.

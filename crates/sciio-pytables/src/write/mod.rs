@@ -883,7 +883,8 @@ impl PtFill {
         Ok(PtFill {
             ds,
             app,
-            rows: 0,
+            // Rows of no bytes are all there already.
+            rows: if row_bytes == 0 { total } else { 0 },
             total,
             row_bytes,
         })
