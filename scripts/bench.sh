@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export SCIIO_BENCH_DIR="${SCIIO_BENCH_DIR:-$PWD/bench-out}"
 mkdir -p "$SCIIO_BENCH_DIR"
-if [ $# -eq 0 ]; then set -- $(ls python/bench_*.py | sed 's#python/bench_##; s#\.py##'); fi
+# `scale` (tens of GB of sources) runs only when named: ./dev bench scale
+if [ $# -eq 0 ]; then set -- $(ls python/bench_*.py | sed 's#python/bench_##; s#\.py##' | grep -vx scale); fi
 for name in "$@"; do
   echo "==> benchmark: $name" >&2
   "$SCIIO_PYTHON" "python/bench_$name.py"

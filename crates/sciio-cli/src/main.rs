@@ -90,6 +90,10 @@ enum Command {
         /// Append the frame's rows to the existing table key (same columns and types).
         #[arg(long)]
         append: bool,
+        /// Write a table or array into the folder DST as Parquet files of N rows each
+        /// (part-00000.parquet, ...): one dataset for pyarrow.dataset, DuckDB, Spark.
+        #[arg(long, value_name = "N")]
+        partition_rows: Option<u64>,
     },
 }
 
@@ -202,11 +206,21 @@ fn run(cli: Cli) -> Result<()> {
             store_format,
             data_columns,
             append,
+            partition_rows,
         } => {
             let (dst, srcs) = paths
                 .split_last()
                 .ok_or_else(|| Error::invalid_input("convert needs SRC and DST"))?;
             let srcs: Vec<Target> = srcs.iter().map(|s| Target::parse(s)).collect();
+            // A partitioned output is a folder of Parquet files (named as any folder is).
+            let to = match to {
+                None if partition_rows.is_some()
+                    && Format::for_output(&Target::parse(dst).file, None).is_err() =>
+                {
+                    Some(Format::Parquet)
+                }
+                to => to,
+            };
             if mat_version.is_some()
                 && Format::for_output(&Target::parse(dst).file, to)? != Format::Mat
             {
@@ -233,6 +247,7 @@ fn run(cli: Cli) -> Result<()> {
                 strict,
                 mat_version: mat_version.unwrap_or_default(),
                 store,
+                partition_rows,
             };
             convert(&srcs, &Target::parse(dst), options)
         }

@@ -513,6 +513,38 @@ impl FrameSchema {
             .ok_or_else(|| Error::not_found(format!("no field {field:?}")))
     }
 
+    /// The schema of rows `offset..offset + rows` of this frame, for frames read or written
+    /// batch by batch: each RangeIndex level (the default `RangeIndex(0, num_rows)` when there
+    /// is no index) becomes the part of its range over those rows; stored index levels are
+    /// data and stay as they are.
+    ///
+    /// ```
+    /// use sciio_pandas::{IndexLevel, RangeIndex};
+    /// let frame = sciio_pandas::Frame::builder().range_index(RangeIndex::new(10, 20, 2)).build()?;
+    /// let part = frame.schema().rows_slice(2, 3);
+    /// assert_eq!(part.index(), &[IndexLevel::Range(RangeIndex::new(14, 20, 2))]);
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn rows_slice(&self, offset: u64, rows: u64) -> FrameSchema {
+        let mut out = self.clone();
+        if out.index.is_empty() {
+            out.index
+                .push(IndexLevel::Range(RangeIndex::default_for(usize::MAX)));
+        }
+        let (offset, rows) = (
+            i64::try_from(offset).unwrap_or(i64::MAX),
+            i64::try_from(rows).unwrap_or(i64::MAX),
+        );
+        for level in &mut out.index {
+            if let IndexLevel::Range(r) = level {
+                let start = r.start.saturating_add(r.step.saturating_mul(offset));
+                r.stop = start.saturating_add(r.step.saturating_mul(rows));
+                r.start = start;
+            }
+        }
+        out
+    }
+
     /// The row index levels; empty means a default `RangeIndex(0, num_rows)`.
     pub fn index(&self) -> &[IndexLevel] {
         &self.index

@@ -41,6 +41,10 @@ pub struct ConvertOptions {
     pub mat_version: MatOutVersion,
     /// How a data frame goes into an `.h5` destination (a pandas HDFStore key).
     pub store: StoreOptions,
+    /// A table or array converted to Parquet goes into the destination folder as
+    /// `part-00000.parquet`, `part-00001.parquet`, ... of this many rows each (the last one
+    /// shorter), one dataset for pyarrow.dataset, DuckDB or Spark (`--partition-rows`).
+    pub partition_rows: Option<u64>,
 }
 
 /// How a data frame (Parquet) is written into an `.h5` file: as a key of a pandas HDFStore
@@ -192,6 +196,22 @@ pub fn convert_many(
         ))
         .with_file(dst));
     }
+    if options.partition_rows == Some(0) {
+        return Err(Error::invalid_input(
+            "--partition-rows takes at least 1 row per file",
+        ));
+    }
+    if options.partition_rows.is_some()
+        && (format != Format::Parquet
+            || sources.len() != 1
+            || matches!(sources[0].0.root().kind, NodeKind::Frame { .. }))
+    {
+        return Err(Error::invalid_input(
+            "--partition-rows writes one table or array of a non-Parquet source into a folder \
+             of Parquet files (--to parquet)",
+        )
+        .with_file(dst));
+    }
     // Frames (Parquet) are Arrow columns, not numpy blocks: they take their own path.
     #[cfg(feature = "parquet")]
     if let Some(summary) =
@@ -232,10 +252,36 @@ pub fn convert_many(
         Format::Hdf5 => {
             let mut out = crate::h5write::H5Out::create(dst, options.compress.as_ref())
                 .map_err(|e| e.with_file(dst))?;
-            write_each(sources, &leaves, total, progress, |name, array| {
-                out.write(name, array).map(|_| ())
-            })
-            .map_err(|e| e.with_file(dst))?;
+            // Leaves stream batch by batch (crate::stream); the rest is read whole.
+            let mut done = 0u64;
+            for leaf in &leaves {
+                let src = source_of(sources, leaf)?;
+                let base = done;
+                let streamed = leaf.held.is_none()
+                    && crate::stream::write_h5_leaf(
+                        src,
+                        &leaf.src_path,
+                        &leaf.info,
+                        &mut out,
+                        &leaf.name,
+                        &mut |d| progress(base + d, total),
+                    )
+                    .map_err(|e| e.with_file(dst))?;
+                if !streamed {
+                    let read;
+                    let array = match &leaf.held {
+                        Some(held) => held,
+                        None => {
+                            read = src.read_array(&leaf.src_path)?;
+                            &read
+                        }
+                    };
+                    out.write(&leaf.name, array)
+                        .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
+                }
+                done += leaf.info.nbytes();
+                progress(done, total);
+            }
             out.finish(dst)?;
         }
         other => {
@@ -430,8 +476,8 @@ fn repack_whole_hdf5(
 }
 
 /// Reads each leaf whole and hands it to `put` under its target name (formats whose writers
-/// take whole arrays: MAT, PyTables).
-#[cfg(any(feature = "mat", feature = "hdf5"))]
+/// take whole arrays: MAT).
+#[cfg(feature = "mat")]
 fn write_each(
     sources: &mut [(&mut File, Option<&str>)],
     leaves: &[Leaf],

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use std::path::Path;
 
 use sciio_core::{Error, NdArray, Result};
-use sciio_pytables::write::{write_ndarray, Filters, PtGroup, PtWriter};
+use sciio_pytables::write::{start_ndarray, write_ndarray, Filters, NodeFill, PtGroup, PtWriter};
 
 use crate::compress::CompressSpec;
 
@@ -79,6 +79,20 @@ impl H5Out {
             .get(folder)
             .ok_or_else(|| Error::invalid_input(format!("no group '/{folder}'")))?;
         write_ndarray(group, leaf, array, self.filters).map_err(|e| e.with_node(format!("/{name}")))
+    }
+
+    /// Starts the node [`H5Out::write`] would make of an array described by `info` at
+    /// `name`, to be filled row block by row block ([`crate::stream`]).
+    pub(crate) fn start(&mut self, name: &str, info: &crate::node::ArrayInfo) -> Result<NodeFill> {
+        let name = name.trim_matches('/');
+        let (folder, leaf) = name.rsplit_once('/').unwrap_or(("", name));
+        self.ensure_group(folder)?;
+        let group = self
+            .groups
+            .get(folder)
+            .ok_or_else(|| Error::invalid_input(format!("no group '/{folder}'")))?;
+        start_ndarray(group, leaf, &info.dtype, &info.shape, self.filters)
+            .map_err(|e| e.with_node(format!("/{name}")))
     }
 
     fn ensure_group(&mut self, path: &str) -> Result<()> {

@@ -73,6 +73,7 @@ mod mat;
 mod parquet;
 #[cfg(feature = "hdfstore")]
 mod store;
+mod stream;
 
 pub use convert::{
     convert, convert_many, ConvertOptions, ConvertSummary, MatOutVersion, StoreOptions,

@@ -170,7 +170,10 @@ pub(crate) fn convert_frames(
             if options.store.format.as_deref() != Some("pytables") {
                 return crate::store::frame_to_store(src, dst, options, progress).map(Some);
             }
-            frame_to_h5(src, dst, options, progress)?
+            match crate::stream::frame_to_h5(src, dst, options, progress)? {
+                Some(summary) => summary,
+                None => frame_to_h5(src, dst, options, progress)?,
+            }
         }
         (true, other) => {
             return Err(Error::unsupported(format!(
@@ -355,6 +358,39 @@ fn array_to_parquet(
     let label = column_label(&path, src.path());
     let file = src.path().to_path_buf();
     let located = |e: Error| e.with_file(&file).with_node(path.clone());
+    if vl.is_none() {
+        // Batch by batch, in bounded memory (crate::stream).
+        let mut parquet = options_for(options.compress.as_ref())?;
+        if let Some(json) = &attributes {
+            parquet = parquet.key_value(crate::convert::PARQUET_ATTRIBUTES_KEY, json.clone());
+        }
+        let streamed = crate::stream::array_to_parquet(
+            src,
+            &path,
+            &label,
+            dst,
+            parquet,
+            options.partition_rows,
+            &mut left_out,
+            options.strict,
+            progress,
+        )
+        .map_err(located)?;
+        if let Some((arrays, data_bytes)) = streamed {
+            return Ok(ConvertSummary {
+                format: Format::Parquet,
+                arrays,
+                data_bytes,
+                left_out,
+            });
+        }
+    }
+    if options.partition_rows.is_some() {
+        return Err(located(Error::unsupported(
+            "--partition-rows splits tables and arrays of rows (C order); this one converts \
+             whole into one .parquet file",
+        )));
+    }
     let (frame, fields_left, bytes) = match vl {
         // Rows of numbers: one list column, a row per row.
         Some(VlKind::Rows) => {
@@ -431,7 +467,7 @@ fn is_vlarray(node: &Node) -> bool {
 }
 
 /// The column label of an n-d array: its node's name, or the file's stem for a `.npy`.
-fn column_label(path: &str, file: &Path) -> String {
+pub(crate) fn column_label(path: &str, file: &Path) -> String {
     match path.rsplit('/').next().filter(|n| !n.is_empty()) {
         Some(name) => name.to_string(),
         None => file
@@ -443,7 +479,7 @@ fn column_label(path: &str, file: &Path) -> String {
 
 /// The frame of an array: a 1-d structured array's fields as columns (those without a column
 /// type returned apart), a 1-d array as one column, an n-d array as one fixed-size list column.
-fn array_frame(array: &NdArray, label: &str) -> Result<(Frame, Vec<(String, Error)>)> {
+pub(crate) fn array_frame(array: &NdArray, label: &str) -> Result<(Frame, Vec<(String, Error)>)> {
     match (array.dtype(), array.shape().len()) {
         (DType::Record(_), 1) => Frame::from_structured_partial(array),
         (DType::Record(_), _) => Err(Error::unsupported(format!(
@@ -612,7 +648,7 @@ pub(crate) fn numpy_columns(
     Ok((arrays, left_out))
 }
 
-fn no_numpy_type(label: String, description: String, e: &Error) -> LeftOut {
+pub(crate) fn no_numpy_type(label: String, description: String, e: &Error) -> LeftOut {
     LeftOut::column(
         "/",
         label,
@@ -621,7 +657,7 @@ fn no_numpy_type(label: String, description: String, e: &Error) -> LeftOut {
     )
 }
 
-fn check_distinct(arrays: &[(String, NdArray)], path: &Path) -> Result<()> {
+pub(crate) fn check_distinct(arrays: &[(String, NdArray)], path: &Path) -> Result<()> {
     let mut seen = std::collections::HashSet::new();
     for (name, _) in arrays {
         if !seen.insert(name.as_str()) {
@@ -658,7 +694,7 @@ pub(crate) fn table_name(dst_node: Option<&str>, src: &Path) -> String {
 /// (PyTables has no unicode column; pandas' HDFStore stores text the same way); columns
 /// PyTables has no type for (datetimes, durations, objects) are left out.
 #[cfg(feature = "hdf5")]
-fn frame_table(arrays: &[(String, NdArray)]) -> Result<(NdArray, Vec<LeftOut>)> {
+pub(crate) fn frame_table(arrays: &[(String, NdArray)]) -> Result<(NdArray, Vec<LeftOut>)> {
     use sciio_core::{Order, ScalarKind};
     let rows = arrays.first().map_or(0, |(_, a)| a.len());
     let mut columns = Vec::with_capacity(arrays.len());
@@ -689,7 +725,7 @@ fn frame_table(arrays: &[(String, NdArray)]) -> Result<(NdArray, Vec<LeftOut>)> 
 }
 
 /// Named 1-d columns of `rows` values interleaved into one packed record array.
-fn records_of(columns: &[(String, NdArray)], rows: usize) -> Result<NdArray> {
+pub(crate) fn records_of(columns: &[(String, NdArray)], rows: usize) -> Result<NdArray> {
     use sciio_core::{Order, RecordType};
     let mut native = Vec::with_capacity(columns.len());
     for (name, column) in columns {

@@ -928,6 +928,73 @@ fn row_spaces(dset: hdf5_sys::h5i::hid_t, start: u64, count: u64) -> Result<(Hid
 }
 
 impl DatasetWriter {
+    /// Writes whole rows (elements in the file layout, C order) at rows `start..` along the
+    /// first dimension, inside the current extent: a contiguous dataset filled slab by slab,
+    /// without holding it whole.
+    pub fn write_rows(&self, start: u64, bytes: &[u8]) -> Result<()> {
+        let shape = self.shape()?;
+        let row_bytes = shape.iter().skip(1).product::<u64>() as usize * self.ty.size();
+        let Some(&rows) = shape.first() else {
+            return Err(self.locate(Error::invalid_input("a scalar dataset has no rows")));
+        };
+        if self.ty.has_vlen() || row_bytes == 0 || !bytes.len().is_multiple_of(row_bytes) {
+            return Err(self.locate(Error::invalid_input(format!(
+                "{} bytes is not a whole number of {row_bytes}-byte rows",
+                bytes.len()
+            ))));
+        }
+        let count = (bytes.len() / row_bytes) as u64;
+        if start.checked_add(count).is_none_or(|end| end > rows) {
+            return Err(self.locate(Error::invalid_input(format!(
+                "rows {start}..+{count} are outside the {rows} rows of the dataset"
+            ))));
+        }
+        if count == 0 {
+            return Ok(());
+        }
+        locked(|| -> Result<()> {
+            let t = types::to_hid(&self.ty)?;
+            let mut st = vec![0 as hsize_t; shape.len()];
+            st[0] = start;
+            let mut cnt = shape.clone();
+            cnt[0] = count;
+            // SAFETY: valid ids; arrays of the dataset's rank; `bytes` holds the selection.
+            unsafe {
+                let fspace = Hid::new(H5Dget_space(self.hid.id()), || {
+                    "cannot read the dataspace".into()
+                })?;
+                check(
+                    H5Sselect_hyperslab(
+                        fspace.id(),
+                        H5S_seloper_t::H5S_SELECT_SET,
+                        st.as_ptr(),
+                        std::ptr::null(),
+                        cnt.as_ptr(),
+                        std::ptr::null(),
+                    ),
+                    || "cannot select rows".into(),
+                )?;
+                let mspace = Hid::new(
+                    H5Screate_simple(cnt.len() as i32, cnt.as_ptr(), std::ptr::null()),
+                    || "cannot create a dataspace".into(),
+                )?;
+                check(
+                    H5Dwrite(
+                        self.hid.id(),
+                        t.id(),
+                        mspace.id(),
+                        fspace.id(),
+                        H5P_DEFAULT,
+                        bytes.as_ptr().cast(),
+                    ),
+                    || format!("cannot write rows {start}..+{count}"),
+                )?;
+            }
+            Ok(())
+        })
+        .map_err(|e| self.locate(e))
+    }
+
     /// Reads back `count` rows from `start` in the file layout (to continue a partial chunk).
     fn read_rows_back(&self, start: u64, count: u64, shape: &[u64]) -> Result<Vec<u8>> {
         let bytes = (count * shape[1..].iter().product::<u64>()) as usize * self.ty.size();

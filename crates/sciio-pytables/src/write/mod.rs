@@ -46,7 +46,7 @@ use sciio_hdf5::{AttrValue, ByteOrder, CharSet, H5Type, RawData};
 
 pub use cpu_caches::CpuCaches;
 pub use filters::{calc_chunkshape, calc_vl_chunkshape, Complib, Filters};
-pub use numpy::{h5type_from_dtype, write_ndarray, CARRAY_THRESHOLD};
+pub use numpy::{h5type_from_dtype, start_ndarray, write_ndarray, NodeFill, CARRAY_THRESHOLD};
 pub use repack::{filters_from_pipeline, repack, repack_node};
 
 /// PyTables object tags passed to the LZO/bzip2 filters (`tables.h`).
@@ -387,6 +387,21 @@ impl PtGroup {
         ds.set_attr("TITLE", &utf8(title))?;
         ds.set_attr("VERSION", &utf8("2.4"))?;
         Ok(())
+    }
+
+    /// Creates an Array (contiguous) of `shape` to be filled row block by row block
+    /// ([`PtFill::append`]), with the attributes [`PtGroup::create_array`] writes: data
+    /// larger than memory never held whole.
+    pub fn create_array_fill(&self, name: &str, ty: H5Type, shape: &[u64]) -> Result<PtFill> {
+        check_atom(&ty)?;
+        let ds = self
+            .g
+            .create_dataset(name, &DatasetSpec::contiguous(ty, shape.to_vec()))?;
+        ds.set_attr("CLASS", &utf8("ARRAY"))?;
+        ds.set_attr("FLAVOR", &utf8("numpy"))?;
+        ds.set_attr("TITLE", &utf8(""))?;
+        ds.set_attr("VERSION", &utf8("2.4"))?;
+        PtFill::new(ds, None)
     }
 
     /// Starts a CArray (chunked, fixed shape) of `atom` elements.
@@ -848,6 +863,14 @@ impl ArrayBuilder<'_> {
         app.flush_tail()
     }
 
+    /// Creates a CArray to be filled row block by row block ([`PtFill::append`]), whole
+    /// bands of chunks compressed on all cores as they fill.
+    pub fn fill(self) -> Result<PtFill> {
+        let ds = self.make()?;
+        let app = ChunkAppender::fill(&ds)?;
+        PtFill::new(ds, Some(app))
+    }
+
     /// Creates an EArray (empty) for appending.
     pub fn create(self) -> Result<PtEArray> {
         let Some(extdim) = self.extdim else {
@@ -863,6 +886,81 @@ impl ArrayBuilder<'_> {
             EArrayAppender::Along(earray::ExtAppender::new(&ds, extdim, None)?)
         };
         Ok(PtEArray { ds, app })
+    }
+}
+
+/// An Array or CArray of known shape being filled along its first dimension, in row blocks
+/// of any size: [`PtFill::finish`] checks that every row was written.
+#[derive(Debug)]
+pub struct PtFill {
+    ds: DatasetWriter,
+    /// `None`: a contiguous Array, written slab by slab.
+    app: Option<ChunkAppender>,
+    rows: u64,
+    total: u64,
+    row_bytes: usize,
+}
+
+impl PtFill {
+    fn new(ds: DatasetWriter, app: Option<ChunkAppender>) -> Result<PtFill> {
+        let shape = ds.shape()?;
+        let total = shape.first().copied().unwrap_or(1);
+        let row_bytes = shape.iter().skip(1).product::<u64>() as usize * ds.dtype().size();
+        Ok(PtFill {
+            ds,
+            app,
+            // Rows of no bytes are all there already.
+            rows: if row_bytes == 0 { total } else { 0 },
+            total,
+            row_bytes,
+        })
+    }
+
+    /// Bytes of one row (every dimension but the first).
+    pub fn row_bytes(&self) -> usize {
+        self.row_bytes
+    }
+
+    /// Writes the next rows (elements in C order, the file's layout).
+    pub fn append(&mut self, rows: &[u8]) -> Result<()> {
+        if self.row_bytes == 0 || !rows.len().is_multiple_of(self.row_bytes) {
+            return Err(Error::invalid_input(format!(
+                "{} bytes is not a whole number of {}-byte rows",
+                rows.len(),
+                self.row_bytes
+            ))
+            .with_node(self.ds.path()));
+        }
+        let n = (rows.len() / self.row_bytes) as u64;
+        if self.rows + n > self.total {
+            return Err(Error::invalid_input(format!(
+                "{} rows given for an array of {}",
+                self.rows + n,
+                self.total
+            ))
+            .with_node(self.ds.path()));
+        }
+        match &mut self.app {
+            Some(app) => app.append(rows)?,
+            None => self.ds.write_rows(self.rows, rows)?,
+        }
+        self.rows += n;
+        Ok(())
+    }
+
+    /// Writes what is pending; every row must have been written.
+    pub fn finish(self) -> Result<()> {
+        if self.rows != self.total {
+            return Err(Error::truncated(format!(
+                "{} of the {} rows were written",
+                self.rows, self.total
+            ))
+            .with_node(self.ds.path()));
+        }
+        match &self.app {
+            Some(app) => app.flush_tail(),
+            None => Ok(()),
+        }
     }
 }
 

@@ -6,7 +6,7 @@ use sciio_core::{
 };
 use sciio_hdf5::{ByteOrder, CharSet, Field, H5Type, RawData};
 
-use super::{Filters, PtGroup};
+use super::{Filters, PtFill, PtGroup, PtTable};
 
 fn order(o: NpOrder) -> ByteOrder {
     match o {
@@ -116,54 +116,131 @@ pub const CARRAY_THRESHOLD: usize = 64 << 20;
 
 /// Writes `array` as node `name` of `group` the way `sciio convert` does: a 1-d structured
 /// array becomes a Table; any other array an Array, or a CArray when `filters` compress or it is
-/// larger than [`CARRAY_THRESHOLD`]. Returns the PyTables class written.
+/// larger than [`CARRAY_THRESHOLD`]. Returns the PyTables class written. The array's bytes
+/// are written from where they are (no copy) when it is in C order.
 pub fn write_ndarray(
     group: &PtGroup,
     name: &str,
     array: &NdArray,
     filters: Option<Filters>,
 ) -> Result<&'static str> {
-    let ty =
-        h5type_from_dtype(array.dtype()).map_err(|e| e.with_node(super::child(group, name)))?;
-    let c = array.to_order(Order::C);
-    let bytes = c.as_bytes();
-    let shape: Vec<u64> = array.shape().iter().map(|&d| d as u64).collect();
+    if array.shape().is_empty() {
+        let ty =
+            h5type_from_dtype(array.dtype()).map_err(|e| e.with_node(super::child(group, name)))?;
+        group.create_array(
+            name,
+            &RawData {
+                ty,
+                shape: Vec::new(),
+                bytes: array.as_bytes().to_vec(),
+            },
+            "",
+        )?;
+        return Ok("Array");
+    }
+    let mut fill = start_ndarray(group, name, array.dtype(), array.shape(), filters)?;
+    let class = fill.class();
+    let converted;
+    let bytes =
+        if array.order() == Order::C || array.shape().iter().filter(|&&d| d > 1).count() <= 1 {
+            array.as_bytes()
+        } else {
+            converted = array.to_order(Order::C);
+            converted.as_bytes()
+        };
+    let step = ((8 << 20) / fill.row_bytes().max(1)).max(1) * fill.row_bytes().max(1);
+    for block in bytes.chunks(step) {
+        fill.append(block)?;
+    }
+    fill.finish()?;
+    Ok(class)
+}
+
+/// A node being written row block by row block ([`start_ndarray`]).
+#[derive(Debug)]
+pub enum NodeFill {
+    /// A Table of a 1-d structured array.
+    Table(PtTable),
+    /// An Array or CArray (the class written).
+    Array(PtFill, &'static str),
+}
+
+impl NodeFill {
+    /// The PyTables class being written.
+    pub fn class(&self) -> &'static str {
+        match self {
+            NodeFill::Table(_) => "Table",
+            NodeFill::Array(_, class) => class,
+        }
+    }
+
+    /// Bytes of one row (a record; an array's every dimension but the first).
+    pub fn row_bytes(&self) -> usize {
+        match self {
+            NodeFill::Table(t) => t.row_type().size(),
+            NodeFill::Array(f, _) => f.row_bytes(),
+        }
+    }
+
+    /// Writes the next whole rows (C order, numpy's layout of the dtype given).
+    pub fn append(&mut self, rows: &[u8]) -> Result<()> {
+        if rows.is_empty() {
+            return Ok(());
+        }
+        match self {
+            NodeFill::Table(t) => t.append(rows),
+            NodeFill::Array(f, _) => f.append(rows),
+        }
+    }
+
+    /// Finishes the node (an array checks every row was written).
+    pub fn finish(self) -> Result<()> {
+        match self {
+            NodeFill::Table(_) => Ok(()),
+            NodeFill::Array(f, _) => f.finish(),
+        }
+    }
+}
+
+/// Starts the node [`write_ndarray`] makes of an array of `dtype` and `shape` (at least one
+/// dimension), to be filled row block by row block along the first dimension: sizes are known
+/// up front, so the dataset is created at its full size (a Table's chunks sized for its rows).
+pub fn start_ndarray(
+    group: &PtGroup,
+    name: &str,
+    dtype: &DType,
+    shape: &[usize],
+    filters: Option<Filters>,
+) -> Result<NodeFill> {
+    let node = || super::child(group, name);
+    let ty = h5type_from_dtype(dtype).map_err(|e| e.with_node(node()))?;
+    let shape: Vec<u64> = shape.iter().map(|&d| d as u64).collect();
+    if shape.is_empty() {
+        return Err(Error::invalid_input("a scalar is written whole").with_node(node()));
+    }
+    let nbytes = shape.iter().product::<u64>() as usize * dtype.itemsize();
     let active = filters.is_some_and(|f| f.is_active());
     if matches!(ty, H5Type::Compound { .. }) && ty.complex_parts().is_none() {
         if shape.len() != 1 {
             return Err(
-                Error::unsupported("only 1-d structured arrays become Tables")
-                    .with_node(super::child(group, name)),
+                Error::unsupported("only 1-d structured arrays become Tables").with_node(node()),
             );
         }
         let mut b = group.create_table(name, ty).expected_rows(shape[0].max(1));
         if let Some(f) = filters {
             b = b.filters(f);
         }
-        let mut t = b.create()?;
-        for block in bytes
-            .chunks((8 << 20) / array.dtype().itemsize().max(1) * array.dtype().itemsize().max(1))
-        {
-            t.append(block)?;
-        }
-        return Ok("Table");
+        return Ok(NodeFill::Table(b.create()?));
     }
-    if (active || bytes.len() > CARRAY_THRESHOLD) && !shape.is_empty() && !shape.contains(&0) {
+    if (active || nbytes > CARRAY_THRESHOLD) && !shape.contains(&0) {
         let mut b = group.create_carray(name, ty, shape);
         if let Some(f) = filters {
             b = b.filters(f);
         }
-        b.write(bytes)?;
-        return Ok("CArray");
+        return Ok(NodeFill::Array(b.fill()?, "CArray"));
     }
-    group.create_array(
-        name,
-        &RawData {
-            ty,
-            shape: array.shape().to_vec(),
-            bytes: bytes.to_vec(),
-        },
-        "",
-    )?;
-    Ok("Array")
+    Ok(NodeFill::Array(
+        group.create_array_fill(name, ty, &shape)?,
+        "Array",
+    ))
 }

@@ -1,0 +1,208 @@
+//! Streaming conversions run in bounded memory: the same conversion of a 64 MiB and a 512 MiB
+//! source differs in the converting process's peak RSS (`ru_maxrss` of the child, from
+//! `wait4`) by less than 64 MiB (issue 17). Sources come from python/scale_sources.py (numpy,
+//! PyTables, pyarrow); every output is checked against the source by the Python tool at the
+//! small size. The cases run one at a time (a lock) and remove their files as they go, so the
+//! scratch disk holds at most one source and one output (about 1 GiB).
+
+use std::path::Path;
+use std::process::Command;
+use std::sync::Mutex;
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+const SMALL: u64 = 64 << 20;
+const LARGE: u64 = 512 << 20;
+/// The most the peak RSS may grow from the small to the large source.
+const GROWTH: u64 = 64 << 20;
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+/// Runs `sciio args...` and returns its peak RSS in bytes, failing the test when it fails.
+// The child is reaped by wait4 below, which std's Child does not know about.
+#[allow(clippy::zombie_processes)]
+fn peak_rss(args: &[&str]) -> u64 {
+    let child = Command::new(env!("CARGO_BIN_EXE_sciio"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("cannot run the sciio binary");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: plain FFI call with valid out-pointers; `rusage` is plain old data.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "sciio {args:?} failed (status {status})"
+    );
+    // Linux reports ru_maxrss in KiB.
+    usage.ru_maxrss as u64 * 1024
+}
+
+fn generate(kind: &str, path: &Path, bytes: u64) {
+    sciio_testkit::run_python_script(
+        "python/scale_sources.py",
+        &[kind, s(path), &bytes.to_string()],
+    );
+}
+
+fn remove(path: &Path) {
+    if path.is_dir() {
+        std::fs::remove_dir_all(path).unwrap();
+    } else if path.exists() {
+        std::fs::remove_file(path).unwrap();
+    }
+}
+
+/// Converts a `kind` source of each size with `sciio convert SRC[:node] DST extra...`, checks
+/// the small output with `check` (Python code given the source and output paths as
+/// sys.argv[1], sys.argv[2]), and compares the peak RSS of the two runs.
+fn bounded(kind: &str, src_ext: &str, node: &str, dst: &str, extra: &[&str], check: &str) {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join(format!("src.{src_ext}"));
+    let out = dir.path().join(dst);
+    let mut rss = Vec::new();
+    for size in [SMALL, LARGE] {
+        generate(kind, &src, size);
+        let src_arg = format!("{}{node}", s(&src));
+        let mut args = vec!["convert", src_arg.as_str(), s(&out)];
+        args.extend_from_slice(extra);
+        let started = std::time::Instant::now();
+        rss.push(peak_rss(&args));
+        eprintln!(
+            "{kind} -> {dst} {extra:?}: {} MiB in {:.1} s, peak RSS {} MiB",
+            size >> 20,
+            started.elapsed().as_secs_f64(),
+            rss[rss.len() - 1] >> 20
+        );
+        if size == SMALL && !check.is_empty() {
+            sciio_testkit::run_python(check, &[s(&src), s(&out)]);
+        }
+        remove(&out);
+        remove(&src);
+    }
+    let growth = rss[1].saturating_sub(rss[0]);
+    assert!(
+        growth < GROWTH,
+        "{kind} -> {dst}: peak RSS {} MiB at 64 MiB, {} MiB at 512 MiB (grows by {} MiB)",
+        rss[0] >> 20,
+        rss[1] >> 20,
+        growth >> 20
+    );
+}
+
+const SAME_ARRAY: &str = "
+import sys, numpy as np, tables
+def load(p):
+    if p.endswith('.npy'): return np.load(p, mmap_mode='r')
+    if p.endswith('.npz'): return np.load(p)['x']
+    with tables.open_file(p) as f:
+        return f.get_node('/x' if '/x' in f else '/' + [n._v_name for n in f.root][0]).read()
+a, b = load(sys.argv[1]), load(sys.argv[2])
+assert a.dtype == b.dtype and a.shape == b.shape, (a.dtype, b.dtype, a.shape, b.shape)
+assert np.array_equal(a, b)
+";
+
+const SAME_TABLE_PARQUET: &str = "
+import sys, numpy as np, tables, pyarrow.parquet as pq
+with tables.open_file(sys.argv[1]) as f:
+    t = f.root.t.read()
+p = pq.read_table(sys.argv[2])
+assert p.num_rows == len(t), (p.num_rows, len(t))
+for name in t.dtype.names:
+    col = p.column(name).to_numpy(zero_copy_only=False)
+    want = t[name]
+    if want.ndim > 1:
+        col = np.stack(col)
+    assert np.array_equal(col.astype(want.dtype), want), name
+";
+
+const SAME_PARQUET_TABLE: &str = "
+import sys, numpy as np, tables, pyarrow.parquet as pq
+p = pq.read_table(sys.argv[1])
+with tables.open_file(sys.argv[2]) as f:
+    t = f.root.src.read()
+assert len(t) == p.num_rows, (len(t), p.num_rows)
+for name in ('i', 'x', 'y'):
+    assert np.array_equal(t[name], p.column(name).to_numpy()), name
+assert [v.decode() for v in t['s'][:1000]] == p.column('s').to_pylist()[:1000]
+assert t['s'][-1].decode() == p.column('s')[-1].as_py()
+";
+
+const SAME_RECORDS_TABLE: &str = "
+import sys, numpy as np, tables
+a = np.load(sys.argv[1], mmap_mode='r')
+with tables.open_file(sys.argv[2]) as f:
+    t = f.root.src
+    assert t._c_classid == 'TABLE', t._c_classid
+    t = t.read()
+assert t.dtype == a.dtype, (t.dtype, a.dtype)
+assert np.array_equal(t, a)
+";
+
+#[test]
+fn h5_earray_to_npy_streams() {
+    bounded("earray", "h5", ":/x", "out.npy", &[], SAME_ARRAY);
+}
+
+#[test]
+fn npy_to_h5_array_streams() {
+    bounded("npy", "npy", "", "out.h5", &[], SAME_ARRAY);
+}
+
+#[test]
+fn npz_member_to_h5_array_streams() {
+    bounded("npz", "npz", ":x", "out.h5", &[], SAME_ARRAY);
+}
+
+#[test]
+fn structured_npy_to_h5_table_streams() {
+    bounded("npy_rec", "npy", "", "out.h5", &[], SAME_RECORDS_TABLE);
+}
+
+#[test]
+fn h5_table_to_parquet_streams() {
+    bounded("table", "h5", ":/t", "out.parquet", &[], SAME_TABLE_PARQUET);
+}
+
+#[test]
+fn h5_table_with_a_subarray_field_to_parquet_streams() {
+    bounded(
+        "table_sub",
+        "h5",
+        ":/t",
+        "out.parquet",
+        &[],
+        SAME_TABLE_PARQUET,
+    );
+}
+
+#[test]
+fn parquet_to_h5_table_streams() {
+    bounded("parquet", "parquet", "", "out.h5", &[], SAME_PARQUET_TABLE);
+}
+
+#[test]
+fn h5_table_to_partitioned_parquet_streams() {
+    bounded(
+        "table_sub",
+        "h5",
+        ":/t",
+        "parts",
+        &["--partition-rows", "1000000"],
+        "
+import sys, numpy as np, tables, pyarrow.dataset as ds
+with tables.open_file(sys.argv[1]) as f:
+    t = f.root.t.read()
+p = ds.dataset(sys.argv[2], format='parquet').to_table()
+assert p.num_rows == len(t)
+assert np.array_equal(p.column('i').to_numpy(), t['i'])
+assert np.array_equal(np.stack(p.column('v').to_numpy(zero_copy_only=False)), t['v'])
+",
+    );
+}

@@ -1,0 +1,79 @@
+//! Edges of the streaming conversions (crates/sciio/src/stream.rs), checked with the Python
+//! tools: what does not stream falls back to reading whole and gives the same file as before.
+
+mod common;
+
+use common::{ok, s};
+
+#[test]
+fn parquet_whose_integer_column_gets_nulls_late_converts_whole_like_pandas() {
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join("late.parquet");
+    sciio_testkit::run_python(
+        "
+import sys, pyarrow as pa, pyarrow.parquet as pq
+n = 200_000
+vals = list(range(n)); vals[150_000] = None
+t = pa.table({'k': pa.array(vals, pa.int64()), 's': [('v%d' % (i % 77)) for i in range(n)]})
+pq.write_table(t, sys.argv[1], row_group_size=50_000)
+",
+        &[s(&src)],
+    );
+    let out = dir.path().join("late.h5");
+    ok(&["convert", s(&src), s(&out)]);
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, pandas as pd, tables
+df = pd.read_parquet(sys.argv[1])
+with tables.open_file(sys.argv[2]) as f:
+    t = f.root.late.read()
+assert t['k'].dtype == np.float64, t['k'].dtype
+assert np.array_equal(t['k'], df['k'].to_numpy(), equal_nan=True)
+assert [v.decode() for v in t['s']] == list(df['s'])
+assert list(t['index']) == list(range(len(df)))
+",
+        &[s(&src), s(&out)],
+    );
+}
+
+#[test]
+fn arrays_without_bytes_per_row_and_fortran_arrays_convert_whole() {
+    let dir = sciio_testkit::tempdir();
+    let empty = dir.path().join("e.npy");
+    let fortran = dir.path().join("f.npy");
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np
+np.save(sys.argv[1], np.zeros((5, 0)))
+np.save(sys.argv[2], np.asfortranarray(np.arange(12.0).reshape(3, 4)))
+",
+        &[s(&empty), s(&fortran)],
+    );
+    for (src, name) in [(&empty, "e"), (&fortran, "f")] {
+        let h5 = dir.path().join(format!("{name}.h5"));
+        let pq = dir.path().join(format!("{name}.parquet"));
+        ok(&["convert", s(src), s(&h5)]);
+        if name == "e" {
+            // Cells of no values have no Parquet column (refused, as before streaming).
+            let out = common::sciio(&["convert", s(src), s(&pq)]);
+            assert_eq!(out.status.code(), Some(1));
+            std::fs::write(&pq, b"").unwrap();
+        } else {
+            ok(&["convert", s(src), s(&pq)]);
+        }
+        sciio_testkit::run_python(
+            "
+import sys, numpy as np, tables, pyarrow.parquet as pq
+a = np.load(sys.argv[1])
+with tables.open_file(sys.argv[2]) as f:
+    b = f.get_node('/' + sys.argv[4]).read()
+assert b.shape == a.shape and np.array_equal(a, b), (a, b)
+if a.size:
+    p = pq.read_table(sys.argv[3])
+    assert p.num_rows == a.shape[0], p.num_rows
+    assert np.array_equal(np.stack(p.column(sys.argv[4]).to_numpy(zero_copy_only=False)), a)
+",
+            &[s(src), s(&h5), s(&pq), name],
+        );
+    }
+}

@@ -1,0 +1,728 @@
+//! Conversions in bounded memory: an array (or table) moves in batches of whole rows, read on
+//! one thread and handed to the writer on another through a bounded channel, so reading and
+//! writing overlap and memory holds a few batches whatever the data's size.
+//!
+//! - any array leaf (`.npy`, npz member, HDF5, MAT) → `.h5`: the node is created at its full
+//!   size (sizes are known up front) and filled slab by slab ([`write_h5_leaf`]);
+//! - a 1-d structured array or an n-d array → `.parquet`: batches become record batches,
+//!   row groups of about [`ROW_GROUP_BYTES`] encoded on a third thread (columns in parallel),
+//!   or a folder of Parquet files of `partition_rows` rows each ([`array_to_parquet`]);
+//! - `.parquet` → `.h5`: row group by row group into a Table ([`frame_to_h5`]).
+//!
+//! Arrays whose rows are not contiguous in the source (Fortran order) and 0-d arrays are read
+//! whole, as before.
+
+use std::io::{self, Write};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use sciio_core::{Error, Result};
+
+use crate::file::File;
+use crate::node::ArrayInfo;
+
+/// Bytes of one batch of rows moved between the reader and the writer.
+pub(crate) const BATCH_BYTES: usize = 8 << 20;
+
+/// Batches in flight between the reader thread and the writer.
+const IN_FLIGHT: usize = 2;
+
+/// Whether the array's rows are contiguous in its stored order (C order, or at most one
+/// dimension longer than 1) and it has at least one dimension: it streams by rows.
+pub(crate) fn row_ordered(info: &ArrayInfo) -> bool {
+    !info.shape.is_empty()
+        && (info.order == sciio_core::Order::C
+            || info.shape.iter().filter(|&&d| d > 1).count() <= 1)
+}
+
+/// Bytes of one row (every dimension but the first).
+pub(crate) fn row_bytes(info: &ArrayInfo) -> usize {
+    info.shape.iter().skip(1).product::<usize>() * info.dtype.itemsize()
+}
+
+/// Rows per batch for rows of `row_bytes` bytes.
+pub(crate) fn batch_rows(row_bytes: usize) -> usize {
+    (BATCH_BYTES / row_bytes.max(1)).max(1)
+}
+
+/// Reads the data of the array at `path` (its stored dtype, C order) on a thread of its own
+/// and calls `consume` here with each batch of `batch_rows` whole rows (the last one shorter),
+/// in order. At most [`IN_FLIGHT`] batches wait between the two; a failing `consume` stops the
+/// reader. `row_bytes` of 0 (no data) calls nothing.
+pub(crate) fn for_each_batch(
+    src: &mut File,
+    path: &str,
+    row_bytes: usize,
+    batch_rows: usize,
+    consume: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    if row_bytes == 0 {
+        return Ok(());
+    }
+    let batch_bytes = row_bytes.saturating_mul(batch_rows.max(1));
+    let (full_tx, full_rx) = sync_channel::<Vec<u8>>(IN_FLIGHT);
+    let (spare_tx, spare_rx) = sync_channel::<Vec<u8>>(IN_FLIGHT + 2);
+    std::thread::scope(|scope| {
+        let reader = scope.spawn(move || {
+            let mut sink = Batcher {
+                full: full_tx,
+                spare: spare_rx,
+                buf: Vec::with_capacity(batch_bytes),
+                batch_bytes,
+                stopped: false,
+            };
+            let read = src.copy_array_data(path, &mut sink, &mut |_| {});
+            let stopped = sink.stopped;
+            let last = if read.is_ok() && !sink.buf.is_empty() {
+                sink.send()
+                    .map_err(|e| Error::io("cannot hand over the last rows", e))
+            } else {
+                Ok(())
+            };
+            (read.and(last), stopped)
+        });
+        let mut consumed = Ok(());
+        for batch in full_rx.iter() {
+            if consumed.is_ok() {
+                consumed = consume(&batch);
+            }
+            if consumed.is_err() {
+                // Dropping the receiver stops the reader at its next batch.
+                break;
+            }
+            let mut batch = batch;
+            batch.clear();
+            let _ = spare_tx.try_send(batch);
+        }
+        drop(full_rx);
+        let (read, stopped) = reader
+            .join()
+            .map_err(|_| Error::invalid_input("internal: the reader thread panicked"))?;
+        // The writer's error explains a reader stopped by it.
+        consumed?;
+        if stopped {
+            return Err(Error::invalid_input("internal: the writer stopped"));
+        }
+        read
+    })
+}
+
+/// The reader's end: gathers the bytes `copy_array_data` writes into batches of whole rows.
+struct Batcher {
+    full: SyncSender<Vec<u8>>,
+    spare: Receiver<Vec<u8>>,
+    buf: Vec<u8>,
+    batch_bytes: usize,
+    /// The writer went away (it failed): reading stops.
+    stopped: bool,
+}
+
+impl Batcher {
+    fn send(&mut self) -> io::Result<()> {
+        let next = self
+            .spare
+            .try_recv()
+            .unwrap_or_else(|_| Vec::with_capacity(self.batch_bytes));
+        let full = std::mem::replace(&mut self.buf, next);
+        self.full.send(full).map_err(|_| {
+            self.stopped = true;
+            io::Error::other("the writer stopped")
+        })
+    }
+}
+
+impl Write for Batcher {
+    fn write(&mut self, mut data: &[u8]) -> io::Result<usize> {
+        let n = data.len();
+        while !data.is_empty() {
+            let take = (self.batch_bytes - self.buf.len()).min(data.len());
+            self.buf.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.buf.len() >= self.batch_bytes {
+                self.send()?;
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Writes the array at `path` of `src` as node `name` of `out`, batch by batch; `false` (and
+/// nothing written) when it does not stream by rows ([`row_ordered`]).
+#[cfg(feature = "hdf5")]
+pub(crate) fn write_h5_leaf(
+    src: &mut File,
+    path: &str,
+    info: &ArrayInfo,
+    out: &mut crate::h5write::H5Out,
+    name: &str,
+    progress: &mut dyn FnMut(u64),
+) -> Result<bool> {
+    // Rows of no bytes (a dimension of 0 past the first) have nothing to stream.
+    if !row_ordered(info) || row_bytes(info) == 0 {
+        return Ok(false);
+    }
+    let mut fill = out.start(name, info)?;
+    let row = row_bytes(info);
+    let mut done = 0u64;
+    for_each_batch(src, path, row, batch_rows(row), &mut |batch| {
+        fill.append(batch)
+            .map_err(|e| e.with_node(name.to_string()))?;
+        done += batch.len() as u64;
+        progress(done);
+        Ok(())
+    })?;
+    fill.finish().map_err(|e| e.with_node(name.to_string()))?;
+    Ok(true)
+}
+
+#[cfg(feature = "parquet")]
+pub(crate) use self::parquet::*;
+
+#[cfg(feature = "parquet")]
+mod parquet {
+    use std::path::Path;
+    use std::sync::mpsc::sync_channel;
+
+    use sciio_core::{DType, Error, NdArray, Order, Result};
+    use sciio_pandas::arrow_array::RecordBatch;
+    use sciio_pandas::{FrameSchema, ParquetOptions, ParquetWriter};
+
+    use super::{batch_rows, for_each_batch, row_bytes, row_ordered, IN_FLIGHT};
+    use crate::atomic::write_atomically;
+    use crate::file::File;
+    use crate::plan::{refuse_if_strict, LeftOut};
+
+    /// Hands one record batch to the Parquet writer.
+    type SendBatch<'a> = dyn FnMut(RecordBatch) -> Result<()> + 'a;
+
+    /// Makes the record batches of a conversion, handing each to the Parquet writer.
+    type Produce<'a> = dyn FnMut(&mut SendBatch<'_>) -> Result<()> + 'a;
+
+    /// Bytes of array data per Parquet row group written by the streaming paths (pyarrow's
+    /// default of 1 Mi rows is kept for narrow rows).
+    pub(crate) const ROW_GROUP_BYTES: usize = 32 << 20;
+
+    /// Rows per row group for rows of `row_bytes` bytes.
+    fn row_group_rows(row_bytes: usize) -> usize {
+        (ROW_GROUP_BYTES / row_bytes.max(1)).clamp(1, 1 << 20)
+    }
+
+    /// What [`array_to_parquet`] wrote: the column labels and the bytes of data moved.
+    pub(crate) type Written = (Vec<String>, u64);
+
+    /// A 1-d structured array or an n-d array (`path` in `src`) → `dst.parquet` batch by
+    /// batch, or with `partition_rows` a folder `dst/` of `part-00000.parquet`, ... of that
+    /// many rows each (one dataset for pyarrow.dataset, DuckDB, Spark). Fields without a column
+    /// type are left out (and refused before writing when `strict`). `None` when the array
+    /// does not stream ([`row_ordered`]): the caller reads it whole.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn array_to_parquet(
+        src: &mut File,
+        path: &str,
+        label: &str,
+        dst: &Path,
+        options: ParquetOptions,
+        partition_rows: Option<u64>,
+        left_out: &mut Vec<LeftOut>,
+        strict: bool,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Option<Written>> {
+        let Some(info) = src.node(path)?.array_info().cloned() else {
+            return Ok(None);
+        };
+        if !row_ordered(&info) || row_bytes(&info) == 0 || partition_rows == Some(0) {
+            return Ok(None);
+        }
+        if matches!(info.dtype, DType::Record(_)) && info.shape.len() != 1 {
+            return Ok(None);
+        }
+        let rows = info.shape[0] as u64;
+        let row = row_bytes(&info);
+        let mut empty_shape = info.shape.clone();
+        empty_shape[0] = 0;
+        let empty = NdArray::from_bytes(info.dtype.clone(), &empty_shape, Order::C, &[])?;
+        let (template, fields_left) = crate::parquet::array_frame(&empty, label)?;
+        left_out.extend(fields_left.into_iter().map(|(field, e)| {
+            LeftOut::column(path.to_string(), field, "a record field", e.message())
+        }));
+        refuse_if_strict(left_out, strict, dst)?;
+        let schema = template.schema().clone();
+        let labels: Vec<String> = schema
+            .columns()
+            .map(|c| c.label().unwrap_or("None").to_string())
+            .collect();
+        let options = options.row_group_rows(row_group_rows(row));
+        let total = info.nbytes();
+        let mut done = 0u64;
+        let per_batch = batch_rows(row);
+        let mut convert = |src: &mut File, send: &mut SendBatch<'_>| {
+            for_each_batch(src, path, row, per_batch, &mut |bytes| {
+                let mut shape = info.shape.clone();
+                shape[0] = bytes.len() / row.max(1);
+                let array = NdArray::from_bytes(info.dtype.clone(), &shape, Order::C, bytes)?;
+                let (frame, _) = crate::parquet::array_frame(&array, label)?;
+                for batch in frame.batches() {
+                    send(batch.clone())?;
+                }
+                done += bytes.len() as u64;
+                progress(done, total);
+                Ok(())
+            })
+        };
+        match partition_rows {
+            None => {
+                let schema = schema.rows_slice(0, rows);
+                write_atomically(dst, |out| {
+                    write_batches(out, &schema, &options, &mut |send| convert(src, send))
+                })?;
+            }
+            Some(part_rows) => {
+                write_partitions(dst, &schema, &options, rows, part_rows, &mut |send| {
+                    convert(src, send)
+                })?
+            }
+        }
+        Ok(Some((labels, total)))
+    }
+
+    /// Runs `produce` here and a [`ParquetWriter`] on `out` on another thread, the record
+    /// batches `produce` sends going through a bounded channel.
+    pub(crate) fn write_batches<W: std::io::Write + Send>(
+        out: W,
+        schema: &FrameSchema,
+        options: &ParquetOptions,
+        produce: &mut Produce<'_>,
+    ) -> Result<()> {
+        let (tx, rx) = sync_channel::<RecordBatch>(IN_FLIGHT);
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(move || -> Result<()> {
+                let mut writer = ParquetWriter::new(out, schema, options);
+                for batch in rx.iter() {
+                    writer.write(&batch)?;
+                }
+                writer.finish()
+            });
+            let (produced, writer_gone) = produce_into(&tx, produce);
+            drop(tx);
+            let written = writer
+                .join()
+                .map_err(|_| Error::invalid_input("internal: the Parquet writer panicked"))?;
+            first_cause(produced, written, writer_gone)
+        })
+    }
+
+    /// Runs `produce`, sending its batches into `tx`; also says whether the writer went away.
+    fn produce_into(
+        tx: &std::sync::mpsc::SyncSender<RecordBatch>,
+        produce: &mut Produce<'_>,
+    ) -> (Result<()>, bool) {
+        let mut gone = false;
+        let produced = produce(&mut |batch| {
+            tx.send(batch).map_err(|_| {
+                gone = true;
+                Error::invalid_input("the Parquet writer stopped")
+            })
+        });
+        (produced, gone)
+    }
+
+    /// The error that caused the other: the writer's when it stopped first, else the producer's.
+    fn first_cause(produced: Result<()>, written: Result<()>, writer_gone: bool) -> Result<()> {
+        if writer_gone {
+            written.and(produced)
+        } else {
+            produced.and(written)
+        }
+    }
+
+    /// The name of partition `i` in a partitioned output folder.
+    pub(crate) fn part_name(i: u64) -> String {
+        format!("part-{i:05}.parquet")
+    }
+
+    /// Writes the batches `produce` sends into `dir/part-00000.parquet`, ... of `part_rows`
+    /// rows each (the last one shorter), each file written atomically and its RangeIndex
+    /// the part's rows of the whole. The folder is created; Parquet files left in it by an
+    /// earlier run with more parts are an error (they would join the dataset).
+    fn write_partitions(
+        dir: &Path,
+        schema: &FrameSchema,
+        options: &ParquetOptions,
+        rows: u64,
+        part_rows: u64,
+        produce: &mut Produce<'_>,
+    ) -> Result<()> {
+        std::fs::create_dir_all(dir)
+            .map_err(|e| Error::io("cannot create the folder", e).with_file(dir))?;
+        let parts = rows.div_ceil(part_rows).max(1);
+        let stale = std::fs::read_dir(dir)
+            .map_err(|e| Error::io("cannot list the folder", e).with_file(dir))?
+            .filter_map(|entry| entry.ok())
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".parquet"))
+            .collect::<Vec<_>>();
+        // Parts of an earlier run are replaced; other Parquet files would join the dataset.
+        let earlier_part = |name: &str| {
+            name.strip_prefix("part-")
+                .and_then(|n| n.strip_suffix(".parquet"))
+                .and_then(|n| n.parse::<u64>().ok())
+        };
+        if let Some(name) = stale.iter().find(|n| earlier_part(n).is_none()) {
+            return Err(Error::invalid_input(format!(
+                "the folder holds '{name}', which is no part of this output; \
+                 write into an empty folder"
+            ))
+            .with_file(dir));
+        }
+        let extra: Vec<&String> = stale
+            .iter()
+            .filter(|n| earlier_part(n).is_some_and(|i| i >= parts))
+            .collect();
+        let (tx, rx) = sync_channel::<RecordBatch>(IN_FLIGHT);
+        std::thread::scope(|scope| {
+            let writer = scope.spawn(move || -> Result<()> {
+                let mut batches = rx.iter().peekable();
+                let mut carry: Option<RecordBatch> = None;
+                for part in 0..parts {
+                    let start = part * part_rows;
+                    let n = part_rows.min(rows - start);
+                    let schema = schema.rows_slice(start, n);
+                    let path = dir.join(part_name(part));
+                    write_atomically(&path, |out| {
+                        let mut writer = ParquetWriter::new(out, &schema, options);
+                        let mut left = n as usize;
+                        while left > 0 {
+                            let batch = match carry.take() {
+                                Some(b) => b,
+                                None => match batches.next() {
+                                    Some(b) => b,
+                                    None => break,
+                                },
+                            };
+                            let take = left.min(batch.num_rows());
+                            writer.write(&batch.slice(0, take))?;
+                            if take < batch.num_rows() {
+                                carry = Some(batch.slice(take, batch.num_rows() - take));
+                            }
+                            left -= take;
+                        }
+                        if left > 0 {
+                            return Err(Error::truncated(format!(
+                                "the source ended {left} rows short of part {part}"
+                            )));
+                        }
+                        writer.finish()
+                    })?;
+                }
+                Ok(())
+            });
+            let (produced, writer_gone) = produce_into(&tx, produce);
+            drop(tx);
+            let written = writer
+                .join()
+                .map_err(|_| Error::invalid_input("internal: the Parquet writer panicked"))?;
+            let result = first_cause(produced, written, writer_gone);
+            if result.is_ok() {
+                for name in &extra {
+                    std::fs::remove_file(dir.join(name)).map_err(|e| {
+                        Error::io("cannot remove an earlier part", e).with_file(dir.join(name))
+                    })?;
+                }
+            } else {
+                // No part of a failed run stays behind to join the dataset.
+                for i in 0..parts {
+                    let _ = std::fs::remove_file(dir.join(part_name(i)));
+                }
+            }
+            result
+        })
+    }
+}
+
+#[cfg(all(feature = "parquet", feature = "hdf5"))]
+pub(crate) use self::frame_h5::frame_to_h5;
+
+#[cfg(all(feature = "parquet", feature = "hdf5"))]
+mod frame_h5 {
+    use std::path::Path;
+
+    use sciio_core::{DType, Error, ErrorKind, NdArray, Order, Result, ScalarKind, ScalarType};
+    use sciio_pandas::arrow_array::{Array, ArrayRef, LargeStringArray, StringArray};
+    use sciio_pandas::arrow_schema::DataType;
+    use sciio_pandas::{Frame, ParquetReader, ReadOptions};
+
+    use crate::convert::{ConvertOptions, ConvertSummary};
+    use crate::file::File;
+    use crate::format::Format;
+    use crate::node::ArrayInfo;
+    use crate::plan::{refuse_if_strict, LeftOut};
+
+    /// `x.parquet → y.h5` row group by row group into one Table, when every column (and
+    /// stored index level) is a number, a boolean or text: text columns become `S<n>` of the
+    /// longest value's UTF-8 bytes (found by a first pass over the file), nulls as numpy has
+    /// them. `None` for other frames, and for frames whose numpy types change from batch to
+    /// batch (integers with nulls in some): the caller reads them whole.
+    pub(crate) fn frame_to_h5(
+        src: &File,
+        dst: &Path,
+        options: &ConvertOptions,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Option<ConvertSummary>> {
+        let file = src.path();
+        let open = || {
+            ParquetReader::open_with(file, &ReadOptions::new().limits(*src.limits()))
+                .map_err(|e| e.with_file(file))
+        };
+        // First pass: every column streams, and the width of each text column.
+        let reader = open()?;
+        let schema = reader.schema().clone();
+        let total_rows = reader.num_rows();
+        let fields = schema.arrow_schema().fields().clone();
+        let mut widths = vec![1usize; fields.len()];
+        let text: Vec<bool> = fields
+            .iter()
+            .map(|f| matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8))
+            .collect();
+        let simple = fields.iter().all(|f| {
+            let t = f.data_type();
+            t.is_numeric() || matches!(t, DataType::Boolean | DataType::Utf8 | DataType::LargeUtf8)
+        });
+        if !simple {
+            return Ok(None);
+        }
+        if text.iter().any(|&t| t) {
+            for batch in reader {
+                let batch = batch.map_err(|e| e.with_file(file))?;
+                for (i, column) in batch.columns().iter().enumerate() {
+                    if text[i] {
+                        widths[i] = widths[i].max(longest(column.as_ref()));
+                    }
+                }
+            }
+        }
+        // Second pass: batch → columns → packed records → Table rows.
+        let name = crate::parquet::table_name(options.dst_node.as_deref(), file);
+        let mut out: Option<(crate::h5write::H5Out, sciio_pytables::write::NodeFill)> = None;
+        let mut record: Option<DType> = None;
+        let mut left_out = Vec::new();
+        let mut offset = 0u64;
+        let mut bytes = 0u64;
+        let total_bytes = src.size_on_disk();
+        // Row groups are decoded on a thread of their own, a few batches ahead.
+        let reader = open()?;
+        let complete = std::thread::scope(|scope| -> Result<bool> {
+            let (tx, batches) = std::sync::mpsc::sync_channel(super::IN_FLIGHT);
+            scope.spawn(move || {
+                for batch in reader {
+                    if tx.send(batch).is_err() {
+                        break;
+                    }
+                }
+            });
+            for batch in batches.iter() {
+                let batch = batch.map_err(|e| e.with_file(file))?;
+                let rows = batch.num_rows();
+                let part = schema.rows_slice(offset, rows as u64);
+                let frame = Frame::new(part, vec![batch]).map_err(|e| e.with_file(file))?;
+                let (columns, left) = columns_of(&frame, &widths, file, src.limits())?;
+                let (table, no_type) =
+                    crate::parquet::frame_table(&columns).map_err(|e| e.with_file(file))?;
+                if table.dtype() != record.get_or_insert_with(|| table.dtype().clone()) {
+                    // A column's numpy type depends on its values here (integers with nulls
+                    // become float64, as in pandas): the whole frame decides it.
+                    return Ok(false);
+                }
+                if out.is_none() {
+                    left_out.extend(left);
+                    left_out.extend(no_type);
+                    refuse_if_strict(&left_out, options.strict, dst)?;
+                    let mut h5 = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
+                    let info = ArrayInfo {
+                        dtype: table.dtype().clone(),
+                        shape: vec![usize::try_from(total_rows).unwrap_or(usize::MAX)],
+                        order: Order::C,
+                    };
+                    let fill = h5.start(&name, &info).map_err(|e| e.with_file(dst))?;
+                    out = Some((h5, fill));
+                }
+                if let Some((_, fill)) = out.as_mut() {
+                    fill.append(table.as_bytes())
+                        .map_err(|e| e.with_file(dst))?;
+                }
+                offset += rows as u64;
+                bytes += table.as_bytes().len() as u64;
+                progress(bytes.min(total_bytes), total_bytes);
+            }
+            Ok(true)
+        })?;
+        if !complete {
+            // Dropped unfinished (the node, then the file): the temporary file goes away.
+            if let Some((h5, fill)) = out {
+                drop(fill);
+                drop(h5);
+            }
+            return Ok(None);
+        }
+        let Some((h5, fill)) = out else {
+            // No rows: the whole-frame path makes the empty table.
+            return Ok(None);
+        };
+        fill.finish().map_err(|e| e.with_file(dst))?;
+        h5.finish(dst)?;
+        progress(total_bytes, total_bytes);
+        Ok(Some(ConvertSummary {
+            format: Format::Hdf5,
+            arrays: vec![name],
+            data_bytes: bytes,
+            left_out,
+        }))
+    }
+
+    /// The longest value's bytes in a text column.
+    fn longest(column: &dyn Array) -> usize {
+        let any = column.as_any();
+        let lengths: Box<dyn Iterator<Item = usize>> =
+            if let Some(s) = any.downcast_ref::<StringArray>() {
+                Box::new(
+                    s.offsets()
+                        .windows(2)
+                        .map(|w| (w[1] - w[0]).max(0) as usize),
+                )
+            } else if let Some(s) = any.downcast_ref::<LargeStringArray>() {
+                Box::new(
+                    s.offsets()
+                        .windows(2)
+                        .map(|w| (w[1] - w[0]).max(0) as usize),
+                )
+            } else {
+                Box::new(std::iter::empty())
+            };
+        lengths.max().unwrap_or(0)
+    }
+
+    /// Arrays with their names (record fields).
+    type NamedArrays = Vec<(String, NdArray)>;
+
+    /// The batch's index levels and columns as numpy arrays (as [`crate::parquet::numpy_columns`]
+    /// names them), text as `S<width>` of the column's width over the whole file (`widths` by
+    /// Arrow field position).
+    fn columns_of(
+        frame: &Frame,
+        widths: &[usize],
+        file: &Path,
+        limits: &sciio_core::Limits,
+    ) -> Result<(NamedArrays, Vec<LeftOut>)> {
+        let schema = frame.schema();
+        let index_fields = schema.index().iter().map(|level| match level {
+            sciio_pandas::IndexLevel::Column { field, .. } => schema.field_position(field).ok(),
+            sciio_pandas::IndexLevel::Range(_) => None,
+        });
+        let index = frame
+            .index_arrays()
+            .map_err(|e| e.with_file(file))?
+            .into_iter()
+            .zip(index_fields)
+            .map(|((name, a), pos)| (name, Ok(a), pos));
+        let columns = schema
+            .fields()
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| !c.is_index)
+            .map(|(pos, c)| {
+                let label = c.label().unwrap_or("None").to_string();
+                let column = frame.column(&label);
+                (label, column, Some(pos))
+            });
+        let mut arrays = Vec::new();
+        let mut left_out = Vec::new();
+        for (name, column, pos) in index.chain(columns) {
+            let column: ArrayRef = column.map_err(|e| e.with_file(file).with_node(name.clone()))?;
+            let width = pos.and_then(|p| widths.get(p).copied());
+            let array = match (column.data_type(), width) {
+                (DataType::Utf8 | DataType::LargeUtf8, Some(width)) => fixed_text(&column, width),
+                _ => sciio_pandas::array_to_ndarray(column.as_ref(), limits),
+            };
+            match array {
+                Ok(array) => arrays.push((name, array)),
+                Err(e) if e.kind() == ErrorKind::Unsupported => left_out.push(
+                    crate::parquet::no_numpy_type(name, column.data_type().to_string(), &e),
+                ),
+                Err(e) => return Err(e.with_file(file).with_node(name)),
+            }
+        }
+        crate::parquet::check_distinct(&arrays, file)?;
+        Ok((arrays, left_out))
+    }
+
+    /// A text column as `S<width>`: each value's UTF-8 bytes, zero-padded.
+    fn fixed_text(column: &ArrayRef, width: usize) -> Result<NdArray> {
+        let rows = column.len();
+        let mut bytes = vec![0u8; rows * width];
+        let any = column.as_any();
+        let values: Box<dyn Iterator<Item = Option<&str>>> =
+            if let Some(s) = any.downcast_ref::<StringArray>() {
+                Box::new(s.iter())
+            } else if let Some(s) = any.downcast_ref::<LargeStringArray>() {
+                Box::new(s.iter())
+            } else {
+                return Err(Error::unsupported("not a text column"));
+            };
+        for (slot, value) in bytes.chunks_exact_mut(width.max(1)).zip(values) {
+            let value = value.unwrap_or("").as_bytes();
+            let n = value.len().min(slot.len());
+            slot[..n].copy_from_slice(&value[..n]);
+        }
+        let dtype = DType::Scalar(ScalarType::native(ScalarKind::Bytes(width)));
+        NdArray::from_bytes(dtype, &[rows], Order::C, &bytes)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn npy(dir: &std::path::Path, rows: usize) -> File {
+        let path = dir.join("x.npy");
+        let values: Vec<i64> = (0..rows as i64 * 3).collect();
+        let array = sciio_core::NdArray::from_vec(values, &[rows, 3]).unwrap();
+        let mut bytes = Vec::new();
+        sciio_npy::write_array(&mut bytes, &array).unwrap();
+        std::fs::write(&path, bytes).unwrap();
+        File::open(&path).unwrap()
+    }
+
+    #[test]
+    fn batches_hold_whole_rows_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = npy(dir.path(), 1000);
+        let mut seen = Vec::new();
+        let mut sizes = Vec::new();
+        for_each_batch(&mut file, "/", 24, 7, &mut |b| {
+            sizes.push(b.len());
+            seen.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        assert!(sizes[..sizes.len() - 1].iter().all(|&n| n == 7 * 24));
+        assert_eq!(sizes.last(), Some(&((1000 % 7) * 24)));
+        let want: Vec<u8> = (0..3000i64).flat_map(|v| v.to_le_bytes()).collect();
+        assert_eq!(seen, want);
+    }
+
+    #[test]
+    fn a_failing_writer_stops_the_reader_with_its_own_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut file = npy(dir.path(), 100_000);
+        let mut calls = 0;
+        let err = for_each_batch(&mut file, "/", 24, 10, &mut |_| {
+            calls += 1;
+            Err(Error::invalid_input("disk full"))
+        })
+        .unwrap_err();
+        assert_eq!(calls, 1);
+        assert!(err.to_string().contains("disk full"), "{err}");
+    }
+}

@@ -1,0 +1,108 @@
+"""Large sources for the scale test (crates/sciio-cli/tests/scale_rss.rs) and `./dev bench scale`,
+written slice by slice so that this script's own memory stays small whatever the size.
+
+    scale_sources.py KIND PATH BYTES
+
+KIND (BYTES is the size of the data, not of the file):
+  earray     PyTables file, /x: EArray float64 (N, 64), uncompressed
+  npy        .npy float64 (N, 64)
+  npy_rec    .npy structured (i <i8, x <f8, y <f4, s S12) (what a PyTables Table of it holds)
+  npz        .npz (stored) with one member `x`: float64 (N, 64)
+  table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
+  table_sub  PyTables file, /t: Table (i int64, v float64 (8,), s S12) (a subarray field)
+  parquet    .parquet (pyarrow, snappy): i int64, x float64, y float32, s string
+Prints the number of rows written.
+"""
+import sys
+
+import numpy as np
+
+SLICE_ROWS = 1 << 18
+
+REC = np.dtype([("i", "<i8"), ("x", "<f8"), ("y", "<f4"), ("s", "S12")])
+SUB = np.dtype([("i", "<i8"), ("v", "<f8", (8,)), ("s", "S12")])
+
+
+def records(dtype, start, stop):
+    n = stop - start
+    a = np.zeros(n, dtype=dtype)
+    idx = np.arange(start, stop, dtype=np.int64)
+    a["i"] = idx
+    if "x" in dtype.names:
+        a["x"] = idx * 0.5
+        a["y"] = (idx % 1000).astype(np.float32)
+    if "v" in dtype.names:
+        a["v"] = idx[:, None] * 0.25 + np.arange(8)
+    a["s"] = np.char.add(b"row", (idx % 100000).astype("S9"))
+    return a
+
+
+def block(start, stop):
+    return (np.arange(start * 64, stop * 64, dtype=np.float64) * 0.5).reshape(-1, 64)
+
+
+def slices(n):
+    for start in range(0, n, SLICE_ROWS):
+        yield start, min(n, start + SLICE_ROWS)
+
+
+def main():
+    kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    if kind in ("earray", "npy", "npz"):
+        n = max(1, nbytes // (64 * 8))
+    elif kind in ("npy_rec", "table", "parquet"):
+        n = max(1, nbytes // REC.itemsize)
+    elif kind == "table_sub":
+        n = max(1, nbytes // SUB.itemsize)
+    else:
+        raise SystemExit(f"unknown kind {kind}")
+    if kind == "earray":
+        import tables
+        with tables.open_file(path, "w") as f:
+            x = f.create_earray("/", "x", tables.Float64Atom(), shape=(0, 64), expectedrows=n)
+            for a, b in slices(n):
+                x.append(block(a, b))
+    elif kind == "npy":
+        out = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n, 64))
+        for a, b in slices(n):
+            out[a:b] = block(a, b)
+        out.flush()
+        del out
+    elif kind == "npy_rec":
+        out = np.lib.format.open_memmap(path, mode="w+", dtype=REC, shape=(n,))
+        for a, b in slices(n):
+            out[a:b] = records(REC, a, b)
+        out.flush()
+        del out
+    elif kind == "npz":
+        import zipfile
+        with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:
+            with z.open("x.npy", "w", force_zip64=True) as m:
+                np.lib.format.write_array_header_1_0(
+                    m, {"descr": "<f8", "fortran_order": False, "shape": (n, 64)})
+                for a, b in slices(n):
+                    m.write(block(a, b).tobytes())
+    elif kind in ("table", "table_sub"):
+        import tables
+        dtype = REC if kind == "table" else SUB
+        with tables.open_file(path, "w") as f:
+            t = f.create_table("/", "t", dtype, expectedrows=n)
+            for a, b in slices(n):
+                t.append(records(dtype, a, b))
+    elif kind == "parquet":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        writer = None
+        for a, b in slices(n):
+            r = records(REC, a, b)
+            t = pa.table({"i": r["i"], "x": r["x"], "y": r["y"],
+                          "s": pa.array(r["s"].astype("U12"), pa.string())})
+            if writer is None:
+                writer = pq.ParquetWriter(path, t.schema)
+            writer.write_table(t)
+        writer.close()
+    print(n)
+
+
+if __name__ == "__main__":
+    main()
