@@ -496,6 +496,8 @@ impl Dataset {
             rank: usize,
             map: ChunkIndex,
         }
+        // SAFETY: called by libhdf5's H5Dchunk_iter only, with the pointers it documents; the body
+        // checks them before use (see its own SAFETY comments).
         unsafe extern "C" fn visit(
             offset: *const hsize_t,
             mask: c_uint,

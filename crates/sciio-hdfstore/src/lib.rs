@@ -22,6 +22,7 @@
 //! println!("{}", frame.to_text(10)?);
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+#![forbid(unsafe_code)]
 
 mod attrs;
 mod column;

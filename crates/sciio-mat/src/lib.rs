@@ -34,6 +34,7 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+#![forbid(unsafe_code)]
 
 pub mod header;
 mod mcos;

@@ -27,6 +27,7 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+#![forbid(unsafe_code)]
 
 mod categorical;
 mod frame;

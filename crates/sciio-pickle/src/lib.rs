@@ -23,6 +23,7 @@
 //! assert_eq!(items[0].1, Value::List(vec![Value::Int(1), Value::Float(2.5), Value::None]));
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+#![forbid(unsafe_code)]
 
 mod machine;
 

@@ -16,6 +16,7 @@
 //! let col = file.read_column("/table", "nested/x", Rows::range(0, 10, 2))?;
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+#![forbid(unsafe_code)]
 
 mod attrs;
 mod time;

@@ -16,6 +16,7 @@
 //! `zip` crate's writer does not expose; and the reader must hand out data offsets for mmap and
 //! report errors as sciio errors with file, member and offset. The format subset numpy needs
 //! (stored + deflate, zip64, no encryption, one volume) is small.
+#![forbid(unsafe_code)]
 
 mod bytes;
 mod deflate;

@@ -11,6 +11,7 @@
 //! - [`CompressSpec`] is the one compression syntax (`deflate:6`, `shuffle,zlib:1`, ...).
 //!
 //! The building blocks are re-exported: [`core`] (dtypes, [`NdArray`], errors).
+#![forbid(unsafe_code)]
 
 pub mod atomic;
 pub mod compress;
