@@ -54,3 +54,4 @@ pub use schema::{
 /// Re-exported so users name the same Arrow types sciio uses.
 pub use arrow_array;
 pub use arrow_schema;
+pub use parquet;

@@ -16,6 +16,7 @@
 pub mod atomic;
 pub mod compress;
 pub mod format;
+pub mod inspect;
 pub mod node;
 pub mod plan;
 pub mod target;
@@ -24,6 +25,7 @@ pub mod vlarray;
 pub use atomic::write_atomically;
 pub use compress::{CompressSpec, Filter};
 pub use format::Format;
+pub use inspect::{ColumnChunkInfo, ParquetInfo, RowGroupInfo, Storage};
 pub use node::{ArrayInfo, AttrValue, Attribute, NativeInfo, Node, NodeKind};
 pub use sciio_core as core;
 pub use sciio_core::{DType, Error, ErrorKind, NdArray, Order, Result, Value};
