@@ -3,13 +3,8 @@
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table};
 use sciio::{ArrayInfo, AttrValue, Node, NodeKind, Order};
 
-/// The table for `root`: one row per node, the tree drawn with `├──`/`└──` in the first column.
-pub fn tree_table(root: &Node) -> String {
-    tree_table_labelled(root, "/")
-}
-
-/// [`tree_table`] with the first row labelled `label` (the node's path when `ls` lists a
-/// node of the file rather than the whole file).
+/// The table for `root`: one row per node, the tree drawn with `├──`/`└──` in the first column,
+/// the first row labelled `label` (`/`, or the node's path when `ls` lists a node of the file).
 pub fn tree_table_labelled(root: &Node, label: &str) -> String {
     let mut table = Table::new();
     table
@@ -210,7 +205,7 @@ mod tests {
         let b = Node::new("b", NodeKind::Array(info));
         let g = Node::new("g", NodeKind::Group(vec![b]));
         let root = Node::new("", NodeKind::Group(vec![a, g]));
-        let text = tree_table(&root);
+        let text = tree_table_labelled(&root, "/");
         assert!(text.contains("├── a"), "{text}");
         assert!(text.contains("└── g"), "{text}");
         assert!(text.contains("    └── b"), "{text}");
