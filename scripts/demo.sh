@@ -47,10 +47,14 @@ step "sciio info $OUT/station.h5    # storage: chunks, filters, compression rati
 step "sciio cat --head 3 $OUT/station.h5:/readings/hourly    # reads only those rows"
 "$SCIIO" cat --head 3 "$OUT/station.h5:/readings/hourly"
 
-step "sciio convert $OUT/examples.npz $OUT/examples.h5 --compress blosc2:lz4:5    # npz -> PyTables"
-"$SCIIO" convert "$OUT/examples.npz" "$OUT/examples.h5" --compress blosc2:lz4:5
+h5srcs=("$OUT/temperatures.npy" "$OUT/counts.npy" "$OUT/records.npy")
+step "sciio convert ${h5srcs[*]} $OUT/examples.h5 --compress blosc2:lz4:5    # npy -> PyTables"
+"$SCIIO" convert "${h5srcs[@]}" "$OUT/examples.h5" --compress blosc2:lz4:5
 
-step "sciio convert $OUT/examples.npz $OUT/examples.mat    # npz -> MATLAB v7.3 (hdf5storage)"
+step "sciio ls $OUT/examples.h5"
+"$SCIIO" ls "$OUT/examples.h5"
+
+step "sciio convert $OUT/examples.npz $OUT/examples.mat    # npz -> MATLAB v7.3; what MATLAB cannot hold is left out"
 "$SCIIO" convert "$OUT/examples.npz" "$OUT/examples.mat"
 
 step "sciio convert $OUT/station.h5:/calibration $OUT/calibration.mat --mat-version 7"
@@ -96,7 +100,7 @@ with tables.open_file(f"{out}/examples.h5") as f:
     for name in ("temperatures", "counts", "records"):
         a = f.get_node("/" + name).read()
         assert np.array_equal(a, z[name]), name
-print("PyTables agrees: examples.h5 (blosc2) holds the npz's arrays")
+print("PyTables agrees: examples.h5 (blosc2) holds the .npy files' arrays")
 import hdf5storage, scipy.io
 m = hdf5storage.loadmat(f"{out}/examples.mat")
 for name in ("temperatures", "counts", "fortran"):
