@@ -130,7 +130,10 @@ pub fn attribute_lines(root: &Node, prefix: &str) -> String {
             continue;
         }
         let path = if path.is_empty() { "/" } else { path.as_str() };
-        out.push_str(&format!("{path}: {}\n", count(node.attrs.len(), "attribute")));
+        out.push_str(&format!(
+            "{path}: {}\n",
+            count(node.attrs.len(), "attribute")
+        ));
         for a in &node.attrs {
             out.push_str(&format!("  {} := {}\n", a.name, attr_text(&a.value)));
         }

@@ -280,7 +280,10 @@ fn cat(target: &Target, as_json: bool, rows: Option<rows::RowSlice>) -> Result<(
     let path = file.single_array_path(target.node.as_deref())?;
     let array = match rows {
         Some(sel) => {
-            let len = file.node(&path)?.array_info().map_or(1, |i| i.shape.first().copied().unwrap_or(1));
+            let len = file
+                .node(&path)?
+                .array_info()
+                .map_or(1, |i| i.shape.first().copied().unwrap_or(1));
             let (start, stop) = sel.resolve(len as u64);
             file.read_array_rows(&path, start, stop)?
         }

@@ -467,7 +467,11 @@ fn convert_draws_a_progress_bar_on_a_terminal() {
         &[("SCIIO_PROGRESS_AFTER_MS", "0")],
     );
     assert!(run.status.success(), "{:?}: {}", run.status, run.terminal);
-    assert!(run.stdout.contains("wrote 1 array (8.0 MiB"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("wrote 1 array (8.0 MiB"),
+        "{}",
+        run.stdout
+    );
     // indicatif's template: `DST [=====>   ] 2.00 MiB/8.00 MiB 30 MiB/s eta 2s`.
     let bar = run
         .terminal

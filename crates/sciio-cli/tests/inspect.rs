@@ -55,7 +55,10 @@ fn ls_is_one_table_with_numpy_dtypes_and_notes() {
     // The dtype column holds numpy dtypes or nothing: no prose, no Rust debug text.
     let ragged = row("── ragged");
     assert!(ragged.contains("VLArray"), "{ragged}");
-    assert!(!ragged.contains("pickled") && !ragged.contains('{'), "{ragged}");
+    assert!(
+        !ragged.contains("pickled") && !ragged.contains('{'),
+        "{ragged}"
+    );
     assert!(
         out.contains("notes:\n  /ragged (VLArray): "),
         "the reason under the table: {out}"
@@ -168,7 +171,10 @@ fn info_shows_hdf5_storage_as_h5py_reports_it() {
     // Attributes are listed too; a node alone.
     assert!(text.contains("units := b'm'"), "{text}");
     let one = ok(&["info", &format!("{}:/grp/floats", s(&h5))]);
-    assert!(one.contains("/grp/floats") && !one.contains("/table"), "{one}");
+    assert!(
+        one.contains("/grp/floats") && !one.contains("/table"),
+        "{one}"
+    );
 }
 
 #[test]
@@ -195,7 +201,10 @@ fn info_shows_npz_member_compression_as_zipfile_reports_it() {
             .find(|l| l.contains(&format!("/{name} ")))
             .unwrap_or_else(|| panic!("{name} not in\n{text}"));
         assert!(line.contains("deflated"), "{line}");
-        assert!(line.contains(&format!("{:.2}", size / packed)), "{line}: {size}/{packed}");
+        assert!(
+            line.contains(&format!("{:.2}", size / packed)),
+            "{line}: {size}/{packed}"
+        );
     }
 }
 
@@ -244,11 +253,20 @@ fn info_shows_parquet_row_groups_and_statistics_as_pyarrow_reports_them() {
             .find(|l| l.starts_with(&format!("│ {col} ")))
             .unwrap_or_else(|| panic!("{col} not in {part}"));
         assert!(row.contains(ty) && row.contains(codec), "{row} vs {line}");
-        let cells: Vec<&str> = row.trim().trim_matches('│').split('┆').map(str::trim).collect();
+        let cells: Vec<&str> = row
+            .trim()
+            .trim_matches('│')
+            .split('┆')
+            .map(str::trim)
+            .collect();
         assert_eq!(cells[7], nulls, "{row} vs {line}");
         let (min, max) = (f[6], f[7]);
         let unquote = |c: &str| c.trim_matches('"').to_string();
-        assert_eq!((unquote(cells[8]), unquote(cells[9])), (min.into(), max.into()), "{row} vs {line}");
+        assert_eq!(
+            (unquote(cells[8]), unquote(cells[9])),
+            (min.into(), max.into()),
+            "{row} vs {line}"
+        );
     }
 }
 
@@ -306,10 +324,7 @@ fn cat_head_and_slice_print_what_numpy_prints_for_the_slice() {
             let mut argv = vec!["cat", target.as_str()];
             argv.extend(args.iter().copied());
             let printed = ok(&argv);
-            let verdict = run_python(
-                CHECK_ROWS,
-                &[kind, s(path), node, start, stop, &printed],
-            );
+            let verdict = run_python(CHECK_ROWS, &[kind, s(path), node, start, stop, &printed]);
             assert_eq!(verdict.trim(), "ok", "{target} {args:?}");
         }
     }
@@ -343,7 +358,10 @@ fn cat_head_reads_only_the_rows_it_prints() {
         assert_eq!(whole.status.code(), Some(1), "{target}");
         let err = String::from_utf8_lossy(&whole.stderr);
         assert!(err.contains(why), "{target}: {err}");
-        assert_eq!(ok(&["cat", &target, "--head", "2"]), "[[0. 0.]\n [0. 0.]]\n");
+        assert_eq!(
+            ok(&["cat", &target, "--head", "2"]),
+            "[[0. 0.]\n [0. 0.]]\n"
+        );
     }
     assert_eq!(ok(&["cat", s(&npy), "--slice", "-1:"]), "[[0. 0.]]\n");
     // With --json too; --slice conflicts with --head.

@@ -164,27 +164,30 @@ fn fill_up(disk: &SmallDisk) {
 
 #[test]
 fn a_disk_full_at_close_is_reported_and_releases_the_file() {
-    in_child_process("a_disk_full_at_close_is_reported_and_releases_the_file", || {
-        let disk = SmallDisk::mount();
-        let dst = disk.path("late.h5");
-        let file = PtWriter::create(&dst).unwrap();
-        let mut e = zlib_earray(&file);
-        e.append(&noise(8192 * 4)).unwrap();
-        drop(e);
-        // Everything so far fits; the metadata of these groups, kept in libhdf5's cache until
-        // the file is closed, does not.
-        fill_up(&disk);
-        let root = file.root().unwrap();
-        for i in 0..200 {
-            // Errors here would be fine too; the point is what close reports and releases.
-            if root.create_group(&format!("g{i}"), "late", None).is_err() {
-                break;
+    in_child_process(
+        "a_disk_full_at_close_is_reported_and_releases_the_file",
+        || {
+            let disk = SmallDisk::mount();
+            let dst = disk.path("late.h5");
+            let file = PtWriter::create(&dst).unwrap();
+            let mut e = zlib_earray(&file);
+            e.append(&noise(8192 * 4)).unwrap();
+            drop(e);
+            // Everything so far fits; the metadata of these groups, kept in libhdf5's cache until
+            // the file is closed, does not.
+            fill_up(&disk);
+            let root = file.root().unwrap();
+            for i in 0..200 {
+                // Errors here would be fine too; the point is what close reports and releases.
+                if root.create_group(&format!("g{i}"), "late", None).is_err() {
+                    break;
+                }
             }
-        }
-        let err = file.finish().unwrap_err().to_string();
-        assert!(err.contains("late.h5") && !err.contains('\n'), "{err}");
-        disk.assert_only(&[]);
-    });
+            let err = file.finish().unwrap_err().to_string();
+            assert!(err.contains("late.h5") && !err.contains('\n'), "{err}");
+            disk.assert_only(&[]);
+        },
+    );
 }
 
 /// Appends 4.5 chunks of noise to a new EArray: four chunks are written now, the half chunk
@@ -197,31 +200,34 @@ fn earray_with_held_tail(file: &PtWriter) -> sciio_pytables::write::PtEArray {
 
 #[test]
 fn a_disk_full_when_the_held_tail_is_written_is_reported() {
-    in_child_process("a_disk_full_when_the_held_tail_is_written_is_reported", || {
-        // The tail is written by `finish` (the EArray still alive) or when the EArray is dropped
-        // (the error then waits for `finish`): either way `finish` fails and leaves nothing.
-        for drop_first in [false, true] {
-            let disk = SmallDisk::mount();
-            let dst = disk.path("tail.h5");
-            let file = PtWriter::create(&dst).unwrap();
-            let e = earray_with_held_tail(&file);
-            fill_up(&disk);
-            let alive = if drop_first {
-                drop(e);
-                None
-            } else {
-                Some(e)
-            };
-            let err = file.finish().unwrap_err().to_string();
-            drop(alive);
-            assert!(err.contains("tail.h5") && !err.contains('\n'), "{err}");
-            // The failure reported is the held tail's own write (chunk 4, rows 32768..).
-            assert!(
-                err.contains(":/e:") && err.contains("chunk at [32768]"),
-                "{err}"
-            );
-            assert!(!dst.exists());
-            disk.assert_only(&[]);
-        }
-    });
+    in_child_process(
+        "a_disk_full_when_the_held_tail_is_written_is_reported",
+        || {
+            // The tail is written by `finish` (the EArray still alive) or when the EArray is dropped
+            // (the error then waits for `finish`): either way `finish` fails and leaves nothing.
+            for drop_first in [false, true] {
+                let disk = SmallDisk::mount();
+                let dst = disk.path("tail.h5");
+                let file = PtWriter::create(&dst).unwrap();
+                let e = earray_with_held_tail(&file);
+                fill_up(&disk);
+                let alive = if drop_first {
+                    drop(e);
+                    None
+                } else {
+                    Some(e)
+                };
+                let err = file.finish().unwrap_err().to_string();
+                drop(alive);
+                assert!(err.contains("tail.h5") && !err.contains('\n'), "{err}");
+                // The failure reported is the held tail's own write (chunk 4, rows 32768..).
+                assert!(
+                    err.contains(":/e:") && err.contains("chunk at [32768]"),
+                    "{err}"
+                );
+                assert!(!dst.exists());
+                disk.assert_only(&[]);
+            }
+        },
+    );
 }

@@ -524,7 +524,11 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
         other => Err(Error::unsupported(format!(
             "{} {} no fixed-size numpy dtype",
             type_words(other),
-            if matches!(other, H5Type::VarLen { .. }) { "have" } else { "has" }
+            if matches!(other, H5Type::VarLen { .. }) {
+                "have"
+            } else {
+                "has"
+            }
         ))),
     }
 }

@@ -309,7 +309,10 @@ pub(crate) fn slice_rows(a: &NdArray, start: u64, stop: u64) -> Result<NdArray> 
     let Some(&rows) = shape.first() else {
         return Ok(a.clone());
     };
-    let (start, stop) = (start.min(rows as u64) as usize, stop.min(rows as u64) as usize);
+    let (start, stop) = (
+        start.min(rows as u64) as usize,
+        stop.min(rows as u64) as usize,
+    );
     let stop = stop.max(start);
     let bytes = a.as_bytes();
     let item = a.dtype().itemsize();
@@ -319,14 +322,21 @@ pub(crate) fn slice_rows(a: &NdArray, start: u64, stop: u64) -> Result<NdArray> 
     let out = match a.order() {
         Order::C => {
             let row = bytes.len().checked_div(rows).unwrap_or(0);
-            bytes.get(start * row..stop * row).ok_or_else(short)?.to_vec()
+            bytes
+                .get(start * row..stop * row)
+                .ok_or_else(short)?
+                .to_vec()
         }
         Order::F => {
             let columns: usize = shape[1..].iter().product();
             let mut out = Vec::with_capacity((stop - start) * item * columns);
             for c in 0..columns {
                 let at = (c * rows + start) * item;
-                out.extend_from_slice(bytes.get(at..at + (stop - start) * item).ok_or_else(short)?);
+                out.extend_from_slice(
+                    bytes
+                        .get(at..at + (stop - start) * item)
+                        .ok_or_else(short)?,
+                );
             }
             out
         }
@@ -381,7 +391,9 @@ fn parquet_footer(path: &std::path::Path) -> Result<ParquetInfo> {
 
 /// A column chunk's minimum and maximum as text (strings quoted when they are UTF-8).
 #[cfg(feature = "parquet")]
-fn statistics_text(s: &sciio_pandas::parquet::file::statistics::Statistics) -> Option<(String, String)> {
+fn statistics_text(
+    s: &sciio_pandas::parquet::file::statistics::Statistics,
+) -> Option<(String, String)> {
     use sciio_pandas::parquet::file::statistics::Statistics as S;
     fn bytes(b: &[u8]) -> String {
         match std::str::from_utf8(b) {
@@ -393,7 +405,10 @@ fn statistics_text(s: &sciio_pandas::parquet::file::statistics::Statistics) -> O
         S::Boolean(v) => (v.min_opt()?.to_string(), v.max_opt()?.to_string()),
         S::Int32(v) => (v.min_opt()?.to_string(), v.max_opt()?.to_string()),
         S::Int64(v) => (v.min_opt()?.to_string(), v.max_opt()?.to_string()),
-        S::Int96(v) => (format!("{:?}", v.min_opt()?.data()), format!("{:?}", v.max_opt()?.data())),
+        S::Int96(v) => (
+            format!("{:?}", v.min_opt()?.data()),
+            format!("{:?}", v.max_opt()?.data()),
+        ),
         S::Float(v) => (v.min_opt()?.to_string(), v.max_opt()?.to_string()),
         S::Double(v) => (v.min_opt()?.to_string(), v.max_opt()?.to_string()),
         S::ByteArray(v) => (bytes(v.min_opt()?.data()), bytes(v.max_opt()?.data())),
