@@ -1,6 +1,6 @@
 //! sciio: read and write the files of scientific Python from Rust — numpy `.npy`/`.npz`, HDF5
-//! (PyTables, h5py; read, with the `hdf5` feature), MATLAB v7.3 MAT and pandas Parquet as their
-//! crates land.
+//! (PyTables, h5py, pandas HDFStore; the `hdf5` and `hdfstore` features), MATLAB MAT v4 to v7.3
+//! (`mat`) and pandas Parquet (`parquet`).
 //!
 //! - [`open`] ([`File::open`]) picks the format by extension and first bytes and describes the
 //!   file as one neutral tree of [`Node`]s; [`File::read_array`] reads an array's data.
