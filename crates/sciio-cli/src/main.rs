@@ -4,6 +4,16 @@
 //! line on stderr (`sciio: error: ...`) with exit status 1 (2 for usage errors); a panic, which
 //! would be a bug, also prints one line. A conversion that ran exits 0 and lists what it left
 //! out on stderr, one line per group (`sciio: left out: ...`).
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 mod draw;
 mod info;
@@ -101,6 +111,12 @@ enum Command {
 /// Environment variable that makes `sciio` panic at start-up, to test the panic hook.
 const PANIC_FOR_TEST: &str = "SCIIO_PANIC_FOR_TEST";
 
+/// The panic the hook's test asks for (only when `SCIIO_PANIC_FOR_TEST` is set).
+#[allow(clippy::panic, reason = "the test of the panic hook needs one")]
+fn deliberate_panic() {
+    panic!("{PANIC_FOR_TEST} is set\n(a deliberate panic)");
+}
+
 fn main() -> ExitCode {
     std::panic::set_hook(Box::new(|info| {
         // A reader turns this panic into an error naming the damaged part of the file.
@@ -125,7 +141,7 @@ fn main() -> ExitCode {
     // A hidden switch for the test of the hook above (tests/cli.rs): a two-line message proves
     // the hook prints one line whatever the payload.
     if std::env::var_os(PANIC_FOR_TEST).is_some() {
-        panic!("{PANIC_FOR_TEST} is set\n(a deliberate panic)"); // ok: only when the variable asks
+        deliberate_panic();
     }
     sciio::remove_temporaries_on_signals();
     let cli = match Cli::try_parse() {

@@ -210,3 +210,56 @@ print("ok")
     );
     assert_eq!(out.trim(), "ok");
 }
+
+/// A numeric VLArray with no row still has a type (its atom's): it becomes a list column of
+/// that type with no row; and a file whose one leaf is a VLArray converts whole to .parquet.
+#[test]
+fn vlarrays_with_no_row_and_files_of_one_vlarray_become_parquet() {
+    let dir = tempdir();
+    let d = dir.path();
+    let h5 = d.join("empty.h5");
+    let only = d.join("only.h5");
+    run_python(
+        r#"
+import sys, numpy as np, tables
+with tables.open_file(sys.argv[1], "w") as f:
+    f.create_vlarray("/", "none", tables.Int32Atom())
+    f.create_vlarray("/", "pairs", tables.Float32Atom(shape=(2,)), byteorder="big")
+    f.create_vlarray("/", "flags", tables.BoolAtom())
+with tables.open_file(sys.argv[2], "w") as f:
+    g = f.create_group("/", "g")
+    v = f.create_vlarray(g, "rows", tables.UInt16Atom())
+    v.append([1, 2]); v.append([]); v.append([65535])
+"#,
+        &[s(&h5), s(&only)],
+    );
+    for node in ["none", "pairs", "flags"] {
+        ok(&[
+            "convert",
+            &format!("{}:/{node}", s(&h5)),
+            s(&d.join(format!("{node}.parquet"))),
+        ]);
+    }
+    ok(&["convert", s(&only), s(&d.join("only.parquet"))]);
+    let out = run_python(
+        r#"
+import sys, pyarrow as pa, pyarrow.parquet as pq, tables
+d, only = sys.argv[1:]
+want = {"none": pa.list_(pa.int32()), "pairs": pa.list_(pa.list_(pa.float32(), 2)),
+        "flags": pa.list_(pa.bool_())}
+for n, ty in want.items():
+    t = pq.read_table(f"{d}/{n}.parquet")
+    assert t.num_rows == 0 and t.column_names == [n], (n, t)
+    got = t.schema.field(n).type
+    assert got.equals(ty) or str(got).replace("element", "item") == str(ty), (n, got, ty)
+t = pq.read_table(f"{d}/only.parquet")
+with tables.open_file(only) as f:
+    rows = [r.tolist() for r in f.root.g.rows.read()]
+assert t.column_names == ["rows"] and t.column("rows").to_pylist() == rows, (t, rows)
+assert t.schema.field("rows").type.value_type == pa.uint16(), t.schema
+print("ok")
+"#,
+        &[s(d), s(&only)],
+    );
+    assert_eq!(out.trim(), "ok");
+}

@@ -7,13 +7,25 @@
 //!   zero-copy `ndarray` views ([`NdArray::view`]) and dynamic [`Value`]s ([`NdArray::get`]).
 //! - [`PyLiteral`]: the Python literals numpy stores in headers.
 //! - [`Error`]/[`ErrorKind`] and [`Limits`] for untrusted input.
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 pub mod array;
+pub mod calendar;
 pub mod contain;
 pub mod dtype;
 pub mod element;
 pub mod error;
 pub mod limits;
+pub mod numpy_text;
 pub mod pyliteral;
 pub mod value;
 

@@ -14,6 +14,16 @@
 //! println!("{} rows of {}", data.shape[0], data.ty.numpy_descr()?);
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 mod chunk_decode;
 mod chunks;

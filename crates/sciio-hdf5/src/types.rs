@@ -16,25 +16,16 @@ use sciio_core::{
 
 use crate::handle::{check, string_from_c, Hid};
 
-/// Byte order of an atomic type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ByteOrder {
-    /// Little-endian.
-    Little,
-    /// Big-endian.
-    Big,
-    /// Order does not apply (single bytes, strings).
-    NotApplicable,
-}
+/// Byte order of an atomic type: numpy's, the one `ByteOrder` of the workspace.
+pub use sciio_core::ByteOrder;
 
-impl ByteOrder {
-    fn numpy_char(self, size: usize) -> char {
-        match self {
-            _ if size <= 1 => '|',
-            ByteOrder::Little => '<',
-            ByteOrder::Big => '>',
-            ByteOrder::NotApplicable => '|',
-        }
+/// numpy's byte-order character for an item of `size` bytes in `order`.
+fn numpy_char(order: ByteOrder, size: usize) -> char {
+    match order {
+        _ if size <= 1 => '|',
+        ByteOrder::Little => '<',
+        ByteOrder::Big => '>',
+        ByteOrder::NotApplicable => '|',
     }
 }
 
@@ -241,7 +232,7 @@ impl H5Type {
 
     fn write_descr(&self, s: &mut String) -> Result<()> {
         let plain = |s: &mut String, order: ByteOrder, kind: char, size: usize| {
-            let _ = write!(s, "\"{}{kind}{size}\"", order.numpy_char(size));
+            let _ = write!(s, "\"{}{kind}{size}\"", numpy_char(order, size));
         };
         match self {
             H5Type::Int {

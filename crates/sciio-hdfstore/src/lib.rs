@@ -22,6 +22,16 @@
 //! println!("{}", frame.to_text(10)?);
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 #![forbid(unsafe_code)]
 
 mod attrs;

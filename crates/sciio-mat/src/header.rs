@@ -3,6 +3,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use sciio_core::calendar::civil_from_days;
 use sciio_core::{Error, Result};
 
 /// Size of the HDF5 userblock a v7.3 MAT file starts with.
@@ -116,7 +117,7 @@ pub(crate) fn ctime(secs: u64) -> String {
     ];
     let days = secs / 86_400;
     let rem = secs % 86_400;
-    let (y, m, d) = civil_from_days(days as i64);
+    let (y, m, d) = civil_from_days(i128::from(days));
     format!(
         "{} {} {:02} {:02}:{:02}:{:02} {y}",
         DAYS[(days % 7) as usize],
@@ -126,20 +127,6 @@ pub(crate) fn ctime(secs: u64) -> String {
         rem % 3600 / 60,
         rem % 60
     )
-}
-
-/// Howard Hinnant's days-to-civil-date algorithm (proleptic Gregorian).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 #[cfg(test)]

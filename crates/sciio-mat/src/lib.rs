@@ -34,6 +34,16 @@
 //! # std::fs::remove_dir_all(&dir).ok();
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 #![forbid(unsafe_code)]
 
 pub mod header;
@@ -47,12 +57,12 @@ mod write;
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
-pub use read::{read_mat, MatFile, VarInfo};
+pub use read::{read_mat, MatFile};
 #[doc(hidden)]
 pub use v5::fuzz_read as fuzz_mat5_read;
 pub use v5::{is_level5, is_v4, MatVersion};
 pub use value::{
     at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,
-    StructArray,
+    StructArray, VarInfo,
 };
 pub use write::{write_mat, MatWriter, WriteOptions};

@@ -390,9 +390,7 @@ pub(crate) fn object_value(class: &str, shape: &[usize], elements: Vec<Propertie
     match decoded {
         None => properties(elements),
         Some(Ok(object)) => MatValue::Object(object),
-        Some(Err(e)) => {
-            crate::read::objects::opaque(class, properties(elements), e.message().to_string())
-        }
+        Some(Err(e)) => crate::value::opaque(class, properties(elements), e.message().to_string()),
     }
 }
 

@@ -7,6 +7,7 @@
 //! [`ObjectData::Categorical`], [`ObjectData::Table`]); any other class keeps its properties by name
 //! ([`ObjectData::Properties`]).
 
+use sciio_core::calendar::civil_from_days;
 use sciio_core::{ByteOrder, DType, Error, NdArray, Order, Result, ScalarKind, TimeBase, TimeUnit};
 
 use crate::value::MatValue;
@@ -273,7 +274,7 @@ fn iso_millis(m: f64) -> String {
     }
     let days = ms.div_euclid(86_400_000);
     let rem = ms.rem_euclid(86_400_000);
-    let (y, mo, d) = civil_from_days(days);
+    let (y, mo, d) = civil_from_days(i128::from(days));
     let (h, mi, s, milli) = (
         rem / 3_600_000,
         rem / 60_000 % 60,
@@ -281,20 +282,6 @@ fn iso_millis(m: f64) -> String {
         rem % 1000,
     );
     format!("{y:04}-{mo:02}-{d:02}T{h:02}:{mi:02}:{s:02}.{milli:03}")
-}
-
-/// Howard Hinnant's days-to-civil conversion (no calendar crate needed for one function).
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
-    (if m <= 2 { y + 1 } else { y }, m, d)
 }
 
 #[cfg(test)]

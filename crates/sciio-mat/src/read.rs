@@ -19,7 +19,9 @@ use sciio_hdf5::{
 };
 
 use crate::header::{self, MatKind};
-use crate::value::{CellArray, CharArray, MatClass, MatValue, Opaque, SparseMatrix, StructArray};
+use crate::value::{
+    CellArray, CharArray, MatClass, MatValue, Opaque, SparseMatrix, StructArray, VarInfo,
+};
 
 pub(crate) mod objects;
 
@@ -34,21 +36,6 @@ const IN_MEMORY_MAX: u64 = 64 << 20;
 
 /// Groups MATLAB keeps for itself, never variables.
 const RESERVED: [&str; 2] = ["#refs#", "#subsystem#"];
-
-/// A variable's summary, from its attributes only (no data read).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct VarInfo {
-    /// The variable name.
-    pub name: String,
-    /// Its MATLAB class.
-    pub class: MatClass,
-    /// MATLAB's `size()`.
-    pub shape: Vec<usize>,
-    /// Complex?
-    pub complex: bool,
-    /// Sparse?
-    pub sparse: bool,
-}
 
 /// A v7.3 MAT file opened for reading (behind [`MatFile`]).
 #[derive(Debug)]

@@ -568,6 +568,10 @@ impl PartialEq for MatValue {
 }
 
 impl From<f64> for MatValue {
+    #[allow(
+        clippy::expect_used,
+        reason = "the shape holds exactly the elements given"
+    )]
     fn from(x: f64) -> Self {
         MatValue::Numeric(NdArray::from_vec(vec![x], &[1, 1]).expect("1x1")) // ok: one element for a 1×1 shape
     }
@@ -575,6 +579,10 @@ impl From<f64> for MatValue {
 
 impl From<Vec<f64>> for MatValue {
     /// A `1×n` row vector.
+    #[allow(
+        clippy::expect_used,
+        reason = "the shape holds exactly the elements given"
+    )]
     fn from(v: Vec<f64>) -> Self {
         let n = v.len();
         let row = NdArray::from_vec(v, &[1, n]).expect("1xn"); // ok: n elements for a 1×n shape
@@ -589,6 +597,10 @@ impl From<&str> for MatValue {
 }
 
 impl From<bool> for MatValue {
+    #[allow(
+        clippy::expect_used,
+        reason = "the shape holds exactly the elements given"
+    )]
     fn from(b: bool) -> Self {
         MatValue::Logical(NdArray::from_vec(vec![b], &[1, 1]).expect("1x1")) // ok: one element for a 1×1 shape
     }
@@ -611,6 +623,30 @@ fn check_count(shape: &[usize], n: usize, what: &str) -> Result<()> {
         )));
     }
     Ok(())
+}
+
+/// A variable's summary, from its attributes only (no data read): what a MAT file lists.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VarInfo {
+    /// The variable name.
+    pub name: String,
+    /// Its MATLAB class.
+    pub class: MatClass,
+    /// MATLAB's `size()`.
+    pub shape: Vec<usize>,
+    /// Complex?
+    pub complex: bool,
+    /// Sparse?
+    pub sparse: bool,
+}
+
+/// A value sciio keeps but cannot decode: its class, the stored payload and why.
+pub(crate) fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
+    MatValue::Opaque(Opaque {
+        class: class.to_string(),
+        payload: Some(Box::new(payload)),
+        note,
+    })
 }
 
 #[cfg(test)]

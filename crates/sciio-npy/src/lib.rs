@@ -20,6 +20,16 @@
 //! let back = sciio_npy::read_array(&bytes[..], &Default::default()).unwrap();
 //! assert_eq!(back.view::<f64>().unwrap(), a.into_dyn());
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 pub mod header;
 mod io;

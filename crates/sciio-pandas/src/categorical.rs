@@ -41,7 +41,7 @@ use parquet::schema::types::ColumnDescPtr;
 
 use sciio_core::{Error, Result};
 
-use crate::parquet_io::parquet_err;
+use crate::parquet_error::parquet_err;
 
 /// The PLAIN encoding of each dictionary value in the column's physical type (`None` for a
 /// null value), or `None` when this value type is left to arrow-rs (it would store it

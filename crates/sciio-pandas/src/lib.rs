@@ -27,12 +27,23 @@
 //! # std::fs::remove_dir_all(&dir).unwrap();
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 #![forbid(unsafe_code)]
 
 mod categorical;
 mod frame;
 pub mod metadata;
 mod numpy;
+mod parquet_error;
 mod parquet_io;
 mod schema;
 

@@ -408,8 +408,28 @@ impl Frame {
     /// # Ok::<(), sciio_core::Error>(())
     /// ```
     pub fn from_rows(label: &str, rows: &[NdArray]) -> Result<Frame> {
+        Frame::from_typed_rows(label, rows, None)
+    }
+
+    /// [`Frame::from_rows`] where `typed` (a row of no items, as the source's type
+    /// describes its rows) gives the column its type when `rows` is empty: a VLArray with no
+    /// row still becomes a list column of its atom's type, with no row.
+    ///
+    /// ```
+    /// use sciio_core::NdArray;
+    /// let typed = NdArray::from_vec(Vec::<f32>::new(), &[0])?;
+    /// let frame = sciio_pandas::Frame::from_typed_rows("vl", &[], Some(&typed))?;
+    /// assert_eq!(frame.num_rows(), 0);
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn from_typed_rows(
+        label: &str,
+        rows: &[NdArray],
+        typed: Option<&NdArray>,
+    ) -> Result<Frame> {
         let first = rows
             .first()
+            .or(typed)
             .ok_or_else(|| Error::unsupported("no rows to give a list column its type"))?;
         let DType::Scalar(scalar) = first.dtype() else {
             return Err(Error::unsupported(format!(

@@ -35,17 +35,7 @@ use crate::schema::FrameSchema;
 use sciio_core::contain::contain_panics;
 use sciio_core::{Error, ErrorKind, Limits, Result};
 
-pub(crate) fn parquet_err(e: parquet::errors::ParquetError) -> Error {
-    use parquet::errors::ParquetError as P;
-    let kind = match &e {
-        P::EOF(_) | P::NeedMoreData(_) | P::NeedMoreDataRange(_) => ErrorKind::Truncated,
-        P::NYI(_) => ErrorKind::Unsupported,
-        P::IndexOutOfBound(..) => ErrorKind::Format,
-        P::External(_) => ErrorKind::Io,
-        _ => ErrorKind::Format,
-    };
-    Error::new(kind, format!("parquet: {e}"))
-}
+use crate::parquet_error::parquet_err;
 
 fn arrow_err(e: arrow_schema::ArrowError) -> Error {
     match e {

@@ -23,6 +23,16 @@
 //! assert_eq!(items[0].1, Value::List(vec![Value::Int(1), Value::Float(2.5), Value::None]));
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 #![forbid(unsafe_code)]
 
 mod machine;

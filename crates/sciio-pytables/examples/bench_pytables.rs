@@ -3,6 +3,8 @@
 //!
 //! usage: bench FILE NODE [REPEAT]
 //!        bench write ... (python/bench_pytables_write.py; see support/bench_write.rs)
+// A benchmark driver: a bad argument or failed run stops it with a message.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::time::Instant;
 

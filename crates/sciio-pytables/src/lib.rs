@@ -16,6 +16,16 @@
 //! let col = file.read_column("/table", "nested/x", Rows::range(0, 10, 2))?;
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 #![forbid(unsafe_code)]
 
 mod attrs;
@@ -343,26 +353,48 @@ impl PtFile {
                 (Some(H5Type::Int { size: 4, order, .. }), Some("vlunicode")) => {
                     ucs4(&item, *order).map(VlRow::Text).map_err(locate)
                 }
-                (Some(b), _) => {
-                    let elem = b.size().max(1);
-                    let (ty, shape) = match b {
-                        H5Type::Array { base, dims } => {
-                            let mut s = vec![item.len() / elem];
-                            s.extend(dims.iter().copied());
-                            ((**base).clone(), s)
-                        }
-                        other => (other.clone(), vec![item.len() / elem]),
-                    };
-                    let mut data = RawData {
-                        ty,
-                        shape,
-                        bytes: item,
-                    };
-                    time::convert_time64(&mut data);
-                    Ok(VlRow::Values(self.to_read_layout(data, false)))
-                }
+                (Some(b), _) => Ok(VlRow::Values(self.values_row(b, item))),
             })
             .collect()
+    }
+
+    /// A row of no items of the numeric VLArray at `path`, typed as its rows read: what
+    /// gives a list column its item type when the VLArray has no row. `None` for VLArrays
+    /// of strings or pickled objects.
+    pub fn vlarray_empty_row(&self, path: &str) -> Result<Option<RawData>> {
+        let ds = self.dataset(path)?;
+        let pseudo = ds
+            .attr("PSEUDOATOM")?
+            .map(attrs::convert)
+            .and_then(|a| a.as_str());
+        if pseudo.is_some() {
+            return Ok(None);
+        }
+        Ok(match ds.dtype()? {
+            H5Type::VarLen { base } => Some(self.values_row(&base, Vec::new())),
+            _ => None,
+        })
+    }
+
+    /// One numeric VLArray row (`item`: its raw bytes, items of the atom `atom`) in the
+    /// layout `node.read()` gives: an array atom adds its dimensions after the row length.
+    fn values_row(&self, atom: &H5Type, item: Vec<u8>) -> RawData {
+        let elem = atom.size().max(1);
+        let (ty, shape) = match atom {
+            H5Type::Array { base, dims } => {
+                let mut s = vec![item.len() / elem];
+                s.extend(dims.iter().copied());
+                ((**base).clone(), s)
+            }
+            other => (other.clone(), vec![item.len() / elem]),
+        };
+        let mut data = RawData {
+            ty,
+            shape,
+            bytes: item,
+        };
+        time::convert_time64(&mut data);
+        self.to_read_layout(data, false)
     }
 }
 

@@ -22,6 +22,16 @@
 //! assert!(!sciio_temp::is_registered(&temp));
 //! # Ok::<(), std::io::Error>(())
 //! ```
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 
 use std::ffi::{c_char, c_int, CStr, CString};
 use std::path::Path;

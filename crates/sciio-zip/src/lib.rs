@@ -16,6 +16,16 @@
 //! `zip` crate's writer does not expose; and the reader must hand out data offsets for mmap and
 //! report errors as sciio errors with file, member and offset. The format subset numpy needs
 //! (stored + deflate, zip64, no encryption, one volume) is small.
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 #![forbid(unsafe_code)]
 
 mod bytes;

@@ -3,6 +3,8 @@
 
 use std::fmt;
 
+use sciio_core::calendar::civil_from_days;
+
 pub(crate) const LOCAL_SIG: u32 = 0x0403_4b50;
 pub(crate) const CENTRAL_SIG: u32 = 0x0201_4b50;
 pub(crate) const EOCD_SIG: u32 = 0x0605_4b50;
@@ -104,7 +106,7 @@ impl DosDateTime {
             .unwrap_or(0);
         let days = (secs / 86_400) as i64;
         let rem = secs % 86_400;
-        let (y, m, d) = civil_from_days(days);
+        let (y, m, d) = civil_from_days(i128::from(days));
         DosDateTime::new(
             y.clamp(1980, 2107) as u16,
             m as u8,
@@ -114,20 +116,6 @@ impl DosDateTime {
             (rem % 60) as u8,
         )
     }
-}
-
-/// Days since 1970-01-01 to (year, month, day): H. Hinnant's `civil_from_days`.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
-    let z = z + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    (y, m, d)
 }
 
 /// Code page 437 for bytes 0x80..=0xFF: names without the UTF-8 flag are CP437 (as CPython

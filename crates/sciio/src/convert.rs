@@ -225,7 +225,9 @@ pub fn convert_many(
         }
         other => {
             return Err(Error::unsupported(format!(
-                "writing {other} files is not available in this build of sciio"
+                "writing {other} files needs the `{}` feature of the sciio crate, which this \
+                     build leaves out",
+                other.feature().unwrap_or("default")
             ))
             .with_file(dst))
         }

@@ -95,7 +95,9 @@ impl File {
             #[allow(unreachable_patterns)] // reachable when a format's feature is off
             other => {
                 return Err(Error::unsupported(format!(
-                    "reading {other} files is not available in this build of sciio"
+                    "reading {other} files needs the `{}` feature of the sciio crate, which this \
+                     build leaves out",
+                    other.feature().unwrap_or("default")
                 ))
                 .with_file(path))
             }
@@ -370,15 +372,47 @@ impl File {
         }
     }
 
-    /// How the node at `path` converts when it holds rows of variable length (a PyTables
-    /// VLArray, an h5py variable-length dataset), or `None` for any other node.
-    pub(crate) fn vl_kind(&self, path: &str) -> Result<Option<crate::vlarray::VlKind>> {
+    /// Rows `start..stop` of the HDF5 table or array at `path` (along its first axis).
+    #[cfg(all(feature = "hdf5", feature = "parquet"))]
+    pub(crate) fn read_row_range(&self, path: &str, start: usize, stop: usize) -> Result<NdArray> {
         let path = normalise(path);
+        let located = |e: Error| e.with_file(&self.path).with_node(path.clone());
+        match &self.backend {
+            Backend::Hdf5(h5) => h5.read_row_range(&path, start, stop).map_err(located),
+            _ => Err(located(Error::mismatch("not an HDF5 file"))),
+        }
+    }
+
+    /// A row of no items typed as the rows at `path` read (numeric VLArrays), `None` where
+    /// the node's type names no item type: what types a list column with no row.
+    #[cfg(feature = "parquet")]
+    // Only HDF5 files hold rows of variable length: other builds never look at `path`.
+    #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))]
+    pub(crate) fn empty_row(&self, path: &str) -> Result<Option<NdArray>> {
         match &self.backend {
             #[cfg(feature = "hdf5")]
-            Backend::Hdf5(h5) => h5
-                .vl_kind(&path)
-                .map_err(|e| e.with_file(&self.path).with_node(path.clone())),
+            Backend::Hdf5(h5) => {
+                let path = normalise(path);
+                h5.empty_row(&path)
+                    .map_err(|e| e.with_file(&self.path).with_node(path.clone()))
+            }
+            #[allow(unreachable_patterns)]
+            _ => Ok(None),
+        }
+    }
+
+    /// How the node at `path` converts when it holds rows of variable length (a PyTables
+    /// VLArray, an h5py variable-length dataset), or `None` for any other node.
+    // Only HDF5 files hold rows of variable length: other builds never look at `path`.
+    #[cfg_attr(not(feature = "hdf5"), allow(unused_variables))]
+    pub(crate) fn vl_kind(&self, path: &str) -> Result<Option<crate::vlarray::VlKind>> {
+        match &self.backend {
+            #[cfg(feature = "hdf5")]
+            Backend::Hdf5(h5) => {
+                let path = normalise(path);
+                h5.vl_kind(&path)
+                    .map_err(|e| e.with_file(&self.path).with_node(path.clone()))
+            }
             #[allow(unreachable_patterns)]
             _ => Ok(None),
         }

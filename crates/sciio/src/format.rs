@@ -50,6 +50,22 @@ impl Format {
         }
     }
 
+    /// The cargo feature of the `sciio` crate that reads and writes this format (`None`:
+    /// always built).
+    ///
+    /// ```
+    /// assert_eq!(sciio::Format::Mat.feature(), Some("mat"));
+    /// assert_eq!(sciio::Format::Npy.feature(), None);
+    /// ```
+    pub fn feature(self) -> Option<&'static str> {
+        match self {
+            Format::Npy | Format::Npz => None,
+            Format::Hdf5 => Some("hdf5"),
+            Format::Mat => Some("mat"),
+            Format::Parquet => Some("parquet"),
+        }
+    }
+
     /// The format a file name's extension stands for (case-insensitive).
     ///
     /// ```

@@ -17,7 +17,7 @@ use std::path::Path;
 use sciio_core::{
     ByteOrder, DType, Error, Limits, NdArray, Order, RecordType, Result, ScalarKind, ScalarType,
 };
-use sciio_pytables::sciio_hdf5::{self, H5Type, RawData};
+use sciio_pytables::sciio_hdf5::{H5Type, RawData};
 use sciio_pytables::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows, VlRow};
 
 use crate::node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
@@ -187,11 +187,21 @@ impl Hdf5 {
             .collect()
     }
 
-    /// Rows `start..stop` (along the first dimension) of the array or table at `path`, read
-    /// as a hyperslab: libhdf5 reads only the chunks those rows touch. Same layout as
-    /// [`Hdf5::read_array`].
-    pub(crate) fn read_array_rows(&self, path: &str, start: u64, stop: u64) -> Result<NdArray> {
-        let rows = Rows::range(start, stop.max(start), 1);
+    /// A row of no items typed as the numeric VLArray's rows read (`None` for strings and
+    /// pickled objects): the item type of a list column when the VLArray has no row.
+    #[cfg(feature = "parquet")]
+    pub(crate) fn empty_row(&self, path: &str) -> Result<Option<NdArray>> {
+        self.file
+            .vlarray_empty_row(path)?
+            .map(raw_to_ndarray)
+            .transpose()
+    }
+
+    /// Rows `start..stop` of a Table or along the first axis of an array, in the layout
+    /// [`Hdf5::read_array`] gives, read as a hyperslab: libhdf5 reads only the chunks those
+    /// rows touch (`sciio cat --head/--slice` through `File::read_array_rows`, Parquet output).
+    pub(crate) fn read_row_range(&self, path: &str, start: usize, stop: usize) -> Result<NdArray> {
+        let rows = Rows::range(start as u64, stop as u64, 1);
         let raw = if self.file.node(path)?.class == NodeClass::Table {
             self.file.read_table(path, rows)?
         } else {
@@ -441,14 +451,6 @@ fn top_dtype(ty: &H5Type, shape: &mut Vec<usize>) -> Result<DType> {
     }
 }
 
-fn order(o: sciio_hdf5::ByteOrder) -> ByteOrder {
-    match o {
-        sciio_hdf5::ByteOrder::Little => ByteOrder::Little,
-        sciio_hdf5::ByteOrder::Big => ByteOrder::Big,
-        _ => ByteOrder::NotApplicable,
-    }
-}
-
 /// The numpy dtype of an HDF5 type (see the module documentation).
 pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
     let scalar = |kind, o| Ok(DType::Scalar(ScalarType::new(kind, o)));
@@ -465,7 +467,7 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
             } else {
                 ScalarKind::UInt(n)
             };
-            scalar(kind, order(*o))
+            scalar(kind, *o)
         }
         H5Type::Float {
             size: size @ (2 | 4 | 8),
@@ -476,7 +478,7 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
             size: size @ (12 | 16),
             precision: 80 | 64,
             order: o,
-        } => scalar(ScalarKind::Float(size8(*size)?), order(*o)),
+        } => scalar(ScalarKind::Float(size8(*size)?), *o),
         // PyTables writes bool as an 8-bit bitfield (precision 8) and reads any bitfield as
         // `b1`: every 8-bit bitfield is a bool.
         H5Type::Bitfield { size: 1, .. } => scalar(ScalarKind::Bool, ByteOrder::NotApplicable),
@@ -484,9 +486,9 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
             size: size @ (2 | 4 | 8),
             order: o,
             ..
-        } => scalar(ScalarKind::UInt(size8(*size)?), order(*o)),
-        H5Type::Time { size: 4, order: o } => scalar(ScalarKind::Int(4), order(*o)),
-        H5Type::Time { size: 8, order: o } => scalar(ScalarKind::Float(8), order(*o)),
+        } => scalar(ScalarKind::UInt(size8(*size)?), *o),
+        H5Type::Time { size: 4, order: o } => scalar(ScalarKind::Int(4), *o),
+        H5Type::Time { size: 8, order: o } => scalar(ScalarKind::Float(8), *o),
         H5Type::FixedString { size, .. } => {
             scalar(ScalarKind::Bytes(*size), ByteOrder::NotApplicable)
         }
@@ -494,7 +496,7 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
         H5Type::Compound { size, fields } => {
             if let Some(part) = ty.complex_parts() {
                 let o = match part {
-                    H5Type::Float { order: o, .. } => order(*o),
+                    H5Type::Float { order: o, .. } => *o,
                     _ => ByteOrder::NotApplicable,
                 };
                 return scalar(ScalarKind::Complex(size8(*size)?), o);

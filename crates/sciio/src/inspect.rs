@@ -224,7 +224,11 @@ impl File {
                 read_c_rows(&mut member, &info, start, stop, row_bytes, &limits).map_err(located)
             }
             #[cfg(feature = "hdf5")]
-            Backend::Hdf5(h5) => h5.read_array_rows(&path, start, stop).map_err(located),
+            Backend::Hdf5(h5) => {
+                let index = |i: u64| usize::try_from(i).map_err(|_| too_big());
+                h5.read_row_range(&path, index(start)?, index(stop)?)
+                    .map_err(located)
+            }
             _ => {
                 let whole = self.read_array(&path)?;
                 slice_rows(&whole, start, stop).map_err(located)

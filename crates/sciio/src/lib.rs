@@ -1,21 +1,40 @@
-//! sciio: read and write the files of scientific Python from Rust — numpy `.npy`/`.npz`, HDF5
-//! (PyTables, h5py, pandas HDFStore; the `hdf5` and `hdfstore` features), MATLAB MAT v4 to v7.3
-//! (`mat`) and pandas Parquet (`parquet`).
+//! sciio: read and write the files of scientific Python and MATLAB from Rust — numpy
+//! `.npy`/`.npz`, HDF5 (PyTables, h5py, pandas HDFStore), MATLAB MAT (v4 to v7.3) and pandas
+//! Parquet — as numpy, PyTables, pandas and MATLAB read and write them.
 //!
 //! - [`open`] ([`File::open`]) picks the format by extension and first bytes and describes the
-//!   file as one neutral tree of [`Node`]s; [`File::read_array`] reads an array's data.
+//!   file as one neutral tree of [`Node`]s; [`File::read_array`] reads an array's data
+//!   (`to_ndarray::<T>()` for a typed `ndarray`), [`File::batches`] streams tables and frames
+//!   as Arrow record batches with their pandas metadata.
 //! - [`convert`] writes a file or one node into another format, atomically
 //!   ([`write_atomically`]); what the target cannot hold is left out and listed with its
 //!   reason ([`LeftOut`], [`plan`]), or refused before writing with
 //!   [`ConvertOptions::strict`].
 //! - [`CompressSpec`] is the one compression syntax (`deflate:6`, `shuffle,zlib:1`, ...).
+//! - [`guide`]: the ten commonest tasks as short programs.
 //!
-//! The building blocks are re-exported: [`core`] (dtypes, [`NdArray`], errors).
+//! The format crates are re-exported for what the neutral tree does not cover: [`npy`],
+//! [`pytables`], [`matlab`] (MATLAB values), [`pandas`] (frames, Parquet), [`hdfstore`].
+//! Every format is a default cargo feature (`hdf5`, `mat`, `parquet`, `hdfstore`); with
+//! `default-features = false` only `.npy`/`.npz` are built, and opening another format
+//! says which feature it needs.
+// Input never reaches a panic: errors are returned (tests may unwrap).
+#![cfg_attr(
+    not(test),
+    deny(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::unreachable
+    )
+)]
 #![forbid(unsafe_code)]
 
 pub mod atomic;
 pub mod compress;
 pub mod format;
+#[cfg(all(feature = "hdf5", feature = "mat", feature = "parquet"))]
+pub mod guide;
 pub mod inspect;
 pub mod node;
 pub mod plan;
@@ -31,10 +50,22 @@ pub use sciio_core as core;
 pub use sciio_core::{DType, Error, ErrorKind, NdArray, Order, Result, Value};
 pub use sciio_npy as npy;
 pub use sciio_zip as zip;
+// The format crates, for what the neutral tree does not cover (MATLAB values, PyTables
+// writers, pandas frames, HDFStore keys).
+#[cfg(feature = "hdfstore")]
+pub use sciio_hdfstore as hdfstore;
+#[cfg(feature = "mat")]
+pub use sciio_mat as matlab;
+#[cfg(feature = "parquet")]
+pub use sciio_pandas as pandas;
+#[cfg(feature = "hdf5")]
+pub use sciio_pytables as pytables;
 pub use target::Target;
 
 pub mod convert;
 pub mod file;
+#[cfg(feature = "parquet")]
+pub mod frames;
 #[cfg(feature = "hdf5")]
 mod h5write;
 #[cfg(feature = "hdf5")]

@@ -267,6 +267,26 @@ fn frame_records(src: &File) -> Result<(NdArray, Vec<LeftOut>)> {
     Ok((records, left_out))
 }
 
+/// `frame`'s rows as one structured array for a PyTables Table at `dst` (the index as
+/// leading fields unless a RangeIndex); a column PyTables has no type for is an error.
+#[cfg(feature = "hdf5")]
+pub(crate) fn records_of_frame(frame: &Frame, dst: &Path) -> Result<NdArray> {
+    let stored_index = frame
+        .schema()
+        .index()
+        .iter()
+        .any(|level| matches!(level, IndexLevel::Column { .. }));
+    let (arrays, mut left_out) = numpy_columns(frame, stored_index, dst, &Limits::default())?;
+    let (table, no_type) = frame_table(&arrays).map_err(|e| e.with_file(dst))?;
+    left_out.extend(no_type);
+    match left_out.first() {
+        Some(item) => Err(Error::unsupported(format!(
+            "PyTables cannot hold it: {item}"
+        ))),
+        None => Ok(table),
+    }
+}
+
 /// `x.parquet → y.h5`: a PyTables Table of the columns PyTables has a type for.
 #[cfg(feature = "hdf5")]
 fn frame_to_h5(
@@ -306,6 +326,12 @@ fn array_to_parquet(
     options: &ConvertOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<ConvertSummary> {
+    // A whole file whose one leaf is a VLArray converts as that VLArray.
+    let only_vlarray = match src_node {
+        None => sole_vlarray(src.root()),
+        Some(_) => None,
+    };
+    let src_node = src_node.or(only_vlarray.as_deref());
     let vl = match src_node {
         Some(node) if is_vlarray(src.node(node)?) => src.vl_kind(node)?,
         _ => None,
@@ -328,7 +354,11 @@ fn array_to_parquet(
         Some(VlKind::Rows) => {
             let rows = src.read_rows(&path)?;
             let bytes = rows.iter().map(|r| r.as_bytes().len() as u64).sum();
-            let frame = Frame::from_rows(&label, &rows).map_err(located)?;
+            let typed = match rows.is_empty() {
+                true => src.empty_row(&path)?,
+                false => None,
+            };
+            let frame = Frame::from_typed_rows(&label, &rows, typed.as_ref()).map_err(located)?;
             (frame, Vec::new(), bytes)
         }
         Some(VlKind::Objects) => {
@@ -363,6 +393,31 @@ fn array_to_parquet(
         data_bytes: bytes,
         left_out,
     })
+}
+
+/// The path of the one leaf under `root` when the tree holds that leaf only and it is a
+/// VLArray (groups and their attributes aside).
+fn sole_vlarray(root: &Node) -> Option<String> {
+    fn leaves<'a>(node: &'a Node, path: String, out: &mut Vec<(String, &'a Node)>) {
+        match &node.kind {
+            NodeKind::Group(children) => {
+                for child in children {
+                    leaves(
+                        child,
+                        format!("{}/{}", path.trim_end_matches('/'), child.name),
+                        out,
+                    );
+                }
+            }
+            _ => out.push((path, node)),
+        }
+    }
+    let mut found = Vec::new();
+    leaves(root, "/".to_string(), &mut found);
+    match found.as_slice() {
+        [(path, node)] if is_vlarray(node) => Some(path.clone()),
+        _ => None,
+    }
 }
 
 fn is_vlarray(node: &Node) -> bool {

@@ -22,6 +22,7 @@ mod bitshuffle;
 pub(crate) mod blosc;
 pub(crate) mod lzf;
 mod lzo;
+pub(crate) mod shuffle;
 mod szip;
 
 use std::ffi::{c_uint, c_void};
@@ -171,17 +172,8 @@ fn bunzip2(input: &[u8], expected: Option<usize>) -> Result<Vec<u8>> {
 /// Reverses HDF5's shuffle filter: the encoder wrote byte 0 of every element, then byte 1...;
 /// a tail shorter than one element was left as is.
 pub fn unshuffle(input: &[u8], elem_size: usize) -> Vec<u8> {
-    if elem_size <= 1 || input.len() < elem_size {
-        return input.to_vec();
-    }
-    let n = input.len() / elem_size;
     let mut out = vec![0u8; input.len()];
-    for (byte, plane) in input[..n * elem_size].chunks_exact(n).enumerate() {
-        for (i, &b) in plane.iter().enumerate() {
-            out[i * elem_size + byte] = b;
-        }
-    }
-    out[n * elem_size..].copy_from_slice(&input[n * elem_size..]);
+    shuffle::unshuffle_into(input, elem_size, &mut out);
     out
 }
 

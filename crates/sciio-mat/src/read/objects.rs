@@ -293,13 +293,7 @@ pub(crate) fn transposed_column(stored: &MatValue) -> MatValue {
     }
 }
 
-pub(crate) fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
-    MatValue::Opaque(Opaque {
-        class: class.to_string(),
-        payload: Some(Box::new(payload)),
-        note,
-    })
-}
+pub(crate) use crate::value::opaque;
 
 /// A function handle (a struct group with `MATLAB_object_decode = 1`) kept as stored, with
 /// the function it names in the note (`@sin (simple)`, `@(x)x.^2+1 (anonymous)`).

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use sciio_core::{Error, Limits, Result};
 
-use crate::read::VarInfo;
+use crate::value::VarInfo;
 use crate::value::{MatClass, MatValue};
 
 pub(crate) mod cursor;

@@ -2,6 +2,7 @@
 //! pipeline PyTables builds for a leaf (`H5TB-opt.c`, `H5ARRAY.c`), and chunk shapes computed
 //! the way `Leaf._calc_chunkshape` does.
 
+use super::cpu_caches::CpuCaches;
 use sciio_core::{Error, Result};
 use sciio_hdf5::filters::id;
 use sciio_hdf5::write::{blosc2_blocksize, BloscCodec, FilterStage};
@@ -322,22 +323,23 @@ fn calc_chunksize(expected_mb: u64) -> u64 {
 
 /// `Leaf._calc_chunkshape`: the chunk shape PyTables picks for a leaf of `shape` growing along
 /// `maindim`, `expected_rows` rows of `rowsize` bytes, elements of `itemsize` bytes. Blosc2
-/// Tables/CArrays/EArrays get 16 times larger chunks (PyTables' default without an L3 size).
+/// Tables/CArrays/EArrays (`blosc2`: the machine's caches) get chunks as large as the L3
+/// cache, or 16 times larger ones without a usable L3 size ([`CpuCaches::blosc2_chunksize`]).
 pub fn calc_chunkshape(
     shape: &[u64],
     maindim: usize,
     expected_rows: u64,
     rowsize: u64,
     itemsize: u64,
-    blosc2: bool,
+    blosc2: Option<CpuCaches>,
 ) -> Vec<u64> {
     if shape.is_empty() {
         return vec![1];
     }
     let expected_mb = expected_rows.saturating_mul(rowsize) / (1024 * 1024);
     let mut chunksize = calc_chunksize(expected_mb);
-    if blosc2 {
-        chunksize = (chunksize * 16).min(2u64.pow(31) - 32);
+    if let Some(caches) = blosc2 {
+        chunksize = caches.blosc2_chunksize(chunksize);
     }
     let nitems = (chunksize / itemsize.max(1)).max(1);
     let mut chunk = shape.to_vec();
@@ -378,14 +380,24 @@ mod tests {
     #[test]
     fn chunkshapes_match_pytables() {
         // Values printed by PyTables 3.11 for the same parameters.
-        assert_eq!(calc_chunkshape(&[0], 0, 10_000, 78, 78, false), vec![840]);
+        assert_eq!(calc_chunkshape(&[0], 0, 10_000, 78, 78, None), vec![840]);
         assert_eq!(
-            calc_chunkshape(&[0, 4], 0, 1000, 16, 4, false),
+            calc_chunkshape(&[0, 4], 0, 1000, 16, 4, None),
             vec![4096, 4]
         );
         assert_eq!(
-            calc_chunkshape(&[100, 10], 0, 100, 80, 8, true),
+            calc_chunkshape(&[100, 10], 0, 100, 80, 8, Some(CpuCaches::default())),
             vec![13107, 10]
+        );
+        // A machine whose lscpu says L2 4 MiB, L3 480 MiB: PyTables 3.11 picked (5, 12582912)
+        // for a blosc2 EArray of shape (5, 0) growing along axis 1.
+        let caches = CpuCaches {
+            l2: Some(4 << 20),
+            l3: Some(480 << 20),
+        };
+        assert_eq!(
+            calc_chunkshape(&[5, 0], 1, 1000, 40, 8, Some(caches)),
+            vec![5, 12582912]
         );
         assert_eq!(calc_vl_chunkshape(1000, 4), 16384);
         assert_eq!(calc_vl_chunkshape(1000, 1), 65536);

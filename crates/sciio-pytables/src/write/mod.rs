@@ -29,6 +29,7 @@
 //! # Ok::<(), sciio_core::Error>(())
 //! ```
 
+mod cpu_caches;
 mod earray;
 mod filters;
 mod numpy;
@@ -43,6 +44,7 @@ use sciio_hdf5::write::{
 };
 use sciio_hdf5::{AttrValue, ByteOrder, CharSet, H5Type, RawData};
 
+pub use cpu_caches::CpuCaches;
 pub use filters::{calc_chunkshape, calc_vl_chunkshape, Complib, Filters};
 pub use numpy::{h5type_from_dtype, write_ndarray, CARRAY_THRESHOLD};
 pub use repack::{filters_from_pipeline, repack, repack_node};
@@ -561,7 +563,14 @@ impl TableBuilder<'_> {
         let blosc2 = filters.complevel > 0 && matches!(filters.complib, Complib::Blosc2(_));
         let chunk = match self.chunk_rows {
             Some(n) => vec![n],
-            None => calc_chunkshape(&[0], 0, self.expected_rows, size, size, blosc2),
+            None => calc_chunkshape(
+                &[0],
+                0,
+                self.expected_rows,
+                size,
+                size,
+                blosc2_caches(blosc2),
+            ),
         };
         let pipeline = filters.pipeline(&self.row, &chunk, TAG_TABLE, "2.7");
         let spec = DatasetSpec::chunked(self.row.clone(), vec![0], vec![None], chunk)
@@ -763,7 +772,14 @@ impl ArrayBuilder<'_> {
                 )))
             }
             Some(c) => c.clone(),
-            None => calc_chunkshape(&self.shape, maindim, expected, rowsize, itemsize, blosc2),
+            None => calc_chunkshape(
+                &self.shape,
+                maindim,
+                expected,
+                rowsize,
+                itemsize,
+                blosc2_caches(blosc2),
+            ),
         };
         let (tag, version) = if self.extdim.is_some() {
             (TAG_EARRAY, "1.1")
@@ -997,4 +1013,9 @@ fn time64_to_file(ty: &H5Type, bytes: &mut [u8]) {
             });
         }
     }
+}
+
+/// The cache sizes that size a Blosc2 leaf's chunks, `None` for other filters.
+fn blosc2_caches(blosc2: bool) -> Option<CpuCaches> {
+    blosc2.then(CpuCaches::of_this_machine)
 }
