@@ -212,7 +212,7 @@ impl Hdf5 {
 
     /// How the dataset at `path` is stored: layout, chunk shape and count, filters, bytes.
     pub(crate) fn storage(&self, path: &str, logical: u64) -> Result<crate::inspect::Storage> {
-        use sciio_hdf5::Layout;
+        use sciio_pytables::sciio_hdf5::Layout;
         let ds = self.file.hdf5().dataset(path)?;
         let (layout, chunk_shape, filters) = ds.storage()?;
         let chunks_stored = match layout {
