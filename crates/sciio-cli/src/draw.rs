@@ -3,15 +3,16 @@
 use comfy_table::{presets::UTF8_FULL_CONDENSED, CellAlignment, ContentArrangement, Table};
 use sciio::{ArrayInfo, AttrValue, Node, NodeKind, Order};
 
-/// The table for `root`: one row per node, the tree drawn with `├──`/`└──` in the first column.
-pub fn tree_table(root: &Node) -> String {
+/// The table for `root`: one row per node, the tree drawn with `├──`/`└──` in the first column,
+/// the first row labelled `label` (`/`, or the node's path when `ls` lists a node of the file).
+pub fn tree_table_labelled(root: &Node, label: &str) -> String {
     let mut table = Table::new();
     table
         .load_style(UTF8_FULL_CONDENSED)
         .set_content_arrangement(ContentArrangement::Disabled)
         .set_header(vec!["node", "kind", "dtype", "shape", "order", "size"]);
     let mut rows = Vec::new();
-    rows.push(row("/".to_string(), root));
+    rows.push(row(label.to_string(), root));
     add_children(root, "", &mut rows);
     for r in rows {
         table.add_row(r);
@@ -27,7 +28,11 @@ fn add_children(node: &Node, indent: &str, rows: &mut Vec<Vec<String>>) {
     for (i, child) in children.iter().enumerate() {
         let last = i + 1 == children.len();
         let branch = if last { "└── " } else { "├── " };
-        rows.push(row(format!("{indent}{branch}{}", child.name), child));
+        let name = match &child.kind {
+            NodeKind::Link(target) => format!("{} -> {target}", child.name),
+            _ => child.name.clone(),
+        };
+        rows.push(row(format!("{indent}{branch}{name}"), child));
         let deeper = format!("{indent}{}", if last { "    " } else { "│   " });
         add_children(child, &deeper, rows);
     }
@@ -57,30 +62,33 @@ fn neutral_row(label: String, node: &Node) -> Vec<String> {
             label,
             "group".to_string(),
             String::new(),
-            format!("{} items", children.len()),
+            count(children.len(), "item"),
             String::new(),
             String::new(),
         ],
         NodeKind::Frame { columns, rows } => vec![
             label,
             "frame".to_string(),
-            format!("{} columns", columns.len()),
+            String::new(),
             format!("({rows}, {})", columns.len()),
             String::new(),
             String::new(),
         ],
-        NodeKind::Link(target) => vec![
+        // The target is in the node column (`name -> /target`); the dtype column only ever
+        // holds numpy dtypes.
+        NodeKind::Link(_) => vec![
             label,
             "link".to_string(),
-            format!("-> {target}"),
+            String::new(),
             String::new(),
             String::new(),
             String::new(),
         ],
-        NodeKind::Opaque { kind, reason } => vec![
+        // Why sciio cannot read it is in the notes under the table (`opaque_notes`).
+        NodeKind::Opaque { kind, .. } => vec![
             label,
             kind.clone(),
-            reason.clone(),
+            String::new(),
             String::new(),
             String::new(),
             String::new(),
@@ -89,22 +97,42 @@ fn neutral_row(label: String, node: &Node) -> Vec<String> {
     }
 }
 
+/// `1 item`, `3 items`.
+pub fn count(n: usize, noun: &str) -> String {
+    format!("{n} {noun}{}", if n == 1 { "" } else { "s" })
+}
+
+/// One line per node sciio lists but cannot read, with the reason (empty when there is none):
+/// `notes:` then `  /ragged (VLArray): rows of pickled Python objects (never unpickled)`.
+pub fn opaque_notes(root: &Node, prefix: &str) -> String {
+    let mut out = String::new();
+    for (path, node) in root.walk(prefix) {
+        if let NodeKind::Opaque { kind, reason } = &node.kind {
+            out.push_str(&format!("  {path} ({kind}): {reason}\n"));
+        }
+    }
+    if out.is_empty() {
+        out
+    } else {
+        "notes:\n".to_string() + &out
+    }
+}
+
 /// Attribute values longer than this are cut (with `...`).
 const MAX_ATTR_CHARS: usize = 72;
 
 /// `sciio ls -a` for formats without a native listing: each node that has attributes, then
 /// one `NAME := value` line per attribute (values on one line, shortened).
-pub fn attribute_lines(root: &Node) -> String {
+pub fn attribute_lines(root: &Node, prefix: &str) -> String {
     let mut out = String::new();
-    for (path, node) in root.walk("") {
+    for (path, node) in root.walk(prefix) {
         if node.attrs.is_empty() {
             continue;
         }
         let path = if path.is_empty() { "/" } else { path.as_str() };
-        let n = node.attrs.len();
         out.push_str(&format!(
-            "{path}: {n} attribute{}\n",
-            if n == 1 { "" } else { "s" }
+            "{path}: {}\n",
+            count(node.attrs.len(), "attribute")
         ));
         for a in &node.attrs {
             out.push_str(&format!("  {} := {}\n", a.name, attr_text(&a.value)));
@@ -180,7 +208,7 @@ mod tests {
         let b = Node::new("b", NodeKind::Array(info));
         let g = Node::new("g", NodeKind::Group(vec![b]));
         let root = Node::new("", NodeKind::Group(vec![a, g]));
-        let text = tree_table(&root);
+        let text = tree_table_labelled(&root, "/");
         assert!(text.contains("├── a"), "{text}");
         assert!(text.contains("└── g"), "{text}");
         assert!(text.contains("    └── b"), "{text}");

@@ -87,7 +87,7 @@ pub fn value_json(v: &Value) -> Json {
     }
 }
 
-fn literal_json(lit: &PyLiteral) -> Json {
+pub fn literal_json(lit: &PyLiteral) -> Json {
     match lit {
         PyLiteral::None => Json::Null,
         PyLiteral::Bool(b) => Json::from(*b),

@@ -16,9 +16,12 @@
 )]
 
 mod draw;
+mod info;
 mod json;
+mod listing;
 mod numfmt;
 mod progress;
+mod rows;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -26,8 +29,8 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 use sciio::{CompressSpec, ConvertOptions, Error, File, Format, MatOutVersion, Result, Target};
 
-/// Read, list and convert the files of scientific Python (.npy .npz; .h5 .mat .parquet as
-/// support lands).
+/// Read, list, inspect and convert the files of scientific Python and MATLAB: numpy .npy and
+/// .npz, PyTables/HDF5 .h5 (pandas HDFStore too), MATLAB .mat (v4 to v7.3), pandas .parquet.
 ///
 /// FILE:NODE names a node (an HDF5 path like /group/x or an npz member like x) inside FILE;
 /// the last ':' separates them when FILE exists, NODE starts with '/' or NODE is a plain member
@@ -43,11 +46,26 @@ struct Cli {
 enum Command {
     /// Show the tree of nodes (npz: members) with dtype, shape, order and size.
     Ls {
-        /// The file to list.
+        /// FILE, or FILE:NODE to list one node and what is below it.
         file: String,
-        /// Also list every node's attributes (HDF5: system and user ones, like `ptdump -a`).
+        /// Also list every node's attributes (with --ptdump: system and user ones, like
+        /// `ptdump -a`).
         #[arg(short = 'a', long = "attrs")]
         attrs: bool,
+        /// List an HDF5 file as PyTables' ptdump does instead (class, shape, filters, title).
+        #[arg(long, conflicts_with = "json")]
+        ptdump: bool,
+        /// Print one JSON document (path, kind, dtype, shape, order, bytes, attributes of
+        /// every node) instead.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Show how a file or node is stored: attributes; per array its layout, chunks, filters,
+    /// bytes on disk and compression ratio (HDF5, npz members); Parquet row groups with column
+    /// codecs, encodings, sizes and statistics.
+    Info {
+        /// FILE or FILE:NODE.
+        target: String,
     },
     /// Print the values of an array like numpy does (`print(array)`), or as JSON.
     Cat {
@@ -56,6 +74,13 @@ enum Command {
         /// Print a JSON document (dtype descr, shape, order, values) instead.
         #[arg(long)]
         json: bool,
+        /// Print only the first N rows (along the first axis); only they are read.
+        #[arg(long, value_name = "N", conflicts_with = "slice")]
+        head: Option<u64>,
+        /// Print rows START:STOP (a Python slice: either side optional, negatives count from
+        /// the end, e.g. -5:); only they are read.
+        #[arg(long, value_name = "START:STOP", allow_hyphen_values = true)]
+        slice: Option<rows::RowSlice>,
     },
     /// Convert a file or one node into another format (by DST's extension, or --to); several
     /// sources combine into one container (many .npy into one .npz). What DST cannot hold
@@ -157,7 +182,7 @@ fn usage_error(e: clap::Error) -> ExitCode {
         };
     }
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        eprintln!("sciio: error: missing command (ls, cat, convert); try 'sciio --help'");
+        eprintln!("sciio: error: missing command (ls, info, cat, convert); try 'sciio --help'");
         return ExitCode::from(2);
     }
     let text = e.render().to_string();
@@ -195,8 +220,30 @@ fn is_broken_pipe(e: &Error) -> bool {
 
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
-        Command::Ls { file, attrs } => ls(&Target::parse(&file), attrs),
-        Command::Cat { target, json } => cat(&Target::parse(&target), json),
+        Command::Ls {
+            file,
+            attrs,
+            ptdump,
+            json,
+        } => print_out(&listing::ls(
+            &Target::parse(&file),
+            listing::LsOptions {
+                attrs,
+                ptdump,
+                json,
+            },
+        )?),
+        Command::Info { target } => print_out(&info::info(&Target::parse(&target))?),
+        Command::Cat {
+            target,
+            json,
+            head,
+            slice,
+        } => cat(
+            &Target::parse(&target),
+            json,
+            head.map(rows::RowSlice::head).or(slice),
+        ),
         Command::Convert {
             paths,
             to,
@@ -273,49 +320,32 @@ fn print_out(text: &str) -> Result<()> {
         .map_err(|e| Error::io("cannot write to stdout", e))
 }
 
-fn ls(target: &Target, attrs: bool) -> Result<()> {
-    let file = File::open(&target.file)?;
-    let root = match &target.node {
-        Some(node) => file.node(node)?,
-        None => file.root(),
-    };
-    let title = format!(
-        "{} ({}, {} on disk)\n",
-        target.file.display(),
-        file.format(),
-        draw::human_bytes(file.size_on_disk())
-    );
-    // A MAT file says its version and header text.
-    let title = match file.mat_description() {
-        Some(mat) => title + &mat + "\n",
-        None => title,
-    };
-    // A data frame also lists its index and columns with their pandas, numpy and Arrow types.
-    let frame = file.frame_description()?.unwrap_or_default();
-    // HDF5 files are also listed as PyTables' ptdump lists them (with -a: every attribute);
-    // other formats show their nodes' attributes with -a.
-    let native = match file.native_listing(target.node.as_deref(), attrs)? {
-        Some(listing) => "\n".to_string() + &listing,
-        None if attrs => "\n".to_string() + &draw::attribute_lines(root),
-        None => String::new(),
-    };
-    print_out(&(title + &draw::tree_table(root) + "\n" + &frame + &native))
-}
-
-fn cat(target: &Target, as_json: bool) -> Result<()> {
+fn cat(target: &Target, as_json: bool, rows: Option<rows::RowSlice>) -> Result<()> {
     let mut file = File::open(&target.file)?;
+    let only_arrays = || Error::unsupported("--head and --slice select rows of arrays and tables");
     if let Some(text) = frame_text(&file, target, as_json)? {
-        return print_out(&text);
+        return rows.map_or_else(|| print_out(&text), |_| Err(only_arrays()));
     }
     if let Some(node) = target.node.as_deref() {
         if let sciio::NodeKind::Opaque { kind, .. } = &file.node(node)?.kind {
             if kind == "VLArray" {
+                rows.map_or(Ok(()), |_| Err(only_arrays()))?;
                 return print_out(&vlarray_text(&mut file, node, as_json)?);
             }
         }
     }
     let path = file.single_array_path(target.node.as_deref())?;
-    let array = file.read_array(&path)?;
+    let array = match rows {
+        Some(sel) => {
+            let len = file
+                .node(&path)?
+                .array_info()
+                .map_or(1, |i| i.shape.first().copied().unwrap_or(1));
+            let (start, stop) = sel.resolve(len as u64);
+            file.read_array_rows(&path, start, stop)?
+        }
+        None => file.read_array(&path)?,
+    };
     let text = if as_json {
         let doc = json::array_document(&path, &array)?;
         serde_json::to_string(&doc).map_err(|e| Error::invalid_input(e.to_string()))? + "\n"

@@ -372,7 +372,7 @@ struct TtyRun {
 
 /// Runs `sciio args` with stderr on a fresh 100x30 pseudo-terminal (stdout piped, stdin empty)
 /// and collects what reached the terminal.
-fn sciio_with_stderr_on_a_tty(args: &[&str]) -> TtyRun {
+fn sciio_with_stderr_on_a_tty(args: &[&str], env: &[(&str, &str)]) -> TtyRun {
     use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
     use std::io::Read;
     use std::os::unix::ffi::OsStrExt;
@@ -409,6 +409,7 @@ fn sciio_with_stderr_on_a_tty(args: &[&str]) -> TtyRun {
         // The Command holds the terminal handle: dropped at the end of this block.
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_sciio"));
         cmd.args(args)
+            .envs(env.iter().copied())
             .stdin(Stdio::null())
             .stderr(Stdio::from(terminal));
         cmd.output().expect("cannot run the sciio binary")
@@ -444,12 +445,13 @@ fn without_escapes(text: &str) -> String {
     out
 }
 
-/// A 64 MiB int64 array numpy writes, whose deflate:9 compression takes well over the moment
-/// (0.4 s) after which the progress bar appears.
-fn slow_to_compress(dir: &Path) -> PathBuf {
+/// An 8 MiB int64 array numpy writes. The tests below make the bar appear at once
+/// (`SCIIO_PROGRESS_AFTER_MS=0`) instead of after 0.4 s, so that they do not depend on how
+/// fast the machine compresses.
+fn to_compress(dir: &Path) -> PathBuf {
     let src = dir.join("big.npy");
     run_python(
-        "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(1).integers(0, 1000, size=8 << 20))",
+        "import sys, numpy as np; np.save(sys.argv[1], np.random.default_rng(1).integers(0, 1000, size=1 << 20))",
         &[s(&src)],
     );
     src
@@ -458,26 +460,23 @@ fn slow_to_compress(dir: &Path) -> PathBuf {
 #[test]
 fn convert_draws_a_progress_bar_on_a_terminal() {
     let dir = tempdir();
-    let src = slow_to_compress(dir.path());
+    let src = to_compress(dir.path());
     let dst = dir.path().join("bar.npz");
-    let started = std::time::Instant::now();
-    let run = sciio_with_stderr_on_a_tty(&["convert", s(&src), s(&dst), "--compress", "deflate:9"]);
-    let took = started.elapsed();
+    let run = sciio_with_stderr_on_a_tty(
+        &["convert", s(&src), s(&dst), "--compress", "deflate:1"],
+        &[("SCIIO_PROGRESS_AFTER_MS", "0")],
+    );
     assert!(run.status.success(), "{:?}: {}", run.status, run.terminal);
     assert!(
-        run.stdout.contains("wrote 1 array (64.0 MiB"),
+        run.stdout.contains("wrote 1 array (8.0 MiB"),
         "{}",
         run.stdout
     );
-    assert!(
-        took.as_secs_f64() > 0.8,
-        "the conversion took {took:?}: too quick to prove the bar; make the input larger"
-    );
-    // indicatif's template: `DST [=====>   ] 12.00 MiB/64.00 MiB 30 MiB/s eta 2s`.
+    // indicatif's template: `DST [=====>   ] 2.00 MiB/8.00 MiB 30 MiB/s eta 2s`.
     let bar = run
         .terminal
         .lines()
-        .find(|l| l.contains("/64.00 MiB"))
+        .find(|l| l.contains("/8.00 MiB"))
         .unwrap_or_else(|| panic!("no progress bar on the terminal: {:?}", run.terminal));
     assert!(bar.starts_with(&format!("{} [", dst.display())), "{bar:?}");
     assert!(bar.contains("eta"), "{bar:?}");
@@ -485,7 +484,7 @@ fn convert_draws_a_progress_bar_on_a_terminal() {
     assert!(
         run.terminal
             .lines()
-            .all(|l| l.trim().is_empty() || l.contains("/64.00 MiB")),
+            .all(|l| l.trim().is_empty() || l.contains("/8.00 MiB")),
         "{:?}",
         run.terminal
     );
@@ -496,16 +495,15 @@ fn convert_draws_a_progress_bar_on_a_terminal() {
 #[test]
 fn convert_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
     let dir = tempdir();
-    let src = slow_to_compress(dir.path());
+    let src = to_compress(dir.path());
     let dst = dir.path().join("quiet.npz");
-    let started = std::time::Instant::now();
-    let out = sciio(&["convert", s(&src), s(&dst), "--compress", "deflate:9"]);
-    let took = started.elapsed();
+    // The bar would be drawn at once on a terminal (the test above).
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+        .args(["convert", s(&src), s(&dst), "--compress", "deflate:1"])
+        .env("SCIIO_PROGRESS_AFTER_MS", "0")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "{out:?}");
-    assert!(
-        took.as_secs_f64() > 0.8,
-        "took {took:?}: too quick to prove anything"
-    );
     assert!(
         out.stderr.is_empty(),
         "{:?}",

@@ -41,7 +41,9 @@ fn ls_shows_pytables_nodes() {
         "hdf5",
         "grp",
         "ints",
-        ">i4",
+        // The dtype PyTables' read() gives (native byte order); the file's `>i4` is in
+        // `ls --ptdump` and `info`.
+        "<i4",
         "(3, 4)",
         "floats",
         "(40, 50)",
@@ -143,7 +145,7 @@ fn every_pytables_wheel_file_lists_or_fails_in_one_line() {
     }
 }
 
-/// Parses `sciio ls -a` output (the ptdump-style listing after the table) and compares every
+/// Parses `sciio ls --ptdump -a` output (PyTables' ptdump listing) and compares every
 /// node with what PyTables reports for it: class, shape, chunkshape, filters, title, and the
 /// names of all attributes (system and user).
 const CHECK_PTDUMP: &str = r#"
@@ -151,8 +153,9 @@ import ast, re, sys, warnings, tables
 warnings.simplefilter("ignore")
 h5, listing = sys.argv[1], open(sys.argv[2], encoding="utf-8").read()
 lines = listing.splitlines()
-# The listing starts after the table's bottom border.
-start = max(i for i, l in enumerate(lines) if l.startswith("\u2514")) + 1
+# The listing is all there is (no table before it).
+assert not any(l.startswith("\u2514") for l in lines), "a table before the listing"
+start = 0
 STR = r"'(?:[^'\\]|\\.)*'|\"(?:[^\"\\]|\\.)*\""
 node_re = re.compile(r"^(?P<path>/\S*) \((?P<cls>[A-Za-z]+)(?P<shape>\([0-9, ]*\))?(?P<short>.*?)\) "
                      r"(?P<title>" + STR + r")(?P<rest>.*)$")
@@ -214,7 +217,7 @@ fn ls_lists_every_node_as_pytables_reports_it() {
     files.push(make_file(dir.path()));
     assert!(files.len() > 10, "{out}");
     for file in &files {
-        let listing = ok(&["ls", "-a", s(file)]);
+        let listing = ok(&["ls", "--ptdump", "-a", s(file)]);
         let saved = dir.path().join("listing.txt");
         std::fs::write(&saved, &listing).unwrap();
         let checked = run_python(CHECK_PTDUMP, &[s(file), s(&saved)]);
@@ -227,10 +230,14 @@ fn ls_lists_every_node_as_pytables_reports_it() {
 }
 
 #[test]
-fn ls_without_a_shows_the_ptdump_lines_without_attributes() {
+fn ls_ptdump_without_a_shows_the_ptdump_lines_without_attributes() {
     let dir = tempdir();
     let h5 = make_file(dir.path());
-    let out = ok(&["ls", s(&h5)]);
+    // One view by default: the table, not a second listing of the same nodes.
+    let table = ok(&["ls", s(&h5)]);
+    assert!(table.contains("└── "), "{table}");
+    assert!(!table.contains("(CArray("), "{table}");
+    let out = ok(&["ls", "--ptdump", s(&h5)]);
     assert!(
         out.contains("/grp/floats (CArray(40, 50)shuffle, zlib(5)) ''"),
         "{out}"
@@ -238,7 +245,7 @@ fn ls_without_a_shows_the_ptdump_lines_without_attributes() {
     assert!(out.contains("chunkshape=(7, 50)"), "{out}");
     assert!(!out.contains("_v_attrs"), "{out}");
     // A node of the file: only its subtree.
-    let sub = ok(&["ls", "-a", &format!("{}:/grp", s(&h5))]);
+    let sub = ok(&["ls", "--ptdump", "-a", &format!("{}:/grp", s(&h5))]);
     assert!(sub.contains("/grp/ints (Array(3, 4)) ''"), "{sub}");
     assert!(!sub.contains("/table ("), "{sub}");
     assert!(sub.contains("CLASS := 'ARRAY'"), "{sub}");

@@ -76,14 +76,16 @@ impl Clone for Storage {
     }
 }
 
-/// Buffers from this size on are anonymous maps with huge pages.
-const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
+/// Buffers from this size on are anonymous maps with huge pages (under Miri from 4 KiB, so
+/// that its small test arrays take this path too).
+const HUGE_PAGE_THRESHOLD: usize = if cfg!(miri) { 4 << 10 } else { 4 << 20 };
 
 /// Zeroed storage of `len` bytes.
 fn zeroed_storage(len: usize) -> Storage {
     if len >= HUGE_PAGE_THRESHOLD {
         if let Ok(map) = memmap2::MmapMut::map_anon(len) {
-            #[cfg(target_os = "linux")]
+            // (Miri has no madvise.)
+            #[cfg(all(target_os = "linux", not(miri)))]
             {
                 // Only a hint: without transparent huge pages it fails harmlessly.
                 let _ = map.advise(memmap2::Advice::HugePage);
@@ -677,13 +679,15 @@ mod tests {
         assert_eq!(strided.order(), Order::C);
         assert_eq!(strided.view::<u8>().unwrap(), sliced.into_dyn());
         // Big enough for the huge-page storage; equal bytes either way.
-        let big: Vec<u64> = (0..(1u64 << 20)).collect();
-        let nd = NdArray::from_slice(&big, &[1 << 10, 1 << 10], Order::F).unwrap();
-        assert_eq!(nd.view::<u64>().unwrap()[[3, 2]], 2 * 1024 + 3);
+        let side: u64 = if cfg!(miri) { 64 } else { 1 << 10 };
+        let big: Vec<u64> = (0..side * side).collect();
+        let n = side as usize;
+        let nd = NdArray::from_slice(&big, &[n, n], Order::F).unwrap();
+        assert_eq!(nd.view::<u64>().unwrap()[[3, 2]], 2 * side + 3);
         assert_eq!(nd.clone().as_bytes(), nd.as_bytes());
         let c = nd.to_order(Order::C);
-        assert_eq!(c.view::<u64>().unwrap()[[3, 2]], 2 * 1024 + 3);
-        assert_eq!(c.get(&[3, 2]).unwrap(), Value::UInt(2 * 1024 + 3));
+        assert_eq!(c.view::<u64>().unwrap()[[3, 2]], 2 * side + 3);
+        assert_eq!(c.get(&[3, 2]).unwrap(), Value::UInt(2 * side + 3));
         // from_byte_vec adopts or copies, never misaligns.
         let mut v = [0u8; 17];
         v[1..9].copy_from_slice(&7.5f64.to_ne_bytes());

@@ -63,6 +63,12 @@ impl LongDouble {
     }
 }
 
+/// `2^k` exactly, for `-1022 <= k <= 1023` (a normal f64 built from its exponent bits;
+/// `f64::powi` does not promise an exact result, and Miri checks that promise).
+fn pow2(k: i32) -> f64 {
+    f64::from_bits(((k + 1023) as u64) << 52)
+}
+
 /// `m * 2^e` correctly rounded to f64.
 fn scale(m: u64, e: i32) -> f64 {
     // Normalise so the top bit is set, then round the 64-bit mantissa to 53 bits (or fewer
@@ -100,12 +106,12 @@ fn scale(m: u64, e: i32) -> f64 {
     // Multiply by 2^exp in steps that stay representable.
     while exp > 0 {
         let step = exp.min(1000);
-        value *= f64::powi(2.0, step);
+        value *= pow2(step);
         exp -= step;
     }
     while exp < 0 {
         let step = exp.max(-1000);
-        value *= f64::powi(2.0, step);
+        value *= pow2(step);
         exp -= step;
     }
     value

@@ -41,6 +41,19 @@ const BATCH: usize = 256;
 const PIECE: usize = 4 << 20;
 
 impl Dataset {
+    /// Bytes the dataset's data takes in the file (`H5Dget_storage_size`): chunks as stored
+    /// (compressed), 0 when nothing was written yet. With the logical size, the compression
+    /// ratio `sciio info` shows (`h5ls -v`).
+    pub fn storage_size(&self) -> u64 {
+        // SAFETY: valid dataset id; the call only reads the layout and the chunk index.
+        locked(|| unsafe { H5Dget_storage_size(self.hid()) })
+    }
+
+    /// Number of chunks written (allocated) in a chunked dataset, from its chunk index.
+    pub fn chunks_stored(&self) -> Result<usize> {
+        Ok(self.chunk_index()?.len())
+    }
+
     /// Reads rows `start..start+count` along the first dimension (all of the others),
     /// decoding chunks on all cores when the pipeline allows it. Same result as
     /// [`Dataset::read_slices`].
@@ -496,6 +509,8 @@ impl Dataset {
             rank: usize,
             map: ChunkIndex,
         }
+        // SAFETY: called by libhdf5's H5Dchunk_iter only, with the pointers it documents; the body
+        // checks them before use (see its own SAFETY comments).
         unsafe extern "C" fn visit(
             offset: *const hsize_t,
             mask: c_uint,

@@ -185,6 +185,8 @@ impl File {
             return Ok(()); // checked when the file was opened
         }
         let addr = locked(|| {
+            // SAFETY: H5L_info2_t is a plain C struct (integers and a union of them): all-zero is a
+            // valid value.
             let mut info: H5L_info2_t = unsafe { std::mem::zeroed() };
             // SAFETY: valid ids, C string and out-pointer; the union holds a token for hard
             // links.
@@ -197,6 +199,8 @@ impl File {
                 )
             };
             (found >= 0 && info.type_ == H5L_type_t::H5L_TYPE_HARD)
+                // SAFETY: `found >= 0` and a hard link: libhdf5 filled `info` and its union holds a
+                // token.
                 .then(|| token_address(unsafe { &*info.u.token() }))
         });
         match addr {
@@ -364,6 +368,7 @@ impl File {
         self.check_header_of(&name, "object")
             .map_err(|e| self.locate(e, path))?;
         locked(|| {
+            // SAFETY: H5O_info2_t is a plain C struct of integers: all-zero is a valid value.
             let mut info: H5O_info2_t = unsafe { std::mem::zeroed() };
             // SAFETY: valid ids, C string and out-pointer.
             check(
@@ -511,6 +516,8 @@ impl Group {
             /// Name, link type, value size (soft/external) or target address (hard).
             names: Vec<(String, H5L_type_t, u64)>,
         }
+        // SAFETY: called by libhdf5's H5Literate2 only, with valid pointers and our State as
+        // `data`.
         unsafe extern "C" fn visit(
             _group: hid_t,
             name: *const c_char,
@@ -796,6 +803,8 @@ impl Dataset {
             let chunks = if layout == Layout::Chunked {
                 let mut dims = [0 as hsize_t; 32];
                 let n = check(
+                    // SAFETY: valid property-list id; `dims` holds the 32 entries the call may
+                    // write.
                     unsafe { H5Pget_chunk(dcpl.id(), 32, dims.as_mut_ptr()) },
                     || "cannot read chunk shape".into(),
                 )?;
@@ -803,6 +812,7 @@ impl Dataset {
             } else {
                 None
             };
+            // SAFETY: valid property-list id.
             let n = check(unsafe { H5Pget_nfilters(dcpl.id()) }, || {
                 "cannot read the filter pipeline".into()
             })?;
@@ -813,6 +823,8 @@ impl Dataset {
                 let mut cd = [0u32; 32];
                 let mut name = [0 as c_char; 64];
                 let mut config = 0u32;
+                // SAFETY: valid property-list id; every out-pointer is valid and sized as passed
+                // (`nelmts` = cd's 32 entries, `name.len()` bytes).
                 let id = unsafe {
                     H5Pget_filter2(
                         dcpl.id(),
@@ -826,6 +838,7 @@ impl Dataset {
                     )
                 };
                 check(id, || "cannot read a filter".into())?;
+                // SAFETY: libhdf5 NUL-terminates `name` within its length (and it was zeroed).
                 let stored = unsafe { string_from_c(name.as_ptr()) };
                 filters.push(Filter {
                     id,
@@ -1254,6 +1267,7 @@ pub struct Attribute {
 
 /// The names of `obj`'s attributes, in name order.
 pub(crate) fn attr_names(obj: hid_t) -> Result<Vec<String>> {
+    // SAFETY: called by libhdf5's H5Aiterate2 only, with valid pointers and our Vec as `data`.
     unsafe extern "C" fn visit(
         _loc: hid_t,
         name: *const c_char,
@@ -1387,6 +1401,8 @@ fn read_open_attr(
             n,
             limits,
             |buf| {
+                // SAFETY: valid attribute and memory type ids; `buf` is sized for `n` elements of
+                // `mtype` by read_vlen_items.
                 check(unsafe { H5Aread(attr.id(), mtype.id(), buf) }, || {
                     format!("cannot read attribute {name:?}")
                 })?;
@@ -1404,6 +1420,8 @@ fn read_open_attr(
         let mut buf = vec![0u8; bytes];
         if bytes > 0 {
             check(
+                // SAFETY: valid attribute and type ids; `buf` holds `n` elements of `ftype` (bytes
+                // = n * size).
                 unsafe { H5Aread(attr.id(), ftype.id(), buf.as_mut_ptr().cast()) },
                 || format!("cannot read attribute {name:?}"),
             )?;

@@ -41,6 +41,7 @@ impl Hid {
 
 impl Drop for Hid {
     fn drop(&mut self) {
+        // SAFETY: the id is owned by this handle; H5Idec_ref releases it whatever its kind.
         locked(|| unsafe {
             // SAFETY: the id is owned by this handle; H5Idec_ref releases it whatever its kind.
             if H5Iis_valid(self.0) > 0 && H5Iget_type(self.0) != H5I_type_t::H5I_BADID {
@@ -83,6 +84,7 @@ pub(crate) unsafe fn string_from_c(p: *const c_char) -> String {
 /// description says why ("bad symbol table", "can't open file"...); `what` says what we did.
 pub(crate) fn last_error(what: String) -> Error {
     let mut messages: Vec<String> = Vec::new();
+    // SAFETY: called by libhdf5's H5Ewalk2 only, with a valid record and our Vec as `data`.
     unsafe extern "C" fn collect(
         _n: c_uint,
         err: *const H5E_error2_t,
@@ -103,6 +105,7 @@ pub(crate) fn last_error(what: String) -> Error {
         }
         0
     }
+    // SAFETY: walking the default stack with a callback that only reads the records.
     unsafe {
         // SAFETY: walking the default stack with a callback that only reads the records.
         H5Ewalk2(

@@ -404,15 +404,19 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
             "datatype nested more than 32 levels deep",
         ));
     }
+    // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
     let size = unsafe { H5Tget_size(tid) };
     if size == 0 {
         return Err(crate::handle::last_error("cannot read a datatype".into()));
     }
+    // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
     let class = unsafe { H5Tget_class(tid) };
+    // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
     let precision = || unsafe { H5Tget_precision(tid) };
     Ok(match class {
         H5T_class_t::H5T_INTEGER => H5Type::Int {
             size,
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             signed: unsafe { H5Tget_sign(tid) } == H5T_sign_t::H5T_SGN_2,
             order: order_of(tid),
         },
@@ -432,6 +436,7 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
         },
         H5T_class_t::H5T_STRING => {
             let charset = charset_of(tid);
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             if unsafe { H5Tis_variable_str(tid) } > 0 {
                 H5Type::VarString { charset }
             } else {
@@ -439,28 +444,38 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
             }
         }
         H5T_class_t::H5T_OPAQUE => {
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             let p = unsafe { H5Tget_tag(tid) };
+            // SAFETY: `p` is null or a NUL-terminated string libhdf5 allocated.
             let tag = unsafe { string_from_c(p) };
             if !p.is_null() {
+                // SAFETY: `p` was allocated by libhdf5 and is freed once, here.
                 unsafe { H5free_memory(p.cast()) };
             }
             H5Type::Opaque { size, tag }
         }
         H5T_class_t::H5T_COMPOUND => {
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             let n = check(unsafe { H5Tget_nmembers(tid) }, || {
                 "cannot count compound members".into()
             })?;
             let mut fields = Vec::with_capacity(n as usize);
             for i in 0..n as u32 {
+                // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
                 let p = unsafe { H5Tget_member_name(tid, i) };
+                // SAFETY: `p` is null or a NUL-terminated string libhdf5 allocated.
                 let name = unsafe { string_from_c(p) };
                 if !p.is_null() {
+                    // SAFETY: `p` was allocated by libhdf5 and is freed once, here.
                     unsafe { H5free_memory(p.cast()) };
                 }
+                // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
                 let offset = unsafe { H5Tget_member_offset(tid, i) };
+                // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
                 let member = Hid::new(unsafe { H5Tget_member_type(tid, i) }, || {
                     format!("cannot read the type of member {name:?}")
                 })?;
+                // SAFETY: a valid datatype id owned by a Hid, under the lock held by our caller.
                 let ty = unsafe { from_id(member.id(), depth + 1) }?;
                 if offset.checked_add(ty.size()).is_none_or(|end| end > size) {
                     return Err(Error::format(format!(
@@ -472,18 +487,24 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
             H5Type::Compound { size, fields }
         }
         H5T_class_t::H5T_ENUM => {
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || {
                 "cannot read an enum's base type".into()
             })?;
+            // SAFETY: a valid datatype id owned by a Hid, under the lock held by our caller.
             let base = unsafe { from_id(base_id.id(), depth + 1) }?;
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             let n = check(unsafe { H5Tget_nmembers(tid) }, || {
                 "cannot count enum members".into()
             })?;
             let mut members = Vec::with_capacity(n as usize);
             for i in 0..n as u32 {
+                // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
                 let p = unsafe { H5Tget_member_name(tid, i) };
+                // SAFETY: `p` is null or a NUL-terminated string libhdf5 allocated.
                 let name = unsafe { string_from_c(p) };
                 if !p.is_null() {
+                    // SAFETY: `p` was allocated by libhdf5 and is freed once, here.
                     unsafe { H5free_memory(p.cast()) };
                 }
                 let mut raw = [0u8; 8];
@@ -491,6 +512,8 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
                     return Err(Error::unsupported("enum wider than 64 bits"));
                 }
                 check(
+                    // SAFETY: valid id (this fn's contract); `raw` holds 8 bytes and the value is
+                    // `size` <= 8 bytes.
                     unsafe { H5Tget_member_value(tid, i, raw.as_mut_ptr().cast()) },
                     || format!("cannot read the value of enum member {name:?}"),
                 )?;
@@ -502,17 +525,21 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
             }
         }
         H5T_class_t::H5T_ARRAY => {
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             let ndims = check(unsafe { H5Tget_array_ndims(tid) }, || {
                 "cannot read array rank".into()
             })?;
             let mut dims = vec![0u64; ndims as usize];
             check(
+                // SAFETY: valid id (this fn's contract); `dims` holds `ndims` entries.
                 unsafe { H5Tget_array_dims2(tid, dims.as_mut_ptr()) },
                 || "cannot read array dims".into(),
             )?;
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || {
                 "cannot read an array's base type".into()
             })?;
+            // SAFETY: a valid datatype id owned by a Hid, under the lock held by our caller.
             let base = unsafe { from_id(base_id.id(), depth + 1) }?;
             H5Type::Array {
                 base: Box::new(base),
@@ -520,17 +547,21 @@ unsafe fn from_id(tid: hid_t, depth: usize) -> Result<H5Type> {
             }
         }
         H5T_class_t::H5T_VLEN => {
+            // SAFETY: `tid` is a valid datatype id and the lock is held (this fn's contract).
             let base_id = Hid::new(unsafe { H5Tget_super(tid) }, || {
                 "cannot read a vlen's base type".into()
             })?;
+            // SAFETY: a valid datatype id owned by a Hid, under the lock held by our caller.
             let base = unsafe { from_id(base_id.id(), depth + 1) }?;
             H5Type::VarLen {
                 base: Box::new(base),
             }
         }
         H5T_class_t::H5T_REFERENCE => {
+            // SAFETY: valid id (this fn's contract) and a predefined libhdf5 type.
             if unsafe { H5Tequal(tid, *H5T_STD_REF_OBJ) } > 0 {
                 H5Type::ObjectRef
+            // SAFETY: valid id (this fn's contract) and a predefined libhdf5 type.
             } else if unsafe { H5Tequal(tid, *H5T_STD_REF_DSETREG) } > 0 {
                 H5Type::RegionRef
             } else {

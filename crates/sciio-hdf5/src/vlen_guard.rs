@@ -87,6 +87,7 @@ pub(crate) fn check_attribute(obj: hid_t, name: &str, limits: &Limits) -> Result
     let Some(disk) = disk_of(obj)? else {
         return Ok(());
     };
+    // SAFETY: H5O_info2_t is a plain C struct of integers: all-zero is a valid value.
     let mut info: H5O_info2_t = unsafe { std::mem::zeroed() };
     // SAFETY: valid object id and out-pointer; under the lock like every libhdf5 call.
     locked(|| {

@@ -13,6 +13,7 @@ use sciio_testkit::{run_python, tempdir};
 /// liblzo2's `lzo1x_1_compress` (what PyTables' H5Zlzo.c calls) with the pre-0.8 trailer.
 fn lzo_compress(data: &[u8]) -> Vec<u8> {
     let mut out = lzo1x_1(data);
+    // SAFETY: a valid slice pointer and its length.
     let checksum = unsafe { lzo_sys::lzoconf::lzo_adler32(1, data.as_ptr(), data.len()) };
     out.extend_from_slice(&checksum.to_le_bytes());
     out.extend_from_slice(&(data.len() as u32).to_le_bytes());
@@ -24,6 +25,8 @@ fn lzo1x_1(data: &[u8]) -> Vec<u8> {
     let mut out = vec![0u8; data.len() + data.len() / 16 + 64 + 3];
     let mut wrk = vec![0u8; lzo_sys::lzo1x::LZO1X_1_MEM_COMPRESS as usize];
     let mut len = out.len();
+    // SAFETY: valid input, output (with its length in `len`) and work-memory buffers of the sizes
+    // liblzo2 asks for.
     unsafe {
         assert_eq!(lzo_sys::lzoconf::lzo_init(), 0);
         let rc = lzo_sys::lzo1x::lzo1x_1_compress(
@@ -180,6 +183,8 @@ fn lzo_chunks_without_trailer_read_through_libhdf5_and_in_parallel() {
 fn lzo_decompress_c(frame: &[u8], capacity: usize) -> (i32, Vec<u8>) {
     let mut out = vec![0u8; capacity];
     let mut len = out.len();
+    // SAFETY: valid input and output buffers with their lengths; lzo1x_decompress_safe needs no
+    // work memory.
     let rc = unsafe {
         assert_eq!(lzo_sys::lzoconf::lzo_init(), 0);
         lzo_sys::lzo1x::lzo1x_decompress_safe(
@@ -353,6 +358,7 @@ fn lzo_chunks_written_by_sciio_decode_with_liblzo2_as_pytables_reads_them() {
             // The frame of PyTables before 0.8 (CHECKSUM defined: Adler-32 + length after the
             // stream) is what today's H5Zlzo.c cannot read: liblzo2 reports unread input.
             let mut old = frame.clone();
+            // SAFETY: a valid slice pointer and its length.
             let sum = unsafe { lzo_sys::lzoconf::lzo_adler32(1, decoded.as_ptr(), decoded.len()) };
             old.extend_from_slice(&sum.to_le_bytes());
             old.extend_from_slice(&(chunk_bytes as u32).to_le_bytes());

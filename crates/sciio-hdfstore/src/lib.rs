@@ -32,6 +32,7 @@
         clippy::unreachable
     )
 )]
+#![forbid(unsafe_code)]
 
 mod attrs;
 mod column;

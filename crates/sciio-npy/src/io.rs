@@ -340,23 +340,33 @@ fn map_len(header: &Header, data_len: u64) -> Result<usize> {
 
 /// Memory-maps a `.npy` file read-only. The data is never copied; typed views read the file.
 ///
+/// # Safety
+///
+/// The array reads the file's pages in place, as [`memmap2::Mmap::map`] does, and the same
+/// contract holds: for as long as the array (or a clone of it) lives, the mapped file must not
+/// be modified or truncated — by another process, or by this one (through [`append`], a
+/// writable map from [`open_mmap_mut`] or [`create_mmap`], any write to the file). A change
+/// alters data behind a shared reference (undefined behaviour); a truncation makes reads of
+/// the lost pages fault (SIGBUS). Copying readers ([`read_file`]) have no such contract.
+///
 /// ```
 /// use sciio_core::NdArray;
 /// let path = std::env::temp_dir().join(format!("sciio-mmap-{}.npy", std::process::id()));
 /// sciio_npy::write_file(&path, &NdArray::from_vec(vec![0.5f32; 6], &[3, 2])?)?;
-/// let a = sciio_npy::open_mmap(&path)?;
+/// // SAFETY: nothing modifies or truncates the file while `a` lives.
+/// let a = unsafe { sciio_npy::open_mmap(&path)? };
 /// assert!(a.is_mapped() && !a.is_writable());
 /// assert_eq!(a.view::<f32>()?.sum(), 3.0);
 /// # drop(a);
 /// # std::fs::remove_file(&path).unwrap();
 /// # Ok::<(), sciio_core::Error>(())
 /// ```
-pub fn open_mmap(path: impl AsRef<Path>) -> Result<NdArray> {
+pub unsafe fn open_mmap(path: impl AsRef<Path>) -> Result<NdArray> {
     let path = path.as_ref();
     let run = || {
         let (file, header, data_len) = open_header(path, false)?;
-        // SAFETY: the map is read-only; like every mmap reader, sciio assumes no other process
-        // truncates the file while it is mapped.
+        // SAFETY: the caller keeps the file unmodified and untruncated while the map lives
+        // (this function's contract, which is memmap2's); the map is read-only.
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .len(map_len(&header, data_len)?)
@@ -375,11 +385,19 @@ pub fn open_mmap(path: impl AsRef<Path>) -> Result<NdArray> {
 }
 
 /// Memory-maps an existing `.npy` file read-write: changes to the array go to the file.
-pub fn open_mmap_mut(path: impl AsRef<Path>) -> Result<NdArray> {
+///
+/// # Safety
+///
+/// As for [`open_mmap`], and more (the contract of [`memmap2::MmapMut::map_mut`]): for as long
+/// as the array lives, nothing else may read or write the mapped part of the file — no other
+/// map of it (from this process or another), no [`append`] or other write, no truncation — as
+/// the array hands out `&mut` views of those bytes.
+pub unsafe fn open_mmap_mut(path: impl AsRef<Path>) -> Result<NdArray> {
     let path = path.as_ref();
     let run = || {
         let (file, header, data_len) = open_header(path, true)?;
-        // SAFETY: as in open_mmap; the writable map is owned by the returned array.
+        // SAFETY: the caller gives the returned array sole access to the mapped bytes while it
+        // lives (this function's contract, which is memmap2's); the map is owned by the array.
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .len(map_len(&header, data_len)?)
@@ -400,12 +418,18 @@ pub fn open_mmap_mut(path: impl AsRef<Path>) -> Result<NdArray> {
 /// Creates a new `.npy` file of the given dtype and shape (zero-filled) and maps it
 /// read-write, for filling through [`NdArray::view_mut`] or [`NdArray::as_bytes_mut`].
 ///
+/// # Safety
+///
+/// As for [`open_mmap_mut`]: while the array lives, nothing else may map, write, append to or
+/// truncate the new file (from this process or another).
+///
 /// ```
 /// let dir = std::env::temp_dir().join(format!("sciio-doc-{}", std::process::id()));
 /// std::fs::create_dir_all(&dir).unwrap();
 /// let path = dir.join("m.npy");
 /// let dt = sciio_core::DType::from_typestr("<i4").unwrap();
-/// let mut a = sciio_npy::create_mmap(&path, dt, &[2, 2], sciio_core::Order::C).unwrap();
+/// // SAFETY: nothing else touches m.npy while `a` lives.
+/// let mut a = unsafe { sciio_npy::create_mmap(&path, dt, &[2, 2], sciio_core::Order::C) }.unwrap();
 /// a.view_mut::<i32>().unwrap().fill(7);
 /// a.flush().unwrap();
 /// drop(a);
@@ -413,7 +437,7 @@ pub fn open_mmap_mut(path: impl AsRef<Path>) -> Result<NdArray> {
 /// assert!(b.iter().all(|v| *v == 7));
 /// # std::fs::remove_dir_all(&dir).unwrap();
 /// ```
-pub fn create_mmap(
+pub unsafe fn create_mmap(
     path: impl AsRef<Path>,
     dtype: DType,
     shape: &[usize],
@@ -444,7 +468,8 @@ pub fn create_mmap(
         let total = header.len() as u64 + data_len as u64;
         file.set_len(total)
             .map_err(|e| Error::io("sizing the file", e))?;
-        // SAFETY: the file was just created by us and sized to the map's length.
+        // SAFETY: the file was just created and sized to the map's length; the caller gives
+        // the returned array sole access to it while it lives (this function's contract).
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .len(header.len() + data_len)

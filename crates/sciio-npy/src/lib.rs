@@ -4,7 +4,8 @@
 //!   including what old writers produced (Python 2 `3L` longs, any key order).
 //! - Whole arrays from streams ([`read_array`], [`read_array_sized`]), files ([`read_file`],
 //!   [`read`] for typed `ndarray` arrays) and memory maps ([`open_mmap`], [`open_mmap_mut`],
-//!   [`create_mmap`]); writing ([`write_array`], [`write_file`], [`write()`]) byte-identical to
+//!   [`create_mmap`]: `unsafe fn`s, with memmap2's contract that nothing else changes or
+//!   truncates a mapped file); writing ([`write_array`], [`write_file`], [`write()`]) byte-identical to
 //!   numpy; appending rows in place ([`append`]).
 //! - Untrusted input: every size is checked against the input length and
 //!   [`Limits`](sciio_core::Limits) before allocation; object (pickle) arrays are refused with

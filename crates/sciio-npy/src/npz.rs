@@ -59,7 +59,13 @@ impl NpzReader<File> {
     /// Memory-maps the member `name` of an uncompressed (`np.savez`) archive: the array's data
     /// stays in the file and is never copied. Compressed members fail with
     /// [`ErrorKind::Unsupported`] (read them with [`NpzReader::read`]).
-    pub fn mmap(&mut self, name: &str) -> Result<NdArray> {
+    ///
+    /// # Safety
+    ///
+    /// The contract of [`crate::open_mmap`] (and of [`memmap2::Mmap::map`]): for as long as
+    /// the array (or a clone of it) lives, the archive file must not be modified or truncated,
+    /// by another process or by this one.
+    pub unsafe fn mmap(&mut self, name: &str) -> Result<NdArray> {
         let index = self.index(name)?;
         let entry = self.zip.entries()[index].clone();
         let file = self.zip.file_name().map(Path::to_path_buf);
@@ -93,9 +99,9 @@ impl NpzReader<File> {
                 "member too large to map on this platform",
             ))
         })?;
-        // SAFETY: a read-only map; like every mmap reader, sciio assumes no other process
-        // truncates the file while it is mapped. The range was checked against the file length
-        // when the directory was parsed.
+        // SAFETY: the caller keeps the file unmodified and untruncated while the map lives
+        // (this function's contract); a read-only map of a range checked against the file
+        // length when the directory was parsed.
         let map = unsafe {
             memmap2::MmapOptions::new()
                 .offset(data_offset)

@@ -188,11 +188,13 @@ fn memory_maps_read_write_and_create() {
         "import sys, numpy as np\nnp.save(sys.argv[1], np.asfortranarray(np.arange(6.0).reshape(2, 3)))",
         &[path.to_str().unwrap()],
     );
-    let ro = sciio_npy::open_mmap(&path).unwrap();
+    // SAFETY: nothing writes the file while `ro` lives (dropped before the writable map).
+    let ro = unsafe { sciio_npy::open_mmap(&path) }.unwrap();
     assert!(ro.is_mapped() && !ro.is_writable());
     assert_eq!(ro.view::<f64>().unwrap()[[1, 2]], 5.0);
     drop(ro);
-    let mut rw = sciio_npy::open_mmap_mut(&path).unwrap();
+    // SAFETY: the only map of the file; Python reads it after `rw` is dropped.
+    let mut rw = unsafe { sciio_npy::open_mmap_mut(&path) }.unwrap();
     rw.view_mut::<f64>().unwrap()[[0, 1]] = -1.5;
     rw.flush().unwrap();
     drop(rw);
@@ -203,12 +205,15 @@ fn memory_maps_read_write_and_create() {
     assert_eq!(out.trim(), "[[0.0, -1.5, 2.0], [3.0, 4.0, 5.0]]");
 
     let created = dir.path().join("new.npy");
-    let mut a = sciio_npy::create_mmap(
-        &created,
-        DType::from_typestr("<u2").unwrap(),
-        &[3, 2],
-        Order::F,
-    )
+    // SAFETY: nothing else touches the new file while `a` lives.
+    let mut a = unsafe {
+        sciio_npy::create_mmap(
+            &created,
+            DType::from_typestr("<u2").unwrap(),
+            &[3, 2],
+            Order::F,
+        )
+    }
     .unwrap();
     for (i, v) in a.view_mut::<u16>().unwrap().iter_mut().enumerate() {
         *v = i as u16 * 10;

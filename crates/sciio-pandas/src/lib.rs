@@ -37,6 +37,7 @@
         clippy::unreachable
     )
 )]
+#![forbid(unsafe_code)]
 
 mod categorical;
 mod footer;
@@ -65,3 +66,4 @@ pub use schema::{
 /// Re-exported so users name the same Arrow types sciio uses.
 pub use arrow_array;
 pub use arrow_schema;
+pub use parquet;

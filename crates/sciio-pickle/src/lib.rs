@@ -34,6 +34,7 @@
         clippy::unreachable
     )
 )]
+#![forbid(unsafe_code)]
 
 mod machine;
 mod write;

@@ -1,4 +1,4 @@
-//! PyTables files for sciio (read): the node tree (`Group`, `Table`, `Array`, `CArray`,
+//! PyTables files for sciio (read and write): the node tree (`Group`, `Table`, `Array`, `CArray`,
 //! `EArray`, `VLArray`, soft and external links), attributes (pickles exposed as marked raw
 //! bytes, never executed), and data — a Table reads as structured rows in the file's own layout
 //! (names, offsets, nested fields and byte order preserved), columns by path (`a/b`), row
@@ -26,6 +26,7 @@
         clippy::unreachable
     )
 )]
+#![forbid(unsafe_code)]
 
 mod attrs;
 mod time;

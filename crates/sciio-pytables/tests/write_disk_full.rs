@@ -1,15 +1,16 @@
 //! A disk that fills up while sciio writes a PyTables file: the error is reported, and the
 //! destination is left absent (new file) or byte-identical (existing file), with no partial
-//! temporary file behind. The disk is a 512 KiB tmpfs mounted for the test (the tests run as
-//! root); a machine where mounting is refused fails the test with that reason.
+//! temporary file behind. The full disk is RLIMIT_FSIZE in a child process
+//! (`sciio_testkit::in_child_process`): writes past the limit fail with EFBIG as they fail with
+//! ENOSPC on a full disk, and no root or mount is needed.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sciio_hdf5::{ByteOrder, H5Type};
 use sciio_pytables::write::{Filters, PtWriter};
+use sciio_testkit::{in_child_process, limit_file_size};
 
-/// A 512 KiB tmpfs mounted on a fresh temporary folder, unmounted when dropped.
+/// A "disk" of 512 KiB: a fresh temporary folder, with files limited to 512 KiB.
 struct SmallDisk {
     dir: tempfile::TempDir,
 }
@@ -17,16 +18,7 @@ struct SmallDisk {
 impl SmallDisk {
     fn mount() -> SmallDisk {
         let dir = sciio_testkit::tempdir();
-        let out = Command::new("mount")
-            .args(["-t", "tmpfs", "-o", "size=512k", "tmpfs"])
-            .arg(dir.path())
-            .output()
-            .expect("cannot run mount");
-        assert!(
-            out.status.success(),
-            "this test needs to mount a 512k tmpfs (run as root with mount permitted): {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        limit_file_size(Some(512 << 10));
         SmallDisk { dir }
     }
 
@@ -61,15 +53,6 @@ impl SmallDisk {
             .collect();
         names.sort();
         names
-    }
-}
-
-impl Drop for SmallDisk {
-    fn drop(&mut self) {
-        let _ = Command::new("umount")
-            .arg("-l")
-            .arg(self.dir.path())
-            .status();
     }
 }
 
@@ -113,43 +96,48 @@ fn write_too_much(path: &Path) -> sciio_core::Result<()> {
 
 #[test]
 fn a_full_disk_leaves_no_destination_behind() {
-    let disk = SmallDisk::mount();
-    let dst = disk.path("new.h5");
-    let err = write_too_much(&dst).unwrap_err();
-    let text = err.to_string();
-    assert!(
-        text.contains("new.h5") && !text.contains('\n'),
-        "one line naming the file: {text}"
-    );
-    assert!(!dst.exists());
-    disk.assert_only(&[]);
+    in_child_process("a_full_disk_leaves_no_destination_behind", || {
+        let disk = SmallDisk::mount();
+        let dst = disk.path("new.h5");
+        let err = write_too_much(&dst).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.contains("new.h5") && !text.contains('\n'),
+            "one line naming the file: {text}"
+        );
+        assert!(!dst.exists());
+        disk.assert_only(&[]);
+    });
 }
 
 #[test]
 fn a_full_disk_leaves_an_existing_destination_intact() {
-    let disk = SmallDisk::mount();
-    let dst = disk.path("old.h5");
-    let file = PtWriter::create(&dst).unwrap();
-    let data = sciio_hdf5::RawData {
-        ty: f8(),
-        shape: vec![100],
-        bytes: noise(100),
-    };
-    file.root()
-        .unwrap()
-        .create_array("x", &data, "kept")
-        .unwrap();
-    file.finish().unwrap();
-    let before = std::fs::read(&dst).unwrap();
-    assert!(write_too_much(&dst).is_err());
-    assert_eq!(std::fs::read(&dst).unwrap(), before);
-    disk.assert_only(&["old.h5"]);
-    // PyTables still reads the old file.
-    let out = sciio_testkit::run_python(
-        "import sys, tables\nwith tables.open_file(sys.argv[1]) as f: print(f.root.x.title, f.root.x.nrows)",
-        &[dst.to_str().unwrap()],
-    );
-    assert_eq!(out.trim(), "kept 100");
+    in_child_process("a_full_disk_leaves_an_existing_destination_intact", || {
+        let disk = SmallDisk::mount();
+        let dst = disk.path("old.h5");
+        let file = PtWriter::create(&dst).unwrap();
+        let data = sciio_hdf5::RawData {
+            ty: f8(),
+            shape: vec![100],
+            bytes: noise(100),
+        };
+        file.root()
+            .unwrap()
+            .create_array("x", &data, "kept")
+            .unwrap();
+        file.finish().unwrap();
+        let before = std::fs::read(&dst).unwrap();
+        assert!(write_too_much(&dst).is_err());
+        assert_eq!(std::fs::read(&dst).unwrap(), before);
+        disk.assert_only(&["old.h5"]);
+        // PyTables still reads the old file (no limit on what Python writes).
+        limit_file_size(None);
+        let out = sciio_testkit::run_python(
+            "import sys, tables\nwith tables.open_file(sys.argv[1]) as f: print(f.root.x.title, f.root.x.nrows)",
+            &[dst.to_str().unwrap()],
+        );
+        assert_eq!(out.trim(), "kept 100");
+    });
 }
 
 /// An empty float64 EArray at /e, zlib 1, 8192-row chunks.
@@ -163,35 +151,43 @@ fn zlib_earray(file: &PtWriter) -> sciio_pytables::write::PtEArray {
         .unwrap()
 }
 
-/// Fills the rest of the disk with a file of its own.
+/// Fills the disk: from now on no file grows past the page (4 KiB) it already ends in, as on
+/// a full disk where only the pages a file holds can still be written.
 fn fill_up(disk: &SmallDisk) {
-    use std::io::Write;
-    let mut f = std::fs::File::create(disk.path("filler")).unwrap();
-    let block = vec![0u8; 4096];
-    while f.write_all(&block).is_ok() {}
+    let largest = std::fs::read_dir(disk.dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().metadata().unwrap().len())
+        .max()
+        .unwrap_or(0);
+    limit_file_size(Some(largest.div_ceil(4096) * 4096));
 }
 
 #[test]
 fn a_disk_full_at_close_is_reported_and_releases_the_file() {
-    let disk = SmallDisk::mount();
-    let dst = disk.path("late.h5");
-    let file = PtWriter::create(&dst).unwrap();
-    let mut e = zlib_earray(&file);
-    e.append(&noise(8192 * 4)).unwrap();
-    drop(e);
-    // Everything so far fits; the metadata of these groups, kept in libhdf5's cache until
-    // the file is closed, does not.
-    fill_up(&disk);
-    let root = file.root().unwrap();
-    for i in 0..200 {
-        // Errors here would be fine too; the point is what close reports and releases.
-        if root.create_group(&format!("g{i}"), "late", None).is_err() {
-            break;
-        }
-    }
-    let err = file.finish().unwrap_err().to_string();
-    assert!(err.contains("late.h5") && !err.contains('\n'), "{err}");
-    disk.assert_only(&["filler"]);
+    in_child_process(
+        "a_disk_full_at_close_is_reported_and_releases_the_file",
+        || {
+            let disk = SmallDisk::mount();
+            let dst = disk.path("late.h5");
+            let file = PtWriter::create(&dst).unwrap();
+            let mut e = zlib_earray(&file);
+            e.append(&noise(8192 * 4)).unwrap();
+            drop(e);
+            // Everything so far fits; the metadata of these groups, kept in libhdf5's cache until
+            // the file is closed, does not.
+            fill_up(&disk);
+            let root = file.root().unwrap();
+            for i in 0..200 {
+                // Errors here would be fine too; the point is what close reports and releases.
+                if root.create_group(&format!("g{i}"), "late", None).is_err() {
+                    break;
+                }
+            }
+            let err = file.finish().unwrap_err().to_string();
+            assert!(err.contains("late.h5") && !err.contains('\n'), "{err}");
+            disk.assert_only(&[]);
+        },
+    );
 }
 
 /// Appends 4.5 chunks of noise to a new EArray: four chunks are written now, the half chunk
@@ -204,29 +200,34 @@ fn earray_with_held_tail(file: &PtWriter) -> sciio_pytables::write::PtEArray {
 
 #[test]
 fn a_disk_full_when_the_held_tail_is_written_is_reported() {
-    // The tail is written by `finish` (the EArray still alive) or when the EArray is dropped
-    // (the error then waits for `finish`): either way `finish` fails and leaves nothing.
-    for drop_first in [false, true] {
-        let disk = SmallDisk::mount();
-        let dst = disk.path("tail.h5");
-        let file = PtWriter::create(&dst).unwrap();
-        let e = earray_with_held_tail(&file);
-        fill_up(&disk);
-        let alive = if drop_first {
-            drop(e);
-            None
-        } else {
-            Some(e)
-        };
-        let err = file.finish().unwrap_err().to_string();
-        drop(alive);
-        assert!(err.contains("tail.h5") && !err.contains('\n'), "{err}");
-        // The failure reported is the held tail's own write (chunk 4, rows 32768..).
-        assert!(
-            err.contains(":/e:") && err.contains("chunk at [32768]"),
-            "{err}"
-        );
-        assert!(!dst.exists());
-        disk.assert_only(&["filler"]);
-    }
+    in_child_process(
+        "a_disk_full_when_the_held_tail_is_written_is_reported",
+        || {
+            // The tail is written by `finish` (the EArray still alive) or when the EArray is dropped
+            // (the error then waits for `finish`): either way `finish` fails and leaves nothing.
+            for drop_first in [false, true] {
+                let disk = SmallDisk::mount();
+                let dst = disk.path("tail.h5");
+                let file = PtWriter::create(&dst).unwrap();
+                let e = earray_with_held_tail(&file);
+                fill_up(&disk);
+                let alive = if drop_first {
+                    drop(e);
+                    None
+                } else {
+                    Some(e)
+                };
+                let err = file.finish().unwrap_err().to_string();
+                drop(alive);
+                assert!(err.contains("tail.h5") && !err.contains('\n'), "{err}");
+                // The failure reported is the held tail's own write (chunk 4, rows 32768..).
+                assert!(
+                    err.contains(":/e:") && err.contains("chunk at [32768]"),
+                    "{err}"
+                );
+                assert!(!dst.exists());
+                disk.assert_only(&[]);
+            }
+        },
+    );
 }

@@ -229,3 +229,71 @@ pub fn run_limited(
         elapsed: started.elapsed(),
     }
 }
+
+/// Environment variable naming the one test a child process runs ([`in_child_process`]).
+const CHILD_TEST: &str = "SCIIO_TEST_CHILD";
+
+/// Runs the test `test` (its name in this test binary) with `body` in a child process: this
+/// test binary run again with only that test, SIGXFSZ ignored. Inside it, [`limit_file_size`]
+/// makes writes past a size fail with EFBIG as they fail on a full disk (ENOSPC): no root, no
+/// mount, nothing limited for the tests running alongside. The parent fails when the child
+/// fails, or did not run the test.
+///
+/// ```no_run
+/// #[test]
+/// fn a_full_disk_is_reported() {
+///     sciio_testkit::in_child_process("a_full_disk_is_reported", || {
+///         sciio_testkit::limit_file_size(Some(512 << 10));
+///         // ... write more than 512 KiB to one file and expect an error
+///     });
+/// }
+/// ```
+pub fn in_child_process(test: &str, body: impl FnOnce()) {
+    if std::env::var(CHILD_TEST).as_deref() == Ok(test) {
+        body();
+        return;
+    }
+    let exe = std::env::current_exe().expect("no path to the test binary");
+    // `trap '' XFSZ` ignores the signal a write past RLIMIT_FSIZE raises (it would kill the
+    // child), so the write fails with EFBIG instead; an ignored signal stays ignored in exec.
+    let out = Command::new("bash")
+        .arg("-c")
+        .arg("trap '' XFSZ; exec \"$0\" \"$@\"")
+        .arg(exe)
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(CHILD_TEST, test)
+        .output()
+        .expect("cannot run the test binary again under bash");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success() && stdout.contains("test result: ok. 1 passed"),
+        "the child process running {test} failed ({}):\n{stdout}\n{stderr}",
+        out.status
+    );
+}
+
+/// Limits the size of every file this process writes to `bytes` (`None`: no limit) —
+/// RLIMIT_FSIZE's soft limit; the hard limit is left alone, so the limit can be lifted again.
+/// Only inside [`in_child_process`]: the limit would otherwise hit every test of the binary.
+pub fn limit_file_size(bytes: Option<u64>) {
+    use rustix::process::{getrlimit, setrlimit, Resource, Rlimit};
+    assert!(
+        std::env::var_os(CHILD_TEST).is_some(),
+        "limit_file_size outside in_child_process would limit every test of this binary"
+    );
+    let hard = getrlimit(Resource::Fsize).maximum;
+    let current = match (bytes, hard) {
+        (Some(b), Some(h)) => Some(b.min(h)),
+        (Some(b), None) => Some(b),
+        (None, h) => h,
+    };
+    setrlimit(
+        Resource::Fsize,
+        Rlimit {
+            current,
+            maximum: hard,
+        },
+    )
+    .expect("setrlimit(RLIMIT_FSIZE) failed");
+}

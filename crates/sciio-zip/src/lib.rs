@@ -26,6 +26,7 @@
         clippy::unreachable
     )
 )]
+#![forbid(unsafe_code)]
 
 mod bytes;
 mod deflate;

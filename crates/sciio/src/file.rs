@@ -36,16 +36,16 @@ pub(crate) const BLOCK: usize = 4 << 20;
 /// ```
 #[derive(Debug)]
 pub struct File {
-    path: PathBuf,
+    pub(crate) path: PathBuf,
     format: Format,
     size: u64,
-    root: Node,
-    limits: Limits,
-    backend: Backend,
+    pub(crate) root: Node,
+    pub(crate) limits: Limits,
+    pub(crate) backend: Backend,
 }
 
 #[derive(Debug)]
-enum Backend {
+pub(crate) enum Backend {
     Npy(Header),
     Npz {
         archive: ZipArchive<fs::File>,
@@ -486,7 +486,7 @@ pub(crate) fn normalise(path: &str) -> String {
     format!("/{}", path.trim_start_matches('/'))
 }
 
-fn expect_root(path: &str) -> Result<()> {
+pub(crate) fn expect_root(path: &str) -> Result<()> {
     if path == "/" {
         Ok(())
     } else {
@@ -496,7 +496,7 @@ fn expect_root(path: &str) -> Result<()> {
     }
 }
 
-fn member_index(members: &[(String, usize)], path: &str) -> Result<usize> {
+pub(crate) fn member_index(members: &[(String, usize)], path: &str) -> Result<usize> {
     members
         .iter()
         .find(|(p, _)| p == path)
@@ -541,7 +541,7 @@ fn copy_exact(
 /// The listing's description of the array leaf at `path` (the HDF5 and MAT backends copy
 /// data by what the tree says about it).
 #[cfg(any(feature = "hdf5", feature = "mat"))]
-fn array_info_at(root: &Node, path: &str) -> Result<ArrayInfo> {
+pub(crate) fn array_info_at(root: &Node, path: &str) -> Result<ArrayInfo> {
     root.find(path)
         .and_then(Node::array_info)
         .cloned()

@@ -198,8 +198,8 @@ impl Hdf5 {
     }
 
     /// Rows `start..stop` of a Table or along the first axis of an array, in the layout
-    /// [`Hdf5::read_array`] gives.
-    #[cfg(feature = "parquet")]
+    /// [`Hdf5::read_array`] gives, read as a hyperslab: libhdf5 reads only the chunks those
+    /// rows touch (`sciio cat --head/--slice` through `File::read_array_rows`, Parquet output).
     pub(crate) fn read_row_range(&self, path: &str, start: usize, stop: usize) -> Result<NdArray> {
         let rows = Rows::range(start as u64, stop as u64, 1);
         let raw = if self.file.node(path)?.class == NodeClass::Table {
@@ -208,6 +208,32 @@ impl Hdf5 {
             self.file.read_array(path, rows)?
         };
         raw_to_ndarray(raw)
+    }
+
+    /// How the dataset at `path` is stored: layout, chunk shape and count, filters, bytes.
+    pub(crate) fn storage(&self, path: &str, logical: u64) -> Result<crate::inspect::Storage> {
+        use sciio_pytables::sciio_hdf5::Layout;
+        let ds = self.file.hdf5().dataset(path)?;
+        let (layout, chunk_shape, filters) = ds.storage()?;
+        let chunks_stored = match layout {
+            Layout::Chunked => Some(ds.chunks_stored()? as u64),
+            _ => None,
+        };
+        Ok(crate::inspect::Storage {
+            layout: match layout {
+                Layout::Compact => "compact",
+                Layout::Contiguous => "contiguous",
+                Layout::Chunked => "chunked",
+                Layout::Other => "other (virtual?)",
+            }
+            .to_string(),
+            chunk_shape,
+            chunks_stored,
+            filters: filters.iter().map(crate::inspect::filter_text).collect(),
+            stored_bytes: Some(ds.storage_size()),
+            logical_bytes: logical,
+            offset: None,
+        })
     }
 
     /// Streams the dataset's bytes in numpy C order, row block by row block.
@@ -498,7 +524,13 @@ pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
             Ok(DType::SubArray(Box::new(to_dtype(base)?), dims.clone()))
         }
         other => Err(Error::unsupported(format!(
-            "HDF5 type {other:?} has no fixed-size numpy dtype"
+            "{} {} no fixed-size numpy dtype",
+            type_words(other),
+            if matches!(other, H5Type::VarLen { .. }) {
+                "have"
+            } else {
+                "has"
+            }
         ))),
     }
 }
@@ -556,4 +588,17 @@ fn text_array(items: &[&str], shape: &[usize]) -> Result<NdArray> {
     }
     let dtype = DType::Scalar(ScalarType::new(ScalarKind::Unicode(n), ByteOrder::Little));
     NdArray::from_bytes(dtype, shape, Order::C, &bytes)
+}
+
+/// An HDF5 type without a numpy dtype, in words (for messages and listings).
+fn type_words(ty: &H5Type) -> &'static str {
+    match ty {
+        H5Type::VarString { .. } => "a variable-length string",
+        H5Type::VarLen { .. } => "variable-length sequences",
+        H5Type::ObjectRef => "an object reference",
+        H5Type::RegionRef => "a region reference",
+        H5Type::Reference { .. } => "a reference",
+        H5Type::Opaque { .. } => "an opaque type",
+        _ => "this HDF5 type",
+    }
 }

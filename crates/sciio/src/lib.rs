@@ -28,12 +28,14 @@
         clippy::unreachable
     )
 )]
+#![forbid(unsafe_code)]
 
 pub mod atomic;
 pub mod compress;
 pub mod format;
 #[cfg(all(feature = "hdf5", feature = "mat", feature = "parquet"))]
 pub mod guide;
+pub mod inspect;
 pub mod node;
 pub mod plan;
 pub mod target;
@@ -42,6 +44,7 @@ pub mod vlarray;
 pub use atomic::write_atomically;
 pub use compress::{CompressSpec, Filter};
 pub use format::Format;
+pub use inspect::{ColumnChunkInfo, ParquetInfo, RowGroupInfo, Storage};
 pub use node::{ArrayInfo, AttrValue, Attribute, NativeInfo, Node, NodeKind};
 pub use sciio_core as core;
 pub use sciio_core::{DType, Error, ErrorKind, NdArray, Order, Result, Value};

@@ -728,6 +728,8 @@ impl DatasetWriter {
             )?;
             let mut dims = vec![0 as hsize_t; rank as usize];
             check(
+                // SAFETY: valid dataspace id; `dims` holds `rank` entries; a null maxdims is
+                // allowed.
                 unsafe {
                     hdf5_sys::h5s::H5Sget_simple_extent_dims(
                         space.id(),

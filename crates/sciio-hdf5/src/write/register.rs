@@ -106,6 +106,9 @@ macro_rules! class {
             filter: Some($func),
         });
 
+        // SAFETY: libhdf5 calls the filter with its documented arguments (cd_values: cd_nelmts
+        // values; *buf: buf_size bytes, allocated with H5allocate_memory); the body checks them
+        // before use.
         unsafe extern "C" fn $func(
             flags: c_uint,
             cd_nelmts: usize,

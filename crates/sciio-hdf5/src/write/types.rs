@@ -43,7 +43,7 @@ fn build(ty: &H5Type, depth: usize) -> Result<Hid> {
     if depth > MAX_TYPE_DEPTH {
         return Err(invalid("datatype nested more than 32 levels deep".into()));
     }
-    // SAFETY (whole function): every id passed to libhdf5 is valid and owned by a `Hid`.
+    // SAFETY: (whole function) every id passed to libhdf5 is valid and owned by a `Hid`.
     unsafe {
         match ty {
             H5Type::Int {
