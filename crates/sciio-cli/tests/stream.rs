@@ -20,7 +20,7 @@ pq.write_table(t, sys.argv[1], row_group_size=50_000)
         &[s(&src)],
     );
     let out = dir.path().join("late.h5");
-    ok(&["convert", s(&src), s(&out)]);
+    ok(&["convert", s(&src), s(&out), "--store-format", "pytables"]);
     sciio_testkit::run_python(
         "
 import sys, numpy as np, pandas as pd, tables
