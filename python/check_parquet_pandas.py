@@ -75,6 +75,13 @@ def roundtrip(pairs):
     for orig, copy in zip(pairs[::2], pairs[1::2]):
         b = pd.read_parquet(copy, engine="pyarrow")
         name = os.path.basename(orig)
+        if name == "fp_empty.parquet":
+            # no row groups: fastparquet's engine makes up categories range(0, n) and object
+            # strings; the file holds no categories, so compare the frame's shape and labels
+            a = fp_sources[name]
+            assert len(b) == 0 and list(b.columns) == list(a.columns), (a, b)
+            assert list(b.index.names) == list(a.index.names), (a.index.names, b.index.names)
+            continue
         if (pq.read_metadata(orig).created_by or "").startswith("fastparquet") \
                 and name != "fp_json.parquet":
             # fastparquet's metadata flavour (categoricals, nullable types, timedeltas, int96

@@ -201,6 +201,7 @@ def fastparquet_cases():
     for codec in ["SNAPPY", "ZSTD", "BROTLI", "LZ4", "LZ4_RAW", None]:
         cases[f"fp_codec_{str(codec).lower()}"] = (df, {"compression": codec})
     cases["fp_rowgroups"] = (flavour, {"row_group_offsets": 2, "times": "int96"})
+    cases["fp_empty"] = (flavour.iloc[:0], {})
     return cases
 
 

@@ -5,7 +5,12 @@
 //! build of parquet-mr that puts a list of page headers in `ColumnMetaData` field 15, which the
 //! spec makes `bloom_filter_length: i32`).
 //!
-//! [`sanitized`] re-encodes the footer (Thrift compact protocol) without those fields, in the
+//! The same holds for the element type of an empty list: fastparquet writes the row groups of a
+//! file without rows as an empty list of element type 0 ("Expected list element type of Struct
+//! but got Byte"); Thrift's readers never look at it.
+//!
+//! [`sanitized`] re-encodes the footer (Thrift compact protocol) without those fields (and
+//! empty lists with the spec's element type), in the
 //! structs arrow-rs decodes for reading (`FileMetaData`, `RowGroup`, `ColumnChunk`,
 //! `ColumnMetaData`); every other byte is copied as it is. It is only tried after arrow-rs
 //! refused a footer.
@@ -67,6 +72,18 @@ fn child(kind: Kind, id: i16) -> Option<Kind> {
         (Kind::FileMetaData, 4) => Some(Kind::RowGroup),
         (Kind::RowGroup, 1) => Some(Kind::ColumnChunk),
         (Kind::ColumnChunk, 3) => Some(Kind::ColumnMetaData),
+        _ => None,
+    }
+}
+
+/// The element type the spec gives list field `id` of `kind`.
+fn list_element(kind: Kind, id: i16) -> Option<u8> {
+    match (kind, id) {
+        (Kind::FileMetaData, 2 | 4 | 5 | 7)
+        | (Kind::RowGroup, 1 | 4)
+        | (Kind::ColumnMetaData, 8 | 13) => Some(STRUCT),
+        (Kind::ColumnMetaData, 2) => Some(I32),
+        (Kind::ColumnMetaData, 3) => Some(BINARY),
         _ => None,
     }
 }
@@ -232,16 +249,27 @@ impl Walker<'_> {
             let start = self.pos;
             match (t, child(kind, id)) {
                 (STRUCT, Some(k)) => self.copy_struct(k, out, depth + 1)?,
-                (LIST, Some(k)) => {
+                (LIST, child_kind) => {
                     let (n, elem) = self.list_header()?;
-                    out.extend_from_slice(self.since(start));
+                    match list_element(kind, id) {
+                        // an empty list of another element type (fastparquet writes the row
+                        // groups of a file without rows as an empty list of type 0): Thrift's
+                        // readers do not look at the type of an empty list, arrow-rs does
+                        Some(want) if n == 0 && want != elem => {
+                            out.push(want);
+                            self.dropped += 1;
+                            continue;
+                        }
+                        _ => out.extend_from_slice(self.since(start)),
+                    }
                     for _ in 0..n {
-                        if elem == STRUCT {
-                            self.copy_struct(k, out, depth + 1)?;
-                        } else {
-                            let s = self.pos;
-                            self.skip_element(elem, depth + 1)?;
-                            out.extend_from_slice(self.since(s));
+                        match (elem, child_kind) {
+                            (STRUCT, Some(k)) => self.copy_struct(k, out, depth + 1)?,
+                            _ => {
+                                let s = self.pos;
+                                self.skip_element(elem, depth + 1)?;
+                                out.extend_from_slice(self.since(s));
+                            }
                         }
                     }
                 }
@@ -290,5 +318,8 @@ mod tests {
         // damage is an error, not a panic
         assert!(sanitized(&[0x19, 0xfc]).is_err());
         assert!(sanitized(&[]).is_err());
+        // FileMetaData { 4: empty list of element type 0 }: the spec's element type, struct
+        let footer = [0x49, 0x00, 0x00];
+        assert_eq!(sanitized(&footer).unwrap().unwrap(), [0x49, 0x0c, 0x00]);
     }
 }

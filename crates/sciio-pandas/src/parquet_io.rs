@@ -924,8 +924,16 @@ impl ParquetOptions {
         &self.key_value
     }
 
-    fn properties(&self, pandas_json: String) -> Result<WriterProperties> {
-        Ok(WriterProperties::builder()
+    /// The writer properties; `plain` names the columns written without dictionary encoding.
+    fn properties(&self, pandas_json: String, plain: &[String]) -> Result<WriterProperties> {
+        let mut builder = WriterProperties::builder();
+        for name in plain {
+            builder = builder.set_column_dictionary_enabled(
+                parquet::schema::types::ColumnPath::new(vec![name.clone()]),
+                false,
+            );
+        }
+        Ok(builder
             .set_compression(self.compression.to_parquet()?)
             .set_max_row_group_row_count(Some(self.row_group_rows))
             .set_dictionary_enabled(self.dictionary)
@@ -1025,7 +1033,11 @@ impl<W: Write + Send> ParquetWriter<W> {
             .out
             .take()
             .ok_or_else(|| Error::invalid_input("writer already finished"))?;
-        let mut props = self.options.properties(json)?;
+        let plain = match first {
+            Some(b) if self.options.dictionary => mostly_distinct_columns(b),
+            _ => Vec::new(),
+        };
+        let mut props = self.options.properties(json, &plain)?;
         add_encoded_arrow_schema_to_metadata(&arrow, &mut props);
         let parquet_schema = ArrowSchemaConverter::new()
             .with_coerce_types(props.coerce_types())
@@ -1265,6 +1277,55 @@ fn encode_parallel(jobs: Vec<ColumnJob>, weights: &[usize], threads: usize) -> R
         .into_iter()
         .map(|c| c.ok_or_else(|| Error::format("a column chunk was not encoded")))
         .collect()
+}
+
+/// Values of the first batch sampled to judge a column's cardinality.
+const DICTIONARY_SAMPLE: usize = 65_536;
+
+/// The top-level numeric and time columns of `batch` whose first [`DICTIONARY_SAMPLE`] values
+/// are more than half distinct: a dictionary of those fills its page and falls back to plain
+/// encoding anyway, after hashing every value and leaving dictionary-encoded pages behind that
+/// compress worse than plain ones (polars encodes such columns plain too). Written plain.
+fn mostly_distinct_columns(batch: &RecordBatch) -> Vec<String> {
+    use arrow_array::Array;
+    let mut out = Vec::new();
+    for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
+        let width = match field.data_type().primitive_width() {
+            Some(w @ (4 | 8)) => w,
+            _ => continue,
+        };
+        if matches!(field.data_type(), DataType::Dictionary(..)) {
+            continue;
+        }
+        let data = column.to_data();
+        let Some(values) = data.buffers().first() else {
+            continue;
+        };
+        let n = column.len().min(DICTIONARY_SAMPLE);
+        let start = data.offset().saturating_mul(width);
+        let Some(bytes) = values
+            .as_slice()
+            .get(start..start.saturating_add(n * width))
+        else {
+            continue;
+        };
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        let mut valid = 0usize;
+        for (i, v) in bytes.chunks_exact(width).enumerate() {
+            if column.is_valid(i) {
+                valid += 1;
+                let mut word = [0u8; 8];
+                if let Some(dst) = word.get_mut(..width) {
+                    dst.copy_from_slice(v);
+                }
+                seen.insert(u64::from_le_bytes(word));
+            }
+        }
+        if valid > 0 && seen.len() * 2 > valid {
+            out.push(field.name().clone());
+        }
+    }
+    out
 }
 
 /// Writes a whole frame to `path`.

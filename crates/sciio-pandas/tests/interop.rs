@@ -616,3 +616,42 @@ fn streaming_reader_yields_bounded_batches() {
     }
     assert_eq!(total as i64, n);
 }
+
+/// Numeric columns of mostly distinct values are written plain (a dictionary of them only
+/// fills up and falls back), repetitive ones dictionary-encoded; pandas reads both back equal.
+#[test]
+fn mostly_distinct_numeric_columns_are_written_plain() {
+    let dir = tempdir();
+    let path = dir.path().join("enc.parquet");
+    let n = 100_000i64;
+    let frame = Frame::builder()
+        .column("uniq", Arc::new(Int64Array::from_iter_values(0..n)))
+        .column(
+            "rep",
+            Arc::new(Int64Array::from_iter_values((0..n).map(|i| i % 7))),
+        )
+        .column(
+            "f",
+            Arc::new(Float64Array::from_iter_values(
+                (0..n).map(|i| i as f64 * 0.25),
+            )),
+        )
+        .build()
+        .unwrap();
+    write_frame(&path, &frame, &ParquetOptions::default()).unwrap();
+    let out = run_python(
+        r#"
+import sys, pandas as pd, numpy as np, pyarrow.parquet as pq
+rg = pq.ParquetFile(sys.argv[1]).metadata.row_group(0)
+dict_encoded = {rg.column(i).path_in_schema: 'RLE_DICTIONARY' in rg.column(i).encodings
+                for i in range(rg.num_columns)}
+df = pd.read_parquet(sys.argv[1])
+n = 100_000
+assert (df['uniq'].to_numpy() == np.arange(n)).all() and (df['rep'].to_numpy() == np.arange(n) % 7).all()
+assert (df['f'].to_numpy() == np.arange(n) * 0.25).all()
+print(sorted(k for k, v in dict_encoded.items() if v))
+"#,
+        &[path.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "['rep']");
+}
