@@ -209,3 +209,25 @@ fn names_from_a_file_never_escape_the_destination_or_drive_the_terminal() {
     assert!(!text.contains('\u{1b}'), "raw escape in {text:?}");
     assert!(text.contains("red\\u{1b}[31mname"), "{text}");
 }
+
+/// Found by the damage sweep (seed 1795592486103106212: bit 5 of byte 1207 of PyTables'
+/// `Tables_lzo1.h5` flipped): `/tuple0` claims 2**61 rows, so the byte sizes of the file's
+/// tables overflowed when summed for the progress total, and `convert` panicked. Now the
+/// damaged table is refused in one line and nothing is left behind.
+#[test]
+fn sweep_found_table_sizes_that_overflow_when_summed() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/sweep/lzo_table_claims_2e18_rows.h5");
+    let dir = sciio_testkit::tempdir();
+    for (dst, node) in [("all.npz", None), ("t.npy", Some("/tuple0"))] {
+        let out = dir.path().join(dst);
+        let src_arg = match node {
+            Some(n) => format!("{}:{n}", s(&src)),
+            None => s(&src).to_string(),
+        };
+        let run = run_limited(&["convert", &src_arg, s(&out)]);
+        assert_eq!(problem_with(&run), None, "{dst}: {run:?}");
+        assert!(run.stderr.contains("tuple0"), "{dst}: {}", run.stderr);
+        assert!(leftovers(dir.path()).is_empty(), "{dst}");
+    }
+}

@@ -232,7 +232,11 @@ pub fn convert_many(
     }
     let (leaves, left_out) = plan_leaves(sources, dst, options, format)?;
     refuse_if_strict(&left_out, options.strict, dst)?;
-    let total: u64 = leaves.iter().map(|l| l.info.nbytes()).sum();
+    // Saturating: a damaged header can claim sizes whose sum overflows (each is refused later,
+    // when its data is read against the file's real size and the limits).
+    let total = leaves
+        .iter()
+        .fold(0u64, |sum, l| sum.saturating_add(l.info.nbytes()));
     let arrays: Vec<String> = leaves.iter().map(|l| l.name.clone()).collect();
     match format {
         Format::Npy => write_npy(sources, &leaves, dst, options, total, progress)?,
@@ -497,7 +501,7 @@ fn write_each(
             }
         };
         put(&leaf.name, array).map_err(|e| e.with_node(leaf.name.clone()))?;
-        done += leaf.info.nbytes();
+        done = done.saturating_add(leaf.info.nbytes());
         progress(done, total);
     }
     Ok(())
@@ -774,12 +778,12 @@ fn write_npz(
                 .map_err(|e| Error::io("cannot write", e).with_node(member_name.clone()))?;
             let src = source_of(sources, leaf)?;
             copy_leaf(src, leaf, &mut member, &mut |done| {
-                progress(before + done, total)
+                progress(before.saturating_add(done), total)
             })?;
             member
                 .finish()
                 .map_err(|e| e.with_node(member_name.clone()))?;
-            before += leaf.info.nbytes();
+            before = before.saturating_add(leaf.info.nbytes());
         }
         zip.finish()?;
         Ok(())
