@@ -5,17 +5,20 @@ Cases (sizes overridable by environment variables):
   small   a v7 file of $SCIIO_BENCH_MAT5_VARS (default 2000) small variables (3x3 doubles,
           int32 rows, char rows, in turn)
   matrix  a v7 file holding one double matrix of $SCIIO_BENCH_MAT5_MIB MiB (default 256)
-Both written by scipy.io.savemat(do_compression=True). Timed (best of $SCIIO_BENCH_REPEAT,
-default 1; each a whole process, start-up and imports included):
+Both written by scipy.io.savemat(do_compression=True). Timed ($SCIIO_BENCH_REPEAT runs of each
+side, default 1, alternating peer and sciio; best and median; each a whole process, start-up and
+imports included):
   read   .mat -> .npz: `sciio convert f.mat f.npz` vs `scipy.io.loadmat` + `np.savez`
-  write  .npz -> v7:   `sciio convert f.npz f.mat --mat-version 7` vs
-                       `np.load` + `scipy.io.savemat(do_compression=True)` (sizes compared too)
+  write  .npz -> v7:   `sciio convert f.npz f.mat --mat-version 7` (its default level, 3) vs
+                       `np.load` + `scipy.io.savemat(do_compression=True)` (zlib 6; sizes
+                       compared too)
 $SCIIO_BENCH_PROFILE picks the cargo profile of the sciio binary (default release; "dev-opt" =
 dev profile with sciio's crates at opt-level 3).
 Targets (issue 20): sciio/scipy <= 0.5 for every case, written sizes equal within 5 %.
 """
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -49,13 +52,20 @@ scipy.io.savemat(sys.argv[2], d, do_compression=True)
 """
 
 
-def best(cmd, repeat):
-    times = []
+def timed(cmd):
+    t = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return time.perf_counter() - t
+
+
+def alternate(peer, sciio, repeat, res, key):
+    """Runs peer and sciio alternately; records best times and the median of the ratios."""
+    p, s = [], []
     for _ in range(repeat):
-        t = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t)
-    return min(times)
+        p.append(timed(peer))
+        s.append(timed(sciio))
+    res[f"scipy_{key}_s"], res[f"sciio_{key}_s"] = min(p), min(s)
+    res[f"median_ratio_{key}"] = statistics.median(b / a for a, b in zip(p, s))
 
 
 def small_vars(n):
@@ -87,7 +97,8 @@ def main():
     os.makedirs(out, exist_ok=True)
     subprocess.run(["cargo", "build", "-q", *FLAGS, "-p", "sciio-cli"], cwd=ROOT, check=True)
     py = sys.executable
-    res = {"vars": nvars, "matrix_mib": mib, "cpus": os.cpu_count(), "profile": PROFILE}
+    res = {"vars": nvars, "matrix_mib": mib, "cpus": os.cpu_count(), "profile": PROFILE,
+           "load_before": os.getloadavg()[0]}
     ratios = {}
     for case, data in (("small", small_vars(nvars)), ("matrix", matrix(mib))):
         src = os.path.join(out, f"{case}.mat")
@@ -95,17 +106,17 @@ def main():
         del data
         p = lambda name: os.path.join(out, f"{case}_{name}")  # noqa: E731
         # read: .mat -> .npz
-        res[f"scipy_read_{case}_s"] = best([py, "-c", READ_PY, src, p("scipy.npz")], repeat)
-        res[f"sciio_read_{case}_s"] = best([BIN, "convert", src, p("sciio.npz")], repeat)
+        alternate([py, "-c", READ_PY, src, p("scipy.npz")], [BIN, "convert", src, p("sciio.npz")],
+                  repeat, res, f"read_{case}")
         with np.load(p("scipy.npz")) as a, np.load(p("sciio.npz")) as b:
             assert sorted(a.files) == sorted(b.files), case
             for k in a.files:
                 if a[k].dtype.kind != "U":
                     assert np.array_equal(a[k], b[k]), (case, k)
         # write: .npz -> v7
-        res[f"scipy_write_{case}_s"] = best([py, "-c", WRITE_PY, p("scipy.npz"), p("scipy7.mat")], repeat)
-        res[f"sciio_write_{case}_s"] = best(
-            [BIN, "convert", p("scipy.npz"), p("sciio7.mat"), "--mat-version", "7"], repeat)
+        alternate([py, "-c", WRITE_PY, p("scipy.npz"), p("scipy7.mat")],
+                  [BIN, "convert", p("scipy.npz"), p("sciio7.mat"), "--mat-version", "7"],
+                  repeat, res, f"write_{case}")
         a, b = scipy.io.loadmat(p("scipy7.mat")), scipy.io.loadmat(p("sciio7.mat"))
         for k in a:
             if not k.startswith("__") and a[k].dtype.kind != "U":
@@ -116,6 +127,7 @@ def main():
             ratios[f"{op}_{case}"] = res[f"sciio_{op}_{case}_s"] / res[f"scipy_{op}_{case}_s"]
         ratios[f"size_{case}"] = res[f"size_sciio_{case}_mib"] / res[f"size_scipy_{case}_mib"]
     res["ratios_sciio_over_scipy"] = ratios
+    res["load_after"] = os.getloadavg()[0]
     print(json.dumps(res, indent=1))
     for k, r in ratios.items():
         ok = abs(r - 1) <= 0.05 if k.startswith("size") else r <= 0.5

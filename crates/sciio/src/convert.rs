@@ -752,7 +752,7 @@ fn copy_leaf(
             progress(array.as_bytes().len() as u64);
             Ok(())
         }
-        None => src.copy_array_data(&leaf.src_path, out, progress),
+        None => src.copy_array_data_of(&leaf.src_path, Some(&leaf.info), out, progress),
     }
 }
 

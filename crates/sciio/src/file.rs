@@ -427,6 +427,19 @@ impl File {
         out: &mut dyn Write,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
+        self.copy_array_data_of(path, None, out, progress)
+    }
+
+    /// [`File::copy_array_data`] of a leaf whose description the caller took from this
+    /// file's tree already (a conversion's plan): HDF5 and MAT files then skip looking the
+    /// path up again (thousands of leaves in one group made that quadratic).
+    pub(crate) fn copy_array_data_of(
+        &mut self,
+        path: &str,
+        known: Option<&ArrayInfo>,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
         let path = normalise(path);
         let file = self.path.clone();
         let located = |e: Error| e.with_file(&file).with_node(path.clone());
@@ -458,13 +471,19 @@ impl File {
             }
             #[cfg(feature = "hdf5")]
             Backend::Hdf5(h5) => {
-                let info = array_info_at(&self.root, &path).map_err(located)?;
+                let info = match known {
+                    Some(info) => info.clone(),
+                    None => array_info_at(&self.root, &path).map_err(located)?,
+                };
                 h5.copy_array_data(&path, &info, out, progress)
                     .map_err(located)
             }
             #[cfg(feature = "mat")]
             Backend::Mat(mat) => {
-                let info = array_info_at(&self.root, &path).map_err(located)?;
+                let info = match known {
+                    Some(info) => info.clone(),
+                    None => array_info_at(&self.root, &path).map_err(located)?,
+                };
                 mat.copy_array_data(&path, &info, out, progress)
                     .map_err(located)
             }

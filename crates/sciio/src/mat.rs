@@ -283,7 +283,10 @@ impl std::fmt::Debug for MatOut {
 
 /// `--compress` for MAT files: `deflate[:N]` (v7.3: with shuffle, as MATLAB compresses; v7:
 /// the zlib level of each variable) or `none`; otherwise MATLAB's default for v7.3 (deflate 3)
-/// and zlib's default for v7 (6, as MATLAB and `scipy.io.savemat` compress).
+/// and level 3 for v7 too: MATLAB and `scipy.io.savemat` use zlib's default (6), but zlib-rs
+/// at 3 compresses a large double matrix ~3 times as fast into a file within 0.5 % of theirs
+/// (BENCHMARKS.md, mat5); variables under 64 KiB are compressed at 9 whatever the level
+/// (see `sciio_mat`'s Level-5 writer). `--compress deflate:6` gives zlib's default.
 pub(crate) fn mat_options(
     spec: Option<&CompressSpec>,
     version: crate::MatOutVersion,
@@ -295,7 +298,7 @@ pub(crate) fn mat_options(
     });
     let Some(spec) = spec else {
         return Ok(match version {
-            crate::MatOutVersion::V7 => options.compression(Some(6)),
+            crate::MatOutVersion::V7 => options.compression(Some(3)),
             _ => options,
         });
     };
@@ -670,7 +673,11 @@ fn to_mat_value(array: &NdArray) -> Result<MatValue> {
             _ => {}
         }
     }
-    MatValue::numeric(array.to_native().to_order(Order::F))
+    // One copy of a native array (MATLAB's column-major order), not two.
+    MatValue::numeric(match array.dtype().is_native() {
+        true => array.to_order(Order::F),
+        false => array.to_native().to_order(Order::F),
+    })
 }
 
 #[cfg(test)]
@@ -696,7 +703,7 @@ mod tests {
         let v7 = mat_options(None, crate::MatOutVersion::V7).unwrap();
         assert_eq!(
             (v7.version, v7.compression_level),
-            (MatVersion::V7, Some(6))
+            (MatVersion::V7, Some(3))
         );
         let spec = CompressSpec::parse("deflate:1").unwrap();
         assert!(mat_options(Some(&spec), crate::MatOutVersion::V5).is_err());

@@ -146,6 +146,11 @@ impl<'a> Cursor<'a> {
         }
     }
 
+    /// Bytes read so far.
+    pub(crate) fn position(&self) -> usize {
+        self.pos
+    }
+
     pub(crate) fn remaining(&self) -> usize {
         self.data.len().saturating_sub(self.pos)
     }
