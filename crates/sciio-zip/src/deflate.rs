@@ -191,9 +191,7 @@ mod tests {
 
     #[test]
     fn parallel_zlib_streams_inflate_and_check() {
-        // Smaller under Miri, which interprets every step of the compressors.
-        let n: u32 = if cfg!(miri) { 40_000 } else { 300_000 };
-        let data: Vec<u8> = (0..n)
+        let data: Vec<u8> = (0..300_000u32)
             .map(|i| (i * 7 % 251) as u8 ^ (i >> 9) as u8)
             .collect();
         for block in [DICT_SIZE, 100_000, 1 << 20] {
@@ -235,13 +233,10 @@ mod tests {
 
     #[test]
     fn blocks_concatenate_into_one_stream() {
-        let (n, block) = if cfg!(miri) {
-            (20_000u32, 4 << 10)
-        } else {
-            (1_000_000, 64 << 10)
-        };
-        let input: Vec<u8> = (0..n).flat_map(|i| (i % 1000).to_le_bytes()).collect();
-        let blocks = compress_blocks(&input, &[], 6, block).unwrap();
+        let input: Vec<u8> = (0..1_000_000u32)
+            .flat_map(|i| (i % 1000).to_le_bytes())
+            .collect();
+        let blocks = compress_blocks(&input, &[], 6, 64 << 10).unwrap();
         assert!(blocks.len() > 10);
         let mut stream: Vec<u8> = blocks.iter().flat_map(|b| b.deflated.clone()).collect();
         stream.extend_from_slice(&END_OF_STREAM);
@@ -257,12 +252,7 @@ mod tests {
     fn empty_and_incompressible_blocks() {
         assert_eq!(inflate(&END_OF_STREAM), Vec::<u8>::new());
         let mut x = 0x1234_5678u32;
-        let (n, block) = if cfg!(miri) {
-            (30_000, 10_000)
-        } else {
-            (300_000, 100_000)
-        };
-        let noise: Vec<u8> = (0..n)
+        let noise: Vec<u8> = (0..300_000)
             .map(|_| {
                 x ^= x << 13;
                 x ^= x >> 17;
@@ -271,7 +261,7 @@ mod tests {
             })
             .collect();
         for level in [0, 1, 9] {
-            let blocks = compress_blocks(&noise, &[], level, block).unwrap();
+            let blocks = compress_blocks(&noise, &[], level, 100_000).unwrap();
             let mut stream: Vec<u8> = blocks.iter().flat_map(|b| b.deflated.clone()).collect();
             stream.extend_from_slice(&END_OF_STREAM);
             assert_eq!(inflate(&stream), noise);

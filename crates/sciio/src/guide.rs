@@ -143,8 +143,9 @@
 //! # let dir = tempfile::tempdir()?;
 //! # let path = dir.path().join("big.npy");
 //! # sciio::npy::write(&path, &sciio::core::ndarray::Array1::<f32>::zeros(1 << 16))?;
-//! // The data stays in the file; pages load on access. Unsafe: nothing may truncate or
-//! // write the file while the map lives (see `open_mmap`'s contract).
+//! // The data stays in the file; pages load on access. `unsafe`: nothing may change or
+//! // truncate the file while the map lives (memmap2's contract; see `open_mmap`).
+//! // SAFETY: this program is the only one using the file.
 //! let mapped = unsafe { sciio::npy::open_mmap(&path)? };
 //! assert!(mapped.is_mapped());
 //! let view = mapped.view::<f32>()?;

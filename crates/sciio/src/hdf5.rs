@@ -30,6 +30,15 @@ pub(crate) struct Hdf5 {
     file: PtFile,
 }
 
+/// A dataset's layout, chunk shape, chunks written, filters and bytes in the file.
+pub(crate) type StorageFacts = (
+    sciio_pytables::sciio_hdf5::Layout,
+    Option<Vec<u64>>,
+    Option<u64>,
+    Vec<sciio_pytables::sciio_hdf5::Filter>,
+    u64,
+);
+
 /// Rows per block when streaming a dataset (bounded memory: blocks of about 8 MiB).
 const BLOCK_BYTES: u64 = 8 << 20;
 
@@ -210,8 +219,9 @@ impl Hdf5 {
         raw_to_ndarray(raw)
     }
 
-    /// How the dataset at `path` is stored: layout, chunk shape and count, filters, bytes.
-    pub(crate) fn storage(&self, path: &str, logical: u64) -> Result<crate::inspect::Storage> {
+    /// How the dataset at `path` is stored: layout, chunk shape, chunks written (chunked
+    /// datasets), filter pipeline, bytes in the file.
+    pub(crate) fn storage(&self, path: &str) -> Result<StorageFacts> {
         use sciio_pytables::sciio_hdf5::Layout;
         let ds = self.file.hdf5().dataset(path)?;
         let (layout, chunk_shape, filters) = ds.storage()?;
@@ -219,21 +229,13 @@ impl Hdf5 {
             Layout::Chunked => Some(ds.chunks_stored()? as u64),
             _ => None,
         };
-        Ok(crate::inspect::Storage {
-            layout: match layout {
-                Layout::Compact => "compact",
-                Layout::Contiguous => "contiguous",
-                Layout::Chunked => "chunked",
-                Layout::Other => "other (virtual?)",
-            }
-            .to_string(),
+        Ok((
+            layout,
             chunk_shape,
             chunks_stored,
-            filters: filters.iter().map(crate::inspect::filter_text).collect(),
-            stored_bytes: Some(ds.storage_size()),
-            logical_bytes: logical,
-            offset: None,
-        })
+            filters,
+            ds.storage_size(),
+        ))
     }
 
     /// Streams the dataset's bytes in numpy C order, row block by row block.

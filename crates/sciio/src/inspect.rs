@@ -89,7 +89,7 @@ pub struct ColumnChunkInfo {
 
 /// A filter of an HDF5 pipeline in `--compress` syntax where it has one.
 #[cfg(feature = "hdf5")]
-pub(crate) fn filter_text(f: &sciio_pytables::sciio_hdf5::Filter) -> String {
+fn filter_text(f: &sciio_pytables::sciio_hdf5::Filter) -> String {
     let cd = |i: usize| f.cd_values.get(i).copied();
     match f.id {
         1 => format!("deflate:{}", cd(0).unwrap_or(0)),
@@ -164,7 +164,26 @@ impl File {
                 }))
             }
             #[cfg(feature = "hdf5")]
-            Backend::Hdf5(h5) => h5.storage(&path, logical).map(Some).map_err(located),
+            Backend::Hdf5(h5) => {
+                use sciio_pytables::sciio_hdf5::Layout;
+                let (layout, chunk_shape, chunks_stored, filters, stored) =
+                    h5.storage(&path).map_err(located)?;
+                Ok(Some(Storage {
+                    layout: match layout {
+                        Layout::Compact => "compact",
+                        Layout::Contiguous => "contiguous",
+                        Layout::Chunked => "chunked",
+                        Layout::Other => "other (virtual?)",
+                    }
+                    .to_string(),
+                    chunk_shape,
+                    chunks_stored,
+                    filters: filters.iter().map(filter_text).collect(),
+                    stored_bytes: Some(stored),
+                    logical_bytes: logical,
+                    offset: None,
+                }))
+            }
             #[allow(unreachable_patterns)]
             _ => Ok(None),
         }
