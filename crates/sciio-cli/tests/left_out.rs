@@ -450,3 +450,33 @@ fn arrays_matlab_has_no_class_for_are_left_out_of_mat() {
     assert_eq!(out.trim(), "['x'] [0.0, 1.0, 2.0]");
     strict_refuses(&["convert", s(&npz), s(&mat)], &mat, "/rec");
 }
+
+/// PyTables has no type for text (`U`) or datetime64 arrays: an .npz holding them converts to
+/// .h5 with its other members, those two left out and named; `--strict` refuses.
+#[test]
+fn npz_members_pytables_has_no_type_for_are_left_out_of_h5() {
+    let dir = tempdir();
+    let npz = dir.path().join("mixed.npz");
+    run_python(
+        "import sys, numpy as np\nnp.savez(sys.argv[1], a=np.arange(3), u=np.array(['ab', 'cde']), t=np.array(['2020-01-01'], dtype='M8[D]'))",
+        &[s(&npz)],
+    );
+    let h5 = dir.path().join("mixed.h5");
+    let lines = converts(&["convert", s(&npz), s(&h5)]);
+    let said = lines.join("\n");
+    assert!(
+        said.contains("left out: /u") && said.contains("<U3 has no PyTables type"),
+        "{said}"
+    );
+    assert!(
+        said.contains("left out: /t") && said.contains("<M8[D]"),
+        "{said}"
+    );
+    let out = run_python(
+        "import sys, tables\nwith tables.open_file(sys.argv[1]) as f:\n    print(sorted(n._v_name for n in f.walk_nodes('/', 'Leaf')), f.root.a.read().tolist())",
+        &[s(&h5)],
+    );
+    assert_eq!(out.trim(), "['a'] [0, 1, 2]");
+    let strict = dir.path().join("strict.h5");
+    strict_refuses(&["convert", s(&npz), s(&strict)], &strict, "/u");
+}

@@ -602,12 +602,18 @@ fn dtype_words(dtype: &sciio_core::DType) -> String {
 }
 
 /// Why `format` cannot hold an array of this kind (npy/npz: a dtype an NPY header cannot
-/// describe, such as overlapping fields; MAT: anything but MATLAB's classes), or `None`.
+/// describe, such as overlapping fields; MAT: anything but MATLAB's classes; HDF5: what
+/// PyTables has no type for), or `None`.
 fn unheld(format: Format, info: &ArrayInfo) -> Option<String> {
     match format {
         Format::Npy | Format::Npz => header_for(info).err().map(|e| e.message().to_string()),
         #[cfg(feature = "mat")]
         Format::Mat => crate::mat::no_class_for(info),
+        // PyTables has no type for text (`U`), object or datetime arrays.
+        #[cfg(feature = "hdf5")]
+        Format::Hdf5 => sciio_pytables::write::h5type_from_dtype(&info.dtype)
+            .err()
+            .map(|e| e.message().to_string()),
         _ => None,
     }
 }

@@ -83,9 +83,9 @@ pub fn h5type_from_dtype(dt: &DType) -> Result<H5Type> {
                         "object arrays hold Python objects: sciio never pickles",
                     ))
                 }
-                other => {
+                _ => {
                     return Err(Error::unsupported(format!(
-                        "numpy kind {other:?} has no PyTables type"
+                        "numpy dtype {dt} has no PyTables type"
                     )))
                 }
             }
