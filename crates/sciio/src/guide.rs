@@ -124,16 +124,20 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # 8. A pandas HDFStore key (`df.to_hdf`) as a frame
+//! # 8. A pandas HDFStore key (`df.to_hdf`) as a frame, and one written
 //!
-//! ```no_run
-//! // store.h5 written by pandas: df.to_hdf("store.h5", key="df", format="table")
-//! let mut file = sciio::open("store.h5")?;
-//! let frame = file.batches("/df", 0)?.into_frame()?; // what pd.read_hdf returns
-//! println!("{}", frame.to_text(10)?);
-//! for (label, column) in frame.column_arrays()? {
-//!     println!("{label}: {}", column.data_type());
-//! }
+//! ```
+//! use std::sync::Arc;
+//! use sciio::pandas::{arrow_array::Float64Array, Frame};
+//! # let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("store.h5");
+//! let frame = Frame::builder().column("x", Arc::new(Float64Array::from(vec![1.0, 2.5]))).build()?;
+//! // pd.read_hdf(path, "df") returns this frame (a `table` key, pandas' appendable format).
+//! sciio::hdfstore::write(&path, "/df", &frame, &Default::default())?;
+//! let mut file = sciio::open(&path)?;
+//! let back = file.batches("/df", 0)?.into_frame()?; // what pd.read_hdf returns
+//! println!("{}", back.to_text(10)?);
+//! assert_eq!(back.num_rows(), 2);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
