@@ -450,7 +450,11 @@ fn plain(v: &Value) -> String {
 /// Python's `repr` of strings and bytes, and a readable form of everything else.
 pub fn repr(v: &Value) -> String {
     match v {
-        Value::Str(s) => str_repr(s),
+        Value::Str(s) => {
+            let mut out = String::new();
+            crate::pyliteral::write_str_repr(s, &mut out);
+            out
+        }
         Value::Bytes(b) => bytes_repr(b),
         Value::Void(b) => {
             // numpy shows void bytes all escaped: b'\x61\x62'.
@@ -493,34 +497,6 @@ fn scalar_str(dtype: &DType, v: &Value) -> String {
         (_, Value::Record(_)) => ElemFormat::new(dtype, std::slice::from_ref(v)).apply(v),
         _ => repr(v),
     }
-}
-
-fn str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c if (c as u32) < 0x20 || c as u32 == 0x7f => {
-                out.push_str(&format!("\\x{:02x}", c as u32))
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 fn bytes_repr(b: &[u8]) -> String {

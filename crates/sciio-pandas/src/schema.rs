@@ -870,38 +870,19 @@ pub fn parse_py_tuple(s: &str) -> Option<Vec<String>> {
 /// assert_eq!(parse_py_tuple(&s).unwrap(), ["x", "it's"]);
 /// ```
 pub fn py_tuple_repr<S: AsRef<str>>(items: &[S]) -> String {
-    let parts: Vec<String> = items.iter().map(|s| py_str_repr(s.as_ref())).collect();
+    let parts: Vec<String> = items
+        .iter()
+        .map(|s| {
+            let mut out = String::new();
+            sciio_core::pyliteral::write_str_repr(s.as_ref(), &mut out);
+            out
+        })
+        .collect();
     if parts.len() == 1 {
         format!("({},)", parts[0])
     } else {
         format!("({})", parts.join(", "))
     }
-}
-
-/// Python's `repr(str)` for printable text (quotes chosen like Python, backslash escapes).
-fn py_str_repr(s: &str) -> String {
-    let quote = if s.contains('\'') && !s.contains('"') {
-        '"'
-    } else {
-        '\''
-    };
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push(quote);
-    for c in s.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\t' => out.push_str("\\t"),
-            '\r' => out.push_str("\\r"),
-            c if c == quote => {
-                out.push('\\');
-                out.push(c);
-            }
-            c => out.push(c),
-        }
-    }
-    out.push(quote);
-    out
 }
 
 #[cfg(test)]

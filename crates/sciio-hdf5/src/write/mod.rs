@@ -956,30 +956,10 @@ impl DatasetWriter {
         }
         locked(|| -> Result<()> {
             let t = types::to_hid(&self.ty)?;
-            let mut st = vec![0 as hsize_t; shape.len()];
-            st[0] = start;
-            let mut cnt = shape.clone();
-            cnt[0] = count;
-            // SAFETY: valid ids; arrays of the dataset's rank; `bytes` holds the selection.
+            let (fspace, mspace) = self.row_spaces(start, count, &shape)?;
+            // SAFETY: valid ids (the dataset's, its type's, two dataspaces of the selection);
+            // `bytes` holds exactly the selected rows (checked above).
             unsafe {
-                let fspace = Hid::new(H5Dget_space(self.hid.id()), || {
-                    "cannot read the dataspace".into()
-                })?;
-                check(
-                    H5Sselect_hyperslab(
-                        fspace.id(),
-                        H5S_seloper_t::H5S_SELECT_SET,
-                        st.as_ptr(),
-                        std::ptr::null(),
-                        cnt.as_ptr(),
-                        std::ptr::null(),
-                    ),
-                    || "cannot select rows".into(),
-                )?;
-                let mspace = Hid::new(
-                    H5Screate_simple(cnt.len() as i32, cnt.as_ptr(), std::ptr::null()),
-                    || "cannot create a dataspace".into(),
-                )?;
                 check(
                     H5Dwrite(
                         self.hid.id(),
@@ -997,36 +977,50 @@ impl DatasetWriter {
         .map_err(|e| self.locate(e))
     }
 
+    /// The file and memory dataspaces selecting rows `start..start + count` (every column)
+    /// of a dataset of `shape`. Must run inside `locked`.
+    fn row_spaces(&self, start: u64, count: u64, shape: &[u64]) -> Result<(Hid, Hid)> {
+        let mut st = vec![0 as hsize_t; shape.len()];
+        if let Some(first) = st.first_mut() {
+            *first = start;
+        }
+        let mut cnt = shape.to_vec();
+        if let Some(first) = cnt.first_mut() {
+            *first = count;
+        }
+        // SAFETY: a valid dataset id; `st` and `cnt` have the dataset's rank.
+        unsafe {
+            let fspace = Hid::new(H5Dget_space(self.hid.id()), || {
+                "cannot read the dataspace".into()
+            })?;
+            check(
+                H5Sselect_hyperslab(
+                    fspace.id(),
+                    H5S_seloper_t::H5S_SELECT_SET,
+                    st.as_ptr(),
+                    std::ptr::null(),
+                    cnt.as_ptr(),
+                    std::ptr::null(),
+                ),
+                || "cannot select rows".into(),
+            )?;
+            let mspace = Hid::new(
+                H5Screate_simple(cnt.len() as i32, cnt.as_ptr(), std::ptr::null()),
+                || "cannot create a dataspace".into(),
+            )?;
+            Ok((fspace, mspace))
+        }
+    }
+
     /// Reads back `count` rows from `start` in the file layout (to continue a partial chunk).
     fn read_rows_back(&self, start: u64, count: u64, shape: &[u64]) -> Result<Vec<u8>> {
         let bytes = (count * shape[1..].iter().product::<u64>()) as usize * self.ty.size();
         let mut buf = vec![0u8; bytes];
         locked(|| -> Result<()> {
             let t = types::to_hid(&self.ty)?;
-            // SAFETY: valid ids; arrays of the dataset's rank; `buf` holds the selection.
+            let (fspace, mspace) = self.row_spaces(start, count, shape)?;
+            // SAFETY: valid ids; `buf` holds exactly the selected rows.
             unsafe {
-                let fspace = Hid::new(H5Dget_space(self.hid.id()), || {
-                    "cannot read the dataspace".into()
-                })?;
-                let mut st = vec![0 as hsize_t; shape.len()];
-                st[0] = start;
-                let mut cnt = shape.to_vec();
-                cnt[0] = count;
-                check(
-                    H5Sselect_hyperslab(
-                        fspace.id(),
-                        H5S_seloper_t::H5S_SELECT_SET,
-                        st.as_ptr(),
-                        std::ptr::null(),
-                        cnt.as_ptr(),
-                        std::ptr::null(),
-                    ),
-                    || "cannot select rows".into(),
-                )?;
-                let mspace = Hid::new(
-                    H5Screate_simple(cnt.len() as i32, cnt.as_ptr(), std::ptr::null()),
-                    || "cannot create a dataspace".into(),
-                )?;
                 check(
                     hdf5_sys::h5d::H5Dread(
                         self.hid.id(),
