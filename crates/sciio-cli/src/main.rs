@@ -9,6 +9,7 @@ mod draw;
 mod json;
 mod numfmt;
 mod progress;
+mod sparse;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -46,6 +47,10 @@ enum Command {
         /// Print a JSON document (dtype descr, shape, order, values) instead.
         #[arg(long)]
         json: bool,
+        /// A sparse matrix (MATLAB sparse, scipy.sparse.save_npz) as a dense array instead of
+        /// MATLAB's `(row,col) value` list.
+        #[arg(long)]
+        dense: bool,
     },
     /// Convert a file or one node into another format (by DST's extension, or --to); several
     /// sources combine into one container (many .npy into one .npz). What DST cannot hold
@@ -166,7 +171,11 @@ fn is_broken_pipe(e: &Error) -> bool {
 fn run(cli: Cli) -> Result<()> {
     match cli.command {
         Command::Ls { file, attrs } => ls(&Target::parse(&file), attrs),
-        Command::Cat { target, json } => cat(&Target::parse(&target), json),
+        Command::Cat {
+            target,
+            json,
+            dense,
+        } => cat(&Target::parse(&target), json, dense),
         Command::Convert {
             paths,
             to,
@@ -245,10 +254,14 @@ fn ls(target: &Target, attrs: bool) -> Result<()> {
     print_out(&(title + &draw::tree_table(root) + "\n" + &frame + &native))
 }
 
-fn cat(target: &Target, as_json: bool) -> Result<()> {
+fn cat(target: &Target, as_json: bool, dense: bool) -> Result<()> {
     let mut file = File::open(&target.file)?;
     if let Some(text) = frame_text(&file, target, as_json)? {
         return print_out(&text);
+    }
+    let base = target.node.as_deref().unwrap_or("/");
+    if !as_json && sparse::is_sparse(file.node(base)?) {
+        return print_out(&sparse::sparse_text(&mut file, base, dense)?);
     }
     if let Some(node) = target.node.as_deref() {
         if let sciio::NodeKind::Opaque { kind, .. } = &file.node(node)?.kind {
