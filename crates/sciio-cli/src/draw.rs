@@ -41,9 +41,23 @@ fn add_children(node: &Node, indent: &str, rows: &mut Vec<Vec<String>>) {
 fn row(label: String, node: &Node) -> Vec<String> {
     let mut cells = neutral_row(label, node);
     // A MATLAB variable shows its class and MATLAB size (the dtype stays numpy's).
-    if let (Some(native), [_, kind, _, shape, ..]) = (&node.native, cells.as_mut_slice()) {
+    if let (Some(native), [_, kind, dtype, shape, _, size]) = (&node.native, cells.as_mut_slice()) {
         *kind = native.class.clone();
         *shape = shape_text(&native.shape);
+        // A sparse matrix (a group of save_npz's members): its stored values.
+        if native.class.starts_with("sparse ") {
+            let data = node.children().iter().find(|c| c.name == "data");
+            if let Some(info) = data.and_then(Node::array_info) {
+                *dtype = format!("nnz {}", info.len());
+            }
+            let bytes = node
+                .children()
+                .iter()
+                .filter_map(Node::array_info)
+                .map(ArrayInfo::nbytes)
+                .sum();
+            *size = human_bytes(bytes);
+        }
     }
     cells
 }

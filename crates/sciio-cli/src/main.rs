@@ -22,6 +22,7 @@ mod listing;
 mod numfmt;
 mod progress;
 mod rows;
+mod sparse;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -81,6 +82,10 @@ enum Command {
         /// the end, e.g. -5:); only they are read.
         #[arg(long, value_name = "START:STOP", allow_hyphen_values = true)]
         slice: Option<rows::RowSlice>,
+        /// A sparse matrix (MATLAB sparse, scipy.sparse.save_npz) as a dense array instead of
+        /// MATLAB's `(row,col) value` list.
+        #[arg(long)]
+        dense: bool,
     },
     /// Convert a file or one node into another format (by DST's extension, or --to); several
     /// sources combine into one container (many .npy into one .npz). What DST cannot hold
@@ -239,10 +244,12 @@ fn run(cli: Cli) -> Result<()> {
             json,
             head,
             slice,
+            dense,
         } => cat(
             &Target::parse(&target),
             json,
             head.map(rows::RowSlice::head).or(slice),
+            dense,
         ),
         Command::Convert {
             paths,
@@ -320,11 +327,15 @@ fn print_out(text: &str) -> Result<()> {
         .map_err(|e| Error::io("cannot write to stdout", e))
 }
 
-fn cat(target: &Target, as_json: bool, rows: Option<rows::RowSlice>) -> Result<()> {
+fn cat(target: &Target, as_json: bool, rows: Option<rows::RowSlice>, dense: bool) -> Result<()> {
     let mut file = File::open(&target.file)?;
     let only_arrays = || Error::unsupported("--head and --slice select rows of arrays and tables");
     if let Some(text) = frame_text(&file, target, as_json)? {
         return rows.map_or_else(|| print_out(&text), |_| Err(only_arrays()));
+    }
+    let base = target.node.as_deref().unwrap_or("/");
+    if !as_json && sparse::is_sparse(file.node(base)?) {
+        return print_out(&sparse::sparse_text(&mut file, base, dense)?);
     }
     if let Some(node) = target.node.as_deref() {
         if let sciio::NodeKind::Opaque { kind, .. } = &file.node(node)?.kind {

@@ -426,9 +426,12 @@ fn an_empty_npz_converts_to_empty_containers() {
 fn arrays_matlab_has_no_class_for_are_left_out_of_mat() {
     let dir = tempdir();
     let npz = dir.path().join("mixed.npz");
+    // Records and text have MATLAB classes (struct, char: as hdf5storage stores them);
+    // half floats and datetimes have none.
     run_python(
         "import sys, numpy as np; np.savez(sys.argv[1], x=np.arange(3.0), \
-         rec=np.zeros(2, dtype=[('a', '<i4'), ('b', '<f8')]), words=np.array(['ab', 'c']))",
+         rec=np.zeros(2, dtype=[('a', '<i4'), ('b', '<f8')]), words=np.array(['ab', 'c']), \
+         half=np.zeros(2, dtype='f2'), when=np.zeros(2, dtype='M8[s]'))",
         &[s(&npz)],
     );
     let mat = dir.path().join("mixed.mat");
@@ -436,19 +439,23 @@ fn arrays_matlab_has_no_class_for_are_left_out_of_mat() {
     assert_eq!(
         said,
         [
-            "sciio: left out: /rec (an array of records (a, b), shape [2]; MATLAB has no \
-             class for structured arrays)",
-            "sciio: left out: /words (an array of <U2, shape [2]; MATLAB has no class for text \
-             (non-scalar) arrays)",
+            "sciio: left out: /half (an array of <f2, shape [2]; MATLAB has no class for <f2 \
+             arrays)",
+            "sciio: left out: /when (an array of <M8[s], shape [2]; MATLAB has no class for \
+             <M8[s] arrays)",
         ]
     );
     let out = run_python(
         "import sys, hdf5storage; d = hdf5storage.loadmat(sys.argv[1]); \
-         print(sorted(k for k in d if not k.startswith('__')), d['x'].ravel().tolist())",
+         print(sorted(k for k in d if not k.startswith('__')), d['x'].ravel().tolist(), \
+         d['words'].tolist(), d['rec']['b'].tolist())",
         &[s(&mat)],
     );
-    assert_eq!(out.trim(), "['x'] [0.0, 1.0, 2.0]");
-    strict_refuses(&["convert", s(&npz), s(&mat)], &mat, "/rec");
+    assert_eq!(
+        out.trim(),
+        "['rec', 'words', 'x'] [0.0, 1.0, 2.0] ['ab', 'c'] [0.0, 0.0]"
+    );
+    strict_refuses(&["convert", s(&npz), s(&mat)], &mat, "/half");
 }
 
 /// PyTables has no type for text (`U`) or datetime64 arrays: an .npz holding them converts to

@@ -48,6 +48,7 @@
 
 pub mod header;
 mod mcos;
+mod numpy;
 mod object;
 mod read;
 mod v5;
@@ -56,8 +57,9 @@ mod write;
 
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
+pub use numpy::{from_numpy, no_class_reason, PythonAttrs, PythonMeta};
 pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
-pub use read::{read_mat, MatFile};
+pub use read::{read_mat, MatFile, ABSENT_FIELD};
 #[doc(hidden)]
 pub use v5::fuzz_read as fuzz_mat5_read;
 pub use v5::{is_level5, is_v4, MatVersion};

@@ -34,6 +34,11 @@ const MAX_DEPTH: usize = 128;
 /// larger ones are read piece by piece as values are asked for.
 const IN_MEMORY_MAX: u64 = 64 << 20;
 
+/// The class of the [`Opaque`] value a struct field gets when the struct's `MATLAB_fields`
+/// names it but the struct's group has no such member (a damaged or hand-edited file): the
+/// other fields are read, and converting the struct leaves this one out with the reason.
+pub const ABSENT_FIELD: &str = "struct field not stored";
+
 /// Groups MATLAB keeps for itself, never variables.
 const RESERVED: [&str; 2] = ["#refs#", "#subsystem#"];
 
@@ -474,28 +479,43 @@ impl Walk<'_> {
             .filter(|l| l.kind == LinkKind::Hard)
             .map(|l| l.name)
             .collect();
-        let fields = match self.field_names(attrs, g.path())? {
-            Some(f) => {
-                // A set: structs may have thousands of fields.
+        // Fields in MATLAB_fields' order; one it names but the group lacks is an absent value
+        // (mat73 reads the rest); members it does not name are fields after those.
+        let (fields, absent) = match self.field_names(attrs, g.path())? {
+            Some(mut f) => {
+                // Sets: structs may have thousands of fields.
                 let present: HashSet<&String> = links.iter().collect();
-                if let Some(missing) = f.iter().find(|f| !present.contains(f)) {
-                    return Err(Error::format(format!(
-                        "MATLAB_fields names {missing:?}, which the struct group lacks"
-                    )));
-                }
-                f
+                let absent: HashSet<String> =
+                    f.iter().filter(|f| !present.contains(f)).cloned().collect();
+                let named: HashSet<String> = f.iter().cloned().collect();
+                f.extend(links.iter().filter(|l| !named.contains(*l)).cloned());
+                (f, absent)
             }
-            None => links,
+            None => (links, HashSet::new()),
+        };
+        let absent_value = |f: &str| {
+            MatValue::Opaque(Opaque {
+                class: ABSENT_FIELD.to_string(),
+                payload: None,
+                note: format!(
+                    "MATLAB_fields names the field {f:?}, which the struct group {} lacks",
+                    g.path()
+                ),
+            })
         };
         // A struct array stores each field as a dataset of references without MATLAB_class;
-        // the first field tells which layout this is (the others must agree).
-        let is_array = match fields.first() {
+        // the first field present tells which layout this is (the others must agree).
+        let is_array = match fields.iter().find(|f| !absent.contains(*f)) {
             Some(f) => self.ref_column(&join_path(g.path(), f))?.is_some(),
             None => false,
         };
         if !is_array {
             let mut values = Vec::with_capacity(fields.len());
             for f in &fields {
+                if absent.contains(f) {
+                    values.push(absent_value(f));
+                    continue;
+                }
                 values.push(self.value(&join_path(g.path(), f))?);
             }
             return Ok(MatValue::Struct(StructArray {
@@ -504,24 +524,36 @@ impl Walk<'_> {
                 elements: vec![values],
             }));
         }
-        let mut cols: Vec<(Vec<usize>, Vec<u64>)> = Vec::with_capacity(fields.len());
+        let mut cols: Vec<Option<(Vec<usize>, Vec<u64>)>> = Vec::with_capacity(fields.len());
         for f in &fields {
+            if absent.contains(f) {
+                cols.push(None);
+                continue;
+            }
             let col = self.ref_column(&join_path(g.path(), f))?;
-            cols.push(col.ok_or_else(|| {
+            cols.push(Some(col.ok_or_else(|| {
                 Error::format(format!(
                     "struct array field {f:?} is not a dataset of references"
                 ))
-            })?);
+            })?));
         }
-        let shape = cols[0].0.clone();
-        if cols.iter().any(|c| c.0 != shape) {
+        let present: Vec<&(Vec<usize>, Vec<u64>)> = cols.iter().flatten().collect();
+        let Some(first) = present.first() else {
+            return Err(Error::format("struct array without any field present"));
+        };
+        let shape = first.0.clone();
+        if present.iter().any(|c| c.0 != shape) {
             return Err(Error::format("struct array fields have different shapes"));
         }
-        let n = cols[0].1.len();
+        let n = first.1.len();
         let mut elements = Vec::with_capacity(n);
         for i in 0..n {
             let mut row = Vec::with_capacity(fields.len());
             for (j, c) in cols.iter().enumerate() {
+                let Some(c) = c else {
+                    row.push(absent_value(&fields[j]));
+                    continue;
+                };
                 let from = join_path(g.path(), &fields[j]);
                 let target = self.file.resolve(c.1[i], &from)?;
                 row.push(self.value(&target)?);

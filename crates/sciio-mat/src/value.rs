@@ -344,6 +344,114 @@ impl SparseMatrix {
         Ok(())
     }
 
+    /// A MATLAB sparse matrix from coordinates (0-based `rows[k]`, `cols[k]` holding
+    /// `data[k]`), as `scipy.sparse.coo_matrix(...).tocsc()` builds it: entries sorted by
+    /// column then row, duplicates summed (logical: or-ed). `data` must be `f8`, `c16` or
+    /// `b1` (1-D, one value per coordinate); every coordinate is checked against the shape.
+    pub fn from_triplets(
+        nrows: usize,
+        ncols: usize,
+        rows: &[u64],
+        cols: &[u64],
+        data: &NdArray,
+    ) -> Result<SparseMatrix> {
+        let kind = data.dtype().as_scalar().map(|s| s.kind);
+        let item = match kind {
+            Some(ScalarKind::Float(8)) => 8,
+            Some(ScalarKind::Complex(16)) => 16,
+            Some(ScalarKind::Bool) => 1,
+            _ => {
+                return Err(Error::unsupported(format!(
+                    "sparse values of dtype {}; MATLAB sparse matrices hold double, complex \
+                     double or logical values",
+                    data.dtype()
+                )))
+            }
+        };
+        let nnz = rows.len();
+        if cols.len() != nnz || data.len() != nnz {
+            return Err(Error::format(format!(
+                "sparse coordinates: {} rows, {} columns and {} values",
+                nnz,
+                cols.len(),
+                data.len()
+            )));
+        }
+        if let Some(k) = (0..nnz).find(|&k| rows[k] >= nrows as u64 || cols[k] >= ncols as u64) {
+            return Err(Error::format(format!(
+                "sparse entry {k} at ({}, {}) outside the {nrows}×{ncols} matrix",
+                rows[k], cols[k]
+            )));
+        }
+        let data = data.to_native().to_order(Order::C);
+        let bytes = data.as_bytes();
+        let mut order: Vec<usize> = (0..nnz).collect();
+        order.sort_by_key(|&k| (cols[k], rows[k]));
+        let mut ir: Vec<u64> = Vec::with_capacity(nnz);
+        let mut col_of: Vec<u64> = Vec::with_capacity(nnz);
+        let mut out: Vec<u8> = Vec::with_capacity(nnz * item);
+        for k in order {
+            let value = &bytes[k * item..(k + 1) * item];
+            let dup = ir.last() == Some(&rows[k]) && col_of.last() == Some(&cols[k]);
+            if !dup {
+                ir.push(rows[k]);
+                col_of.push(cols[k]);
+                out.extend_from_slice(value);
+                continue;
+            }
+            let at = out.len() - item;
+            let last = &mut out[at..];
+            match item {
+                1 => last[0] |= value[0],
+                _ => {
+                    for part in 0..item / 8 {
+                        let r = part * 8..part * 8 + 8;
+                        let mut a = [0u8; 8];
+                        let mut b = [0u8; 8];
+                        a.copy_from_slice(&last[r.clone()]);
+                        b.copy_from_slice(&value[r.clone()]);
+                        let sum = f64::from_ne_bytes(a) + f64::from_ne_bytes(b);
+                        last[r].copy_from_slice(&sum.to_ne_bytes());
+                    }
+                }
+            }
+        }
+        let offsets = (ncols as u64).saturating_add(1);
+        sciio_core::Limits::default().check_alloc(
+            offsets.saturating_mul(8),
+            "sparse column offsets (one per column)",
+        )?;
+        let mut jc = vec![0u64; ncols + 1];
+        for &c in &col_of {
+            jc[c as usize + 1] += 1;
+        }
+        for c in 0..ncols {
+            jc[c + 1] += jc[c];
+        }
+        let n = ir.len();
+        let m = SparseMatrix {
+            nrows,
+            ncols,
+            ir,
+            jc,
+            data: NdArray::from_byte_vec(data.dtype().clone(), &[n], Order::C, out)?,
+        };
+        m.check()?;
+        Ok(m)
+    }
+
+    /// The column index of every stored value (CSC's `jc` expanded), for a checked matrix.
+    pub fn col_indices(&self) -> Vec<u64> {
+        let mut cols = Vec::with_capacity(self.ir.len());
+        for (c, w) in self.jc.windows(2).enumerate() {
+            cols.extend(std::iter::repeat_n(
+                c as u64,
+                w[1].saturating_sub(w[0]) as usize,
+            ));
+        }
+        cols
+    }
+
     /// The dense matrix (`nrows × ncols`, column-major), for small matrices.
     pub fn to_dense(&self) -> Result<NdArray> {
         self.check()?;

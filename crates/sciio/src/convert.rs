@@ -230,6 +230,18 @@ pub fn convert_many(
             return Ok(summary);
         }
     }
+    // A scipy.sparse.save_npz file into MAT: its members go under one name, making one
+    // sparse variable.
+    #[cfg(feature = "mat")]
+    let sparse_options = match format {
+        Format::Mat => crate::mat::save_npz_variable(sources, options).map(|name| ConvertOptions {
+            dst_node: Some(name),
+            ..options.clone()
+        }),
+        _ => None,
+    };
+    #[cfg(feature = "mat")]
+    let options = sparse_options.as_ref().unwrap_or(options);
     let (leaves, left_out) = plan_leaves(sources, dst, options, format)?;
     refuse_if_strict(&left_out, options.strict, dst)?;
     // Saturating: a damaged header can claim sizes whose sum overflows (each is refused later,

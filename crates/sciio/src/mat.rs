@@ -20,7 +20,8 @@ use std::path::Path;
 
 use sciio_core::{DType, Error, Limits, NdArray, Order, Result, ScalarKind};
 use sciio_mat::{
-    MatClass, MatFile, MatValue, MatVersion, MatWriter, StructArray, VarInfo, WriteOptions,
+    MatClass, MatFile, MatValue, MatVersion, MatWriter, PythonMeta, SparseKind, SparseMatrix,
+    StructArray, VarInfo, WriteOptions,
 };
 
 use crate::compress::CompressSpec;
@@ -71,11 +72,16 @@ impl Mat {
 
     /// The numpy array of the leaf at `path` (`/var`, `/var/field`, `/cell/3`...).
     pub(crate) fn read_array(&mut self, path: &str) -> Result<NdArray> {
-        self.leaf(path)?.to_numpy()
+        match self.leaf(path)? {
+            At::Value(v) => v.to_numpy(),
+            At::SparsePart(s, part) => sparse_part(s, part),
+            At::Element(..) => Err(Error::mismatch("a struct element is a group, not an array")),
+        }
     }
 
-    /// The value of the leaf at `path`, its variable read once (and kept for its siblings).
-    fn leaf(&mut self, path: &str) -> Result<&MatValue> {
+    /// The value (or sparse matrix part) of the leaf at `path`, its variable read once (and
+    /// kept for its siblings).
+    fn leaf(&mut self, path: &str) -> Result<At<'_>> {
         let mut parts = path.trim_start_matches('/').split('/');
         let var = parts.next().unwrap_or_default();
         if self.cached.as_ref().map(|(n, _)| n.as_str()) != Some(var) {
@@ -92,8 +98,8 @@ impl Mat {
                 .ok_or_else(|| Error::not_found(format!("no element '{part}' in the variable")))?;
         }
         match at {
-            At::Value(v) => Ok(v),
             At::Element(..) => Err(Error::mismatch("a struct element is a group, not an array")),
+            leaf => Ok(leaf),
         }
     }
 
@@ -110,17 +116,24 @@ impl Mat {
         let converted;
         let array = match self.leaf(path)? {
             // Numeric data as stored: no reorder, and no copy when already native.
-            MatValue::Numeric(a) | MatValue::Logical(a)
+            At::Value(MatValue::Numeric(a) | MatValue::Logical(a))
                 if (a.order() == info.order || memory_order(a.shape()) == Order::C)
                     && a.dtype().is_native() =>
             {
                 a
             }
-            MatValue::Numeric(a) | MatValue::Logical(a) => {
+            At::Value(MatValue::Numeric(a) | MatValue::Logical(a)) => {
                 converted = a.to_native().to_order(info.order);
                 &converted
             }
-            other => {
+            At::SparsePart(s, part) => {
+                converted = sparse_part(s, part)?;
+                &converted
+            }
+            At::Element(..) => {
+                return Err(Error::mismatch("a struct element is a group, not an array"))
+            }
+            At::Value(other) => {
                 let array = other.to_numpy()?;
                 converted = match array.order() == info.order {
                     true => array,
@@ -215,10 +228,15 @@ fn value_node(name: &str, value: &MatValue) -> Node {
                 })
                 .collect(),
         ),
-        MatValue::Sparse(_) => opaque(
-            "sparse",
-            "a MATLAB sparse matrix has no dense numpy array (hdf5storage returns scipy.sparse)",
-        ),
+        // scipy.sparse.save_npz's members: `SRC:var` → x.npz is a file load_npz reads.
+        MatValue::Sparse(s) => {
+            let parts = SPARSE_PARTS
+                .iter()
+                .map(|part| Node::new(*part, NodeKind::Array(sparse_part_info(s, part))))
+                .collect();
+            let node = Node::new(name, NodeKind::Group(parts));
+            return native(node, &sparse_class(s), &value.matlab_shape());
+        }
         MatValue::Opaque(o) => opaque(&o.class, &o.note),
         // string/datetime/duration/categorical have a numpy array; other classes do not.
         MatValue::Object(o) => match o.to_numpy() {
@@ -227,6 +245,83 @@ fn value_node(name: &str, value: &MatValue) -> Node {
         },
     };
     native(Node::new(name, kind), &value.class(), &value.matlab_shape())
+}
+
+/// The members `scipy.sparse.save_npz` writes for a CSC matrix, in its order: a MATLAB
+/// sparse variable is a group of these (`S/indices`, `S/indptr`, `S/format`, `S/shape`,
+/// `S/data`), so converting it alone to `.npz` gives a file `scipy.sparse.load_npz` reads.
+pub(crate) const SPARSE_PARTS: [&str; 5] = ["indices", "indptr", "format", "shape", "data"];
+
+/// `sparse double`, `sparse complex double`, `sparse logical` (what `sciio ls` shows).
+fn sparse_class(s: &SparseMatrix) -> MatClass {
+    MatClass::Object(match s.kind() {
+        SparseKind::Double => "sparse double".to_string(),
+        SparseKind::Complex => "sparse complex double".to_string(),
+        SparseKind::Logical => "sparse logical".to_string(),
+    })
+}
+
+/// scipy's index dtype: int32 while every index and offset fits, int64 beyond.
+fn sparse_index_kind(s: &SparseMatrix) -> ScalarKind {
+    let most = s.nrows.max(s.ncols).max(s.ir.len()) as u64;
+    if most <= i32::MAX as u64 {
+        ScalarKind::Int(4)
+    } else {
+        ScalarKind::Int(8)
+    }
+}
+
+fn sparse_part_info(s: &SparseMatrix, part: &str) -> ArrayInfo {
+    let (kind, shape) = match part {
+        "indices" => (sparse_index_kind(s), vec![s.ir.len()]),
+        "indptr" => (sparse_index_kind(s), vec![s.jc.len()]),
+        "format" => (ScalarKind::Bytes(3), vec![]),
+        "shape" => (ScalarKind::Int(8), vec![2]),
+        _ => {
+            return ArrayInfo {
+                dtype: s.data.dtype().to_native(),
+                shape: vec![s.data.len()],
+                order: Order::C,
+            }
+        }
+    };
+    ArrayInfo {
+        dtype: DType::scalar(kind),
+        shape,
+        order: Order::C,
+    }
+}
+
+/// One member of [`SPARSE_PARTS`] as the array `save_npz` stores.
+fn sparse_part(s: &SparseMatrix, part: &str) -> Result<NdArray> {
+    let info = sparse_part_info(s, part);
+    let ints = |values: &[u64]| -> Result<NdArray> {
+        let bytes: Vec<u8> = match info.dtype.itemsize() {
+            4 => values
+                .iter()
+                .flat_map(|&v| (v as i32).to_ne_bytes())
+                .collect(),
+            _ => values
+                .iter()
+                .flat_map(|&v| (v as i64).to_ne_bytes())
+                .collect(),
+        };
+        NdArray::from_byte_vec(info.dtype.clone(), &info.shape, Order::C, bytes)
+    };
+    match part {
+        "indices" => ints(&s.ir),
+        "indptr" => ints(&s.jc),
+        "format" => NdArray::from_bytes(info.dtype.clone(), &[], Order::C, b"csc"),
+        "shape" => ints(&[s.nrows as u64, s.ncols as u64]),
+        "data" => {
+            let data = s.data.to_native().to_order(Order::C);
+            data.reshape(&[s.data.len()])
+        }
+        other => Err(Error::not_found(format!(
+            "a sparse matrix has no member '{other}' (it has {})",
+            SPARSE_PARTS.join(", ")
+        ))),
+    }
 }
 
 fn fields(s: &StructArray, index: usize) -> Vec<Node> {
@@ -243,10 +338,12 @@ fn opaque(kind: &str, reason: &str) -> NodeKind {
     }
 }
 
-/// A place inside a variable: a value, or one element of a struct array.
+/// A place inside a variable: a value, one element of a struct array, or one
+/// `save_npz` member of a sparse matrix.
 enum At<'a> {
     Value(&'a MatValue),
     Element(&'a StructArray, usize),
+    SparsePart(&'a SparseMatrix, &'a str),
 }
 
 /// One path step down: a cell item or struct array element by index, a field by name.
@@ -259,7 +356,11 @@ fn step<'a>(at: At<'a>, name: &str) -> Option<At<'a>> {
             (index < s.elements.len()).then_some(At::Element(s, index))
         }
         At::Element(s, index) => s.field(index, name).map(At::Value),
-        At::Value(_) => None,
+        At::Value(MatValue::Sparse(s)) => SPARSE_PARTS
+            .iter()
+            .find(|p| **p == name)
+            .map(|p| At::SparsePart(s, p)),
+        At::Value(_) | At::SparsePart(..) => None,
     }
 }
 
@@ -332,16 +433,23 @@ impl MatOut {
         })
     }
 
-    /// Writes `array` as variable `name`; a path (`a/b`) makes field `b` of struct `a`.
+    /// Writes `array` as variable `name` as `hdf5storage.savemat` stores it (with its
+    /// `Python.*` attributes, [`sciio_mat::from_numpy`]); a path (`a/b`) makes field `b` of
+    /// struct `a`.
     pub(crate) fn write(&mut self, name: &str, array: &NdArray) -> Result<()> {
-        let value = to_mat_value(array).map_err(|e| e.with_node(format!("/{name}")))?;
-        self.write_value(name, value)
+        let (value, meta) =
+            sciio_mat::from_numpy(array).map_err(|e| e.with_node(format!("/{name}")))?;
+        self.write_entry(name, value, Some(meta))
     }
 
     /// Writes `value` as variable `name`, or keeps it for the struct a path (`a/b/c`) names,
     /// as hdf5storage stores a path's groups: MATLAB sees struct `a` with a struct field `b`
     /// holding field `c`.
     pub(crate) fn write_value(&mut self, name: &str, value: MatValue) -> Result<()> {
+        self.write_entry(name, value, None)
+    }
+
+    fn write_entry(&mut self, name: &str, value: MatValue, meta: Option<PythonMeta>) -> Result<()> {
         let name = name.trim_matches('/');
         let node = || format!("/{name}");
         let parts: Vec<&str> = name.split('/').collect();
@@ -350,21 +458,21 @@ impl MatOut {
                 return Err(both_value_and_struct(name).with_node(node()));
             }
             self.written.insert(name.to_string());
-            return self.writer.write(name, &value);
+            return self.writer.write_with_meta(name, &value, meta.as_ref());
         }
         if self.written.contains(parts[0]) {
             return Err(both_value_and_struct(parts[0]).with_node(node()));
         }
         self.nested
-            .insert(&parts, value)
+            .insert(&parts, (value, meta))
             .map_err(|e| e.with_node(node()))
     }
 
     pub(crate) fn finish(mut self, dst: &Path) -> Result<()> {
         for (name, entry) in std::mem::take(&mut self.nested).entries {
-            let value = entry.into_value();
+            let (value, meta) = entry.into_value();
             self.writer
-                .write(&name, &value)
+                .write_with_meta(&name, &value, meta.as_ref())
                 .map_err(|e| e.with_node(format!("/{name}")).with_file(dst))?;
         }
         self.writer.finish().map_err(|e| e.with_file(dst))?;
@@ -381,6 +489,56 @@ fn both_value_and_struct(name: &str) -> Error {
     ))
 }
 
+/// The members of a `scipy.sparse.save_npz` file.
+const SAVE_NPZ_MEMBERS: [&str; 8] = [
+    "format",
+    "shape",
+    "data",
+    "indices",
+    "indptr",
+    "row",
+    "col",
+    "_is_array",
+];
+
+/// For one source that is a `scipy.sparse.save_npz` file (or a selected group holding just
+/// its members) going into a MAT file without `DST:NODE`: the variable name its members are
+/// written under (the selected node's name, or the file's stem), so that they make one
+/// MATLAB sparse variable (see [`saved_sparse`]).
+pub(crate) fn save_npz_variable(
+    sources: &[(&mut crate::File, Option<&str>)],
+    options: &crate::ConvertOptions,
+) -> Option<String> {
+    let [(src, node)] = sources else {
+        return None;
+    };
+    if options.dst_node.is_some() {
+        return None;
+    }
+    let selected = match node {
+        Some(n) => src.node(n).ok()?,
+        None => src.root(),
+    };
+    let names: Vec<&str> = selected
+        .children()
+        .iter()
+        .map(|c| c.name.as_str())
+        .collect();
+    let layout = names.iter().all(|n| SAVE_NPZ_MEMBERS.contains(n))
+        && ["format", "shape", "data"]
+            .iter()
+            .all(|m| names.contains(m))
+        && selected.children().iter().all(|c| c.array_info().is_some());
+    if !layout {
+        return None;
+    }
+    let name = match node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) {
+        Some(n) => n.rsplit('/').next().unwrap_or(n).to_string(),
+        None => src.path().file_stem()?.to_string_lossy().into_owned(),
+    };
+    Some(name)
+}
+
 /// Values gathered under a path prefix, in the order they came: a scalar struct to be.
 #[derive(Debug, Default)]
 struct Folder {
@@ -389,21 +547,160 @@ struct Folder {
 
 #[derive(Debug)]
 enum Entry {
-    Value(MatValue),
+    Value(Box<(MatValue, Option<PythonMeta>)>),
     Folder(Folder),
 }
 
 impl Entry {
-    fn into_value(self) -> MatValue {
+    /// The value: a folder is a scalar struct of its entries, or — holding exactly the
+    /// members `scipy.sparse.save_npz` writes — a sparse matrix.
+    fn into_value(self) -> (MatValue, Option<PythonMeta>) {
         match self {
-            Entry::Value(v) => v,
-            Entry::Folder(f) => MatValue::Struct(StructArray::scalar(
-                f.entries
+            Entry::Value(v) => *v,
+            Entry::Folder(f) => {
+                let (fields, metas): (Vec<(String, MatValue)>, Vec<PythonMeta>) = f
+                    .entries
                     .into_iter()
-                    .map(|(name, e)| (name, e.into_value()))
-                    .collect(),
-            )),
+                    .map(|(name, e)| {
+                        let (value, meta) = e.into_value();
+                        ((name, value), meta.unwrap_or_default())
+                    })
+                    .unzip();
+                if let Some(sparse) = saved_sparse(&fields) {
+                    return (MatValue::Sparse(sparse), None);
+                }
+                let meta = PythonMeta {
+                    attrs: None,
+                    elements: vec![metas],
+                };
+                (MatValue::Struct(StructArray::scalar(fields)), Some(meta))
+            }
         }
+    }
+}
+
+/// The sparse matrix of `scipy.sparse.save_npz`'s members (`format` csc/csr with
+/// `indices`, `indptr`; coo with `row`, `col`; `shape`, `data`), as MATLAB stores it (CSC,
+/// sorted, duplicates summed); `None` when the members are not that layout or its values
+/// have no MATLAB sparse class (those stay a struct of the arrays).
+fn saved_sparse(fields: &[(String, MatValue)]) -> Option<SparseMatrix> {
+    let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    let format = match get("format")? {
+        MatValue::Char(c) => c.to_string_lossy(),
+        _ => return None,
+    };
+    let members: &[&str] = match format.as_str() {
+        "csc" | "csr" => &["format", "shape", "data", "indices", "indptr"],
+        "coo" => &["format", "shape", "data", "row", "col"],
+        _ => return None,
+    };
+    let allowed = |n: &str| members.contains(&n) || n == "_is_array";
+    if fields.len() < members.len() || !fields.iter().all(|(n, _)| allowed(n)) {
+        return None;
+    }
+    let ints = |name: &str| -> Option<Vec<u64>> {
+        let MatValue::Numeric(a) = get(name)? else {
+            return None;
+        };
+        int_values(a)?
+            .into_iter()
+            .map(|v| u64::try_from(v).ok())
+            .collect()
+    };
+    let [nrows, ncols] = ints("shape")?[..] else {
+        return None;
+    };
+    let (nrows, ncols) = (usize::try_from(nrows).ok()?, usize::try_from(ncols).ok()?);
+    let data = match get("data")? {
+        MatValue::Numeric(a) | MatValue::Logical(a) => sparse_values(a)?,
+        _ => return None,
+    };
+    let (rows, cols) = match format.as_str() {
+        "coo" => (ints("row")?, ints("col")?),
+        compressed => {
+            let indices = ints("indices")?;
+            let indptr = ints("indptr")?;
+            let major = if compressed == "csc" { ncols } else { nrows };
+            if indptr.len() != major.checked_add(1)?
+                || indptr.first() != Some(&0)
+                || indptr.windows(2).any(|w| w[0] > w[1])
+                || indptr.last() != Some(&(indices.len() as u64))
+            {
+                return None;
+            }
+            let mut outer = Vec::with_capacity(indices.len());
+            for (i, w) in indptr.windows(2).enumerate() {
+                outer.extend(std::iter::repeat_n(i as u64, (w[1] - w[0]) as usize));
+            }
+            match compressed {
+                "csc" => (indices, outer),
+                _ => (outer, indices),
+            }
+        }
+    };
+    SparseMatrix::from_triplets(nrows, ncols, &rows, &cols, &data).ok()
+}
+
+/// The values of an integer array of any width and byte order; `None` for other dtypes.
+fn int_values(a: &NdArray) -> Option<Vec<i128>> {
+    let (size, signed) = match a.dtype().as_scalar()?.kind {
+        ScalarKind::Int(n) => (usize::from(n), true),
+        ScalarKind::UInt(n) => (usize::from(n), false),
+        _ => return None,
+    };
+    if !matches!(size, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let a = a.to_native().to_order(Order::C);
+    let values = a
+        .as_bytes()
+        .chunks_exact(size)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            if cfg!(target_endian = "big") {
+                for (i, &x) in c.iter().rev().enumerate() {
+                    b[i] = x;
+                }
+            } else {
+                b[..size].copy_from_slice(c);
+            }
+            let u = u64::from_le_bytes(b);
+            let shift = 64 - 8 * size as u32;
+            match signed {
+                true => i128::from(((u << shift) as i64) >> shift),
+                false => i128::from(u),
+            }
+        })
+        .collect();
+    Some(values)
+}
+
+/// Sparse values as MATLAB holds them: double, complex double or logical; other numeric
+/// values converted when every value is exact in double (float32, integers up to 2^53).
+fn sparse_values(a: &NdArray) -> Option<NdArray> {
+    let a = a.to_native().to_order(Order::C);
+    let n = a.len();
+    let a = a.reshape(&[n]).ok()?;
+    let kind = a.dtype().as_scalar()?.kind;
+    let f64s = |values: Vec<f64>| NdArray::from_vec(values, &[n]).ok();
+    let bytes = a.as_bytes();
+    match kind {
+        ScalarKind::Float(8) | ScalarKind::Complex(16) | ScalarKind::Bool => Some(a),
+        ScalarKind::Float(4) => f64s(
+            bytes
+                .chunks_exact(4)
+                .map(|c| f64::from(f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))) // ok: chunks of 4
+                .collect(),
+        ),
+        ScalarKind::Int(_) | ScalarKind::UInt(_) => {
+            let limit = 1i128 << 53;
+            let values = int_values(&a)?;
+            values
+                .iter()
+                .all(|v| v.abs() <= limit)
+                .then(|| f64s(values.iter().map(|&v| v as f64).collect()))?
+        }
+        _ => None,
     }
 }
 
@@ -413,13 +710,15 @@ impl Folder {
     }
 
     /// Puts `value` at `path` (at least one part), creating folders on the way.
-    fn insert(&mut self, path: &[&str], value: MatValue) -> Result<()> {
+    fn insert(&mut self, path: &[&str], value: (MatValue, Option<PythonMeta>)) -> Result<()> {
         let Some((first, rest)) = path.split_first() else {
             return Err(Error::invalid_input("an empty name"));
         };
         let at = self.entries.iter().position(|(n, _)| n == first);
         match (at, rest.is_empty()) {
-            (None, true) => self.entries.push((first.to_string(), Entry::Value(value))),
+            (None, true) => self
+                .entries
+                .push((first.to_string(), Entry::Value(Box::new(value)))),
             (None, false) => {
                 let mut folder = Folder::default();
                 folder.insert(rest, value)?;
@@ -493,6 +792,7 @@ fn plan_values(
                 Some(n) => crate::file::normalise(n),
                 None => format!("/{name}"),
             };
+            let value = drop_absent_fields(value, &src_path, &mut left_out);
             if let Some(class) = object_class(&value) {
                 left_out.push(object_left_out(src_path, &value, &class));
                 continue;
@@ -512,6 +812,63 @@ fn plan_values(
         }
     }
     Ok((planned, left_out))
+}
+
+/// `value` without the struct fields a damaged file's `MATLAB_fields` names but does not hold
+/// ([`sciio_mat::ABSENT_FIELD`]), each left out with its reason.
+fn drop_absent_fields(value: MatValue, path: &str, left_out: &mut Vec<LeftOut>) -> MatValue {
+    let absent =
+        |v: &MatValue| matches!(v, MatValue::Opaque(o) if o.class == sciio_mat::ABSENT_FIELD);
+    match value {
+        MatValue::Struct(mut s) => {
+            let mut keep = Vec::with_capacity(s.fields.len());
+            for (j, field) in s.fields.iter().enumerate() {
+                let gone = s
+                    .elements
+                    .iter()
+                    .filter_map(|e| e.get(j))
+                    .find(|v| absent(v));
+                match gone {
+                    Some(MatValue::Opaque(o)) => {
+                        left_out.push(LeftOut::node(
+                            format!("{}/{field}", path.trim_end_matches('/')),
+                            "an absent struct field",
+                            o.note.clone(),
+                        ));
+                        keep.push(false);
+                    }
+                    _ => keep.push(true),
+                }
+            }
+            let scalar = s.elements.len() == 1;
+            let base = path.trim_end_matches('/').to_string();
+            let names = std::mem::take(&mut s.fields);
+            s.elements = std::mem::take(&mut s.elements)
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| {
+                    e.into_iter()
+                        .zip(names.iter().zip(&keep))
+                        .filter(|(_, (_, &k))| k)
+                        .map(|(v, (f, _))| {
+                            let at = match scalar {
+                                true => format!("{base}/{f}"),
+                                false => format!("{base}/{i}/{f}"),
+                            };
+                            drop_absent_fields(v, &at, left_out)
+                        })
+                        .collect()
+                })
+                .collect();
+            s.fields = names
+                .into_iter()
+                .zip(&keep)
+                .filter_map(|(f, &k)| k.then_some(f))
+                .collect();
+            MatValue::Struct(s)
+        }
+        other => other,
+    }
 }
 
 /// The class of the first MATLAB object in `value` (itself, or inside its cells and structs):
@@ -558,6 +915,7 @@ fn selected_values(file: &MatFile, node: Option<&str>) -> Result<Vec<(String, Ma
     }
     let picked = match at {
         At::Value(v) => v.clone(),
+        At::SparsePart(s, part) => MatValue::numeric(sparse_part(s, part)?)?,
         // One element of a struct array: a scalar struct of its fields.
         At::Element(s, index) => MatValue::Struct(StructArray::scalar(
             s.fields
@@ -599,84 +957,13 @@ fn set_mode(_temp: &Path, _dst: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Why a MAT file cannot hold an array of this kind ([`to_mat_value`] would refuse it), or
-/// `None` when it can: numeric, logical and complex arrays, and `U` scalars (char rows).
+/// Why a MAT file cannot hold an array of this kind ([`sciio_mat::from_numpy`] would refuse
+/// it), or `None` when it can: numeric, logical, complex, `U`/`S` text and structured arrays
+/// of those, as hdf5storage stores them.
 pub(crate) fn no_class_for(info: &ArrayInfo) -> Option<String> {
-    let holds = match info.dtype.as_scalar().map(|s| s.kind) {
-        Some(ScalarKind::Unicode(_)) => info.shape.is_empty(),
-        Some(ScalarKind::Bool) => true,
-        Some(kind) => MatClass::of_kind(kind).is_some(),
-        None => false,
-    };
-    (!holds).then(|| format!("MATLAB has no class for {} arrays", describe(info)))
-}
-
-fn describe(info: &ArrayInfo) -> String {
-    match (&info.dtype, info.shape.len()) {
-        (DType::Scalar(s), n) if matches!(s.kind, ScalarKind::Unicode(_)) && n > 0 => {
-            "text (non-scalar)".to_string()
-        }
-        (DType::Record(_), _) => "structured".to_string(),
-        (dtype, _) => dtype.to_string(),
-    }
-}
-
-/// The MATLAB value of a numpy array: numeric or logical with the same shape, or a char row
-/// for a `U` scalar.
-fn to_mat_value(array: &NdArray) -> Result<MatValue> {
-    if let Some(ScalarKind::Unicode(_)) = array.dtype().as_scalar().map(|s| s.kind) {
-        let texts: Vec<Vec<u32>> = array
-            .to_native()
-            .to_order(Order::C)
-            .as_bytes()
-            .chunks_exact(array.dtype().itemsize().max(4))
-            .map(|item| {
-                let mut codes: Vec<u32> = item
-                    .chunks_exact(4)
-                    .map(|c| u32::from_ne_bytes([c[0], c[1], c[2], c[3]])) // ok: chunks of 4
-                    .collect();
-                while codes.last() == Some(&0) {
-                    codes.pop();
-                }
-                codes
-            })
-            .collect();
-        match array.shape() {
-            [] => {
-                let text: String = texts
-                    .first()
-                    .map(|t| t.iter().map(|&c| char::from_u32(c).unwrap_or('\u{FFFD}')))
-                    .into_iter()
-                    .flatten()
-                    .collect();
-                return Ok(MatValue::from(text.as_str()));
-            }
-            // n strings: an n-row char matrix, rows padded with blanks (as scipy.io.savemat
-            // writes them).
-            [n] => {
-                let width = texts.iter().map(Vec::len).max().unwrap_or(0);
-                let mut codes = vec![u32::from(b' '); n * width];
-                for (r, t) in texts.iter().enumerate() {
-                    for (c, &code) in t.iter().enumerate() {
-                        if let Some(slot) = codes.get_mut(r + c * n) {
-                            *slot = code;
-                        }
-                    }
-                }
-                let shape = if n * width == 0 {
-                    vec![0, 0]
-                } else {
-                    vec![*n, width]
-                };
-                return Ok(MatValue::Char(sciio_mat::CharArray { shape, codes }));
-            }
-            _ => {}
-        }
-    }
-    // One copy of a native array (MATLAB's column-major order), not two.
-    MatValue::numeric(match array.dtype().is_native() {
-        true => array.to_order(Order::F),
-        false => array.to_native().to_order(Order::F),
+    sciio_mat::no_class_reason(&info.dtype).map(|why| match &info.dtype {
+        DType::Record(_) => format!("structured array: {why}"),
+        _ => why,
     })
 }
 
@@ -710,7 +997,7 @@ mod tests {
     }
 
     #[test]
-    fn unicode_scalars_become_char_rows() {
+    fn text_is_stored_as_hdf5storage_stores_it() {
         let a = NdArray::from_bytes(
             DType::scalar(ScalarKind::Unicode(3)),
             &[],
@@ -718,10 +1005,8 @@ mod tests {
             &[104, 0, 0, 0, 105, 0, 0, 0, 0, 0, 0, 0],
         )
         .unwrap();
-        assert_eq!(to_mat_value(&a).unwrap(), MatValue::from("hi"));
-        let b = NdArray::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
-        assert_eq!(to_mat_value(&b).unwrap().class(), MatClass::Double);
-        // Two strings: a 2-row char matrix, the short one padded with a blank.
+        assert_eq!(sciio_mat::from_numpy(&a).unwrap().0, MatValue::from("hi"));
+        // Two strings: one 1x4 char row, each string 2 units wide (NUL-padded).
         let two = NdArray::from_bytes(
             DType::scalar(ScalarKind::Unicode(2)),
             &[2],
@@ -729,12 +1014,39 @@ mod tests {
             &[104, 0, 0, 0, 105, 0, 0, 0, 111, 0, 0, 0, 0, 0, 0, 0],
         )
         .unwrap();
-        let MatValue::Char(c) = to_mat_value(&two).unwrap() else {
+        let MatValue::Char(c) = sciio_mat::from_numpy(&two).unwrap().0 else {
             panic!("char")
         };
         assert_eq!(
-            (c.shape.clone(), c.rows()),
-            (vec![2, 2], vec!["hi".into(), "o ".into()])
+            (c.shape.clone(), c.to_string_lossy()),
+            (vec![1, 4], "hio\0".into())
         );
+    }
+
+    #[test]
+    fn save_npz_members_become_a_sparse_matrix() {
+        let i32s =
+            |v: Vec<i32>| MatValue::Numeric(NdArray::from_vec(v.clone(), &[v.len()]).unwrap());
+        let fields = vec![
+            ("indices".to_string(), i32s(vec![1, 0, 2])),
+            ("indptr".to_string(), i32s(vec![0, 1, 3])),
+            ("format".to_string(), MatValue::from("csr")),
+            (
+                "shape".to_string(),
+                MatValue::Numeric(NdArray::from_vec(vec![2i64, 3], &[2]).unwrap()),
+            ),
+            (
+                "data".to_string(),
+                MatValue::Numeric(NdArray::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap()),
+            ),
+        ];
+        // [[0 1 0], [2 0 3]] in CSC: column 0 row 1 (2), column 1 row 0 (1), column 2 row 1 (3).
+        let m = saved_sparse(&fields).unwrap();
+        assert_eq!((m.nrows, m.ncols), (2, 3));
+        assert_eq!(
+            (m.ir.clone(), m.jc.clone()),
+            (vec![1, 0, 1], vec![0, 1, 2, 3])
+        );
+        assert!(saved_sparse(&fields[..4]).is_none());
     }
 }

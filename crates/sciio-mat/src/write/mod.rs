@@ -22,6 +22,7 @@ mod sink;
 
 use self::sink::{Dataset, Group, Sink};
 use crate::header;
+use crate::numpy::{PythonAttrs, PythonMeta};
 use crate::v5::write::Level5Writer;
 use crate::v5::MatVersion;
 use crate::value::{at_least_2d, CharArray, MatValue, SparseMatrix, StructArray};
@@ -229,6 +230,19 @@ impl MatWriter {
 
     /// Writes variable `name`, replacing a variable of that name.
     pub fn write(&mut self, name: &str, value: &MatValue) -> Result<()> {
+        self.write_with_meta(name, value, None)
+    }
+
+    /// Writes `value` as `name` with hdf5storage's `Python.*` attributes given by `meta`
+    /// (from [`crate::from_numpy`]) wherever it has them, so `hdf5storage.loadmat` restores
+    /// the numpy arrays exactly; elsewhere as [`MatWriter::write`]. Level-5 files hold no
+    /// such attributes: `meta` is ignored there.
+    pub fn write_with_meta(
+        &mut self,
+        name: &str,
+        value: &MatValue,
+        meta: Option<&PythonMeta>,
+    ) -> Result<()> {
         check_name(name)?;
         if let Some(w) = &mut self.level5 {
             return w
@@ -241,7 +255,7 @@ impl MatWriter {
             if root.contains(name)? {
                 root.unlink(name)?;
             }
-            self.value(&root, name, value).map(|_| ())
+            self.value(&root, name, value, meta).map(|_| ())
         };
         run().map_err(|e| e.with_node(format!("/{name}")).with_file(&path))
     }
@@ -297,7 +311,7 @@ impl MatWriter {
     }
 
     /// Writes `value` into `/#refs#` under a fresh name and returns a reference to it.
-    fn write_ref(&mut self, value: &MatValue) -> Result<u64> {
+    fn write_ref(&mut self, value: &MatValue, meta: Option<&PythonMeta>) -> Result<u64> {
         let refs = self.refs_group()?;
         // In a file this writer created, its own counter is the only source of names; in an
         // existing file, names already taken are skipped.
@@ -308,11 +322,17 @@ impl MatWriter {
                 break name;
             }
         };
-        self.value(&refs, &name, value)?.object_ref()
+        self.value(&refs, &name, value, meta)?.object_ref()
     }
 
     /// Writes `value` as `name` in group `loc`.
-    fn value(&mut self, loc: &Group, name: &str, value: &MatValue) -> Result<Obj> {
+    fn value(
+        &mut self,
+        loc: &Group,
+        name: &str,
+        value: &MatValue,
+        meta: Option<&PythonMeta>,
+    ) -> Result<Obj> {
         let obj = match value {
             MatValue::Numeric(a) | MatValue::Logical(a) => self.numeric(loc, name, a)?,
             MatValue::Char(c) => self.char(loc, name, c)?,
@@ -323,14 +343,14 @@ impl MatWriter {
                     let refs: Vec<u64> = c
                         .items
                         .iter()
-                        .map(|v| self.write_ref(v))
+                        .map(|v| self.write_ref(v, None))
                         .collect::<Result<_>>()?;
                     let d = ref_dataset(loc, name, &c.shape, &refs)?;
                     d.str_attr("MATLAB_class", "cell")?;
                     d
                 }
             }
-            MatValue::Struct(s) => self.structure(loc, name, s)?,
+            MatValue::Struct(s) => self.structure(loc, name, s, meta)?,
             MatValue::Sparse(s) => self.sparse(loc, name, s)?,
             MatValue::Opaque(_) | MatValue::Object(_) => {
                 return Err(Error::unsupported(format!(
@@ -342,8 +362,10 @@ impl MatWriter {
         if loc.path() != "/" {
             obj.str_attr("H5PATH", loc.path())?;
         }
-        if self.opts.python_metadata {
-            python_metadata(&obj, value)?;
+        match meta.and_then(|m| m.attrs.as_ref()) {
+            Some(attrs) => python_attrs(&obj, attrs)?,
+            None if self.opts.python_metadata => python_metadata(&obj, value)?,
+            None => {}
         }
         Ok(obj)
     }
@@ -436,7 +458,13 @@ impl MatWriter {
         Ok(d)
     }
 
-    fn structure(&mut self, loc: &Group, name: &str, s: &StructArray) -> Result<Obj> {
+    fn structure(
+        &mut self,
+        loc: &Group,
+        name: &str,
+        s: &StructArray,
+        meta: Option<&PythonMeta>,
+    ) -> Result<Obj> {
         for f in &s.fields {
             check_name(f)?;
         }
@@ -463,15 +491,16 @@ impl MatWriter {
             return Ok(obj);
         };
         if n == 1 && at_least_2d(&s.shape) == [1, 1] {
-            for (f, v) in s.fields.iter().zip(&s.elements[0]) {
-                self.value(g, f, v)?;
+            for (j, (f, v)) in s.fields.iter().zip(&s.elements[0]).enumerate() {
+                self.value(g, f, v, meta.and_then(|m| m.field(0, j)))?;
             }
         } else {
             for (j, f) in s.fields.iter().enumerate() {
                 let refs: Vec<u64> = s
                     .elements
                     .iter()
-                    .map(|e| self.write_ref(&e[j]))
+                    .enumerate()
+                    .map(|(i, e)| self.write_ref(&e[j], meta.and_then(|m| m.field(i, j))))
                     .collect::<Result<_>>()?;
                 let d = ref_dataset(g, f, &s.shape, &refs)?;
                 d.str_attr("H5PATH", g.path())?;
@@ -832,6 +861,21 @@ fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// Writes hdf5storage's `Python.*` attributes as given.
+fn python_attrs(obj: &Obj, attrs: &PythonAttrs) -> Result<()> {
+    obj.str_attr("Python.Type", &attrs.type_name)?;
+    obj.str_attr("Python.numpy.UnderlyingType", &attrs.underlying)?;
+    obj.str_attr("Python.numpy.Container", &attrs.container)?;
+    obj.u64s_attr("Python.Shape", &attrs.shape)?;
+    if attrs.empty() {
+        obj.u8_attr("Python.Empty", 1)?;
+    }
+    if let Some(fields) = &attrs.fields {
+        obj.vlen_attr("Python.Fields", python_fields(fields))?;
+    }
+    Ok(())
 }
 
 /// `Python.Fields`: the field names as variable-length UTF-8 strings.

@@ -1,0 +1,360 @@
+//! numpy arrays as MATLAB values the way `hdf5storage.savemat` (`matlab_compatible=True`,
+//! `store_python_metadata=True`) stores them, with its `Python.*` attributes so that
+//! `hdf5storage.loadmat` gives the same numpy arrays back:
+//!
+//! - numeric, `bool` (logical) and complex arrays: the same values with numpy's shape taken as
+//!   MATLAB's (at least 2-d, a 1-d array a row);
+//! - `U` and `S` arrays: `char` (UTF-16 code units; `S` bytes one unit each), every string
+//!   `n` units wide (NUL-padded) along the last axis: shape `(..., k)` of `U n` becomes
+//!   `(..., k*n)`, a 1-d array one row;
+//! - structured arrays: struct arrays of the same shape, one field per record field; each
+//!   element's field value is the numpy scalar (`numpy.float64`, `numpy.str_`, trailing NULs
+//!   dropped as numpy does) or, for subarray fields, an array.
+//!
+//! Other dtypes (objects, datetimes, float16, long doubles, nested records) have no MATLAB
+//! class: [`no_class_reason`] says why, [`from_numpy`] refuses them.
+
+use sciio_core::{DType, Error, NdArray, Order, RecordType, Result, ScalarKind};
+
+use crate::value::{at_least_2d, CharArray, MatValue, StructArray};
+
+/// hdf5storage's `Python.*` attributes of one stored value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PythonAttrs {
+    /// `Python.Type`: `numpy.ndarray`, `numpy.float64`, `numpy.str_`, `numpy.bytes_`...
+    pub type_name: String,
+    /// `Python.numpy.UnderlyingType`: `float64`, `str96`, `bytes16`, `void112`...
+    pub underlying: String,
+    /// `Python.numpy.Container`: `ndarray` or `scalar`.
+    pub container: String,
+    /// `Python.Shape`: numpy's shape.
+    pub shape: Vec<u64>,
+    /// `Python.Fields` of a structured array.
+    pub fields: Option<Vec<String>>,
+}
+
+impl PythonAttrs {
+    /// Whether `Python.Empty` is set (the numpy value has no element).
+    pub fn empty(&self) -> bool {
+        self.shape.contains(&0)
+    }
+}
+
+/// The `Python.*` attributes of a value and, for a struct, of each element's fields
+/// (`elements[i][j]`: field `j` of element `i`, MATLAB's column-major element order).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PythonMeta {
+    /// The value's own attributes; `None` writes what
+    /// [`crate::WriteOptions::python_metadata`] says.
+    pub attrs: Option<PythonAttrs>,
+    /// The struct elements' fields.
+    pub elements: Vec<Vec<PythonMeta>>,
+}
+
+impl PythonMeta {
+    pub(crate) fn field(&self, element: usize, field: usize) -> Option<&PythonMeta> {
+        self.elements.get(element)?.get(field)
+    }
+}
+
+/// Why a numpy dtype has no MATLAB class (as `hdf5storage` with `matlab_compatible=True`
+/// stores numpy arrays), or `None` when [`from_numpy`] converts it.
+pub fn no_class_reason(dtype: &DType) -> Option<String> {
+    match dtype {
+        DType::Scalar(s) => match s.kind {
+            ScalarKind::Bool
+            | ScalarKind::Int(_)
+            | ScalarKind::UInt(_)
+            | ScalarKind::Float(4 | 8)
+            | ScalarKind::Complex(8 | 16)
+            | ScalarKind::Unicode(_)
+            | ScalarKind::Bytes(_) => None,
+            _ => Some(format!("MATLAB has no class for {dtype} arrays")),
+        },
+        DType::Record(r) => r.fields.iter().find_map(|f| {
+            let base = match &f.dtype {
+                DType::SubArray(base, _) => &**base,
+                other => other,
+            };
+            match base {
+                DType::Scalar(_) => {
+                    no_class_reason(base).map(|why| format!("record field '{}': {why}", f.name))
+                }
+                _ => Some(format!(
+                    "record field '{}' is itself structured (MATLAB structs from nested \
+                     records are not written)",
+                    f.name
+                )),
+            }
+        }),
+        other => Some(format!("MATLAB has no class for {other} arrays")),
+    }
+}
+
+/// The MATLAB value hdf5storage stores for a numpy array, with its `Python.*` attributes.
+///
+/// ```
+/// use sciio_core::{DType, NdArray, Order, ScalarKind};
+/// let words = NdArray::from_bytes(
+///     DType::scalar(ScalarKind::Unicode(2)),
+///     &[2],
+///     Order::C,
+///     &[104, 0, 0, 0, 105, 0, 0, 0, 111, 0, 0, 0, 0, 0, 0, 0],
+/// )?;
+/// let (value, meta) = sciio_mat::from_numpy(&words)?;
+/// // 'hi', 'o' -> the 1x4 char "hio\0", restored by hdf5storage as a <U2 array of shape (2,).
+/// assert_eq!(value.matlab_shape(), vec![1, 4]);
+/// assert_eq!(meta.attrs.unwrap().underlying, "str64");
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+pub fn from_numpy(array: &NdArray) -> Result<(MatValue, PythonMeta)> {
+    if let Some(why) = no_class_reason(array.dtype()) {
+        return Err(Error::unsupported(why));
+    }
+    let array = array.to_native();
+    let shape: Vec<u64> = array.shape().iter().map(|&d| d as u64).collect();
+    let attrs = |underlying: String, fields| PythonAttrs {
+        type_name: "numpy.ndarray".into(),
+        underlying,
+        container: "ndarray".into(),
+        shape: shape.clone(),
+        fields,
+    };
+    match array.dtype() {
+        DType::Record(record) => {
+            let (value, elements) = structure(&array, record)?;
+            let fields = record.fields.iter().map(|f| f.name.to_string()).collect();
+            let own = attrs(format!("void{}", 8 * record.itemsize), Some(fields));
+            Ok((
+                value,
+                PythonMeta {
+                    attrs: Some(own),
+                    elements,
+                },
+            ))
+        }
+        // A 0-d string is numpy's str_/bytes_ scalar (hdf5storage cannot store 0-d `U`
+        // arrays): a char row without the padding NULs.
+        DType::Scalar(s)
+            if array.shape().is_empty()
+                && matches!(s.kind, ScalarKind::Unicode(_) | ScalarKind::Bytes(_)) =>
+        {
+            scalar(array.dtype().clone(), s.kind, array.as_bytes())
+        }
+        DType::Scalar(s) => {
+            let value = match s.kind {
+                ScalarKind::Unicode(n) => text(&array, n, 4)?,
+                ScalarKind::Bytes(n) => text(&array, n, 1)?,
+                _ => MatValue::numeric(array.to_order(Order::F))?,
+            };
+            let own = attrs(underlying_name(s.kind), None);
+            Ok((value, PythonMeta::leaf(own)))
+        }
+        other => Err(Error::unsupported(format!(
+            "MATLAB has no class for {other} arrays"
+        ))),
+    }
+}
+
+impl PythonMeta {
+    fn leaf(attrs: PythonAttrs) -> PythonMeta {
+        PythonMeta {
+            attrs: Some(attrs),
+            elements: Vec::new(),
+        }
+    }
+}
+
+/// numpy's name of a scalar kind as hdf5storage writes it (`float64`, `str96`, `bytes16`).
+fn underlying_name(kind: ScalarKind) -> String {
+    match kind {
+        ScalarKind::Bool => "bool".into(),
+        ScalarKind::Int(n) => format!("int{}", 8 * u32::from(n)),
+        ScalarKind::UInt(n) => format!("uint{}", 8 * u32::from(n)),
+        ScalarKind::Float(n) => format!("float{}", 8 * u32::from(n)),
+        ScalarKind::Complex(n) => format!("complex{}", 8 * u32::from(n)),
+        ScalarKind::Unicode(n) => format!("str{}", 32 * n),
+        ScalarKind::Bytes(n) => format!("bytes{}", 8 * n),
+        other => format!("{other:?}"),
+    }
+}
+
+/// A `U`/`S` array (native order) as hdf5storage's char: `width` units per string along the
+/// last axis, `unit` bytes per character in the array.
+fn text(array: &NdArray, width: usize, unit: usize) -> Result<MatValue> {
+    let mut shape = array.shape().to_vec();
+    match shape.last_mut() {
+        Some(last) => *last *= width,
+        None => shape.push(width),
+    }
+    let shape = at_least_2d(&shape);
+    let c = array.to_order(Order::C);
+    let codes: Vec<u32> = match unit {
+        4 => c
+            .as_bytes()
+            .chunks_exact(4)
+            .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])) // ok: chunks of 4
+            .collect(),
+        _ => c.as_bytes().iter().map(|&b| u32::from(b)).collect(),
+    };
+    if codes.is_empty() {
+        return Ok(MatValue::Char(CharArray {
+            shape,
+            codes: Vec::new(),
+        }));
+    }
+    // The codes are in C order over `shape` (numpy's view of the strings as characters):
+    // MATLAB keeps the same shape, column-major.
+    let as_c = NdArray::from_byte_vec(
+        DType::scalar(ScalarKind::UInt(4)),
+        &shape,
+        Order::C,
+        codes.iter().flat_map(|c| c.to_ne_bytes()).collect(),
+    )?;
+    let f = as_c.to_order(Order::F);
+    let codes = f
+        .as_bytes()
+        .chunks_exact(4)
+        .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])) // ok: chunks of 4
+        .collect();
+    Ok(MatValue::Char(CharArray { shape, codes }))
+}
+
+/// A structured array as a struct array of its shape; the elements' field values are the
+/// numpy scalars (or subarrays) hdf5storage stores, each with its attributes.
+fn structure(array: &NdArray, record: &RecordType) -> Result<(MatValue, Vec<Vec<PythonMeta>>)> {
+    let shape = at_least_2d(array.shape());
+    let names: Vec<String> = record.fields.iter().map(|f| f.name.to_string()).collect();
+    // Column-major element order: the F-ordered copy's records one after another.
+    let f = array.to_order(Order::F);
+    let bytes = f.as_bytes();
+    let n = array.len();
+    let mut elements = Vec::with_capacity(n);
+    let mut metas = Vec::with_capacity(n);
+    for i in 0..n {
+        let record_bytes = bytes
+            .get(i * record.itemsize..(i + 1) * record.itemsize)
+            .ok_or_else(|| Error::format("structured array shorter than its shape"))?;
+        let mut values = Vec::with_capacity(record.fields.len());
+        let mut meta = Vec::with_capacity(record.fields.len());
+        for field in &record.fields {
+            let size = field.dtype.itemsize();
+            let raw = record_bytes
+                .get(field.offset..field.offset + size)
+                .ok_or_else(|| {
+                    Error::format(format!("record field '{}' beyond the record", field.name))
+                })?;
+            let (v, m) = match &field.dtype {
+                DType::SubArray(base, sub_shape) => {
+                    let a = NdArray::from_bytes((**base).clone(), sub_shape, Order::C, raw)?;
+                    from_numpy(&a)?
+                }
+                DType::Scalar(s) => scalar(field.dtype.clone(), s.kind, raw)?,
+                other => {
+                    return Err(Error::unsupported(format!(
+                        "record field '{}' of dtype {other}",
+                        field.name
+                    )))
+                }
+            };
+            values.push(v);
+            meta.push(m);
+        }
+        elements.push(values);
+        metas.push(meta);
+    }
+    let value = MatValue::Struct(StructArray::new(shape, names, elements)?);
+    Ok((value, metas))
+}
+
+/// One numpy scalar (a record's field value) as hdf5storage stores it: `numpy.float64` as a
+/// 1×1 double, `numpy.str_` / `numpy.bytes_` (trailing NULs dropped, as numpy's scalars drop
+/// them) as a char row.
+fn scalar(dtype: DType, kind: ScalarKind, raw: &[u8]) -> Result<(MatValue, PythonMeta)> {
+    let attrs = |type_name: &str, underlying: String| PythonAttrs {
+        type_name: type_name.into(),
+        underlying,
+        container: "scalar".into(),
+        shape: Vec::new(),
+        fields: None,
+    };
+    let a = NdArray::from_bytes(dtype, &[], Order::C, raw)?;
+    match kind {
+        ScalarKind::Unicode(_) | ScalarKind::Bytes(_) => {
+            let unit = if matches!(kind, ScalarKind::Unicode(_)) {
+                4
+            } else {
+                1
+            };
+            let mut end = raw.len() / unit;
+            while end > 0 && raw[(end - 1) * unit..end * unit].iter().all(|&b| b == 0) {
+                end -= 1;
+            }
+            let (type_name, under) = match unit {
+                4 => ("numpy.str_", underlying_name(ScalarKind::Unicode(end))),
+                _ => ("numpy.bytes_", underlying_name(ScalarKind::Bytes(end))),
+            };
+            let trimmed = NdArray::from_bytes(
+                DType::scalar(match unit {
+                    4 => ScalarKind::Unicode(end),
+                    _ => ScalarKind::Bytes(end),
+                }),
+                &[],
+                Order::C,
+                &raw[..end * unit],
+            )?;
+            let value = text(&trimmed.to_native(), end, unit)?;
+            Ok((value, PythonMeta::leaf(attrs(type_name, under))))
+        }
+        _ => {
+            let under = underlying_name(kind);
+            let type_name = match kind {
+                ScalarKind::Bool => "numpy.bool_".to_string(),
+                _ => format!("numpy.{under}"),
+            };
+            let value = MatValue::numeric(a.to_native().reshape(&[1, 1])?)?;
+            Ok((value, PythonMeta::leaf(attrs(&type_name, under))))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(width: usize, shape: &[usize], text: &str) -> NdArray {
+        let bytes: Vec<u8> = text
+            .chars()
+            .flat_map(|c| u32::from(c).to_le_bytes())
+            .collect();
+        NdArray::from_bytes(
+            DType::scalar(ScalarKind::Unicode(width)).with_order(sciio_core::ByteOrder::Little),
+            shape,
+            Order::C,
+            &bytes,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn text_arrays_stretch_the_last_axis() {
+        // [['a', 'bb'], ['ccc', 'd']] as U3: MATLAB 2x6, row r = the strings of row r.
+        let a = u(3, &[2, 2], "a\0\0bb\0cccd\0\0");
+        let (v, meta) = from_numpy(&a).unwrap();
+        let MatValue::Char(c) = v else { panic!() };
+        assert_eq!(c.shape, vec![2, 6]);
+        assert_eq!(c.rows(), vec!["a\0\0bb\0", "cccd\0\0"]);
+        let attrs = meta.attrs.unwrap();
+        assert_eq!(
+            (attrs.underlying.as_str(), attrs.shape),
+            ("str96", vec![2, 2])
+        );
+    }
+
+    #[test]
+    fn nested_records_and_objects_have_no_class() {
+        assert!(no_class_reason(&DType::from_typestr("|O").unwrap()).is_some());
+        assert!(no_class_reason(&DType::from_typestr("<M8[s]").unwrap()).is_some());
+        assert!(no_class_reason(&DType::from_typestr("<U3").unwrap()).is_none());
+    }
+}

@@ -1,0 +1,429 @@
+//! MATLAB files from the wild (issue 15): sparse matrices from MATLAB-written v7.3 files into
+//! `scipy.sparse.save_npz`'s layout and back, `save_npz` files (csc, csr, coo) into MATLAB
+//! sparse variables, and numpy arrays (`U`, `S`, structured, bool, complex) written as
+//! `hdf5storage.savemat` writes them — each checked with the real Python tools.
+#![cfg(feature = "mat")]
+
+use std::path::{Path, PathBuf};
+
+use sciio::convert::{convert, ConvertOptions};
+use sciio_mat::{MatFile, MatValue};
+use sciio_testkit::{run_python, tempdir};
+
+fn matlab_file(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sciio-mat/tests/data/matlab")
+        .join(name)
+}
+
+fn convert_to(src: &Path, node: Option<&str>, dst: &Path) -> sciio::ConvertSummary {
+    let mut file = sciio::File::open(src).unwrap();
+    convert(
+        &mut file,
+        node,
+        dst,
+        &ConvertOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap_or_else(|e| panic!("{} -> {}: {e}", src.display(), dst.display()))
+}
+
+/// Every sparse variable MATLAB wrote in test_basic_v73.mat.
+const SPARSE_VARS: [&str; 12] = [
+    "sparse_all_zeros",
+    "sparse_col",
+    "sparse_complex",
+    "sparse_diag",
+    "sparse_empty",
+    "sparse_logical",
+    "sparse_neg",
+    "sparse_nnz",
+    "sparse_rec_col",
+    "sparse_rec_row",
+    "sparse_row",
+    "sparse_symmetric",
+];
+
+/// pymatreader's value of a MATLAB sparse variable as a dense complex/bool/float array, next
+/// to scipy's view of another file's matrix (pymatreader gives complex values as real/imag
+/// records and logical ones as uint8).
+const DENSE_OF_PYMATREADER: &str = r#"
+import numpy as np
+def dense(m):
+    d = m.data
+    if d.dtype.names:
+        d = d['real'] + 1j * d['imag']
+    out = np.zeros(m.shape, dtype=d.dtype)
+    for j in range(m.shape[1]):
+        for k in range(m.indptr[j], m.indptr[j + 1]):
+            out[m.indices[k], j] = d[k]
+    return out
+"#;
+
+#[test]
+fn matlab_sparse_variables_become_save_npz_files_scipy_loads() {
+    let dir = tempdir();
+    let src = matlab_file("test_basic_v73.mat");
+    let mut npz_files = Vec::new();
+    for var in SPARSE_VARS {
+        let dst = dir.path().join(format!("{var}.npz"));
+        let summary = convert_to(&src, Some(var), &dst);
+        assert_eq!(
+            summary.arrays,
+            ["indices", "indptr", "format", "shape", "data"],
+            "{var}"
+        );
+        npz_files.push(dst);
+    }
+    let mut args = vec![src.to_str().unwrap()];
+    args.extend(npz_files.iter().map(|p| p.to_str().unwrap()));
+    let code = format!(
+        "{DENSE_OF_PYMATREADER}\n{}",
+        r#"
+import sys, pymatreader, scipy.sparse as sp
+ref = pymatreader.read_mat(sys.argv[1])
+for path in sys.argv[2:]:
+    var = path.rsplit('/', 1)[1][:-4]
+    got = sp.load_npz(path)
+    want = dense(ref[var])
+    assert got.format == 'csc', (var, got.format)
+    g = got.toarray()
+    if want.dtype == np.uint8:
+        want = want.astype(bool)
+    assert g.shape == want.shape and g.dtype.kind == want.dtype.kind, (var, g.dtype, want.dtype, g.shape, want.shape)
+    assert np.array_equal(g, want), (var, g, want)
+    print(var, got.nnz)
+"#
+    );
+    let out = run_python(&code, &args);
+    assert_eq!(out.lines().count(), SPARSE_VARS.len(), "{out}");
+    assert!(out.contains("sparse_complex 3"), "{out}");
+}
+
+#[test]
+fn whole_mat_files_name_sparse_members_var_slash_part() {
+    let dir = tempdir();
+    let src = matlab_file("test_basic_v73.mat");
+    let dst = dir.path().join("all.npz");
+    let summary = convert_to(&src, None, &dst);
+    for part in ["indices", "indptr", "format", "shape", "data"] {
+        let name = format!("sparse_diag/{part}");
+        assert!(summary.arrays.contains(&name), "{name}");
+    }
+    assert!(
+        !summary
+            .left_out
+            .iter()
+            .any(|l| l.path.starts_with("/sparse")),
+        "{:?}",
+        summary.left_out
+    );
+    let out = run_python(
+        &format!(
+            "{DENSE_OF_PYMATREADER}\n{}",
+            r#"
+import sys, pymatreader, scipy.sparse as sp
+z = np.load(sys.argv[1]); ref = pymatreader.read_mat(sys.argv[2])
+names = sorted({k.split('/')[0] for k in z.files if k.endswith('/format')})
+for v in names:
+    m = sp.csc_matrix((z[v + '/data'], z[v + '/indices'], z[v + '/indptr']), shape=tuple(z[v + '/shape']))
+    want = dense(ref[v])
+    assert np.array_equal(m.toarray(), want.astype(m.dtype)), v
+print(len(names))
+"#
+        ),
+        &[dst.to_str().unwrap(), src.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), SPARSE_VARS.len().to_string());
+}
+
+#[test]
+fn matlab_sparse_stays_sparse_mat_to_mat_and_through_npz() {
+    let dir = tempdir();
+    let src = matlab_file("test_basic_v73.mat");
+    let original = MatFile::open(&src).unwrap();
+    for var in SPARSE_VARS {
+        // .mat -> .mat copies the value.
+        let dst = dir.path().join(format!("{var}.mat"));
+        convert_to(&src, Some(var), &dst);
+        let want = original.read(var).unwrap();
+        assert!(matches!(want, MatValue::Sparse(_)), "{var}");
+        assert_eq!(
+            MatFile::open(&dst).unwrap().read(var).unwrap(),
+            want,
+            "{var}"
+        );
+        // .mat -> save_npz layout -> .mat comes back the same sparse matrix, named after the
+        // npz file.
+        let npz = dir.path().join(format!("{var}.npz"));
+        convert_to(&src, Some(var), &npz);
+        let again = dir.path().join(format!("{var}_again.mat"));
+        convert_to(&npz, None, &again);
+        assert_eq!(
+            MatFile::open(&again).unwrap().read(var).unwrap(),
+            want,
+            "{var} through npz"
+        );
+    }
+    // mat73 reads the copies as MATLAB's file.
+    let out = run_python(
+        r#"
+import sys, mat73, numpy as np
+d = sys.argv[1]; src = sys.argv[2]
+for v in sys.argv[3:]:
+    a = mat73.loadmat(src, only_include=v)[v]; b = mat73.loadmat(f'{d}/{v}.mat')[v]
+    assert a.shape == b.shape and np.array_equal(a.indptr, b.indptr) and np.array_equal(a.indices, b.indices), v
+    assert a.data.tobytes() == b.data.tobytes(), v
+print('ok')
+"#,
+        &[
+            dir.path().to_str().unwrap(),
+            src.to_str().unwrap(),
+            "sparse_diag",
+            "sparse_complex",
+            "sparse_logical",
+            "sparse_neg",
+            "sparse_rec_row",
+        ],
+    );
+    assert_eq!(out.trim(), "ok");
+}
+
+#[test]
+fn save_npz_files_become_matlab_sparse_that_mat73_reads_equal() {
+    let dir = tempdir();
+    let d = dir.path().to_str().unwrap();
+    // csc, csr and coo (with a duplicate entry and unsorted coordinates), float32, int,
+    // bool and complex values; each saved by scipy.sparse.save_npz.
+    run_python(
+        r#"
+import sys, numpy as np, scipy.sparse as sp
+d = sys.argv[1]
+a = np.array([[0, 1.5, 0, 0], [2, 0, 0, -3], [0, 0, 0, 4]])
+sp.save_npz(f'{d}/csc.npz', sp.csc_matrix(a))
+sp.save_npz(f'{d}/csr.npz', sp.csr_matrix(a))
+sp.save_npz(f'{d}/coo.npz', sp.coo_matrix((np.array([5., 1., 2.]), (np.array([2, 0, 2]), np.array([1, 3, 1]))), shape=(3, 4)))
+sp.save_npz(f'{d}/f32.npz', sp.csc_matrix(a.astype(np.float32)))
+sp.save_npz(f'{d}/ints.npz', sp.csr_matrix(a.astype(np.int16)))
+sp.save_npz(f'{d}/logical.npz', sp.csc_matrix(a != 0))
+sp.save_npz(f'{d}/cplx.npz', sp.csc_matrix(a * (1 - 2j)))
+sp.save_npz(f'{d}/arr.npz', sp.csr_array(a))
+sp.save_npz(f'{d}/empty.npz', sp.csc_matrix((0, 3)))
+"#,
+        &[d],
+    );
+    let names = [
+        "csc", "csr", "coo", "f32", "ints", "logical", "cplx", "arr", "empty",
+    ];
+    for name in names {
+        let src = dir.path().join(format!("{name}.npz"));
+        let dst = dir.path().join(format!("{name}.mat"));
+        let summary = convert_to(&src, None, &dst);
+        assert_eq!(summary.arrays.len(), summary.arrays.len());
+        assert!(
+            summary.left_out.is_empty(),
+            "{name}: {:?}",
+            summary.left_out
+        );
+        let value = MatFile::open(&dst).unwrap().read(name).unwrap();
+        assert!(
+            matches!(value, MatValue::Sparse(_)),
+            "{name}: {:?}",
+            value.class()
+        );
+    }
+    let out = run_python(
+        r#"
+import sys, mat73, numpy as np, scipy.sparse as sp
+d = sys.argv[1]
+for name in sys.argv[2:]:
+    want = sp.load_npz(f'{d}/{name}.npz').tocsc()
+    got = mat73.loadmat(f'{d}/{name}.mat')[name]
+    assert isinstance(got, sp.csc_matrix) or isinstance(got, sp.csc_array), (name, type(got))
+    data = got.data
+    if data.dtype.names:
+        data = data['real'] + 1j * data['imag']
+    got = sp.csc_matrix((data, got.indices, got.indptr), shape=got.shape)
+    w = want.toarray()
+    if w.dtype.kind in 'fiu':
+        w = w.astype(np.float64)
+    g = got.toarray()
+    if w.dtype == bool:
+        g = g.astype(bool)
+    assert g.shape == w.shape and np.array_equal(g, w), (name, g, w)
+    assert got.has_sorted_indices, name
+print('ok')
+"#,
+        &[
+            d, "csc", "csr", "coo", "f32", "ints", "logical", "cplx", "arr", "empty",
+        ],
+    );
+    assert_eq!(out.trim(), "ok");
+    // The coo duplicate (2, 1) is summed: 5 + 2.
+    let MatValue::Sparse(coo) = MatFile::open(dir.path().join("coo.mat"))
+        .unwrap()
+        .read("coo")
+        .unwrap()
+    else {
+        panic!("coo is not sparse")
+    };
+    assert_eq!(
+        (coo.ir.clone(), coo.jc.clone()),
+        (vec![2, 0], vec![0, 0, 1, 1, 2])
+    );
+}
+
+#[test]
+fn numpy_text_records_bool_complex_are_written_as_hdf5storage_writes_them() {
+    let dir = tempdir();
+    let d = dir.path().to_str().unwrap();
+    let src = dir.path().join("arrays.npz");
+    run_python(
+        r#"
+import sys, numpy as np
+np.savez(sys.argv[1],
+    u=np.array(['ab', 'cde', 'é€'], dtype='U3'),
+    u2d=np.array([['a', 'bb'], ['ccc', 'd']]),
+    us=np.array('hello'),
+    s=np.array([b'xy', b'z']),
+    ss=np.array(b'abc'),
+    rec=np.array([(1, 2.5, b'a', 'xy', [1, 2], True), (3, 4.5, b'bc', 'z', [3, 4], False)],
+                 dtype=[('i', '<i4'), ('f', '<f8'), ('b', 'S2'), ('t', 'U2'), ('v', '<i2', (2,)), ('k', '?')]),
+    rec2d=np.zeros((2, 3), dtype=[('a', '>f8'), ('c', '<c16')]),
+    rec0=np.array((1, 2.5), dtype=[('i', '<i4'), ('f', '<f8')]),
+    recempty=np.zeros((0,), dtype=[('a', '<f8')]),
+    b=np.array([[True, False, True]]),
+    c=np.array([1 + 2j, 3 - 1j], dtype='c8'),
+    e=np.array([], dtype='U3'),
+    half=np.zeros(2, dtype='f2'),
+    when=np.zeros(2, dtype='M8[s]'))
+"#,
+        &[src.to_str().unwrap()],
+    );
+    let dst = dir.path().join("arrays.mat");
+    let summary = convert_to(&src, None, &dst);
+    let left: Vec<&str> = summary.left_out.iter().map(|l| l.path.as_str()).collect();
+    assert_eq!(left, ["/half", "/when"], "{:?}", summary.left_out);
+    assert!(
+        summary.left_out[0].reason.contains("no class"),
+        "{}",
+        summary.left_out[0]
+    );
+    let out = run_python(
+        r#"
+import sys, numpy as np, hdf5storage, mat73
+src, dst = sys.argv[1], sys.argv[2]
+want = dict(np.load(src))
+got = hdf5storage.loadmat(dst)
+assert set(got) == set(want) - {'half', 'when'}, sorted(got)
+for k, g in got.items():
+    w = want[k]
+    if w.dtype.names:
+        assert g.shape == w.shape and g.dtype.names == w.dtype.names, (k, g.dtype, w.dtype)
+        for n in w.dtype.names:
+            gv = np.array([x for x in g[n].ravel()]).reshape(w[n].shape) if g[n].dtype == object else g[n]
+            assert np.array_equal(gv.astype(w[n].dtype), w[n]), (k, n, gv, w[n])
+    else:
+        assert g.dtype == w.dtype.newbyteorder('=') and g.shape == w.shape and np.array_equal(g, w), (k, g, w)
+# mat73 (MATLAB's view): logical, complex, struct fields, char.
+m = mat73.loadmat(dst)
+assert m['b'].dtype == bool and m['b'].tolist() == [True, False, True], m['b']  # mat73 squeezes
+assert m['c'].dtype == np.complex64 and m['c'].tolist() == [1 + 2j, 3 - 1j], m['c']
+assert m['rec']['t'] == ['xy', 'z'] and m['rec']['b'] == ['a', 'bc'], m['rec']
+assert m['rec0']['f'] == 2.5 and m['us'] == 'hello' and m['ss'] == 'abc', m
+assert m['u'] == 'ab\x00cde\xe9\u20ac\x00', repr(m['u'])
+print('ok')
+"#,
+        &[src.to_str().unwrap(), dst.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "ok");
+    let _ = d;
+}
+
+/// A copy of MATLAB's test_basic_v73.mat edited with h5py: `struct_scalar` loses its `value`
+/// dataset (still named by MATLAB_fields) and gains an `extra` one MATLAB_fields does not
+/// name; `struct_array` loses its `info` column.
+fn damaged_structs(dir: &Path) -> PathBuf {
+    let path = dir.join("damaged_structs.mat");
+    std::fs::copy(matlab_file("test_basic_v73.mat"), &path).unwrap();
+    run_python(
+        r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'r+') as f:
+    del f['struct_scalar/value']
+    del f['struct_array/info']
+    d = f['struct_scalar'].create_dataset('extra', data=np.array([[7.0, 8.0]]))
+    d.attrs['MATLAB_class'] = np.bytes_(b'double')
+"#,
+        &[path.to_str().unwrap()],
+    );
+    path
+}
+
+#[test]
+fn structs_missing_a_named_field_read_the_rest_in_matlab_fields_order() {
+    let dir = tempdir();
+    let src = damaged_structs(dir.path());
+    let mat = MatFile::open(&src).unwrap();
+    let MatValue::Struct(s) = mat.read("struct_scalar").unwrap() else {
+        panic!("struct_scalar")
+    };
+    // MATLAB_fields' order (name, value, data), then the unnamed member.
+    assert_eq!(s.fields, ["name", "value", "data", "extra"]);
+    assert!(
+        matches!(s.field(0, "value"), Some(MatValue::Opaque(o)) if o.class == sciio_mat::ABSENT_FIELD)
+    );
+    let MatValue::Struct(a) = mat.read("struct_array").unwrap() else {
+        panic!("struct_array")
+    };
+    assert_eq!(a.fields, ["id", "info"]);
+
+    // The whole file converts (the absent fields left out with the reason), as mat73 reads it.
+    let npz = dir.path().join("all.npz");
+    let summary = convert_to(&src, None, &npz);
+    let absent: Vec<String> = summary
+        .left_out
+        .iter()
+        .filter(|l| l.reason.contains("lacks"))
+        .map(|l| l.path.clone())
+        .collect();
+    assert_eq!(
+        absent,
+        [
+            "/struct_array/0/info",
+            "/struct_array/1/info",
+            "/struct_scalar/value"
+        ],
+        "{:?}",
+        summary.left_out
+    );
+    // The struct alone, .mat -> .mat: the absent field left out, the others copied.
+    let one = dir.path().join("one.mat");
+    let summary = convert_to(&src, Some("struct_scalar"), &one);
+    assert_eq!(summary.left_out.len(), 1, "{:?}", summary.left_out);
+    assert_eq!(summary.left_out[0].path, "/struct_scalar/value");
+    let out = run_python(
+        r#"
+import sys, mat73, numpy as np
+src, npz, one = sys.argv[1:]
+ref = mat73.loadmat(src, only_include=['struct_scalar', 'struct_array'])
+z = np.load(npz)
+s = ref['struct_scalar']
+assert sorted(s) == ['data', 'extra', 'name'], sorted(s)
+assert np.array_equal(z['struct_scalar/data'], s['data']), (z['struct_scalar/data'], s['data'])
+assert str(z['struct_scalar/name']) == s['name'], (z['struct_scalar/name'], s['name'])
+assert z['struct_scalar/extra'].tolist() == [[7.0], [8.0]], z['struct_scalar/extra']  # HDF5 (1, 2) is MATLAB 2x1
+assert z['struct_array/0/id'].item() == np.asarray(ref['struct_array']['id'][0]).item(), (z['struct_array/0/id'], ref['struct_array'])
+copied = mat73.loadmat(one)['struct_scalar']
+assert sorted(copied) == ['data', 'extra', 'name'], copied
+assert copied['name'] == s['name'] and np.array_equal(copied['data'], s['data'])
+print('ok')
+"#,
+        &[
+            src.to_str().unwrap(),
+            npz.to_str().unwrap(),
+            one.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.trim(), "ok");
+}
