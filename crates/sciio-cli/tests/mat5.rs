@@ -106,7 +106,9 @@ fn scipy_test_files_list_and_convert() {
         converted += 1;
     }
     assert!(
-        converted >= 90 && left_out >= 10 && refused >= 5,
+        // Sparse matrices are carried into .npz (save_npz members) since issue 15, so few
+        // files leave anything out now.
+        converted >= 100 && refused >= 5,
         "{converted} {by_leaf} {left_out} {refused}"
     );
 }
