@@ -72,7 +72,8 @@ enum Command {
     Cat {
         /// FILE or FILE:NODE (NODE may be left out when FILE holds one array).
         target: String,
-        /// Print a JSON document (dtype descr, shape, order, values) instead.
+        /// Print a JSON document (dtype descr, shape, order, values) instead; a data frame
+        /// (Parquet, HDFStore key) as pandas' `to_json(orient="split")` with dtypes.
         #[arg(long)]
         json: bool,
         /// Print only the first N rows (along the first axis); only they are read.
@@ -330,7 +331,21 @@ fn print_out(text: &str) -> Result<()> {
 fn cat(target: &Target, as_json: bool, rows: Option<rows::RowSlice>, dense: bool) -> Result<()> {
     let mut file = File::open(&target.file)?;
     let only_arrays = || Error::unsupported("--head and --slice select rows of arrays and tables");
-    if let Some(text) = frame_text(&file, target, as_json)? {
+    if as_json {
+        if let Some(frame) = file.frame(target.node.as_deref())? {
+            let (start, stop) =
+                rows.map_or((0, u64::MAX), |sel| sel.resolve(frame.num_rows() as u64));
+            let range = usize::try_from(start).unwrap_or(usize::MAX)
+                ..usize::try_from(stop).unwrap_or(usize::MAX);
+            let doc = frame
+                .to_json(range)
+                .map_err(|e| e.with_file(&target.file))?;
+            let text =
+                serde_json::to_string(&doc).map_err(|e| Error::invalid_input(e.to_string()))?;
+            return print_out(&(text + "\n"));
+        }
+    }
+    if let Some(text) = frame_text(&file, target)? {
         return rows.map_or_else(|| print_out(&text), |_| Err(only_arrays()));
     }
     let base = target.node.as_deref().unwrap_or("/");
@@ -401,9 +416,9 @@ fn vlarray_text(file: &mut File, node: &str, as_json: bool) -> Result<String> {
 const FRAME_ROWS: usize = 60;
 
 /// A data frame printed like pandas' `print(df)`; `None` when the file holds no frame.
-fn frame_text(file: &File, target: &Target, as_json: bool) -> Result<Option<String>> {
+fn frame_text(file: &File, target: &Target) -> Result<Option<String>> {
     // A pandas HDFStore key (`store.h5:/df`) prints as the frame pd.read_hdf gives.
-    if let Some(node) = target.node.as_deref().filter(|_| !as_json) {
+    if let Some(node) = target.node.as_deref() {
         if let Some(text) = file.key_frame_text(node, FRAME_ROWS)? {
             return Ok(Some(text));
         }
@@ -419,12 +434,6 @@ fn frame_text(file: &File, target: &Target, as_json: bool) -> Result<Option<Stri
         return Err(Error::not_found(format!(
             "a Parquet file is one data frame without nodes; drop ':{node}'"
         ))
-        .with_file(&target.file));
-    }
-    if as_json {
-        return Err(Error::unsupported(
-            "cat --json prints arrays, not data frames; convert the frame to .npz first",
-        )
         .with_file(&target.file));
     }
     file.frame_text(FRAME_ROWS)

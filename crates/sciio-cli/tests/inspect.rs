@@ -380,3 +380,63 @@ fn cat_head_reads_only_the_rows_it_prints() {
         Some(2)
     );
 }
+
+/// pandas writes a frame (Parquet) and an HDFStore key; `cat --json` of each, read back in
+/// Python by the documented rules, equals the frame pandas reads, row slice included.
+#[test]
+fn cat_json_of_a_frame_equals_what_pandas_reads() {
+    let dir = tempdir();
+    let pq = dir.path().join("f.parquet");
+    let h5 = dir.path().join("store.h5");
+    run_python(
+        r#"
+import sys, numpy as np, pandas as pd
+df = pd.DataFrame({
+    "i": np.arange(5, dtype="int16"),
+    "x": [0.5, np.nan, np.inf, -1.25, 1e300],
+    "f": np.array([1.1, 2.2, 3.3, 4.4, 5.5], dtype="float32"),
+    "s": ["a", None, "é", "d", "e"],
+    "c": pd.Categorical(["lo", "hi", None, "lo", "hi"]),
+    "t": pd.date_range("2024-03-31 01:00", periods=5, freq="h", tz="Europe/Paris"),
+    "b": [True, False, True, True, False],
+}, index=pd.MultiIndex.from_arrays([[1, 1, 2, 2, 3], list("uvwxy")], names=["k", "l"]))
+df.to_parquet(sys.argv[1])
+df.drop(columns=["c", "s"]).to_hdf(sys.argv[2], key="/grp/df", format="table")
+"#,
+        &[s(&pq), s(&h5)],
+    );
+    let check = r#"
+import sys, json, math, numpy as np, pandas as pd
+doc = json.loads(sys.argv[1])
+if sys.argv[2].endswith(".parquet"):
+    df = pd.read_parquet(sys.argv[2])
+else:
+    df = pd.read_hdf(sys.argv[2], sys.argv[3])
+start, stop = int(sys.argv[4]), int(sys.argv[5])
+df = df.iloc[start:stop]
+assert doc["rows"] == len(pd.read_parquet(sys.argv[2]) if sys.argv[2].endswith(".parquet") else pd.read_hdf(sys.argv[2], sys.argv[3])), doc["rows"]
+assert doc["columns"] == list(df.columns), doc["columns"]
+assert doc["index_names"] == list(df.index.names), doc["index_names"]
+assert doc["dtypes"] == [str(d) for d in df.dtypes], (doc["dtypes"], list(df.dtypes))
+assert [tuple(i) for i in doc["index"]] == list(df.index), doc["index"]
+def back(v, ref, dtype):
+    if v is None:
+        return pd.isna(ref)
+    if isinstance(ref, pd.Timestamp):
+        return pd.Timestamp(v) == ref
+    if getattr(dtype, "kind", "") == "f":
+        # NaN/inf as strings; float32 values as the f32's shortest digits
+        return (v == "nan" and math.isnan(ref)) or dtype.type(float(v)) == dtype.type(ref)
+    return v == ref
+for r, row in enumerate(doc["data"]):
+    for j, v in enumerate(row):
+        assert back(v, df.iloc[r, j], df.dtypes.iloc[j]), (r, j, v, df.iloc[r, j])
+print("ok", len(doc["data"]))
+"#;
+    let pq_doc = ok(&["cat", "--json", "--slice", "1:4", s(&pq)]);
+    let out = run_python(check, &[pq_doc.trim(), s(&pq), "", "1", "4"]);
+    assert_eq!(out.trim(), "ok 3");
+    let key_doc = ok(&["cat", "--json", &format!("{}:/grp/df", s(&h5))]);
+    let out = run_python(check, &[key_doc.trim(), s(&h5), "/grp/df", "0", "5"]);
+    assert_eq!(out.trim(), "ok 5");
+}

@@ -42,6 +42,7 @@
 mod categorical;
 mod footer;
 mod frame;
+mod frame_json;
 pub mod metadata;
 mod numpy;
 mod parquet_error;

@@ -102,6 +102,48 @@ impl File {
         in_batches(Frame::from_structured(&array).map_err(located)?, rows)
     }
 
+    /// The data frame held by a Parquet file (`node` `None` or `"/"`) or by a pandas HDFStore
+    /// key (`store.h5`, `"/df"`), read whole; `None` when the file or node holds no frame.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("f.parquet");
+    /// # let n = sciio::pandas::arrow_array::Int64Array::from(vec![1, 2, 3]);
+    /// # let frame = sciio::pandas::Frame::builder().column("n", std::sync::Arc::new(n)).build()?;
+    /// # sciio::pandas::write_frame(&path, &frame, &Default::default())?;
+    /// let frame = sciio::open(&path)?.frame(None)?.expect("a Parquet file is a frame");
+    /// let doc = frame.to_json(0..2)?; // pandas' orient="split"
+    /// assert_eq!(doc["data"], serde_json::json!([[1], [2]]));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn frame(&self, node: Option<&str>) -> Result<Option<Frame>> {
+        let located = |e: Error| {
+            let e = e.with_file(self.path());
+            match node {
+                Some(n) => e.with_node(n.to_string()),
+                None => e,
+            }
+        };
+        if matches!(self.root().kind, NodeKind::Frame { .. }) {
+            if let Some(n) = node.filter(|n| !n.trim_matches('/').is_empty()) {
+                return Err(Error::not_found(format!(
+                    "a Parquet file is one data frame without nodes; drop ':{n}'"
+                ))
+                .with_file(self.path()));
+            }
+            #[cfg(feature = "parquet")]
+            return crate::parquet::read_frame(self.path(), self.limits())
+                .map(Some)
+                .map_err(located);
+        }
+        #[cfg(feature = "hdfstore")]
+        if let Some(node) = node {
+            return self.store_key_frame(node).map_err(located);
+        }
+        let _ = located;
+        Ok(None)
+    }
+
     /// The frame of a pandas HDFStore key at `node`, `None` when `node` is not one.
     #[cfg(feature = "hdfstore")]
     fn store_key_frame(&self, node: &str) -> Result<Option<Frame>> {
