@@ -464,8 +464,14 @@ fn convert(srcs: &[Target], dst: &Target, options: ConvertOptions) -> Result<()>
     for line in summary.left_out_lines() {
         eprintln!("sciio: {line}");
     }
+    // A Parquet file is one frame: what was written is columns, not arrays.
+    let unit = if summary.format == sciio::Format::Parquet {
+        "column"
+    } else {
+        "array"
+    };
     print_out(&format!(
-        "{}: wrote {} array{} ({} of data) as {}\n",
+        "{}: wrote {} {unit}{} ({} of data) as {}\n",
         dst.file.display(),
         summary.arrays.len(),
         if summary.arrays.len() == 1 { "" } else { "s" },
