@@ -5,10 +5,12 @@
 
 `record` reads what python/bench_NAME.py printed, takes the last JSON document in it and keeps
 every ratio (sciio time / peer time, lower is better for sciio): keys holding "ratio", and list
-entries with a "ratio" beside a "case"/"name". `render` writes, between the markers
-<!-- current:begin --> and <!-- current:end --> at the top of BENCHMARKS.md, one table per
-benchmark with its latest run. Older runs stay in the results file and in git.
+entries with a "ratio" beside a "case"/"name". `render` rewrites BENCHMARKS.md below its title:
+one table per benchmark with its latest run (by date), between the markers
+<!-- current:begin --> and <!-- current:end -->, then each benchmark script's docstring (how it
+is set up). Older runs stay in the results file and in git.
 """
+import ast
 import datetime
 import json
 import os
@@ -64,13 +66,40 @@ def record(name, results):
         f.write(json.dumps(rec) + "\n")
 
 
+SETUP_INTRO = """
+# How each benchmark is set up
+
+Every benchmark runs the Python peer and sciio on the same data in one run and prints the
+ratio sciio time / peer time (`./dev bench NAME`; `./dev bench` runs all but `scale`). The
+figures above are the latest run of each (`bench-results.jsonl` keeps every run; the dated run
+logs of earlier sessions, with their profiles and explanations, are in git history: `git log -p
+BENCHMARKS.md`). The machine is a shared 2-core VM: each run records its load average; compare
+ratios, not seconds. The sections below are the benchmark scripts' own descriptions.
+"""
+
+
+def setup_section():
+    """One section per python/bench_*.py, its docstring: the description stays with the code."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    parts = [SETUP_INTRO]
+    for name in sorted(os.listdir(here)):
+        if name.startswith("bench_") and name.endswith(".py"):
+            with open(os.path.join(here, name), encoding="utf-8") as f:
+                doc = ast.get_docstring(ast.parse(f.read())) or ""
+            parts.append(f"## {name[6:-3]} (`python/{name}`)\n\n{doc.strip()}\n")
+    return "\n".join(parts)
+
+
 def render(results, md):
     latest = {}
     with open(results, encoding="utf-8") as f:
         for line in f:
             if line.strip():
                 rec = json.loads(line)
-                latest[rec["bench"]] = rec
+                # the newest by date (lines of several branches meet in any order in a merge)
+                prev = latest.get(rec["bench"])
+                if prev is None or rec["date"] >= prev["date"]:
+                    latest[rec["bench"]] = rec
     out = [BEGIN, "", "## Current figures", "",
            "The latest run of each benchmark (`./dev bench [NAME]` reruns it, appends the run to "
            "`bench-results.jsonl` and rewrites these tables; earlier runs are in that file and in "
@@ -83,19 +112,15 @@ def render(results, md):
         out += [f"### {name} (`./dev bench {name}`)", "", where, "",
                 "| case | sciio/peer | target |", "|---|---:|---|"]
         for row in rec["rows"]:
-            target = "" if row.get("target") is None else f"≤ {row['target']}"
+            t = row.get("target")
+            target = "" if t is None else f"≤ {t} " + ("met" if row["ratio"] <= t else "**missed**")
             out.append(f"| {row['case']} | {row['ratio']:g} | {target} |")
         out.append("")
     out.append(END)
     block = "\n".join(out)
     text = open(md, encoding="utf-8").read()
-    if BEGIN in text and END in text:
-        head, rest = text.split(BEGIN, 1)
-        tail = rest.split(END, 1)[1]
-        text = head + block + tail
-    else:
-        first, _, body = text.partition("\n")
-        text = first + "\n\n" + block + "\n" + body
+    head = text.split(BEGIN, 1)[0] if BEGIN in text else text.partition("\n")[0] + "\n\n"
+    text = head + block + "\n" + setup_section()
     with open(md, "w", encoding="utf-8") as f:
         f.write(text)
 
