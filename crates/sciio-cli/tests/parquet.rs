@@ -417,6 +417,7 @@ df = pd.DataFrame({
     's_full': ['a', 'bb', 'é'],
     'dec': [decimal.Decimal('1.5'), None, decimal.Decimal('2.25')],
     'lst': [[1, 2], [], None],
+    'cat_int': pd.Categorical([7, None, 9]),
 })
 t = pa.Table.from_pandas(df, preserve_index=False)
 t = t.append_column('fsb', pa.array([b'ab', None, b'\x00z'], pa.binary(2)))
@@ -443,7 +444,10 @@ pq.write_table(t, sys.argv[1])
 import sys, numpy as np, pandas as pd
 z = np.load(sys.argv[2], allow_pickle=False)
 assert sorted(z.files) == sorted(['index', 'Int64', 'Int64.mask', 'UInt8', 'UInt8.mask', 'boolean',
-    'boolean.mask', 'full', 's_full', 'fsb', 'fsb.mask', 'fsb_full']), z.files
+    'boolean.mask', 'full', 's_full', 'fsb', 'fsb.mask', 'fsb_full', 'cat_int', 'cat_int.mask']), z.files
+# integer categories with a missing value: the categories' integers and a mask, not NaN floats
+assert z['cat_int'].dtype == np.int64 and list(z['cat_int.mask']) == [False, True, False]
+assert [v for v, m in zip(z['cat_int'], z['cat_int.mask']) if not m] == [7, 9]
 df = pd.read_parquet(sys.argv[1])
 for c in ['Int64', 'UInt8', 'boolean']:
     want = df[c]

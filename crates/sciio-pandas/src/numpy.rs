@@ -179,6 +179,15 @@ pub fn array_to_masked_ndarray(
     a: &dyn Array,
     limits: &Limits,
 ) -> Result<(NdArray, Option<NdArray>)> {
+    // A categorical is its decoded values: integer or boolean categories with missing values
+    // get a mask like any nullable column (not floats with NaN).
+    if let DataType::Dictionary(_, values) = a.data_type() {
+        if a.null_count() > 0 {
+            let decoded = arrow_cast::cast(a, values)
+                .map_err(|e| Error::unsupported(format!("decoding categories: {e}")))?;
+            return array_to_masked_ndarray(decoded.as_ref(), limits);
+        }
+    }
     let rows = a.len();
     let maskable = matches!(
         a.data_type(),
