@@ -423,6 +423,9 @@ t = pa.Table.from_pandas(df, preserve_index=False)
 t = t.append_column('fsb', pa.array([b'ab', None, b'\x00z'], pa.binary(2)))
 t = t.append_column('fsb_full', pa.array([b'ab', b'cd', b'ef'], pa.binary(2)))
 t = t.append_column('mp', pa.array([[('a', 1)], [], None], pa.map_(pa.string(), pa.int64())))
+inner = pa.struct([('u', pa.uint8()), ('f', pa.float32())])
+t = t.append_column('st', pa.array([{'n': 1, 'in': {'u': 5, 'f': 0.5}}, {'n': None, 'in': None}, None],
+                                   pa.struct([('n', pa.int32()), ('in', inner)])))
 import pyarrow.parquet as pq
 pq.write_table(t, sys.argv[1])
 "#,
@@ -444,7 +447,13 @@ pq.write_table(t, sys.argv[1])
 import sys, numpy as np, pandas as pd
 z = np.load(sys.argv[2], allow_pickle=False)
 assert sorted(z.files) == sorted(['index', 'Int64', 'Int64.mask', 'UInt8', 'UInt8.mask', 'boolean',
-    'boolean.mask', 'full', 's_full', 'fsb', 'fsb.mask', 'fsb_full', 'cat_int', 'cat_int.mask']), z.files
+    'boolean.mask', 'full', 's_full', 'fsb', 'fsb.mask', 'fsb_full', 'cat_int', 'cat_int.mask', 'st', 'st.mask']), z.files
+# a struct with missing values: its fields' types kept, a mask record array beside (numpy.ma)
+assert z['st'].dtype == np.dtype([('n', '<i4'), ('in', [('u', 'u1'), ('f', '<f4')])]), z['st'].dtype
+assert z['st.mask'].dtype == np.dtype([('n', '?'), ('in', [('u', '?'), ('f', '?')])])
+st = np.ma.masked_array(z['st'], mask=z['st.mask'])
+assert st['n'].tolist() == [1, None, None], st['n'].tolist()
+assert st['in']['u'].tolist() == [5, None, None] and st['in']['f'].tolist() == [0.5, None, None]
 # integer categories with a missing value: the categories' integers and a mask, not NaN floats
 assert z['cat_int'].dtype == np.int64 and list(z['cat_int.mask']) == [False, True, False]
 assert [v for v, m in zip(z['cat_int'], z['cat_int.mask']) if not m] == [7, 9]

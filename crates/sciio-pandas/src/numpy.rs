@@ -16,10 +16,11 @@
 //! | struct                         | a packed structured array (nested records)        |
 //!
 //! [`array_to_masked_ndarray`] converts nullable integer, boolean and fixed-size binary
-//! columns (pandas' `Int64`, `boolean`...) losslessly instead: the values (missing ones as 0,
-//! `False`, zero bytes) and a `bool` mask, true where a value is missing (numpy.ma's
-//! convention); a frame's conversions store the mask as the array `NAME.mask`
-//! ([`MASK_SUFFIX`]).
+//! columns (pandas' `Int64`, `boolean`...), categoricals of those, and struct columns with
+//! missing values losslessly instead: the values (missing ones as 0, `False`, zero bytes, NaN)
+//! and a `bool` mask, true where a value is missing (numpy.ma's convention: for a struct, a
+//! record array of `bool` with the struct's field names); a frame's conversions store the mask
+//! as the array `NAME.mask` ([`MASK_SUFFIX`]).
 
 use std::sync::Arc;
 
@@ -188,6 +189,12 @@ pub fn array_to_masked_ndarray(
             return array_to_masked_ndarray(decoded.as_ref(), limits);
         }
     }
+    if let DataType::Struct(_) = a.data_type() {
+        if has_missing(a) {
+            let (values, mask) = masked_struct(a, &vec![false; a.len()], limits)?;
+            return Ok((values, Some(mask)));
+        }
+    }
     let rows = a.len();
     let maskable = matches!(
         a.data_type(),
@@ -232,6 +239,53 @@ pub fn array_to_masked_ndarray(
         _ => fixed_size_binary(a, limits)?,
     };
     Ok((values, Some(mask)))
+}
+
+/// Whether `a` or, for a struct, any of its fields (at any depth) has a missing value.
+fn has_missing(a: &dyn Array) -> bool {
+    a.null_count() > 0
+        || matches!(a.data_type(), DataType::Struct(_))
+            && a.as_struct()
+                .columns()
+                .iter()
+                .any(|c| has_missing(c.as_ref()))
+}
+
+/// A struct column with missing values (its own or its fields'), as numpy.ma holds a
+/// structured array: the record array of the fields' values (missing ones as 0, `False`, NaN,
+/// zero bytes) and a mask record array with the same field names, `bool` throughout, true
+/// where a field's value is missing; a missing struct masks all its fields. `outer` marks the
+/// rows missing in an enclosing struct.
+fn masked_struct(a: &dyn Array, outer: &[bool], limits: &Limits) -> Result<(NdArray, NdArray)> {
+    let DataType::Struct(fields) = a.data_type() else {
+        return Err(Error::mismatch("not a struct column"));
+    };
+    let s = a.as_struct();
+    let rows = s.len();
+    let missing: Vec<bool> = (0..rows)
+        .map(|i| outer.get(i).copied().unwrap_or(false) || s.is_null(i))
+        .collect();
+    let mut values = Vec::with_capacity(fields.len());
+    let mut masks = Vec::with_capacity(fields.len());
+    for (child, field) in s.columns().iter().zip(fields) {
+        let name = field.name().clone();
+        let (v, m) = if let DataType::Struct(_) = child.data_type() {
+            masked_struct(child.as_ref(), &missing, limits).map_err(|e| in_field(&name, e))?
+        } else {
+            let (v, _) =
+                array_to_masked_ndarray(child.as_ref(), limits).map_err(|e| in_field(&name, e))?;
+            let m = (0..rows)
+                .map(|i| u8::from(missing[i] || child.is_null(i)))
+                .collect();
+            (v, le_array(ScalarKind::Bool, m, rows)?)
+        };
+        values.push((name.clone(), v));
+        masks.push((name, m));
+    }
+    Ok((
+        record_array(values, rows, limits)?,
+        record_array(masks, rows, limits)?,
+    ))
 }
 
 /// A fixed-size binary column as `S{n}` (missing values as zero bytes).
