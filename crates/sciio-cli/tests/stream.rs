@@ -80,3 +80,47 @@ if a.size:
         );
     }
 }
+
+/// The streamed Parquet -> Table path maps missing values as the whole-frame path does:
+/// integers keep their type with a mask, text with missing values is left out and said so
+/// (it used to become float64 with NaN and empty strings, silently).
+#[test]
+fn parquet_with_missing_values_from_the_first_batch_streams_with_masks_and_says_what_it_left_out() {
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join("gaps.parquet");
+    sciio_testkit::run_python(
+        "
+import sys, pyarrow as pa, pyarrow.parquet as pq
+n = 120_000
+t = pa.table({'k': pa.array([None if i % 7 == 0 else i for i in range(n)], pa.int32()),
+              'b': pa.array([None if i % 5 == 0 else i % 2 == 0 for i in range(n)], pa.bool_()),
+              's': pa.array([None if i % 3 == 0 else 'v%d' % i for i in range(n)]),
+              'f': pa.array([i / 2 for i in range(n)])})
+pq.write_table(t, sys.argv[1], row_group_size=30_000)
+",
+        &[s(&src)],
+    );
+    let out = dir.path().join("gaps.h5");
+    let run = common::sciio(&["convert", s(&src), s(&out), "--store-format", "pytables"]);
+    assert!(run.status.success(), "{run:?}");
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(
+        said.contains("left out: column 's'") && said.contains("missing"),
+        "{said}"
+    );
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, pandas as pd, tables
+df = pd.read_parquet(sys.argv[1])
+with tables.open_file(sys.argv[2]) as f:
+    t = f.root.gaps.read()
+assert t.dtype.names == ('index', 'k', 'k.mask', 'b', 'b.mask', 'f'), t.dtype
+assert t['k'].dtype == np.int32 and t['b'].dtype == bool, t.dtype
+for c in ['k', 'b']:
+    assert np.array_equal(t[c + '.mask'], df[c].isna().to_numpy()), c
+    assert np.array_equal(t[c][~t[c + '.mask']], df[c].dropna().to_numpy().astype(t[c].dtype)), c
+assert np.array_equal(t['f'], df['f'].to_numpy())
+",
+        &[s(&src), s(&out)],
+    );
+}

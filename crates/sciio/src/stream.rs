@@ -641,12 +641,25 @@ mod frame_h5 {
         for (name, column, pos) in index.chain(columns) {
             let column: ArrayRef = column.map_err(|e| e.with_file(file).with_node(name.clone()))?;
             let width = pos.and_then(|p| widths.get(p).copied());
+            // As the whole-frame path maps them (`parquet::numpy_columns`): nullable integers
+            // and booleans with a mask, missing text left out; a batch whose columns differ
+            // from the first one's makes the caller read the frame whole.
             let array = match (column.data_type(), width) {
-                (DataType::Utf8 | DataType::LargeUtf8, Some(width)) => fixed_text(&column, width),
-                _ => sciio_pandas::array_to_ndarray(column.as_ref(), limits),
+                (DataType::Utf8 | DataType::LargeUtf8, Some(width)) => {
+                    fixed_text(&column, width).map(|a| (a, None))
+                }
+                _ => sciio_pandas::array_to_masked_ndarray(column.as_ref(), limits),
             };
             match array {
-                Ok(array) => arrays.push((name, array)),
+                Ok((array, mask)) => {
+                    if let Some(mask) = mask {
+                        let mask_name = format!("{name}{}", sciio_pandas::MASK_SUFFIX);
+                        arrays.push((name, array));
+                        arrays.push((mask_name, mask));
+                    } else {
+                        arrays.push((name, array));
+                    }
+                }
                 Err(e) if e.kind() == ErrorKind::Unsupported => left_out.push(
                     crate::parquet::no_numpy_type(name, column.data_type().to_string(), &e),
                 ),
@@ -657,9 +670,16 @@ mod frame_h5 {
         Ok((arrays, left_out))
     }
 
-    /// A text column as `S<width>`: each value's UTF-8 bytes, zero-padded.
+    /// A text column as `S<width>`: each value's UTF-8 bytes, zero-padded; a column with
+    /// missing values is refused (numpy's fixed-width strings cannot hold them).
     fn fixed_text(column: &ArrayRef, width: usize) -> Result<NdArray> {
         let rows = column.len();
+        if column.null_count() > 0 {
+            return Err(Error::unsupported(
+                "values are missing, which numpy's fixed-width strings cannot hold \
+                 (pandas holds them as objects)",
+            ));
+        }
         let mut bytes = vec![0u8; rows * width];
         let any = column.as_any();
         let values: Box<dyn Iterator<Item = Option<&str>>> =
