@@ -130,6 +130,9 @@ pub struct ParquetReader {
     rows_read: u64,
     /// Set once a batch failed: the inner reader's state is then unknown.
     failed: bool,
+    /// Why the selected row groups cannot be decoded within the limits, if so: the first
+    /// read returns it ([`check_chunk_sizes`]).
+    oversized: Option<Error>,
     /// Re-reads one row group column by column to name the column that fails to decode.
     probe: ColumnProbe,
 }
@@ -303,6 +306,8 @@ impl ParquetReader {
             crate::categorical::read_categories(&input, meta.metadata(), &categorical)
         })?;
         let groups = selected_groups(meta.metadata(), row_groups.as_deref())?;
+        // Listing the file needs no page: oversized chunks fail the first read instead.
+        let oversized = check_chunk_sizes(meta.metadata(), &groups, &options.limits).err();
         let input = Shared(Arc::new(input));
         let probe = ColumnProbe::new(input.clone(), meta.clone());
         let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(input, meta);
@@ -324,6 +329,7 @@ impl ParquetReader {
             groups,
             rows_read: 0,
             failed: false,
+            oversized,
             probe,
         })
     }
@@ -432,6 +438,10 @@ impl Iterator for ParquetReader {
     fn next(&mut self) -> Option<Self::Item> {
         if self.failed {
             return None;
+        }
+        if let Some(e) = self.oversized.take() {
+            self.failed = true;
+            return Some(Err(e));
         }
         let item = match self.next_raw() {
             None => self.check_complete().err().map(Err),
@@ -1360,6 +1370,41 @@ pub fn copy_parquet(
 
 /// Refuses column chunks whose byte range is negative or beyond the file: the parquet crate
 /// asserts (panics) on negative ones when it opens their pages (found by fuzzing parquet_read).
+/// Column chunks whose decoded pages would be larger than the limits allow, checked before
+/// any page is read: over `max_alloc`, or a decompression bomb (parquet-testing's
+/// large_string_map.brotli.parquet: 3 KiB of brotli announcing 2 GiB of pages, which pyarrow
+/// refuses too after decoding them). Honest pages are at most a few MiB each behind their own
+/// page header, which bounds a chunk's ratio far below `max_ratio` x 32 unless it is large.
+fn check_chunk_sizes(
+    meta: &ParquetMetaData,
+    groups: &[(usize, u64)],
+    limits: &Limits,
+) -> Result<()> {
+    const SMALL: u64 = 256 << 20;
+    for &(g, _) in groups {
+        let Some(rg) = meta.row_groups().get(g) else {
+            continue;
+        };
+        for chunk in rg.columns() {
+            let packed = u64::try_from(chunk.compressed_size()).unwrap_or(0).max(1);
+            let unpacked = u64::try_from(chunk.uncompressed_size()).unwrap_or(0);
+            let where_ = || format!("row group {g}, column '{}'", chunk.column_path().string());
+            limits
+                .check_alloc(unpacked, "a column chunk's decoded pages")
+                .map_err(|e| e.with_node(where_()))?;
+            if unpacked > SMALL && unpacked / packed > limits.max_ratio.saturating_mul(32) {
+                return Err(Error::unsupported(format!(
+                    "{}: {packed} compressed bytes announce {unpacked} bytes of pages \
+                     ({}:1), a decompression bomb; not read",
+                    where_(),
+                    unpacked / packed
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 fn check_chunk_ranges(meta: &ParquetMetaData, file_len: u64) -> Result<()> {
     for (g, rg) in meta.row_groups().iter().enumerate() {
         for (c, chunk) in rg.columns().iter().enumerate() {

@@ -339,3 +339,23 @@ fn arrow_rs_panics_on_damaged_pages_become_located_errors() {
         );
     }
 }
+
+/// parquet-testing's large_string_map.brotli.parquet: 3 KiB of brotli whose column chunk
+/// announces 2 GiB of pages. Its schema lists; reading it is refused from the footer's sizes
+/// before a page is inflated (it took 28 s and 4 GB before failing in arrow-rs). pandas
+/// refuses it too (the census in sciio-cli/tests/parquet_census.rs checks that).
+#[test]
+fn a_chunk_announcing_far_more_pages_than_its_bytes_can_hold_is_refused_before_inflating() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/parquet-testing/large_string_map.brotli.parquet");
+    let mut reader = sciio_pandas::ParquetReader::open(&path).unwrap();
+    assert_eq!(reader.num_rows(), 2);
+    let err = reader.next().unwrap().unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("row group 0, column 'arr.key_value.key': 3346 compressed bytes announce")
+            && err.to_string().contains("decompression bomb"),
+        "{err}"
+    );
+    assert!(reader.next().is_none());
+}
