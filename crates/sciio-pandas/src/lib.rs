@@ -60,8 +60,9 @@ pub use parquet_io::{
     ParquetOptions, ParquetReader, ParquetWriter, ReadOptions,
 };
 pub use schema::{
-    infer_column_meta, numpy_type_of, pandas_type_of, parse_py_tuple, py_tuple_repr,
-    string_column_level, FrameColumn, FrameSchema, IndexLevel, WRITTEN_PANDAS_VERSION,
+    arrow_type_text, infer_column_meta, numpy_type_of, pandas_type_of, parse_py_tuple,
+    py_tuple_repr, string_column_level, FrameColumn, FrameSchema, IndexLevel,
+    WRITTEN_PANDAS_VERSION,
 };
 
 /// Re-exported so users name the same Arrow types sciio uses.

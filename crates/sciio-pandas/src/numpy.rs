@@ -441,7 +441,8 @@ pub fn array_to_ndarray(a: &dyn Array, limits: &Limits) -> Result<NdArray> {
             record_array(children, rows, limits)
         }
         other => Err(Error::unsupported(format!(
-            "Arrow type {other} has no numpy equivalent"
+            "{} values have no numpy equivalent",
+            crate::schema::arrow_type_text(other)
         ))),
     }
 }

@@ -164,6 +164,61 @@ fn unit_str(u: &TimeUnit) -> &'static str {
     }
 }
 
+/// An Arrow type in words a pandas user reads (`category of str`, `list<int64>`,
+/// `struct{a: int32, b: str}`, `datetime64[ns, UTC]`), for messages; not Rust's debug text.
+///
+/// ```
+/// use sciio_pandas::arrow_schema::{DataType, Field};
+/// let dict = DataType::Dictionary(Box::new(DataType::Int8), Box::new(DataType::LargeUtf8));
+/// assert_eq!(sciio_pandas::arrow_type_text(&dict), "category of str");
+/// let list = DataType::new_list(DataType::Int64, true);
+/// assert_eq!(sciio_pandas::arrow_type_text(&list), "list<int64>");
+/// ```
+pub fn arrow_type_text(dt: &DataType) -> String {
+    match dt {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => "str".into(),
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => "bytes".into(),
+        DataType::FixedSizeBinary(n) => format!("bytes[{n}]"),
+        DataType::Null => "null".into(),
+        DataType::Date32 | DataType::Date64 => "date".into(),
+        DataType::Time32(u) | DataType::Time64(u) => format!("time[{}]", unit_str(u)),
+        DataType::Timestamp(_, Some(tz)) => {
+            format!("{}, {tz}]", numpy_type_of(dt).trim_end_matches(']'))
+        }
+        DataType::Decimal32(p, s)
+        | DataType::Decimal64(p, s)
+        | DataType::Decimal128(p, s)
+        | DataType::Decimal256(p, s) => format!("decimal({p}, {s})"),
+        DataType::Dictionary(_, values) => format!("category of {}", arrow_type_text(values)),
+        DataType::List(f)
+        | DataType::LargeList(f)
+        | DataType::ListView(f)
+        | DataType::LargeListView(f) => {
+            format!("list<{}>", arrow_type_text(f.data_type()))
+        }
+        DataType::FixedSizeList(f, n) => format!("list<{}>[{n}]", arrow_type_text(f.data_type())),
+        DataType::Struct(fields) => {
+            let inner: Vec<String> = fields
+                .iter()
+                .map(|f| format!("{}: {}", f.name(), arrow_type_text(f.data_type())))
+                .collect();
+            format!("struct{{{}}}", inner.join(", "))
+        }
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => format!(
+                "map<{}, {}>",
+                arrow_type_text(kv[0].data_type()),
+                arrow_type_text(kv[1].data_type())
+            ),
+            _ => "map".into(),
+        },
+        other => match numpy_type_of(other).as_str() {
+            "object" => other.to_string().to_lowercase(),
+            numpy => numpy.to_string(),
+        },
+    }
+}
+
 /// The `numpy_type` pandas would hold an Arrow type in (pyarrow's `str(dtype)`).
 pub fn numpy_type_of(dt: &DataType) -> String {
     match dt {

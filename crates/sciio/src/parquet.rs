@@ -638,9 +638,11 @@ pub(crate) fn numpy_columns(
                     arrays.push((mask_name, mask));
                 }
             }
-            Err(e) if e.kind() == ErrorKind::Unsupported => {
-                left_out.push(no_numpy_type(name, column.data_type().to_string(), &e))
-            }
+            Err(e) if e.kind() == ErrorKind::Unsupported => left_out.push(no_numpy_type(
+                name,
+                sciio_pandas::arrow_type_text(column.data_type()),
+                &e,
+            )),
             Err(e) => return Err(e.with_file(path).with_node(name)),
         }
     }

@@ -660,9 +660,13 @@ mod frame_h5 {
                         arrays.push((name, array));
                     }
                 }
-                Err(e) if e.kind() == ErrorKind::Unsupported => left_out.push(
-                    crate::parquet::no_numpy_type(name, column.data_type().to_string(), &e),
-                ),
+                Err(e) if e.kind() == ErrorKind::Unsupported => {
+                    left_out.push(crate::parquet::no_numpy_type(
+                        name,
+                        sciio_pandas::arrow_type_text(column.data_type()),
+                        &e,
+                    ))
+                }
                 Err(e) => return Err(e.with_file(file).with_node(name)),
             }
         }
