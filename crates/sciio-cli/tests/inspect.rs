@@ -440,3 +440,44 @@ print("ok", len(doc["data"]))
     let out = run_python(check, &[key_doc.trim(), s(&h5), "/grp/df", "0", "5"]);
     assert_eq!(out.trim(), "ok 5");
 }
+
+/// `info` on a v7.3 MAT file (HDF5 inside) shows each variable's storage as h5py sees it.
+#[test]
+fn info_of_a_v73_mat_file_shows_the_storage_of_its_variables() {
+    let dir = tempdir();
+    let mat = dir.path().join("h.mat");
+    let facts = run_python(
+        r#"
+import sys, h5py, hdf5storage, numpy as np
+hdf5storage.savemat(sys.argv[1], {'big': np.arange(10000.).reshape(100, 100), 'small': np.arange(3.)},
+                    format='7.3')
+with h5py.File(sys.argv[1]) as f:
+    d = f['big']
+    print(d.chunks[0], d.chunks[1], d.compression, d.compression_opts, d.id.get_storage_size())
+"#,
+        &[s(&mat)],
+    );
+    let f: Vec<&str> = facts.split_whitespace().collect();
+    let out = ok(&["info", s(&mat)]);
+    let row = |name: &str| {
+        out.lines()
+            .find(|l| l.contains(name))
+            .unwrap_or_else(|| panic!("{name} not in\n{out}"))
+            .to_string()
+    };
+    let big = row("/big ");
+    assert!(big.contains("chunked"), "{big}");
+    // h5py's chunks are in its (row-major) order of MATLAB's transposed matrix
+    assert!(
+        big.contains(&format!("({}, {})", f[0], f[1])),
+        "{big}\n{facts}"
+    );
+    assert_eq!(f[2], "gzip");
+    assert!(big.contains(&format!("deflate:{}", f[3])), "{big}");
+    let on_disk: u64 = f[4].parse().unwrap();
+    assert!(
+        big.contains(&format!("{:.1} KiB", on_disk as f64 / 1024.0)),
+        "{big}\n{facts}"
+    );
+    assert!(row("/small ").contains("contiguous"), "{out}");
+}

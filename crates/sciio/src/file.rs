@@ -440,6 +440,8 @@ impl File {
         out: &mut dyn Write,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
+        #[cfg(not(any(feature = "hdf5", feature = "mat")))]
+        let _ = known;
         let path = normalise(path);
         let file = self.path.clone();
         let located = |e: Error| e.with_file(&file).with_node(path.clone());

@@ -222,20 +222,7 @@ impl Hdf5 {
     /// How the dataset at `path` is stored: layout, chunk shape, chunks written (chunked
     /// datasets), filter pipeline, bytes in the file.
     pub(crate) fn storage(&self, path: &str) -> Result<StorageFacts> {
-        use sciio_pytables::sciio_hdf5::Layout;
-        let ds = self.file.hdf5().dataset(path)?;
-        let (layout, chunk_shape, filters) = ds.storage()?;
-        let chunks_stored = match layout {
-            Layout::Chunked => Some(ds.chunks_stored()? as u64),
-            _ => None,
-        };
-        Ok((
-            layout,
-            chunk_shape,
-            chunks_stored,
-            filters,
-            ds.storage_size(),
-        ))
+        dataset_storage(&self.file.hdf5().dataset(path)?)
     }
 
     /// Streams the dataset's bytes in numpy C order, row block by row block.
@@ -603,4 +590,21 @@ fn type_words(ty: &H5Type) -> &'static str {
         H5Type::Opaque { .. } => "an opaque type",
         _ => "this HDF5 type",
     }
+}
+
+/// Layout, chunk shape, chunks written, filters and bytes on disk of a dataset.
+pub(crate) fn dataset_storage(ds: &sciio_pytables::sciio_hdf5::Dataset) -> Result<StorageFacts> {
+    use sciio_pytables::sciio_hdf5::Layout;
+    let (layout, chunk_shape, filters) = ds.storage()?;
+    let chunks_stored = match layout {
+        Layout::Chunked => Some(ds.chunks_stored()? as u64),
+        _ => None,
+    };
+    Ok((
+        layout,
+        chunk_shape,
+        chunks_stored,
+        filters,
+        ds.storage_size(),
+    ))
 }

@@ -89,6 +89,29 @@ pub struct ColumnChunkInfo {
 
 /// A filter of an HDF5 pipeline in `--compress` syntax where it has one.
 #[cfg(feature = "hdf5")]
+/// An HDF5 dataset's storage facts as [`Storage`].
+#[cfg(feature = "hdf5")]
+fn hdf5_storage(facts: crate::hdf5::StorageFacts, logical: u64) -> Storage {
+    use sciio_pytables::sciio_hdf5::Layout;
+    let (layout, chunk_shape, chunks_stored, filters, stored) = facts;
+    Storage {
+        layout: match layout {
+            Layout::Compact => "compact",
+            Layout::Contiguous => "contiguous",
+            Layout::Chunked => "chunked",
+            Layout::Other => "other (virtual?)",
+        }
+        .to_string(),
+        chunk_shape,
+        chunks_stored,
+        filters: filters.iter().map(filter_text).collect(),
+        stored_bytes: Some(stored),
+        logical_bytes: logical,
+        offset: None,
+    }
+}
+
+#[cfg(feature = "hdf5")]
 fn filter_text(f: &sciio_pytables::sciio_hdf5::Filter) -> String {
     let cd = |i: usize| f.cd_values.get(i).copied();
     match f.id {
@@ -165,24 +188,24 @@ impl File {
             }
             #[cfg(feature = "hdf5")]
             Backend::Hdf5(h5) => {
-                use sciio_pytables::sciio_hdf5::Layout;
-                let (layout, chunk_shape, chunks_stored, filters, stored) =
-                    h5.storage(&path).map_err(located)?;
-                Ok(Some(Storage {
-                    layout: match layout {
-                        Layout::Compact => "compact",
-                        Layout::Contiguous => "contiguous",
-                        Layout::Chunked => "chunked",
-                        Layout::Other => "other (virtual?)",
-                    }
-                    .to_string(),
-                    chunk_shape,
-                    chunks_stored,
-                    filters: filters.iter().map(filter_text).collect(),
-                    stored_bytes: Some(stored),
-                    logical_bytes: logical,
-                    offset: None,
-                }))
+                let facts = h5.storage(&path).map_err(located)?;
+                Ok(Some(hdf5_storage(facts, logical)))
+            }
+            // A v7.3 MAT file is HDF5: a variable, or a struct's field, stored as a dataset
+            // at its path reports that dataset's storage. Cell elements (behind #refs#) and
+            // v4-v7 files, whose variables are (compressed) elements, report none.
+            #[cfg(all(feature = "mat", feature = "hdf5"))]
+            Backend::Mat(_) => {
+                let limits = self.limits;
+                let Ok(h5) = sciio_pytables::sciio_hdf5::File::open_with_limits(&file, limits)
+                else {
+                    return Ok(None);
+                };
+                let Ok(ds) = h5.dataset(&path) else {
+                    return Ok(None);
+                };
+                let facts = crate::hdf5::dataset_storage(&ds).map_err(located)?;
+                Ok(Some(hdf5_storage(facts, logical)))
             }
             #[allow(unreachable_patterns)]
             _ => Ok(None),

@@ -76,6 +76,8 @@ mod mat;
 mod parquet;
 #[cfg(feature = "hdfstore")]
 mod store;
+// Streaming writes into .h5 or .parquet: nothing to stream into with neither.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 mod stream;
 
 pub use convert::{
