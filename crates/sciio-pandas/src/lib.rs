@@ -61,7 +61,7 @@ pub use parquet_io::{
 };
 pub use schema::{
     arrow_type_text, infer_column_meta, numpy_type_of, pandas_type_of, parse_py_tuple,
-    py_tuple_repr, string_column_level, FrameColumn, FrameSchema, IndexLevel,
+    py_tuple_repr, pyarrow_type_name, string_column_level, FrameColumn, FrameSchema, IndexLevel,
     WRITTEN_PANDAS_VERSION,
 };
 

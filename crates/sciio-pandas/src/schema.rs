@@ -164,6 +164,75 @@ fn unit_str(u: &TimeUnit) -> &'static str {
     }
 }
 
+/// An Arrow type as pyarrow names it (`str(pa_type)`: `int64`, `double`, `string`,
+/// `timestamp[ns, tz=UTC]`, `dictionary<values=string, indices=int8>`, `list<element: int64>`,
+/// `struct<a: int64, b: string>`), for listings; not Rust's debug text.
+///
+/// ```
+/// use sciio_pandas::arrow_schema::{DataType, TimeUnit};
+/// let t = DataType::Timestamp(TimeUnit::Nanosecond, Some("UTC".into()));
+/// assert_eq!(sciio_pandas::pyarrow_type_name(&t), "timestamp[ns, tz=UTC]");
+/// assert_eq!(sciio_pandas::pyarrow_type_name(&DataType::Float64), "double");
+/// ```
+pub fn pyarrow_type_name(dt: &DataType) -> String {
+    let child =
+        |f: &arrow_schema::FieldRef| format!("{}: {}", f.name(), pyarrow_type_name(f.data_type()));
+    match dt {
+        DataType::Null => "null".into(),
+        DataType::Boolean => "bool".into(),
+        DataType::Int8 => "int8".into(),
+        DataType::Int16 => "int16".into(),
+        DataType::Int32 => "int32".into(),
+        DataType::Int64 => "int64".into(),
+        DataType::UInt8 => "uint8".into(),
+        DataType::UInt16 => "uint16".into(),
+        DataType::UInt32 => "uint32".into(),
+        DataType::UInt64 => "uint64".into(),
+        DataType::Float16 => "halffloat".into(),
+        DataType::Float32 => "float".into(),
+        DataType::Float64 => "double".into(),
+        DataType::Utf8 => "string".into(),
+        DataType::LargeUtf8 => "large_string".into(),
+        DataType::Utf8View => "string_view".into(),
+        DataType::Binary => "binary".into(),
+        DataType::LargeBinary => "large_binary".into(),
+        DataType::BinaryView => "binary_view".into(),
+        DataType::FixedSizeBinary(n) => format!("fixed_size_binary[{n}]"),
+        DataType::Date32 => "date32[day]".into(),
+        DataType::Date64 => "date64[ms]".into(),
+        DataType::Time32(u) => format!("time32[{}]", unit_str(u)),
+        DataType::Time64(u) => format!("time64[{}]", unit_str(u)),
+        DataType::Timestamp(u, None) => format!("timestamp[{}]", unit_str(u)),
+        DataType::Timestamp(u, Some(tz)) => format!("timestamp[{}, tz={tz}]", unit_str(u)),
+        DataType::Duration(u) => format!("duration[{}]", unit_str(u)),
+        DataType::Decimal32(p, s) => format!("decimal32({p}, {s})"),
+        DataType::Decimal64(p, s) => format!("decimal64({p}, {s})"),
+        DataType::Decimal128(p, s) => format!("decimal128({p}, {s})"),
+        DataType::Decimal256(p, s) => format!("decimal256({p}, {s})"),
+        DataType::List(f) => format!("list<{}>", child(f)),
+        DataType::LargeList(f) => format!("large_list<{}>", child(f)),
+        DataType::FixedSizeList(f, n) => format!("fixed_size_list<{}>[{n}]", child(f)),
+        DataType::Struct(fields) => {
+            let inner: Vec<String> = fields.iter().map(child).collect();
+            format!("struct<{}>", inner.join(", "))
+        }
+        DataType::Map(entries, _) => match entries.data_type() {
+            DataType::Struct(kv) if kv.len() == 2 => format!(
+                "map<{}, {}>",
+                pyarrow_type_name(kv[0].data_type()),
+                pyarrow_type_name(kv[1].data_type())
+            ),
+            other => format!("map<{}>", pyarrow_type_name(other)),
+        },
+        DataType::Dictionary(k, v) => format!(
+            "dictionary<values={}, indices={}>",
+            pyarrow_type_name(v),
+            pyarrow_type_name(k)
+        ),
+        other => other.to_string().to_lowercase(),
+    }
+}
+
 /// An Arrow type in words a pandas user reads (`category of str`, `list<int64>`,
 /// `struct{a: int32, b: str}`, `datetime64[ns, UTC]`), for messages; not Rust's debug text.
 ///
@@ -835,7 +904,7 @@ impl fmt::Display for FrameSchema {
                             (
                                 c.meta.pandas_type.to_string(),
                                 c.meta.numpy_type.clone(),
-                                fl.data_type().to_string(),
+                                pyarrow_type_name(fl.data_type()),
                             )
                         })
                         .unwrap_or_default();
@@ -863,7 +932,7 @@ impl fmt::Display for FrameSchema {
                 quoted(c.label()),
                 c.meta.pandas_type,
                 c.meta.numpy_type,
-                fl.data_type(),
+                pyarrow_type_name(fl.data_type()),
                 c.meta
                     .metadata
                     .as_ref()
