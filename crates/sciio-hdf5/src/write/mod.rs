@@ -20,7 +20,6 @@
 //! ```
 
 mod append;
-mod encode;
 mod links;
 pub mod native;
 mod objects;
@@ -58,7 +57,7 @@ use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
 pub use append::ChunkAppender;
-pub use encode::{
+pub use sciio_codecs::{
     blosc2_blocksize, encode_chunk, encode_chunk_masked, fletcher32, shuffle, BloscCodec,
     FilterStage,
 };
