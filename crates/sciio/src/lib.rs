@@ -72,10 +72,17 @@ mod h5write;
 mod hdf5;
 #[cfg(feature = "mat")]
 mod mat;
+#[cfg(feature = "mat")]
+mod mat_convert;
+mod options;
 #[cfg(feature = "parquet")]
 mod parquet;
+#[cfg(feature = "parquet")]
+mod parquet_convert;
 #[cfg(feature = "hdfstore")]
 mod store;
+#[cfg(feature = "hdfstore")]
+mod store_convert;
 mod stream;
 
 pub use convert::{
