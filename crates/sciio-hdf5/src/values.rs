@@ -34,6 +34,16 @@ impl RawData {
         };
         NdArray::from_byte_vec(dtype, &shape, Order::C, self.bytes)
     }
+
+    /// The data as numpy holds it once PyTables or h5py read it: like
+    /// [`RawData::into_ndarray`], with [`H5Type::to_numpy_dtype`]'s refusals (odd-sized
+    /// numbers, opaque types, references...).
+    pub fn into_numpy(self) -> Result<NdArray> {
+        let (dtype, dims) = self.ty.to_numpy_element()?;
+        let mut shape = self.shape;
+        shape.extend_from_slice(dims);
+        NdArray::from_byte_vec(dtype, &shape, Order::C, self.bytes)
+    }
 }
 
 /// Variable-length data: one byte string per element (a vlen string's bytes, or a vlen
