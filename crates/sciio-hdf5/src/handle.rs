@@ -176,3 +176,23 @@ pub(crate) fn simple_space(shape: &[usize]) -> Result<Hid> {
         || "cannot create a dataspace".into(),
     )
 }
+
+/// The version of the libhdf5 sciio is linked with (bundled and statically linked), as
+/// `(major, minor, release)`.
+///
+/// ```
+/// let (major, minor, release) = sciio_hdf5::libhdf5_version()?;
+/// println!("libhdf5 {major}.{minor}.{release}");
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+pub fn libhdf5_version() -> Result<(u32, u32, u32)> {
+    let (mut major, mut minor, mut release) = (0, 0, 0);
+    locked(|| {
+        // SAFETY: three valid out-pointers.
+        check(
+            unsafe { hdf5_sys::h5::H5get_libversion(&mut major, &mut minor, &mut release) },
+            || "cannot read libhdf5's version".into(),
+        )
+    })?;
+    Ok((major, minor, release))
+}

@@ -46,6 +46,7 @@ pub use file::{
     join_path, Dataset, Extent, File, Filter, Group, Layout, Link, LinkKind, Object, ObjectInfo,
     ObjectKind,
 };
+pub use handle::libhdf5_version;
 pub use layout::{native_order, Packing, Relayout};
 pub use types::{native_long_double, ByteOrder, CharSet, Field, H5Type};
 pub use values::{AttrValue, Attribute, RawData, Slice, VlenData};

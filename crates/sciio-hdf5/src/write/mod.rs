@@ -23,7 +23,6 @@ mod append;
 mod links;
 pub mod native;
 mod objects;
-mod register;
 mod types;
 
 use std::ffi::{c_char, c_void, CString};
@@ -167,7 +166,6 @@ impl FileBuilder {
     /// Creates (or truncates) `path`.
     pub fn create(&self, path: impl AsRef<Path>) -> Result<FileWriter> {
         let path = path.as_ref();
-        register::ensure_encoders();
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         let hid = locked(|| -> Result<Hid> {
             // SAFETY: property lists owned here; valid C string.
@@ -199,7 +197,6 @@ impl FileBuilder {
     /// Opens an existing file to add to it.
     pub fn open_rw(&self, path: impl AsRef<Path>) -> Result<FileWriter> {
         let path = path.as_ref();
-        register::ensure_encoders();
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         std::fs::metadata(path)
             .map_err(|e| Error::io("cannot open the file", e).with_file(path))?;
