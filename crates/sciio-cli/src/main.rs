@@ -27,7 +27,7 @@ mod sparse;
 use std::io::Write;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use sciio::{CompressSpec, ConvertOptions, Error, File, Format, MatOutVersion, Result, Target};
 
 /// Read, list, inspect and convert the files of scientific Python and MATLAB: numpy .npy and
@@ -164,7 +164,11 @@ fn main() -> ExitCode {
         deliberate_panic();
     }
     sciio::remove_temporaries_on_signals();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::command()
+        .version(version_text())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(cli) => cli,
         Err(e) => return usage_error(e),
     };
@@ -175,6 +179,17 @@ fn main() -> ExitCode {
             eprintln!("sciio: error: {}", one_line(&e.to_string()));
             ExitCode::from(1)
         }
+    }
+}
+
+/// `sciio --version`: the crate's version and the versions of the C libraries linked in
+/// (`0.1.0 (libhdf5 2.0.0)`).
+fn version_text() -> String {
+    let libs = sciio::linked_libraries();
+    if libs.is_empty() {
+        env!("CARGO_PKG_VERSION").to_string()
+    } else {
+        format!("{} ({})", env!("CARGO_PKG_VERSION"), libs.join(", "))
     }
 }
 

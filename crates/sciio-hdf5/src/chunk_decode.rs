@@ -95,7 +95,7 @@ pub(crate) fn decode_into(
             if scratch.raw.len() != out.len() {
                 return Err(size_mismatch(scratch.raw.len(), out.len()));
             }
-            filters::shuffle::unshuffle_into(&scratch.raw, shuffle_size(s), out);
+            sciio_codecs::shuffle::unshuffle_into(&scratch.raw, shuffle_size(s), out);
             Ok(())
         }
         [c] => {
@@ -117,7 +117,7 @@ pub(crate) fn decode_into(
             } = scratch;
             between.resize(out.len(), 0);
             decompress_into(c, raw, between, inflate, blosc)?;
-            filters::shuffle::unshuffle_into(between, shuffle_size(s), out);
+            sciio_codecs::shuffle::unshuffle_into(between, shuffle_size(s), out);
             Ok(())
         }
         _ => {

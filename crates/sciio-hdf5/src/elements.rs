@@ -13,7 +13,6 @@ use std::ffi::{c_char, CStr};
 
 use hdf5_sys::h5::hsize_t;
 use hdf5_sys::h5a::{H5Aget_type, H5Aread};
-use hdf5_sys::h5d::{H5Dget_type, H5Dread};
 use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5p::H5P_DEFAULT;
 use hdf5_sys::h5r::{H5R_type_t, H5Rget_name, H5Rget_region};
@@ -25,8 +24,7 @@ use hdf5_sys::h5s::{
 use hdf5_sys::h5t::{hvl_t, H5Tget_size, H5Treclaim};
 use sciio_core::{Error, ErrorKind, Limits, Result};
 
-use crate::file::{simple_space, Dataset, File, Slice};
-use crate::handle::{check, locked, Hid};
+use crate::handle::{check, simple_space, Hid};
 use crate::types::H5Type;
 
 /// One decoded element (or member of one) of data whose type holds variable-length members or
@@ -94,130 +92,8 @@ pub struct ElementData {
     pub elements: Vec<Element>,
 }
 
-impl Dataset {
-    /// Reads (a hyperslab of) a dataset whose type holds vlen members or references, decoding
-    /// every element (see [`ElementData`]); `None` reads everything. Works for any type, but
-    /// fixed-layout data is cheaper through [`Dataset::read_slices`].
-    ///
-    /// ```no_run
-    /// use sciio_hdf5::{Element, File, RefTarget};
-    /// let file = File::open("refs.h5")?;
-    /// let data = file.dataset("/refs")?.read_elements(None)?;
-    /// for e in &data.elements {
-    ///     if let Element::Reference(RefTarget::Object(path)) = e {
-    ///         println!("points to {path}");
-    ///     }
-    /// }
-    /// # Ok::<(), sciio_core::Error>(())
-    /// ```
-    pub fn read_elements(&self, slices: Option<&[Slice]>) -> Result<ElementData> {
-        let ty = self.dtype()?;
-        if has_new_style_reference(&ty) {
-            // Read into memory they become H5R_ref_t handles that own library resources;
-            // no reference tool sciio tests against writes them.
-            return Err(self.locate(Error::unsupported(
-                "HDF5 1.12-style references (H5T_STD_REF): sciio dereferences only object \
-                 and region references (H5T_STD_REF_OBJ, H5T_STD_REF_DSETREG)",
-            )));
-        }
-        self.check_filters_available()?;
-        let file = self.file().clone();
-        locked(|| {
-            let (space, shape) = self.select(slices)?;
-            // SAFETY: valid dataset id; the returned type is marked as in memory.
-            let mtype = Hid::new(unsafe { H5Dget_type(self.hid()) }, || {
-                "cannot read the datatype".into()
-            })?;
-            let size = ty.size();
-            // SAFETY: valid type id.
-            let msize = unsafe { H5Tget_size(mtype.id()) };
-            if msize != size {
-                return Err(Error::unsupported(format!(
-                    "memory layout of {msize} bytes per element, sciio expected {size}"
-                )));
-            }
-            let n = shape
-                .iter()
-                .try_fold(1usize, |a, &d| a.checked_mul(d))
-                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-            let bytes = n
-                .checked_mul(size)
-                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-            file.limits()
-                .check_alloc(bytes as u64, "dataset selection")?;
-            let mut buf = vec![0u8; bytes];
-            if bytes == 0 {
-                return Ok(ElementData {
-                    ty: ty.clone(),
-                    shape,
-                    elements: Vec::new(),
-                });
-            }
-            let mspace = simple_space(&shape)?;
-            // SAFETY: `buf` holds `n` elements of the memory type's size.
-            check(
-                unsafe {
-                    H5Dread(
-                        self.hid(),
-                        mtype.id(),
-                        mspace.id(),
-                        space.id(),
-                        H5P_DEFAULT,
-                        buf.as_mut_ptr().cast(),
-                    )
-                },
-                || "cannot read the data".into(),
-            )?;
-            let mut decoder = Decoder::new(file.hid(), file.limits());
-            let elements: Result<Vec<Element>> = buf
-                .chunks_exact(size.max(1))
-                .take(n)
-                // SAFETY: libhdf5 filled the buffer with elements of the memory type `ty`
-                // describes; heap pointers stay valid until H5Treclaim below.
-                .map(|elem| unsafe { decoder.decode(&ty, elem) })
-                .collect();
-            if ty.has_vlen() {
-                // SAFETY: frees what libhdf5 allocated for exactly this buffer/type/space.
-                unsafe {
-                    H5Treclaim(
-                        mtype.id(),
-                        mspace.id(),
-                        H5P_DEFAULT,
-                        buf.as_mut_ptr().cast(),
-                    )
-                };
-            }
-            Ok(ElementData {
-                ty: ty.clone(),
-                shape,
-                elements: elements?,
-            })
-        })
-        .map_err(|e| self.locate(e))
-    }
-}
-
-impl File {
-    /// Dereferences one old-style reference of type `ty` ([`H5Type::ObjectRef`], 8 bytes, or
-    /// [`H5Type::RegionRef`], 12 bytes) given in its stored bytes: the target's path (and, for
-    /// a region, its selection). An all-zero reference is [`RefTarget::Null`].
-    ///
-    /// ```no_run
-    /// use sciio_hdf5::{AttrValue, File};
-    /// let file = File::open("refs.h5")?;
-    /// if let Some(AttrValue::Raw(raw)) = file.root()?.attr("link")?.map(|a| a.value) {
-    ///     println!("{:?}", file.dereference(&raw.ty, &raw.bytes)?);
-    /// }
-    /// # Ok::<(), sciio_core::Error>(())
-    /// ```
-    pub fn dereference(&self, ty: &H5Type, bytes: &[u8]) -> Result<RefTarget> {
-        locked(|| Decoder::new(self.hid(), self.limits()).dereference(ty, bytes))
-            .map_err(|e| e.with_file(self.path()))
-    }
-}
-
 /// Whether `ty` holds a new-style (`H5R_ref_t`) reference anywhere.
-fn has_new_style_reference(ty: &H5Type) -> bool {
+pub(crate) fn has_new_style_reference(ty: &H5Type) -> bool {
     match ty {
         H5Type::Reference { .. } => true,
         H5Type::Compound { fields, .. } => fields.iter().any(|f| has_new_style_reference(&f.ty)),
@@ -295,7 +171,7 @@ pub(crate) fn read_attribute(
 }
 
 /// Walks elements in libhdf5's memory layout, counting what it copies against the limits.
-struct Decoder {
+pub(crate) struct Decoder {
     /// Any object of the file (references are resolved against it).
     loc: hid_t,
     limits: Limits,
@@ -303,7 +179,7 @@ struct Decoder {
 }
 
 impl Decoder {
-    fn new(loc: hid_t, limits: Limits) -> Self {
+    pub(crate) fn new(loc: hid_t, limits: Limits) -> Self {
         Decoder {
             loc,
             limits,
@@ -325,7 +201,7 @@ impl Decoder {
     /// # Safety
     /// `bytes` is one element of `ty` as libhdf5 wrote it into memory: vlen descriptors in it
     /// point to live libhdf5 allocations.
-    unsafe fn decode(&mut self, ty: &H5Type, bytes: &[u8]) -> Result<Element> {
+    pub(crate) unsafe fn decode(&mut self, ty: &H5Type, bytes: &[u8]) -> Result<Element> {
         let needs = |t: &H5Type| t.has_vlen() || t.has_reference();
         match ty {
             H5Type::VarString { .. } => {
@@ -404,7 +280,7 @@ impl Decoder {
     }
 
     /// Resolves one old-style reference (caller holds the libhdf5 lock).
-    fn dereference(&mut self, ty: &H5Type, bytes: &[u8]) -> Result<RefTarget> {
+    pub(crate) fn dereference(&mut self, ty: &H5Type, bytes: &[u8]) -> Result<RefTarget> {
         let (kind, size) = match ty {
             H5Type::ObjectRef => (H5R_type_t::H5R_OBJECT1, 8),
             H5Type::RegionRef => (H5R_type_t::H5R_DATASET_REGION1, 12),

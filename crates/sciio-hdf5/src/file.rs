@@ -21,24 +21,27 @@ use hdf5_sys::h5o::{
 };
 use hdf5_sys::h5p::{H5Pget_chunk, H5Pget_filter2, H5Pget_layout, H5Pget_nfilters, H5P_DEFAULT};
 use hdf5_sys::h5s::{
-    H5S_class_t, H5S_seloper_t, H5Screate_simple, H5Sget_simple_extent_dims,
-    H5Sget_simple_extent_ndims, H5Sget_simple_extent_type, H5Sselect_hyperslab,
+    H5S_class_t, H5S_seloper_t, H5Sget_simple_extent_dims, H5Sget_simple_extent_ndims,
+    H5Sget_simple_extent_type, H5Sselect_hyperslab,
 };
 use hdf5_sys::h5t::{
     H5T_cset_t, H5Tcopy, H5Tget_size, H5Treclaim, H5Tset_cset, H5Tset_size, H5Tvlen_create,
     H5T_C_S1, H5T_VARIABLE,
 };
-use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Order, Result};
+use sciio_core::{Error, ErrorKind, Limits, Result};
 
-use crate::handle::{c_name, check, last_error, locked, string_from_c, Hid};
+use crate::handle::{
+    c_name, check, last_error, locked, simple_space, string_from_c, token_address, Hid,
+};
 use crate::types::{CharSet, H5Type};
+pub use crate::values::{AttrValue, Attribute, RawData, Slice, VlenData};
 
 struct FileInner {
     hid: Hid,
     path: PathBuf,
     /// The whole file, for files opened with [`File::open_in_memory`]: small datasets are
     /// decoded from it without libhdf5 (see `small.rs`).
-    image: Option<crate::small::Image>,
+    image: Option<crate::image::Image>,
     /// The file for checking object headers before libhdf5 loads them (`header.rs`), when its
     /// superblock is one sciio reads.
     disk: Option<crate::header::Disk>,
@@ -103,7 +106,7 @@ impl File {
                 .map_err(|e| e.with_file(path))?;
         }
         let image = if in_memory {
-            crate::small::Image::read(path).map_err(|e| e.with_file(path))?
+            crate::image::Image::read(path).map_err(|e| e.with_file(path))?
         } else {
             None
         };
@@ -139,7 +142,7 @@ impl File {
     }
 
     /// The in-memory image of the file, when opened with [`File::open_in_memory`].
-    pub(crate) fn image(&self) -> Option<&crate::small::Image> {
+    pub(crate) fn image(&self) -> Option<&crate::image::Image> {
         self.inner.image.as_ref()
     }
 
@@ -399,15 +402,6 @@ impl File {
         })
         .map_err(|e| self.locate(e, path))
     }
-}
-
-/// The object-header address inside a native-VOL object token (little-endian, zero-padded).
-pub(crate) fn token_address(token: &H5O_token_t) -> u64 {
-    // SAFETY: H5O_token_t is a repr(C) wrapper of 16 bytes.
-    let bytes = unsafe { std::mem::transmute::<H5O_token_t, [u8; 16]>(*token) };
-    let mut addr = [0u8; 8];
-    addr.copy_from_slice(&bytes[..8]);
-    u64::from_le_bytes(addr)
 }
 
 /// An object opened by [`File::object`].
@@ -685,57 +679,6 @@ pub struct Dataset {
     file: File,
     hid: Hid,
     path: String,
-}
-
-/// Data read in the file's own byte layout: `bytes` holds `shape.product()` elements of `ty`
-/// in C order, exactly as numpy would for `ty.numpy_descr()`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct RawData {
-    /// Element type.
-    pub ty: H5Type,
-    /// Shape (empty for scalars).
-    pub shape: Vec<usize>,
-    /// Element bytes.
-    pub bytes: Vec<u8>,
-}
-
-impl RawData {
-    /// The data as a C-order [`NdArray`] with the matching numpy dtype (see
-    /// [`H5Type::to_dtype`]); an HDF5 array type becomes trailing dimensions, as numpy does.
-    pub fn into_ndarray(self) -> Result<NdArray> {
-        let (dtype, shape) = match self.ty.to_dtype()? {
-            DType::SubArray(base, dims) => {
-                let mut shape = self.shape.clone();
-                shape.extend(dims);
-                (*base, shape)
-            }
-            other => (other, self.shape.clone()),
-        };
-        NdArray::from_byte_vec(dtype, &shape, Order::C, self.bytes)
-    }
-}
-
-/// Variable-length data: one byte string per element (a vlen string's bytes, or a vlen
-/// sequence's elements in the base type's file layout).
-#[derive(Debug, Clone, PartialEq)]
-pub struct VlenData {
-    /// The vlen type (`VarString` or `VarLen`).
-    pub ty: H5Type,
-    /// Shape (empty for scalars).
-    pub shape: Vec<usize>,
-    /// One entry per element, C order.
-    pub items: Vec<Vec<u8>>,
-}
-
-/// A selection along one dimension: `count` indices from `start`, `step` apart.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Slice {
-    /// First index.
-    pub start: u64,
-    /// Number of indices.
-    pub count: u64,
-    /// Distance between indices (≥ 1).
-    pub step: u64,
 }
 
 impl Dataset {
@@ -1115,22 +1058,6 @@ fn space_extent(space: hid_t) -> Result<Option<Extent>> {
     }
 }
 
-pub(crate) fn simple_space(shape: &[usize]) -> Result<Hid> {
-    let dims: Vec<hsize_t> = shape.iter().map(|&d| d as hsize_t).collect();
-    if dims.is_empty() {
-        // SAFETY: creating a scalar dataspace.
-        return Hid::new(
-            unsafe { hdf5_sys::h5s::H5Screate(H5S_class_t::H5S_SCALAR) },
-            || "cannot create a dataspace".into(),
-        );
-    }
-    // SAFETY: `dims` has `rank` entries.
-    Hid::new(
-        unsafe { H5Screate_simple(dims.len() as i32, dims.as_ptr(), std::ptr::null()) },
-        || "cannot create a dataspace".into(),
-    )
-}
-
 /// The memory type for reading vlen data: C strings for vlen strings, `hvl_t` over the base
 /// type in its file layout for sequences. `obj` is a dataset or attribute id.
 fn vlen_mem_type(ty: &H5Type, obj: hid_t, is_dataset: bool) -> Result<Hid> {
@@ -1240,29 +1167,6 @@ fn read_vlen_items(
     // SAFETY: frees what libhdf5 allocated for exactly this buffer/type/space.
     unsafe { H5Treclaim(mtype, mspace.id(), H5P_DEFAULT, buf.as_mut_ptr().cast()) };
     result.map(|_| items)
-}
-
-/// An attribute's value.
-#[derive(Debug, Clone, PartialEq)]
-pub enum AttrValue {
-    /// Fixed-layout data (numbers, fixed strings, compounds, enums, arrays...).
-    Raw(RawData),
-    /// Variable-length strings or sequences.
-    Vlen(VlenData),
-    /// An attribute with a null dataspace (PyTables writes these for `None`-like empties).
-    Empty(H5Type),
-    /// Compounds or arrays with variable-length members, decoded element by element (read
-    /// only: writing them is refused).
-    Elements(crate::ElementData),
-}
-
-/// An attribute of a group or dataset.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Attribute {
-    /// Attribute name.
-    pub name: String,
-    /// Its value.
-    pub value: AttrValue,
 }
 
 /// The names of `obj`'s attributes, in name order.

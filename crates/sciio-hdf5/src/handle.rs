@@ -6,9 +6,11 @@
 
 use std::ffi::{c_char, c_uint, c_void, CStr, CString};
 
-use hdf5_sys::h5::herr_t;
+use hdf5_sys::h5::{herr_t, hsize_t};
 use hdf5_sys::h5e::{H5E_error2_t, H5Eclear2, H5Ewalk2, H5E_DEFAULT, H5E_WALK_DOWNWARD};
 use hdf5_sys::h5i::{hid_t, H5I_type_t, H5Idec_ref, H5Iget_type, H5Iis_valid};
+use hdf5_sys::h5o::H5O_token_t;
+use hdf5_sys::h5s::{H5S_class_t, H5Screate_simple};
 use sciio_core::{Error, ErrorKind, Result};
 
 /// Runs `f` holding libhdf5's global lock, after the library and sciio's filters are set up.
@@ -147,4 +149,50 @@ fn classify(messages: &[String]) -> ErrorKind {
     } else {
         ErrorKind::Format
     }
+}
+
+/// The object-header address inside a native-VOL object token (little-endian, zero-padded).
+pub(crate) fn token_address(token: &H5O_token_t) -> u64 {
+    // SAFETY: H5O_token_t is a repr(C) wrapper of 16 bytes.
+    let bytes = unsafe { std::mem::transmute::<H5O_token_t, [u8; 16]>(*token) };
+    let mut addr = [0u8; 8];
+    addr.copy_from_slice(&bytes[..8]);
+    u64::from_le_bytes(addr)
+}
+
+/// A simple dataspace of `shape` (scalar when `shape` is empty), for memory selections.
+pub(crate) fn simple_space(shape: &[usize]) -> Result<Hid> {
+    let dims: Vec<hsize_t> = shape.iter().map(|&d| d as hsize_t).collect();
+    if dims.is_empty() {
+        // SAFETY: creating a scalar dataspace.
+        return Hid::new(
+            unsafe { hdf5_sys::h5s::H5Screate(H5S_class_t::H5S_SCALAR) },
+            || "cannot create a dataspace".into(),
+        );
+    }
+    // SAFETY: `dims` has `rank` entries.
+    Hid::new(
+        unsafe { H5Screate_simple(dims.len() as i32, dims.as_ptr(), std::ptr::null()) },
+        || "cannot create a dataspace".into(),
+    )
+}
+
+/// The version of the libhdf5 sciio is linked with (bundled and statically linked), as
+/// `(major, minor, release)`.
+///
+/// ```
+/// let (major, minor, release) = sciio_hdf5::libhdf5_version()?;
+/// println!("libhdf5 {major}.{minor}.{release}");
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+pub fn libhdf5_version() -> Result<(u32, u32, u32)> {
+    let (mut major, mut minor, mut release) = (0, 0, 0);
+    locked(|| {
+        // SAFETY: three valid out-pointers.
+        check(
+            unsafe { hdf5_sys::h5::H5get_libversion(&mut major, &mut minor, &mut release) },
+            || "cannot read libhdf5's version".into(),
+        )
+    })?;
+    Ok((major, minor, release))
 }

@@ -27,21 +27,26 @@
 
 mod chunk_decode;
 mod chunks;
+mod element_read;
 mod elements;
 mod file;
 pub mod filters;
 mod handle;
 mod header;
+mod image;
 mod layout;
 mod small;
 mod types;
+mod values;
 mod vlen_guard;
 pub mod write;
 
 pub use elements::{Element, ElementData, RefTarget, Selection};
 pub use file::{
-    join_path, AttrValue, Attribute, Dataset, Extent, File, Filter, Group, Layout, Link, LinkKind,
-    Object, ObjectInfo, ObjectKind, RawData, Slice, VlenData,
+    join_path, Dataset, Extent, File, Filter, Group, Layout, Link, LinkKind, Object, ObjectInfo,
+    ObjectKind,
 };
+pub use handle::libhdf5_version;
 pub use layout::{native_order, Packing, Relayout};
 pub use types::{native_long_double, ByteOrder, CharSet, Field, H5Type};
+pub use values::{AttrValue, Attribute, RawData, Slice, VlenData};

@@ -295,8 +295,43 @@ impl H5Type {
 
     /// The sciio/numpy dtype of this type (the same mapping as [`H5Type::numpy_descr`]): enums
     /// are their base integer, 8-bit bitfields `b1` (PyTables' bool), time32 `i4`, time64 `f8`, complex
-    /// compounds `c8`/`c16`, compounds records at their exact offsets, arrays sub-arrays.
+    /// compounds `c8`/`c16`, compounds records at their exact offsets, arrays sub-arrays;
+    /// opaque types and references are raw bytes (`V<n>`).
     pub fn to_dtype(&self) -> Result<DType> {
+        self.map_dtype(false)
+    }
+
+    /// The numpy dtype data of this type has once PyTables or h5py read it as an array: the
+    /// mapping of [`H5Type::to_dtype`], refusing what numpy has no layout for — integers and
+    /// bitfields of other than 1, 2, 4 or 8 bytes, floats of other than 2, 4 or 8 bytes (or an
+    /// x87 long double in 12 or 16), H5T_TIME of other than 4 or 8 bytes, opaque types,
+    /// references and variable-length data ("... has no fixed-size numpy dtype") — and
+    /// compounds whose fields do not fit their record.
+    ///
+    /// ```
+    /// use sciio_hdf5::{ByteOrder, H5Type};
+    /// let i3 = H5Type::Int { size: 3, signed: true, order: ByteOrder::Little };
+    /// assert!(i3.to_dtype().is_ok()); // raw: a 3-byte integer
+    /// assert!(i3.to_numpy_dtype().is_err()); // numpy has no such integer
+    /// assert_eq!(H5Type::ObjectRef.to_numpy_dtype().unwrap_err().message(),
+    ///            "an object reference has no fixed-size numpy dtype");
+    /// ```
+    pub fn to_numpy_dtype(&self) -> Result<DType> {
+        self.map_dtype(true)
+    }
+
+    /// A dataset of this type as numpy reads it: the element dtype
+    /// ([`H5Type::to_numpy_dtype`]) and the dimensions to append to the dataset's shape (an
+    /// array type at the top becomes trailing dimensions).
+    pub fn to_numpy_element(&self) -> Result<(DType, &[usize])> {
+        match self {
+            H5Type::Array { base, dims } => Ok((base.to_numpy_dtype()?, dims)),
+            other => Ok((other.to_numpy_dtype()?, &[])),
+        }
+    }
+
+    /// The one HDF5 type -> dtype mapping; `numpy`: refuse what numpy has no layout for.
+    fn map_dtype(&self, numpy: bool) -> Result<DType> {
         use sciio_core::ScalarKind as K;
         let order = |o: &ByteOrder| match o {
             ByteOrder::Little => CoreOrder::Little,
@@ -306,6 +341,35 @@ impl H5Type {
         let small =
             |n: usize| u8::try_from(n).map_err(|_| Error::unsupported(format!("{n}-byte number")));
         let scalar = |kind: K, o: &ByteOrder| Ok(DType::Scalar(ScalarType::new(kind, order(o))));
+        let numbered = |size: usize| matches!(size, 1 | 2 | 4 | 8);
+        if numpy {
+            let held = match self {
+                H5Type::Int { size, .. } => numbered(*size),
+                H5Type::Float {
+                    size, precision, ..
+                } => matches!(size, 2 | 4 | 8) || matches!((size, precision), (12 | 16, 64 | 80)),
+                H5Type::Bitfield { size, .. } => numbered(*size),
+                H5Type::Time { size, .. } => matches!(size, 4 | 8),
+                H5Type::Opaque { .. }
+                | H5Type::Reference { .. }
+                | H5Type::ObjectRef
+                | H5Type::RegionRef
+                | H5Type::VarLen { .. }
+                | H5Type::VarString { .. } => false,
+                _ => true,
+            };
+            if !held {
+                return Err(Error::unsupported(format!(
+                    "{} {} no fixed-size numpy dtype",
+                    self.words(),
+                    if matches!(self, H5Type::VarLen { .. }) {
+                        "have"
+                    } else {
+                        "has"
+                    }
+                )));
+            }
+        }
         match self {
             H5Type::Int {
                 size,
@@ -324,10 +388,11 @@ impl H5Type {
             }
             H5Type::ObjectRef => scalar(K::Void(8), &ByteOrder::NotApplicable),
             H5Type::RegionRef => scalar(K::Void(12), &ByteOrder::NotApplicable),
-            H5Type::Enum { base, .. } => base.to_dtype(),
-            H5Type::Array { base, dims } => {
-                Ok(DType::SubArray(Box::new(base.to_dtype()?), dims.clone()))
-            }
+            H5Type::Enum { base, .. } => base.map_dtype(numpy),
+            H5Type::Array { base, dims } => Ok(DType::SubArray(
+                Box::new(base.map_dtype(numpy)?),
+                dims.clone(),
+            )),
             H5Type::Compound { size, fields } => {
                 if let Some(H5Type::Float {
                     size: half,
@@ -339,16 +404,39 @@ impl H5Type {
                 }
                 let fields = fields
                     .iter()
-                    .map(|f| Ok(CoreField::new(f.name.clone(), f.offset, f.ty.to_dtype()?)))
+                    .map(|f| {
+                        Ok(CoreField::new(
+                            f.name.clone(),
+                            f.offset,
+                            f.ty.map_dtype(numpy)?,
+                        ))
+                    })
                     .collect::<Result<Vec<_>>>()?;
-                Ok(DType::Record(RecordType {
+                let dtype = DType::Record(RecordType {
                     fields,
                     itemsize: *size,
-                }))
+                });
+                if numpy {
+                    dtype.validate()?;
+                }
+                Ok(dtype)
             }
             H5Type::VarLen { .. } | H5Type::VarString { .. } => Err(Error::unsupported(
                 "variable-length data has no fixed numpy layout (read it with read_vlen)",
             )),
+        }
+    }
+
+    /// The type in words, for messages about what it cannot be.
+    fn words(&self) -> &'static str {
+        match self {
+            H5Type::VarString { .. } => "a variable-length string",
+            H5Type::VarLen { .. } => "variable-length sequences",
+            H5Type::ObjectRef => "an object reference",
+            H5Type::RegionRef => "a region reference",
+            H5Type::Reference { .. } => "a reference",
+            H5Type::Opaque { .. } => "an opaque type",
+            _ => "this HDF5 type",
         }
     }
 

@@ -23,7 +23,7 @@ use sciio_core::{Error, ErrorKind, Limits, Result};
 
 use crate::handle::{check, last_error, locked, Hid};
 use crate::header::{attribute_parts, msg, u32_at, walk, Disk};
-use crate::small::dataspace;
+use crate::image::dataspace;
 
 /// Bytes of one variable-length element in the file: a 4-byte length and a global heap ID
 /// (8-byte collection address, 4-byte index).
@@ -96,7 +96,7 @@ pub(crate) fn check_attribute(obj: hid_t, name: &str, limits: &Limits) -> Result
             || "cannot read the object header".into(),
         )
     })?;
-    let header = crate::file::token_address(&info.token);
+    let header = crate::handle::token_address(&info.token);
     let mut found: Option<Result<()>> = None;
     // A header this cannot walk is left to libhdf5, which reports damage itself.
     let _ = walk(&|a, n| disk.read(a, n), header, &mut |m, body_addr| {

@@ -29,6 +29,7 @@
 #![forbid(unsafe_code)]
 
 mod attrs;
+mod ptdump;
 mod time;
 mod tree;
 pub mod write;

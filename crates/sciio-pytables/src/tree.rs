@@ -3,7 +3,6 @@
 //! twice through hard links is shown once and then only named (cycles are never entered).
 
 use std::collections::HashMap;
-use std::fmt::Write as _;
 
 use sciio_core::Result;
 use sciio_hdf5::{join_path, Filter, H5Type, Layout, LinkKind, ObjectKind};
@@ -79,112 +78,6 @@ impl NodeInfo {
             attrs: vec![],
             children: vec![],
         }
-    }
-
-    /// A `ptdump`-like text rendering: one line per node, `-v`-style details indented below
-    /// leaves, and attributes when `attrs` (and the tree was read with them).
-    pub fn render(&self, attrs: bool) -> String {
-        let mut out = String::new();
-        self.render_into(&mut out, attrs);
-        out
-    }
-
-    fn render_into(&self, out: &mut String, show_attrs: bool) {
-        let class = match &self.class {
-            NodeClass::Group if self.path == "/" => "RootGroup".to_string(),
-            NodeClass::SoftLink(t) => format!("SoftLink) -> {t}"),
-            NodeClass::ExternalLink(f, p) => format!("ExternalLink) -> {f}:{p}"),
-            NodeClass::HardLinkAgain(first) => format!("HardLink) (shown above as {first}"),
-            NodeClass::Unknown(c) => c.clone(),
-            other => format!("{other:?}"),
-        };
-        let mut head = class;
-        if matches!(
-            self.class,
-            NodeClass::Table
-                | NodeClass::Array
-                | NodeClass::CArray
-                | NodeClass::EArray
-                | NodeClass::VLArray
-        ) {
-            let dims: Vec<String> = self.shape.iter().map(|d| d.to_string()).collect();
-            let _ = write!(
-                head,
-                "({}{})",
-                dims.join(", "),
-                if dims.len() == 1 { "," } else { "" }
-            );
-            for f in &self.filters {
-                let _ = write!(head, ", {}", f.name);
-            }
-        }
-        let title = self
-            .title
-            .as_deref()
-            .map(|t| format!(" '{t}'"))
-            .unwrap_or_default();
-        let _ = writeln!(out, "{} ({head}){title}", self.path);
-        if let Some(t) = &self.dtype {
-            let descr = t.numpy_descr().unwrap_or_else(|_| format!("{t:?}"));
-            let _ = writeln!(out, "  dtype := {descr}");
-        }
-        if let Some(c) = &self.chunk_shape {
-            let _ = writeln!(out, "  chunkshape := {c:?}");
-        }
-        if let Some(f) = &self.pt_filters {
-            let _ = writeln!(out, "  filters := {f:?}");
-        }
-        if show_attrs {
-            for a in &self.attrs {
-                let _ = writeln!(out, "  {}.{} := {}", self.path, a.name, attr_text(a));
-            }
-        }
-        for c in &self.children {
-            c.render_into(out, show_attrs);
-        }
-    }
-}
-
-fn attr_text(a: &PtAttr) -> String {
-    if let Some(s) = a.as_str() {
-        return format!("{s:?}");
-    }
-    if let Some(i) = a.as_i64() {
-        return i.to_string();
-    }
-    match &a.value {
-        crate::PtAttrValue::Pickle(b) => format!("<pickle, {} bytes, not executed>", b.len()),
-        crate::PtAttrValue::Data(d) => {
-            format!("<{} {:?}>", d.ty.numpy_descr().unwrap_or_default(), d.shape)
-        }
-        crate::PtAttrValue::Vlen(v) => format!("<vlen {:?}>", v.shape),
-        crate::PtAttrValue::Empty(_) => "<empty>".to_string(),
-        crate::PtAttrValue::Elements(r) => {
-            let items: Vec<String> = r
-                .elements
-                .iter()
-                .map(|e| match e {
-                    sciio_hdf5::Element::Reference(t) => reference_text(t),
-                    other => format!("{other:?}"),
-                })
-                .collect();
-            format!("<elements {:?}: {}>", r.shape, items.join(", "))
-        }
-    }
-}
-
-/// A reference target as `ls -a` shows it: the path, and a region's selection.
-fn reference_text(t: &sciio_hdf5::RefTarget) -> String {
-    use sciio_hdf5::{RefTarget, Selection};
-    match t {
-        RefTarget::Null => "null".to_string(),
-        RefTarget::Object(path) => path.clone(),
-        RefTarget::Region { path, selection } => match selection {
-            Selection::All => format!("{path}[all]"),
-            Selection::None => format!("{path}[none]"),
-            Selection::Blocks(b) => format!("{path}[{} blocks]", b.len()),
-            Selection::Points(p) => format!("{path}[{} points]", p.len()),
-        },
     }
 }
 

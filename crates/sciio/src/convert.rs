@@ -6,109 +6,18 @@ use std::io::Write;
 use std::path::Path;
 
 use sciio_core::{Error, Result};
-use sciio_zip::{Compression, ZipWriter};
+use sciio_zip::ZipWriter;
 
 use crate::atomic::write_atomically;
-use crate::compress::CompressSpec;
-use crate::file::{normalise, File};
+use crate::file::File;
 use crate::format::Format;
-use crate::node::{ArrayInfo, Node, NodeKind};
+pub(crate) use crate::node::join;
+use crate::node::{normalise, ArrayInfo, Node, NodeKind};
+pub(crate) use crate::options::npz_compression;
+pub use crate::options::{
+    ConvertOptions, ConvertSummary, MatOutVersion, StoreOptions, PARQUET_ATTRIBUTES_KEY,
+};
 use crate::plan::{no_attributes, no_links, refuse_if_strict, LeftOut};
-
-/// The key of a Parquet file's key-value metadata under which [`convert`] stores the
-/// attributes of the source (HDF5 user attributes): the JSON text of
-/// `{"node path": {"attribute name": value}}`, values as JSON numbers, booleans, strings
-/// (bytes decoded as UTF-8, else latin-1), nested lists for arrays and objects for records;
-/// NaN and infinities as `"nan"`, `"inf"`, `"-inf"`, complex numbers as `[re, im]`,
-/// datetimes as integer ticks. pyarrow shows it in `pq.read_schema(path).metadata`.
-pub const PARQUET_ATTRIBUTES_KEY: &str = "sciio.attributes";
-
-/// How [`convert`] writes. `Default` gives: format from the destination's extension, the
-/// format's usual compression (npz: stored, like `np.savez`), member names from the source.
-#[derive(Debug, Clone, Default)]
-pub struct ConvertOptions {
-    /// The output format; `None` takes it from the destination's extension.
-    pub to: Option<Format>,
-    /// Compression; `None` is the format's default.
-    pub compress: Option<CompressSpec>,
-    /// The node/member to write in the destination (`DST:NODE`): for `.npz` the member name of
-    /// a single array, or a prefix for several; not allowed for `.npy`.
-    pub dst_node: Option<String>,
-    /// Refuse the conversion, before anything is written, when any source item would be
-    /// left out ([`ConvertSummary::left_out`] would not be empty).
-    pub strict: bool,
-    /// The MAT version written to a `.mat` destination (`--mat-version`); default v7.3.
-    pub mat_version: MatOutVersion,
-    /// How a data frame goes into an `.h5` destination (a pandas HDFStore key).
-    pub store: StoreOptions,
-    /// A table or array converted to Parquet goes into the destination folder as
-    /// `part-00000.parquet`, `part-00001.parquet`, ... of this many rows each (the last one
-    /// shorter), one dataset for pyarrow.dataset, DuckDB or Spark (`--partition-rows`).
-    pub partition_rows: Option<u64>,
-}
-
-/// How a data frame (Parquet) is written into an `.h5` file: as a key of a pandas HDFStore
-/// (`pd.read_hdf(dst, key)` reads it), the key being `DST:NODE` or the source's file stem.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct StoreOptions {
-    /// `table` (the default: pandas' appendable, queryable format), `fixed`, or `pytables`
-    /// (a plain PyTables Table of the index and columns, not a pandas key).
-    pub format: Option<String>,
-    /// Data columns of a `table` key: `all`, or labels separated by commas.
-    pub data_columns: Option<String>,
-    /// Append the rows to the existing `table` key (an existing key is replaced otherwise).
-    pub append: bool,
-}
-
-/// The version of a MAT file [`convert`] writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum MatOutVersion {
-    /// v7.3 (HDF5; hdf5storage conventions): any size.
-    #[default]
-    V73,
-    /// v7: Level 5 with each variable zlib-compressed (MATLAB's default `save` format);
-    /// variables up to 2 GB.
-    V7,
-    /// v5: Level 5 uncompressed (what `scipy.io.savemat` writes); variables up to 2 GB.
-    V5,
-}
-
-impl std::str::FromStr for MatOutVersion {
-    type Err = Error;
-    /// `7.3`, `7` or `5` (`v` prefix allowed; `6` is the same format as `5`).
-    fn from_str(s: &str) -> Result<MatOutVersion> {
-        match s.trim_start_matches(['v', 'V']) {
-            "7.3" => Ok(MatOutVersion::V73),
-            "7" => Ok(MatOutVersion::V7),
-            "5" | "6" => Ok(MatOutVersion::V5),
-            _ => Err(Error::invalid_input(format!(
-                "unknown MAT version '{s}' (known: 7.3, 7, 5)"
-            ))),
-        }
-    }
-}
-
-/// What [`convert`] wrote, and what it left out.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConvertSummary {
-    /// The format written.
-    pub format: Format,
-    /// The names of the arrays written (npz members without `.npy`; `/` for an npy file).
-    pub arrays: Vec<String>,
-    /// Bytes of array data moved.
-    pub data_bytes: u64,
-    /// The source items the destination does not hold, each with its reason, in source order
-    /// ([`crate::plan::summary_lines`] groups them for display).
-    pub left_out: Vec<LeftOut>,
-}
-
-impl ConvertSummary {
-    /// The left-out items grouped into short lines ([`crate::plan::summary_lines`]); empty
-    /// when everything was carried.
-    pub fn left_out_lines(&self) -> Vec<String> {
-        crate::plan::summary_lines(&self.left_out)
-    }
-}
 
 /// One array to write: where it is in the source, what it is, its name in the target.
 struct Leaf {
@@ -215,7 +124,7 @@ pub fn convert_many(
     // Frames (Parquet) are Arrow columns, not numpy blocks: they take their own path.
     #[cfg(feature = "parquet")]
     if let Some(summary) =
-        crate::parquet::convert_frames(sources, dst, format, options, &mut *progress)?
+        crate::parquet_convert::convert_frames(sources, dst, format, options, &mut *progress)?
     {
         return Ok(summary);
     }
@@ -226,7 +135,9 @@ pub fn convert_many(
     // MAT into MAT copies MATLAB values (classes, cells, structs) rather than numpy leaves.
     #[cfg(feature = "mat")]
     if format == Format::Mat {
-        if let Some(summary) = crate::mat::copy_values(sources, dst, options, &mut *progress)? {
+        if let Some(summary) =
+            crate::mat_convert::copy_values(sources, dst, options, &mut *progress)?
+        {
             return Ok(summary);
         }
     }
@@ -234,10 +145,12 @@ pub fn convert_many(
     // sparse variable.
     #[cfg(feature = "mat")]
     let sparse_options = match format {
-        Format::Mat => crate::mat::save_npz_variable(sources, options).map(|name| ConvertOptions {
-            dst_node: Some(name),
-            ..options.clone()
-        }),
+        Format::Mat => {
+            crate::mat_convert::save_npz_variable(sources, options).map(|name| ConvertOptions {
+                dst_node: Some(name),
+                ..options.clone()
+            })
+        }
         _ => None,
     };
     #[cfg(feature = "mat")]
@@ -255,9 +168,12 @@ pub fn convert_many(
         Format::Npz => write_npz(sources, &leaves, dst, options, total, progress)?,
         #[cfg(feature = "mat")]
         Format::Mat => {
-            let mut out =
-                crate::mat::MatOut::create(dst, options.compress.as_ref(), options.mat_version)
-                    .map_err(|e| e.with_file(dst))?;
+            let mut out = crate::mat_convert::MatOut::create(
+                dst,
+                options.compress.as_ref(),
+                options.mat_version,
+            )
+            .map_err(|e| e.with_file(dst))?;
             write_each(sources, &leaves, total, progress, |name, array| {
                 out.write(name, array)
             })
@@ -620,21 +536,13 @@ fn unheld(format: Format, info: &ArrayInfo) -> Option<String> {
     match format {
         Format::Npy | Format::Npz => header_for(info).err().map(|e| e.message().to_string()),
         #[cfg(feature = "mat")]
-        Format::Mat => crate::mat::no_class_for(info),
+        Format::Mat => crate::mat_convert::no_class_for(info),
         // PyTables has no type for text (`U`), object or datetime arrays.
         #[cfg(feature = "hdf5")]
         Format::Hdf5 => sciio_pytables::write::h5type_from_dtype(&info.dtype)
             .err()
             .map(|e| e.message().to_string()),
         _ => None,
-    }
-}
-
-pub(crate) fn join(base: &str, rel: &str) -> String {
-    match (base.trim_end_matches('/'), rel) {
-        ("", "/") => "/".to_string(),
-        (b, "/") => b.to_string(),
-        (b, r) => format!("{b}{r}"),
     }
 }
 
@@ -710,16 +618,6 @@ fn source_of<'a>(
         .get_mut(leaf.source)
         .map(|(file, _)| &mut **file)
         .ok_or_else(|| Error::invalid_input("internal: array source out of range"))
-}
-
-pub(crate) fn npz_compression(spec: Option<&CompressSpec>) -> Result<Compression> {
-    let Some(spec) = spec else {
-        return Ok(Compression::Stored);
-    };
-    Ok(match spec.only_one("npz", &["deflate"], 0..=9)? {
-        None => Compression::Stored,
-        Some(f) => Compression::Deflate(f.level.map_or(6, |l| l.unsigned_abs())),
-    })
 }
 
 fn header_for(info: &ArrayInfo) -> Result<Vec<u8>> {
@@ -811,20 +709,6 @@ fn write_npz(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn npz_compression_follows_the_spec() {
-        assert_eq!(npz_compression(None).unwrap(), Compression::Stored);
-        let spec = CompressSpec::parse("deflate").unwrap();
-        assert_eq!(
-            npz_compression(Some(&spec)).unwrap(),
-            Compression::Deflate(6)
-        );
-        let spec = CompressSpec::parse("none").unwrap();
-        assert_eq!(npz_compression(Some(&spec)).unwrap(), Compression::Stored);
-        let spec = CompressSpec::parse("zstd:3").unwrap();
-        assert!(npz_compression(Some(&spec)).is_err());
-    }
 
     #[test]
     fn a_dtype_no_npy_header_describes_is_left_out_of_npy_and_npz() {

@@ -10,6 +10,7 @@ use sciio_npy::Header;
 use sciio_zip::ZipArchive;
 
 use crate::format::Format;
+pub(crate) use crate::node::normalise;
 use crate::node::{ArrayInfo, Node, NodeKind};
 
 /// Bytes moved per block when streaming array data (bounded memory for any array size).
@@ -210,7 +211,7 @@ impl File {
     pub fn key_frame_text(&self, node: &str, max_rows: usize) -> Result<Option<String>> {
         #[cfg(feature = "hdfstore")]
         if let Some(store) = self.hdf_store() {
-            if crate::store::frame_key(self, &store, node)?.is_some() {
+            if crate::store::frame_key(&store, node, || self.is_group(node))?.is_some() {
                 return store
                     .read(node)?
                     .to_text(max_rows)
@@ -237,6 +238,15 @@ impl File {
     /// The root of the tree: the array itself for `.npy`, a group of members for `.npz`.
     pub fn root(&self) -> &Node {
         &self.root
+    }
+
+    /// Whether `path` names a group of the tree (the store layer's question: a group holding
+    /// a plain Table is a pandas `generic_table` key).
+    #[cfg(feature = "hdfstore")]
+    pub(crate) fn is_group(&self, path: &str) -> bool {
+        self.root
+            .find(path)
+            .is_some_and(|n| matches!(n.kind, NodeKind::Group { .. }))
     }
 
     /// The node at `path` (`/x`, `x`, `/group/x`; `/` is the root), or a
@@ -500,11 +510,6 @@ fn frames_not_arrays() -> Error {
     Error::unsupported(
         "a Parquet file is a data frame, not arrays; convert it to .npz for one array per column",
     )
-}
-
-/// `x` and `/x` name the same node; the root is `/`.
-pub(crate) fn normalise(path: &str) -> String {
-    format!("/{}", path.trim_start_matches('/'))
 }
 
 pub(crate) fn expect_root(path: &str) -> Result<()> {

@@ -150,7 +150,7 @@ impl File {
         let Some(store) = self.hdf_store() else {
             return Ok(None);
         };
-        match crate::store::frame_key(self, &store, node)? {
+        match crate::store::frame_key(&store, node, || self.is_group(node))? {
             Some(key) => store.read(&key).map(Some),
             None => Ok(None),
         }

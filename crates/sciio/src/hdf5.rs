@@ -14,15 +14,11 @@
 use std::io::Write;
 use std::path::Path;
 
-use sciio_core::{
-    ByteOrder, DType, Error, Limits, NdArray, Order, RecordType, Result, ScalarKind, ScalarType,
-};
+use sciio_core::{ByteOrder, DType, Error, Limits, NdArray, Order, Result, ScalarKind, ScalarType};
 use sciio_pytables::sciio_hdf5::{H5Type, RawData};
 use sciio_pytables::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows, VlRow};
 
 use crate::node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
-
-mod ptdump;
 
 /// An opened HDF5 file.
 #[derive(Debug)]
@@ -61,7 +57,7 @@ impl Hdf5 {
         let root = self.file.tree(attrs)?;
         let node = find_info(&root, path)
             .ok_or_else(|| Error::not_found("no such node").with_node(path))?;
-        Ok(ptdump::render(node, attrs))
+        Ok(node.render(attrs))
     }
 
     pub(crate) fn read_array(&self, path: &str) -> Result<NdArray> {
@@ -75,7 +71,7 @@ impl Hdf5 {
                 ))
             }
         };
-        raw_to_ndarray(raw)
+        raw.into_numpy()
     }
 
     /// The array at `path` in the file's own layout: stored byte order, compound offsets and
@@ -83,7 +79,7 @@ impl Hdf5 {
     pub(crate) fn read_array_as_stored(&self, path: &str) -> Result<NdArray> {
         let stored = self.file.clone().with_file_layout();
         match stored.read(path)? {
-            sciio_pytables::LeafData::Array(raw) => raw_to_ndarray(raw),
+            sciio_pytables::LeafData::Array(raw) => raw.into_numpy(),
             // Strings have no byte order or layout of their own.
             sciio_pytables::LeafData::VlArray(rows) => self.vl_strings(path, rows),
             sciio_pytables::LeafData::Elements(_) => Err(Error::unsupported(
@@ -189,7 +185,7 @@ impl Hdf5 {
             .read_vlarray(path, Rows::all())?
             .into_iter()
             .map(|row| match row {
-                VlRow::Values(raw) => raw_to_ndarray(raw),
+                VlRow::Values(raw) => raw.into_numpy(),
                 VlRow::Bytes(b) => bytes_array(&[b.as_slice()], &[]),
                 VlRow::Text(t) => text_array(&[t.as_str()], &[]),
             })
@@ -202,7 +198,7 @@ impl Hdf5 {
     pub(crate) fn empty_row(&self, path: &str) -> Result<Option<NdArray>> {
         self.file
             .vlarray_empty_row(path)?
-            .map(raw_to_ndarray)
+            .map(RawData::into_numpy)
             .transpose()
     }
 
@@ -216,7 +212,7 @@ impl Hdf5 {
         } else {
             self.file.read_array(path, rows)?
         };
-        raw_to_ndarray(raw)
+        raw.into_numpy()
     }
 
     /// How the dataset at `path` is stored: layout, chunk shape, chunks written (chunked
@@ -358,7 +354,9 @@ fn to_node(file: &PtFile, info: &NodeInfo, parent: &str) -> Node {
         .map(|a| Attribute {
             name: a.name.clone(),
             value: match &a.value {
-                PtAttrValue::Data(raw) => raw_to_ndarray(raw.clone())
+                PtAttrValue::Data(raw) => raw
+                    .clone()
+                    .into_numpy()
                     .map(AttrValue::Array)
                     .unwrap_or_else(|e| AttrValue::Other(e.message().to_string())),
                 PtAttrValue::Vlen(_) => AttrValue::Other("variable-length value".to_string()),
@@ -390,7 +388,7 @@ fn vlarray_reason(info: &NodeInfo) -> String {
         (Some("vlunicode"), _) => {
             "variable-length unicode strings (read as one U array)".to_string()
         }
-        (_, Some(H5Type::VarLen { base })) => match to_dtype(base) {
+        (_, Some(H5Type::VarLen { base })) => match base.to_numpy_dtype() {
             Ok(d) => format!("rows of variable length of {d} (read row by row)"),
             Err(_) => "rows of variable length (read row by row)".to_string(),
         },
@@ -431,103 +429,9 @@ fn leaf_kind(file: &PtFile, info: &NodeInfo, table: bool) -> NodeKind {
 /// A dataset's element type; an array type at the top folds its dims into the shape, as
 /// numpy does.
 fn top_dtype(ty: &H5Type, shape: &mut Vec<usize>) -> Result<DType> {
-    match ty {
-        H5Type::Array { base, dims } => {
-            shape.extend(dims.iter().copied());
-            to_dtype(base)
-        }
-        other => to_dtype(other),
-    }
-}
-
-/// The numpy dtype of an HDF5 type (see the module documentation).
-pub(crate) fn to_dtype(ty: &H5Type) -> Result<DType> {
-    let scalar = |kind, o| Ok(DType::Scalar(ScalarType::new(kind, o)));
-    let size8 = |size: usize| u8::try_from(size).map_err(|_| Error::unsupported("type too large"));
-    match ty {
-        H5Type::Int {
-            size: size @ (1 | 2 | 4 | 8),
-            signed,
-            order: o,
-        } => {
-            let n = size8(*size)?;
-            let kind = if *signed {
-                ScalarKind::Int(n)
-            } else {
-                ScalarKind::UInt(n)
-            };
-            scalar(kind, *o)
-        }
-        H5Type::Float {
-            size: size @ (2 | 4 | 8),
-            order: o,
-            ..
-        }
-        | H5Type::Float {
-            size: size @ (12 | 16),
-            precision: 80 | 64,
-            order: o,
-        } => scalar(ScalarKind::Float(size8(*size)?), *o),
-        // PyTables writes bool as an 8-bit bitfield (precision 8) and reads any bitfield as
-        // `b1`: every 8-bit bitfield is a bool.
-        H5Type::Bitfield { size: 1, .. } => scalar(ScalarKind::Bool, ByteOrder::NotApplicable),
-        H5Type::Bitfield {
-            size: size @ (2 | 4 | 8),
-            order: o,
-            ..
-        } => scalar(ScalarKind::UInt(size8(*size)?), *o),
-        H5Type::Time { size: 4, order: o } => scalar(ScalarKind::Int(4), *o),
-        H5Type::Time { size: 8, order: o } => scalar(ScalarKind::Float(8), *o),
-        H5Type::FixedString { size, .. } => {
-            scalar(ScalarKind::Bytes(*size), ByteOrder::NotApplicable)
-        }
-        H5Type::Enum { base, .. } => to_dtype(base),
-        H5Type::Compound { size, fields } => {
-            if let Some(part) = ty.complex_parts() {
-                let o = match part {
-                    H5Type::Float { order: o, .. } => *o,
-                    _ => ByteOrder::NotApplicable,
-                };
-                return scalar(ScalarKind::Complex(size8(*size)?), o);
-            }
-            let fields = fields
-                .iter()
-                .map(|f| {
-                    let dtype = match &f.ty {
-                        H5Type::Array { base, dims } => {
-                            DType::SubArray(Box::new(to_dtype(base)?), dims.clone())
-                        }
-                        other => to_dtype(other)?,
-                    };
-                    Ok(sciio_core::Field::new(f.name.clone(), f.offset, dtype))
-                })
-                .collect::<Result<Vec<_>>>()?;
-            let dtype = DType::Record(RecordType {
-                fields,
-                itemsize: *size,
-            });
-            dtype.validate()?;
-            Ok(dtype)
-        }
-        H5Type::Array { base, dims } => {
-            Ok(DType::SubArray(Box::new(to_dtype(base)?), dims.clone()))
-        }
-        other => Err(Error::unsupported(format!(
-            "{} {} no fixed-size numpy dtype",
-            type_words(other),
-            if matches!(other, H5Type::VarLen { .. }) {
-                "have"
-            } else {
-                "has"
-            }
-        ))),
-    }
-}
-
-fn raw_to_ndarray(raw: RawData) -> Result<NdArray> {
-    let mut shape = raw.shape.clone();
-    let dtype = top_dtype(&raw.ty, &mut shape)?;
-    NdArray::from_bytes(dtype, &shape, Order::C, &raw.bytes)
+    let (dtype, dims) = ty.to_numpy_element()?;
+    shape.extend_from_slice(dims);
+    Ok(dtype)
 }
 
 /// What a VLArray's rows are.
@@ -577,19 +481,6 @@ fn text_array(items: &[&str], shape: &[usize]) -> Result<NdArray> {
     }
     let dtype = DType::Scalar(ScalarType::new(ScalarKind::Unicode(n), ByteOrder::Little));
     NdArray::from_bytes(dtype, shape, Order::C, &bytes)
-}
-
-/// An HDF5 type without a numpy dtype, in words (for messages and listings).
-fn type_words(ty: &H5Type) -> &'static str {
-    match ty {
-        H5Type::VarString { .. } => "a variable-length string",
-        H5Type::VarLen { .. } => "variable-length sequences",
-        H5Type::ObjectRef => "an object reference",
-        H5Type::RegionRef => "a region reference",
-        H5Type::Reference { .. } => "a reference",
-        H5Type::Opaque { .. } => "an opaque type",
-        _ => "this HDF5 type",
-    }
 }
 
 /// Layout, chunk shape, chunks written, filters and bytes on disk of a dataset.

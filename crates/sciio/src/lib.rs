@@ -72,10 +72,17 @@ mod h5write;
 mod hdf5;
 #[cfg(feature = "mat")]
 mod mat;
+#[cfg(feature = "mat")]
+mod mat_convert;
+mod options;
 #[cfg(feature = "parquet")]
 mod parquet;
+#[cfg(feature = "parquet")]
+mod parquet_convert;
 #[cfg(feature = "hdfstore")]
 mod store;
+#[cfg(feature = "hdfstore")]
+mod store_convert;
 // Streaming writes into .h5 or .parquet: nothing to stream into with neither.
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
 mod stream;
@@ -91,6 +98,18 @@ pub use plan::LeftOut;
 /// once at the start of a program that converts files; see [`sciio_temp`].
 pub fn remove_temporaries_on_signals() {
     sciio_temp::remove_on_signals();
+}
+
+/// The C libraries sciio is built with that carry a version of their own, as `name version`
+/// (`libhdf5 2.0.0` with the `hdf5` feature; empty without it), for `sciio --version`.
+pub fn linked_libraries() -> Vec<String> {
+    #[allow(unused_mut)] // filled only with format features
+    let mut out = Vec::new();
+    #[cfg(feature = "hdf5")]
+    if let Ok((major, minor, release)) = sciio_pytables::sciio_hdf5::libhdf5_version() {
+        out.push(format!("libhdf5 {major}.{minor}.{release}"));
+    }
+    out
 }
 
 /// Opens a file of any supported format: the same as [`File::open`].

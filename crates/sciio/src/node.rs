@@ -251,3 +251,17 @@ impl Node {
             .collect()
     }
 }
+
+/// `x` and `/x` name the same node; the root is `/`.
+pub(crate) fn normalise(path: &str) -> String {
+    format!("/{}", path.trim_start_matches('/'))
+}
+
+/// `rel` (a node path below `base`, or `/` for `base` itself) as a path of the whole tree.
+pub(crate) fn join(base: &str, rel: &str) -> String {
+    match (base.trim_end_matches('/'), rel) {
+        ("", "/") => "/".to_string(),
+        (b, "/") => b.to_string(),
+        (b, r) => format!("{b}{r}"),
+    }
+}

@@ -454,10 +454,10 @@ mod frame_h5 {
     use sciio_pandas::arrow_schema::DataType;
     use sciio_pandas::{Frame, ParquetReader, ReadOptions};
 
-    use crate::convert::{ConvertOptions, ConvertSummary};
     use crate::file::File;
     use crate::format::Format;
     use crate::node::ArrayInfo;
+    use crate::options::{ConvertOptions, ConvertSummary};
     use crate::plan::{refuse_if_strict, LeftOut};
 
     /// `x.parquet → y.h5` row group by row group into one Table, when every column (and

@@ -20,11 +20,9 @@
 //! ```
 
 mod append;
-mod encode;
 mod links;
 pub mod native;
 mod objects;
-mod register;
 mod types;
 
 use std::ffi::{c_char, c_void, CString};
@@ -58,7 +56,7 @@ use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
 pub use append::ChunkAppender;
-pub use encode::{
+pub use sciio_codecs::{
     blosc2_blocksize, encode_chunk, encode_chunk_masked, fletcher32, shuffle, BloscCodec,
     FilterStage,
 };
@@ -168,7 +166,6 @@ impl FileBuilder {
     /// Creates (or truncates) `path`.
     pub fn create(&self, path: impl AsRef<Path>) -> Result<FileWriter> {
         let path = path.as_ref();
-        register::ensure_encoders();
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         let hid = locked(|| -> Result<Hid> {
             // SAFETY: property lists owned here; valid C string.
@@ -200,7 +197,6 @@ impl FileBuilder {
     /// Opens an existing file to add to it.
     pub fn open_rw(&self, path: impl AsRef<Path>) -> Result<FileWriter> {
         let path = path.as_ref();
-        register::ensure_encoders();
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         std::fs::metadata(path)
             .map_err(|e| Error::io("cannot open the file", e).with_file(path))?;

@@ -17,9 +17,9 @@ const BLOSC1_HEADER: usize = 16;
 const SNAPPY_FORMAT: u8 = 2;
 
 /// Starts c-blosc2 once per process: before filters are registered, and before any direct
-/// [`super::decode`] call (a caller that never touched libhdf5, such as a fuzz target, would
+/// [`crate::decode`] call (a caller that never touched libhdf5, such as a fuzz target, would
 /// otherwise hand frames to an uninitialised library).
-pub(super) fn init() {
+pub fn init() {
     static ONCE: std::sync::Once = std::sync::Once::new();
     // SAFETY: initialises c-blosc2's global tables, once.
     ONCE.call_once(|| unsafe { b2::blosc2_init() });

@@ -1,12 +1,14 @@
-//! Encoder-capable registrations of the non-libhdf5 filters (blosc, blosc2, LZO, LZF, bzip2).
+//! sciio's filters registered with libhdf5, once per process, at the first libhdf5 call
+//! ([`crate::handle::locked`]), for reading and writing alike.
 //!
-//! The read layer registers decode-only classes; libhdf5 refuses to create, extend or write a
-//! dataset whose pipeline holds a filter without an encoder ("encoding is disabled") even when
-//! every chunk arrives already compressed through `H5Dwrite_chunk`. Before writing, these
-//! classes replace them (same ids, `H5Zregister` replaces): decoding still goes through
-//! [`crate::filters::decode`], encoding through [`FilterStage::encode`]. The class names are
-//! the ones PyTables registers: libhdf5 stores them in each pipeline, and PyTables recognises
-//! its filters by them (`Filters._from_leaf`).
+//! Blosc, Blosc2, LZO, LZF and bzip2 are registered with encoders: libhdf5 refuses to create,
+//! extend or write a dataset whose pipeline holds a filter without one ("encoding is
+//! disabled") even when every chunk arrives already compressed through `H5Dwrite_chunk`.
+//! Decoding goes through [`sciio_codecs::decode`], encoding through [`FilterStage::encode`].
+//! Their class names are the ones PyTables registers: libhdf5 stores them in each pipeline,
+//! and PyTables recognises its filters by them (`Filters._from_leaf`). Bitshuffle and szip are
+//! read only (sciio has no encoder for them). libhdf5's built-in shuffle is replaced by a class
+//! that creates pipelines as libhdf5 1.14 does ([`register_shuffle_like_pytables`]).
 
 use std::ffi::{c_uint, c_void};
 use std::sync::{Once, OnceLock};
@@ -15,20 +17,24 @@ use hdf5_sys::h5::{herr_t, H5allocate_memory, H5free_memory};
 use hdf5_sys::h5i::hid_t;
 use hdf5_sys::h5t::{H5T_class_t, H5Tget_class, H5Tis_variable_str};
 use hdf5_sys::h5z::{H5Z_class2_t, H5Z_filter_t, H5Zregister, H5Z_CLASS_T_VERS, H5Z_FLAG_REVERSE};
+use sciio_codecs::{id, FilterStage};
 
-use super::FilterStage;
-use crate::filters::id;
-
-/// Registers the encoder-capable classes once per process (after the read layer's).
-pub(crate) fn ensure_encoders() {
+/// Registers every class once per process (called by [`crate::handle::locked`] before any
+/// libhdf5 call, so reads and writes see the same registrations from the start).
+pub(crate) fn ensure_registered() {
     static ONCE: Once = Once::new();
-    crate::filters::ensure_registered();
     ONCE.call_once(|| {
+        sciio_codecs::init_blosc();
         hdf5::sync::sync(|| {
-            for class in [&BLOSC, &BLOSC2, &LZO, &LZF, &BZIP2] {
+            for class in [&BLOSC, &BLOSC2, &LZO, &LZF, &BZIP2, &BITSHUFFLE] {
                 // SAFETY: 'static class structs whose callbacks never unwind.
                 unsafe { H5Zregister((&class.0 as *const H5Z_class2_t).cast()) };
             }
+            // H5Zregister refuses ids below 256 ("predefined filters"), szip's 4 included, so
+            // szip goes through the library-internal call H5Z_init uses for built-in filters
+            // (a plain C symbol of the statically linked libhdf5; same class struct contract).
+            // SAFETY: the class struct is 'static and its callback never unwinds.
+            unsafe { H5Z_register(&SZIP.0) };
             register_shuffle_like_pytables();
             // SAFETY: clears the error stack of a failed registration (kept silent).
             unsafe { hdf5_sys::h5e::H5Eclear2(hdf5_sys::h5e::H5E_DEFAULT) };
@@ -36,8 +42,16 @@ pub(crate) fn ensure_encoders() {
     });
 }
 
+// SAFETY: the declaration matches H5Zprivate.h's `herr_t H5Z_register(const H5Z_class2_t *)`
+// of the statically linked libhdf5.
+unsafe extern "C" {
+    /// libhdf5's internal registration (H5Zprivate.h), without H5Zregister's id >= 256 rule.
+    fn H5Z_register(cls: *const H5Z_class2_t) -> herr_t;
+}
+
 struct Class(H5Z_class2_t);
 
+// SAFETY: H5Z_SHUFFLE is libhdf5's `const H5Z_class2_t H5Z_SHUFFLE[1]` (H5Zpkg.h), only read.
 unsafe extern "C" {
     /// libhdf5's built-in shuffle class (H5Zpkg.h; a plain symbol of the static libhdf5).
     static H5Z_SHUFFLE: H5Z_class2_t;
@@ -67,7 +81,7 @@ fn register_shuffle_like_pytables() {
     });
     // SAFETY: a 'static class struct (libhdf5's own callbacks, and ours, never unwind); the
     // internal call replaces the built-in registration of id 2, which H5Zregister refuses.
-    unsafe { crate::filters::H5Z_register(&class.0) };
+    unsafe { H5Z_register(&class.0) };
 }
 
 extern "C" fn shuffle_set_local(dcpl: hid_t, type_id: hid_t, space: hid_t) -> herr_t {
@@ -94,11 +108,11 @@ unsafe impl Sync for Class {}
 unsafe impl Send for Class {}
 
 macro_rules! class {
-    ($class:ident, $func:ident, $id:expr, $name:literal) => {
+    ($class:ident, $func:ident, $id:expr, $name:literal, encoder: $encoder:literal) => {
         static $class: Class = Class(H5Z_class2_t {
             version: H5Z_CLASS_T_VERS as _,
             id: $id as H5Z_filter_t,
-            encoder_present: 1,
+            encoder_present: $encoder,
             decoder_present: 1,
             name: concat!($name, "\0").as_ptr().cast(),
             can_apply: None,
@@ -123,15 +137,17 @@ macro_rules! class {
     };
 }
 
-class!(BLOSC, sciio_blosc, id::BLOSC, "blosc");
-class!(BLOSC2, sciio_blosc2, id::BLOSC2, "blosc2");
-class!(LZO, sciio_lzo, id::LZO, "lzo");
+class!(BLOSC, sciio_blosc, id::BLOSC, "blosc", encoder: 1);
+class!(BLOSC2, sciio_blosc2, id::BLOSC2, "blosc2", encoder: 1);
+class!(LZO, sciio_lzo, id::LZO, "lzo", encoder: 1);
 // h5py registers LZF under this name (`lzf_filter.c`).
-class!(LZF, sciio_lzf, id::LZF, "lzf");
-class!(BZIP2, sciio_bzip2, id::BZIP2, "bzip2");
+class!(LZF, sciio_lzf, id::LZF, "lzf", encoder: 1);
+class!(BZIP2, sciio_bzip2, id::BZIP2, "bzip2", encoder: 1);
+class!(BITSHUFFLE, sciio_bitshuffle, id::BITSHUFFLE, "bitshuffle (sciio)", encoder: 0);
+class!(SZIP, sciio_szip, id::SZIP, "szip (sciio)", encoder: 0);
 
 /// Encodes or decodes one buffer in Rust and hands the result back in libhdf5's allocator.
-/// Returns 0 (failure) on any error.
+/// Returns 0 (failure) on any error, and for encoding with a filter sciio only reads.
 ///
 /// # Safety
 /// The pointers must follow libhdf5's H5Z_func_t contract.
@@ -156,7 +172,7 @@ unsafe fn run(
         };
         let input = unsafe { std::slice::from_raw_parts(*buf as *const u8, nbytes) };
         if flags & H5Z_FLAG_REVERSE != 0 {
-            crate::filters::decode(filter, cd, input, None)
+            sciio_codecs::decode(filter, cd, input, None)
         } else {
             FilterStage {
                 id: filter,

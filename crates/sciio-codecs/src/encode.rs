@@ -8,7 +8,7 @@ use std::io::Write as _;
 
 use sciio_core::{Error, ErrorKind, Result};
 
-use crate::filters::id;
+use crate::id;
 
 /// A Blosc/Blosc2 internal codec (the numbering both libraries and PyTables' filters share).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -95,7 +95,7 @@ impl BloscCodec {
 /// as stored in the file (PyTables' layout for its own filters).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FilterStage {
-    /// Filter id ([`crate::filters::id`]).
+    /// Filter id ([`crate::id`]).
     pub id: i32,
     /// Client data values, as stored.
     pub cd_values: Vec<u32>,
@@ -124,7 +124,7 @@ impl FilterStage {
 
     /// LZF as h5py writes it (optional; client data `[4, 0x0105, chunk bytes]`).
     pub fn lzf(chunk_bytes: usize) -> FilterStage {
-        let [filter, lib] = crate::filters::lzf::CD_VERSIONS;
+        let [filter, lib] = crate::lzf::CD_VERSIONS;
         FilterStage {
             id: id::LZF,
             cd_values: vec![filter, lib, u32::try_from(chunk_bytes).unwrap_or(0)],
@@ -166,7 +166,7 @@ impl FilterStage {
             id::BLOSC | id::LZO => self.compress(&input, threads),
             // Unmasked writers cannot skip the stage: a chunk LZF cannot shrink is an error
             // there (libhdf5 then stores it unfiltered, the filter being optional).
-            id::LZF => crate::filters::lzf::encode(&input)
+            id::LZF => crate::lzf::encode(&input)
                 .ok_or_else(|| Error::unsupported("LZF cannot shrink this chunk")),
             id::BLOSC2 => {
                 let params = Blosc2Params {
@@ -184,7 +184,7 @@ impl FilterStage {
             }
             other => Err(Error::unsupported(format!(
                 "sciio cannot write with filter {other} ({})",
-                crate::filters::filter_name(other)
+                crate::filter_name(other)
             ))),
         }
     }
@@ -208,7 +208,7 @@ impl FilterStage {
                 .map_err(|e| Error::format(format!("LZO compression failed: {e:?}"))),
             // h5py's filter compresses into a buffer of the chunk's size and fails (the chunk
             // is stored unfiltered) when LZF cannot shrink it: an empty block stands for that.
-            id::LZF => Ok(crate::filters::lzf::encode(input).unwrap_or_default()),
+            id::LZF => Ok(crate::lzf::encode(input).unwrap_or_default()),
             other => Err(Error::unsupported(format!(
                 "filter {other} is not Blosc, LZO or LZF"
             ))),
@@ -416,7 +416,7 @@ fn blosc2(input: &[u8], p: &Blosc2Params) -> Result<Vec<u8>> {
         return Err(fail("chunk larger than 2 GiB"));
     }
     // c-blosc2 must be initialised (done once, with the filters' registration).
-    crate::filters::ensure_registered();
+    crate::blosc::init();
     // SAFETY: parameters built from c-blosc2's defaults; the schunk and its frame are freed on
     // every path below.
     unsafe {
@@ -511,7 +511,7 @@ fn b2nd_block_shape(block_size: usize, typesize: usize, chunk: &[i32]) -> (Vec<i
 /// (`b2nd_create_ctx` + `b2nd_from_cbuffer` + `b2nd_to_cframe`). c-blosc2 has these in the
 /// static library blosc2-sys links, without bindings, hence the declarations here.
 fn blosc2_b2nd(input: &[u8], p: &Blosc2Params, chunk: &[i32]) -> Result<Vec<u8>> {
-    use crate::filters::blosc::{b2nd_free, B2ndArrayHead};
+    use crate::blosc::{b2nd_free, B2ndArrayHead};
     use std::ffi::c_char;
     extern "C" {
         fn b2nd_create_ctx(
@@ -542,7 +542,7 @@ fn blosc2_b2nd(input: &[u8], p: &Blosc2Params, chunk: &[i32]) -> Result<Vec<u8>>
     if input.len() > i32::MAX as usize - 64 {
         return Err(blosc2_fail("chunk larger than 2 GiB"));
     }
-    crate::filters::ensure_registered();
+    crate::blosc::init();
     let blocksize = match p.blocksize {
         0 => {
             let codec = BloscCodec::from_code(p.codec);
@@ -651,7 +651,7 @@ mod tests {
     #[test]
     fn shuffle_round_trips_with_the_reader() {
         let data: Vec<u8> = (0..103u8).collect();
-        assert_eq!(crate::filters::unshuffle(&shuffle(&data, 4), 4), data);
+        assert_eq!(crate::unshuffle(&shuffle(&data, 4), 4), data);
     }
 
     #[test]
@@ -695,7 +695,7 @@ mod tests {
         for s in stages {
             let enc = s.encode(data.clone()).unwrap();
             assert!(enc.len() < data.len(), "filter {} did not compress", s.id);
-            let dec = crate::filters::decode(s.id, &s.cd_values, &enc, Some(data.len())).unwrap();
+            let dec = crate::decode(s.id, &s.cd_values, &enc, Some(data.len())).unwrap();
             assert_eq!(dec, data, "filter {}", s.id);
         }
     }

@@ -10,20 +10,26 @@
 use std::fmt::Write;
 
 use sciio_core::{PyLiteral, Value};
-use sciio_pytables::sciio_hdf5::filters::id;
-use sciio_pytables::sciio_hdf5::Filter;
-use sciio_pytables::{NodeClass, NodeInfo, PtAttr, PtAttrValue, PtFilters};
+use sciio_hdf5::filters::id;
+use sciio_hdf5::{Filter, RawData};
+
+use crate::attrs::{PtAttr, PtAttrValue, PtFilters};
+use crate::tree::{NodeClass, NodeInfo};
 
 /// Attribute values longer than this are cut (with `...`).
 const MAX_VALUE_CHARS: usize = 72;
 /// Array attributes show at most this many elements.
 const MAX_ELEMENTS: usize = 8;
 
-/// The listing of `node` and everything below it.
-pub(crate) fn render(node: &NodeInfo, attrs: bool) -> String {
-    let mut out = String::new();
-    render_into(node, attrs, &mut out);
-    out
+impl NodeInfo {
+    /// The listing of this node and everything below it as `ptdump` prints it (`ptdump -v`'s
+    /// details indented below each leaf), with each node's attributes when `attrs` (and the
+    /// tree was read with them, [`PtFile::tree`](crate::PtFile::tree)).
+    pub fn render(&self, attrs: bool) -> String {
+        let mut out = String::new();
+        render_into(self, attrs, &mut out);
+        out
+    }
 }
 
 fn render_into(node: &NodeInfo, attrs: bool, out: &mut String) {
@@ -266,8 +272,8 @@ fn shorten(text: String) -> String {
 }
 
 /// Fixed-layout data: a scalar as its value, an array as a list (first elements only).
-fn data_text(raw: &sciio_pytables::sciio_hdf5::RawData) -> String {
-    let Ok(array) = super::raw_to_ndarray(raw.clone()) else {
+fn data_text(raw: &RawData) -> String {
+    let Ok(array) = raw.clone().into_numpy() else {
         return format!("<{} bytes>", raw.bytes.len());
     };
     if array.shape().is_empty() {

@@ -3,7 +3,7 @@
 
 /// Reverses HDF5's shuffle into `out` (same length as `input`): byte `b` of element `i` was
 /// stored at `b * n + i`; a tail shorter than one element was left in place.
-pub(crate) fn unshuffle_into(input: &[u8], elem: usize, out: &mut [u8]) {
+pub fn unshuffle_into(input: &[u8], elem: usize, out: &mut [u8]) {
     let n = if elem > 1 { input.len() / elem } else { 0 };
     if n == 0 {
         out.copy_from_slice(input);

@@ -1,0 +1,509 @@
+//! Conversions that involve a frame (Parquet) do not go through the array leaves of the tree:
+//! a frame's columns are Arrow arrays, not numpy blocks. `x.parquet → y.parquet` streams
+//! record batches (bounded memory, pandas metadata kept); `x.parquet → y.npz` stores one member
+//! per index level and column (the frame in memory), `x.parquet → y.npy` one structured array
+//! like `df.to_records(index=False)` (a stored index as leading fields); columns numpy has no
+//! type for are left out. A 1-d structured array (`.npy`, npz member, PyTables `Table`) →
+//! `.parquet` becomes one column per field ([`Frame::from_structured_partial`], subarray
+//! fields as fixed-size list columns), a 1-d array one column named after its node, an n-d
+//! array one fixed-size list column ([`Frame::from_ndarray`]), a VLArray of numbers one list
+//! column ([`Frame::from_rows`]); the source's attributes go into the file's key-value metadata.
+
+use std::path::Path;
+
+use sciio_core::{Error, Limits, NdArray, Result, Value};
+use sciio_pandas::{Frame, IndexLevel, ParquetOptions, ParquetWriter};
+
+use crate::atomic::write_atomically;
+use crate::file::File;
+use crate::format::Format;
+use crate::node::{normalise, AttrValue, Node, NodeKind};
+use crate::options::{npz_compression, ConvertOptions, ConvertSummary};
+use crate::parquet::{
+    array_frame, numpy_columns, options_for, read_frame, reader, records_of, write_frame, write_npz,
+};
+#[cfg(feature = "hdf5")]
+use crate::parquet::{frame_table, table_name};
+use crate::plan::{refuse_if_strict, LeftOut};
+use crate::vlarray::VlKind;
+
+/// `src.parquet → dst.parquet`, batch by batch, written atomically. Returns the rows copied.
+pub(crate) fn copy(
+    src: &Path,
+    limits: &Limits,
+    dst: &Path,
+    options: &ParquetOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<u64> {
+    let reader = reader(src, limits)?;
+    let total = reader.num_rows();
+    let schema = reader.schema().clone();
+    write_atomically(dst, |out| {
+        let mut writer = ParquetWriter::new(out, &schema, options);
+        let mut rows = 0u64;
+        for batch in reader {
+            let batch = batch.map_err(|e| e.with_file(src))?;
+            rows += batch.num_rows() as u64;
+            writer.write(&batch)?;
+            progress(rows, total);
+        }
+        writer.finish()?;
+        Ok(rows)
+    })
+}
+
+/// The conversions that involve a data frame, or `None` when neither the destination is
+/// Parquet nor a source is a frame (the array leaves path of [`convert_many`] handles those).
+///
+/// [`convert_many`]: crate::convert_many
+pub(crate) fn convert_frames(
+    sources: &mut [(&mut File, Option<&str>)],
+    dst: &Path,
+    format: Format,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<ConvertSummary>> {
+    #[cfg(feature = "hdfstore")]
+    if let Some(summary) =
+        crate::store_convert::convert(sources, dst, format, options, &mut *progress)?
+    {
+        return Ok(Some(summary));
+    }
+    let any_frame = sources
+        .iter()
+        .any(|(f, _)| matches!(f.root().kind, NodeKind::Frame { .. }));
+    if format != Format::Parquet && !any_frame {
+        return Ok(None);
+    }
+    let [(src, src_node)] = sources else {
+        return Err(Error::unsupported(format!(
+            "a data frame converts from or to one file at a time, got {} sources",
+            sources.len()
+        ))
+        .with_file(dst));
+    };
+    if let Some(node) = options.dst_node.as_deref() {
+        if format != Format::Hdf5 && !(frame_src(src) && format == Format::Npz) {
+            return Err(Error::invalid_input(format!(
+                "a {format} destination of a data frame takes no node; drop ':{node}'"
+            ))
+            .with_file(dst));
+        }
+    }
+    let is_frame = frame_src(src);
+    if is_frame && src_node.is_some_and(|n| !n.trim_matches('/').is_empty()) {
+        return Err(Error::not_found(
+            "a Parquet file is one data frame without nodes (use the file name alone)",
+        )
+        .with_file(src.path()));
+    }
+    let summary = match (is_frame, format) {
+        (true, Format::Parquet) => {
+            let parquet = options_for(options.compress.as_ref())?;
+            copy(src.path(), src.limits(), dst, &parquet, progress)?;
+            summary(format, src.root(), src.size_on_disk())
+        }
+        (true, Format::Npz) => frame_to_npz(src, dst, options, progress)?,
+        (true, Format::Npy) => frame_to_npy(src, dst, options, progress)?,
+        #[cfg(feature = "hdf5")]
+        (true, Format::Hdf5) => {
+            #[cfg(feature = "hdfstore")]
+            if options.store.format.as_deref() != Some("pytables") {
+                return crate::store_convert::frame_to_store(src, dst, options, progress).map(Some);
+            }
+            match crate::stream::frame_to_h5(src, dst, options, progress)? {
+                Some(summary) => summary,
+                None => frame_to_h5(src, dst, options, progress)?,
+            }
+        }
+        (true, other) => {
+            return Err(Error::unsupported(format!(
+                "{other} cannot hold a data frame; write .parquet, .npz (one array per column), \
+             .npy (a structured array) or .h5 (a Table)"
+            ))
+            .with_file(src.path()))
+        }
+        (false, _) => array_to_parquet(src, *src_node, dst, options, progress)?,
+    };
+    Ok(Some(summary))
+}
+
+fn frame_src(src: &File) -> bool {
+    matches!(src.root().kind, NodeKind::Frame { .. })
+}
+
+/// `x.parquet → y.npz`: one member per index level and column, or with `y.npz:NAME` one
+/// structured member (as `x.parquet → y.npy` makes it); columns numpy has no type for are
+/// left out.
+fn frame_to_npz(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    let compression = npz_compression(options.compress.as_ref())?;
+    let member = options
+        .dst_node
+        .as_deref()
+        .map(|d| d.trim_matches('/'))
+        .filter(|d| !d.is_empty());
+    let (arrays, left_out) = match member {
+        Some(name) => {
+            let (records, left_out) = frame_records(src)?;
+            (vec![(name.to_string(), records)], left_out)
+        }
+        None => {
+            let frame = read_frame(src.path(), src.limits())?;
+            numpy_columns(&frame, true, src.path(), src.limits())?
+        }
+    };
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    write_npz(&arrays, dst, compression)?;
+    let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Npz,
+        arrays: arrays.into_iter().map(|(name, _)| name).collect(),
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// `x.parquet → y.npy`: one structured array like `df.to_records(index=False)`, the index
+/// levels as leading fields when the index is stored (not a RangeIndex); columns numpy has no
+/// type for are left out.
+fn frame_to_npy(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    if let Some(spec) = options.compress.as_ref().filter(|s| !s.is_uncompressed()) {
+        return Err(Error::unsupported(format!(
+            "npy files are never compressed (got '{spec}'); write .npz to compress"
+        )));
+    }
+    let (records, left_out) = frame_records(src)?;
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    write_atomically(dst, |out| sciio_npy::write_array(out, &records))?;
+    let bytes = records.as_bytes().len() as u64;
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Npy,
+        arrays: vec!["/".to_string()],
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// The frame as one structured array like `df.to_records(index=False)`, the index levels as
+/// leading fields when the index is stored (not a RangeIndex), and the columns numpy has no
+/// type for (left out).
+fn frame_records(src: &File) -> Result<(NdArray, Vec<LeftOut>)> {
+    let frame = read_frame(src.path(), src.limits())?;
+    let stored_index = frame
+        .schema()
+        .index()
+        .iter()
+        .any(|level| matches!(level, IndexLevel::Column { .. }));
+    let (columns, left_out) = numpy_columns(&frame, stored_index, src.path(), src.limits())?;
+    if columns.is_empty() {
+        return Err(Error::not_found(
+            "nothing to convert: no column of the frame has a numpy type",
+        )
+        .with_file(src.path()));
+    }
+    let records = records_of(&columns, frame.num_rows()).map_err(|e| e.with_file(src.path()))?;
+    Ok((records, left_out))
+}
+
+/// `x.parquet → y.h5`: a PyTables Table of the columns PyTables has a type for.
+#[cfg(feature = "hdf5")]
+fn frame_to_h5(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    let frame = read_frame(src.path(), src.limits())?;
+    let (arrays, mut left_out) = numpy_columns(&frame, true, src.path(), src.limits())?;
+    let (table, no_type) = frame_table(&arrays).map_err(|e| e.with_file(src.path()))?;
+    left_out.extend(no_type);
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    let name = table_name(options.dst_node.as_deref(), src.path());
+    let mut out = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
+    out.write(&name, &table).map_err(|e| e.with_file(dst))?;
+    out.finish(dst)?;
+    let bytes = table.as_bytes().len() as u64;
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Hdf5,
+        arrays: vec![name],
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// A structured array or an n-d array (or the one array of a file) → a Parquet file: one
+/// column per field (subarray fields as fixed-size list columns), or one fixed-size list
+/// column for an n-d array. Attributes go into the file's key-value metadata under
+/// [`PARQUET_ATTRIBUTES_KEY`](crate::options::PARQUET_ATTRIBUTES_KEY); fields with no column
+/// type and whatever else the selection holds (links, opaque nodes) are left out.
+fn array_to_parquet(
+    src: &mut File,
+    src_node: Option<&str>,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    // A whole file whose one leaf is a VLArray converts as that VLArray.
+    let only_vlarray = match src_node {
+        None => sole_vlarray(src.root()),
+        Some(_) => None,
+    };
+    let src_node = src_node.or(only_vlarray.as_deref());
+    let vl = match src_node {
+        Some(node) if is_vlarray(src.node(node)?) => src.vl_kind(node)?,
+        _ => None,
+    };
+    let path = match vl {
+        Some(_) => src_node.map(normalise).unwrap_or_else(|| "/".to_string()),
+        None => src.single_array_path(src_node)?,
+    };
+    let selected = match src_node {
+        Some(node) => src.node(node)?,
+        None => src.root(),
+    };
+    let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
+    let (attributes, mut left_out) = selection_plan(selected, &base, &path);
+    let label = column_label(&path, src.path());
+    let file = src.path().to_path_buf();
+    let located = |e: Error| e.with_file(&file).with_node(path.clone());
+    if vl.is_none() {
+        // Batch by batch, in bounded memory (crate::stream).
+        let mut parquet = options_for(options.compress.as_ref())?;
+        if let Some(json) = &attributes {
+            parquet = parquet.key_value(crate::options::PARQUET_ATTRIBUTES_KEY, json.clone());
+        }
+        let streamed = crate::stream::array_to_parquet(
+            src,
+            &path,
+            &label,
+            dst,
+            parquet,
+            options.partition_rows,
+            &mut left_out,
+            options.strict,
+            progress,
+        )
+        .map_err(located)?;
+        if let Some((arrays, data_bytes)) = streamed {
+            return Ok(ConvertSummary {
+                format: Format::Parquet,
+                arrays,
+                data_bytes,
+                left_out,
+            });
+        }
+    }
+    if options.partition_rows.is_some() {
+        return Err(located(Error::unsupported(
+            "--partition-rows splits tables and arrays of rows (C order); this one converts \
+             whole into one .parquet file",
+        )));
+    }
+    let (frame, fields_left, bytes) = match vl {
+        // Rows of numbers: one list column, a row per row.
+        Some(VlKind::Rows) => {
+            let rows = src.read_rows(&path)?;
+            let bytes = rows.iter().map(|r| r.as_bytes().len() as u64).sum();
+            let typed = match rows.is_empty() {
+                true => src.empty_row(&path)?,
+                false => None,
+            };
+            let frame = Frame::from_typed_rows(&label, &rows, typed.as_ref()).map_err(located)?;
+            (frame, Vec::new(), bytes)
+        }
+        Some(VlKind::Objects) => {
+            return Err(located(Error::unsupported(
+                "nothing parquet can hold there: left out a VLArray of pickled Python objects \
+                 (never unpickled)",
+            )))
+        }
+        // Strings read as one S/U array, as any other array.
+        Some(VlKind::Strings) | None => {
+            let array = src.read_array(&path)?;
+            let bytes = array.as_bytes().len() as u64;
+            let (frame, left) = array_frame(&array, &label).map_err(located)?;
+            (frame, left, bytes)
+        }
+    };
+    left_out.extend(
+        fields_left
+            .into_iter()
+            .map(|(field, e)| LeftOut::column(path.clone(), field, "a record field", e.message())),
+    );
+    refuse_if_strict(&left_out, options.strict, dst)?;
+    let mut parquet = options_for(options.compress.as_ref())?;
+    if let Some(json) = attributes {
+        parquet = parquet.key_value(crate::options::PARQUET_ATTRIBUTES_KEY, json);
+    }
+    let arrays = write_frame(&frame, dst, &parquet).map_err(located)?;
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Parquet,
+        arrays,
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// The path of the one leaf under `root` when the tree holds that leaf only and it is a
+/// VLArray (groups and their attributes aside).
+fn sole_vlarray(root: &Node) -> Option<String> {
+    fn leaves<'a>(node: &'a Node, path: String, out: &mut Vec<(String, &'a Node)>) {
+        match &node.kind {
+            NodeKind::Group(children) => {
+                for child in children {
+                    leaves(
+                        child,
+                        format!("{}/{}", path.trim_end_matches('/'), child.name),
+                        out,
+                    );
+                }
+            }
+            _ => out.push((path, node)),
+        }
+    }
+    let mut found = Vec::new();
+    leaves(root, "/".to_string(), &mut found);
+    match found.as_slice() {
+        [(path, node)] if is_vlarray(node) => Some(path.clone()),
+        _ => None,
+    }
+}
+
+fn is_vlarray(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Opaque { kind, .. } if kind == "VLArray")
+}
+
+/// The column label of an n-d array: its node's name, or the file's stem for a `.npy`.
+pub(crate) fn column_label(path: &str, file: &Path) -> String {
+    match path.rsplit('/').next().filter(|n| !n.is_empty()) {
+        Some(name) => name.to_string(),
+        None => file
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "values".to_string()),
+    }
+}
+
+/// What a Parquet destination makes of the selected subtree besides the array at `chosen`:
+/// the attributes of every node as the JSON text of `{node path: {name: value}}` (`None`
+/// without attributes), and the left-out items (attributes without a JSON value, and nodes
+/// that are neither groups nor the chosen array).
+fn selection_plan(selected: &Node, base: &str, chosen: &str) -> (Option<String>, Vec<LeftOut>) {
+    let mut by_node = serde_json::Map::new();
+    let mut left_out = Vec::new();
+    for (rel, node) in selected.walk("") {
+        let path = crate::node::join(base, &rel);
+        let mut attrs = serde_json::Map::new();
+        for attr in &node.attrs {
+            match &attr.value {
+                AttrValue::Array(value) => match array_json(value) {
+                    Ok(json) => {
+                        attrs.insert(attr.name.clone(), json);
+                    }
+                    Err(e) => left_out.push(LeftOut::attribute(&path, &attr.name, e.message())),
+                },
+                AttrValue::Other(what) => left_out.push(LeftOut::attribute(
+                    &path,
+                    &attr.name,
+                    format!("sciio does not read this value ({what})"),
+                )),
+            }
+        }
+        if !attrs.is_empty() {
+            by_node.insert(path.clone(), serde_json::Value::Object(attrs));
+        }
+        if path != chosen && !matches!(node.kind, NodeKind::Group(_)) {
+            let what = match &node.kind {
+                NodeKind::Link(target) => format!("a link to {target}"),
+                _ => format!("a {}", node.kind_name()),
+            };
+            left_out.push(LeftOut::node(
+                &path,
+                what,
+                format!("a .parquet file holds one table, {chosen}"),
+            ));
+        }
+    }
+    let json = (!by_node.is_empty()).then(|| serde_json::Value::Object(by_node).to_string());
+    (json, left_out)
+}
+
+/// An attribute's value as JSON: numbers, booleans and text as themselves (bytes decoded as
+/// UTF-8, else latin-1), arrays as nested lists, records as objects; NaN and infinities as the
+/// strings `"nan"`, `"inf"`, `"-inf"`, complex numbers as `[re, im]`, datetimes as ticks.
+fn array_json(array: &NdArray) -> Result<serde_json::Value> {
+    let values = array.to_order(sciio_core::Order::C).values()?;
+    let mut items = values.iter().map(value_json);
+    Ok(nest(array.shape(), &mut items))
+}
+
+fn nest(shape: &[usize], items: &mut dyn Iterator<Item = serde_json::Value>) -> serde_json::Value {
+    match shape.split_first() {
+        None => items.next().unwrap_or(serde_json::Value::Null),
+        Some((&n, rest)) => serde_json::Value::Array((0..n).map(|_| nest(rest, items)).collect()),
+    }
+}
+
+fn value_json(value: &Value) -> serde_json::Value {
+    use serde_json::Value as Json;
+    let float = |x: f64| {
+        if x.is_finite() {
+            Json::from(x)
+        } else if x.is_nan() {
+            Json::from("nan")
+        } else {
+            Json::from(if x > 0.0 { "inf" } else { "-inf" })
+        }
+    };
+    match value {
+        Value::Bool(b) => Json::from(*b),
+        Value::Int(i) => Json::from(*i),
+        Value::UInt(u) => Json::from(*u),
+        Value::Float(x) => float(*x),
+        Value::LongDouble(x) => float(x.to_f64()),
+        Value::Complex(c) => Json::Array(vec![float(c.re), float(c.im)]),
+        Value::LongComplex(re, im) => Json::Array(vec![float(re.to_f64()), float(im.to_f64())]),
+        Value::Bytes(b) | Value::Void(b) => Json::from(match std::str::from_utf8(b) {
+            Ok(text) => text.to_string(),
+            Err(_) => b.iter().map(|&c| char::from(c)).collect(),
+        }),
+        Value::Str(text) => Json::from(text.as_str()),
+        Value::DateTime(i64::MIN, _) | Value::TimeDelta(i64::MIN, _) => Json::Null,
+        Value::DateTime(t, _) | Value::TimeDelta(t, _) => Json::from(*t),
+        Value::Record(fields) => Json::Object(
+            fields
+                .iter()
+                .map(|(name, v)| (name.clone(), value_json(v)))
+                .collect(),
+        ),
+        Value::Array(shape, items) => nest(shape, &mut items.iter().map(value_json)),
+    }
+}
+
+/// A Parquet → Parquet summary: the frame's columns and the source file's size.
+fn summary(format: Format, root: &Node, bytes: u64) -> ConvertSummary {
+    let arrays = match &root.kind {
+        NodeKind::Frame { columns, .. } => columns.clone(),
+        _ => Vec::new(),
+    };
+    ConvertSummary {
+        format,
+        arrays,
+        data_bytes: bytes,
+        left_out: Vec::new(),
+    }
+}

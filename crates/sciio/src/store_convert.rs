@@ -1,0 +1,372 @@
+//! pandas HDFStore files (`df.to_hdf`) through `sciio-hdfstore`: each key (a group with a
+//! `pandas_type` attribute) is listed, printed and converted as the data frame
+//! `pd.read_hdf(file, key)` returns.
+//!
+//! `store.h5:/key → x.parquet` writes the key's frame (pandas metadata included), `→ x.npz`
+//! one member per index level and column. A whole store → `.npz` holds every key's columns as
+//! `key/column` members; → a folder (`--to parquet` with a destination that is a folder or ends
+//! in `/`) holds one Parquet file per key, named from the key with every character outside
+//! `[A-Za-z0-9_-]` (and a leading `.`) escaped as `%XX`, so a key such as `/..` or one with
+//! control characters never names a path outside that folder.
+
+use std::path::{Path, PathBuf};
+
+use sciio_core::{Error, Result};
+use sciio_hdfstore::HdfStore;
+use sciio_pandas::Frame;
+
+use crate::file::File;
+use crate::format::Format;
+use crate::options::{npz_compression, ConvertOptions, ConvertSummary};
+use crate::parquet::{numpy_columns, options_for, write_frame, write_npz};
+use crate::plan::refuse_if_strict;
+use crate::store::frame_key;
+
+/// A key of a whole store that cannot be read is left out with the reason (the other keys
+/// convert); a key asked for by name stays an error.
+fn read_or_leave_out(
+    store: &HdfStore,
+    key: &str,
+    left_out: &mut Vec<crate::plan::LeftOut>,
+) -> Result<Option<Frame>> {
+    match store.read(key) {
+        Ok(frame) => Ok(Some(frame)),
+        Err(e) if e.kind() == crate::ErrorKind::Io => Err(e),
+        Err(e) => {
+            left_out.push(crate::plan::LeftOut::node(
+                key,
+                "a pandas key sciio cannot read",
+                e.message().to_string(),
+            ));
+            Ok(None)
+        }
+    }
+}
+
+/// Conversions from a store: `None` when the source is not a store key nor a whole store.
+pub(crate) fn convert(
+    sources: &mut [(&mut File, Option<&str>)],
+    dst: &Path,
+    format: Format,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<ConvertSummary>> {
+    let [(src, src_node)] = sources else {
+        return Ok(None);
+    };
+    let Some(store) = src.hdf_store() else {
+        return Ok(None);
+    };
+    let file = src.path().to_path_buf();
+    let keys: Vec<String> = match src_node
+        .map(|n| n.trim_matches('/'))
+        .filter(|n| !n.is_empty())
+    {
+        Some(node) => match frame_key(&store, node, || src.is_group(node))? {
+            Some(key) => vec![key],
+            None => return Ok(None),
+        },
+        None => {
+            let keys = store.keys().map_err(|e| e.with_file(&file))?;
+            let pandas = keys.iter().any(|k| k.is_pandas());
+            if !pandas || !matches!(format, Format::Parquet | Format::Npz) {
+                return Ok(None);
+            }
+            keys.into_iter().map(|k| k.key).collect()
+        }
+    };
+    let whole = src_node.is_none();
+    let read = |key: &str| -> Result<Frame> { store.read(key) };
+    let summary = match format {
+        Format::Parquet if !whole || (keys.len() == 1 && !is_folder(dst)) => {
+            let parquet = options_for(options.compress.as_ref())?;
+            if let Some(summary) = stream_key(&store, &keys[0], dst, &parquet, progress)? {
+                return Ok(Some(summary));
+            }
+            let frame = read(&keys[0])?;
+            let arrays = write_frame(&frame, dst, &parquet)
+                .map_err(|e| e.with_file(dst).with_node(keys[0].clone()))?;
+            done(Format::Parquet, arrays, &frame, progress)
+        }
+        Format::Parquet if is_folder(dst) => to_folder(&store, &keys, dst, options, progress)?,
+        Format::Parquet => {
+            return Err(Error::invalid_input(format!(
+                "the store holds {} keys and a Parquet file one frame: name a key \
+                 (store.h5:{}) or give a folder ending in '/'",
+                keys.len(),
+                keys[0]
+            ))
+            .with_file(dst))
+        }
+        Format::Npz => {
+            let compression = npz_compression(options.compress.as_ref())?;
+            let mut arrays = Vec::new();
+            let mut left_out = Vec::new();
+            for key in &keys {
+                let frame = if whole {
+                    match read_or_leave_out(&store, key, &mut left_out)? {
+                        Some(frame) => frame,
+                        None => continue,
+                    }
+                } else {
+                    read(key)?
+                };
+                let (cols, left) = numpy_columns(&frame, true, &file, src.limits())?;
+                let prefix = if whole {
+                    format!("{}/", key.trim_start_matches('/'))
+                } else {
+                    String::new()
+                };
+                arrays.extend(cols.into_iter().map(|(n, a)| (format!("{prefix}{n}"), a)));
+                left_out.extend(left);
+            }
+            refuse_if_strict(&left_out, options.strict, dst)?;
+            write_npz(&arrays, dst, compression)?;
+            let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
+            progress(bytes, bytes);
+            ConvertSummary {
+                format: Format::Npz,
+                arrays: arrays.into_iter().map(|(n, _)| n).collect(),
+                data_bytes: bytes,
+                left_out,
+            }
+        }
+        other => {
+            return Err(Error::unsupported(format!(
+                "a pandas HDFStore key converts to .parquet or .npz, not {other}"
+            ))
+            .with_file(&file))
+        }
+    };
+    Ok(Some(summary))
+}
+
+/// Rows of a `table` key read per slice while written: memory bounded by a slice.
+const STREAM_ROWS: usize = 1 << 20;
+
+/// A `table` key → Parquet slice by slice (`None`: the key is read whole).
+fn stream_key(
+    store: &HdfStore,
+    key: &str,
+    dst: &Path,
+    parquet: &sciio_pandas::ParquetOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<ConvertSummary>> {
+    let Some(mut batches) = store.read_batches(key, STREAM_ROWS)? else {
+        return Ok(None);
+    };
+    let total = batches.num_rows();
+    let Some(first) = batches.next().transpose()? else {
+        return Ok(None);
+    };
+    let arrays: Vec<String> = first
+        .schema()
+        .columns()
+        .map(|c| c.label().unwrap_or("None").to_string())
+        .collect();
+    let mut bytes = 0u64;
+    let mut rows = 0u64;
+    crate::write_atomically(dst, |out| {
+        let mut writer = sciio_pandas::ParquetWriter::new(out, first.schema(), parquet);
+        let mut put = |frame: &Frame| -> Result<()> {
+            for batch in frame.batches() {
+                writer.write(batch)?;
+                bytes += batch.get_array_memory_size() as u64;
+            }
+            rows += frame.num_rows() as u64;
+            progress(rows, total);
+            Ok(())
+        };
+        put(&first)?;
+        for frame in batches.by_ref() {
+            put(&frame?)?;
+        }
+        writer.finish()
+    })
+    .map_err(|e| {
+        if e.location().node.is_none() {
+            e.with_node(key.to_string())
+        } else {
+            e
+        }
+        .with_file(dst)
+    })?;
+    Ok(Some(ConvertSummary {
+        format: Format::Parquet,
+        arrays,
+        data_bytes: bytes,
+        left_out: Vec::new(),
+    }))
+}
+
+fn is_folder(dst: &Path) -> bool {
+    dst.is_dir() || dst.as_os_str().to_string_lossy().ends_with('/')
+}
+
+fn done(
+    format: Format,
+    arrays: Vec<String>,
+    frame: &Frame,
+    progress: &mut dyn FnMut(u64, u64),
+) -> ConvertSummary {
+    let bytes: u64 = frame
+        .batches()
+        .iter()
+        .map(|b| b.get_array_memory_size() as u64)
+        .sum();
+    progress(bytes, bytes);
+    ConvertSummary {
+        format,
+        arrays,
+        data_bytes: bytes,
+        left_out: Vec::new(),
+    }
+}
+
+/// Every key → `dst/<escaped key>.parquet`.
+fn to_folder(
+    store: &HdfStore,
+    keys: &[String],
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    if options.strict {
+        // Refused before anything is written: every key is read once to know.
+        let mut left_out = Vec::new();
+        for key in keys {
+            read_or_leave_out(store, key, &mut left_out)?;
+        }
+        refuse_if_strict(&left_out, true, dst)?;
+    }
+    std::fs::create_dir_all(dst)
+        .map_err(|e| Error::io("cannot create the output folder", e).with_file(dst))?;
+    let parquet = options_for(options.compress.as_ref())?;
+    let mut written = Vec::new();
+    let mut bytes = 0u64;
+    let mut left_out = Vec::new();
+    for key in keys {
+        let Some(frame) = read_or_leave_out(store, key, &mut left_out)? else {
+            continue;
+        };
+        let out: PathBuf = dst.join(file_name_of_key(key));
+        write_frame(&frame, &out, &parquet).map_err(|e| e.with_node(key.clone()))?;
+        bytes += frame
+            .batches()
+            .iter()
+            .map(|b| b.get_array_memory_size() as u64)
+            .sum::<u64>();
+        progress(bytes, bytes);
+        written.push(
+            out.file_name()
+                .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
+        );
+    }
+    Ok(ConvertSummary {
+        format: Format::Parquet,
+        arrays: written,
+        data_bytes: bytes,
+        left_out,
+    })
+}
+
+/// `x.parquet → store.h5[:/key]`: the frame as a key of a pandas HDFStore (`table` format by
+/// default; `--store-format fixed`, `--data-columns a,b|all`, `--append`), the key being the
+/// destination node or the source's file stem. The store is created, or the key added to it
+/// (replacing a key of that name, as `df.to_hdf` does), or its rows appended.
+pub(crate) fn frame_to_store(
+    src: &File,
+    dst: &Path,
+    options: &ConvertOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<ConvertSummary> {
+    use sciio_hdfstore::{DataColumns, StoreFormat, WriteOptions};
+    let format: StoreFormat = match options.store.format.as_deref() {
+        None => StoreFormat::Table,
+        Some(f) => f.parse()?,
+    };
+    let data_columns: DataColumns = match options.store.data_columns.as_deref() {
+        None => DataColumns::None,
+        Some(d) => d.parse()?,
+    };
+    if options.store.append && data_columns != DataColumns::None {
+        return Err(Error::invalid_input(
+            "--data-columns applies to a new key (appended rows take the key's data columns)",
+        ));
+    }
+    let filters = crate::h5write::filters(options.compress.as_ref())?;
+    let frame = crate::parquet::read_frame(src.path(), src.limits())?;
+    let key = format!(
+        "/{}",
+        crate::parquet::table_name(options.dst_node.as_deref(), src.path())
+    );
+    let written = sciio_hdfstore::write(
+        dst,
+        &key,
+        &frame,
+        &WriteOptions {
+            format,
+            data_columns,
+            filters,
+            append: options.store.append,
+        },
+    )
+    .map_err(|e| {
+        let e = if e.location().node.is_none() {
+            e.with_node(key.clone())
+        } else {
+            e
+        };
+        e.with_file(dst)
+    })?;
+    let bytes: u64 = frame
+        .batches()
+        .iter()
+        .map(|b| b.get_array_memory_size() as u64)
+        .sum();
+    progress(bytes, bytes);
+    Ok(ConvertSummary {
+        format: Format::Hdf5,
+        arrays: vec![written.key],
+        data_bytes: bytes,
+        left_out: Vec::new(),
+    })
+}
+
+/// One file name (never a path, never `.`/`..`) for a store key: `/a/b/df` → `a%2Fb%2Fdf.parquet`.
+pub(crate) fn file_name_of_key(key: &str) -> String {
+    let mut name = String::new();
+    for (i, b) in key.trim_start_matches('/').bytes().enumerate() {
+        let plain = b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || (b == b'.' && i > 0);
+        if plain {
+            name.push(char::from(b));
+        } else {
+            name += &format!("%{b:02X}");
+        }
+    }
+    if name.is_empty() {
+        name = "%2F".into();
+    }
+    name + ".parquet"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::file_name_of_key;
+
+    #[test]
+    fn key_names_stay_inside_the_folder() {
+        assert_eq!(file_name_of_key("/df"), "df.parquet");
+        assert_eq!(file_name_of_key("/a/b/df"), "a%2Fb%2Fdf.parquet");
+        assert_eq!(file_name_of_key("/.."), "%2E..parquet");
+        assert_eq!(file_name_of_key("/../../etc"), "%2E.%2F..%2Fetc.parquet");
+        assert_eq!(file_name_of_key("/x\n\u{1b}y"), "x%0A%1By.parquet");
+        assert_eq!(file_name_of_key("/C:\\w"), "C%3A%5Cw.parquet");
+        for key in ["/..", "/.", "/", "/a/../..", "/\0"] {
+            let name = file_name_of_key(key);
+            let path = std::path::Path::new(&name);
+            assert_eq!(path.components().count(), 1, "{name}");
+            assert!(!name.starts_with('.'), "{name}");
+        }
+    }
+}
