@@ -58,7 +58,6 @@ mod write;
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use numpy::{from_numpy, no_class_reason, PythonAttrs, PythonMeta};
-pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
 pub use read::{read_mat, MatFile, ABSENT_FIELD};
 #[doc(hidden)]
 pub use v5::fuzz_read as fuzz_mat5_read;
@@ -67,4 +66,5 @@ pub use value::{
     at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,
     StructArray, VarInfo,
 };
+pub use value::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
 pub use write::{write_mat, MatWriter, WriteOptions};

@@ -22,7 +22,7 @@
 
 use sciio_core::{Error, Result};
 
-use crate::object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
+use crate::value::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
 use crate::value::{MatValue, StructArray};
 
 /// The first word of every object reference.

@@ -13,7 +13,7 @@ use sciio_hdf5::H5Type;
 
 use super::{refs_of, Mat73, Walk, MAX_DEPTH};
 use crate::mcos::{defaults_of, object_value, FileWrapper, ObjectRef, PropertyValue};
-use crate::object::Properties;
+use crate::value::Properties;
 use crate::value::{CellArray, MatValue, Opaque, StructArray};
 
 /// Where MATLAB keeps the object subsystem.

@@ -16,8 +16,8 @@ use super::cursor::{Cursor, Endian, MI_MATRIX};
 use super::decode::{Decoder, MCOS_NOTE};
 use super::Mat5File;
 use crate::mcos::{defaults_of, object_value, FileWrapper, ObjectRef, PropertyValue};
-use crate::object::Properties;
 use crate::read::objects::{opaque, transposed_column};
+use crate::value::Properties;
 use crate::value::{CellArray, MatValue, Opaque, StructArray};
 
 /// Deepest nesting of objects followed.
