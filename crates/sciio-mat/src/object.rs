@@ -195,6 +195,7 @@ fn iso_millis(m: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::{Categorical, Datetime};
 
     #[test]
     fn iso_dates() {

@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::io::Write;
 use std::path::Path;
 
-use sciio_core::{DType, Error, Limits, NdArray, Order, Result, ScalarKind};
+use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Order, Result, ScalarKind};
 use sciio_mat::{
     MatClass, MatFile, MatValue, MatVersion, MatWriter, PythonMeta, SparseKind, SparseMatrix,
     StructArray, VarInfo, WriteOptions,
@@ -43,19 +43,41 @@ impl Mat {
         // The last value read to describe it stays for the first leaves converted (a file
         // of one large cell or struct is then decoded once).
         let mut cached = None;
-        for info in file.variables().map_err(|e| e.with_file(path))? {
-            let node = match leaf_without_data(&info) {
-                Some(node) => node,
-                None => {
-                    let value = file
-                        .read(&info.name)
-                        .map_err(|e| e.with_file(path).with_node(format!("/{}", info.name)))?;
-                    let node = value_node(&info.name, &value);
-                    cached = Some((info.name.clone(), value));
-                    node
+        // One variable that cannot be described or read is an opaque node saying why (left
+        // out of conversions with that reason); its siblings are listed and converted. A cut
+        // or unreadable file, or one where no variable reads, is an error.
+        let located = |e: Error, name: &str| e.with_file(path).with_node(format!("/{name}"));
+        let mut first_error = None;
+        for name in file.names().map_err(|e| e.with_file(path))? {
+            let info = match file.info(&name) {
+                Ok(info) => info,
+                Err(e) if whole_file(&e) => return Err(located(e, &name)),
+                Err(e) => {
+                    children.push(unreadable(&name, None, &e));
+                    first_error.get_or_insert_with(|| located(e, &name));
+                    continue;
                 }
             };
+            let node = match leaf_without_data(&info) {
+                Some(node) => node,
+                None => match file.read(&info.name) {
+                    Ok(value) => {
+                        let node = value_node(&info.name, &value);
+                        cached = Some((info.name.clone(), value));
+                        node
+                    }
+                    Err(e) if whole_file(&e) => return Err(located(e, &name)),
+                    Err(e) => {
+                        let node = unreadable(&name, Some(&info), &e);
+                        first_error.get_or_insert_with(|| located(e, &name));
+                        node
+                    }
+                },
+            };
             children.push(node);
+        }
+        if let Some(e) = first_error.filter(|_| children.iter().all(is_unreadable)) {
+            return Err(e);
         }
         let root = Node::new("", NodeKind::Group(children));
         Ok((root, Mat { file, cached }))
@@ -155,6 +177,33 @@ impl Mat {
             .map_err(|e| Error::io("cannot write", e))?;
         progress(array.as_bytes().len() as u64);
         Ok(())
+    }
+}
+
+/// Whether an error is about the whole file (cut short, or failing to read) rather than one
+/// variable's content.
+fn whole_file(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::Truncated | ErrorKind::Io)
+}
+
+fn is_unreadable(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Opaque { kind, .. } if kind.ends_with("unreadable") || kind.ends_with("(unreadable)"))
+}
+
+/// The node of a variable that cannot be described (`info` `None`) or read: opaque, of its
+/// class when known (`unreadable` otherwise), with the error as the reason.
+fn unreadable(name: &str, info: Option<&VarInfo>, error: &Error) -> Node {
+    let kind = match info {
+        Some(info) => format!("{} (unreadable)", info.class.name()),
+        None => "unreadable".to_string(),
+    };
+    let node = Node::new(
+        name,
+        opaque(&kind, &format!("cannot be read: {}", error.message())),
+    );
+    match info {
+        Some(info) => native(node, &info.class, &info.shape),
+        None => node,
     }
 }
 
@@ -787,7 +836,7 @@ fn plan_values(
     let mut left_out = Vec::new();
     for (src, node) in sources {
         let file = MatFile::open_with_limits(src.path(), *src.limits())?;
-        for (name, value) in selected_values(&file, *node)? {
+        for (name, value) in selected_values(&file, *node, &mut left_out)? {
             let src_path = match node {
                 Some(n) => crate::file::normalise(n),
                 None => format!("/{name}"),
@@ -896,10 +945,39 @@ fn object_left_out(path: String, value: &MatValue, class: &str) -> LeftOut {
     )
 }
 
-/// Every variable (`node` = `None`), or the value at `node`, with its name.
-fn selected_values(file: &MatFile, node: Option<&str>) -> Result<Vec<(String, MatValue)>> {
+/// Every variable (`node` = `None`; one that cannot be read is left out with the reason), or
+/// the value at `node`, with its name.
+fn selected_values(
+    file: &MatFile,
+    node: Option<&str>,
+    left_out: &mut Vec<LeftOut>,
+) -> Result<Vec<(String, MatValue)>> {
     let Some(node) = node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) else {
-        return file.read_all();
+        let mut values = Vec::new();
+        let mut first_error = None;
+        for name in file.names()? {
+            match file.read(&name) {
+                Ok(value) => values.push((name, value)),
+                Err(e) if whole_file(&e) => return Err(e),
+                Err(e) => {
+                    let what = match file.info(&name) {
+                        Ok(info) => format!("a {} variable", info.class.name()),
+                        Err(_) => "a variable".to_string(),
+                    };
+                    left_out.push(LeftOut::node(
+                        format!("/{name}"),
+                        what,
+                        format!("cannot be read: {}", e.message()),
+                    ));
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        // A file where no variable reads is an error, not an empty copy.
+        if let Some(e) = first_error.filter(|_| values.is_empty()) {
+            return Err(e);
+        }
+        return Ok(values);
     };
     let mut parts = node.split('/');
     let var = parts.next().unwrap_or_default();

@@ -476,3 +476,138 @@ print(len(a), len(names), b''.join(names[0]).decode())
     );
     assert_eq!(out.trim(), "52 4093 s1", "{out}");
 }
+
+/// The opaque node `sciio` lists for a variable: (kind, reason).
+fn opaque_of(file: &sciio::File, path: &str) -> (String, String) {
+    match &file.node(path).unwrap().kind {
+        sciio::NodeKind::Opaque { kind, reason } => (kind.clone(), reason.clone()),
+        other => panic!("{path}: {other:?}"),
+    }
+}
+
+/// One variable that cannot be read never stops a file: a copy of MATLAB's
+/// test_basic_v73.mat edited with h5py (`cell_scalar`'s item deleted from `#refs#`,
+/// `double_scalar`'s `MATLAB_class` made a number) lists both as opaque nodes saying why;
+/// converting to .npz and to .mat leaves out just those two with the reason, and the copies
+/// hold every other variable as mat73 reads the original.
+#[test]
+fn a_variable_that_cannot_be_read_is_left_out_not_the_file() {
+    let dir = tempdir();
+    let path = dir.path().join("broken.mat");
+    std::fs::copy(matlab_file("test_basic_v73.mat"), &path).unwrap();
+    run_python(
+        r#"
+import sys, h5py, numpy as np
+with h5py.File(sys.argv[1], 'r+') as f:
+    target = f[f['cell_scalar'][0, 0]].name
+    del f[target]
+    f['double_scalar'].attrs['MATLAB_class'] = np.int32(7)
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let file = sciio::File::open(&path).unwrap();
+    let (kind, reason) = opaque_of(&file, "/cell_scalar");
+    assert_eq!(kind, "cell (unreadable)");
+    assert!(
+        reason.contains("cannot be read") && reason.contains("#refs#"),
+        "{reason}"
+    );
+    let (kind, reason) = opaque_of(&file, "/double_scalar");
+    assert_eq!(kind, "unreadable");
+    assert!(reason.contains("MATLAB_class"), "{reason}");
+    drop(file);
+
+    let npz = dir.path().join("all.npz");
+    let mat = dir.path().join("copy.mat");
+    for dst in [&npz, &mat] {
+        let summary = convert_to(&path, None, dst);
+        let mut left: Vec<&str> = summary.left_out.iter().map(|l| l.path.as_str()).collect();
+        left.sort();
+        assert_eq!(
+            left,
+            ["/cell_scalar", "/double_scalar"],
+            "{}",
+            dst.display()
+        );
+        assert!(
+            summary
+                .left_out
+                .iter()
+                .all(|l| l.reason.contains("cannot be read")),
+            "{:?}",
+            summary.left_out
+        );
+    }
+    let out = run_python(
+        r#"
+import sys, mat73, numpy as np
+ref = mat73.loadmat(sys.argv[1])
+z = np.load(sys.argv[2])
+assert 'double_scalar' not in z.files and not any(k.startswith('cell_scalar') for k in z.files)
+assert np.array_equal(z['double_array'], ref['double_array'])
+copy = mat73.loadmat(sys.argv[3])
+assert sorted(copy) == sorted(k for k in ref if k not in ('cell_scalar', 'double_scalar')), sorted(copy)
+for k in ('double_array', 'int8_array', 'char_array', 'logical_array'):
+    assert np.array_equal(np.asarray(copy[k]), np.asarray(ref[k])), k
+print('ok', len(copy))
+"#,
+        &[
+            matlab_file("test_basic_v73.mat").to_str().unwrap(),
+            npz.to_str().unwrap(),
+            mat.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.trim(), "ok 50", "{out}");
+}
+
+/// The same in a Level-5 file (scipy.io.savemat, v5): `b`'s array flags made undecodable
+/// lists it as an opaque node, and `a` and `c` convert (compared with scipy.io.loadmat).
+#[test]
+fn a_level5_variable_that_cannot_be_decoded_is_left_out_not_the_file() {
+    let dir = tempdir();
+    let path = dir.path().join("v5.mat");
+    run_python(
+        r#"
+import sys, struct, numpy as np, scipy.io as sio
+p = sys.argv[1]
+sio.savemat(p, {'a': np.arange(6.0).reshape(2, 3), 'b': np.ones(3), 'c': 'text'})
+data = bytearray(open(p, 'rb').read())
+at = 128
+for i in range(2):
+    ty, size = struct.unpack_from('<II', data, at)
+    if i == 1:
+        # b's first subelement (the array flags) gets an unknown type.
+        struct.pack_into('<I', data, at + 8, 99)
+    at += 8 + size + (-size % 8)
+open(p, 'wb').write(bytes(data))
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let file = sciio::File::open(&path).unwrap();
+    let names: Vec<&str> = file
+        .root()
+        .children()
+        .iter()
+        .map(|n| n.name.as_str())
+        .collect();
+    assert_eq!(names, ["a", "(unreadable at byte 232)", "c"]);
+    let (kind, reason) = opaque_of(&file, "/(unreadable at byte 232)");
+    assert_eq!(kind, "unreadable");
+    assert!(reason.contains("cannot be read"), "{reason}");
+    drop(file);
+    let npz = dir.path().join("out.npz");
+    let summary = convert_to(&path, None, &npz);
+    assert_eq!(summary.arrays, ["a", "c"]);
+    assert_eq!(summary.left_out.len(), 1, "{:?}", summary.left_out);
+    let out = run_python(
+        r#"
+import sys, numpy as np, scipy.io as sio
+z = np.load(sys.argv[1])
+assert np.array_equal(z['a'], np.arange(6.0).reshape(2, 3)), z['a']
+assert str(z['c']) == 'text', z['c']
+print('ok')
+"#,
+        &[npz.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "ok");
+}
