@@ -10,7 +10,7 @@
 use sciio_core::calendar::civil_from_days;
 use sciio_core::{ByteOrder, DType, Error, NdArray, Order, Result, ScalarKind, TimeBase, TimeUnit};
 
-use crate::value::{MatObject, ObjectData};
+use crate::value::{MatObject, MatValue, ObjectData};
 
 impl MatObject {
     /// A `string` array of `shape` (column-major `items`, `None` = `<missing>`).
@@ -62,7 +62,29 @@ impl MatObject {
             ObjectData::Duration(d) => {
                 time_array(ScalarKind::TimeDelta(millis_unit()), &d.millis, &self.shape)?
             }
-            ObjectData::Properties(_) | ObjectData::Table(_) => {
+            ObjectData::Enumeration(e) => {
+                let texts: Vec<&str> = e.members.iter().map(String::as_str).collect();
+                unicode_array(&texts, &self.shape)?
+            }
+            // Every element missing: NaN, numpy's missing float.
+            ObjectData::Missing => {
+                let count = self.len();
+                sciio_core::Limits::default()
+                    .check_alloc(count.saturating_mul(8) as u64, "missing array")?;
+                let bytes: Vec<u8> = std::iter::repeat_n(f64::NAN.to_ne_bytes(), count)
+                    .flatten()
+                    .collect();
+                NdArray::from_byte_vec(
+                    DType::scalar(ScalarKind::Float(8)),
+                    &self.shape,
+                    Order::F,
+                    bytes,
+                )?
+            }
+            ObjectData::Properties(_)
+            | ObjectData::Table(_)
+            | ObjectData::Map(_)
+            | ObjectData::CalendarDuration(_) => {
                 return Err(Error::unsupported(format!(
                     "a MATLAB {} object has no single numpy array",
                     self.class
@@ -70,6 +92,34 @@ impl MatObject {
             }
         };
         Ok(array.to_order(Order::C))
+    }
+
+    /// The named values an object is made of, for the classes that convert part by part:
+    /// a `table`'s columns by variable name (then a `timetable`'s row times under their name),
+    /// a `containers.Map`'s `keys` and `values` cells, a `calendarDuration`'s `months`,
+    /// `days` and `millis`. Empty for the others.
+    pub fn parts(&self) -> Vec<(&str, &MatValue)> {
+        match &self.data {
+            ObjectData::Table(t) => {
+                let mut parts: Vec<(&str, &MatValue)> = t
+                    .variable_names
+                    .iter()
+                    .map(String::as_str)
+                    .zip(&t.columns)
+                    .collect();
+                if let Some((name, times)) = &t.row_times {
+                    parts.push((name.as_str(), times.as_ref()));
+                }
+                parts
+            }
+            ObjectData::Map(m) => vec![("keys", m.keys.as_ref()), ("values", m.values.as_ref())],
+            ObjectData::CalendarDuration(c) => vec![
+                ("months", c.months.as_ref()),
+                ("days", c.days.as_ref()),
+                ("millis", c.millis.as_ref()),
+            ],
+            _ => Vec::new(),
+        }
     }
 
     /// The elements as display text (for `sciio cat`): strings quoted, `<missing>`,
@@ -113,6 +163,45 @@ impl MatObject {
                     format!("{name}: {} {}", column.class().name(), size.join("x"))
                 })
                 .collect(),
+            ObjectData::Enumeration(e) => e
+                .members
+                .iter()
+                .map(|m| format!("{}.{m}", self.class))
+                .collect(),
+            ObjectData::Missing => vec!["<missing>".to_string(); self.len().min(1 << 20)],
+            ObjectData::Map(m) => {
+                let items = |v: &MatValue| match v {
+                    MatValue::Cell(c) => c.items.clone(),
+                    _ => Vec::new(),
+                };
+                items(&m.keys)
+                    .iter()
+                    .zip(items(&m.values))
+                    .map(|(k, v)| format!("{} -> {}", short(k), short(&v)))
+                    .collect()
+            }
+            ObjectData::CalendarDuration(c) => {
+                let numbers = |v: &MatValue| -> Vec<f64> {
+                    match v {
+                        MatValue::Numeric(a) => a
+                            .to_native()
+                            .to_order(Order::F)
+                            .as_bytes()
+                            .chunks_exact(8)
+                            .map(|b| {
+                                f64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+                            })
+                            .collect(),
+                        _ => Vec::new(),
+                    }
+                };
+                let (mo, d, ms) = (numbers(&c.months), numbers(&c.days), numbers(&c.millis));
+                mo.iter()
+                    .zip(&d)
+                    .zip(&ms)
+                    .map(|((mo, d), ms)| format!("{mo}mo {d}d {}s", ms / 1000.0))
+                    .collect()
+            }
             ObjectData::Properties(elements) => elements
                 .iter()
                 .map(|p| {
@@ -120,6 +209,28 @@ impl MatObject {
                     format!("{} with properties {}", self.class, names.join(", "))
                 })
                 .collect(),
+        }
+    }
+}
+
+/// A short display of a map key or value: text quoted, a scalar as its number, otherwise
+/// its class and size.
+fn short(v: &MatValue) -> String {
+    match v {
+        MatValue::Char(c) => format!("{:?}", c.to_string_lossy()),
+        MatValue::Numeric(a) if a.len() == 1 && a.dtype().itemsize() == 8 => {
+            let b = a.to_native();
+            let b = b.as_bytes();
+            match a.dtype().as_scalar().map(|s| s.kind) {
+                Some(ScalarKind::Float(8)) => {
+                    f64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]).to_string()
+                }
+                _ => format!("{} 1x1", v.class().name()),
+            }
+        }
+        other => {
+            let size: Vec<String> = other.matlab_shape().iter().map(|d| d.to_string()).collect();
+            format!("{} {}", other.class().name(), size.join("x"))
         }
     }
 }

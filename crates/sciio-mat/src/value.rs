@@ -512,9 +512,54 @@ pub enum ObjectData {
     Categorical(Categorical),
     /// A `table` (its shape is `[rows, variables]`).
     Table(Table),
+    /// A `containers.Map`.
+    Map(MapData),
+    /// An enumeration array (the members by name).
+    Enumeration(Enumeration),
+    /// A `calendarDuration` array.
+    CalendarDuration(CalendarDuration),
+    /// MATLAB's `missing` (every element missing).
+    Missing,
     /// Any other class: each element's properties (an element MATLAB saved as a deleted handle
     /// has none).
     Properties(Vec<Properties>),
+}
+
+/// A MATLAB `containers.Map`: keys and values in MATLAB's (sorted) key order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapData {
+    /// The keys, a `1×n` cell (char rows or numeric scalars; `0×0` when empty).
+    pub keys: Box<MatValue>,
+    /// The values, a `1×n` cell of any values (`0×0` when empty).
+    pub values: Box<MatValue>,
+    /// `KeyType` (`char`, `double`, `int32`...).
+    pub key_type: String,
+    /// `ValueType` (`any`, `char`, `double`...).
+    pub value_type: String,
+}
+
+/// A MATLAB enumeration array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Enumeration {
+    /// Each element's member name, column-major.
+    pub members: Vec<String>,
+    /// The built-in class the enumeration derives from (`uint32`...), `""` when none.
+    pub builtin_class: String,
+}
+
+/// A MATLAB `calendarDuration` array: each element is `months` calendar months plus `days`
+/// calendar days plus `millis` milliseconds (MATLAB stores scalars for components that are the
+/// same for every element; they are spread to the array's shape here).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalendarDuration {
+    /// Months, a `double` array of the object's shape.
+    pub months: Box<MatValue>,
+    /// Days, a `double` array of the object's shape.
+    pub days: Box<MatValue>,
+    /// Milliseconds, a `double` array of the object's shape.
+    pub millis: Box<MatValue>,
+    /// The display `Format` (`""` for MATLAB's default).
+    pub format: String,
 }
 
 /// A MATLAB `datetime` array.
@@ -548,6 +593,9 @@ pub struct Table {
     pub columns: Vec<MatValue>,
     /// The `RowNames` (empty when the table has none).
     pub row_names: Vec<String>,
+    /// A `timetable`'s row times (a `datetime` or `duration` column, one per row) and their
+    /// name (`Time` unless renamed); `None` for a `table`.
+    pub row_times: Option<(String, Box<MatValue>)>,
 }
 
 /// A MATLAB `categorical` array.
