@@ -6,9 +6,12 @@
 //! rows as a `U` scalar, char matrices as a `U` column). Cells and structs are groups, so
 //! their contents convert leaf by leaf: a scalar struct's fields are `var/field`, a struct
 //! array's elements `var/0/field`..., a cell's items `var/0`, `var/1`... in MATLAB's
-//! (column-major) linear order. Sparse matrices, function handles and objects have no numpy
-//! array and are [`NodeKind::Opaque`]. `#refs#` and `#subsystem#` are MATLAB's bookkeeping and
-//! never shown.
+//! (column-major) linear order. MATLAB objects with a numpy array (`string`, `datetime`,
+//! `duration`, `categorical`, enumerations by member name, `missing` as NaN) are leaves;
+//! tables (columns by name, then a timetable's row times), `containers.Map` (`keys`,
+//! `values` cells) and `calendarDuration` (`months`, `days`, `millis`) are groups of their
+//! parts; function handles and other objects are [`NodeKind::Opaque`]. `#refs#` and
+//! `#subsystem#` are MATLAB's bookkeeping and never shown.
 //!
 //! Writing ([`MatOut`]) turns each numpy array into a MATLAB numeric or logical variable
 //! (`MatValue::numeric`, the array's shape taken as MATLAB's, at least 2-d like
@@ -20,8 +23,8 @@ use std::path::Path;
 
 use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Order, Result, ScalarKind};
 use sciio_mat::{
-    MatClass, MatFile, MatValue, MatVersion, MatWriter, PythonMeta, SparseKind, SparseMatrix,
-    StructArray, VarInfo, WriteOptions,
+    MatClass, MatFile, MatValue, MatVersion, MatWriter, ObjectData, PythonMeta, SparseKind,
+    SparseMatrix, StructArray, VarInfo, WriteOptions,
 };
 
 use crate::compress::CompressSpec;
@@ -287,7 +290,23 @@ fn value_node(name: &str, value: &MatValue) -> Node {
             return native(node, &sparse_class(s), &value.matlab_shape());
         }
         MatValue::Opaque(o) => opaque(&o.class, &o.note),
-        // string/datetime/duration/categorical have a numpy array; other classes do not.
+        // Tables (columns, a timetable's row times), containers.Map (keys, values) and
+        // calendarDuration (months, days, millis) are groups of their parts.
+        MatValue::Object(o)
+            if matches!(
+                o.data,
+                ObjectData::Table(_) | ObjectData::Map(_) | ObjectData::CalendarDuration(_)
+            ) =>
+        {
+            NodeKind::Group(
+                o.parts()
+                    .into_iter()
+                    .map(|(part, v)| value_node(part, v))
+                    .collect(),
+            )
+        }
+        // string/datetime/duration/categorical/enumerations/missing have a numpy array;
+        // other classes do not.
         MatValue::Object(o) => match o.to_numpy() {
             Ok(a) => NodeKind::Array(ArrayInfo::of(&a)),
             Err(e) => opaque(&o.class, e.message()),
@@ -405,6 +424,11 @@ fn step<'a>(at: At<'a>, name: &str) -> Option<At<'a>> {
             (index < s.elements.len()).then_some(At::Element(s, index))
         }
         At::Element(s, index) => s.field(index, name).map(At::Value),
+        At::Value(MatValue::Object(o)) => o
+            .parts()
+            .into_iter()
+            .find(|(part, _)| *part == name)
+            .map(|(_, v)| At::Value(v)),
         At::Value(MatValue::Sparse(s)) => SPARSE_PARTS
             .iter()
             .find(|p| **p == name)
