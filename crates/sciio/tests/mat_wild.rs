@@ -687,3 +687,49 @@ print(checked)
     // 4 maps, 3 enumerations, 8 calendarDurations, 11 timetables, in each version.
     assert_eq!(out.trim(), "52", "{out}");
 }
+
+/// MATLAB's `missing` (no MATLAB-written file with one was found: this one is built in
+/// MATLAB's object layout by python/mat_mcos_fixtures.py): a `missing` inside a struct and one
+/// as a variable read as NaN (a 1x1 double missing value) next to their siblings; mat-io reads
+/// the same objects as class `missing`.
+#[test]
+fn missing_objects_are_nan_and_never_stop_a_struct() {
+    let dir = tempdir();
+    let path = dir.path().join("missing.mat");
+    let python_dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../python");
+    run_python(
+        r#"
+import sys
+sys.path.insert(0, sys.argv[2])
+from mat_mcos_fixtures import MatFile, Objects, double, struct_
+mat = MatFile(sys.argv[1])
+o = Objects(mat)
+a = o.obj("missing", [])
+b = o.obj("missing", [])
+struct_([("m", o.item("missing", [a])), ("x", double([[2.0]]))])(mat.f, "s")
+o.variable(mat.f, "m", "missing", [b])
+o.finish()
+mat.close()
+"#,
+        &[path.to_str().unwrap(), python_dir.to_str().unwrap()],
+    );
+    let npz = dir.path().join("missing.npz");
+    let summary = convert_to(&path, None, &npz);
+    assert!(summary.left_out.is_empty(), "{:?}", summary.left_out);
+    let out = run_python(
+        r#"
+import sys, warnings, numpy as np, matio
+warnings.simplefilter("ignore")
+ref = matio.load_from_mat(sys.argv[1])
+assert ref['m'].classname == 'missing', ref['m']
+assert ref['s'][0, 0]['m'].classname == 'missing'
+z = np.load(sys.argv[2])
+assert z['s/m'].dtype == np.float64 and z['s/m'].shape == (1, 1) and np.isnan(z['s/m']).all()
+assert np.isnan(z['m']).all()
+assert float(z['s/x'].ravel()[0]) == float(np.asarray(ref['s'][0, 0]['x']).ravel()[0]) == 2.0
+print('ok')
+"#,
+        &[path.to_str().unwrap(), npz.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "ok");
+}
