@@ -17,7 +17,7 @@
 //! (`MatValue::numeric`, the array's shape taken as MATLAB's, at least 2-d like
 //! `hdf5storage.savemat` makes it) and a `U` scalar into a char row.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
@@ -31,21 +31,29 @@ use crate::compress::CompressSpec;
 use crate::node::{ArrayInfo, NativeInfo, Node, NodeKind};
 use crate::plan::LeftOut;
 
-/// An opened MAT file, with the last variable read kept so that converting the leaves of one
-/// cell or struct reads it once.
+/// An opened MAT file. The cells, structs and objects read to describe them when the file
+/// was opened are kept (up to [`KEPT_MAX`] bytes of data in all), so converting their leaves
+/// does not read them again; beyond that, the last variable read is kept so that converting
+/// the leaves of one cell or struct reads it once.
 #[derive(Debug)]
 pub(crate) struct Mat {
     file: MatFile,
+    kept: HashMap<String, MatValue>,
     cached: Option<(String, MatValue)>,
 }
+
+/// Bytes of array data of the values kept from opening a MAT file.
+const KEPT_MAX: u64 = 256 << 20;
 
 impl Mat {
     pub(crate) fn open(path: &Path, limits: &Limits) -> Result<(Node, Mat)> {
         let file = MatFile::open_with_limits(path, *limits).map_err(|e| e.with_file(path))?;
         let mut children = Vec::new();
-        // The last value read to describe it stays for the first leaves converted (a file
-        // of one large cell or struct is then decoded once).
+        // Values read to describe them stay for the leaves converted (up to KEPT_MAX; past
+        // it, the last one read does: a file of one large cell or struct is decoded once).
+        let mut kept = HashMap::new();
         let mut cached = None;
+        let mut kept_bytes = 0u64;
         // One variable that cannot be described or read is an opaque node saying why (left
         // out of conversions with that reason); its siblings are listed and converted. A cut
         // or unreadable file, or one where no variable reads, is an error.
@@ -66,7 +74,13 @@ impl Mat {
                 None => match file.read(&info.name) {
                     Ok(value) => {
                         let node = value_node(&info.name, &value);
-                        cached = Some((info.name.clone(), value));
+                        let bytes = value_bytes(&value);
+                        if kept_bytes.saturating_add(bytes) <= KEPT_MAX {
+                            kept_bytes += bytes;
+                            kept.insert(info.name.clone(), value);
+                        } else {
+                            cached = Some((info.name.clone(), value));
+                        }
                         node
                     }
                     Err(e) if whole_file(&e) => return Err(located(e, &name)),
@@ -83,7 +97,12 @@ impl Mat {
             return Err(e);
         }
         let root = Node::new("", NodeKind::Group(children));
-        Ok((root, Mat { file, cached }))
+        let mat = Mat {
+            file,
+            kept,
+            cached,
+        };
+        Ok((root, mat))
     }
 
     /// `MAT-file version V: header text` (or `(no header text)` for v4 and plain HDF5).
@@ -109,13 +128,17 @@ impl Mat {
     fn leaf(&mut self, path: &str) -> Result<At<'_>> {
         let mut parts = path.trim_start_matches('/').split('/');
         let var = parts.next().unwrap_or_default();
-        if self.cached.as_ref().map(|(n, _)| n.as_str()) != Some(var) {
+        let known = self.kept.contains_key(var)
+            || self.cached.as_ref().map(|(n, _)| n.as_str()) == Some(var);
+        if !known {
             self.cached = None;
             let value = self.file.read(var)?;
             self.cached = Some((var.to_string(), value));
         }
-        let Some((_, value)) = &self.cached else {
-            return Err(Error::not_found(format!("no variable '{var}'")));
+        let value = match (self.kept.get(var), &self.cached) {
+            (Some(v), _) => v,
+            (None, Some((n, v))) if n == var => v,
+            _ => return Err(Error::not_found(format!("no variable '{var}'"))),
         };
         let mut at = At::Value(value);
         for part in parts {
