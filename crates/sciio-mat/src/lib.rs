@@ -3,8 +3,10 @@
 //! - [`MatValue`]: MATLAB's values — numeric arrays of every class (real or complex), logical,
 //!   char, cell arrays, structs and struct arrays, sparse matrices, empties of any class and
 //!   shape, and (read only) function handles and MATLAB objects: [`MatObject`] decodes
-//!   `string`, `datetime`, `duration`, `categorical` and `table` and keeps other classes' properties
-//!   by name; whatever cannot be decoded stays [`Opaque`] with its class name and the reason.
+//!   `string`, `datetime`, `duration`, `categorical`, `table`, `timetable` (a table with row
+//!   times), `containers.Map`, `calendarDuration`, `missing` and enumerations, and keeps other
+//!   classes' properties (dynamic properties included) by name; whatever cannot be decoded
+//!   stays [`Opaque`] with its class name and the reason.
 //!   Arrays keep MATLAB's dimensions and column-major order; [`MatValue::to_numpy`] gives the
 //!   row-major array `hdf5storage.loadmat` returns.
 //! - [`MatFile`]: reads v7.3 files written by MATLAB, hdf5storage (with or without Python

@@ -11,10 +11,14 @@
 //!   version (2..=4), name count, eight region offsets, NUL-separated names, then regions of
 //!   32-bit words: (1) classes as `[namespace name, class name, 0, 0]`, (2) "saveobj"
 //!   property records, (3) objects as `[class id, 0, 0, saveobj id, object id, dependency]`,
-//!   (4) property records, (5) dynamic properties. A property record is a count followed by
-//!   `[name index, kind, value]` triples, padded to an even number of words; kind 1 means
+//!   (4) property records, (5) dynamic properties (per object dependency id: a count and the
+//!   ids of its `meta.DynamicProperty` objects, padded to even). A property record is a count
+//!   followed by `[name index, kind, value]` triples, padded to an even number of words; kind 1 means
 //!   "value is item `value + 2` of the MCOS cell". Item 1 is unused; the last item holds each
 //!   class's default property values (a struct per class id).
+//! - An enumeration array is not a reference but a struct (`EnumerationInstanceTag` =
+//!   0xDD000000, `ClassName`, `ValueNames`, `ValueIndices`, `Values`, `BuiltinClassName`),
+//!   as a variable or inside a property.
 //!
 //! No crate reads this format, so the few offsets are checked here by hand: every count and
 //! offset is validated against the blob before use, and nothing is allocated from a count

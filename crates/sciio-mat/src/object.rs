@@ -3,9 +3,10 @@
 //!
 //! MATLAB keeps an object's property values in the file's `#subsystem#`, not in the variable
 //! (see `mcos.rs`). The classes whose property layout is public knowledge are decoded into
-//! plain data ([`ObjectData::String`], [`ObjectData::Datetime`], [`ObjectData::Duration`],
-//! [`ObjectData::Categorical`], [`ObjectData::Table`]); any other class keeps its properties by name
-//! ([`ObjectData::Properties`]).
+//! plain data ([`ObjectData`]: string, datetime, duration, categorical, table and timetable,
+//! containers.Map, enumerations, calendarDuration, missing); any other class keeps its
+//! properties by name ([`ObjectData::Properties`]). The types are in `value.rs`; this module
+//! holds their numpy and display views.
 
 use sciio_core::calendar::civil_from_days;
 use sciio_core::{ByteOrder, DType, Error, NdArray, Order, Result, ScalarKind, TimeBase, TimeUnit};
