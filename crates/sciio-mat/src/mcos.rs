@@ -715,7 +715,6 @@ fn decode_map(elements: &[Properties]) -> Result<MatObject> {
             values.len()
         )));
     }
-    let n = keys.len();
     Ok(MatObject {
         class: "containers.Map".into(),
         shape: vec![1, 1],
@@ -725,10 +724,6 @@ fn decode_map(elements: &[Properties]) -> Result<MatObject> {
             key_type: text(s.field(0, "keyType"))?,
             value_type: text(s.field(0, "valueType"))?,
         }),
-    })
-    .map(|o| {
-        debug_assert!(n == 0 || matches!(&o.data, ObjectData::Map(_)));
-        o
     })
 }
 
@@ -934,23 +929,6 @@ fn row_times(value: &MatValue, nrows: usize) -> Result<MatValue> {
                         data: ObjectData::Duration(d),
                         ..
                     })) if d.millis.len() == 1 => d.millis[0],
-                    Some(MatValue::Object(MatObject {
-                        data: ObjectData::CalendarDuration(c),
-                        ..
-                    })) => {
-                        let one =
-                            |v: &MatValue| doubles(v).ok().and_then(|(_, v)| v.first().copied());
-                        match (one(&c.months), one(&c.days), one(&c.millis)) {
-                            (Some(months), Some(days), Some(ms)) if months == 0.0 => {
-                                days * 86_400_000.0 + ms
-                            }
-                            _ => {
-                                return Err(Error::unsupported(
-                                    "row times stepping by calendar months",
-                                ))
-                            }
-                        }
-                    }
                     _ => return Err(Error::format("regular row times without a step")),
                 }
             };
