@@ -97,11 +97,7 @@ impl Mat {
             return Err(e);
         }
         let root = Node::new("", NodeKind::Group(children));
-        let mat = Mat {
-            file,
-            kept,
-            cached,
-        };
+        let mat = Mat { file, kept, cached };
         Ok((root, mat))
     }
 
