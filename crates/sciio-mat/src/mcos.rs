@@ -829,6 +829,19 @@ fn decode_timetable(elements: &[Properties]) -> Result<MatObject> {
             variable_names.len()
         )));
     }
+    // Every column has one row per table row; the count is checked before row times are
+    // made from it.
+    if let Some(bad) = columns
+        .iter()
+        .find(|c| c.matlab_shape().first() != Some(&nrows))
+    {
+        return Err(Error::format(format!(
+            "timetable of {nrows} rows with a column of size {:?}",
+            bad.matlab_shape()
+        )));
+    }
+    sciio_core::Limits::default()
+        .check_alloc((nrows as u64).saturating_mul(8), "timetable row times")?;
     let dim_names = texts(field("dimNames")?, "dimNames")?;
     let time_name = dim_names
         .first()
@@ -945,7 +958,8 @@ fn row_times(value: &MatValue, nrows: usize) -> Result<MatValue> {
 /// `millis` (since 1970) plus `months` calendar months, the day of month kept (clamped to
 /// the month's length, as MATLAB's calendar arithmetic does) and the time of day kept.
 fn add_months(millis: f64, months: f64) -> f64 {
-    if !millis.is_finite() || !months.is_finite() || months.abs() > 1e6 {
+    // Beyond ±3 million years (or ±1 million months) is no calendar date: NaT.
+    if !millis.is_finite() || millis.abs() > 1e17 || !months.is_finite() || months.abs() > 1e6 {
         return f64::NAN;
     }
     let day = (millis / 86_400_000.0).floor();
@@ -1169,6 +1183,7 @@ pub fn fuzz_metadata(bytes: &[u8]) {
         for id in 0..fw.objects.len().min(1 << 12) as u32 {
             let _ = fw.class_of(id).and_then(|c| fw.class_name(c));
             let _ = fw.properties(id);
+            let _ = fw.dynamic_properties(id);
         }
     }
     let words: Vec<u64> = bytes
