@@ -34,10 +34,12 @@ impl MatObject {
         self.len() == 0
     }
 
-    /// The numpy array for the value (row-major, MATLAB's shape): `string` and `categorical`
-    /// as a `U` array (`<missing>`/`<undefined>` as `""`), `datetime` as `datetime64[ms]`
-    /// (`NaT` for `NaN`; wall-clock or UTC as stored, see [`Datetime::millis`]), `duration` as
-    /// `timedelta64[ms]`. Other classes have no single array.
+    /// The numpy array for the value (row-major, MATLAB's shape): `string`, `categorical` and
+    /// enumerations (member names) as a `U` array (`<missing>`/`<undefined>` as `""`),
+    /// `datetime` as `datetime64[ms]` (`NaT` for `NaN`; wall-clock or UTC as stored, see
+    /// [`Datetime::millis`]), `duration` as `timedelta64[ms]` (both in `us` or `ns` when
+    /// some time has a fraction of a millisecond), `missing` as NaN doubles. Other classes
+    /// have no single array.
     pub fn to_numpy(&self) -> Result<NdArray> {
         let array = match &self.data {
             ObjectData::String(items) => {
@@ -58,10 +60,12 @@ impl MatObject {
                 unicode_array(&texts, &self.shape)?
             }
             ObjectData::Datetime(d) => {
-                time_array(ScalarKind::DateTime(millis_unit()), &d.millis, &self.shape)?
+                let unit = time_unit(&d.millis);
+                time_array(ScalarKind::DateTime(unit), &d.millis, &self.shape)?
             }
             ObjectData::Duration(d) => {
-                time_array(ScalarKind::TimeDelta(millis_unit()), &d.millis, &self.shape)?
+                let unit = time_unit(&d.millis);
+                time_array(ScalarKind::TimeDelta(unit), &d.millis, &self.shape)?
             }
             ObjectData::Enumeration(e) => {
                 let texts: Vec<&str> = e.members.iter().map(String::as_str).collect();
@@ -262,11 +266,39 @@ fn unicode_array(texts: &[&str], shape: &[usize]) -> Result<NdArray> {
     )
 }
 
-/// A MATLAB-shaped (column-major) 8-byte time array of whole milliseconds (`NaN` → NaT).
+/// The numpy unit for times given in milliseconds: `ms` when every time is whole
+/// milliseconds, else the finest of `ns`/`us` that holds them all (sub-millisecond times, as
+/// a timetable sampled at 10 kHz has, are not rounded away).
+fn time_unit(millis: &[f64]) -> TimeUnit {
+    let finite = || millis.iter().filter(|m| m.is_finite());
+    if finite().all(|m| m.fract() == 0.0) {
+        return millis_unit();
+    }
+    let largest = finite().fold(0.0f64, |a, m| a.max(m.abs()));
+    let base = if largest < 9.2e12 {
+        TimeBase::Nanos
+    } else if largest < 9.2e15 {
+        TimeBase::Micros
+    } else {
+        TimeBase::Millis
+    };
+    TimeUnit::new(base)
+}
+
+/// A MATLAB-shaped (column-major) 8-byte time array in `kind`'s unit (ms, us or ns; `NaN` →
+/// NaT).
 fn time_array(kind: ScalarKind, millis: &[f64], shape: &[usize]) -> Result<NdArray> {
+    let per_milli = match kind {
+        ScalarKind::DateTime(u) | ScalarKind::TimeDelta(u) => match u.base {
+            TimeBase::Nanos => 1e6,
+            TimeBase::Micros => 1e3,
+            _ => 1.0,
+        },
+        _ => 1.0,
+    };
     let mut bytes = Vec::with_capacity(millis.len() * 8);
     for &m in millis {
-        bytes.extend_from_slice(&millis_to_i64(m).to_le_bytes());
+        bytes.extend_from_slice(&millis_to_i64(m * per_milli).to_le_bytes());
     }
     NdArray::from_byte_vec(
         DType::scalar(kind).with_order(ByteOrder::Little),
