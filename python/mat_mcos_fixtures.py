@@ -395,13 +395,38 @@ def canon(v):
     """mat-io's value as JSON (objects by class and properties; arrays column-major)."""
     import pandas as pd
     from matio.utils.matclass import EmptyMatStruct, MatlabOpaque, MatlabOpaqueArray
+    from matio.utils.matclass import MatlabContainerMap, MatlabEnumerationArray
     if isinstance(v, EmptyMatStruct):
         return {"class": "struct", "fields": {}}  # a struct without fields, any size
+    if isinstance(v, MatlabContainerMap):
+        def key(k):
+            if isinstance(k, str):
+                return {"class": "char", "text": k}
+            return {"class": "numeric", "shape": [1, 1], "values": [float(k)]}
+        return {"class": "containers.Map", "keys": [key(k) for k in v.keys()],
+                "values": [canon(x) for x in v.values()]}
+    if isinstance(v, MatlabEnumerationArray):
+        return {"class": v.classname, "shape": list(v.shape),
+                "members": [m.name for m in np.asarray(v).ravel(order="F")]}
+    if isinstance(v, pd.DataFrame) and v.index.dtype.kind in "mM":
+        kind = "datetime64[ms]" if v.index.dtype.kind == "M" else "timedelta64[ms]"
+        times = np.asarray(v.index.values).astype(kind).astype(np.int64)
+        return {"class": "timetable", "names": [str(c) for c in v.columns], "rows": len(v),
+                "time_name": str(v.index.name), "times": [int(t) for t in times]}
+    if isinstance(v, np.ndarray) and v.dtype.names == ("months", "days", "millis"):
+        return {"class": "calendarDuration", "shape": list(v.shape),
+                **{f: [int(x) for x in v[f].astype(np.int64).ravel(order="F")]
+                   for f in ("months", "days", "millis")}}
     if isinstance(v, MatlabOpaqueArray):
         return {"class": v.classname, "shape": list(v.shape),
                 "elements": [canon(x) for x in v.ravel(order="F")]}
     if isinstance(v, MatlabOpaque):
-        props = v.properties or {}
+        props = dict(v.properties or {})
+        # A dynamic property as MATLAB shows it: its name and value (mat-io keeps the whole
+        # meta.DynamicProperty object under a generated key).
+        for k in [k for k in props if k.startswith("__dynamic_property__")]:
+            meta = props.pop(k).properties
+            props[str(np.asarray(meta["DynamicName_"]).ravel()[0])] = meta["DynamicValue_"]
         return {"class": v.classname, "props": {k: canon(x) for k, x in props.items()}}
     if isinstance(v, pd.Categorical):
         codes = np.asarray(v.codes)

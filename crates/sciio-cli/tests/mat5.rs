@@ -36,6 +36,15 @@ fn scipy_test_files_list_and_convert() {
         let out = dir.path().join(format!("{i}.npz"));
         let listed = sciio(&["ls", s(f)]);
         let converting = sciio(&["convert", s(f), s(&out)]);
+        if verdict == "refused" && converting.status.success() {
+            // One damaged variable (a corrupted zlib stream) is left out with the reason and
+            // the file's other variables convert (scipy refuses the whole file).
+            let err = String::from_utf8(converting.stderr).unwrap();
+            assert!(err.starts_with("sciio: left out: "), "{f:?}: {err}");
+            assert!(err.contains("cannot be read"), "{f:?}: {err}");
+            left_out += 1;
+            continue;
+        }
         if verdict == "refused" {
             // ls reads headers only; convert reads every value and must fail cleanly.
             assert_eq!(converting.status.code(), Some(1), "{f:?} converted");

@@ -153,3 +153,56 @@ print("ok")
     assert_eq!(named.len(), 1);
     assert!(e3.attrs_named(&["absent"]).unwrap().is_empty());
 }
+
+/// The native writer's 1-D vlen datasets and object-reference attributes (what MATLAB uses
+/// for a large struct's field names: `MATLAB_fields` referencing a `#refs#` dataset of vlen
+/// 1-character strings), checked with h5py; enough items to fill several global heap
+/// collections, and an empty item.
+#[test]
+fn native_vlen_datasets_and_reference_attributes_read_back_in_h5py() {
+    use sciio_hdf5::write::native::NativeFile;
+    let dir = tempdir();
+    let path = dir.path().join("native.h5");
+    let file = NativeFile::create(&path, 512).unwrap();
+    let root = file.root();
+    let refs = root.create_group("#refs#").unwrap();
+    let s1 = H5Type::VarLen {
+        base: Box::new(H5Type::FixedString {
+            size: 1,
+            charset: CharSet::Ascii,
+        }),
+    };
+    let mut items: Vec<Vec<u8>> = (0..70_000)
+        .map(|i| format!("field{i}").into_bytes())
+        .collect();
+    items[3] = Vec::new();
+    let names = refs.write_vlen_dataset("a", &s1, items.clone()).unwrap();
+    let g = root.create_group("s").unwrap();
+    g.add_attr(
+        "MATLAB_fields",
+        &AttrValue::Raw(RawData::scalar(
+            H5Type::ObjectRef,
+            names.object_ref().unwrap().to_le_bytes().to_vec(),
+        )),
+    )
+    .unwrap();
+    file.close().unwrap();
+    let out = run_python(
+        r#"
+import sys, h5py
+f = h5py.File(sys.argv[1], 'r')
+d = f[f['s'].attrs['MATLAB_fields']]
+assert d.name == '/#refs#/a', d.name
+items = [b''.join(x).decode() for x in d[()]]
+assert items[3] == '' and items[0] == 'field0' and items[-1] == 'field69999', items[:5]
+assert all(items[i] == f'field{i}' for i in range(len(items)) if i != 3)
+print(len(items))
+"#,
+        &[path.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "70000");
+    // libhdf5 itself (sciio's reader) reads the same items.
+    let back = sciio_hdf5::File::open(&path).unwrap();
+    let v = back.dataset("/#refs#/a").unwrap().read_vlen(None).unwrap();
+    assert_eq!(v.items, items);
+}

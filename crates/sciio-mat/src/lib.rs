@@ -3,8 +3,10 @@
 //! - [`MatValue`]: MATLAB's values — numeric arrays of every class (real or complex), logical,
 //!   char, cell arrays, structs and struct arrays, sparse matrices, empties of any class and
 //!   shape, and (read only) function handles and MATLAB objects: [`MatObject`] decodes
-//!   `string`, `datetime`, `duration`, `categorical` and `table` and keeps other classes' properties
-//!   by name; whatever cannot be decoded stays [`Opaque`] with its class name and the reason.
+//!   `string`, `datetime`, `duration`, `categorical`, `table`, `timetable` (a table with row
+//!   times), `containers.Map`, `calendarDuration`, `missing` and enumerations, and keeps other
+//!   classes' properties (dynamic properties included) by name; whatever cannot be decoded
+//!   stays [`Opaque`] with its class name and the reason.
 //!   Arrays keep MATLAB's dimensions and column-major order; [`MatValue::to_numpy`] gives the
 //!   row-major array `hdf5storage.loadmat` returns.
 //! - [`MatFile`]: reads v7.3 files written by MATLAB, hdf5storage (with or without Python
@@ -58,7 +60,6 @@ mod write;
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use numpy::{from_numpy, no_class_reason, PythonAttrs, PythonMeta};
-pub use object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
 pub use read::{read_mat, MatFile, ABSENT_FIELD};
 #[doc(hidden)]
 pub use v5::fuzz_read as fuzz_mat5_read;
@@ -67,4 +68,5 @@ pub use value::{
     at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,
     StructArray, VarInfo,
 };
+pub use value::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
 pub use write::{write_mat, MatWriter, WriteOptions};

@@ -11,10 +11,14 @@
 //!   version (2..=4), name count, eight region offsets, NUL-separated names, then regions of
 //!   32-bit words: (1) classes as `[namespace name, class name, 0, 0]`, (2) "saveobj"
 //!   property records, (3) objects as `[class id, 0, 0, saveobj id, object id, dependency]`,
-//!   (4) property records, (5) dynamic properties. A property record is a count followed by
-//!   `[name index, kind, value]` triples, padded to an even number of words; kind 1 means
+//!   (4) property records, (5) dynamic properties (per object dependency id: a count and the
+//!   ids of its `meta.DynamicProperty` objects, padded to even). A property record is a count
+//!   followed by `[name index, kind, value]` triples, padded to an even number of words; kind 1 means
 //!   "value is item `value + 2` of the MCOS cell". Item 1 is unused; the last item holds each
 //!   class's default property values (a struct per class id).
+//! - An enumeration array is not a reference but a struct (`EnumerationInstanceTag` =
+//!   0xDD000000, `ClassName`, `ValueNames`, `ValueIndices`, `Values`, `BuiltinClassName`),
+//!   as a variable or inside a property.
 //!
 //! No crate reads this format, so the few offsets are checked here by hand: every count and
 //! offset is validated against the blob before use, and nothing is allocated from a count
@@ -22,7 +26,10 @@
 
 use sciio_core::{Error, Result};
 
-use crate::object::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
+use crate::value::{
+    CalendarDuration, Categorical, CellArray, Datetime, Duration, Enumeration, MapData, MatObject,
+    ObjectData, Properties, Table,
+};
 use crate::value::{MatValue, StructArray};
 
 /// The first word of every object reference.
@@ -110,6 +117,8 @@ struct ObjectEntry {
     class_id: u32,
     saveobj_id: u32,
     normal_id: u32,
+    /// Index of the object's record in the dynamic-property region.
+    dependency_id: u32,
 }
 
 /// The parsed `FileWrapper__` metadata blob.
@@ -122,6 +131,9 @@ pub(crate) struct FileWrapper {
     objects: Vec<ObjectEntry>,
     saveobj: Records,
     normal: Records,
+    /// Region 5: per object (by dependency id) a count and the ids of its dynamic property
+    /// objects (`meta.DynamicProperty`), each record padded to an even number of words.
+    dynamic: Vec<u32>,
 }
 
 /// A region of property records, with the word offset of each record.
@@ -259,9 +271,11 @@ impl FileWrapper {
                 class_id: o[0],
                 saveobj_id: o[3],
                 normal_id: o[4],
+                dependency_id: o[5],
             })
             .collect();
         let normal = Records::parse(blob.words(offsets[3], offsets[4], "property")?, "property")?;
+        let dynamic = blob.words(offsets[4], offsets[5], "dynamic property")?;
         Ok(FileWrapper {
             version,
             names,
@@ -269,11 +283,12 @@ impl FileWrapper {
             objects,
             saveobj,
             normal,
+            dynamic,
         })
     }
 
     /// Name `index` (1-based, as the metadata counts).
-    fn name(&self, index: u32) -> Result<&str> {
+    pub(crate) fn name(&self, index: u32) -> Result<&str> {
         (index as usize)
             .checked_sub(1)
             .and_then(|i| self.names.get(i))
@@ -324,6 +339,34 @@ impl FileWrapper {
             })
     }
 
+    /// The ids of the dynamic property objects (`meta.DynamicProperty`) of object `id`
+    /// (none when the region is empty, as newer files have it for built-in classes).
+    pub(crate) fn dynamic_properties(&self, id: u32) -> Result<Vec<u32>> {
+        let entry = self.object(id)?;
+        if self.dynamic.is_empty() {
+            return Ok(Vec::new());
+        }
+        let bad = || {
+            Error::format(format!(
+                "FileWrapper__ dynamic property record {} outside its region of {} words",
+                entry.dependency_id,
+                self.dynamic.len()
+            ))
+        };
+        let mut at = 0usize;
+        for _ in 0..entry.dependency_id {
+            let n = *self.dynamic.get(at).ok_or_else(bad)? as usize;
+            at = at.checked_add(1 + n).ok_or_else(bad)?;
+            at += at % 2;
+        }
+        let n = *self.dynamic.get(at).ok_or_else(bad)? as usize;
+        let ids = self
+            .dynamic
+            .get(at + 1..at.saturating_add(1).saturating_add(n))
+            .ok_or_else(bad)?;
+        Ok(ids.to_vec())
+    }
+
     /// The saved properties of object `id`, by name.
     pub(crate) fn properties(&self, id: u32) -> Result<Vec<(String, PropertyValue)>> {
         let entry = self.object(id)?;
@@ -350,6 +393,19 @@ impl FileWrapper {
             })
             .collect()
     }
+}
+
+/// A dynamic property (the properties of its `meta.DynamicProperty` object) as the property
+/// MATLAB shows: its name (`DynamicName_`, else `Name`) and value (`DynamicValue_`).
+pub(crate) fn dynamic_property(props: &Properties) -> Result<(String, MatValue)> {
+    let name = match prop(props, "DynamicName_").or_else(|| prop(props, "Name")) {
+        Some(MatValue::Char(c)) => c.to_string_lossy(),
+        _ => return Err(Error::format("a dynamic property without a name")),
+    };
+    let value = prop(props, "DynamicValue_")
+        .cloned()
+        .ok_or_else(|| Error::format(format!("dynamic property {name:?} without a value")))?;
+    Ok((name, value))
 }
 
 /// The NUL-separated names (ASCII in practice; anything else is replaced, never refused).
@@ -407,6 +463,14 @@ pub(crate) fn decode_known(
         "duration" => decode_duration(elements),
         "categorical" => decode_categorical(elements),
         "table" => decode_table(elements),
+        "timetable" => decode_timetable(elements),
+        "containers.Map" => decode_map(elements),
+        "calendarDuration" => decode_calendar_duration(elements),
+        "missing" => Ok(MatObject {
+            class: "missing".into(),
+            shape: shape.to_vec(),
+            data: ObjectData::Missing,
+        }),
         _ => return None,
     };
     Some(decoded.map_err(|e| {
@@ -620,8 +684,376 @@ fn decode_table(elements: &[Properties]) -> Result<MatObject> {
             variable_names,
             columns,
             row_names,
+            row_times: None,
         }),
     })
+}
+
+/// `containers.Map`: property `serialization`, a struct of `keys` and `values` (`1×n` cells),
+/// `keyType` and `valueType` (char) and `uniformity`.
+fn decode_map(elements: &[Properties]) -> Result<MatObject> {
+    let props = single(elements)?;
+    let MatValue::Struct(s) = required(props, "serialization")? else {
+        return Err(Error::format("serialization is not a struct"));
+    };
+    let part = |name: &str| -> Result<Vec<MatValue>> {
+        match s.field(0, name) {
+            Some(MatValue::Cell(c)) => Ok(c.items.clone()),
+            Some(v) if v.is_empty() => Ok(Vec::new()),
+            Some(v) => Err(Error::format(format!(
+                "map {name} of class {}, not a cell",
+                v.class().name()
+            ))),
+            None => Err(Error::format(format!("no {name} in the serialization"))),
+        }
+    };
+    let (keys, values) = (part("keys")?, part("values")?);
+    if keys.len() != values.len() {
+        return Err(Error::format(format!(
+            "{} keys for {} values",
+            keys.len(),
+            values.len()
+        )));
+    }
+    Ok(MatObject {
+        class: "containers.Map".into(),
+        shape: vec![1, 1],
+        data: ObjectData::Map(MapData {
+            keys: Box::new(MatValue::Cell(CellArray::row(keys))),
+            values: Box::new(MatValue::Cell(CellArray::row(values))),
+            key_type: text(s.field(0, "keyType"))?,
+            value_type: text(s.field(0, "valueType"))?,
+        }),
+    })
+}
+
+/// `calendarDuration`: property `components`, a struct of `months`, `days` and `millis`
+/// (doubles, each either of the array's size or a scalar shared by every element), and `fmt`.
+fn decode_calendar_duration(elements: &[Properties]) -> Result<MatObject> {
+    let props = single(elements)?;
+    let MatValue::Struct(s) = required(props, "components")? else {
+        return Err(Error::format("components is not a struct"));
+    };
+    let mut parts = Vec::with_capacity(3);
+    for name in ["months", "days", "millis"] {
+        let value = s
+            .field(0, name)
+            .ok_or_else(|| Error::format(format!("no {name} in the components")))?;
+        let (shape, values) = match value {
+            MatValue::Numeric(a) if a.is_empty() => (value.matlab_shape(), Vec::new()),
+            _ => doubles(value)?,
+        };
+        parts.push((shape, values));
+    }
+    // The array's size is that of the largest component; scalars are spread over it.
+    let shape = parts
+        .iter()
+        .filter(|(_, v)| v.len() != 1)
+        .map(|(s, _)| s.clone())
+        .next()
+        .unwrap_or_else(|| vec![1, 1]);
+    let count: usize = shape.iter().product();
+    let mut arrays = Vec::with_capacity(3);
+    for (name, (_, values)) in ["months", "days", "millis"].iter().zip(parts) {
+        let values = match values.len() {
+            1 => vec![values[0]; count],
+            n if n == count => values,
+            n => {
+                return Err(Error::format(format!(
+                    "calendarDuration {name} has {n} values for size {shape:?}"
+                )))
+            }
+        };
+        arrays.push(double_array(&shape, values)?);
+    }
+    let millis = arrays.pop().unwrap_or_else(|| MatValue::from(0.0));
+    let days = arrays.pop().unwrap_or_else(|| MatValue::from(0.0));
+    let months = arrays.pop().unwrap_or_else(|| MatValue::from(0.0));
+    Ok(MatObject {
+        class: "calendarDuration".into(),
+        shape,
+        data: ObjectData::CalendarDuration(CalendarDuration {
+            months: Box::new(months),
+            days: Box::new(days),
+            millis: Box::new(millis),
+            format: text(prop(props, "fmt"))?,
+        }),
+    })
+}
+
+/// A `double` array of MATLAB shape `shape` from column-major `values`.
+fn double_array(shape: &[usize], values: Vec<f64>) -> Result<MatValue> {
+    let bytes: Vec<u8> = values.iter().flat_map(|v| v.to_ne_bytes()).collect();
+    let a = sciio_core::NdArray::from_byte_vec(
+        sciio_core::DType::scalar(sciio_core::ScalarKind::Float(8)),
+        shape,
+        sciio_core::Order::F,
+        bytes,
+    )?;
+    Ok(MatValue::Numeric(a))
+}
+
+/// `timetable`: property `any`, a struct of `data` (a cell of columns), `varNames`,
+/// `numVars`, `numRows`, `dimNames` and `rowTimes` — a `datetime` or `duration` column, or
+/// (for regular times) a struct of `origin`, `specifiedAsRate`, `stepSize` and `sampleRate`.
+fn decode_timetable(elements: &[Properties]) -> Result<MatObject> {
+    let props = single(elements)?;
+    let MatValue::Struct(s) = required(props, "any")? else {
+        return Err(Error::format("any is not a struct"));
+    };
+    let field = |name: &str| {
+        s.field(0, name)
+            .ok_or_else(|| Error::format(format!("no {name}")))
+    };
+    let columns = match field("data")? {
+        MatValue::Cell(c) => c.items.clone(),
+        other => {
+            return Err(Error::format(format!(
+                "timetable data of class {}",
+                other.class().name()
+            )))
+        }
+    };
+    let variable_names = texts(field("varNames")?, "varNames")?;
+    let count = |name: &str| -> Result<usize> {
+        match doubles(field(name)?) {
+            Ok((_, v)) if v.len() == 1 && v[0] >= 0.0 && v[0].fract() == 0.0 => Ok(v[0] as usize),
+            _ => Err(Error::format(format!("no whole number {name}"))),
+        }
+    };
+    let (nrows, nvars) = (count("numRows")?, count("numVars")?);
+    if columns.len() != nvars || variable_names.len() != nvars {
+        return Err(Error::format(format!(
+            "timetable of {nvars} variables with {} columns and {} names",
+            columns.len(),
+            variable_names.len()
+        )));
+    }
+    // Every column has one row per table row; the count is checked before row times are
+    // made from it.
+    if let Some(bad) = columns
+        .iter()
+        .find(|c| c.matlab_shape().first() != Some(&nrows))
+    {
+        return Err(Error::format(format!(
+            "timetable of {nrows} rows with a column of size {:?}",
+            bad.matlab_shape()
+        )));
+    }
+    sciio_core::Limits::default()
+        .check_alloc((nrows as u64).saturating_mul(8), "timetable row times")?;
+    let dim_names = texts(field("dimNames")?, "dimNames")?;
+    let time_name = dim_names
+        .first()
+        .cloned()
+        .unwrap_or_else(|| "Time".to_string());
+    let times = row_times(field("rowTimes")?, nrows)?;
+    Ok(MatObject {
+        class: "timetable".into(),
+        shape: vec![nrows, nvars],
+        data: ObjectData::Table(Table {
+            variable_names,
+            columns,
+            row_names: Vec::new(),
+            row_times: Some((time_name, Box::new(times))),
+        }),
+    })
+}
+
+/// A timetable's row times as a `datetime` or `duration` column of `nrows`.
+fn row_times(value: &MatValue, nrows: usize) -> Result<MatValue> {
+    let column = |o: &MatObject, millis: Vec<f64>| -> MatValue {
+        let data = match &o.data {
+            ObjectData::Datetime(d) => ObjectData::Datetime(Datetime {
+                millis,
+                time_zone: d.time_zone.clone(),
+                format: d.format.clone(),
+            }),
+            ObjectData::Duration(d) => ObjectData::Duration(Duration {
+                millis,
+                format: d.format.clone(),
+            }),
+            other => other.clone(),
+        };
+        MatValue::Object(MatObject {
+            class: o.class.clone(),
+            shape: vec![nrows, 1],
+            data,
+        })
+    };
+    let millis_of = |o: &MatObject| match &o.data {
+        ObjectData::Datetime(d) => Some(d.millis.clone()),
+        ObjectData::Duration(d) => Some(d.millis.clone()),
+        _ => None,
+    };
+    match value {
+        MatValue::Object(o) => match millis_of(o) {
+            Some(m) if m.len() == nrows => Ok(column(o, m)),
+            Some(m) => Err(Error::format(format!(
+                "{} row times for {nrows} rows",
+                m.len()
+            ))),
+            None => Err(Error::format(format!("row times of class {}", o.class))),
+        },
+        MatValue::Struct(s) => {
+            let Some(MatValue::Object(origin)) = s.field(0, "origin") else {
+                return Err(Error::format("regular row times without an origin"));
+            };
+            let start = match millis_of(origin).as_deref() {
+                Some([m]) => *m,
+                _ => {
+                    return Err(Error::format(
+                        "regular row times whose origin is not one time",
+                    ))
+                }
+            };
+            // A calendar step (months, then days, then milliseconds) from the origin.
+            if let Some(MatValue::Object(MatObject {
+                data: ObjectData::CalendarDuration(c),
+                ..
+            })) = s
+                .field(0, "stepSize")
+                .filter(|_| !flag(s.field(0, "specifiedAsRate")))
+            {
+                let one = |v: &MatValue| doubles(v).ok().and_then(|(_, v)| v.first().copied());
+                let (Some(months), Some(days), Some(ms)) =
+                    (one(&c.months), one(&c.days), one(&c.millis))
+                else {
+                    return Err(Error::format(
+                        "regular row times with an empty calendar step",
+                    ));
+                };
+                let millis = (0..nrows)
+                    .map(|i| {
+                        let k = i as f64;
+                        add_months(start, k * months) + k * (days * 86_400_000.0 + ms)
+                    })
+                    .collect();
+                return Ok(column(origin, millis));
+            }
+            let step = if flag(s.field(0, "specifiedAsRate")) {
+                match s.field(0, "sampleRate").map(doubles) {
+                    Some(Ok((_, v))) if v.len() == 1 && v[0] > 0.0 => 1000.0 / v[0],
+                    _ => return Err(Error::format("regular row times without a sample rate")),
+                }
+            } else {
+                match s.field(0, "stepSize") {
+                    Some(MatValue::Object(MatObject {
+                        data: ObjectData::Duration(d),
+                        ..
+                    })) if d.millis.len() == 1 => d.millis[0],
+                    _ => return Err(Error::format("regular row times without a step")),
+                }
+            };
+            let millis = (0..nrows).map(|i| start + i as f64 * step).collect();
+            Ok(column(origin, millis))
+        }
+        other => Err(Error::format(format!(
+            "row times of class {}",
+            other.class().name()
+        ))),
+    }
+}
+
+/// `millis` (since 1970) plus `months` calendar months, the day of month kept (clamped to
+/// the month's length, as MATLAB's calendar arithmetic does) and the time of day kept.
+fn add_months(millis: f64, months: f64) -> f64 {
+    // Beyond ±3 million years (or ±1 million months) is no calendar date: NaT.
+    if !millis.is_finite() || millis.abs() > 1e17 || !months.is_finite() || months.abs() > 1e6 {
+        return f64::NAN;
+    }
+    let day = (millis / 86_400_000.0).floor();
+    let time_of_day = millis - day * 86_400_000.0;
+    let (y, m, d) = sciio_core::calendar::civil_from_days(day as i128);
+    let total = y * 12 + i128::from(m) - 1 + months as i128;
+    let (y2, m2) = (total.div_euclid(12), total.rem_euclid(12) as u32 + 1);
+    let d2 = d.min(days_in_month(y2, m2));
+    days_from_civil(y2, m2, d2) as f64 * 86_400_000.0 + time_of_day
+}
+
+fn days_in_month(y: i128, m: u32) -> u32 {
+    match m {
+        2 if (y % 4 == 0 && y % 100 != 0) || y % 400 == 0 => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i128, m: u32, d: u32) -> i128 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (i128::from(m) + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + i128::from(d) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+/// An enumeration instance: MATLAB stores an enumeration array (as a variable, or inside a
+/// property) as a struct of `EnumerationInstanceTag` (0xDD000000), `ClassName` (a class id),
+/// `ValueNames` (name indices of the members), `ValueIndices` (each element's 0-based index
+/// into `ValueNames`, in the array's shape), `Values` and `BuiltinClassName`. `None` when the
+/// struct is not one.
+pub(crate) fn enumeration(wrapper: &FileWrapper, value: &MatValue) -> Option<Result<MatObject>> {
+    let MatValue::Struct(s) = value else {
+        return None;
+    };
+    let words = |name: &str| -> Result<(Vec<usize>, Vec<u32>)> {
+        match s.field(0, name) {
+            Some(v @ MatValue::Numeric(a)) => Ok((v.matlab_shape(), unsigned(a)?)),
+            _ => Err(Error::format(format!(
+                "enumeration instance without a uint32 {name}"
+            ))),
+        }
+    };
+    match words("EnumerationInstanceTag") {
+        Ok((_, tag)) if tag == [OBJECT_MAGIC] && s.elements.len() == 1 => {}
+        _ => return None,
+    }
+    let decode = || -> Result<MatObject> {
+        let class = match words("ClassName")?.1.as_slice() {
+            [id] => wrapper.class_name(*id)?,
+            _ => return Err(Error::format("enumeration ClassName is not one class id")),
+        };
+        let builtin_class = match words("BuiltinClassName")?.1.as_slice() {
+            [0] | [] => String::new(),
+            [id] => wrapper.class_name(*id)?,
+            _ => return Err(Error::format("enumeration BuiltinClassName is not one id")),
+        };
+        let names: Vec<String> = words("ValueNames")?
+            .1
+            .iter()
+            .map(|&i| wrapper.name(i).map(str::to_string))
+            .collect::<Result<_>>()?;
+        let (shape, indices) = words("ValueIndices")?;
+        let members = indices
+            .iter()
+            .map(|&i| {
+                names.get(i as usize).cloned().ok_or_else(|| {
+                    Error::format(format!(
+                        "enumeration value index {i} outside its {} members",
+                        names.len()
+                    ))
+                })
+            })
+            .collect::<Result<_>>()?;
+        Ok(MatObject {
+            class,
+            shape,
+            data: ObjectData::Enumeration(Enumeration {
+                members,
+                builtin_class,
+            }),
+        })
+    };
+    Some(decode().map_err(|e| {
+        Error::format(format!(
+            "MATLAB enumeration without the known layout: {}",
+            e.message()
+        ))
+    }))
 }
 
 /// The texts of a cell of char rows (an empty value gives none).
@@ -709,7 +1141,7 @@ fn unsigned(a: &sciio_core::NdArray) -> Result<Vec<u32>> {
             .collect(),
         _ => {
             return Err(Error::format(format!(
-                "categorical codes of type {}, not unsigned",
+                "codes of type {}, not unsigned",
                 a.dtype()
             )))
         }
@@ -751,6 +1183,7 @@ pub fn fuzz_metadata(bytes: &[u8]) {
         for id in 0..fw.objects.len().min(1 << 12) as u32 {
             let _ = fw.class_of(id).and_then(|c| fw.class_name(c));
             let _ = fw.properties(id);
+            let _ = fw.dynamic_properties(id);
         }
     }
     let words: Vec<u64> = bytes

@@ -3,106 +3,15 @@
 //!
 //! MATLAB keeps an object's property values in the file's `#subsystem#`, not in the variable
 //! (see `mcos.rs`). The classes whose property layout is public knowledge are decoded into
-//! plain data ([`ObjectData::String`], [`ObjectData::Datetime`], [`ObjectData::Duration`],
-//! [`ObjectData::Categorical`], [`ObjectData::Table`]); any other class keeps its properties by name
-//! ([`ObjectData::Properties`]).
+//! plain data ([`ObjectData`]: string, datetime, duration, categorical, table and timetable,
+//! containers.Map, enumerations, calendarDuration, missing); any other class keeps its
+//! properties by name ([`ObjectData::Properties`]). The types are in `value.rs`; this module
+//! holds their numpy and display views.
 
 use sciio_core::calendar::civil_from_days;
 use sciio_core::{ByteOrder, DType, Error, NdArray, Order, Result, ScalarKind, TimeBase, TimeUnit};
 
-use crate::value::MatValue;
-
-/// One object's properties, by name, in the order MATLAB lists them (class defaults first,
-/// then the saved values, which replace defaults of the same name).
-pub type Properties = Vec<(String, MatValue)>;
-
-/// A MATLAB object array (a scalar object is `1×1`).
-///
-/// ```
-/// use sciio_mat::{MatObject, ObjectData};
-/// let s = MatObject::string(vec![1, 2], vec![Some("a".into()), None]);
-/// assert_eq!(s.class, "string");
-/// assert_eq!(s.shape, vec![1, 2]);
-/// // numpy has no missing string: `<missing>` becomes "" in the `U` array.
-/// let u = s.to_numpy()?;
-/// assert_eq!(u.dtype().to_string(), "<U1");
-/// # Ok::<(), sciio_core::Error>(())
-/// ```
-#[derive(Debug, Clone, PartialEq)]
-pub struct MatObject {
-    /// The class name with its namespace (`string`, `datetime`, `pkg.MyClass`).
-    pub class: String,
-    /// MATLAB's `size()` of the value: for `string`/`datetime`/`duration`/`categorical`
-    /// the size of the data they hold, for other classes the size of the object array.
-    pub shape: Vec<usize>,
-    /// What the object holds.
-    pub data: ObjectData,
-}
-
-/// The decoded content of a [`MatObject`]; element vectors are in MATLAB's column-major order
-/// and hold `shape.iter().product()` elements.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ObjectData {
-    /// A `string` array; `None` is MATLAB's `<missing>`.
-    String(Vec<Option<String>>),
-    /// A `datetime` array.
-    Datetime(Datetime),
-    /// A `duration` array.
-    Duration(Duration),
-    /// A `categorical` array.
-    Categorical(Categorical),
-    /// A `table` (its shape is `[rows, variables]`).
-    Table(Table),
-    /// Any other class: each element's properties (an element MATLAB saved as a deleted handle
-    /// has none).
-    Properties(Vec<Properties>),
-}
-
-/// A MATLAB `datetime` array.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Datetime {
-    /// Milliseconds since 1970-01-01 00:00, `NaN` for `NaT`: UTC instants when `time_zone` is
-    /// set, wall-clock times otherwise (MATLAB's "unzoned" datetimes). MATLAB's sub-millisecond
-    /// refinement (the imaginary part it stores) is added in.
-    pub millis: Vec<f64>,
-    /// The `TimeZone` property (`""` when unzoned).
-    pub time_zone: String,
-    /// The display `Format` (`""` for MATLAB's default).
-    pub format: String,
-}
-
-/// A MATLAB `duration` array.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Duration {
-    /// Lengths in milliseconds (`NaN` allowed).
-    pub millis: Vec<f64>,
-    /// The display `Format` (`hh:mm:ss`, `s`, `d`...).
-    pub format: String,
-}
-
-/// A MATLAB `table`: named columns of any MATLAB value, each with one row per table row.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Table {
-    /// The variable (column) names.
-    pub variable_names: Vec<String>,
-    /// One value per variable (a column vector, a matrix with several columns, a cell...).
-    pub columns: Vec<MatValue>,
-    /// The `RowNames` (empty when the table has none).
-    pub row_names: Vec<String>,
-}
-
-/// A MATLAB `categorical` array.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Categorical {
-    /// 1-based index into `categories` per element; 0 is `<undefined>`.
-    pub codes: Vec<u32>,
-    /// The categories, in their order (including categories no element uses).
-    pub categories: Vec<String>,
-    /// Ordinal categorical?
-    pub ordered: bool,
-    /// Protected (no new categories by assignment)?
-    pub protected: bool,
-}
+use crate::value::{MatObject, MatValue, ObjectData};
 
 impl MatObject {
     /// A `string` array of `shape` (column-major `items`, `None` = `<missing>`).
@@ -125,10 +34,12 @@ impl MatObject {
         self.len() == 0
     }
 
-    /// The numpy array for the value (row-major, MATLAB's shape): `string` and `categorical`
-    /// as a `U` array (`<missing>`/`<undefined>` as `""`), `datetime` as `datetime64[ms]`
-    /// (`NaT` for `NaN`; wall-clock or UTC as stored, see [`Datetime::millis`]), `duration` as
-    /// `timedelta64[ms]`. Other classes have no single array.
+    /// The numpy array for the value (row-major, MATLAB's shape): `string`, `categorical` and
+    /// enumerations (member names) as a `U` array (`<missing>`/`<undefined>` as `""`),
+    /// `datetime` as `datetime64[ms]` (`NaT` for `NaN`; wall-clock or UTC as stored, see
+    /// [`Datetime::millis`]), `duration` as `timedelta64[ms]` (both in `us` or `ns` when
+    /// some time has a fraction of a millisecond), `missing` as NaN doubles. Other classes
+    /// have no single array.
     pub fn to_numpy(&self) -> Result<NdArray> {
         let array = match &self.data {
             ObjectData::String(items) => {
@@ -149,12 +60,36 @@ impl MatObject {
                 unicode_array(&texts, &self.shape)?
             }
             ObjectData::Datetime(d) => {
-                time_array(ScalarKind::DateTime(millis_unit()), &d.millis, &self.shape)?
+                let unit = time_unit(&d.millis);
+                time_array(ScalarKind::DateTime(unit), &d.millis, &self.shape)?
             }
             ObjectData::Duration(d) => {
-                time_array(ScalarKind::TimeDelta(millis_unit()), &d.millis, &self.shape)?
+                let unit = time_unit(&d.millis);
+                time_array(ScalarKind::TimeDelta(unit), &d.millis, &self.shape)?
             }
-            ObjectData::Properties(_) | ObjectData::Table(_) => {
+            ObjectData::Enumeration(e) => {
+                let texts: Vec<&str> = e.members.iter().map(String::as_str).collect();
+                unicode_array(&texts, &self.shape)?
+            }
+            // Every element missing: NaN, numpy's missing float.
+            ObjectData::Missing => {
+                let count = self.len();
+                sciio_core::Limits::default()
+                    .check_alloc(count.saturating_mul(8) as u64, "missing array")?;
+                let bytes: Vec<u8> = std::iter::repeat_n(f64::NAN.to_ne_bytes(), count)
+                    .flatten()
+                    .collect();
+                NdArray::from_byte_vec(
+                    DType::scalar(ScalarKind::Float(8)),
+                    &self.shape,
+                    Order::F,
+                    bytes,
+                )?
+            }
+            ObjectData::Properties(_)
+            | ObjectData::Table(_)
+            | ObjectData::Map(_)
+            | ObjectData::CalendarDuration(_) => {
                 return Err(Error::unsupported(format!(
                     "a MATLAB {} object has no single numpy array",
                     self.class
@@ -162,6 +97,34 @@ impl MatObject {
             }
         };
         Ok(array.to_order(Order::C))
+    }
+
+    /// The named values an object is made of, for the classes that convert part by part:
+    /// a `table`'s columns by variable name (then a `timetable`'s row times under their name),
+    /// a `containers.Map`'s `keys` and `values` cells, a `calendarDuration`'s `months`,
+    /// `days` and `millis`. Empty for the others.
+    pub fn parts(&self) -> Vec<(&str, &MatValue)> {
+        match &self.data {
+            ObjectData::Table(t) => {
+                let mut parts: Vec<(&str, &MatValue)> = t
+                    .variable_names
+                    .iter()
+                    .map(String::as_str)
+                    .zip(&t.columns)
+                    .collect();
+                if let Some((name, times)) = &t.row_times {
+                    parts.push((name.as_str(), times.as_ref()));
+                }
+                parts
+            }
+            ObjectData::Map(m) => vec![("keys", m.keys.as_ref()), ("values", m.values.as_ref())],
+            ObjectData::CalendarDuration(c) => vec![
+                ("months", c.months.as_ref()),
+                ("days", c.days.as_ref()),
+                ("millis", c.millis.as_ref()),
+            ],
+            _ => Vec::new(),
+        }
     }
 
     /// The elements as display text (for `sciio cat`): strings quoted, `<missing>`,
@@ -205,6 +168,45 @@ impl MatObject {
                     format!("{name}: {} {}", column.class().name(), size.join("x"))
                 })
                 .collect(),
+            ObjectData::Enumeration(e) => e
+                .members
+                .iter()
+                .map(|m| format!("{}.{m}", self.class))
+                .collect(),
+            ObjectData::Missing => vec!["<missing>".to_string(); self.len().min(1 << 20)],
+            ObjectData::Map(m) => {
+                let items = |v: &MatValue| match v {
+                    MatValue::Cell(c) => c.items.clone(),
+                    _ => Vec::new(),
+                };
+                items(&m.keys)
+                    .iter()
+                    .zip(items(&m.values))
+                    .map(|(k, v)| format!("{} -> {}", short(k), short(&v)))
+                    .collect()
+            }
+            ObjectData::CalendarDuration(c) => {
+                let numbers = |v: &MatValue| -> Vec<f64> {
+                    match v {
+                        MatValue::Numeric(a) => a
+                            .to_native()
+                            .to_order(Order::F)
+                            .as_bytes()
+                            .chunks_exact(8)
+                            .map(|b| {
+                                f64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])
+                            })
+                            .collect(),
+                        _ => Vec::new(),
+                    }
+                };
+                let (mo, d, ms) = (numbers(&c.months), numbers(&c.days), numbers(&c.millis));
+                mo.iter()
+                    .zip(&d)
+                    .zip(&ms)
+                    .map(|((mo, d), ms)| format!("{mo}mo {d}d {}s", ms / 1000.0))
+                    .collect()
+            }
             ObjectData::Properties(elements) => elements
                 .iter()
                 .map(|p| {
@@ -212,6 +214,28 @@ impl MatObject {
                     format!("{} with properties {}", self.class, names.join(", "))
                 })
                 .collect(),
+        }
+    }
+}
+
+/// A short display of a map key or value: text quoted, a scalar as its number, otherwise
+/// its class and size.
+fn short(v: &MatValue) -> String {
+    match v {
+        MatValue::Char(c) => format!("{:?}", c.to_string_lossy()),
+        MatValue::Numeric(a) if a.len() == 1 && a.dtype().itemsize() == 8 => {
+            let b = a.to_native();
+            let b = b.as_bytes();
+            match a.dtype().as_scalar().map(|s| s.kind) {
+                Some(ScalarKind::Float(8)) => {
+                    f64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]).to_string()
+                }
+                _ => format!("{} 1x1", v.class().name()),
+            }
+        }
+        other => {
+            let size: Vec<String> = other.matlab_shape().iter().map(|d| d.to_string()).collect();
+            format!("{} {}", other.class().name(), size.join("x"))
         }
     }
 }
@@ -242,11 +266,39 @@ fn unicode_array(texts: &[&str], shape: &[usize]) -> Result<NdArray> {
     )
 }
 
-/// A MATLAB-shaped (column-major) 8-byte time array of whole milliseconds (`NaN` → NaT).
+/// The numpy unit for times given in milliseconds: `ms` when every time is whole
+/// milliseconds, else the finest of `ns`/`us` that holds them all (sub-millisecond times, as
+/// a timetable sampled at 10 kHz has, are not rounded away).
+fn time_unit(millis: &[f64]) -> TimeUnit {
+    let finite = || millis.iter().filter(|m| m.is_finite());
+    if finite().all(|m| m.fract() == 0.0) {
+        return millis_unit();
+    }
+    let largest = finite().fold(0.0f64, |a, m| a.max(m.abs()));
+    let base = if largest < 9.2e12 {
+        TimeBase::Nanos
+    } else if largest < 9.2e15 {
+        TimeBase::Micros
+    } else {
+        TimeBase::Millis
+    };
+    TimeUnit::new(base)
+}
+
+/// A MATLAB-shaped (column-major) 8-byte time array in `kind`'s unit (ms, us or ns; `NaN` →
+/// NaT).
 fn time_array(kind: ScalarKind, millis: &[f64], shape: &[usize]) -> Result<NdArray> {
+    let per_milli = match kind {
+        ScalarKind::DateTime(u) | ScalarKind::TimeDelta(u) => match u.base {
+            TimeBase::Nanos => 1e6,
+            TimeBase::Micros => 1e3,
+            _ => 1.0,
+        },
+        _ => 1.0,
+    };
     let mut bytes = Vec::with_capacity(millis.len() * 8);
     for &m in millis {
-        bytes.extend_from_slice(&millis_to_i64(m).to_le_bytes());
+        bytes.extend_from_slice(&millis_to_i64(m * per_milli).to_le_bytes());
     }
     NdArray::from_byte_vec(
         DType::scalar(kind).with_order(ByteOrder::Little),
@@ -287,6 +339,7 @@ fn iso_millis(m: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::{Categorical, Datetime};
 
     #[test]
     fn iso_dates() {

@@ -462,11 +462,14 @@ impl Walk<'_> {
         match class {
             MatClass::Struct => Ok(value),
             MatClass::FunctionHandle => Ok(objects::function_handle(value)),
-            other => Ok(MatValue::Opaque(Opaque {
-                class: other.name().to_string(),
-                payload: Some(Box::new(value)),
-                note: "stored as a struct of its properties; kept as stored".into(),
-            })),
+            other => match self.enumeration(other.name(), &value) {
+                Some(decoded) => Ok(decoded),
+                None => Ok(MatValue::Opaque(Opaque {
+                    class: other.name().to_string(),
+                    payload: Some(Box::new(value)),
+                    note: "stored as a struct of its properties; kept as stored".into(),
+                })),
+            },
         }
     }
 

@@ -8,8 +8,6 @@
 
 use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 
-use crate::object::MatObject;
-
 /// MATLAB's class of a value, as stored in the `MATLAB_class` attribute.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum MatClass {
@@ -471,6 +469,146 @@ impl SparseMatrix {
         }
         Ok(out)
     }
+}
+
+/// One object's properties, by name, in the order MATLAB lists them (class defaults first,
+/// then the saved values, which replace defaults of the same name).
+pub type Properties = Vec<(String, MatValue)>;
+
+/// A MATLAB object array (a scalar object is `1×1`).
+///
+/// ```
+/// use sciio_mat::{MatObject, ObjectData};
+/// let s = MatObject::string(vec![1, 2], vec![Some("a".into()), None]);
+/// assert_eq!(s.class, "string");
+/// assert_eq!(s.shape, vec![1, 2]);
+/// // numpy has no missing string: `<missing>` becomes "" in the `U` array.
+/// let u = s.to_numpy()?;
+/// assert_eq!(u.dtype().to_string(), "<U1");
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct MatObject {
+    /// The class name with its namespace (`string`, `datetime`, `pkg.MyClass`).
+    pub class: String,
+    /// MATLAB's `size()` of the value: for `string`/`datetime`/`duration`/`categorical`
+    /// the size of the data they hold, for other classes the size of the object array.
+    pub shape: Vec<usize>,
+    /// What the object holds.
+    pub data: ObjectData,
+}
+
+/// The decoded content of a [`MatObject`]; element vectors are in MATLAB's column-major order
+/// and hold `shape.iter().product()` elements.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ObjectData {
+    /// A `string` array; `None` is MATLAB's `<missing>`.
+    String(Vec<Option<String>>),
+    /// A `datetime` array.
+    Datetime(Datetime),
+    /// A `duration` array.
+    Duration(Duration),
+    /// A `categorical` array.
+    Categorical(Categorical),
+    /// A `table` (its shape is `[rows, variables]`).
+    Table(Table),
+    /// A `containers.Map`.
+    Map(MapData),
+    /// An enumeration array (the members by name).
+    Enumeration(Enumeration),
+    /// A `calendarDuration` array.
+    CalendarDuration(CalendarDuration),
+    /// MATLAB's `missing` (every element missing).
+    Missing,
+    /// Any other class: each element's properties (an element MATLAB saved as a deleted handle
+    /// has none).
+    Properties(Vec<Properties>),
+}
+
+/// A MATLAB `containers.Map`: keys and values in MATLAB's (sorted) key order.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MapData {
+    /// The keys, a `1×n` cell (char rows or numeric scalars; `0×0` when empty).
+    pub keys: Box<MatValue>,
+    /// The values, a `1×n` cell of any values (`0×0` when empty).
+    pub values: Box<MatValue>,
+    /// `KeyType` (`char`, `double`, `int32`...).
+    pub key_type: String,
+    /// `ValueType` (`any`, `char`, `double`...).
+    pub value_type: String,
+}
+
+/// A MATLAB enumeration array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Enumeration {
+    /// Each element's member name, column-major.
+    pub members: Vec<String>,
+    /// The built-in class the enumeration derives from (`uint32`...), `""` when none.
+    pub builtin_class: String,
+}
+
+/// A MATLAB `calendarDuration` array: each element is `months` calendar months plus `days`
+/// calendar days plus `millis` milliseconds (MATLAB stores scalars for components that are the
+/// same for every element; they are spread to the array's shape here).
+#[derive(Debug, Clone, PartialEq)]
+pub struct CalendarDuration {
+    /// Months, a `double` array of the object's shape.
+    pub months: Box<MatValue>,
+    /// Days, a `double` array of the object's shape.
+    pub days: Box<MatValue>,
+    /// Milliseconds, a `double` array of the object's shape.
+    pub millis: Box<MatValue>,
+    /// The display `Format` (`""` for MATLAB's default).
+    pub format: String,
+}
+
+/// A MATLAB `datetime` array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Datetime {
+    /// Milliseconds since 1970-01-01 00:00, `NaN` for `NaT`: UTC instants when `time_zone` is
+    /// set, wall-clock times otherwise (MATLAB's "unzoned" datetimes). MATLAB's sub-millisecond
+    /// refinement (the imaginary part it stores) is added in.
+    pub millis: Vec<f64>,
+    /// The `TimeZone` property (`""` when unzoned).
+    pub time_zone: String,
+    /// The display `Format` (`""` for MATLAB's default).
+    pub format: String,
+}
+
+/// A MATLAB `duration` array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Duration {
+    /// Lengths in milliseconds (`NaN` allowed).
+    pub millis: Vec<f64>,
+    /// The display `Format` (`hh:mm:ss`, `s`, `d`...).
+    pub format: String,
+}
+
+/// A MATLAB `table`: named columns of any MATLAB value, each with one row per table row.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    /// The variable (column) names.
+    pub variable_names: Vec<String>,
+    /// One value per variable (a column vector, a matrix with several columns, a cell...).
+    pub columns: Vec<MatValue>,
+    /// The `RowNames` (empty when the table has none).
+    pub row_names: Vec<String>,
+    /// A `timetable`'s row times (a `datetime` or `duration` column, one per row) and their
+    /// name (`Time` unless renamed); `None` for a `table`.
+    pub row_times: Option<(String, Box<MatValue>)>,
+}
+
+/// A MATLAB `categorical` array.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Categorical {
+    /// 1-based index into `categories` per element; 0 is `<undefined>`.
+    pub codes: Vec<u32>,
+    /// The categories, in their order (including categories no element uses).
+    pub categories: Vec<String>,
+    /// Ordinal categorical?
+    pub ordered: bool,
+    /// Protected (no new categories by assignment)?
+    pub protected: bool,
 }
 
 /// A MATLAB object or function handle, kept with its class name. Objects whose layout sciio

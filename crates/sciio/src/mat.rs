@@ -6,49 +6,91 @@
 //! rows as a `U` scalar, char matrices as a `U` column). Cells and structs are groups, so
 //! their contents convert leaf by leaf: a scalar struct's fields are `var/field`, a struct
 //! array's elements `var/0/field`..., a cell's items `var/0`, `var/1`... in MATLAB's
-//! (column-major) linear order. Sparse matrices, function handles and objects have no numpy
-//! array and are [`NodeKind::Opaque`]. `#refs#` and `#subsystem#` are MATLAB's bookkeeping and
-//! never shown. Writing MAT files is in `mat_convert.rs`.
+//! (column-major) linear order. MATLAB objects with a numpy array (`string`, `datetime`,
+//! `duration`, `categorical`, enumerations by member name, `missing` as NaN) are leaves;
+//! tables (columns by name, then a timetable's row times), `containers.Map` (`keys`,
+//! `values` cells) and `calendarDuration` (`months`, `days`, `millis`) are groups of their
+//! parts; function handles and other objects are [`NodeKind::Opaque`]. `#refs#` and
+//! `#subsystem#` are MATLAB's bookkeeping and never shown. Writing MAT files is in
+//! `mat_convert.rs`.
 
+use std::collections::{HashMap, HashSet};
 use std::io::Write;
 use std::path::Path;
 
-use sciio_core::{DType, Error, Limits, NdArray, Order, Result, ScalarKind};
+use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Order, Result, ScalarKind};
 use sciio_mat::{MatClass, MatFile, MatValue, SparseKind, SparseMatrix, StructArray, VarInfo};
 
 use crate::node::{ArrayInfo, NativeInfo, Node, NodeKind};
 
-/// An opened MAT file, with the last variable read kept so that converting the leaves of one
-/// cell or struct reads it once.
+/// An opened MAT file. The cells, structs and objects read to describe them when the file
+/// was opened are kept (up to [`KEPT_MAX`] bytes of data in all), so converting their leaves
+/// does not read them again; beyond that, the last variable read is kept so that converting
+/// the leaves of one cell or struct reads it once.
 #[derive(Debug)]
 pub(crate) struct Mat {
     file: MatFile,
+    kept: HashMap<String, MatValue>,
     cached: Option<(String, MatValue)>,
 }
+
+/// Bytes of array data of the values kept from opening a MAT file.
+const KEPT_MAX: u64 = 256 << 20;
 
 impl Mat {
     pub(crate) fn open(path: &Path, limits: &Limits) -> Result<(Node, Mat)> {
         let file = MatFile::open_with_limits(path, *limits).map_err(|e| e.with_file(path))?;
         let mut children = Vec::new();
-        // The last value read to describe it stays for the first leaves converted (a file
-        // of one large cell or struct is then decoded once).
+        // Values read to describe them stay for the leaves converted (up to KEPT_MAX; past
+        // it, the last one read does: a file of one large cell or struct is decoded once).
+        let mut kept = HashMap::new();
         let mut cached = None;
-        for info in file.variables().map_err(|e| e.with_file(path))? {
+        let mut kept_bytes = 0u64;
+        // One variable that cannot be described or read is an opaque node saying why (left
+        // out of conversions with that reason); its siblings are listed and converted. A cut
+        // or unreadable file, or one where no variable reads, is an error.
+        let located = |e: Error, name: &str| e.with_file(path).with_node(format!("/{name}"));
+        let mut first_error = None;
+        for name in file.names().map_err(|e| e.with_file(path))? {
+            let info = match file.info(&name) {
+                Ok(info) => info,
+                Err(e) if whole_file(&e) => return Err(located(e, &name)),
+                Err(e) => {
+                    children.push(unreadable(&name, None, &e));
+                    first_error.get_or_insert_with(|| located(e, &name));
+                    continue;
+                }
+            };
             let node = match leaf_without_data(&info) {
                 Some(node) => node,
-                None => {
-                    let value = file
-                        .read(&info.name)
-                        .map_err(|e| e.with_file(path).with_node(format!("/{}", info.name)))?;
-                    let node = value_node(&info.name, &value);
-                    cached = Some((info.name.clone(), value));
-                    node
-                }
+                None => match file.read(&info.name) {
+                    Ok(value) => {
+                        let node = value_node(&info.name, &value);
+                        let bytes = value_bytes(&value);
+                        if kept_bytes.saturating_add(bytes) <= KEPT_MAX {
+                            kept_bytes += bytes;
+                            kept.insert(info.name.clone(), value);
+                        } else {
+                            cached = Some((info.name.clone(), value));
+                        }
+                        node
+                    }
+                    Err(e) if whole_file(&e) => return Err(located(e, &name)),
+                    Err(e) => {
+                        let node = unreadable(&name, Some(&info), &e);
+                        first_error.get_or_insert_with(|| located(e, &name));
+                        node
+                    }
+                },
             };
             children.push(node);
         }
+        if let Some(e) = first_error.filter(|_| children.iter().all(is_unreadable)) {
+            return Err(e);
+        }
         let root = Node::new("", NodeKind::Group(children));
-        Ok((root, Mat { file, cached }))
+        let mat = Mat { file, kept, cached };
+        Ok((root, mat))
     }
 
     /// `MAT-file version V: header text` (or `(no header text)` for v4 and plain HDF5).
@@ -74,13 +116,17 @@ impl Mat {
     fn leaf(&mut self, path: &str) -> Result<At<'_>> {
         let mut parts = path.trim_start_matches('/').split('/');
         let var = parts.next().unwrap_or_default();
-        if self.cached.as_ref().map(|(n, _)| n.as_str()) != Some(var) {
+        let known = self.kept.contains_key(var)
+            || self.cached.as_ref().map(|(n, _)| n.as_str()) == Some(var);
+        if !known {
             self.cached = None;
             let value = self.file.read(var)?;
             self.cached = Some((var.to_string(), value));
         }
-        let Some((_, value)) = &self.cached else {
-            return Err(Error::not_found(format!("no variable '{var}'")));
+        let value = match (self.kept.get(var), &self.cached) {
+            (Some(v), _) => v,
+            (None, Some((n, v))) if n == var => v,
+            _ => return Err(Error::not_found(format!("no variable '{var}'"))),
         };
         let mut at = At::Value(value);
         for part in parts {
@@ -145,6 +191,33 @@ impl Mat {
             .map_err(|e| Error::io("cannot write", e))?;
         progress(array.as_bytes().len() as u64);
         Ok(())
+    }
+}
+
+/// Whether an error is about the whole file (cut short, or failing to read) rather than one
+/// variable's content.
+pub(crate) fn whole_file(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::Truncated | ErrorKind::Io)
+}
+
+fn is_unreadable(node: &Node) -> bool {
+    matches!(&node.kind, NodeKind::Opaque { kind, .. } if kind.ends_with("unreadable") || kind.ends_with("(unreadable)"))
+}
+
+/// The node of a variable that cannot be described (`info` `None`) or read: opaque, of its
+/// class when known (`unreadable` otherwise), with the error as the reason.
+fn unreadable(name: &str, info: Option<&VarInfo>, error: &Error) -> Node {
+    let kind = match info {
+        Some(info) => format!("{} (unreadable)", info.class.name()),
+        None => "unreadable".to_string(),
+    };
+    let node = Node::new(
+        name,
+        opaque(&kind, &format!("cannot be read: {}", error.message())),
+    );
+    match info {
+        Some(info) => native(node, &info.class, &info.shape),
+        None => node,
     }
 }
 
@@ -228,7 +301,23 @@ fn value_node(name: &str, value: &MatValue) -> Node {
             return native(node, &sparse_class(s), &value.matlab_shape());
         }
         MatValue::Opaque(o) => opaque(&o.class, &o.note),
-        // string/datetime/duration/categorical have a numpy array; other classes do not.
+        // Tables (columns, a timetable's row times), containers.Map (keys, values) and
+        // calendarDuration (months, days, millis) are groups of their parts.
+        MatValue::Object(o)
+            if matches!(
+                o.data,
+                ObjectData::Table(_) | ObjectData::Map(_) | ObjectData::CalendarDuration(_)
+            ) =>
+        {
+            NodeKind::Group(
+                o.parts()
+                    .into_iter()
+                    .map(|(part, v)| value_node(part, v))
+                    .collect(),
+            )
+        }
+        // string/datetime/duration/categorical/enumerations/missing have a numpy array;
+        // other classes do not.
         MatValue::Object(o) => match o.to_numpy() {
             Ok(a) => NodeKind::Array(ArrayInfo::of(&a)),
             Err(e) => opaque(&o.class, e.message()),
@@ -346,6 +435,11 @@ pub(crate) fn step<'a>(at: At<'a>, name: &str) -> Option<At<'a>> {
             (index < s.elements.len()).then_some(At::Element(s, index))
         }
         At::Element(s, index) => s.field(index, name).map(At::Value),
+        At::Value(MatValue::Object(o)) => o
+            .parts()
+            .into_iter()
+            .find(|(part, _)| *part == name)
+            .map(|(_, v)| At::Value(v)),
         At::Value(MatValue::Sparse(s)) => SPARSE_PARTS
             .iter()
             .find(|p| **p == name)

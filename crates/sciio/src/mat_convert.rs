@@ -440,7 +440,7 @@ fn plan_values(
     let mut left_out = Vec::new();
     for (src, node) in sources {
         let file = MatFile::open_with_limits(src.path(), *src.limits())?;
-        for (name, value) in selected_values(&file, *node)? {
+        for (name, value) in selected_values(&file, *node, &mut left_out)? {
             let src_path = match node {
                 Some(n) => crate::file::normalise(n),
                 None => format!("/{name}"),
@@ -549,10 +549,39 @@ fn object_left_out(path: String, value: &MatValue, class: &str) -> LeftOut {
     )
 }
 
-/// Every variable (`node` = `None`), or the value at `node`, with its name.
-fn selected_values(file: &MatFile, node: Option<&str>) -> Result<Vec<(String, MatValue)>> {
+/// Every variable (`node` = `None`; one that cannot be read is left out with the reason), or
+/// the value at `node`, with its name.
+fn selected_values(
+    file: &MatFile,
+    node: Option<&str>,
+    left_out: &mut Vec<LeftOut>,
+) -> Result<Vec<(String, MatValue)>> {
     let Some(node) = node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) else {
-        return file.read_all();
+        let mut values = Vec::new();
+        let mut first_error = None;
+        for name in file.names()? {
+            match file.read(&name) {
+                Ok(value) => values.push((name, value)),
+                Err(e) if crate::mat::whole_file(&e) => return Err(e),
+                Err(e) => {
+                    let what = match file.info(&name) {
+                        Ok(info) => format!("a {} variable", info.class.name()),
+                        Err(_) => "a variable".to_string(),
+                    };
+                    left_out.push(LeftOut::node(
+                        format!("/{name}"),
+                        what,
+                        format!("cannot be read: {}", e.message()),
+                    ));
+                    first_error.get_or_insert(e);
+                }
+            }
+        }
+        // A file where no variable reads is an error, not an empty copy.
+        if let Some(e) = first_error.filter(|_| values.is_empty()) {
+            return Err(e);
+        }
+        return Ok(values);
     };
     let mut parts = node.split('/');
     let var = parts.next().unwrap_or_default();

@@ -12,8 +12,10 @@ use sciio_core::{Error, Result};
 use sciio_hdf5::H5Type;
 
 use super::{refs_of, Mat73, Walk, MAX_DEPTH};
-use crate::mcos::{defaults_of, object_value, FileWrapper, ObjectRef, PropertyValue};
-use crate::object::Properties;
+use crate::mcos::{
+    defaults_of, dynamic_property, enumeration, object_value, FileWrapper, ObjectRef, PropertyValue,
+};
+use crate::value::Properties;
 use crate::value::{CellArray, MatValue, Opaque, StructArray};
 
 /// Where MATLAB keeps the object subsystem.
@@ -163,12 +165,20 @@ impl Walk<'_> {
             properties.retain(|(n, _)| *n != name);
             properties.push((name, value));
         }
+        for dynamic in sub.wrapper.dynamic_properties(id)? {
+            let (name, value) = dynamic_property(&self.object_properties(sub, dynamic)?)?;
+            properties.retain(|(n, _)| *n != name);
+            properties.push((name, value));
+        }
         Ok(properties)
     }
 
     /// Replaces object references (plain `uint32` columns starting with the MCOS marker)
     /// inside a property value, its cells and structs, by the objects.
     fn resolve_nested(&mut self, value: MatValue) -> MatValue {
+        if let Some(decoded) = self.enumeration("enumeration", &value) {
+            return decoded;
+        }
         if let Some(reference) = ObjectRef::from_value(&value) {
             return match self.object(&reference) {
                 Ok(object) => object,
@@ -200,6 +210,24 @@ impl Walk<'_> {
             }),
             other => other,
         }
+    }
+
+    /// An enumeration instance stored as a struct (a variable of an enumeration class, or a
+    /// property value): the decoded enumeration (opaque with the reason when its metadata is
+    /// wrong); `None` when `value` is not one.
+    pub(super) fn enumeration(&mut self, class: &str, value: &MatValue) -> Option<MatValue> {
+        match value {
+            MatValue::Struct(s) if s.fields.iter().any(|f| f == "EnumerationInstanceTag") => {}
+            _ => return None,
+        }
+        let decoded = match self.subsystem() {
+            Ok(sub) => enumeration(&sub.wrapper, value)?,
+            Err(e) => Err(e),
+        };
+        Some(match decoded {
+            Ok(object) => MatValue::Object(object),
+            Err(e) => opaque(class, value.clone(), e.message().to_string()),
+        })
     }
 
     /// The file's subsystem, loaded once.

@@ -15,9 +15,11 @@ use sciio_core::{Error, Result, ScalarKind};
 use super::cursor::{Cursor, Endian, MI_MATRIX};
 use super::decode::{Decoder, MCOS_NOTE};
 use super::Mat5File;
-use crate::mcos::{defaults_of, object_value, FileWrapper, ObjectRef, PropertyValue};
-use crate::object::Properties;
+use crate::mcos::{
+    defaults_of, dynamic_property, enumeration, object_value, FileWrapper, ObjectRef, PropertyValue,
+};
 use crate::read::objects::{opaque, transposed_column};
+use crate::value::Properties;
 use crate::value::{CellArray, MatValue, Opaque, StructArray};
 
 /// Deepest nesting of objects followed.
@@ -209,6 +211,9 @@ impl Resolver<'_> {
                 let Some(payload) = o.payload else {
                     return opaque_without(&class, "MATLAB object without data");
                 };
+                if let Some(decoded) = self.enumeration(&class, &payload) {
+                    return decoded;
+                }
                 let Some(reference) = ObjectRef::from_value(&transposed_column(&payload)) else {
                     return opaque(
                         &class,
@@ -247,6 +252,15 @@ impl Resolver<'_> {
             }),
             other => other,
         }
+    }
+
+    /// An enumeration instance stored as a struct: the decoded enumeration (opaque with the
+    /// reason when its metadata is wrong); `None` when `value` is not one.
+    fn enumeration(&mut self, class: &str, value: &MatValue) -> Option<MatValue> {
+        Some(match enumeration(&self.sub.wrapper, value)? {
+            Ok(object) => MatValue::Object(object),
+            Err(e) => opaque(class, value.clone(), e.message().to_string()),
+        })
     }
 
     /// An object array from its reference.
@@ -334,12 +348,20 @@ impl Resolver<'_> {
             properties.retain(|(n, _)| *n != name);
             properties.push((name, value));
         }
+        for dynamic in sub.wrapper.dynamic_properties(id)? {
+            let (name, value) = dynamic_property(&self.properties(dynamic)?)?;
+            properties.retain(|(n, _)| *n != name);
+            properties.push((name, value));
+        }
         Ok(properties)
     }
 
     /// Replaces object references (plain `uint32` columns starting with the MCOS marker)
     /// inside a property value, its cells and structs, by the objects.
     fn nested(&mut self, value: MatValue) -> MatValue {
+        if let Some(decoded) = self.enumeration("enumeration", &value) {
+            return decoded;
+        }
         if let Some(reference) = ObjectRef::from_value(&value) {
             return match self.object(&reference) {
                 Ok(object) => object,

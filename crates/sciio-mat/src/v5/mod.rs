@@ -69,6 +69,9 @@ enum Stored {
     },
     /// v4: decoded at open.
     V4(MatValue),
+    /// A Level-5 element whose variable header cannot be decoded (the error's kind, why and
+    /// where).
+    Broken(sciio_core::ErrorKind, String, Option<u64>),
 }
 
 #[derive(Debug)]
@@ -204,7 +207,29 @@ impl Mat5File {
                 subsystem = Some((start, end, compressed, el.offset));
                 continue;
             }
-            let header = header_of(&decoder, el.data, compressed, endian, el.offset)?;
+            let stored = Stored::Level5 {
+                start,
+                end,
+                compressed,
+            };
+            // A variable whose header cannot be decoded is listed (under a name no MATLAB
+            // variable can have) and fails alone when described or read.
+            let header = match header_of(&decoder, el.data, compressed, endian, el.offset) {
+                Ok(header) => header,
+                Err(e) => {
+                    vars.push(Var {
+                        name: format!("(unreadable at byte {})", el.offset),
+                        offset: el.offset,
+                        stored: Stored::Broken(
+                            e.kind(),
+                            e.message().to_string(),
+                            e.location().offset,
+                        ),
+                        header: None,
+                    });
+                    continue;
+                }
+            };
             let name = match header.as_ref().map(|h| h.name.as_str()) {
                 Some("") | None => "__function_workspace__".to_string(),
                 Some(n) => n.to_string(),
@@ -212,11 +237,7 @@ impl Mat5File {
             vars.push(Var {
                 name,
                 offset: el.offset,
-                stored: Stored::Level5 {
-                    start,
-                    end,
-                    compressed,
-                },
+                stored,
                 header,
             });
         }
@@ -318,6 +339,20 @@ impl Mat5File {
         let node = format!("/{name}");
         let value = match &var.stored {
             Stored::V4(v) => return Ok(v.clone()),
+            Stored::Broken(kind, why, at) => {
+                let e = Error::new(
+                    *kind,
+                    format!(
+                        "the variable header at byte {} cannot be decoded: {why}",
+                        var.offset
+                    ),
+                );
+                let e = match at {
+                    Some(at) => e.with_offset(*at),
+                    None => e,
+                };
+                return Err(e.with_node(node).with_file(&self.path));
+            }
             Stored::Level5 {
                 start,
                 end,

@@ -325,6 +325,28 @@ impl MatWriter {
         self.value(&refs, &name, value, meta)?.object_ref()
     }
 
+    /// Writes a struct's field names into `/#refs#` (a 1-D dataset of vlen sequences of
+    /// 1-character strings, as MATLAB stores them for large structs) and returns a reference.
+    fn field_names_ref(&mut self, fields: &[String]) -> Result<u64> {
+        let refs = self.refs_group()?;
+        let name = loop {
+            self.next_ref += 1;
+            let name = ref_name(self.next_ref);
+            if self.new_file || !refs.contains(&name)? {
+                break name;
+            }
+        };
+        let ty = H5Type::VarLen {
+            base: Box::new(H5Type::FixedString {
+                size: 1,
+                charset: CharSet::Ascii,
+            }),
+        };
+        let items = fields.iter().map(|f| f.as_bytes().to_vec()).collect();
+        let d = refs.write_vlen_dataset(&name, &ty, items)?;
+        Obj::Dataset(d).object_ref()
+    }
+
     /// Writes `value` as `name` in group `loc`.
     fn value(
         &mut self,
@@ -474,7 +496,9 @@ impl MatWriter {
                 "struct array elements do not match its shape and fields",
             ));
         }
-        if n == 0 {
+        // A struct without fields (`struct()`, `repmat(struct(), 2, 3)`) is stored as MATLAB
+        // stores it: its dimensions with MATLAB_empty, like an empty.
+        if n == 0 || s.fields.is_empty() {
             let d = self.empty(loc, name, "struct", &s.shape)?;
             if !s.fields.is_empty() {
                 d.fields_attr(&s.fields)?;
@@ -484,7 +508,15 @@ impl MatWriter {
         let g = loc.create_group(name)?;
         let obj = Obj::Group(g);
         obj.str_attr("MATLAB_class", "struct")?;
-        if !s.fields.is_empty() {
+        if s.fields.len() > INLINE_FIELDS_MAX {
+            // Too many names for one header message: MATLAB's own layout for large structs,
+            // the names in a `#refs#` dataset that `MATLAB_fields` references.
+            let names = self.field_names_ref(&s.fields)?;
+            obj.attr(
+                "MATLAB_fields",
+                RawData::scalar(H5Type::ObjectRef, names.to_le_bytes().to_vec()),
+            )?;
+        } else if !s.fields.is_empty() {
             obj.fields_attr(&s.fields)?;
         }
         let Obj::Group(g) = &obj else {
@@ -668,6 +700,11 @@ impl Obj {
     }
 }
 
+/// Structs with more fields than this keep their `MATLAB_fields` in `/#refs#` (as MATLAB does
+/// for large structs): an attribute of 16 bytes per name would not fit an HDF5 header message
+/// (64 KiB) from about 4000 fields on.
+const INLINE_FIELDS_MAX: usize = 1024;
+
 /// Writes all `vars` into a new MAT file at `path`.
 ///
 /// ```no_run
@@ -846,6 +883,8 @@ fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
             Ok(())
         }
         MatValue::Cell(_) => ndarray("object"),
+        // Their names would not fit a header message either: left to MATLAB_fields.
+        MatValue::Struct(s) if s.fields.len() > INLINE_FIELDS_MAX => Ok(()),
         MatValue::Struct(s) if s.elements.len() == 1 && at_least_2d(&s.shape) == [1, 1] => {
             obj.str_attr("Python.Type", "dict")?;
             obj.vlen_attr("Python.Fields", python_fields(&s.fields))?;
@@ -872,7 +911,11 @@ fn python_attrs(obj: &Obj, attrs: &PythonAttrs) -> Result<()> {
     if attrs.empty() {
         obj.u8_attr("Python.Empty", 1)?;
     }
-    if let Some(fields) = &attrs.fields {
+    if let Some(fields) = attrs
+        .fields
+        .as_ref()
+        .filter(|f| f.len() <= INLINE_FIELDS_MAX)
+    {
         obj.vlen_attr("Python.Fields", python_fields(fields))?;
     }
     Ok(())

@@ -89,6 +89,24 @@ impl Group {
         }
     }
 
+    /// A 1-D dataset of vlen sequences of `ty` (a `VarLen` type), one per item.
+    pub fn write_vlen_dataset(
+        &self,
+        name: &str,
+        ty: &sciio_hdf5::H5Type,
+        items: Vec<Vec<u8>>,
+    ) -> Result<Dataset> {
+        match self {
+            Group::Libhdf5(g) => {
+                let spec = DatasetSpec::contiguous(ty.clone(), vec![items.len() as u64]);
+                let d = g.create_dataset(name, &spec)?;
+                d.write_vlen_rows(0, &items)?;
+                Ok(Dataset::Libhdf5(d))
+            }
+            Group::Native(g) => g.write_vlen_dataset(name, ty, items).map(Dataset::Native),
+        }
+    }
+
     pub fn add_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
         match self {
             Group::Libhdf5(g) => g.add_attr(name, value),

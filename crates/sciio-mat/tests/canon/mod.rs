@@ -80,6 +80,41 @@ fn canon_object(o: &MatObject) -> J {
             "millis": d.millis.iter().map(|&m| m as i64).collect::<Vec<_>>()}),
         ObjectData::Categorical(c) => json!({"class": "categorical", "shape": o.shape,
             "codes": c.codes, "categories": c.categories, "ordered": c.ordered}),
+        ObjectData::Table(t) if t.row_times.is_some() => {
+            let (name, times) = t.row_times.as_ref().unwrap();
+            let millis = match times.as_ref() {
+                MatValue::Object(MatObject {
+                    data: ObjectData::Datetime(d),
+                    ..
+                }) => d.millis.clone(),
+                MatValue::Object(MatObject {
+                    data: ObjectData::Duration(d),
+                    ..
+                }) => d.millis.clone(),
+                other => panic!("row times {other:?}"),
+            };
+            json!({"class": "timetable", "names": t.variable_names, "rows": o.shape[0],
+                "time_name": name, "times": millis.iter().map(|&m| m as i64).collect::<Vec<_>>()})
+        }
+        ObjectData::Map(m) => {
+            let items = |v: &MatValue| match v {
+                MatValue::Cell(c) => c.items.iter().map(canon).collect::<Vec<_>>(),
+                other => panic!("map part {other:?}"),
+            };
+            json!({"class": "containers.Map", "keys": items(&m.keys), "values": items(&m.values)})
+        }
+        ObjectData::Enumeration(e) => {
+            json!({"class": o.class, "shape": o.shape, "members": e.members})
+        }
+        ObjectData::CalendarDuration(c) => {
+            let ints = |v: &MatValue| match v {
+                MatValue::Numeric(a) => numbers(a).iter().map(|&x| x as i64).collect::<Vec<_>>(),
+                other => panic!("calendarDuration part {other:?}"),
+            };
+            json!({"class": "calendarDuration", "shape": o.shape, "months": ints(&c.months),
+                "days": ints(&c.days), "millis": ints(&c.millis)})
+        }
+        ObjectData::Missing => json!({"class": "missing", "shape": o.shape}),
         ObjectData::Table(t) => {
             let columns: serde_json::Map<String, J> = t
                 .variable_names

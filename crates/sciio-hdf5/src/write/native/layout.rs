@@ -130,7 +130,7 @@ struct Place {
     heap_size: u64,
     nodes: Vec<Vec<u64>>,
     snods: Vec<u64>,
-    /// Reference datasets: their data.
+    /// Reference and vlen datasets: their data.
     data: u64,
 }
 
@@ -166,11 +166,15 @@ fn plan_global_heap(st: &State) -> (HeapIds, Vec<Vec<ItemKey>>) {
     let mut collections: Vec<Vec<ItemKey>> = Vec::new();
     let mut size = u64::MAX;
     for (o, obj) in st.objects.iter().enumerate() {
-        let mut per_attr = Vec::with_capacity(obj.attrs.len());
-        for (a, attr) in obj.attrs.iter().enumerate() {
-            let AttrData::Vlen(items) = &attr.data else {
-                per_attr.push(Vec::new());
-                continue;
+        let mut per_attr = Vec::with_capacity(obj.attrs.len() + 1);
+        // The attributes' items, then (as list `attrs.len()`) a vlen dataset's own.
+        for a in 0..=obj.attrs.len() {
+            let items = match vlen_items(st, o, a) {
+                Some(items) => items,
+                None => {
+                    per_attr.push(Vec::new());
+                    continue;
+                }
             };
             let mut per_item = Vec::with_capacity(items.len());
             for (i, item) in items.iter().enumerate() {
@@ -196,11 +200,29 @@ fn plan_global_heap(st: &State) -> (HeapIds, Vec<Vec<ItemKey>>) {
     (ids, collections)
 }
 
-fn vlen_item(st: &State, (o, a, i): ItemKey) -> &[u8] {
-    match &st.objects[o].attrs[a].data {
-        AttrData::Vlen(items) => &items[i],
-        AttrData::Fixed(_) => &[],
+/// The vlen items of object `o`'s attribute `a`, or (`a == attrs.len()`) of its vlen dataset.
+fn vlen_items(st: &State, o: usize, a: usize) -> Option<&[Vec<u8>]> {
+    let obj = &st.objects[o];
+    match obj.attrs.get(a) {
+        Some(attr) => match &attr.data {
+            AttrData::Vlen(items) => Some(items),
+            AttrData::Fixed(_) | AttrData::References(_) => None,
+        },
+        None => match &obj.kind {
+            Kind::Dataset(d) => match &d.storage {
+                Storage::Vlen(items) => Some(items),
+                _ => None,
+            },
+            Kind::Group(_) => None,
+        },
     }
+}
+
+/// One vlen item by its key.
+fn vlen_item(st: &State, (o, a, i): ItemKey) -> &[u8] {
+    vlen_items(st, o, a)
+        .and_then(|items| items.get(i))
+        .map_or(&[], Vec::as_slice)
 }
 
 struct Ctx<'s> {
@@ -254,6 +276,9 @@ impl Ctx<'_> {
                     Storage::References(refs) => {
                         m::layout_contiguous(place.data, 8 * refs.len() as u64)
                     }
+                    Storage::Vlen(items) => {
+                        m::layout_contiguous(place.data, 16 * items.len() as u64)
+                    }
                     Storage::Chunked { chunk, filters, .. } => {
                         if !filters.is_empty() {
                             msgs.push(Message {
@@ -281,6 +306,13 @@ impl Ctx<'_> {
             let data = match &attr.data {
                 AttrData::Fixed(b) => b.clone(),
                 AttrData::Vlen(items) => self.vlen_data(&attr.ty, items, &self.heap_ids[o][a]),
+                AttrData::References(refs) => {
+                    let mut b = Vec::with_capacity(8 * refs.len());
+                    for &r in refs {
+                        b.extend_from_slice(&self.resolve(r)?.to_le_bytes());
+                    }
+                    b
+                }
             };
             msgs.push(Message {
                 kind: m::msg::ATTRIBUTE,
@@ -364,6 +396,7 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
             }
             Kind::Dataset(d) => match &d.storage {
                 Storage::References(refs) => place.data = alloc(8 * refs.len() as u64),
+                Storage::Vlen(items) => place.data = alloc(16 * items.len() as u64),
                 Storage::Chunked { chunk, chunks, .. } if !chunks.is_empty() => {
                     let node = m::node_size(CHUNK_K, chunk_key_size(chunk.len()));
                     place.nodes = level_counts(chunks.len(), 2 * CHUNK_K)
@@ -393,6 +426,11 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
                     for &r in refs {
                         out.extend_from_slice(&ctx.resolve(r)?.to_le_bytes());
                     }
+                }
+                Storage::Vlen(items) => {
+                    expect_at(&out, start, ctx.places[o].data)?;
+                    let ids = &ctx.heap_ids[o][st.objects[o].attrs.len()];
+                    out.extend_from_slice(&ctx.vlen_data(&d.ty, items, ids));
                 }
                 Storage::Chunked { chunk, chunks, .. } if !chunks.is_empty() => {
                     write_chunk_tree(&ctx.places[o], chunk, chunks, d.ty.size(), start, &mut out)?

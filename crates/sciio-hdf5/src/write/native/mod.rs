@@ -12,8 +12,8 @@
 //! every HDF5 reader accept; files are checked against libhdf5 and h5py in the tests.
 //!
 //! Only what such files need: groups, datasets contiguous or chunked (row-major tiles, filters
-//! shuffle/deflate/fletcher32), attributes of fixed-size and vlen types, object references to
-//! objects of the same file. Existing files are modified through libhdf5 ([`super::FileWriter`]).
+//! shuffle/deflate/fletcher32), attributes of fixed-size, vlen and object reference types, 1-D vlen datasets, object
+//! references to objects of the same file. Existing files are modified through libhdf5 ([`super::FileWriter`]).
 //!
 //! ```
 //! use sciio_hdf5::write::native::NativeFile;
@@ -117,6 +117,9 @@ enum Storage {
     },
     /// Object references, written with the metadata once the objects have addresses.
     References(Vec<u64>),
+    /// Variable-length items (a 1-D dataset), stored in global heap collections and written
+    /// with the metadata (16 bytes per element).
+    Vlen(Vec<Vec<u8>>),
     Chunked {
         chunk: Vec<u64>,
         filters: Vec<FilterStage>,
@@ -144,6 +147,8 @@ enum AttrData {
     Fixed(Vec<u8>),
     /// One item per element, stored in global heap collections.
     Vlen(Vec<Vec<u8>>),
+    /// Object references (as `object_ref` hands them out), resolved at close.
+    References(Vec<u64>),
 }
 
 fn locked(state: &Mutex<State>) -> Result<MutexGuard<'_, State>> {
@@ -260,11 +265,16 @@ impl State {
                     )));
                 }
                 if matches!(d.ty, H5Type::ObjectRef) {
-                    return Err(Error::unsupported(
-                        "object references in attributes (native writer)",
-                    ));
+                    // References handed out by `object_ref`, resolved at close.
+                    let refs = d
+                        .bytes
+                        .chunks_exact(8)
+                        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                        .collect();
+                    (&d.ty, &d.shape, AttrData::References(refs))
+                } else {
+                    (&d.ty, &d.shape, AttrData::Fixed(d.bytes.clone()))
                 }
-                (&d.ty, &d.shape, AttrData::Fixed(d.bytes.clone()))
             }
             AttrValue::Vlen(d) => {
                 if d.shape.iter().product::<usize>() != d.items.len() {
@@ -342,6 +352,34 @@ impl State {
             ty: spec.ty.clone(),
             dims: spec.shape.clone(),
             storage,
+        });
+        self.add_object(parent, name, kind)
+    }
+
+    fn write_vlen_dataset(
+        &mut self,
+        parent: usize,
+        name: &str,
+        ty: &H5Type,
+        items: Vec<Vec<u8>>,
+    ) -> Result<usize> {
+        let H5Type::VarLen { base } = ty else {
+            return Err(Error::invalid_input(format!(
+                "a vlen dataset of type {ty:?} (a variable-length sequence type is needed)"
+            )));
+        };
+        messages::datatype(ty)?;
+        let base = base.size().max(1);
+        if let Some(bad) = items.iter().position(|i| !i.len().is_multiple_of(base)) {
+            return Err(Error::invalid_input(format!(
+                "vlen item {bad} of {} bytes is not a whole number of {base}-byte elements",
+                items[bad].len()
+            )));
+        }
+        let kind = Kind::Dataset(Dataset {
+            ty: ty.clone(),
+            dims: vec![items.len() as u64],
+            storage: Storage::Vlen(items),
         });
         self.add_object(parent, name, kind)
     }
@@ -488,6 +526,26 @@ impl NativeGroup {
         let path = self.child_path(name);
         let id = locked(&self.state)?
             .write_dataset(self.id, name, spec, bytes)
+            .map_err(|e| self.locate(e, &path))?;
+        Ok(NativeDataset {
+            state: self.state.clone(),
+            id,
+            path,
+        })
+    }
+
+    /// Creates the 1-D dataset `name` of vlen type `ty` (a [`H5Type::VarLen`]) holding
+    /// `items` (each the bytes of one sequence), stored in global heap collections as libhdf5
+    /// stores vlen data.
+    pub fn write_vlen_dataset(
+        &self,
+        name: &str,
+        ty: &H5Type,
+        items: Vec<Vec<u8>>,
+    ) -> Result<NativeDataset> {
+        let path = self.child_path(name);
+        let id = locked(&self.state)?
+            .write_vlen_dataset(self.id, name, ty, items)
             .map_err(|e| self.locate(e, &path))?;
         Ok(NativeDataset {
             state: self.state.clone(),
