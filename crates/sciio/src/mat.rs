@@ -14,12 +14,14 @@
 //! `#subsystem#` are MATLAB's bookkeeping and never shown. Writing MAT files is in
 //! `mat_convert.rs`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::io::Write;
 use std::path::Path;
 
 use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Order, Result, ScalarKind};
-use sciio_mat::{MatClass, MatFile, MatValue, SparseKind, SparseMatrix, StructArray, VarInfo};
+use sciio_mat::{
+    MatClass, MatFile, MatValue, ObjectData, SparseKind, SparseMatrix, StructArray, VarInfo,
+};
 
 use crate::node::{ArrayInfo, NativeInfo, Node, NodeKind};
 
@@ -445,5 +447,19 @@ pub(crate) fn step<'a>(at: At<'a>, name: &str) -> Option<At<'a>> {
             .find(|p| **p == name)
             .map(|p| At::SparsePart(s, p)),
         At::Value(_) | At::SparsePart(..) => None,
+    }
+}
+
+/// Bytes of array data inside a value (for the conversion summary).
+pub(crate) fn value_bytes(value: &MatValue) -> u64 {
+    match value {
+        MatValue::Numeric(a) | MatValue::Logical(a) => a.as_bytes().len() as u64,
+        MatValue::Char(c) => 2 * c.codes.len() as u64,
+        MatValue::Cell(c) => c.items.iter().map(value_bytes).sum(),
+        MatValue::Struct(s) => s.elements.iter().flatten().map(value_bytes).sum(),
+        MatValue::Sparse(s) => {
+            s.data.as_bytes().len() as u64 + 8 * (s.ir.len() + s.jc.len()) as u64
+        }
+        _ => 0,
     }
 }

@@ -13,7 +13,7 @@ use sciio_mat::{
 };
 
 use crate::compress::CompressSpec;
-use crate::mat::{sparse_part, step, At};
+use crate::mat::{sparse_part, step, value_bytes, At};
 use crate::node::ArrayInfo;
 use crate::plan::LeftOut;
 
@@ -608,20 +608,6 @@ fn selected_values(
         )),
     };
     Ok(vec![(last.to_string(), picked)])
-}
-
-/// Bytes of array data inside a value (for the conversion summary).
-fn value_bytes(value: &MatValue) -> u64 {
-    match value {
-        MatValue::Numeric(a) | MatValue::Logical(a) => a.as_bytes().len() as u64,
-        MatValue::Char(c) => 2 * c.codes.len() as u64,
-        MatValue::Cell(c) => c.items.iter().map(value_bytes).sum(),
-        MatValue::Struct(s) => s.elements.iter().flatten().map(value_bytes).sum(),
-        MatValue::Sparse(s) => {
-            s.data.as_bytes().len() as u64 + 8 * (s.ir.len() + s.jc.len()) as u64
-        }
-        _ => 0,
-    }
 }
 
 #[cfg(unix)]
