@@ -10,7 +10,7 @@ use crate::elements::{has_new_style_reference, Decoder, Element, ElementData, Re
 use crate::file::{Dataset, File};
 use crate::handle::{check, locked, simple_space, Hid};
 use crate::types::H5Type;
-use crate::values::Slice;
+use sciio_h5native::Slice;
 
 impl Dataset {
     /// Reads (a hyperslab of) a dataset whose type holds vlen members or references, decoding

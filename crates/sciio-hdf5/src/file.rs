@@ -34,7 +34,7 @@ use crate::handle::{
     c_name, check, last_error, locked, simple_space, string_from_c, token_address, Hid,
 };
 use crate::types::{CharSet, H5Type};
-pub use crate::values::{AttrValue, Attribute, RawData, Slice, VlenData};
+pub use sciio_h5native::{AttrValue, Attribute, RawData, Slice, VlenData};
 
 struct FileInner {
     hid: Hid,
@@ -725,7 +725,7 @@ impl Dataset {
             let t = Hid::new(unsafe { H5Dget_type(self.hid.id()) }, || {
                 "cannot read the datatype".into()
             })?;
-            H5Type::from_id(t.id())
+            crate::types::from_id(t.id())
         })
         .map_err(|e| self.locate(e))
     }
@@ -885,7 +885,7 @@ impl Dataset {
                 let t = Hid::new(H5Tcopy(*hdf5_sys::h5t::H5T_NATIVE_LDOUBLE), || {
                     "cannot copy the long double type".into()
                 })?;
-                let native = H5Type::from_id(t.id())?;
+                let native = crate::types::from_id(t.id())?;
                 if native.size() == 16 {
                     return Ok((t, native));
                 }
@@ -1268,7 +1268,7 @@ fn read_open_attr(
     let ftype = Hid::new(unsafe { H5Aget_type(attr.id()) }, || {
         format!("cannot read the type of attribute {name:?}")
     })?;
-    let ty = H5Type::from_id(ftype.id())?;
+    let ty = crate::types::from_id(ftype.id())?;
     let space = Hid::new(unsafe { H5Aget_space(attr.id()) }, || {
         format!("cannot read the shape of attribute {name:?}")
     })?;

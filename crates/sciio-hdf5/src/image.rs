@@ -9,7 +9,7 @@ use sciio_core::{Error, Limits, Result};
 
 use crate::header::{attribute_parts, u16_at, u32_at, u64_at, walk, SIGNATURE};
 use crate::types::{ByteOrder, CharSet, H5Type};
-use crate::values::{AttrValue, Attribute, RawData};
+use sciio_h5native::{AttrValue, Attribute, RawData};
 
 /// A whole HDF5 file in memory ([`File::open_in_memory`](crate::File::open_in_memory)), from
 /// which [`File::small_dataset_at`](crate::File::small_dataset_at)

@@ -37,7 +37,6 @@ mod image;
 mod layout;
 mod small;
 mod types;
-mod values;
 mod vlen_guard;
 pub mod write;
 
@@ -48,5 +47,5 @@ pub use file::{
 };
 pub use handle::libhdf5_version;
 pub use layout::{native_order, Packing, Relayout};
+pub use sciio_h5native::{AttrValue, Attribute, RawData, Slice, VlenData};
 pub use types::{native_long_double, ByteOrder, CharSet, Field, H5Type};
-pub use values::{AttrValue, Attribute, RawData, Slice, VlenData};

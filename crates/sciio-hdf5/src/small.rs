@@ -15,7 +15,7 @@ use sciio_core::{Error, ErrorKind, Result};
 use crate::file::{Dataset, File};
 use crate::handle::{check, locked, Hid};
 use crate::types::H5Type;
-use crate::values::{Attribute, RawData};
+use sciio_h5native::{Attribute, RawData};
 
 impl Dataset {
     /// Reads the whole dataset like [`Dataset::read`], with one libhdf5 read in the file's
@@ -38,7 +38,7 @@ impl Dataset {
                 let tid = Hid::new(H5Dget_type(self.hid()), || {
                     "cannot read the datatype".into()
                 })?;
-                let ty = H5Type::from_id(tid.id())?;
+                let ty = crate::types::from_id(tid.id())?;
                 if ty.has_vlen() {
                     return Err(Error::unsupported(
                         "the dataset holds variable-length data: use read_vlen",

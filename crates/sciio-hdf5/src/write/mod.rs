@@ -21,7 +21,6 @@
 
 mod append;
 mod links;
-pub mod native;
 mod objects;
 mod types;
 
@@ -60,10 +59,11 @@ pub use sciio_codecs::{
     blosc2_blocksize, encode_chunk, encode_chunk_masked, fletcher32, shuffle, BloscCodec,
     FilterStage,
 };
+pub use sciio_h5native::{native, DatasetSpec};
 
-use crate::file::{AttrValue, RawData, VlenData};
+use crate::file::AttrValue;
 use crate::handle::{c_name, check, locked, Hid};
-use crate::types::{CharSet, H5Type};
+use crate::types::H5Type;
 
 /// Versions of the HDF5 file format, for [`FileBuilder::libver_bounds`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -431,7 +431,7 @@ impl GroupWriter {
         locked(|| -> Result<DatasetWriter> {
             let ty = types::to_hid(&spec.ty)?;
             let space = dataspace(&spec.shape, spec.max_shape.as_deref())?;
-            let dcpl = spec.dcpl(self.file.inner.track_times)?;
+            let dcpl = dcpl(spec, self.file.inner.track_times)?;
             // SAFETY: valid ids and C string.
             let hid = Hid::new(
                 unsafe {
@@ -457,122 +457,6 @@ impl GroupWriter {
             })
         })
         .map_err(|e| self.file.locate(e, &path))
-    }
-}
-
-/// How to create a dataset.
-#[derive(Debug, Clone, PartialEq)]
-pub struct DatasetSpec {
-    /// Element type.
-    pub ty: H5Type,
-    /// Initial shape (empty: scalar).
-    pub shape: Vec<u64>,
-    /// Maximum shape (`None` entries: unlimited); `None`: same as `shape`.
-    pub max_shape: Option<Vec<Option<u64>>>,
-    /// Chunk shape (`None`: contiguous).
-    pub chunk: Option<Vec<u64>>,
-    /// Filter pipeline, in order (chunked only).
-    pub filters: Vec<FilterStage>,
-    /// Fill value, one element in the file layout (`None`: libhdf5's zeros).
-    pub fill: Option<Vec<u8>>,
-}
-
-impl DatasetSpec {
-    /// A contiguous dataset of `shape`.
-    pub fn contiguous(ty: H5Type, shape: Vec<u64>) -> DatasetSpec {
-        DatasetSpec {
-            ty,
-            shape,
-            max_shape: None,
-            chunk: None,
-            filters: Vec::new(),
-            fill: None,
-        }
-    }
-
-    /// A chunked dataset of `shape`, growable up to `max_shape` (`None`: unlimited).
-    pub fn chunked(
-        ty: H5Type,
-        shape: Vec<u64>,
-        max_shape: Vec<Option<u64>>,
-        chunk: Vec<u64>,
-    ) -> DatasetSpec {
-        DatasetSpec {
-            ty,
-            shape,
-            max_shape: Some(max_shape),
-            chunk: Some(chunk),
-            filters: Vec::new(),
-            fill: None,
-        }
-    }
-
-    /// Sets the filter pipeline.
-    pub fn filters(mut self, filters: Vec<FilterStage>) -> DatasetSpec {
-        self.filters = filters;
-        self
-    }
-
-    /// Sets the fill value (one element, file layout).
-    pub fn fill(mut self, fill: Vec<u8>) -> DatasetSpec {
-        self.fill = Some(fill);
-        self
-    }
-
-    fn dcpl(&self, track_times: bool) -> Result<Hid> {
-        // SAFETY: property list owned here; arrays sized by the rank.
-        unsafe {
-            let dcpl = Hid::new(H5Pcreate(*H5P_CLS_DATASET_CREATE), || {
-                "cannot create a dataset-creation property list".into()
-            })?;
-            check(
-                H5Pset_obj_track_times(dcpl.id(), track_times.into()),
-                || "cannot set time tracking".into(),
-            )?;
-            if let Some(chunk) = &self.chunk {
-                if chunk.len() != self.shape.len() || chunk.contains(&0) {
-                    return Err(Error::invalid_input(format!(
-                        "chunk shape {chunk:?} does not fit shape {:?}",
-                        self.shape
-                    )));
-                }
-                check(
-                    H5Pset_chunk(dcpl.id(), chunk.len() as i32, chunk.as_ptr()),
-                    || "cannot set the chunk shape".into(),
-                )?;
-                for f in &self.filters {
-                    let flags = if f.optional { H5Z_FLAG_OPTIONAL } else { 0 };
-                    // Shuffle's element size is filled in by libhdf5 (`set_local`), as for
-                    // H5Pset_shuffle: vlen data then records none, like PyTables' files.
-                    let cd: &[u32] = if f.id == crate::filters::id::SHUFFLE {
-                        &[]
-                    } else {
-                        &f.cd_values
-                    };
-                    check(
-                        H5Pset_filter(dcpl.id(), f.id, flags, cd.len(), cd.as_ptr()),
-                        || format!("cannot add filter {}", f.id),
-                    )?;
-                }
-            } else if !self.filters.is_empty() {
-                return Err(Error::invalid_input("filters need a chunked dataset"));
-            }
-            if let Some(fill) = &self.fill {
-                if fill.len() != self.ty.size() {
-                    return Err(Error::invalid_input(format!(
-                        "fill value of {} bytes for {}-byte elements",
-                        fill.len(),
-                        self.ty.size()
-                    )));
-                }
-                let t = types::to_hid(&self.ty)?;
-                check(
-                    H5Pset_fill_value(dcpl.id(), t.id(), fill.as_ptr().cast()),
-                    || "cannot set the fill value".into(),
-                )?;
-            }
-            Ok(dcpl)
-        }
     }
 }
 
@@ -619,7 +503,7 @@ impl DatasetWriter {
         // SAFETY: valid ids; arrays sized as libhdf5 documents.
         unsafe {
             let t = Hid::new(H5Dget_type(hid.id()), || "cannot read the datatype".into())?;
-            let ty = H5Type::from_id(t.id())?;
+            let ty = crate::types::from_id(t.id())?;
             let dcpl = Hid::new(H5Dget_create_plist(hid.id()), || {
                 "cannot read the creation properties".into()
             })?;
@@ -1219,58 +1103,58 @@ fn write_attr(obj: hdf5_sys::h5i::hid_t, name: &str, value: &AttrValue) -> Resul
     })
 }
 
-impl RawData {
-    /// A scalar fixed-length string (UTF-8 charset, as PyTables stores Python `str` values).
-    pub fn string(s: &str) -> RawData {
-        RawData {
-            ty: H5Type::FixedString {
-                size: s.len().max(1),
-                charset: CharSet::Utf8,
-            },
-            shape: vec![],
-            bytes: pad(s.as_bytes()),
+pub(super) fn dcpl(spec: &DatasetSpec, track_times: bool) -> Result<Hid> {
+    // SAFETY: property list owned here; arrays sized by the rank.
+    unsafe {
+        let dcpl = Hid::new(H5Pcreate(*H5P_CLS_DATASET_CREATE), || {
+            "cannot create a dataset-creation property list".into()
+        })?;
+        check(
+            H5Pset_obj_track_times(dcpl.id(), track_times.into()),
+            || "cannot set time tracking".into(),
+        )?;
+        if let Some(chunk) = &spec.chunk {
+            if chunk.len() != spec.shape.len() || chunk.contains(&0) {
+                return Err(Error::invalid_input(format!(
+                    "chunk shape {chunk:?} does not fit shape {:?}",
+                    spec.shape
+                )));
+            }
+            check(
+                H5Pset_chunk(dcpl.id(), chunk.len() as i32, chunk.as_ptr()),
+                || "cannot set the chunk shape".into(),
+            )?;
+            for f in &spec.filters {
+                let flags = if f.optional { H5Z_FLAG_OPTIONAL } else { 0 };
+                // Shuffle's element size is filled in by libhdf5 (`set_local`), as for
+                // H5Pset_shuffle: vlen data then records none, like PyTables' files.
+                let cd: &[u32] = if f.id == crate::filters::id::SHUFFLE {
+                    &[]
+                } else {
+                    &f.cd_values
+                };
+                check(
+                    H5Pset_filter(dcpl.id(), f.id, flags, cd.len(), cd.as_ptr()),
+                    || format!("cannot add filter {}", f.id),
+                )?;
+            }
+        } else if !spec.filters.is_empty() {
+            return Err(Error::invalid_input("filters need a chunked dataset"));
         }
-    }
-
-    /// A scalar fixed-length byte string (ASCII charset, as PyTables stores `bytes` values).
-    pub fn bytes_string(s: &[u8]) -> RawData {
-        RawData {
-            ty: H5Type::FixedString {
-                size: s.len().max(1),
-                charset: CharSet::Ascii,
-            },
-            shape: vec![],
-            bytes: pad(s),
+        if let Some(fill) = &spec.fill {
+            if fill.len() != spec.ty.size() {
+                return Err(Error::invalid_input(format!(
+                    "fill value of {} bytes for {}-byte elements",
+                    fill.len(),
+                    spec.ty.size()
+                )));
+            }
+            let t = types::to_hid(&spec.ty)?;
+            check(
+                H5Pset_fill_value(dcpl.id(), t.id(), fill.as_ptr().cast()),
+                || "cannot set the fill value".into(),
+            )?;
         }
-    }
-
-    /// A scalar of a plain type from its file-layout bytes.
-    pub fn scalar(ty: H5Type, bytes: Vec<u8>) -> RawData {
-        RawData {
-            ty,
-            shape: vec![],
-            bytes,
-        }
-    }
-}
-
-fn pad(s: &[u8]) -> Vec<u8> {
-    if s.is_empty() {
-        vec![0]
-    } else {
-        s.to_vec()
-    }
-}
-
-impl VlenData {
-    /// Variable-length UTF-8 strings (h5py's `str` attributes).
-    pub fn strings(items: &[&str]) -> VlenData {
-        VlenData {
-            ty: H5Type::VarString {
-                charset: CharSet::Utf8,
-            },
-            shape: vec![items.len()],
-            items: items.iter().map(|s| s.as_bytes().to_vec()).collect(),
-        }
+        Ok(dcpl)
     }
 }

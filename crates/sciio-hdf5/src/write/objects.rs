@@ -298,7 +298,7 @@ impl GroupWriter {
             let dcpl = if spec.fill.is_none() {
                 inner.plain_dcpl()?
             } else {
-                let p = spec.dcpl(inner.track_times)?;
+                let p = super::dcpl(spec, inner.track_times)?;
                 let raw = p.id();
                 own_dcpl = Some(p);
                 raw

@@ -6,9 +6,9 @@
 
 use sciio_core::{Error, Result};
 
-use crate::filters::id;
+use sciio_codecs::{id, FilterStage};
+
 use crate::types::{ByteOrder, CharSet, H5Type};
-use crate::write::FilterStage;
 
 /// libhdf5's "undefined address".
 pub(super) const UNDEF: u64 = u64::MAX;

@@ -6,7 +6,7 @@
 use sciio_core::{DType, NdArray, Order, Result};
 
 use crate::elements::ElementData;
-use crate::types::H5Type;
+use crate::types::{CharSet, H5Type};
 
 /// Data read in the file's own byte layout: `bytes` holds `shape.product()` elements of `ty`
 /// in C order, exactly as numpy would for `ty.numpy_descr()`.
@@ -90,4 +90,60 @@ pub struct Attribute {
     pub name: String,
     /// Its value.
     pub value: AttrValue,
+}
+
+impl RawData {
+    /// A scalar fixed-length string (UTF-8 charset, as PyTables stores Python `str` values).
+    pub fn string(s: &str) -> RawData {
+        RawData {
+            ty: H5Type::FixedString {
+                size: s.len().max(1),
+                charset: CharSet::Utf8,
+            },
+            shape: vec![],
+            bytes: pad(s.as_bytes()),
+        }
+    }
+
+    /// A scalar fixed-length byte string (ASCII charset, as PyTables stores `bytes` values).
+    pub fn bytes_string(s: &[u8]) -> RawData {
+        RawData {
+            ty: H5Type::FixedString {
+                size: s.len().max(1),
+                charset: CharSet::Ascii,
+            },
+            shape: vec![],
+            bytes: pad(s),
+        }
+    }
+
+    /// A scalar of a plain type from its file-layout bytes.
+    pub fn scalar(ty: H5Type, bytes: Vec<u8>) -> RawData {
+        RawData {
+            ty,
+            shape: vec![],
+            bytes,
+        }
+    }
+}
+
+fn pad(s: &[u8]) -> Vec<u8> {
+    if s.is_empty() {
+        vec![0]
+    } else {
+        s.to_vec()
+    }
+}
+
+impl VlenData {
+    /// Variable-length UTF-8 strings (h5py's `str` attributes).
+    pub fn strings(items: &[&str]) -> VlenData {
+        VlenData {
+            ty: H5Type::VarString {
+                charset: CharSet::Utf8,
+            },
+            shape: vec![items.len()],
+            items: items.iter().map(|s| s.as_bytes().to_vec()).collect(),
+        }
+    }
 }

@@ -1,0 +1,66 @@
+//! What a dataset to create is: type, shape, chunking, filters, fill value — the same for
+//! libhdf5's writer (`sciio_hdf5::write`) and the native one ([`crate::native`]).
+
+use sciio_codecs::FilterStage;
+
+use crate::types::H5Type;
+
+/// How to create a dataset.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatasetSpec {
+    /// Element type.
+    pub ty: H5Type,
+    /// Initial shape (empty: scalar).
+    pub shape: Vec<u64>,
+    /// Maximum shape (`None` entries: unlimited); `None`: same as `shape`.
+    pub max_shape: Option<Vec<Option<u64>>>,
+    /// Chunk shape (`None`: contiguous).
+    pub chunk: Option<Vec<u64>>,
+    /// Filter pipeline, in order (chunked only).
+    pub filters: Vec<FilterStage>,
+    /// Fill value, one element in the file layout (`None`: libhdf5's zeros).
+    pub fill: Option<Vec<u8>>,
+}
+
+impl DatasetSpec {
+    /// A contiguous dataset of `shape`.
+    pub fn contiguous(ty: H5Type, shape: Vec<u64>) -> DatasetSpec {
+        DatasetSpec {
+            ty,
+            shape,
+            max_shape: None,
+            chunk: None,
+            filters: Vec::new(),
+            fill: None,
+        }
+    }
+
+    /// A chunked dataset of `shape`, growable up to `max_shape` (`None`: unlimited).
+    pub fn chunked(
+        ty: H5Type,
+        shape: Vec<u64>,
+        max_shape: Vec<Option<u64>>,
+        chunk: Vec<u64>,
+    ) -> DatasetSpec {
+        DatasetSpec {
+            ty,
+            shape,
+            max_shape: Some(max_shape),
+            chunk: Some(chunk),
+            filters: Vec::new(),
+            fill: None,
+        }
+    }
+
+    /// Sets the filter pipeline.
+    pub fn filters(mut self, filters: Vec<FilterStage>) -> DatasetSpec {
+        self.filters = filters;
+        self
+    }
+
+    /// Sets the fill value (one element, file layout).
+    pub fn fill(mut self, fill: Vec<u8>) -> DatasetSpec {
+        self.fill = Some(fill);
+        self
+    }
+}
