@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 use sciio_core::{ByteOrder, DType, Error, Limits, NdArray, Order, Result, ScalarKind, ScalarType};
-use sciio_pytables::sciio_hdf5::{H5Type, RawData};
+use sciio_pytables::sciio_hdf5::H5Type;
 use sciio_pytables::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows, VlRow};
 
 use crate::node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
@@ -198,7 +198,7 @@ impl Hdf5 {
     pub(crate) fn empty_row(&self, path: &str) -> Result<Option<NdArray>> {
         self.file
             .vlarray_empty_row(path)?
-            .map(RawData::into_numpy)
+            .map(sciio_pytables::sciio_hdf5::RawData::into_numpy)
             .transpose()
     }
 
