@@ -3,8 +3,11 @@
 
 For each crate under crates/, every `src` file is a module; an edge A -> B is a path in A's
 code (outside comments, strings not parsed) that names B through `crate::...` or `super::...`
-(in `use` lines, `use crate::{a, b::c}` groups, or inline paths). A module and the modules it
-declares (`mod x;` in a parent) are not an edge. Strongly connected components of more than
+(in `use` lines, `use crate::{a, b::c}` groups, or inline paths), an item the crate root
+re-exports named through the root (`crate::File` with `pub use file::File` in lib.rs is an
+edge to `file`), or an item of a child module named by a bare path (`child::item`). A module
+declaring its children (`mod x;`) and re-exporting their items (`pub use x::Y`) is not an
+edge. Strongly connected components of more than
 one file are circles; the script lists each with the names that tie it and exits 1.
 
 Usage: scripts/check-module-cycles.py [CRATE_DIR...]   (default: every crates/*)
@@ -62,9 +65,39 @@ def resolve(path, here, mods):
     return None
 
 
-def edges_of(mod, file, mods):
-    text = expand_use_groups(strip_comments(open(file, encoding="utf-8").read()))
+def root_reexports(mods):
+    """{name: module} for the crate root's `pub use module::{Name, ...}` / `pub use module::Name`."""
+    root = mods.get(())
+    if root is None:
+        return {}
+    text = strip_comments(open(root, encoding="utf-8").read())
+    found = {}
+    for m in re.finditer(r"pub(?:\(crate\))?\s+use\s+([\w:]+?)::(\{[^}]*\}|\w+(?:\s+as\s+\w+)?)\s*;", text):
+        path = [p for p in m.group(1).split("::") if p not in ("crate", "self")]
+        target = resolve(path, (), mods)
+        if target is None:
+            continue
+        items = m.group(2).strip("{}").split(",")
+        for item in items:
+            item = item.strip()
+            if not item or "::" in item:
+                continue
+            name = item.split(" as ")[-1].strip()
+            found[name] = target
+    return found
+
+
+def edges_of(mod, file, mods, reexports):
+    raw = strip_comments(open(file, encoding="utf-8").read())
+    # Re-exports are structure: a parent naming what its children hold, not a use of them.
+    raw = "\n".join(l for l in raw.splitlines() if not re.match(r"\s*pub(\(crate\))?\s+use\b", l))
+    text = expand_use_groups(raw)
     out = {}
+    children = {m[-1]: m for m in mods if len(m) == len(mod) + 1 and m[: len(mod)] == mod}
+    for m in re.finditer(r"(?<![\w:])(\w+)::(\w+)", text):
+        child = children.get(m.group(1))
+        if child is not None:
+            out.setdefault(child, set()).add(m.group(2))
     for m in re.finditer(r"\b(crate|super(?:::super)*)((?:::\w+)+)", text):
         head, rest = m.group(1), m.group(2).split("::")[1:]
         if head == "crate":
@@ -74,6 +107,8 @@ def edges_of(mod, file, mods):
             # A file `a/b.rs` or `a/b/mod.rs` is module (a, b); super of it is (a,).
             base = list(mod[: len(mod) - ups])
         target = resolve(base + rest, mod, mods)
+        if head == "crate" and target in (None, ()) and rest and rest[0] in reexports:
+            target, base, rest = reexports[rest[0]], [], list(reexports[rest[0]]) + rest
         if target is None or target == mod:
             continue
         # Naming a child or a parent module (declaration, re-export) is structure, not use,
@@ -126,7 +161,8 @@ def main(args):
         if not os.path.isdir(src):
             continue
         mods = module_files(src)
-        graph = {m: edges_of(m, f, mods) for m, f in mods.items()}
+        reexports = root_reexports(mods)
+        graph = {m: edges_of(m, f, mods, reexports) for m, f in mods.items()}
         for comp in sccs(graph):
             if len(comp) < 2:
                 continue
