@@ -6,7 +6,7 @@
 use sciio_core::{Error, Result};
 
 use super::messages::{self as m, Bytes, Entry, Message, Node, UNDEF};
-use super::{AttrData, Kind, State, Storage, REF_TAG};
+use super::model::{AttrData, ChunkRecord, Kind, State, Storage, REF_TAG};
 use crate::types::H5Type;
 
 /// Superblock version 0 with 8-byte offsets and lengths and the root entry.
@@ -547,7 +547,7 @@ fn chunk_key(size: u32, offset: &[u64]) -> Vec<u8> {
 fn write_chunk_tree(
     place: &Place,
     chunk: &[u64],
-    chunks: &[super::ChunkRecord],
+    chunks: &[ChunkRecord],
     elem: usize,
     start: u64,
     out: &mut Vec<u8>,

@@ -35,25 +35,24 @@
 
 mod layout;
 mod messages;
+mod model;
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rayon::prelude::*;
 use sciio_core::{Error, Result};
 
-use sciio_codecs::{encode_chunk, FilterStage};
+use sciio_codecs::encode_chunk;
 
 use crate::spec::DatasetSpec;
 use crate::types::H5Type;
 use crate::values::AttrValue;
 
-/// Object references handed out before addresses exist: the object's index with this tag in
-/// the high bits, replaced by its header address when the file is laid out.
-const REF_TAG: u64 = 0x5C10_0000_0000_0000;
+use model::{Attr, AttrData, ChunkRecord, Dataset, Kind, Object, State, Storage, REF_TAG};
 
 /// A new HDF5 file being written by sciio's own writer.
 #[derive(Debug)]
@@ -75,81 +74,6 @@ pub struct NativeDataset {
     state: Arc<Mutex<State>>,
     id: usize,
     path: String,
-}
-
-#[derive(Debug)]
-struct State {
-    out: Option<BufWriter<File>>,
-    path: PathBuf,
-    /// Absolute offset of the superblock (the user block's size).
-    base: u64,
-    /// Next free address, relative to `base`.
-    eoa: u64,
-    objects: Vec<Object>,
-    /// Seconds since the epoch recorded in modification-time messages.
-    mtime: u32,
-}
-
-#[derive(Debug)]
-struct Object {
-    kind: Kind,
-    attrs: Vec<Attr>,
-}
-
-#[derive(Debug)]
-enum Kind {
-    /// Links by name; byte order is HDF5's (strcmp) name order.
-    Group(BTreeMap<String, usize>),
-    Dataset(Dataset),
-}
-
-#[derive(Debug)]
-struct Dataset {
-    ty: H5Type,
-    dims: Vec<u64>,
-    storage: Storage,
-}
-
-#[derive(Debug)]
-enum Storage {
-    Contiguous {
-        addr: u64,
-        size: u64,
-    },
-    /// Object references, written with the metadata once the objects have addresses.
-    References(Vec<u64>),
-    /// Variable-length items (a 1-D dataset), stored in global heap collections and written
-    /// with the metadata (16 bytes per element).
-    Vlen(Vec<Vec<u8>>),
-    Chunked {
-        chunk: Vec<u64>,
-        filters: Vec<FilterStage>,
-        chunks: Vec<ChunkRecord>,
-    },
-}
-
-#[derive(Debug)]
-struct ChunkRecord {
-    offset: Vec<u64>,
-    addr: u64,
-    size: u32,
-}
-
-#[derive(Debug)]
-struct Attr {
-    name: String,
-    ty: H5Type,
-    dims: Vec<u64>,
-    data: AttrData,
-}
-
-#[derive(Debug)]
-enum AttrData {
-    Fixed(Vec<u8>),
-    /// One item per element, stored in global heap collections.
-    Vlen(Vec<Vec<u8>>),
-    /// Object references (as `object_ref` hands them out), resolved at close.
-    References(Vec<u64>),
 }
 
 fn locked(state: &Mutex<State>) -> Result<MutexGuard<'_, State>> {

@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex, MutexGuard, Weak};
 
 use sciio_core::{Error, Result};
 
-use super::{DatasetWriter, FileWriter};
+use super::writers::{AppendState, DatasetWriter, FileWriter};
 
 /// Streams rows into a chunked dataset along its first dimension in constant memory: whole
 /// bands of chunks are compressed (in parallel) and written as soon as they fill. The last
@@ -17,24 +17,6 @@ use super::{DatasetWriter, FileWriter};
 pub struct ChunkAppender {
     /// Shared with the file ([`FileWriter::flush`] writes the pending tail).
     state: Arc<Mutex<AppendState>>,
-}
-
-/// What a [`ChunkAppender`] knows between appends.
-#[derive(Debug)]
-pub(crate) struct AppendState {
-    /// The appender's own handle on the dataset (it outlives the caller's).
-    ds: DatasetWriter,
-    rows: u64,
-    chunk: Vec<u64>,
-    /// Shape of one row (every dimension but the first).
-    row_shape: Vec<u64>,
-    row_bytes: usize,
-    elem: usize,
-    grow: bool,
-    /// The rows of the last, partial chunk band.
-    tail: Vec<u8>,
-    /// Whether the file holds `tail` as it is now.
-    tail_stored: bool,
 }
 
 impl ChunkAppender {

@@ -5,7 +5,7 @@ use hdf5_sys::h5l::{H5Lcreate_external, H5Lcreate_soft};
 use hdf5_sys::h5p::H5P_DEFAULT;
 use sciio_core::Result;
 
-use super::GroupWriter;
+use super::writers::GroupWriter;
 use crate::handle::{c_name, check, locked};
 
 impl GroupWriter {

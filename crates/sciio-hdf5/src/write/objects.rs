@@ -35,23 +35,15 @@ use hdf5_sys::h5p::{H5Pcreate, H5Pset_obj_track_times, H5P_CLS_DATASET_CREATE, H
 use hdf5_sys::h5s::{H5S_class_t, H5Screate, H5S_ALL};
 use sciio_core::{Error, Result};
 
-use super::{
-    check_attr_value, dataspace, types, ChunkAppender, DatasetSpec, DatasetWriter, GroupWriter,
-    Inner, VlenBuffer,
-};
+use sciio_h5native::DatasetSpec;
+
+use super::append::ChunkAppender;
+use super::common::{check_attr_value, dataspace, dcpl, elements_not_writable, VlenBuffer};
+use super::types;
+use super::writers::{Cache, DatasetWriter, GroupWriter, Inner};
 use crate::file::AttrValue;
 use crate::handle::{check, locked, Hid};
 use crate::types::H5Type;
-
-/// libhdf5 objects built once per open file and reused by every object written.
-#[derive(Debug, Default)]
-pub(super) struct Cache {
-    /// Datatype ids by type (few distinct types per file: a linear search is fastest).
-    types: Vec<(H5Type, Hid)>,
-    scalar: Option<Hid>,
-    /// Creation properties of contiguous datasets without a fill value.
-    plain_dcpl: Option<Hid>,
-}
 
 impl Inner {
     /// Runs `f` with the cache. Must run inside `locked` (the ids are libhdf5's).
@@ -142,7 +134,7 @@ fn add_attr(inner: &Inner, obj: hid_t, name: &str, value: &AttrValue) -> Result<
                 "attributes with a null dataspace are written with set_attr",
             ))
         }
-        AttrValue::Elements(_) => return Err(super::elements_not_writable(name)),
+        AttrValue::Elements(_) => return Err(elements_not_writable(name)),
     };
     let shape: Vec<u64> = shape.iter().map(|&s| s as u64).collect();
     locked(|| -> Result<()> {
@@ -298,7 +290,7 @@ impl GroupWriter {
             let dcpl = if spec.fill.is_none() {
                 inner.plain_dcpl()?
             } else {
-                let p = super::dcpl(spec, inner.track_times)?;
+                let p = dcpl(spec, inner.track_times)?;
                 let raw = p.id();
                 own_dcpl = Some(p);
                 raw
