@@ -52,6 +52,7 @@ pub mod header;
 mod mcos;
 mod numpy;
 mod object;
+mod object_values;
 mod read;
 mod v5;
 mod value;

@@ -24,6 +24,7 @@ use crate::value::{
 };
 
 pub(crate) mod objects;
+mod subsystem;
 
 /// Deepest nesting of cells/structs followed (MATLAB files are far shallower; the bound keeps a
 /// hostile file from exhausting the stack).
@@ -52,7 +53,7 @@ pub(crate) struct Mat73 {
     /// struct fields): reading one opens it by address, without looking its path up.
     addrs: std::sync::Mutex<HashMap<String, u64>>,
     /// MATLAB's object subsystem, loaded at the first object read.
-    subsystem: std::sync::Mutex<Option<std::sync::Arc<objects::Subsystem>>>,
+    subsystem: std::sync::Mutex<Option<std::sync::Arc<subsystem::Subsystem>>>,
 }
 
 impl Mat73 {
@@ -162,7 +163,7 @@ impl Mat73 {
                 let shape = if flag_attr(&attrs, "MATLAB_empty") {
                     let raw = d.read()?;
                     let fieldless = match class {
-                        MatClass::Struct => objects::fieldless_struct(&raw, &self.h5.limits())
+                        MatClass::Struct => fieldless_struct(&raw, &self.h5.limits())
                             .map_err(|e| self.locate(e, &path))?,
                         _ => None,
                     };
@@ -461,7 +462,7 @@ impl Walk<'_> {
         let value = self.structure(g, attrs)?;
         match class {
             MatClass::Struct => Ok(value),
-            MatClass::FunctionHandle => Ok(objects::function_handle(value)),
+            MatClass::FunctionHandle => Ok(crate::object_values::function_handle(value)),
             other => match self.enumeration(other.name(), &value) {
                 Some(decoded) => Ok(decoded),
                 None => Ok(MatValue::Opaque(Opaque {
@@ -668,7 +669,7 @@ impl Walk<'_> {
         if flag_attr(attrs, "MATLAB_empty") {
             let raw = d.read()?;
             if class == MatClass::Struct {
-                if let Some(s) = objects::fieldless_struct(&raw, &self.file.h5.limits())? {
+                if let Some(s) = fieldless_struct(&raw, &self.file.h5.limits())? {
                     return Ok(s);
                 }
             }
@@ -1022,6 +1023,34 @@ fn uints(raw: &RawData) -> Option<Vec<u64>> {
         out.push(v);
     }
     Some(out)
+}
+
+/// A struct array without fields (`struct()`, MATLAB's `1×1` "empty" struct): MATLAB stores
+/// it with `MATLAB_empty` and its non-zero dimensions as data. `None` when some dimension is 0
+/// (a true empty, handled with the other empties).
+fn fieldless_struct(
+    raw: &sciio_hdf5::RawData,
+    limits: &sciio_core::Limits,
+) -> Result<Option<MatValue>> {
+    let Some(dims) = uints(raw) else {
+        return Ok(None);
+    };
+    if dims.is_empty() || dims.len() > 64 || dims.contains(&0) {
+        return Ok(None);
+    }
+    let count = dims
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d))
+        .ok_or_else(|| Error::format(format!("field-less struct of size {dims:?}")))?;
+    let bytes = count.saturating_mul(std::mem::size_of::<Vec<MatValue>>() as u64);
+    let count = limits.check_alloc(bytes, "field-less struct array")?
+        / std::mem::size_of::<Vec<MatValue>>().max(1);
+    let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
+    Ok(Some(MatValue::Struct(StructArray {
+        shape: crate::value::at_least_2d(&shape),
+        fields: Vec::new(),
+        elements: vec![Vec::new(); count],
+    })))
 }
 
 fn find<'a>(attrs: &'a [Attribute], name: &str) -> Option<&'a Attribute> {

@@ -11,43 +11,13 @@ use std::sync::Arc;
 use sciio_core::{Error, Result};
 use sciio_hdf5::H5Type;
 
+use super::subsystem::{Subsystem, SUBSYSTEM};
 use super::{refs_of, Mat73, Walk, MAX_DEPTH};
 use crate::mcos::{
     defaults_of, dynamic_property, enumeration, object_value, FileWrapper, ObjectRef, PropertyValue,
 };
 use crate::value::Properties;
-use crate::value::{CellArray, MatValue, Opaque, StructArray};
-
-/// Where MATLAB keeps the object subsystem.
-const SUBSYSTEM: &str = "/#subsystem#/MCOS";
-
-/// The loaded object subsystem of one file.
-#[derive(Debug)]
-pub(crate) struct Subsystem {
-    wrapper: FileWrapper,
-    /// Paths of the items of the MCOS cell.
-    items: Vec<String>,
-    /// Paths of each class's defaults struct, by class id.
-    defaults: Vec<String>,
-    /// Items `2..values_end` hold property values.
-    values_end: usize,
-}
-
-impl Subsystem {
-    /// The path of property value `n` (item `n + 2`).
-    fn value_path(&self, n: usize) -> Result<&str> {
-        n.checked_add(2)
-            .filter(|&i| i < self.values_end)
-            .and_then(|i| self.items.get(i))
-            .map(String::as_str)
-            .ok_or_else(|| {
-                Error::format(format!(
-                    "property value {n} outside the {} values of {SUBSYSTEM}",
-                    self.values_end.saturating_sub(2)
-                ))
-            })
-    }
-}
+use crate::value::{CellArray, MatValue, StructArray};
 
 impl Mat73 {
     fn subsystem_cached(&self) -> Option<Arc<Subsystem>> {
@@ -306,82 +276,5 @@ impl Walk<'_> {
     }
 }
 
-/// MATLAB stores the reference as a `1×n` HDF5 dataset, read as an `n×1` MATLAB column;
-/// h5py-made files may hold it as a row. Either way the words are the same.
-pub(crate) fn transposed_column(stored: &MatValue) -> MatValue {
-    match stored {
-        MatValue::Numeric(a) if a.shape().len() == 2 && a.shape()[0] == 1 => {
-            let n = a.shape()[1];
-            match a.clone().reshape(&[n, 1]) {
-                Ok(col) => MatValue::Numeric(col),
-                Err(_) => stored.clone(),
-            }
-        }
-        other => other.clone(),
-    }
-}
-
-pub(crate) use crate::value::opaque;
-
-/// A function handle (a struct group with `MATLAB_object_decode = 1`) kept as stored, with
-/// the function it names in the note (`@sin (simple)`, `@(x)x.^2+1 (anonymous)`).
-pub(crate) fn function_handle(stored: MatValue) -> MatValue {
-    let inner = match &stored {
-        MatValue::Struct(s) => s.field(0, "function_handle"),
-        _ => None,
-    };
-    let text = |name: &str| match inner {
-        Some(MatValue::Struct(f)) => match f.field(0, name) {
-            Some(MatValue::Char(c)) => Some(c.to_string_lossy()),
-            _ => None,
-        },
-        _ => None,
-    };
-    let note = match (text("function"), text("type")) {
-        (Some(function), kind) => {
-            // Anonymous functions are stored with a workspace prefix before their `@(...)`.
-            let shown = match function.find('@') {
-                Some(at) => function[at..].to_string(),
-                None => format!("@{function}"),
-            };
-            match kind {
-                Some(kind) => format!("function handle {shown} ({kind}); kept as stored"),
-                None => format!("function handle {shown}; kept as stored"),
-            }
-        }
-        _ => "function handle without a function name; kept as stored".into(),
-    };
-    MatValue::Opaque(Opaque {
-        class: "function_handle".into(),
-        payload: Some(Box::new(stored)),
-        note,
-    })
-}
-
-/// A struct array without fields (`struct()`, MATLAB's `1×1` "empty" struct): MATLAB stores
-/// it with `MATLAB_empty` and its non-zero dimensions as data. `None` when some dimension is 0
-/// (a true empty, handled with the other empties).
-pub(super) fn fieldless_struct(
-    raw: &sciio_hdf5::RawData,
-    limits: &sciio_core::Limits,
-) -> Result<Option<MatValue>> {
-    let Some(dims) = super::uints(raw) else {
-        return Ok(None);
-    };
-    if dims.is_empty() || dims.len() > 64 || dims.contains(&0) {
-        return Ok(None);
-    }
-    let count = dims
-        .iter()
-        .try_fold(1u64, |a, &d| a.checked_mul(d))
-        .ok_or_else(|| Error::format(format!("field-less struct of size {dims:?}")))?;
-    let bytes = count.saturating_mul(std::mem::size_of::<Vec<MatValue>>() as u64);
-    let count = limits.check_alloc(bytes, "field-less struct array")?
-        / std::mem::size_of::<Vec<MatValue>>().max(1);
-    let shape: Vec<usize> = dims.iter().map(|&d| d as usize).collect();
-    Ok(Some(MatValue::Struct(StructArray {
-        shape: crate::value::at_least_2d(&shape),
-        fields: Vec::new(),
-        elements: vec![Vec::new(); count],
-    })))
-}
+use crate::object_values::transposed_column;
+use crate::value::opaque;

@@ -3,6 +3,7 @@
 
 use sciio_core::{DType, Error, Limits, NdArray, Order, Result, ScalarKind};
 
+use super::consts::{MX_CELL, MX_CHAR, MX_FUNCTION, MX_OBJECT, MX_OPAQUE, MX_SPARSE, MX_STRUCT};
 use super::cursor::{
     storage_kind, type_name, Cursor, Element, Endian, MI_INT32, MI_INT8, MI_MATRIX, MI_UINT16,
     MI_UINT32, MI_UINT8, MI_UTF16, MI_UTF32, MI_UTF8,
@@ -13,15 +14,6 @@ use crate::value::{
 
 /// Deepest nesting of cells/structs followed.
 const MAX_DEPTH: usize = 128;
-
-/// Array classes (`mxCLASS`).
-pub(crate) const MX_CELL: u32 = 1;
-pub(crate) const MX_STRUCT: u32 = 2;
-pub(crate) const MX_OBJECT: u32 = 3;
-pub(crate) const MX_CHAR: u32 = 4;
-pub(crate) const MX_SPARSE: u32 = 5;
-pub(crate) const MX_FUNCTION: u32 = 16;
-pub(crate) const MX_OPAQUE: u32 = 17;
 
 /// The note of an MCOS object before its decoding from the subsystem.
 pub(crate) const MCOS_NOTE: &str = "MCOS object; its data lives in the file's subsystem";
@@ -237,7 +229,7 @@ impl Decoder<'_> {
             MX_SPARSE => self.sparse(c, h),
             MX_FUNCTION => {
                 let value = self.sub_matrix(c, depth, path)?;
-                Ok(crate::read::objects::function_handle(value))
+                Ok(crate::object_values::function_handle(value))
             }
             MX_OPAQUE => {
                 let value = self.sub_matrix(c, depth, path)?;

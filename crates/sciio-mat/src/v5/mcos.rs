@@ -14,25 +14,18 @@ use sciio_core::{Error, Result, ScalarKind};
 
 use super::cursor::{Cursor, Endian, MI_MATRIX};
 use super::decode::{Decoder, MCOS_NOTE};
+use super::subsystem::Subsystem;
 use super::Mat5File;
 use crate::mcos::{
     defaults_of, dynamic_property, enumeration, object_value, FileWrapper, ObjectRef, PropertyValue,
 };
-use crate::read::objects::{opaque, transposed_column};
+use crate::object_values::transposed_column;
+use crate::value::opaque;
 use crate::value::Properties;
 use crate::value::{CellArray, MatValue, Opaque, StructArray};
 
 /// Deepest nesting of objects followed.
 const MAX_DEPTH: usize = 64;
-
-/// The loaded object subsystem of one file.
-#[derive(Debug)]
-pub(crate) struct Subsystem {
-    wrapper: FileWrapper,
-    items: Vec<MatValue>,
-    defaults: Vec<MatValue>,
-    values_end: usize,
-}
 
 impl Mat5File {
     /// Replaces MCOS objects (at any depth) by their decoded values.

@@ -14,9 +14,11 @@ use sciio_core::{DType, Error, Limits, NdArray, Order, Result};
 use crate::value::VarInfo;
 use crate::value::{MatClass, MatValue};
 
+mod consts;
 pub(crate) mod cursor;
 pub(crate) mod decode;
 mod mcos;
+mod subsystem;
 pub(crate) mod v4;
 pub(crate) mod write;
 
@@ -96,7 +98,8 @@ pub(crate) struct Mat5File {
     /// compressed, element offset.
     subsystem: Option<(usize, usize, bool, u64)>,
     /// The decoded subsystem (or why it cannot be), loaded at the first object.
-    objects: std::sync::Mutex<Option<std::result::Result<std::sync::Arc<mcos::Subsystem>, String>>>,
+    objects:
+        std::sync::Mutex<Option<std::result::Result<std::sync::Arc<subsystem::Subsystem>, String>>>,
 }
 
 /// The header text of a Level-5 file, trailing spaces and NULs removed.
@@ -302,13 +305,13 @@ impl Mat5File {
             });
         };
         let class = match h.class {
-            decode::MX_CELL => MatClass::Cell,
-            decode::MX_STRUCT => MatClass::Struct,
-            decode::MX_CHAR => MatClass::Char,
-            decode::MX_FUNCTION => MatClass::FunctionHandle,
-            decode::MX_SPARSE if h.logical() => MatClass::Logical,
-            decode::MX_SPARSE => MatClass::Double,
-            decode::MX_OBJECT | decode::MX_OPAQUE => {
+            consts::MX_CELL => MatClass::Cell,
+            consts::MX_STRUCT => MatClass::Struct,
+            consts::MX_CHAR => MatClass::Char,
+            consts::MX_FUNCTION => MatClass::FunctionHandle,
+            consts::MX_SPARSE if h.logical() => MatClass::Logical,
+            consts::MX_SPARSE => MatClass::Double,
+            consts::MX_OBJECT | consts::MX_OPAQUE => {
                 MatClass::Object(h.class_name.clone().unwrap_or_default())
             }
             _ if h.logical() => MatClass::Logical,
@@ -318,11 +321,11 @@ impl Mat5File {
         };
         let shape = match h.class {
             // An object's size is its decoded value's.
-            decode::MX_OPAQUE => self
+            consts::MX_OPAQUE => self
                 .read(name)
                 .map(|v| v.matlab_shape())
                 .unwrap_or_else(|_| vec![1, 1]),
-            decode::MX_FUNCTION | decode::MX_OBJECT => vec![1, 1],
+            consts::MX_FUNCTION | consts::MX_OBJECT => vec![1, 1],
             _ => h.dims.clone(),
         };
         Ok(VarInfo {
@@ -330,7 +333,7 @@ impl Mat5File {
             class,
             shape,
             complex: h.complex(),
-            sparse: h.class == decode::MX_SPARSE,
+            sparse: h.class == consts::MX_SPARSE,
         })
     }
 

@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 
 use sciio_core::{Error, NdArray, Order, Result, ScalarKind};
 
+use super::consts::{MX_CELL, MX_CHAR, MX_SPARSE, MX_STRUCT};
 use super::cursor::{
     MI_COMPRESSED, MI_DOUBLE, MI_INT16, MI_INT32, MI_INT64, MI_INT8, MI_MATRIX, MI_SINGLE,
     MI_UINT16, MI_UINT32, MI_UINT64, MI_UINT8, MI_UTF16, MI_UTF8,
 };
-use super::decode::{MX_CELL, MX_CHAR, MX_SPARSE, MX_STRUCT};
 use crate::value::{at_least_2d, CharArray, MatValue, SparseMatrix, StructArray};
 
 /// Largest variable a Level-5 file holds (MATLAB's limit: 2 GB; sizes are 32-bit).
