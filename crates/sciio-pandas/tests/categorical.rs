@@ -327,7 +327,11 @@ fn polars_categoricals_with_a_dictionary_per_row_group_read_as_pandas_reads_them
         use arrow_array::cast::AsArray;
         let cats: Vec<Value> = match cats.as_string_opt::<i32>() {
             Some(s) => s.iter().map(|c| json!(c.unwrap())).collect(),
-            None => cats.as_string::<i64>().iter().map(|c| json!(c.unwrap())).collect(),
+            None => cats
+                .as_string::<i64>()
+                .iter()
+                .map(|c| json!(c.unwrap()))
+                .collect(),
         };
         assert_eq!(json!(cats), want[1], "categories, {threads} threads");
         let values: Vec<Value> = codes
