@@ -1268,6 +1268,28 @@ impl MatFile {
         }
     }
 
+    /// Streams variable `name`'s data to `out` as it inflates, without holding the array,
+    /// when it is a large compressed (v7) variable holding one real numeric array of `dtype`
+    /// and MATLAB size `dims` stored in the machine's byte order: MATLAB's column-major bytes,
+    /// what [`MatFile::read`]'s array holds in Fortran order. Inflating runs on a second
+    /// thread while this one writes. `Ok(false)`, with nothing written, for any other
+    /// variable (and for every v7.3 file): read it with [`MatFile::read`]. A damaged stream
+    /// found after the first bytes were written is an error, with `out` incomplete.
+    /// `progress` gets the number of bytes written so far.
+    pub fn copy_plain_data(
+        &self,
+        name: &str,
+        dtype: &sciio_core::DType,
+        dims: &[usize],
+        out: &mut dyn std::io::Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<bool> {
+        match &self.inner {
+            Inner::V73(_) => Ok(false),
+            Inner::Level5(f) => f.copy_plain(name, dtype, dims, out, progress),
+        }
+    }
+
     /// Reads every variable, in [`MatFile::names`] order.
     pub fn read_all(&self) -> Result<Vec<(String, MatValue)>> {
         self.names()?

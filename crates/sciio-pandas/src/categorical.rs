@@ -22,7 +22,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
 use arrow_array::{
     Array, ArrayRef, BinaryArray, DictionaryArray, Float32Array, Float64Array, Int32Array,
-    Int64Array, RecordBatch,
+    Int64Array, PrimitiveArray, RecordBatch,
 };
 use arrow_buffer::NullBuffer;
 use arrow_cast::CastOptions;
@@ -673,6 +673,17 @@ fn recode(col: &ArrayRef, cats: &ArrayRef, physical: PhysicalType) -> Result<Opt
             None => Ok(None),
         })
         .collect();
+    // The keys arrow-rs gives for polars' and pyarrow's files, remapped in their own type.
+    if let Some(d) = col.as_dictionary_opt::<UInt32Type>() {
+        if let Some(done) = recode_keys(d, &remap, cats)? {
+            return Ok(Some(done));
+        }
+    }
+    if let Some(d) = col.as_dictionary_opt::<Int32Type>() {
+        if let Some(done) = recode_keys(d, &remap, cats)? {
+            return Ok(Some(done));
+        }
+    }
     let keys = arrow_cast::cast(dict.keys(), &DataType::Int64)
         .map_err(|e| Error::mismatch(format!("dictionary keys: {e}")))?;
     let keys = keys.as_primitive::<Int64Type>();
@@ -698,6 +709,48 @@ fn recode(col: &ArrayRef, cats: &ArrayRef, physical: PhysicalType) -> Result<Opt
     let back = arrow_cast::cast(&recoded, col.data_type())
         .map_err(|e| Error::mismatch(format!("categorical codes: {e}")))?;
     Ok(Some(back))
+}
+
+/// [`recode`] for keys of type `K` when every value of the batch's dictionary is a category
+/// (no null values) and every code fits `K`: new keys of the same type, the batch's nulls
+/// kept, no widening to i64 and back. `None` when it does not apply (or a key is out of range:
+/// the general path then decides).
+fn recode_keys<K: arrow_array::types::ArrowDictionaryKeyType>(
+    dict: &DictionaryArray<K>,
+    remap: &[std::result::Result<Option<i64>, ()>],
+    cats: &ArrayRef,
+) -> Result<Option<ArrayRef>>
+where
+    K::Native: TryFrom<i64> + TryInto<usize>,
+{
+    if cats.data_type() != dict.values().data_type() {
+        return Ok(None);
+    }
+    let Some(table) = remap
+        .iter()
+        .map(|r| match r {
+            Ok(Some(code)) => K::Native::try_from(*code).ok(),
+            _ => None,
+        })
+        .collect::<Option<Vec<K::Native>>>()
+    else {
+        return Ok(None);
+    };
+    let keys = dict.keys();
+    let mut out = Vec::with_capacity(keys.len());
+    for (i, &k) in keys.values().iter().enumerate() {
+        let code = match k.try_into().ok().and_then(|k: usize| table.get(k)) {
+            Some(&code) => code,
+            // a null row's key may be anything
+            None if keys.is_null(i) => K::Native::default(),
+            None => return Ok(None),
+        };
+        out.push(code);
+    }
+    let keys = PrimitiveArray::<K>::new(out.into(), keys.nulls().cloned());
+    DictionaryArray::try_new(keys, cats.clone())
+        .map(|a| Some(Arc::new(a) as ArrayRef))
+        .map_err(|e| Error::format(format!("categorical column: {e}")))
 }
 
 #[cfg(test)]

@@ -118,7 +118,7 @@ impl ReadOptions {
 #[derive(Debug)]
 pub struct ParquetReader {
     schema: FrameSchema,
-    inner: ParquetRecordBatchReader,
+    inner: GroupReaders,
     num_rows: u64,
     /// The file's categories of each categorical field (by position), read from the
     /// dictionary pages: arrow-rs's own dictionaries drop unused categories or reorder them.
@@ -190,6 +190,48 @@ impl ColumnProbe {
 }
 
 /// The input shared between the batch reader and the [`ColumnProbe`].
+/// The batches of the selected row groups, from one arrow-rs reader per row group (built when
+/// the previous one is done), so that a batch never spans two row groups: arrow-rs decodes a
+/// dictionary-encoded column whose dictionary changes inside a batch value by value and
+/// re-encodes it by hashing every value (the files polars writes: a dictionary per row group
+/// of ~123,000 rows).
+struct GroupReaders {
+    open: Box<dyn FnMut(usize) -> Result<ParquetRecordBatchReader> + Send>,
+    pending: std::vec::IntoIter<usize>,
+    current: Option<ParquetRecordBatchReader>,
+}
+
+impl std::fmt::Debug for GroupReaders {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GroupReaders")
+            .field("pending", &self.pending)
+            .finish()
+    }
+}
+
+impl GroupReaders {
+    /// Opens the next row group's reader (none once every group is read).
+    fn advance(&mut self) -> Result<()> {
+        self.current = match self.pending.next() {
+            Some(g) => Some((self.open)(g)?),
+            None => None,
+        };
+        Ok(())
+    }
+
+    fn next_batch(&mut self) -> Result<Option<RecordBatch>> {
+        loop {
+            let Some(reader) = self.current.as_mut() else {
+                return Ok(None);
+            };
+            match reader.next() {
+                Some(batch) => return batch.map(Some).map_err(arrow_err),
+                None => self.advance()?,
+            }
+        }
+    }
+}
+
 struct Shared<R>(Arc<R>);
 
 impl<R> Clone for Shared<R> {
@@ -310,16 +352,26 @@ impl ParquetReader {
         let oversized = check_chunk_sizes(meta.metadata(), &groups, &options.limits).err();
         let input = Shared(Arc::new(input));
         let probe = ColumnProbe::new(input.clone(), meta.clone());
-        let mut builder = ParquetRecordBatchReaderBuilder::new_with_metadata(input, meta);
-        if let Some(groups) = row_groups {
-            builder = builder.with_row_groups(groups);
-        }
-        let inner = contain_panics("parquet: opening the row groups", || {
-            builder
-                .with_batch_size(options.batch_size)
+        let batch_size = options.batch_size;
+        let open = move |group: usize| {
+            ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), meta.clone())
+                .with_row_groups(vec![group])
+                .with_batch_size(batch_size)
                 .build()
                 .map_err(parquet_err)
-        })?;
+        };
+        let mut inner = GroupReaders {
+            open: Box::new(open),
+            pending: groups
+                .iter()
+                .map(|&(g, _)| g)
+                .collect::<Vec<_>>()
+                .into_iter(),
+            current: None,
+        };
+        // The first row group's reader now: what arrow-rs refuses about the file's schema is
+        // an error of opening it.
+        contain_panics("parquet: opening the row groups", || inner.advance())?;
         Ok(ParquetReader {
             schema,
             inner,
@@ -383,10 +435,8 @@ impl ParquetReader {
     /// The next raw batch, with a panic inside arrow-rs contained and any failure located.
     fn next_raw(&mut self) -> Option<Result<RecordBatch>> {
         let inner = &mut self.inner;
-        let outcome = contain_panics("parquet: decoding pages", || {
-            inner.next().transpose().map_err(arrow_err)
-        })
-        .transpose()?;
+        let outcome =
+            contain_panics("parquet: decoding pages", || inner.next_batch()).transpose()?;
         let outcome = outcome.and_then(|b| {
             let rows = b.num_rows() as u64;
             match self.rows_read.checked_add(rows) {
@@ -722,6 +772,18 @@ pub fn read_frame_with(path: impl AsRef<Path>, options: &ReadOptions) -> Result<
     let meta = load_metadata(&open()?).map_err(|e| e.with_file(path))?;
     let groups = meta.metadata().num_row_groups();
     let threads = options.threads.min(groups).max(1);
+    // The whole file is held anyway: a batch per row group (up to 4Mi rows), not 64Ki-row
+    // pieces of them (fewer, larger allocations; less per-batch work).
+    let largest = meta
+        .metadata()
+        .row_groups()
+        .iter()
+        .map(|g| usize::try_from(g.num_rows()).unwrap_or(0))
+        .max()
+        .unwrap_or(0);
+    let options = &options
+        .clone()
+        .batch_size(largest.clamp(options.batch_size, 1 << 22));
     let reader_for = |range: std::ops::Range<usize>| -> Result<ParquetReader> {
         ParquetReader::with_metadata(open()?, meta.clone(), Some(range.collect()), options)
             .map_err(|e| e.with_file(path))

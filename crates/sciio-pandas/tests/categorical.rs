@@ -302,3 +302,45 @@ pd.DataFrame({'c': c}).to_parquet(sys.argv[1], row_group_size=2)
         assert!(frame.column("c").unwrap().null_count() == 1);
     }
 }
+
+#[test]
+fn polars_categoricals_with_a_dictionary_per_row_group_read_as_pandas_reads_them() {
+    // polars writes a dictionary page per row group, its values in the group's order of first
+    // appearance (here rotating), with uint32 keys: every batch (one per row group) is
+    // recoded to the file's categories. Values, missing ones and categories as pandas reads.
+    let dir = tempdir();
+    let path = dir.path().join("polars.parquet");
+    let want = run_python(
+        "import sys, json, polars as pl, pandas as pd\n\
+         vals = [None if i % 17 == 5 else f'k{(i * 7 + i // 50) % 23:02d}' for i in range(1000)]\n\
+         df = pl.DataFrame({'c': pl.Series(vals, dtype=pl.Categorical), 'i': list(range(1000))})\n\
+         df.write_parquet(sys.argv[1], row_group_size=128)\n\
+         c = pd.read_parquet(sys.argv[1])['c']\n\
+         print(json.dumps([[None if pd.isna(v) else v for v in c], list(c.cat.categories)]))",
+        &[path.to_str().unwrap()],
+    );
+    let want: Value = serde_json::from_str(want.trim()).unwrap();
+    for threads in [1, 2] {
+        let frame = read_frame_with(&path, &ReadOptions::new().threads(threads)).unwrap();
+        assert!(frame.batches().len() >= 8, "{}", frame.batches().len());
+        let (codes, cats, _) = frame.categorical("c").unwrap();
+        use arrow_array::cast::AsArray;
+        let cats: Vec<Value> = match cats.as_string_opt::<i32>() {
+            Some(s) => s.iter().map(|c| json!(c.unwrap())).collect(),
+            None => cats
+                .as_string::<i64>()
+                .iter()
+                .map(|c| json!(c.unwrap()))
+                .collect(),
+        };
+        assert_eq!(json!(cats), want[1], "categories, {threads} threads");
+        let values: Vec<Value> = codes
+            .iter()
+            .map(|&c| match c {
+                -1 => Value::Null,
+                c => cats[c as usize].clone(),
+            })
+            .collect();
+        assert_eq!(json!(values), want[0], "values, {threads} threads");
+    }
+}

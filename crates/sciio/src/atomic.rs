@@ -8,9 +8,18 @@ use std::path::Path;
 
 use sciio_core::{Error, Result};
 
-/// Runs `write` on a buffered temporary file created next to `dest`, then flushes, syncs and
-/// renames it to `dest`. On any error (from `write` or from finishing the file) the temporary
-/// file is removed and `dest` is left exactly as it was.
+/// Runs `write` on a buffered temporary file created next to `dest`, then flushes and renames
+/// it to `dest`. On any error (from `write` or from finishing the file) the temporary file is
+/// removed and `dest` is left exactly as it was.
+///
+/// Atomic, not synced: another process sees the old `dest` or the whole new file, never a
+/// part of it, and a failing or interrupted sciio leaves no partial file; but the data is
+/// not forced to the disk before the rename (no `fsync`, as numpy's `np.save`/`np.savez`,
+/// pandas and h5py write, and as sciio's libhdf5 and MAT writers always did). After an
+/// operating-system crash or power loss soon after the write, `dest` may be the old file, or,
+/// where the file system does not order the data before the rename, empty or incomplete.
+/// (ext4's default `auto_da_alloc` writes the data of a file renamed over an existing one
+/// first.) Run `sync` after sciio when the output must survive a power loss.
 ///
 /// The new file gets the permissions of the file it replaces, or `0o644` on Unix when new
 /// (temporary files are created private).
@@ -46,9 +55,6 @@ pub fn write_atomically<T>(
         value
     };
     set_permissions(temp.as_file(), dest)?;
-    temp.as_file()
-        .sync_all()
-        .map_err(|e| Error::io("cannot sync", e).with_file(dest))?;
     temp.persist(dest).map_err(|e| {
         Error::io("cannot rename the finished file into place", e.error).with_file(dest)
     })?;

@@ -151,6 +151,20 @@ impl Mat {
         out: &mut dyn Write,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
+        // A large plain v7 matrix (a variable, not read yet): streamed as it inflates, the
+        // bytes the array read below would hold (column-major as stored).
+        let var = path.trim_start_matches('/');
+        let unread = self.cached.as_ref().map(|(n, _)| n.as_str()) != Some(var);
+        if unread
+            && !var.contains('/')
+            && info.dtype.is_native()
+            && (info.order == Order::F || memory_order(&info.shape) == Order::C)
+            && self
+                .file
+                .copy_plain_data(var, &info.dtype, &info.shape, out, progress)?
+        {
+            return Ok(());
+        }
         let converted;
         let array = match self.leaf(path)? {
             // Numeric data as stored: no reorder, and no copy when already native.

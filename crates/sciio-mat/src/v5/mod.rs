@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use sciio_core::{DType, Error, Limits, NdArray, Order, Result};
+use sciio_core::{Error, Limits, Result};
 
 use crate::value::VarInfo;
 use crate::value::{MatClass, MatValue};
@@ -18,14 +18,14 @@ mod consts;
 pub(crate) mod cursor;
 pub(crate) mod decode;
 mod mcos;
+mod plain;
 mod subsystem;
 pub(crate) mod v4;
 pub(crate) mod write;
 
 use cursor::{Cursor, Endian, MI_COMPRESSED, MI_MATRIX};
+use plain::PLAIN_FROM;
 
-/// Compressed variables from this size on are first tried by [`Mat5File::decode_plain`].
-const PLAIN_FROM: usize = 1 << 20;
 use decode::{class_kind, Decoder, Header};
 
 /// The version of a MAT file.
@@ -400,95 +400,6 @@ impl Mat5File {
         }
         let mut c = outer.inner(&el);
         Ok(decoder.matrix(&mut c, 0, "")?.1)
-    }
-
-    /// A compressed variable holding one real numeric array stored in its class's own type
-    /// and the machine's byte order (a large double matrix from MATLAB or scipy), its data
-    /// inflated straight into the array: no inflated copy of the whole element, no second
-    /// copy out of it. `None` for anything else, and for anything unexpected (a damaged
-    /// stream included): [`Mat5File::decode`] then decodes the element the general way, and
-    /// reports what is wrong with it.
-    fn decode_plain(&self, data: &[u8], offset: u64) -> Option<MatValue> {
-        use flate2::{Decompress, FlushDecompress, Status};
-        let mut d = Decompress::new(true);
-        let mut head = Vec::with_capacity(4096);
-        d.decompress_vec(data, &mut head, FlushDecompress::None)
-            .ok()?;
-        // The miMATRIX tag, the array header, then the real part's tag.
-        let mut c = Cursor::new(&head, offset, false, self.endian);
-        let (ty, size) = (c.u32("").ok()?, c.u32("").ok()? as usize);
-        let h = (Decoder {
-            limits: &self.limits,
-        })
-        .header(&mut c)
-        .ok()??;
-        let kind = class_kind(h.class)?;
-        if ty != MI_MATRIX || h.complex() || h.logical() || self.endian.swap() {
-            return None;
-        }
-        let (data_ty, len) = (c.u32("").ok()?, c.u32("").ok()? as usize);
-        if data_ty >> 16 != 0 || cursor::storage_kind(data_ty) != Some(kind) {
-            return None;
-        }
-        if h.count().ok()?.checked_mul(kind.itemsize())? != len {
-            return None;
-        }
-        // The real part ends the element (its padding inside the stream or not).
-        let start = c.position();
-        let tail = size.checked_add(8)?.checked_sub(start)?.checked_sub(len)?;
-        if tail > 7 {
-            return None;
-        }
-        // The bounds `cursor::inflate` applies to the whole element.
-        let total = (size as u64).saturating_add(8);
-        self.limits
-            .check_alloc(total, "an inflated miCOMPRESSED element")
-            .ok()?;
-        self.limits
-            .check_ratio(data.len() as u64, total, "an miCOMPRESSED element")
-            .ok()?;
-        let mut array = NdArray::zeroed(DType::scalar(kind), &h.dims, Order::F).ok()?;
-        let out = array.as_bytes_mut().ok()?;
-        let first = head.get(start..).unwrap_or_default();
-        let first = first.get(..len.min(first.len()))?;
-        out.get_mut(..first.len())?.copy_from_slice(first);
-        let mut filled = first.len();
-        // Bytes inflated past the data already (padding) count toward the tail.
-        let mut tail_seen = head.len().saturating_sub(start + len);
-        let mut ended = false;
-        while filled < len {
-            let (before_in, before_out) = (d.total_in(), d.total_out());
-            let input = data.get(d.total_in() as usize..).unwrap_or_default();
-            let status = d
-                .decompress(input, out.get_mut(filled..)?, FlushDecompress::None)
-                .ok()?;
-            filled += (d.total_out() - before_out) as usize;
-            if let Status::StreamEnd = status {
-                ended = true;
-                break;
-            }
-            if d.total_in() == before_in && d.total_out() == before_out {
-                return None;
-            }
-        }
-        if filled != len {
-            return None;
-        }
-        // What follows the data: at most the padding, then the end of the stream (its
-        // checksum checked by zlib), and nothing after it.
-        let mut rest = [0u8; 16];
-        while !ended {
-            let (before_in, before_out) = (d.total_in(), d.total_out());
-            let input = data.get(d.total_in() as usize..).unwrap_or_default();
-            let room = rest.get_mut(tail_seen.min(16)..)?;
-            let status = d.decompress(input, room, FlushDecompress::Finish).ok()?;
-            tail_seen += (d.total_out() - before_out) as usize;
-            ended = matches!(status, Status::StreamEnd);
-            if !ended && d.total_in() == before_in && d.total_out() == before_out {
-                return None;
-            }
-        }
-        (tail_seen == tail && d.total_in() == data.len() as u64).then_some(MatValue::Numeric(array))
     }
 
     pub(crate) fn limits(&self) -> &Limits {
