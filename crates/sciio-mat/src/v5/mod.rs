@@ -23,8 +23,8 @@ mod subsystem;
 pub(crate) mod v4;
 pub(crate) mod write;
 
+use consts::PLAIN_FROM;
 use cursor::{Cursor, Endian, MI_COMPRESSED, MI_MATRIX};
-use plain::PLAIN_FROM;
 
 use decode::{class_kind, Decoder, Header};
 

@@ -10,13 +10,11 @@ use std::sync::mpsc;
 use flate2::{Decompress, FlushDecompress, Status};
 use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 
+use super::consts::PLAIN_FROM;
 use super::cursor::{self, Cursor, MI_MATRIX};
 use super::decode::{class_kind, Decoder};
 use super::{Mat5File, Stored};
 use crate::value::MatValue;
-
-/// Compressed variables from this size on are first tried as plain ones.
-pub(super) const PLAIN_FROM: usize = 1 << 20;
 
 /// The pieces [`Mat5File::copy_plain`] inflates into and hands to the writer (small enough to
 /// stay in the cores' caches between the two threads).
