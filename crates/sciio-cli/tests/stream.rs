@@ -80,3 +80,48 @@ if a.size:
         );
     }
 }
+
+#[test]
+fn large_npy_into_an_uncompressed_carray_is_copied_file_to_file_and_reads_back_in_pytables() {
+    // Above 64 MiB an uncompressed array becomes a CArray; its chunks are allocated up front
+    // and the .npy bytes copied into them (the last chunk partial and padded).
+    let dir = sciio_testkit::tempdir();
+    let le = dir.path().join("le.npy");
+    let be = dir.path().join("be.npy");
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np
+np.save(sys.argv[1], np.arange(70_001 * 128, dtype='<f8').reshape(70_001, 128) * 0.5)
+np.save(sys.argv[2], (np.arange(140_003 * 128) % 100_003).astype('>i4').reshape(140_003, 128))
+",
+        &[s(&le), s(&be)],
+    );
+    for (src, name) in [(&le, "le"), (&be, "be")] {
+        let h5 = dir.path().join(format!("{name}.h5"));
+        ok(&["convert", s(src), s(&h5)]);
+        sciio_testkit::run_python(
+            "
+import sys, numpy as np, tables, h5py
+a = np.load(sys.argv[1], mmap_mode='r')
+with tables.open_file(sys.argv[2]) as f:
+    x = f.get_node('/' + sys.argv[3])
+    assert type(x).__name__ == 'CArray', type(x)
+    # PyTables reads in native order; the file keeps the source's.
+    assert x.dtype == a.dtype.newbyteorder('=') and x.shape == a.shape, (x.dtype, x.shape)
+    assert x.byteorder == ('big' if sys.argv[3] == 'be' else 'little'), x.byteorder
+    assert x.filters.complevel == 0
+    # PyTables' own chunk shape for this array.
+    with tables.open_file(sys.argv[2] + '.pt.h5', 'w') as g:
+        want = g.create_carray('/', 'x', tables.Atom.from_dtype(a.dtype), shape=a.shape).chunkshape
+    assert x.chunkshape == want, (x.chunkshape, want)
+    assert np.array_equal(x[:], a)
+    assert np.array_equal(x[-3:], a[-3:])
+with h5py.File(sys.argv[2]) as f:
+    d = f[sys.argv[3]]
+    assert d.id.get_create_plist().get_alloc_time() == h5py.h5d.ALLOC_TIME_EARLY
+    assert np.array_equal(d[-1], a[-1])
+",
+            &[s(src), s(&h5), name],
+        );
+    }
+}

@@ -34,8 +34,8 @@ use std::sync::{Arc, Mutex};
 use hdf5_sys::h5::hsize_t;
 use hdf5_sys::h5a::{H5Acreate2, H5Adelete, H5Aexists, H5Awrite};
 use hdf5_sys::h5d::{
-    H5Dcreate2, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2, H5Dset_extent, H5Dwrite,
-    H5Dwrite_chunk,
+    H5D_alloc_time_t, H5D_fill_time_t, H5Dcreate2, H5Dget_chunk_info_by_coord, H5Dget_create_plist,
+    H5Dget_space, H5Dget_type, H5Dopen2, H5Dset_extent, H5Dwrite, H5Dwrite_chunk,
 };
 use hdf5_sys::h5f::{
     H5F_close_degree_t, H5F_libver_t, H5F_scope_t, H5Fclose, H5Fcreate, H5Fflush, H5Fopen,
@@ -43,10 +43,10 @@ use hdf5_sys::h5f::{
 };
 use hdf5_sys::h5g::{H5Gcreate2, H5Gopen2};
 use hdf5_sys::h5p::{
-    H5Pcreate, H5Pget_chunk, H5Pget_filter2, H5Pget_nfilters, H5Pset_chunk, H5Pset_fclose_degree,
-    H5Pset_fill_value, H5Pset_filter, H5Pset_libver_bounds, H5Pset_obj_track_times,
-    H5Pset_userblock, H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS, H5P_CLS_FILE_CREATE,
-    H5P_DEFAULT,
+    H5Pcreate, H5Pget_chunk, H5Pget_filter2, H5Pget_nfilters, H5Pset_alloc_time, H5Pset_chunk,
+    H5Pset_fclose_degree, H5Pset_fill_time, H5Pset_fill_value, H5Pset_filter, H5Pset_libver_bounds,
+    H5Pset_obj_track_times, H5Pset_userblock, H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS,
+    H5P_CLS_FILE_CREATE, H5P_DEFAULT,
 };
 use hdf5_sys::h5s::{
     H5S_class_t, H5S_seloper_t, H5Screate, H5Screate_simple, H5Sselect_hyperslab, H5S_ALL,
@@ -479,6 +479,9 @@ pub struct DatasetSpec {
     pub filters: Vec<FilterStage>,
     /// Fill value, one element in the file layout (`None`: libhdf5's zeros).
     pub fill: Option<Vec<u8>>,
+    /// Chunks allocated when the dataset is created (or extended) and never filled: their
+    /// addresses are known before any data is written ([`DatasetSpec::allocate_early`]).
+    early: bool,
 }
 
 impl DatasetSpec {
@@ -491,6 +494,7 @@ impl DatasetSpec {
             chunk: None,
             filters: Vec::new(),
             fill: None,
+            early: false,
         }
     }
 
@@ -508,6 +512,7 @@ impl DatasetSpec {
             chunk: Some(chunk),
             filters: Vec::new(),
             fill: None,
+            early: false,
         }
     }
 
@@ -520,6 +525,16 @@ impl DatasetSpec {
     /// Sets the fill value (one element, file layout).
     pub fn fill(mut self, fill: Vec<u8>) -> DatasetSpec {
         self.fill = Some(fill);
+        self
+    }
+
+    /// Allocates the storage of every chunk when the dataset is created or extended, and
+    /// never writes fill values into it (`H5D_ALLOC_TIME_EARLY`, `H5D_FILL_TIME_NEVER`): the
+    /// chunks' file addresses are known before any data is written, so uncompressed data can
+    /// be copied into them file to file ([`ChunkAppender::copy_from`]). Readers see no
+    /// difference; only the fill-value message records the two settings.
+    pub fn allocate_early(mut self) -> DatasetSpec {
+        self.early = true;
         self
     }
 
@@ -560,6 +575,16 @@ impl DatasetSpec {
                 }
             } else if !self.filters.is_empty() {
                 return Err(Error::invalid_input("filters need a chunked dataset"));
+            }
+            if self.early {
+                check(
+                    H5Pset_alloc_time(dcpl.id(), H5D_alloc_time_t::H5D_ALLOC_TIME_EARLY),
+                    || "cannot set the allocation time".into(),
+                )?;
+                check(
+                    H5Pset_fill_time(dcpl.id(), H5D_fill_time_t::H5D_FILL_TIME_NEVER),
+                    || "cannot set the fill time".into(),
+                )?;
             }
             if let Some(fill) = &self.fill {
                 if fill.len() != self.ty.size() {
@@ -831,6 +856,38 @@ impl DatasetWriter {
             .map(|(o, d, mask)| (o.clone(), d.as_slice(), *mask))
             .collect();
         self.put_chunks(&refs)
+    }
+
+    /// The file address of the stored chunk at `offset` (element coordinates of its first
+    /// element), `None` when it has no storage yet.
+    pub fn chunk_address(&self, offset: &[u64]) -> Result<Option<u64>> {
+        let rank = self.chunk.as_ref().map_or(0, Vec::len);
+        if offset.len() != rank {
+            return Err(self.locate(Error::invalid_input(format!(
+                "chunk offset {offset:?} does not fit the dataset's chunks"
+            ))));
+        }
+        locked(|| -> Result<Option<u64>> {
+            let mut mask = 0u32;
+            let mut addr: hdf5_sys::h5::haddr_t = 0;
+            let mut size: hsize_t = 0;
+            // SAFETY: a valid dataset id; `offset` has the dataset's rank (checked above); the
+            // three out-pointers are locals.
+            check(
+                unsafe {
+                    H5Dget_chunk_info_by_coord(
+                        self.hid.id(),
+                        offset.as_ptr(),
+                        &mut mask,
+                        &mut addr,
+                        &mut size,
+                    )
+                },
+                || format!("cannot look up the chunk at {offset:?}"),
+            )?;
+            Ok((addr != hdf5_sys::h5::HADDR_UNDEF && size > 0).then_some(addr))
+        })
+        .map_err(|e| self.locate(e))
     }
 
     /// Writes already-encoded chunks (offset, bytes, filter mask) with `H5Dwrite_chunk`, under

@@ -467,6 +467,7 @@ impl PtGroup {
             expected_rows: None,
             chunk: None,
             extdim,
+            early: false,
         }
     }
 
@@ -736,6 +737,8 @@ pub struct ArrayBuilder<'g> {
     chunk: Option<Vec<u64>>,
     /// The extendable dimension (EArrays).
     extdim: Option<usize>,
+    /// Chunk storage allocated at creation ([`ArrayBuilder::allocate_early`]).
+    early: bool,
 }
 
 impl ArrayBuilder<'_> {
@@ -760,6 +763,14 @@ impl ArrayBuilder<'_> {
     /// Forces the chunk shape.
     pub fn chunk_shape(mut self, chunk: Vec<u64>) -> Self {
         self.chunk = Some(chunk);
+        self
+    }
+
+    /// Allocates every chunk's storage when the array is created, so that uncompressed rows
+    /// can be copied into it file to file ([`PtFill::copy_from`]). PyTables and every HDF5
+    /// reader read the array as any other; only its fill-value message records it.
+    pub fn allocate_early(mut self) -> Self {
+        self.early = true;
         self
     }
 
@@ -826,8 +837,13 @@ impl ArrayBuilder<'_> {
                 }
             })
             .collect();
-        let spec = DatasetSpec::chunked(self.atom.clone(), self.shape.clone(), max, chunk)
+        // Compressed chunks are stored at their encoded size: nothing to allocate early.
+        let early = self.early && pipeline.is_empty();
+        let mut spec = DatasetSpec::chunked(self.atom.clone(), self.shape.clone(), max, chunk)
             .filters(pipeline);
+        if early {
+            spec = spec.allocate_early();
+        }
         let ds = self.group.g.create_dataset(&self.name, &spec)?;
         ds.set_attr(
             "CLASS",
@@ -944,6 +960,53 @@ impl PtFill {
             Some(app) => app.append(rows)?,
             None => self.ds.write_rows(self.rows, rows)?,
         }
+        self.rows += n;
+        Ok(())
+    }
+
+    /// Bytes of one band of chunks (the rows of one chunk along dimension 0, every column);
+    /// `None` for a contiguous Array.
+    pub fn chunk_band_bytes(&self) -> Option<u64> {
+        self.ds
+            .chunk()
+            .and_then(|c| c.first())
+            .map(|&rows| rows.saturating_mul(self.row_bytes as u64))
+    }
+
+    /// Whether the next rows can be copied file to file ([`PtFill::copy_from`]): an
+    /// uncompressed CArray made with [`ArrayBuilder::allocate_early`] whose chunks hold whole
+    /// rows, continued at a chunk boundary.
+    pub fn can_copy(&self) -> Result<bool> {
+        match &self.app {
+            Some(app) if self.row_bytes > 0 => app.can_copy(),
+            _ => Ok(false),
+        }
+    }
+
+    /// Writes the next `len` bytes of rows (C order, the file's layout) by copying them from
+    /// `src` at byte `at` straight into the chunks' storage; `len` is whole bands of chunks
+    /// unless these are the last rows. Only after [`PtFill::can_copy`] said so.
+    pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
+        let row_bytes = self.row_bytes as u64;
+        let n = if row_bytes == 0 || len % row_bytes != 0 {
+            None
+        } else {
+            Some(len / row_bytes)
+        };
+        let Some(n) = n.filter(|n| self.rows + n <= self.total) else {
+            return Err(Error::invalid_input(format!(
+                "{len} bytes is not whole rows of the {} left",
+                self.total - self.rows
+            ))
+            .with_node(self.ds.path()));
+        };
+        let Some(app) = &mut self.app else {
+            return Err(
+                Error::invalid_input("a contiguous Array is written row by row")
+                    .with_node(self.ds.path()),
+            );
+        };
+        app.copy_from(src, at, len)?;
         self.rows += n;
         Ok(())
     }

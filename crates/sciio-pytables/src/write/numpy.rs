@@ -193,6 +193,31 @@ impl NodeFill {
         }
     }
 
+    /// Bytes of one band of chunks of an Array (`None`: a Table, or a contiguous Array).
+    pub fn chunk_band_bytes(&self) -> Option<u64> {
+        match self {
+            NodeFill::Table(_) => None,
+            NodeFill::Array(f, _) => f.chunk_band_bytes(),
+        }
+    }
+
+    /// Whether the next rows can be copied file to file ([`NodeFill::copy_from`]).
+    pub fn can_copy(&self) -> Result<bool> {
+        match self {
+            NodeFill::Table(_) => Ok(false),
+            NodeFill::Array(f, _) => f.can_copy(),
+        }
+    }
+
+    /// Writes the next `len` bytes of whole rows (C order, numpy's layout of the dtype given)
+    /// by copying them from `src` at byte `at` into the file ([`PtFill::copy_from`]).
+    pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
+        match self {
+            NodeFill::Table(_) => Err(Error::invalid_input("a Table is written by appending")),
+            NodeFill::Array(f, _) => f.copy_from(src, at, len),
+        }
+    }
+
     /// Finishes the node (an array checks every row was written).
     pub fn finish(self) -> Result<()> {
         match self {
@@ -236,6 +261,10 @@ pub fn start_ndarray(
         let mut b = group.create_carray(name, ty, shape);
         if let Some(f) = filters {
             b = b.filters(f);
+        }
+        if !active {
+            // Uncompressed rows can then be copied file to file (NodeFill::copy_from).
+            b = b.allocate_early();
         }
         return Ok(NodeFill::Array(b.fill()?, "CArray"));
     }
