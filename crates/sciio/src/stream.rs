@@ -203,7 +203,7 @@ fn copy_h5_leaf(
     let Some((file, at, len)) = src.raw_array_range(path)? else {
         return Ok(false);
     };
-    if len != info.nbytes() as u64 || !fill.can_copy()? {
+    if len != info.nbytes() || !fill.can_copy()? {
         return Ok(false);
     }
     let row = row_bytes(info) as u64;

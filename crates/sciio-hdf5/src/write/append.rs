@@ -119,7 +119,7 @@ impl ChunkAppender {
             || !s.ds.pipeline.is_empty()
             || s.chunk[1..] != s.row_shape[..]
             || !s.tail.is_empty()
-            || s.rows % s.chunk[0] != 0
+            || !s.rows.is_multiple_of(s.chunk[0])
         {
             return Ok(false);
         }
@@ -161,7 +161,8 @@ impl AppendState {
         let chunk_rows = self.chunk[0];
         let row_bytes = self.row_bytes as u64;
         let total = ds.shape()?.first().copied().unwrap_or(0);
-        if row_bytes == 0 || len % row_bytes != 0 || self.rows % chunk_rows != 0 {
+        if row_bytes == 0 || !len.is_multiple_of(row_bytes) || !self.rows.is_multiple_of(chunk_rows)
+        {
             return Err(ds.locate(Error::invalid_input(format!(
                 "{len} bytes from row {} is not a copy of whole rows from a chunk's start",
                 self.rows
@@ -169,7 +170,7 @@ impl AppendState {
         }
         let rows = len / row_bytes;
         let end = self.rows.saturating_add(rows);
-        if end > total || (end < total && rows % chunk_rows != 0) {
+        if end > total || (end < total && !rows.is_multiple_of(chunk_rows)) {
             return Err(ds.locate(Error::invalid_input(format!(
                 "rows {}..{end} are not whole chunks of the {total} rows",
                 self.rows

@@ -988,7 +988,7 @@ impl PtFill {
     /// unless these are the last rows. Only after [`PtFill::can_copy`] said so.
     pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
         let row_bytes = self.row_bytes as u64;
-        let n = if row_bytes == 0 || len % row_bytes != 0 {
+        let n = if row_bytes == 0 || !len.is_multiple_of(row_bytes) {
             None
         } else {
             Some(len / row_bytes)
