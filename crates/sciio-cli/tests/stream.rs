@@ -125,3 +125,46 @@ with h5py.File(sys.argv[2]) as f:
         );
     }
 }
+
+#[test]
+fn structured_npy_into_an_uncompressed_table_is_copied_file_to_file_and_reads_back_in_pytables() {
+    // The Table's chunks are allocated as it grows and the records copied into them; the
+    // last chunk is partial.
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join("rec.npy");
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np
+n = 100_003
+dt = np.dtype([('i', '<i8'), ('x', '<f8'), ('y', '<f4'), ('s', 'S12'), ('b', '?'), ('v', '<f4', (3,))])
+a = np.zeros(n, dt)
+a['i'] = np.arange(n); a['x'] = np.arange(n) * 0.5; a['y'] = np.arange(n) % 1000
+a['s'] = np.char.add(b'row', (np.arange(n) % 997).astype('S9')); a['b'] = np.arange(n) % 3 == 0
+a['v'] = np.arange(3 * n, dtype='<f4').reshape(n, 3)
+np.save(sys.argv[1], a)
+",
+        &[s(&src)],
+    );
+    let h5 = dir.path().join("rec.h5");
+    ok(&["convert", s(&src), s(&h5)]);
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, tables, h5py
+a = np.load(sys.argv[1])
+with tables.open_file(sys.argv[2]) as f:
+    t = f.root.rec
+    assert type(t).__name__ == 'Table' and t.nrows == len(a), (type(t), t.nrows)
+    assert t.filters.complevel == 0
+    with tables.open_file(sys.argv[2] + '.pt.h5', 'w') as g:
+        want = g.create_table('/', 't', a.dtype, expectedrows=len(a)).chunkshape
+    assert t.chunkshape == want, (t.chunkshape, want)
+    r = t.read()
+    for name in a.dtype.names:
+        assert np.array_equal(r[name], a[name]), name
+    assert np.array_equal(t.read(len(a) - 2, len(a))['i'], a['i'][-2:])
+with h5py.File(sys.argv[2]) as f:
+    assert f['rec'].id.get_create_plist().get_alloc_time() == h5py.h5d.ALLOC_TIME_EARLY
+",
+        &[s(&src), s(&h5)],
+    );
+}

@@ -110,27 +110,19 @@ impl ChunkAppender {
         self.state()?.store_tail()
     }
 
-    /// Whether [`ChunkAppender::copy_from`] can take the next rows: an unfiltered dataset of
-    /// fixed shape whose chunks hold whole rows, all of them allocated already
+    /// Whether [`ChunkAppender::copy_from`] can take the next rows: an unfiltered dataset
+    /// whose chunks hold whole rows and are allocated when it is created or extended
     /// ([`super::DatasetSpec::allocate_early`]), with no partial band pending.
     pub fn can_copy(&self) -> Result<bool> {
         let s = self.state()?;
-        if s.grow
-            || !s.ds.pipeline.is_empty()
+        if !s.ds.pipeline.is_empty()
             || s.chunk[1..] != s.row_shape[..]
             || !s.tail.is_empty()
             || !s.rows.is_multiple_of(s.chunk[0])
         {
             return Ok(false);
         }
-        let shape = s.ds.shape()?;
-        let total = shape.first().copied().unwrap_or(0);
-        // Early allocation gives the first and the last chunk storage with all the others.
-        let last = total.saturating_sub(1) / s.chunk[0] * s.chunk[0];
-        Ok(s.ds
-            .chunk_address(&offset(s.rows, s.chunk.len()))?
-            .is_some()
-            && s.ds.chunk_address(&offset(last, s.chunk.len()))?.is_some())
+        s.ds.allocates_early()
     }
 
     /// Appends `len` bytes of whole rows (the file's layout) read from `src` at `at`, copied
@@ -160,7 +152,6 @@ impl AppendState {
         let ds = &self.ds;
         let chunk_rows = self.chunk[0];
         let row_bytes = self.row_bytes as u64;
-        let total = ds.shape()?.first().copied().unwrap_or(0);
         if row_bytes == 0 || !len.is_multiple_of(row_bytes) || !self.rows.is_multiple_of(chunk_rows)
         {
             return Err(ds.locate(Error::invalid_input(format!(
@@ -170,6 +161,13 @@ impl AppendState {
         }
         let rows = len / row_bytes;
         let end = self.rows.saturating_add(rows);
+        if self.grow {
+            // Early allocation gives the new chunks their storage now.
+            let mut shape = vec![end];
+            shape.extend_from_slice(&self.row_shape);
+            ds.set_extent(&shape)?;
+        }
+        let total = ds.shape()?.first().copied().unwrap_or(0);
         if end > total || (end < total && !rows.is_multiple_of(chunk_rows)) {
             return Err(ds.locate(Error::invalid_input(format!(
                 "rows {}..{end} are not whole chunks of the {total} rows",

@@ -43,10 +43,10 @@ use hdf5_sys::h5f::{
 };
 use hdf5_sys::h5g::{H5Gcreate2, H5Gopen2};
 use hdf5_sys::h5p::{
-    H5Pcreate, H5Pget_chunk, H5Pget_filter2, H5Pget_nfilters, H5Pset_alloc_time, H5Pset_chunk,
-    H5Pset_fclose_degree, H5Pset_fill_time, H5Pset_fill_value, H5Pset_filter, H5Pset_libver_bounds,
-    H5Pset_obj_track_times, H5Pset_userblock, H5P_CLS_DATASET_CREATE, H5P_CLS_FILE_ACCESS,
-    H5P_CLS_FILE_CREATE, H5P_DEFAULT,
+    H5Pcreate, H5Pget_alloc_time, H5Pget_chunk, H5Pget_filter2, H5Pget_nfilters, H5Pset_alloc_time,
+    H5Pset_chunk, H5Pset_fclose_degree, H5Pset_fill_time, H5Pset_fill_value, H5Pset_filter,
+    H5Pset_libver_bounds, H5Pset_obj_track_times, H5Pset_userblock, H5P_CLS_DATASET_CREATE,
+    H5P_CLS_FILE_ACCESS, H5P_CLS_FILE_CREATE, H5P_DEFAULT,
 };
 use hdf5_sys::h5s::{
     H5S_class_t, H5S_seloper_t, H5Screate, H5Screate_simple, H5Sselect_hyperslab, H5S_ALL,
@@ -856,6 +856,26 @@ impl DatasetWriter {
             .map(|(o, d, mask)| (o.clone(), d.as_slice(), *mask))
             .collect();
         self.put_chunks(&refs)
+    }
+
+    /// Whether the dataset's chunks are allocated when it is created or extended
+    /// ([`DatasetSpec::allocate_early`]).
+    pub fn allocates_early(&self) -> Result<bool> {
+        locked(|| -> Result<bool> {
+            // SAFETY: a valid dataset id; the property list is owned by the `Hid`; the
+            // out-pointer is a local.
+            unsafe {
+                let dcpl = Hid::new(H5Dget_create_plist(self.hid.id()), || {
+                    "cannot read the creation properties".into()
+                })?;
+                let mut when = H5D_alloc_time_t::H5D_ALLOC_TIME_DEFAULT;
+                check(H5Pget_alloc_time(dcpl.id(), &mut when), || {
+                    "cannot read the allocation time".into()
+                })?;
+                Ok(when == H5D_alloc_time_t::H5D_ALLOC_TIME_EARLY)
+            }
+        })
+        .map_err(|e| self.locate(e))
     }
 
     /// The file address of the stored chunk at `offset` (element coordinates of its first

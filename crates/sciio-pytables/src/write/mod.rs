@@ -371,6 +371,7 @@ impl PtGroup {
             filters: self.filters,
             expected_rows: 10_000,
             chunk_rows: None,
+            early: false,
         }
     }
 
@@ -549,9 +550,19 @@ pub struct TableBuilder<'g> {
     filters: Option<Filters>,
     expected_rows: u64,
     chunk_rows: Option<u64>,
+    /// Chunk storage allocated as the table grows ([`TableBuilder::allocate_early`]).
+    early: bool,
 }
 
 impl TableBuilder<'_> {
+    /// Allocates the chunks' storage as the table grows, so that uncompressed rows can be
+    /// copied into it file to file ([`PtTable::copy_from`]). PyTables reads the table as any
+    /// other; only its fill-value message records it.
+    pub fn allocate_early(mut self) -> Self {
+        self.early = true;
+        self
+    }
+
     /// Sets the title.
     pub fn title(mut self, title: &str) -> Self {
         self.title = title.to_string();
@@ -599,9 +610,14 @@ impl TableBuilder<'_> {
             ),
         };
         let pipeline = filters.pipeline(&self.row, &chunk, TAG_TABLE, "2.7");
-        let spec = DatasetSpec::chunked(self.row.clone(), vec![0], vec![None], chunk)
+        // Compressed chunks are stored at their encoded size: nothing to allocate early.
+        let early = self.early && pipeline.is_empty();
+        let mut spec = DatasetSpec::chunked(self.row.clone(), vec![0], vec![None], chunk)
             .filters(pipeline)
             .fill(vec![0; size as usize]);
+        if early {
+            spec = spec.allocate_early();
+        }
         let ds = self.group.g.create_dataset(&self.name, &spec)?;
         ds.set_attr("CLASS", &utf8("TABLE"))?;
         ds.set_attr("VERSION", &utf8("2.7"))?;
@@ -711,6 +727,30 @@ impl PtTable {
         } else {
             self.app.append(rows)?;
         }
+        self.ds
+            .set_attr("NROWS", &int_attr(self.app.rows() as i64, 8))
+    }
+
+    /// Bytes of one chunk of rows.
+    pub fn chunk_band_bytes(&self) -> Option<u64> {
+        self.ds
+            .chunk()
+            .and_then(|c| c.first())
+            .map(|&rows| rows.saturating_mul(self.ds.dtype().size() as u64))
+    }
+
+    /// Whether the next rows can be copied file to file ([`PtTable::copy_from`]): an
+    /// uncompressed table made with [`TableBuilder::allocate_early`], continued at a chunk
+    /// boundary, with no time column (those are converted on the way).
+    pub fn can_copy(&self) -> Result<bool> {
+        Ok(!has_time64(self.ds.dtype()) && self.app.can_copy()?)
+    }
+
+    /// Appends `len` bytes of rows (the row compound's layout) copied from `src` at byte
+    /// `at` straight into the chunks' storage; `len` is whole chunks unless these are the
+    /// last rows. Only after [`PtTable::can_copy`] said so. `NROWS` is updated.
+    pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
+        self.app.copy_from(src, at, len)?;
         self.ds
             .set_attr("NROWS", &int_attr(self.app.rows() as i64, 8))
     }

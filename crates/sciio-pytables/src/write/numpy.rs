@@ -193,10 +193,10 @@ impl NodeFill {
         }
     }
 
-    /// Bytes of one band of chunks of an Array (`None`: a Table, or a contiguous Array).
+    /// Bytes of one band of chunks (`None`: a contiguous Array).
     pub fn chunk_band_bytes(&self) -> Option<u64> {
         match self {
-            NodeFill::Table(_) => None,
+            NodeFill::Table(t) => t.chunk_band_bytes(),
             NodeFill::Array(f, _) => f.chunk_band_bytes(),
         }
     }
@@ -204,7 +204,7 @@ impl NodeFill {
     /// Whether the next rows can be copied file to file ([`NodeFill::copy_from`]).
     pub fn can_copy(&self) -> Result<bool> {
         match self {
-            NodeFill::Table(_) => Ok(false),
+            NodeFill::Table(t) => t.can_copy(),
             NodeFill::Array(f, _) => f.can_copy(),
         }
     }
@@ -213,7 +213,7 @@ impl NodeFill {
     /// by copying them from `src` at byte `at` into the file ([`PtFill::copy_from`]).
     pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
         match self {
-            NodeFill::Table(_) => Err(Error::invalid_input("a Table is written by appending")),
+            NodeFill::Table(t) => t.copy_from(src, at, len),
             NodeFill::Array(f, _) => f.copy_from(src, at, len),
         }
     }
@@ -254,6 +254,10 @@ pub fn start_ndarray(
         let mut b = group.create_table(name, ty).expected_rows(shape[0].max(1));
         if let Some(f) = filters {
             b = b.filters(f);
+        }
+        if !active {
+            // Uncompressed rows can then be copied file to file (NodeFill::copy_from).
+            b = b.allocate_early();
         }
         return Ok(NodeFill::Table(b.create()?));
     }
