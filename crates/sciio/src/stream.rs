@@ -3,7 +3,9 @@
 //! writing overlap and memory holds a few batches whatever the data's size.
 //!
 //! - any array leaf (`.npy`, npz member, HDF5, MAT) → `.h5`: the node is created at its full
-//!   size (sizes are known up front) and filled slab by slab ([`write_h5_leaf`]);
+//!   size (sizes are known up front) and filled slab by slab ([`write_h5_leaf`]); a `.npy`
+//!   into an uncompressed CArray or Table is copied file to file into chunks allocated up
+//!   front (`copy_file_range`: the bytes do not pass through this process);
 //! - a 1-d structured array or an n-d array → `.parquet`: batches become record batches,
 //!   row groups of about [`ROW_GROUP_BYTES`] encoded on a third thread (columns in parallel),
 //!   or a folder of Parquet files of `partition_rows` rows each ([`array_to_parquet`]);
