@@ -124,3 +124,90 @@ assert np.array_equal(t['f'], df['f'].to_numpy())
         &[s(&src), s(&out)],
     );
 }
+#[test]
+fn large_npy_into_an_uncompressed_carray_is_copied_file_to_file_and_reads_back_in_pytables() {
+    // Above 64 MiB an uncompressed array becomes a CArray; its chunks are allocated up front
+    // and the .npy bytes copied into them (the last chunk partial and padded).
+    let dir = sciio_testkit::tempdir();
+    let le = dir.path().join("le.npy");
+    let be = dir.path().join("be.npy");
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np
+np.save(sys.argv[1], np.arange(70_001 * 128, dtype='<f8').reshape(70_001, 128) * 0.5)
+np.save(sys.argv[2], (np.arange(140_003 * 128) % 100_003).astype('>i4').reshape(140_003, 128))
+",
+        &[s(&le), s(&be)],
+    );
+    for (src, name) in [(&le, "le"), (&be, "be")] {
+        let h5 = dir.path().join(format!("{name}.h5"));
+        ok(&["convert", s(src), s(&h5)]);
+        sciio_testkit::run_python(
+            "
+import sys, numpy as np, tables, h5py
+a = np.load(sys.argv[1], mmap_mode='r')
+with tables.open_file(sys.argv[2]) as f:
+    x = f.get_node('/' + sys.argv[3])
+    assert type(x).__name__ == 'CArray', type(x)
+    # PyTables reads in native order; the file keeps the source's.
+    assert x.dtype == a.dtype.newbyteorder('=') and x.shape == a.shape, (x.dtype, x.shape)
+    assert x.byteorder == ('big' if sys.argv[3] == 'be' else 'little'), x.byteorder
+    assert x.filters.complevel == 0
+    # PyTables' own chunk shape for this array.
+    with tables.open_file(sys.argv[2] + '.pt.h5', 'w') as g:
+        want = g.create_carray('/', 'x', tables.Atom.from_dtype(a.dtype), shape=a.shape).chunkshape
+    assert x.chunkshape == want, (x.chunkshape, want)
+    assert np.array_equal(x[:], a)
+    assert np.array_equal(x[-3:], a[-3:])
+with h5py.File(sys.argv[2]) as f:
+    d = f[sys.argv[3]]
+    assert d.id.get_create_plist().get_alloc_time() == h5py.h5d.ALLOC_TIME_EARLY
+    assert np.array_equal(d[-1], a[-1])
+",
+            &[s(src), s(&h5), name],
+        );
+    }
+}
+
+#[test]
+fn structured_npy_into_an_uncompressed_table_is_copied_file_to_file_and_reads_back_in_pytables() {
+    // The Table's chunks are allocated as it grows and the records copied into them; the
+    // last chunk is partial.
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join("rec.npy");
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np
+n = 100_003
+dt = np.dtype([('i', '<i8'), ('x', '<f8'), ('y', '<f4'), ('s', 'S12'), ('b', '?'), ('v', '<f4', (3,))])
+a = np.zeros(n, dt)
+a['i'] = np.arange(n); a['x'] = np.arange(n) * 0.5; a['y'] = np.arange(n) % 1000
+a['s'] = np.char.add(b'row', (np.arange(n) % 997).astype('S9')); a['b'] = np.arange(n) % 3 == 0
+a['v'] = np.arange(3 * n, dtype='<f4').reshape(n, 3)
+np.save(sys.argv[1], a)
+",
+        &[s(&src)],
+    );
+    let h5 = dir.path().join("rec.h5");
+    ok(&["convert", s(&src), s(&h5)]);
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, tables, h5py
+a = np.load(sys.argv[1])
+with tables.open_file(sys.argv[2]) as f:
+    t = f.root.rec
+    assert type(t).__name__ == 'Table' and t.nrows == len(a), (type(t), t.nrows)
+    assert t.filters.complevel == 0
+    with tables.open_file(sys.argv[2] + '.pt.h5', 'w') as g:
+        want = g.create_table('/', 't', a.dtype, expectedrows=len(a)).chunkshape
+    assert t.chunkshape == want, (t.chunkshape, want)
+    r = t.read()
+    for name in a.dtype.names:
+        assert np.array_equal(r[name], a[name]), name
+    assert np.array_equal(t.read(len(a) - 2, len(a))['i'], a['i'][-2:])
+with h5py.File(sys.argv[2]) as f:
+    assert f['rec'].id.get_create_plist().get_alloc_time() == h5py.h5d.ALLOC_TIME_EARLY
+",
+        &[s(&src), s(&h5)],
+    );
+}

@@ -20,6 +20,9 @@ pub struct DatasetSpec {
     pub filters: Vec<FilterStage>,
     /// Fill value, one element in the file layout (`None`: libhdf5's zeros).
     pub fill: Option<Vec<u8>>,
+    /// Chunks allocated when the dataset is created (or extended) and never filled: their
+    /// addresses are known before any data is written ([`DatasetSpec::allocate_early`]).
+    pub early: bool,
 }
 
 impl DatasetSpec {
@@ -32,6 +35,7 @@ impl DatasetSpec {
             chunk: None,
             filters: Vec::new(),
             fill: None,
+            early: false,
         }
     }
 
@@ -49,6 +53,7 @@ impl DatasetSpec {
             chunk: Some(chunk),
             filters: Vec::new(),
             fill: None,
+            early: false,
         }
     }
 
@@ -61,6 +66,16 @@ impl DatasetSpec {
     /// Sets the fill value (one element, file layout).
     pub fn fill(mut self, fill: Vec<u8>) -> DatasetSpec {
         self.fill = Some(fill);
+        self
+    }
+
+    /// Allocates the storage of every chunk when the dataset is created or extended, and
+    /// never writes fill values into it (`H5D_ALLOC_TIME_EARLY`, `H5D_FILL_TIME_NEVER`): the
+    /// chunks' file addresses are known before any data is written, so uncompressed data can
+    /// be copied into them file to file (sciio-hdf5's `ChunkAppender::copy_from`). Readers see
+    /// no difference; only the fill-value message records the two settings.
+    pub fn allocate_early(mut self) -> DatasetSpec {
+        self.early = true;
         self
     }
 }

@@ -440,6 +440,23 @@ impl File {
         self.copy_array_data_of(path, None, out, progress)
     }
 
+    /// The array data of a `.npy` file as a byte range of the file: the file opened again, the
+    /// data's offset and its length (`None` for other formats: their data is decoded, or
+    /// checked as it is read). Lets a writer copy the bytes file to file.
+    #[cfg(feature = "hdf5")]
+    pub(crate) fn raw_array_range(&self, path: &str) -> Result<Option<(fs::File, u64, u64)>> {
+        let Backend::Npy(header) = &self.backend else {
+            return Ok(None);
+        };
+        let path = normalise(path);
+        let located = |e: Error| e.with_file(&self.path).with_node(path.clone());
+        expect_root(&path).map_err(located)?;
+        header.refuse_objects().map_err(located)?;
+        let len = header.data_len().map_err(located)?;
+        let f = fs::File::open(&self.path).map_err(|e| located(Error::io("cannot open", e)))?;
+        Ok(Some((f, header.header_len as u64, len)))
+    }
+
     /// [`File::copy_array_data`] of a leaf whose description the caller took from this
     /// file's tree already (a conversion's plan): HDF5 and MAT files then skip looking the
     /// path up again (thousands of leaves in one group made that quadratic).

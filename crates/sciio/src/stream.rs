@@ -3,7 +3,9 @@
 //! writing overlap and memory holds a few batches whatever the data's size.
 //!
 //! - any array leaf (`.npy`, npz member, HDF5, MAT) → `.h5`: the node is created at its full
-//!   size (sizes are known up front) and filled slab by slab ([`write_h5_leaf`]);
+//!   size (sizes are known up front) and filled slab by slab ([`write_h5_leaf`]); a `.npy`
+//!   into an uncompressed CArray or Table is copied file to file into chunks allocated up
+//!   front (`copy_file_range`: the bytes do not pass through this process);
 //! - a 1-d structured array or an n-d array → `.parquet`: batches become record batches,
 //!   row groups of about [`ROW_GROUP_BYTES`] encoded on a third thread (columns in parallel),
 //!   or a folder of Parquet files of `partition_rows` rows each ([`array_to_parquet`]);
@@ -166,6 +168,12 @@ pub(crate) fn write_h5_leaf(
     }
     let mut fill = out.start(name, info)?;
     let row = row_bytes(info);
+    if copy_h5_leaf(src, path, info, &mut fill, progress)
+        .map_err(|e| e.with_node(name.to_string()))?
+    {
+        fill.finish().map_err(|e| e.with_node(name.to_string()))?;
+        return Ok(true);
+    }
     let mut done = 0u64;
     for_each_batch(src, path, row, batch_rows(row), &mut |batch| {
         fill.append(batch)
@@ -175,6 +183,43 @@ pub(crate) fn write_h5_leaf(
         Ok(())
     })?;
     fill.finish().map_err(|e| e.with_node(name.to_string()))?;
+    Ok(true)
+}
+
+/// Bytes copied file to file between two progress reports.
+#[cfg(feature = "hdf5")]
+const COPY_STEP: u64 = 64 << 20;
+
+/// Fills `fill` by copying the source's bytes file to file (`copy_file_range`: the data does
+/// not pass through this process) when the source is a `.npy` file and the node an
+/// uncompressed CArray of whole-row chunks allocated up front: the bytes are the same, as
+/// numpy's dtype gives the HDF5 type. `false` (nothing written) otherwise.
+#[cfg(feature = "hdf5")]
+fn copy_h5_leaf(
+    src: &File,
+    path: &str,
+    info: &ArrayInfo,
+    fill: &mut sciio_pytables::write::NodeFill,
+    progress: &mut dyn FnMut(u64),
+) -> Result<bool> {
+    let Some((file, at, len)) = src.raw_array_range(path)? else {
+        return Ok(false);
+    };
+    if len != info.nbytes() || !fill.can_copy()? {
+        return Ok(false);
+    }
+    let row = row_bytes(info) as u64;
+    // Pieces of whole bands of chunks, about COPY_STEP bytes each.
+    let band = fill.chunk_band_bytes().unwrap_or(row).max(row);
+    let step = (COPY_STEP / band).max(1) * band;
+    let mut done = 0u64;
+    while done < len {
+        let n = step.min(len - done);
+        fill.copy_from(&file, at + done, n)
+            .map_err(|e| e.with_file(src.path()))?;
+        done += n;
+        progress(done);
+    }
     Ok(true)
 }
 

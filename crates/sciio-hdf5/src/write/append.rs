@@ -91,6 +91,30 @@ impl ChunkAppender {
     pub fn flush_tail(&self) -> Result<()> {
         self.state()?.store_tail()
     }
+
+    /// Whether [`ChunkAppender::copy_from`] can take the next rows: an unfiltered dataset
+    /// whose chunks hold whole rows and are allocated when it is created or extended
+    /// ([`super::DatasetSpec::allocate_early`]), with no partial band pending.
+    pub fn can_copy(&self) -> Result<bool> {
+        let s = self.state()?;
+        if !s.ds.pipeline.is_empty()
+            || s.chunk[1..] != s.row_shape[..]
+            || !s.tail.is_empty()
+            || !s.rows.is_multiple_of(s.chunk[0])
+        {
+            return Ok(false);
+        }
+        s.ds.allocates_early()
+    }
+
+    /// Appends `len` bytes of whole rows (the file's layout) read from `src` at `at`, copied
+    /// file to file into the chunks' storage (`copy_file_range` where the system has it: no
+    /// pass through memory here), as [`ChunkAppender::append`] would have written them. Only
+    /// when [`ChunkAppender::can_copy`] said so; `len` is whole bands of chunks unless these
+    /// are the dataset's last rows (the last chunk is then padded with zeros).
+    pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
+        self.state()?.copy_from(src, at, len)
+    }
 }
 
 impl Drop for ChunkAppender {
@@ -105,6 +129,88 @@ impl Drop for ChunkAppender {
 }
 
 impl AppendState {
+    fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
+        use std::io::{Read, Seek, SeekFrom, Write};
+        let ds = &self.ds;
+        let chunk_rows = self.chunk[0];
+        let row_bytes = self.row_bytes as u64;
+        if row_bytes == 0 || !len.is_multiple_of(row_bytes) || !self.rows.is_multiple_of(chunk_rows)
+        {
+            return Err(ds.locate(Error::invalid_input(format!(
+                "{len} bytes from row {} is not a copy of whole rows from a chunk's start",
+                self.rows
+            ))));
+        }
+        let rows = len / row_bytes;
+        let end = self.rows.saturating_add(rows);
+        if self.grow {
+            // Early allocation gives the new chunks their storage now.
+            let mut shape = vec![end];
+            shape.extend_from_slice(&self.row_shape);
+            ds.set_extent(&shape)?;
+        }
+        let total = ds.shape()?.first().copied().unwrap_or(0);
+        if end > total || (end < total && !rows.is_multiple_of(chunk_rows)) {
+            return Err(ds.locate(Error::invalid_input(format!(
+                "rows {}..{end} are not whole chunks of the {total} rows",
+                self.rows
+            ))));
+        }
+        let band = chunk_rows * row_bytes;
+        // Runs of chunks lying end to end in the file: (file address, source offset, bytes).
+        let mut runs: Vec<(u64, u64, u64)> = Vec::new();
+        let mut pad = None;
+        let mut row = self.rows;
+        while row < end {
+            let Some(addr) = ds.chunk_address(&offset(row, self.chunk.len()))? else {
+                return Err(ds.locate(Error::invalid_input(format!(
+                    "the chunk at row {row} has no storage to copy into"
+                ))));
+            };
+            let n = (end - row).min(chunk_rows) * row_bytes;
+            let from = at + (row - self.rows) * row_bytes;
+            match runs.last_mut() {
+                Some(r) if r.0 + r.2 == addr && r.1 + r.2 == from => r.2 += n,
+                _ => runs.push((addr, from, n)),
+            }
+            if n < band {
+                pad = Some((addr + n, band - n));
+            }
+            row += chunk_rows;
+        }
+        let path = ds.file.path();
+        let io = |what: &str, e: std::io::Error| ds.locate(Error::io(what.to_string(), e));
+        let mut dst = std::fs::OpenOptions::new()
+            .write(true)
+            .open(path)
+            .map_err(|e| io("cannot open the file being written for the copy", e))?;
+        let mut src = src;
+        for (addr, from, n) in runs {
+            src.seek(SeekFrom::Start(from))
+                .map_err(|e| io("cannot seek in the source", e))?;
+            dst.seek(SeekFrom::Start(addr))
+                .map_err(|e| io("cannot seek in the file being written", e))?;
+            // std's copy between files is copy_file_range (or sendfile, or read and write).
+            let copied = std::io::copy(&mut src.take(n), &mut dst)
+                .map_err(|e| io("cannot copy the rows", e))?;
+            if copied != n {
+                return Err(ds.locate(Error::truncated(format!(
+                    "the source ends {} bytes short of the rows to copy",
+                    n - copied
+                ))));
+            }
+        }
+        if let Some((addr, n)) = pad {
+            dst.seek(SeekFrom::Start(addr))
+                .map_err(|e| io("cannot seek in the file being written", e))?;
+            let zeros = vec![0u8; usize::try_from(n).unwrap_or(0)];
+            dst.write_all(&zeros)
+                .map_err(|e| io("cannot pad the last chunk", e))?;
+        }
+        self.rows = end;
+        Ok(())
+    }
+
     fn append(&mut self, bytes: &[u8]) -> Result<()> {
         let ds = &self.ds;
         if self.row_bytes == 0 || !bytes.len().is_multiple_of(self.row_bytes) {

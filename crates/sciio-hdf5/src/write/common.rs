@@ -5,9 +5,10 @@
 use std::ffi::{c_char, c_void, CString};
 
 use hdf5_sys::h5::hsize_t;
+use hdf5_sys::h5d::{H5D_alloc_time_t, H5D_fill_time_t};
 use hdf5_sys::h5p::{
-    H5Pcreate, H5Pset_chunk, H5Pset_fill_value, H5Pset_filter, H5Pset_obj_track_times,
-    H5P_CLS_DATASET_CREATE,
+    H5Pcreate, H5Pset_alloc_time, H5Pset_chunk, H5Pset_fill_time, H5Pset_fill_value, H5Pset_filter,
+    H5Pset_obj_track_times, H5P_CLS_DATASET_CREATE,
 };
 use hdf5_sys::h5s::{H5S_class_t, H5Screate, H5Screate_simple, H5S_UNLIMITED};
 use hdf5_sys::h5t::hvl_t;
@@ -190,6 +191,16 @@ pub(super) fn dcpl(spec: &DatasetSpec, track_times: bool) -> Result<Hid> {
             }
         } else if !spec.filters.is_empty() {
             return Err(Error::invalid_input("filters need a chunked dataset"));
+        }
+        if spec.early {
+            check(
+                H5Pset_alloc_time(dcpl.id(), H5D_alloc_time_t::H5D_ALLOC_TIME_EARLY),
+                || "cannot set the allocation time".into(),
+            )?;
+            check(
+                H5Pset_fill_time(dcpl.id(), H5D_fill_time_t::H5D_FILL_TIME_NEVER),
+                || "cannot set the fill time".into(),
+            )?;
         }
         if let Some(fill) = &spec.fill {
             if fill.len() != spec.ty.size() {

@@ -33,8 +33,8 @@ use std::sync::{Arc, Mutex};
 use hdf5_sys::h5::hsize_t;
 use hdf5_sys::h5a::{H5Acreate2, H5Adelete, H5Aexists, H5Awrite};
 use hdf5_sys::h5d::{
-    H5Dcreate2, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2, H5Dset_extent, H5Dwrite,
-    H5Dwrite_chunk,
+    H5D_alloc_time_t, H5Dcreate2, H5Dget_chunk_info_by_coord, H5Dget_create_plist, H5Dget_space,
+    H5Dget_type, H5Dopen2, H5Dset_extent, H5Dwrite, H5Dwrite_chunk,
 };
 use hdf5_sys::h5f::{
     H5F_close_degree_t, H5F_libver_t, H5F_scope_t, H5Fclose, H5Fcreate, H5Fflush, H5Fopen,
@@ -42,8 +42,9 @@ use hdf5_sys::h5f::{
 };
 use hdf5_sys::h5g::{H5Gcreate2, H5Gopen2};
 use hdf5_sys::h5p::{
-    H5Pcreate, H5Pget_chunk, H5Pget_filter2, H5Pget_nfilters, H5Pset_fclose_degree,
-    H5Pset_libver_bounds, H5Pset_userblock, H5P_CLS_FILE_ACCESS, H5P_CLS_FILE_CREATE, H5P_DEFAULT,
+    H5Pcreate, H5Pget_alloc_time, H5Pget_chunk, H5Pget_filter2, H5Pget_nfilters,
+    H5Pset_fclose_degree, H5Pset_libver_bounds, H5Pset_userblock, H5P_CLS_FILE_ACCESS,
+    H5P_CLS_FILE_CREATE, H5P_DEFAULT,
 };
 use hdf5_sys::h5s::{
     H5S_class_t, H5S_seloper_t, H5Screate, H5Screate_simple, H5Sselect_hyperslab, H5S_ALL,
@@ -647,6 +648,58 @@ impl DatasetWriter {
             .map(|(o, d, mask)| (o.clone(), d.as_slice(), *mask))
             .collect();
         self.put_chunks(&refs)
+    }
+
+    /// Whether the dataset's chunks are allocated when it is created or extended
+    /// ([`DatasetSpec::allocate_early`]).
+    pub fn allocates_early(&self) -> Result<bool> {
+        locked(|| -> Result<bool> {
+            // SAFETY: a valid dataset id; the property list is owned by the `Hid`; the
+            // out-pointer is a local.
+            unsafe {
+                let dcpl = Hid::new(H5Dget_create_plist(self.hid.id()), || {
+                    "cannot read the creation properties".into()
+                })?;
+                let mut when = H5D_alloc_time_t::H5D_ALLOC_TIME_DEFAULT;
+                check(H5Pget_alloc_time(dcpl.id(), &mut when), || {
+                    "cannot read the allocation time".into()
+                })?;
+                Ok(when == H5D_alloc_time_t::H5D_ALLOC_TIME_EARLY)
+            }
+        })
+        .map_err(|e| self.locate(e))
+    }
+
+    /// The file address of the stored chunk at `offset` (element coordinates of its first
+    /// element), `None` when it has no storage yet.
+    pub fn chunk_address(&self, offset: &[u64]) -> Result<Option<u64>> {
+        let rank = self.chunk.as_ref().map_or(0, Vec::len);
+        if offset.len() != rank {
+            return Err(self.locate(Error::invalid_input(format!(
+                "chunk offset {offset:?} does not fit the dataset's chunks"
+            ))));
+        }
+        locked(|| -> Result<Option<u64>> {
+            let mut mask = 0u32;
+            let mut addr: hdf5_sys::h5::haddr_t = 0;
+            let mut size: hsize_t = 0;
+            // SAFETY: a valid dataset id; `offset` has the dataset's rank (checked above); the
+            // three out-pointers are locals.
+            check(
+                unsafe {
+                    H5Dget_chunk_info_by_coord(
+                        self.hid.id(),
+                        offset.as_ptr(),
+                        &mut mask,
+                        &mut addr,
+                        &mut size,
+                    )
+                },
+                || format!("cannot look up the chunk at {offset:?}"),
+            )?;
+            Ok((addr != hdf5_sys::h5::HADDR_UNDEF && size > 0).then_some(addr))
+        })
+        .map_err(|e| self.locate(e))
     }
 
     /// Writes already-encoded chunks (offset, bytes, filter mask) with `H5Dwrite_chunk`, under

@@ -371,6 +371,7 @@ impl PtGroup {
             filters: self.filters,
             expected_rows: 10_000,
             chunk_rows: None,
+            early: false,
         }
     }
 
@@ -467,6 +468,7 @@ impl PtGroup {
             expected_rows: None,
             chunk: None,
             extdim,
+            early: false,
         }
     }
 
@@ -548,9 +550,19 @@ pub struct TableBuilder<'g> {
     filters: Option<Filters>,
     expected_rows: u64,
     chunk_rows: Option<u64>,
+    /// Chunk storage allocated as the table grows ([`TableBuilder::allocate_early`]).
+    early: bool,
 }
 
 impl TableBuilder<'_> {
+    /// Allocates the chunks' storage as the table grows, so that uncompressed rows can be
+    /// copied into it file to file ([`PtTable::copy_from`]). PyTables reads the table as any
+    /// other; only its fill-value message records it.
+    pub fn allocate_early(mut self) -> Self {
+        self.early = true;
+        self
+    }
+
     /// Sets the title.
     pub fn title(mut self, title: &str) -> Self {
         self.title = title.to_string();
@@ -598,9 +610,14 @@ impl TableBuilder<'_> {
             ),
         };
         let pipeline = filters.pipeline(&self.row, &chunk, TAG_TABLE, "2.7");
-        let spec = DatasetSpec::chunked(self.row.clone(), vec![0], vec![None], chunk)
+        // Compressed chunks are stored at their encoded size: nothing to allocate early.
+        let early = self.early && pipeline.is_empty();
+        let mut spec = DatasetSpec::chunked(self.row.clone(), vec![0], vec![None], chunk)
             .filters(pipeline)
             .fill(vec![0; size as usize]);
+        if early {
+            spec = spec.allocate_early();
+        }
         let ds = self.group.g.create_dataset(&self.name, &spec)?;
         ds.set_attr("CLASS", &utf8("TABLE"))?;
         ds.set_attr("VERSION", &utf8("2.7"))?;
@@ -714,6 +731,30 @@ impl PtTable {
             .set_attr("NROWS", &int_attr(self.app.rows() as i64, 8))
     }
 
+    /// Bytes of one chunk of rows.
+    pub fn chunk_band_bytes(&self) -> Option<u64> {
+        self.ds
+            .chunk()
+            .and_then(|c| c.first())
+            .map(|&rows| rows.saturating_mul(self.ds.dtype().size() as u64))
+    }
+
+    /// Whether the next rows can be copied file to file ([`PtTable::copy_from`]): an
+    /// uncompressed table made with [`TableBuilder::allocate_early`], continued at a chunk
+    /// boundary, with no time column (those are converted on the way).
+    pub fn can_copy(&self) -> Result<bool> {
+        Ok(!has_time64(self.ds.dtype()) && self.app.can_copy()?)
+    }
+
+    /// Appends `len` bytes of rows (the row compound's layout) copied from `src` at byte
+    /// `at` straight into the chunks' storage; `len` is whole chunks unless these are the
+    /// last rows. Only after [`PtTable::can_copy`] said so. `NROWS` is updated.
+    pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
+        self.app.copy_from(src, at, len)?;
+        self.ds
+            .set_attr("NROWS", &int_attr(self.app.rows() as i64, 8))
+    }
+
     /// Sets a user attribute.
     pub fn set_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
         self.ds.set_attr(name, value)
@@ -736,6 +777,8 @@ pub struct ArrayBuilder<'g> {
     chunk: Option<Vec<u64>>,
     /// The extendable dimension (EArrays).
     extdim: Option<usize>,
+    /// Chunk storage allocated at creation ([`ArrayBuilder::allocate_early`]).
+    early: bool,
 }
 
 impl ArrayBuilder<'_> {
@@ -760,6 +803,14 @@ impl ArrayBuilder<'_> {
     /// Forces the chunk shape.
     pub fn chunk_shape(mut self, chunk: Vec<u64>) -> Self {
         self.chunk = Some(chunk);
+        self
+    }
+
+    /// Allocates every chunk's storage when the array is created, so that uncompressed rows
+    /// can be copied into it file to file ([`PtFill::copy_from`]). PyTables and every HDF5
+    /// reader read the array as any other; only its fill-value message records it.
+    pub fn allocate_early(mut self) -> Self {
+        self.early = true;
         self
     }
 
@@ -826,8 +877,13 @@ impl ArrayBuilder<'_> {
                 }
             })
             .collect();
-        let spec = DatasetSpec::chunked(self.atom.clone(), self.shape.clone(), max, chunk)
+        // Compressed chunks are stored at their encoded size: nothing to allocate early.
+        let early = self.early && pipeline.is_empty();
+        let mut spec = DatasetSpec::chunked(self.atom.clone(), self.shape.clone(), max, chunk)
             .filters(pipeline);
+        if early {
+            spec = spec.allocate_early();
+        }
         let ds = self.group.g.create_dataset(&self.name, &spec)?;
         ds.set_attr(
             "CLASS",
@@ -944,6 +1000,53 @@ impl PtFill {
             Some(app) => app.append(rows)?,
             None => self.ds.write_rows(self.rows, rows)?,
         }
+        self.rows += n;
+        Ok(())
+    }
+
+    /// Bytes of one band of chunks (the rows of one chunk along dimension 0, every column);
+    /// `None` for a contiguous Array.
+    pub fn chunk_band_bytes(&self) -> Option<u64> {
+        self.ds
+            .chunk()
+            .and_then(|c| c.first())
+            .map(|&rows| rows.saturating_mul(self.row_bytes as u64))
+    }
+
+    /// Whether the next rows can be copied file to file ([`PtFill::copy_from`]): an
+    /// uncompressed CArray made with [`ArrayBuilder::allocate_early`] whose chunks hold whole
+    /// rows, continued at a chunk boundary.
+    pub fn can_copy(&self) -> Result<bool> {
+        match &self.app {
+            Some(app) if self.row_bytes > 0 => app.can_copy(),
+            _ => Ok(false),
+        }
+    }
+
+    /// Writes the next `len` bytes of rows (C order, the file's layout) by copying them from
+    /// `src` at byte `at` straight into the chunks' storage; `len` is whole bands of chunks
+    /// unless these are the last rows. Only after [`PtFill::can_copy`] said so.
+    pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
+        let row_bytes = self.row_bytes as u64;
+        let n = if row_bytes == 0 || !len.is_multiple_of(row_bytes) {
+            None
+        } else {
+            Some(len / row_bytes)
+        };
+        let Some(n) = n.filter(|n| self.rows + n <= self.total) else {
+            return Err(Error::invalid_input(format!(
+                "{len} bytes is not whole rows of the {} left",
+                self.total - self.rows
+            ))
+            .with_node(self.ds.path()));
+        };
+        let Some(app) = &mut self.app else {
+            return Err(
+                Error::invalid_input("a contiguous Array is written row by row")
+                    .with_node(self.ds.path()),
+            );
+        };
+        app.copy_from(src, at, len)?;
         self.rows += n;
         Ok(())
     }

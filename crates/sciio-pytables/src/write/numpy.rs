@@ -193,6 +193,31 @@ impl NodeFill {
         }
     }
 
+    /// Bytes of one band of chunks (`None`: a contiguous Array).
+    pub fn chunk_band_bytes(&self) -> Option<u64> {
+        match self {
+            NodeFill::Table(t) => t.chunk_band_bytes(),
+            NodeFill::Array(f, _) => f.chunk_band_bytes(),
+        }
+    }
+
+    /// Whether the next rows can be copied file to file ([`NodeFill::copy_from`]).
+    pub fn can_copy(&self) -> Result<bool> {
+        match self {
+            NodeFill::Table(t) => t.can_copy(),
+            NodeFill::Array(f, _) => f.can_copy(),
+        }
+    }
+
+    /// Writes the next `len` bytes of whole rows (C order, numpy's layout of the dtype given)
+    /// by copying them from `src` at byte `at` into the file ([`PtFill::copy_from`]).
+    pub fn copy_from(&mut self, src: &std::fs::File, at: u64, len: u64) -> Result<()> {
+        match self {
+            NodeFill::Table(t) => t.copy_from(src, at, len),
+            NodeFill::Array(f, _) => f.copy_from(src, at, len),
+        }
+    }
+
     /// Finishes the node (an array checks every row was written).
     pub fn finish(self) -> Result<()> {
         match self {
@@ -230,12 +255,20 @@ pub fn start_ndarray(
         if let Some(f) = filters {
             b = b.filters(f);
         }
+        if !active {
+            // Uncompressed rows can then be copied file to file (NodeFill::copy_from).
+            b = b.allocate_early();
+        }
         return Ok(NodeFill::Table(b.create()?));
     }
     if (active || nbytes > CARRAY_THRESHOLD) && !shape.contains(&0) {
         let mut b = group.create_carray(name, ty, shape);
         if let Some(f) = filters {
             b = b.filters(f);
+        }
+        if !active {
+            // Uncompressed rows can then be copied file to file (NodeFill::copy_from).
+            b = b.allocate_early();
         }
         return Ok(NodeFill::Array(b.fill()?, "CArray"));
     }
