@@ -6,7 +6,7 @@
 //!
 //! | source | streamed? |
 //! |---|---|
-//! | a Parquet file | yes, row group by row group (arrow-rs' reader) |
+//! | a Parquet file | yes, row group by row group (arrow-rs' reader; a batch never spans two row groups) |
 //! | a PyTables `Table` or a 1-d structured array in HDF5 | yes, `rows` rows per read |
 //! | a pandas HDFStore key (`df.to_hdf`) | read whole, then handed out in batches |
 //! | a structured `.npy` / `.npz` member | read whole, then handed out in batches |
