@@ -44,10 +44,13 @@ enum Node {
     Set(Vec<usize>),
     FrozenSet(Vec<usize>),
     Reduce(usize, usize),
-    NewObj(Box<(usize, Vec<usize>, Vec<(usize, usize)>)>),
+    NewObj(Box<NewObjParts>),
     Build(usize, usize),
     Persistent(usize),
 }
+
+/// NEWOBJ's class, positional and keyword arguments (boxed in [`Node`]).
+type NewObjParts = (usize, Vec<usize>, Vec<(usize, usize)>);
 
 /// An unboxed leaf.
 #[derive(Debug, Clone, Copy)]
