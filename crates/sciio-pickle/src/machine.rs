@@ -133,8 +133,9 @@ impl<'a> Machine<'a> {
             at: 0,
             limits: *limits,
             // About one node per 8 bytes of a large pickle of short strings: reserved so the
-            // arena is not copied as it grows (pages untouched cost nothing).
-            nodes: Vec::with_capacity((bytes.len() / 8).min(limits.max_values)),
+            // arena is not copied as it grows (pages untouched cost nothing), at most 4 Mi
+            // nodes (128 MiB) up front.
+            nodes: Vec::with_capacity((bytes.len() / 8).min(limits.max_values).min(1 << 22)),
             stack: Vec::new(),
             memo: Memo::default(),
         }

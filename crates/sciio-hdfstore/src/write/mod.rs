@@ -15,7 +15,11 @@
 //!   datetimes and timedeltas as int64 in their unit (UTC instants, the zone in `info`),
 //!   categoricals as codes with the categories in a series table `key/meta/{col}/meta`;
 //! * a MultiIndex as data columns (its level names, `level_N` when unnamed) over an integer
-//!   index column.
+//!   index column;
+//! * with [`WriteOptions::series`], the frame's one column as a Series: `pandas_type`
+//!   `series_table`, `table_type` `appendable_series` (`appendable_multiseries` over a
+//!   MultiIndex), the values a data column named by the column's label (`fixed`: `series`,
+//!   arrays `index` and `values`, attribute `name`).
 //!
 //! PyTables' own search index (`_i_table`, built by pandas' default `index=True`) is not
 //! written: `pd.read_hdf` and `HDFStore.select(key, where=...)` work without it (queries scan
