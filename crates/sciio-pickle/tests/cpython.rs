@@ -155,14 +155,18 @@ fn cut_and_damaged_pickles_are_errors_never_panics() {
     let dir = sciio_testkit::tempdir();
     for case in cases(dir.path()).iter().step_by(7) {
         let bytes = std::fs::read(dir.path().join(case["file"].as_str().unwrap())).unwrap();
+        let limits = sciio_pickle::ParseLimits::default();
         for cut in 0..bytes.len() {
             assert!(parse(&bytes[..cut]).is_err(), "{case} cut at {cut}");
+            let apart = sciio_pickle::parse_text_column(&bytes[..cut], &limits);
+            assert!(apart.is_err(), "{case} cut at {cut}");
         }
         for at in 0..bytes.len() {
             for flip in [0x01u8, 0x80, 0xFF] {
                 let mut damaged = bytes.clone();
                 damaged[at] ^= flip;
                 let _ = parse(&damaged);
+                let _ = sciio_pickle::parse_text_column(&damaged, &limits);
             }
         }
     }
