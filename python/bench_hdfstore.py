@@ -11,8 +11,10 @@ same, each timed as a whole process (`python -c ...` for pandas, the release `sc
   Parquet, as the first case.
 
 Peak RSS of every process is reported (os.wait4), with the Arrow size of the frame
-(`pa.Table.from_pandas(df).nbytes`). Output in $SCIIO_BENCH_DIR/hdfstore. Times are the best of
-$SCIIO_BENCH_REPEAT (default 3). Prints a JSON record with sciio/pandas ratios and the load.
+(`pa.Table.from_pandas(df).nbytes`). Output in $SCIIO_BENCH_DIR/hdfstore. Each case runs
+$SCIIO_BENCH_REPEAT times (default 3), pandas and sciio alternately (so both see the same load);
+`ratio` is best sciio time / best pandas time, `median_ratio` the same with medians. Prints a JSON
+record with the ratios and the load average before and after.
 """
 import json
 import os
@@ -45,9 +47,10 @@ def timed(cmd):
     return elapsed, peak_kib / 1024
 
 
-def best(cmd, repeat):
-    runs = [timed(cmd) for _ in range(repeat)]
-    return min(r[0] for r in runs), max(r[1] for r in runs)
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return xs[n // 2] if n % 2 else (xs[n // 2 - 1] + xs[n // 2]) / 2
 
 
 def sciio_binary():
@@ -114,28 +117,34 @@ def main():
               "load_before": os.getloadavg()}
     for name, (peer, ours, mib) in cases.items():
         try:
-            if peer is None:
-                runs = []
-                for _ in range(repeat):
-                    runs.append(timed(pandas_to_h5()))
-                t_peer, rss_peer = min(r[0] for r in runs), max(r[1] for r in runs)
-                ours_runs = []
-                for _ in range(repeat):
-                    if os.path.exists(h5_out):
-                        os.remove(h5_out)
-                    ours_runs.append(timed(ours))
-                t_ours, rss_ours = min(r[0] for r in ours_runs), max(r[1] for r in ours_runs)
-            else:
-                t_peer, rss_peer = best(peer, repeat)
-                t_ours, rss_ours = best(ours, repeat)
+            peer_runs, ours_runs = [], []
+            for _ in range(repeat):
+                peer_runs.append(timed(pandas_to_h5() if peer is None else peer))
+                if os.path.exists(h5_out):
+                    os.remove(h5_out)
+                ours_runs.append(timed(ours))
+            t_peer, rss_peer = min(r[0] for r in peer_runs), max(r[1] for r in peer_runs)
+            t_ours, rss_ours = min(r[0] for r in ours_runs), max(r[1] for r in ours_runs)
+            m_peer = median([r[0] for r in peer_runs])
+            m_ours = median([r[0] for r in ours_runs])
             record[name] = {"pandas_s": round(t_peer, 2), "sciio_s": round(t_ours, 2),
                             "ratio": round(t_ours / t_peer, 3),
+                            "pandas_median_s": round(m_peer, 2),
+                            "sciio_median_s": round(m_ours, 2),
+                            "median_ratio": round(m_ours / m_peer, 3),
+                            "load": [round(x, 2) for x in os.getloadavg()],
                             "pandas_peak_rss_mib": round(rss_peer),
                             "sciio_peak_rss_mib": round(rss_ours),
                             "sciio_rss_over_arrow": round(rss_ours / mib, 2)}
         except subprocess.CalledProcessError as e:
             record[name] = {"error": str(e)}
     record["load_after"] = os.getloadavg()
+    for name in cases:
+        r = record[name]
+        if "ratio" in r:
+            print(f"{name}: sciio/pandas {r['ratio']} best ({r['sciio_s']} s / {r['pandas_s']} s), "
+                  f"{r['median_ratio']} median; sciio peak RSS {r['sciio_peak_rss_mib']} MiB "
+                  f"= {r['sciio_rss_over_arrow']}x Arrow; load {r['load']}")
     print(json.dumps(record, indent=1))
 
 

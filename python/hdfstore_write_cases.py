@@ -101,6 +101,16 @@ def cases():
     out["dc_multi"] = (full.set_index(indexes()["multi2"]), ["--data-columns", "f64"])
     out["one_row"] = (full.iloc[:1], [])
     out["long_str"] = (pd.DataFrame({"s": pd.Series(["x" * 1000, None, "é" * 300], dtype="str")}), [])
+    # Series keys (--series): a one-column frame written as `series.to_hdf` writes it.
+    idx = indexes()
+    for col in ["i64", "u8", "f32", "f64", "b", "s", "dt", "dtz", "utc", "td", "cat", "ocat"]:
+        for iname in ["range", "str", "dtz", "multi2"]:
+            df = pd.DataFrame({col: cols[col]})
+            if idx[iname] is not None:
+                df.index = idx[iname]
+            out[f"series_{col}_{iname}"] = (df, ["--series"])
+            if col not in ("cat", "ocat") and not iname.startswith("multi"):
+                out[f"series_fixed_{col}_{iname}"] = (df, ["--series", "--store-format", "fixed"])
     return out
 
 
@@ -139,6 +149,25 @@ def check(d):
             with warnings.catch_warnings():
                 warnings.simplefilter("error")
                 got = pd.read_hdf(f"{d}/{name}.h5", "df")
+            if "--series" in args:
+                assert isinstance(got, pd.Series), type(got)
+                # What pandas gives for the same Series written by pandas itself (an unnamed
+                # MultiIndex level comes back as `level_N` from a series table, in pandas too).
+                fmt = "fixed" if "fixed" in args else "table"
+                ref_path = f"{d}/{name}.pandas.h5"
+                want.iloc[:, 0].to_hdf(ref_path, key="df", format=fmt, mode="w")
+                ref = pd.read_hdf(ref_path, "df")
+                pd.testing.assert_series_equal(got, ref, check_dtype=True)
+                pd.testing.assert_series_equal(got, want.iloc[:, 0], check_dtype=True,
+                                               check_index=not isinstance(got.index,
+                                                                          pd.MultiIndex))
+                back = pd.read_parquet(f"{d}/{name}.back.parquet")
+                pd.testing.assert_series_equal(back.iloc[:, 0], got, check_dtype=True)
+                with pd.HDFStore(f"{d}/{name}.h5", mode="r") as store:
+                    wanted_format = "fixed" if "fixed" in args else "table"
+                    assert store.get_storer("df").format_type == wanted_format
+                checked += 1
+                continue
             pd.testing.assert_frame_equal(got, want, check_dtype=True)
             with pd.HDFStore(f"{d}/{name}.h5", mode="r") as store:
                 storer = store.get_storer("df")

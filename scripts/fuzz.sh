@@ -40,7 +40,7 @@ for pkg in fuzz/*/; do
     malloc_limit=4096
     lsan="$LSAN_OPTIONS_BASE"
     asan="$ASAN_OPTIONS"
-    if [ "$pkg" = fuzz/hdf5 ]; then
+    if [ "$pkg" = fuzz/hdf5 ] || [ "$pkg" = fuzz/hdfstore ]; then
       malloc_limit=65536
       # libhdf5's own leaks on damaged datatypes (fuzz/lsan-libhdf5.supp); suppressions need
       # whole allocation stacks, hence the slow unwinder.

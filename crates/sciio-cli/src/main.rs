@@ -121,6 +121,9 @@ enum Command {
         /// Append the frame's rows to the existing table key (same columns and types).
         #[arg(long)]
         append: bool,
+        /// Write a one-column frame as a pandas Series key (named by the column's label).
+        #[arg(long)]
+        series: bool,
         /// Write a table or array into the folder DST as Parquet files of N rows each
         /// (part-00000.parquet, ...): one dataset for pyarrow.dataset, DuckDB, Spark.
         #[arg(long, value_name = "N")]
@@ -276,6 +279,7 @@ fn run(cli: Cli) -> Result<()> {
             store_format,
             data_columns,
             append,
+            series,
             partition_rows,
         } => {
             let (dst, srcs) = paths
@@ -302,12 +306,13 @@ fn run(cli: Cli) -> Result<()> {
                 format: store_format,
                 data_columns,
                 append,
+                series,
             };
             if store != sciio::StoreOptions::default()
                 && Format::for_output(&Target::parse(dst).file, to)? != Format::Hdf5
             {
                 return Err(Error::invalid_input(
-                    "--store-format, --data-columns and --append apply to .h5 outputs only",
+                    "--store-format, --data-columns, --append and --series apply to .h5 outputs only",
                 ));
             }
             let options = ConvertOptions {

@@ -5,7 +5,8 @@
 //! fixed`), `pd.read_hdf` gives a frame equal to `pd.read_parquet` (dtypes checked) and sciio
 //! reads the key back equal, `where` queries on data columns answer as pandas does,
 //! `--append` equals `pd.concat`, a second key keeps the first, and what pandas cannot store is
-//! refused with pandas' reason before anything is written.
+//! refused with pandas' reason before anything is written. One-column frames written with
+//! `--series` (table and fixed) read back in pandas as the Series pandas writes itself.
 #![cfg(feature = "hdfstore")]
 
 mod common;
@@ -192,4 +193,32 @@ pd.testing.assert_frame_equal(pd.read_hdf(f'{d}/p.h5', 'df'), want, check_dtype=
 print('ok')
 "#;
     assert_eq!(run_python(check, &[s(dir.path())]).trim(), "ok");
+}
+
+#[test]
+fn a_series_key_needs_a_frame_of_one_column() {
+    let dir = tempdir();
+    run_python(
+        "import sys, pandas as pd\npd.DataFrame({'a': [1, 2], 'b': [3.0, 4.0]}).to_parquet(sys.argv[1])",
+        &[s(&dir.path().join("two.parquet"))],
+    );
+    let dst = dir.path().join("s.h5");
+    for format in ["table", "fixed"] {
+        let out = sciio(&[
+            "convert",
+            s(&dir.path().join("two.parquet")),
+            &format!("{}:/s", s(&dst)),
+            "--series",
+            "--store-format",
+            format,
+        ]);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            err.contains("a Series key holds one column; the frame has 2"),
+            "{err}"
+        );
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dst.exists());
+    }
 }

@@ -15,6 +15,9 @@ use arrow_array::{
 use sciio_core::{Error, Result};
 use sciio_pytables::sciio_hdf5::{ByteOrder, H5Type, RawData};
 
+/// One index level: name and values.
+pub(crate) type Level = (Option<String>, ArrayRef);
+
 /// How the integers of a column are to be read.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Meaning {
@@ -89,7 +92,7 @@ impl Layout {
         }
     }
 
-    fn at(&self, r: usize, c: usize) -> usize {
+    pub(crate) fn at(&self, r: usize, c: usize) -> usize {
         if self.row_major {
             r * self.cols + c
         } else {
@@ -155,9 +158,8 @@ pub(crate) fn numeric(
                 raw.ty
             )));
         };
-        let v: Vec<Option<i64>> = elements(raw, layout, c, 8)?
+        let v: Vec<i64> = elements(raw, layout, c, 8)?
             .map(|b| i64::from_le_bytes(word::<8>(b, order)))
-            .map(|x| (x != i64::MIN).then_some(x))
             .collect();
         return Ok(time_array(v, meaning));
     }
@@ -183,15 +185,7 @@ pub(crate) fn numeric(
             let v: Vec<bool> = elements(raw, layout, c, 1)?.map(|b| b[0] != 0).collect();
             Arc::new(BooleanArray::from(v))
         }
-        H5Type::FixedString { size, .. } => {
-            let v: Vec<Option<String>> = elements(raw, layout, c, size)?
-                .map(|b| {
-                    let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
-                    Some(String::from_utf8_lossy(&b[..end]).into_owned())
-                })
-                .collect();
-            strings(v)
-        }
+        H5Type::FixedString { size, .. } => fixed_strings(raw, layout, c, size, None)?,
         H5Type::Compound { .. } => {
             return Err(Error::unsupported(
                 "complex (or compound) values: Arrow and Parquet have no complex type",
@@ -201,38 +195,80 @@ pub(crate) fn numeric(
     })
 }
 
-/// Time values (`None` = NaT) as Arrow timestamps or durations.
-pub(crate) fn time_array(v: Vec<Option<i64>>, meaning: &Meaning) -> ArrayRef {
+/// Column `c` of a block of fixed-length strings (NUL-padded, UTF-8), straight into one Arrow
+/// buffer; values equal to `nan_rep` are missing (pandas' `table` format).
+pub(crate) fn fixed_strings(
+    raw: &RawData,
+    layout: Layout,
+    c: usize,
+    size: usize,
+    nan_rep: Option<&str>,
+) -> Result<ArrayRef> {
+    use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+    let mut offsets: Vec<i32> = Vec::with_capacity(layout.rows + 1);
+    let mut data: Vec<u8> = Vec::with_capacity(layout.rows.saturating_mul(size.min(64)));
+    let mut valid: Vec<bool> = Vec::with_capacity(layout.rows);
+    offsets.push(0);
+    let nan = nan_rep.map(str::as_bytes);
+    for b in elements(raw, layout, c, size)? {
+        let end = b.iter().position(|&x| x == 0).unwrap_or(b.len());
+        let text = &b[..end];
+        if nan == Some(text) {
+            valid.push(false);
+        } else {
+            valid.push(true);
+            match std::str::from_utf8(text) {
+                Ok(_) => data.extend_from_slice(text),
+                Err(_) => data.extend_from_slice(String::from_utf8_lossy(text).as_bytes()),
+            }
+        }
+        let at = i32::try_from(data.len())
+            .map_err(|_| Error::unsupported("a string column of over 2 GiB of text"))?;
+        offsets.push(at);
+    }
+    let nulls = NullBuffer::from(valid);
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let array = StringArray::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        data.into(),
+        nulls,
+    )
+    .map_err(|e| Error::format(format!("string column: {e}")))?;
+    Ok(Arc::new(array))
+}
+
+/// Time values (NaT = `i64::MIN` → missing) as Arrow timestamps or durations.
+pub(crate) fn time_array(v: Vec<i64>, meaning: &Meaning) -> ArrayRef {
+    let nulls = arrow_buffer::NullBuffer::from_iter(v.iter().map(|&x| x != i64::MIN));
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
     fn ts<T: arrow_array::types::ArrowTimestampType>(
-        v: Vec<Option<i64>>,
+        v: Vec<i64>,
+        nulls: Option<arrow_buffer::NullBuffer>,
         tz: &Option<String>,
     ) -> ArrayRef {
-        Arc::new(
-            v.into_iter()
-                .collect::<PrimitiveArray<T>>()
-                .with_timezone_opt(tz.clone()),
-        )
+        Arc::new(PrimitiveArray::<T>::new(v.into(), nulls).with_timezone_opt(tz.clone()))
+    }
+    fn plain<T: arrow_array::ArrowPrimitiveType<Native = i64>>(
+        v: Vec<i64>,
+        nulls: Option<arrow_buffer::NullBuffer>,
+    ) -> ArrayRef {
+        Arc::new(PrimitiveArray::<T>::new(v.into(), nulls))
     }
     match meaning {
         Meaning::Datetime { unit, tz } => match unit {
-            Unit::S => ts::<TimestampSecondType>(v, tz),
-            Unit::Ms => ts::<TimestampMillisecondType>(v, tz),
-            Unit::Us => ts::<TimestampMicrosecondType>(v, tz),
-            Unit::Ns => ts::<TimestampNanosecondType>(v, tz),
+            Unit::S => ts::<TimestampSecondType>(v, nulls, tz),
+            Unit::Ms => ts::<TimestampMillisecondType>(v, nulls, tz),
+            Unit::Us => ts::<TimestampMicrosecondType>(v, nulls, tz),
+            Unit::Ns => ts::<TimestampNanosecondType>(v, nulls, tz),
         },
         Meaning::Timedelta { unit } => match unit {
-            Unit::S => Arc::new(PrimitiveArray::<DurationSecondType>::from(v)),
-            Unit::Ms => Arc::new(PrimitiveArray::<DurationMillisecondType>::from(v)),
-            Unit::Us => Arc::new(PrimitiveArray::<DurationMicrosecondType>::from(v)),
-            Unit::Ns => Arc::new(PrimitiveArray::<DurationNanosecondType>::from(v)),
+            Unit::S => plain::<DurationSecondType>(v, nulls),
+            Unit::Ms => plain::<DurationMillisecondType>(v, nulls),
+            Unit::Us => plain::<DurationMicrosecondType>(v, nulls),
+            Unit::Ns => plain::<DurationNanosecondType>(v, nulls),
         },
-        Meaning::Plain => Arc::new(Int64Array::from(v)),
+        Meaning::Plain => plain::<arrow_array::types::Int64Type>(v, nulls),
     }
-}
-
-/// Strings (`None` = missing) as an Arrow string array.
-pub(crate) fn strings(v: Vec<Option<String>>) -> ArrayRef {
-    Arc::new(StringArray::from(v))
 }
 
 /// An empty column of numpy dtype `dtype` (`int64`, `float32`, `bool`, `str`, `datetime64[ns]`...).

@@ -9,11 +9,8 @@ use sciio_pytables::sciio_hdf5::H5Type;
 use sciio_pytables::{PtFile, Rows};
 
 use crate::attrs::Attrs;
-use crate::column::{self, Layout, Meaning, Unit};
+use crate::column::{self, Layout, Level, Meaning, Unit};
 use crate::pyobj;
-
-/// One index level: name and values.
-pub(crate) type Level = (Option<String>, ArrayRef);
 
 /// Reads a `fixed` frame (`pandas_type` = `frame`).
 pub(crate) fn read_frame(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Frame> {
@@ -150,28 +147,16 @@ fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<(Vec<ArrayRef>
                 )))
             }
         };
-        let cols = (0..layout.cols)
-            .map(|c| {
-                let v = (0..layout.rows)
-                    .map(|r| {
-                        let i = if layout.row_major {
-                            r * layout.cols + c
-                        } else {
-                            c * layout.rows + r
-                        };
-                        objects
-                            .items
-                            .get(i)
-                            .map(pyobj::string_item)
-                            .unwrap_or(Ok(None))
-                    })
-                    .collect::<Result<Vec<_>>>()?;
-                Ok(column::strings(v))
-            })
-            .collect::<Result<_>>()?;
+        let cols = if layout.cols == 1 {
+            vec![objects.into_strings()?]
+        } else {
+            (0..layout.cols)
+                .map(|c| objects.strings((0..layout.rows).map(|r| layout.at(r, c))))
+                .collect::<Result<_>>()?
+        };
         return Ok((cols, numpy_type));
     }
-    let meaning = meaning_of(value_type.as_deref(), crate::table::tz_of(&attrs)?)?;
+    let meaning = meaning_of(value_type.as_deref(), crate::zone::tz_of(&attrs)?)?;
     if attrs.has("shape") {
         // An empty block: PyTables holds a one-element placeholder, `shape` and `value_type`
         // the real ones (write_array_empty).
@@ -227,7 +212,7 @@ fn read_objects(file: &PtFile, path: &str) -> Result<pyobj::ObjectArray> {
     let Some(first) = data.items.first() else {
         return Ok(pyobj::ObjectArray {
             shape: vec![0],
-            items: Vec::new(),
+            items: pyobj::Items::Values(Vec::new()),
         });
     };
     if !matches!(data.ty, H5Type::VarLen { .. }) {
@@ -235,7 +220,7 @@ fn read_objects(file: &PtFile, path: &str) -> Result<pyobj::ObjectArray> {
             "a VLArray that holds no pickled objects",
         ));
     }
-    pyobj::object_array(sciio_pickle::parse(first)?)
+    pyobj::parse_object_array(first)
 }
 
 /// An index (`{key}_variety` regular or multi) as its levels.
@@ -323,13 +308,9 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
     }
     let values = if is_vlarray(file, path)? {
         let objects = read_objects(file, path).map_err(|e| e.with_node(path.to_string()))?;
-        let v = objects
-            .items
-            .iter()
-            .map(pyobj::string_item)
-            .collect::<Result<Vec<_>>>()
-            .map_err(|e| e.with_node(path.to_string()))?;
-        column::strings(v)
+        objects
+            .into_strings()
+            .map_err(|e| e.with_node(path.to_string()))?
     } else {
         let raw = file.read_array(path, Rows::all())?;
         let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
@@ -344,7 +325,7 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
             }
             k if k.starts_with("datetime64") => Meaning::Datetime {
                 unit: Unit::of_dtype(k)?,
-                tz: crate::table::tz_of(&attrs)?,
+                tz: crate::zone::tz_of(&attrs)?,
             },
             k if k.starts_with("timedelta64") => Meaning::Timedelta {
                 unit: Unit::of_dtype(k)?,

@@ -40,6 +40,7 @@ mod fixed;
 mod pyobj;
 mod table;
 pub mod write;
+mod zone;
 
 use std::path::{Path, PathBuf};
 

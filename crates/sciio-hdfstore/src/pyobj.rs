@@ -1,8 +1,12 @@
 //! The pickled shapes pandas writes, interpreted by name: numpy object arrays
 //! (`numpy.core.multiarray._reconstruct` + `BUILD` state) holding `str`, `None` and `float`.
 
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, StringArray};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use sciio_core::{Error, Result};
-use sciio_pickle::Value;
+use sciio_pickle::{TextColumn, Value};
 
 /// A short description of a pickled value for error messages.
 pub(crate) fn describe(v: &Value) -> String {
@@ -43,16 +47,143 @@ fn is_reconstruct(v: &Value) -> bool {
 #[derive(Debug)]
 pub(crate) struct ObjectArray {
     pub shape: Vec<usize>,
-    pub items: Vec<Value>,
+    pub items: Items,
+}
+
+/// The items of an object array.
+#[derive(Debug)]
+pub(crate) enum Items {
+    /// As pickled values.
+    Values(Vec<Value>),
+    /// Read apart from the value tree (strings in one buffer).
+    Text(TextColumn),
+}
+
+impl ObjectArray {
+    /// Items in the array.
+    pub(crate) fn len(&self) -> usize {
+        match &self.items {
+            Items::Values(v) => v.len(),
+            Items::Text(t) => t.len(),
+        }
+    }
+
+    /// Every item, in order, as a string column (as [`ObjectArray::strings`]); the text read
+    /// apart becomes the Arrow buffer without a copy when every other item is missing.
+    pub(crate) fn into_strings(self) -> Result<ArrayRef> {
+        let Items::Text(column) = &self.items else {
+            return self.strings(0..self.len());
+        };
+        let mut valid = vec![true; column.len()];
+        for (i, v) in &column.others {
+            if string_item(v)?.is_some() {
+                // Python 2 `bytes` among the strings: copied into place.
+                return self.strings(0..self.len());
+            }
+            if let Some(slot) = valid.get_mut(*i) {
+                *slot = false;
+            }
+        }
+        let Items::Text(column) = self.items else {
+            return Err(Error::format("object array items"));
+        };
+        let offsets = column
+            .offsets
+            .iter()
+            .map(|&o| i32::try_from(o))
+            .collect::<std::result::Result<Vec<i32>, _>>()
+            .map_err(|_| Error::unsupported("a string column of over 2 GiB of text"))?;
+        let nulls = NullBuffer::from(valid);
+        let nulls = (nulls.null_count() > 0).then_some(nulls);
+        let array = StringArray::try_new(
+            OffsetBuffer::new(ScalarBuffer::from(offsets)),
+            column.data.into(),
+            nulls,
+        )
+        .map_err(|e| Error::format(format!("string column: {e}")))?;
+        Ok(Arc::new(array))
+    }
+
+    /// The items at `positions` (C order) as a string column: `str` (or Python 2 `bytes`)
+    /// values, missing for `None`, `NaN` and `pd.NA`; anything else is an error.
+    pub(crate) fn strings(&self, positions: impl Iterator<Item = usize>) -> Result<ArrayRef> {
+        let (lower, _) = positions.size_hint();
+        let mut offsets: Vec<i32> = Vec::with_capacity(lower + 1);
+        let mut data: Vec<u8> = Vec::new();
+        let mut valid: Vec<bool> = Vec::with_capacity(lower);
+        offsets.push(0);
+        let mut push = |text: Option<&[u8]>| -> Result<()> {
+            valid.push(text.is_some());
+            data.extend_from_slice(text.unwrap_or_default());
+            offsets.push(
+                i32::try_from(data.len())
+                    .map_err(|_| Error::unsupported("a string column of over 2 GiB of text"))?,
+            );
+            Ok(())
+        };
+        for i in positions {
+            match &self.items {
+                Items::Values(values) => {
+                    let v = values.get(i).map(string_item).transpose()?.flatten();
+                    push(v.as_deref().map(str::as_bytes))?;
+                }
+                Items::Text(column) => match column.text(i) {
+                    Some(s) => push(Some(s.as_bytes()))?,
+                    None => {
+                        let other = column
+                            .others
+                            .binary_search_by_key(&i, |(j, _)| *j)
+                            .ok()
+                            .and_then(|k| column.others.get(k));
+                        let v = other.map(|(_, v)| string_item(v)).transpose()?.flatten();
+                        push(v.as_deref().map(str::as_bytes))?;
+                    }
+                },
+            }
+        }
+        let nulls = NullBuffer::from(valid);
+        let nulls = (nulls.null_count() > 0).then_some(nulls);
+        let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+        let array = StringArray::try_new(offsets, data.into(), nulls)
+            .map_err(|e| Error::format(format!("string column: {e}")))?;
+        Ok(Arc::new(array))
+    }
 }
 
 /// Reads the pickle of a numpy `object` ndarray (what PyTables' `ObjectAtom` stores for a
-/// pandas object block or index). A plain list is taken as a 1-d array.
-pub(crate) fn object_array(v: Value) -> Result<ObjectArray> {
+/// pandas object block or index), its items read apart from the value tree
+/// ([`sciio_pickle::parse_text_column`]). A plain list is taken as a 1-d array.
+pub(crate) fn parse_object_array(bytes: &[u8]) -> Result<ObjectArray> {
+    let (value, column) =
+        sciio_pickle::parse_text_column(bytes, &sciio_pickle::ParseLimits::default())?;
+    let mut array = object_array(value)?;
+    // The data list was read apart when the tree holds it empty.
+    let apart = matches!(&array.items, Items::Values(v) if v.is_empty());
+    if let (true, Some(column)) = (apart, column) {
+        array.items = Items::Text(column);
+    }
+    let n = array
+        .shape
+        .iter()
+        .try_fold(1usize, |a, &d| a.checked_mul(d));
+    if n != Some(array.len()) {
+        return Err(Error::format(format!(
+            "pickled numpy array of shape {:?} holds {} items",
+            array.shape,
+            array.len()
+        )));
+    }
+    Ok(array)
+}
+
+/// Reads a pickled numpy `object` ndarray from its value tree. A plain list is taken as a
+/// 1-d array. The item count is not checked against the shape here: the data list may have
+/// been read apart ([`parse_object_array`] checks).
+fn object_array(v: Value) -> Result<ObjectArray> {
     match v {
         Value::List(items) | Value::Tuple(items) => Ok(ObjectArray {
             shape: vec![items.len()],
-            items,
+            items: Items::Values(items),
         }),
         Value::Build { object, state } => {
             let Value::Reduce { callable, .. } = object.as_ref() else {
@@ -61,11 +192,11 @@ pub(crate) fn object_array(v: Value) -> Result<ObjectArray> {
             if !is_reconstruct(callable) {
                 return Err(not_array(&object));
             }
-            let Value::Tuple(state) = *state else {
+            let Value::Tuple(mut state) = *state else {
                 return Err(Error::unsupported("numpy array state is not a tuple"));
             };
             // (version, shape, dtype, is_fortran, data): version 1 has all five.
-            let (shape, data) = match state.as_slice() {
+            let (shape, data) = match state.as_mut_slice() {
                 [_, shape, _, _, data] | [shape, _, _, data] => (shape, data),
                 _ => return Err(Error::unsupported("numpy array state of unknown length")),
             };
@@ -84,16 +215,9 @@ pub(crate) fn object_array(v: Value) -> Result<ObjectArray> {
                     "a pickled numpy array that is not of dtype object",
                 ));
             };
-            let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-            if n != Some(items.len()) {
-                return Err(Error::format(format!(
-                    "pickled numpy array of shape {shape:?} holds {} items",
-                    items.len()
-                )));
-            }
             Ok(ObjectArray {
                 shape,
-                items: items.clone(),
+                items: Items::Values(std::mem::take(items)),
             })
         }
         other => Err(not_array(&other)),

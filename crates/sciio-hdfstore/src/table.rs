@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, DictionaryArray, Int32Array, StringArray};
+use arrow_array::{Array, ArrayRef, DictionaryArray, Int32Array};
 use sciio_core::{Error, Result};
 use sciio_pandas::Frame;
 use sciio_pickle::Value;
@@ -16,8 +16,8 @@ use sciio_pytables::sciio_hdf5::{H5Type, RawData};
 use sciio_pytables::{extract_column, PtFile, Rows};
 
 use crate::attrs::Attrs;
-use crate::column::{self, Layout, Meaning, Unit};
-use crate::fixed::Level;
+use crate::column::{self, Layout, Level, Meaning, Unit};
+use crate::zone::tz_name;
 
 /// A column of the frame being read: label, values, categorical `ordered` flag.
 struct Col {
@@ -62,7 +62,8 @@ pub(crate) fn read_rows(
     let (index, mut cols): (Vec<Level>, Vec<Col>) = if levels.is_empty() {
         (vec![index], cols)
     } else {
-        // set_index(levels): the level columns become the index, `level_N` names become None.
+        // set_index(levels): the level columns become the index, `level_N` names of a frame
+        // become None.
         let mut idx = Vec::new();
         let mut rest = cols;
         for name in &levels {
@@ -70,9 +71,12 @@ pub(crate) fn read_rows(
                 Error::format(format!("MultiIndex level {name:?} is not a column"))
             })?;
             let col = rest.remove(pos);
-            let unnamed = name
-                .strip_prefix("level_")
-                .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+            // pandas renames them for frames only (AppendableMultiFrameTable.read): a series
+            // keeps `level_N`.
+            let unnamed = !series
+                && name
+                    .strip_prefix("level_")
+                    .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
             idx.push(((!unnamed).then(|| name.clone()), col.values));
         }
         (idx, rest)
@@ -202,18 +206,12 @@ fn one_column(
     nan_rep: Option<&str>,
 ) -> Result<ArrayRef> {
     let layout = Layout::of(&raw.shape, true)?;
-    let values = column::numeric(raw, layout, j, meaning)?;
-    let Some(nan) = nan_rep else {
-        return Ok(values);
-    };
-    let Some(s) = values.as_any().downcast_ref::<StringArray>() else {
-        return Ok(values);
-    };
-    let v: Vec<Option<String>> = s
-        .iter()
-        .map(|x| x.filter(|x| *x != nan).map(str::to_string))
-        .collect();
-    Ok(column::strings(v))
+    match (&raw.ty, meaning) {
+        (H5Type::FixedString { size, .. }, Meaning::Plain) => {
+            column::fixed_strings(raw, layout, j, *size, nan_rep)
+        }
+        _ => column::numeric(raw, layout, j, meaning),
+    }
 }
 
 /// The categories of a categorical column, stored as a series table beside the key.
@@ -257,19 +255,32 @@ fn dictionary(codes: &dyn Array, categories: ArrayRef) -> Result<ArrayRef> {
         }
     };
     let n = categories.len() as i64;
-    let keys: Vec<Option<i32>> = codes
-        .iter()
-        .map(|&c| match c {
-            -1 => Ok(None),
-            c if (0..n).contains(&c) => i32::try_from(c)
-                .map(Some)
-                .map_err(|_| Error::unsupported("more than 2^31 categories")),
-            c => Err(Error::format(format!(
-                "category code {c} outside the {n} categories"
-            ))),
-        })
-        .collect::<Result<_>>()?;
-    let dict = DictionaryArray::<Int32Type>::try_new(Int32Array::from(keys), categories)
+    let mut keys: Vec<i32> = Vec::with_capacity(codes.len());
+    let mut valid: Vec<bool> = Vec::with_capacity(codes.len());
+    for &c in &codes {
+        match c {
+            -1 => {
+                keys.push(0);
+                valid.push(false);
+            }
+            c if (0..n).contains(&c) => {
+                keys.push(
+                    i32::try_from(c)
+                        .map_err(|_| Error::unsupported("more than 2^31 categories"))?,
+                );
+                valid.push(true);
+            }
+            c => {
+                return Err(Error::format(format!(
+                    "category code {c} outside the {n} categories"
+                )))
+            }
+        }
+    }
+    let nulls = arrow_buffer::NullBuffer::from(valid);
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let keys = Int32Array::new(keys.into(), nulls);
+    let dict = DictionaryArray::<Int32Type>::try_new(keys, categories)
         .map_err(|e| Error::format(format!("categorical: {e}")))?;
     Ok(Arc::new(dict))
 }
@@ -371,80 +382,6 @@ fn dict_str(d: Option<&Value>, key: &str) -> Option<String> {
         Some(Value::Str(s)) => Some(s.clone()),
         _ => None,
     }
-}
-
-/// The `tz` attribute of a fixed-format node: a zone name, or a pickled zone (`UTC` and
-/// fixed offsets are pickled `datetime.timezone`s).
-pub(crate) fn tz_of(attrs: &Attrs) -> Result<Option<String>> {
-    match attrs.value("tz")? {
-        None | Some(Value::None) => Ok(None),
-        Some(v) => tz_name(&v)
-            .map(Some)
-            .ok_or_else(|| attrs.bad("tz", &v, "a time zone")),
-    }
-}
-
-/// A time zone as pandas keeps it in `info`: its name, or a pickled `zoneinfo.ZoneInfo` /
-/// pytz zone (`ZoneInfo._unpickle('Europe/Paris', 1)`, `pytz._p('Europe/Paris')`).
-fn tz_name(v: &Value) -> Option<String> {
-    match v {
-        Value::Str(s) => Some(s.clone()),
-        Value::Reduce { callable, args }
-            if callable.global_name().as_deref() == Some("datetime.timezone") =>
-        {
-            fixed_offset(args)
-        }
-        Value::Reduce { callable, args } => {
-            let names_zone = |c: &Value| {
-                let mut text = format!("{c:?}");
-                text.make_ascii_lowercase();
-                text.contains("zoneinfo") || text.contains("pytz")
-            };
-            if !names_zone(callable) {
-                return None;
-            }
-            match args.as_ref() {
-                Value::Tuple(items) => items.iter().find_map(|a| match a {
-                    Value::Str(s) => Some(s.clone()),
-                    _ => None,
-                }),
-                _ => None,
-            }
-        }
-        _ => None,
-    }
-}
-
-/// `datetime.timezone(datetime.timedelta(days, seconds, us))`: `UTC`, or `+HH:MM` (the
-/// spelling Arrow and pandas give a fixed offset).
-fn fixed_offset(args: &Value) -> Option<String> {
-    let Value::Tuple(items) = args else {
-        return None;
-    };
-    let Some(Value::Reduce { callable, args }) = items.first() else {
-        return None;
-    };
-    if callable.global_name().as_deref() != Some("datetime.timedelta") {
-        return None;
-    }
-    let Value::Tuple(parts) = args.as_ref() else {
-        return None;
-    };
-    let int = |i: usize| match parts.get(i) {
-        Some(Value::Int(v)) => Some(*v),
-        None => Some(0),
-        _ => None,
-    };
-    let seconds = int(0)?.checked_mul(86_400)?.checked_add(int(1)?)?;
-    if seconds == 0 && int(2)? == 0 {
-        return Some("UTC".into());
-    }
-    if int(2)? != 0 || seconds % 60 != 0 || seconds.abs() >= 86_400 {
-        return None;
-    }
-    let sign = if seconds < 0 { '-' } else { '+' };
-    let m = seconds.abs() / 60;
-    Some(format!("{sign}{:02}:{:02}", m / 60, m % 60))
 }
 
 fn truthy(v: &Value) -> bool {

@@ -41,7 +41,7 @@ mod write;
 
 use sciio_core::Result;
 
-pub use machine::ParseLimits;
+pub use machine::{ParseLimits, TextColumn};
 pub use write::{to_protocol0, to_protocol3};
 
 /// A value read from a pickle. Containers hold their items in stream order.
@@ -130,4 +130,18 @@ pub fn parse(bytes: &[u8]) -> Result<Value> {
 /// `pickle.loads` ignores them).
 pub fn parse_with(bytes: &[u8], limits: &ParseLimits) -> Result<Value> {
     machine::Machine::new(bytes, limits).run()
+}
+
+/// Reads one pickle with its data list apart: the pickle's root when that is a list, or the
+/// last item of the state tuple the root is BUILT with (a numpy array's
+/// `(version, shape, dtype, is_fortran, data)`). That list's `str` items come back as one
+/// [`TextColumn`] (offsets into one buffer, no allocation per string), its other items as
+/// values, and the list is left empty in the tree. This is how a large numpy object array of
+/// strings (pandas' string blocks) is read without a value per item. The column is `None`
+/// when the pickle has no such list.
+pub fn parse_text_column(
+    bytes: &[u8],
+    limits: &ParseLimits,
+) -> Result<(Value, Option<TextColumn>)> {
+    machine::Machine::new(bytes, limits).run_with(true)
 }

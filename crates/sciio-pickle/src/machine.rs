@@ -31,16 +31,45 @@ impl Default for ParseLimits {
 /// One node of the arena; containers refer to other nodes by index.
 #[derive(Debug, Clone)]
 enum Node {
-    Leaf(Value),
+    /// A value of no parts (boxed: nodes stay small, a Value is large).
+    Leaf(Box<Value>),
+    /// Leaves common in large lists, unboxed.
+    Scalar(Scalar),
+    /// A `str` still in the stream: its bytes are `bytes[start..end]` (UTF-8, decoded when
+    /// expanded), so reading a string allocates nothing.
+    Text(usize, usize),
     List(Vec<usize>),
     Tuple(Vec<usize>),
     Dict(Vec<(usize, usize)>),
     Set(Vec<usize>),
     FrozenSet(Vec<usize>),
     Reduce(usize, usize),
-    NewObj(usize, Vec<usize>, Vec<(usize, usize)>),
+    NewObj(Box<NewObjParts>),
     Build(usize, usize),
     Persistent(usize),
+}
+
+/// NEWOBJ's class, positional and keyword arguments (boxed in [`Node`]).
+type NewObjParts = (usize, Vec<usize>, Vec<(usize, usize)>);
+
+/// An unboxed leaf.
+#[derive(Debug, Clone, Copy)]
+enum Scalar {
+    None,
+    Bool(bool),
+    Int(i64),
+    Float(f64),
+}
+
+/// A leaf node for `value`.
+fn leaf(value: Value) -> Node {
+    match value {
+        Value::None => Node::Scalar(Scalar::None),
+        Value::Bool(b) => Node::Scalar(Scalar::Bool(b)),
+        Value::Int(i) => Node::Scalar(Scalar::Int(i)),
+        Value::Float(f) => Node::Scalar(Scalar::Float(f)),
+        other => Node::Leaf(Box::new(other)),
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -55,7 +84,42 @@ pub(crate) struct Machine<'a> {
     limits: ParseLimits,
     nodes: Vec<Node>,
     stack: Vec<Slot>,
-    memo: HashMap<u64, usize>,
+    memo: Memo,
+}
+
+/// The memo: keys are dense from 0 in what Python writes (MEMOIZE uses the memo's length,
+/// BINPUT counts up), so they live in a vector; any other key in a map. Disjoint: a key
+/// moves from the map to the vector when the vector reaches it.
+#[derive(Default)]
+struct Memo {
+    dense: Vec<usize>,
+    sparse: HashMap<u64, usize>,
+}
+
+impl Memo {
+    fn len(&self) -> usize {
+        self.dense.len() + self.sparse.len()
+    }
+
+    fn get(&self, key: u64) -> Option<usize> {
+        match usize::try_from(key) {
+            Ok(k) if k < self.dense.len() => Some(self.dense[k]),
+            _ => self.sparse.get(&key).copied(),
+        }
+    }
+
+    fn put(&mut self, key: u64, node: usize) {
+        match usize::try_from(key) {
+            Ok(k) if k < self.dense.len() => self.dense[k] = node,
+            Ok(k) if k == self.dense.len() => {
+                self.sparse.remove(&key);
+                self.dense.push(node);
+            }
+            _ => {
+                self.sparse.insert(key, node);
+            }
+        }
+    }
 }
 
 fn format_at(at: usize, what: impl Into<String>) -> Error {
@@ -68,9 +132,12 @@ impl<'a> Machine<'a> {
             bytes,
             at: 0,
             limits: *limits,
-            nodes: Vec::new(),
+            // About one node per 8 bytes of a large pickle of short strings: reserved so the
+            // arena is not copied as it grows (pages untouched cost nothing), at most 4 Mi
+            // nodes (128 MiB) up front.
+            nodes: Vec::with_capacity((bytes.len() / 8).min(limits.max_values).min(1 << 22)),
             stack: Vec::new(),
-            memo: HashMap::new(),
+            memo: Memo::default(),
         }
     }
 
@@ -165,7 +232,7 @@ impl<'a> Machine<'a> {
     }
 
     fn push_leaf(&mut self, value: Value) -> Result<()> {
-        self.push(Node::Leaf(value))
+        self.push(leaf(value))
     }
 
     fn pop(&mut self, op: u8) -> Result<usize> {
@@ -221,8 +288,12 @@ impl<'a> Machine<'a> {
 
     fn string_of(&self, i: usize, what: &str) -> Result<String> {
         match &self.nodes[i] {
-            Node::Leaf(Value::Str(s)) => Ok(s.clone()),
-            Node::Leaf(Value::Bytes(b)) => Ok(String::from_utf8_lossy(b).into_owned()),
+            Node::Leaf(v) if matches!(**v, Value::Str(_) | Value::Bytes(_)) => match &**v {
+                Value::Str(s) => Ok(s.clone()),
+                Value::Bytes(b) => Ok(String::from_utf8_lossy(b).into_owned()),
+                _ => Err(format_at(self.at, format!("{what} is not a string"))),
+            },
+            Node::Text(start, end) => Ok(text_at(self.bytes, *start, *end)),
             _ => Err(format_at(self.at, format!("{what} is not a string"))),
         }
     }
@@ -235,7 +306,7 @@ impl<'a> Machine<'a> {
     }
 
     fn memo_get(&mut self, key: u64) -> Result<()> {
-        let Some(&i) = self.memo.get(&key) else {
+        let Some(i) = self.memo.get(key) else {
             return Err(format_at(
                 self.at,
                 format!("memo entry {key} was never stored"),
@@ -253,7 +324,7 @@ impl<'a> Machine<'a> {
                 "pickle memo too large",
             ));
         }
-        self.memo.insert(key, i);
+        self.memo.put(key, i);
         Ok(())
     }
 
@@ -287,13 +358,26 @@ impl<'a> Machine<'a> {
 
     // ---- running ----
 
-    pub(crate) fn run(mut self) -> Result<Value> {
+    pub(crate) fn run(self) -> Result<Value> {
+        Ok(self.run_with(false)?.0)
+    }
+
+    /// Runs the stream; with `text_column`, the data list ([`data_list`]) is read apart as a
+    /// [`TextColumn`] and left empty in the tree.
+    pub(crate) fn run_with(mut self, text_column: bool) -> Result<(Value, Option<TextColumn>)> {
         loop {
             let at = self.at;
             let op = self.u8()?;
             if op == b'.' {
                 let result = self.pop(op)?;
-                return Expander::new(&self.nodes, &self.limits).expand(result);
+                let apart = if text_column {
+                    data_list(&self.nodes, result)
+                } else {
+                    None
+                };
+                let mut expander = Expander::new(self.bytes, &self.nodes, &self.limits, apart);
+                let value = expander.expand(result)?;
+                return Ok((value, expander.column));
             }
             self.step(op).map_err(|e| {
                 if e.location().offset.is_some() {
@@ -425,9 +509,10 @@ impl<'a> Machine<'a> {
                     0x8c => self.u8()?.into(),
                     _ => self.u64()?,
                 };
-                let bytes = self.sized(n)?;
-                // Python writes lone surrogates with "surrogatepass"; they are kept readable.
-                self.push_leaf(Value::Str(String::from_utf8_lossy(bytes).into_owned()))?
+                let len = self.sized(n)?.len();
+                // Decoded when expanded (lone surrogates, written with "surrogatepass", are
+                // kept readable there).
+                self.push(Node::Text(self.at - len, self.at))?
             }
             b']' => self.push(Node::List(Vec::new()))?,
             b'}' => self.push(Node::Dict(Vec::new()))?,
@@ -550,7 +635,7 @@ impl<'a> Machine<'a> {
                 let args = self.pop(op)?;
                 let class = self.pop(op)?;
                 let args = self.tuple_items(args);
-                self.push(Node::NewObj(class, args, Vec::new()))?
+                self.push(Node::NewObj(Box::new((class, args, Vec::new()))))?
             }
             0x92 => {
                 let kwargs = self.pop(op)?;
@@ -561,14 +646,14 @@ impl<'a> Machine<'a> {
                     Node::Dict(pairs) => pairs.clone(),
                     _ => return Err(format_at(self.at, "NEWOBJ_EX keywords are not a dict")),
                 };
-                self.push(Node::NewObj(class, args, kwargs))?
+                self.push(Node::NewObj(Box::new((class, args, kwargs))))?
             }
             b'i' => {
                 let module = self.text_line("INST module")?.to_string();
                 let name = self.text_line("INST name")?.to_string();
                 let args = self.pop_mark(op)?;
-                let class = self.add(Node::Leaf(Value::Global { module, name }))?;
-                self.push(Node::NewObj(class, args, Vec::new()))?
+                let class = self.add(leaf(Value::Global { module, name }))?;
+                self.push(Node::NewObj(Box::new((class, args, Vec::new()))))?
             }
             b'o' => {
                 let mut items = self.pop_mark(op)?;
@@ -576,20 +661,20 @@ impl<'a> Machine<'a> {
                     return Err(format_at(self.at, "OBJ without a class"));
                 }
                 let class = items.remove(0);
-                self.push(Node::NewObj(class, items, Vec::new()))?
+                self.push(Node::NewObj(Box::new((class, items, Vec::new()))))?
             }
             b'b' => {
                 let state = self.pop(op)?;
                 let object = self.top(op)?;
                 // The object keeps its identity (the memo may share it): its old node moves to
                 // a new slot and its own slot becomes the BUILD.
-                let old = std::mem::replace(&mut self.nodes[object], Node::Leaf(Value::None));
+                let old = std::mem::replace(&mut self.nodes[object], Node::Scalar(Scalar::None));
                 let moved = self.add(old)?;
                 self.nodes[object] = Node::Build(moved, state);
             }
             b'P' => {
                 let id = self.text_line("PERSID")?.to_string();
-                let id = self.add(Node::Leaf(Value::Str(id)))?;
+                let id = self.add(leaf(Value::Str(id)))?;
                 self.push(Node::Persistent(id))?
             }
             b'Q' => {
@@ -623,28 +708,93 @@ impl<'a> Machine<'a> {
     }
 }
 
+/// The text of `bytes[start..end]` (valid by construction of the node); invalid UTF-8 (lone
+/// surrogates) with replacement characters.
+fn text_at(bytes: &[u8], start: usize, end: usize) -> String {
+    String::from_utf8_lossy(bytes.get(start..end).unwrap_or_default()).into_owned()
+}
+
+/// The list read apart by [`crate::parse_text_column`]: the root when it is a list, or the
+/// last item of the root's BUILD state when that state is a tuple (numpy's
+/// `ndarray.__setstate__((version, shape, dtype, is_fortran, data))`).
+fn data_list(nodes: &[Node], root: usize) -> Option<usize> {
+    let is_list = |i: usize| matches!(nodes.get(i), Some(Node::List(_)));
+    match nodes.get(root)? {
+        Node::List(_) => Some(root),
+        Node::Build(_, state) => match nodes.get(*state)? {
+            Node::Tuple(items) => items.last().copied().filter(|&i| is_list(i)),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The items of one list read apart from the value tree ([`crate::parse_text_column`]): its
+/// `str` items as one buffer of UTF-8 bytes with offsets (no allocation per string), every
+/// other item as a [`Value`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct TextColumn {
+    /// `len() + 1` offsets into `data`: item `i` is `data[offsets[i]..offsets[i + 1]]` (an
+    /// empty range for an item in `others`).
+    pub offsets: Vec<usize>,
+    /// The UTF-8 bytes of every `str` item, in order.
+    pub data: Vec<u8>,
+    /// The items that are not a `str`, with their position, in order.
+    pub others: Vec<(usize, Value)>,
+}
+
+impl TextColumn {
+    /// Items in the list.
+    pub fn len(&self) -> usize {
+        self.offsets.len().saturating_sub(1)
+    }
+
+    /// Whether the list was empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Item `i` when it is a `str`.
+    pub fn text(&self, i: usize) -> Option<&str> {
+        let (start, end) = (*self.offsets.get(i)?, *self.offsets.get(i + 1)?);
+        if start == end && self.others.binary_search_by_key(&i, |(j, _)| *j).is_ok() {
+            return None;
+        }
+        std::str::from_utf8(self.data.get(start..end)?).ok()
+    }
+}
+
 /// Expands arena nodes into a [`Value`] tree, bounded in size and depth.
 struct Expander<'n> {
+    bytes: &'n [u8],
     nodes: &'n [Node],
     limits: &'n ParseLimits,
     emitted: usize,
     path: Vec<usize>,
+    /// The list read apart as `column` (expanded as an empty list).
+    apart: Option<usize>,
+    column: Option<TextColumn>,
 }
 
 impl<'n> Expander<'n> {
-    fn new(nodes: &'n [Node], limits: &'n ParseLimits) -> Self {
+    fn new(
+        bytes: &'n [u8],
+        nodes: &'n [Node],
+        limits: &'n ParseLimits,
+        apart: Option<usize>,
+    ) -> Self {
         Expander {
+            bytes,
             nodes,
             limits,
             emitted: 0,
             path: Vec::new(),
+            apart,
+            column: None,
         }
     }
 
-    fn expand(&mut self, i: usize) -> Result<Value> {
-        if self.path.contains(&i) {
-            return Ok(Value::Recursive);
-        }
+    fn count(&mut self) -> Result<()> {
         self.emitted += 1;
         if self.emitted > self.limits.max_values || self.path.len() >= self.limits.max_depth {
             return Err(Error::new(
@@ -655,6 +805,42 @@ impl<'n> Expander<'n> {
                 ),
             ));
         }
+        Ok(())
+    }
+
+    /// The items of the list read apart, once (a second reference finds it empty).
+    fn text_column(&mut self, items: &[usize]) -> Result<()> {
+        let mut column = TextColumn {
+            offsets: Vec::with_capacity(items.len() + 1),
+            data: Vec::new(),
+            others: Vec::new(),
+        };
+        column.offsets.push(0);
+        for (j, &i) in items.iter().enumerate() {
+            if let Node::Text(start, end) = self.nodes[i] {
+                self.count()?;
+                let bytes = self.bytes.get(start..end).unwrap_or_default();
+                match std::str::from_utf8(bytes) {
+                    Ok(_) => column.data.extend_from_slice(bytes),
+                    Err(_) => column
+                        .data
+                        .extend_from_slice(String::from_utf8_lossy(bytes).as_bytes()),
+                }
+            } else {
+                let value = self.expand(i)?;
+                column.others.push((j, value));
+            }
+            column.offsets.push(column.data.len());
+        }
+        self.column = Some(column);
+        Ok(())
+    }
+
+    fn expand(&mut self, i: usize) -> Result<Value> {
+        if self.path.contains(&i) {
+            return Ok(Value::Recursive);
+        }
+        self.count()?;
         self.path.push(i);
         let value = self.expand_node(i);
         self.path.pop();
@@ -675,7 +861,19 @@ impl<'n> Expander<'n> {
     fn expand_node(&mut self, i: usize) -> Result<Value> {
         let nodes = self.nodes;
         Ok(match &nodes[i] {
-            Node::Leaf(v) => v.clone(),
+            Node::Leaf(v) => (**v).clone(),
+            Node::Scalar(s) => match *s {
+                Scalar::None => Value::None,
+                Scalar::Bool(b) => Value::Bool(b),
+                Scalar::Int(i) => Value::Int(i),
+                Scalar::Float(f) => Value::Float(f),
+            },
+            Node::Text(start, end) => Value::Str(text_at(self.bytes, *start, *end)),
+            Node::List(items) if self.apart == Some(i) => {
+                self.apart = None;
+                self.text_column(items)?;
+                Value::List(Vec::new())
+            }
             Node::List(items) => Value::List(self.all(items)?),
             Node::Tuple(items) => Value::Tuple(self.all(items)?),
             Node::Set(items) => Value::Set(self.all(items)?),
@@ -685,11 +883,14 @@ impl<'n> Expander<'n> {
                 callable: Box::new(self.expand(*callable)?),
                 args: Box::new(self.expand(*args)?),
             },
-            Node::NewObj(class, args, kwargs) => Value::NewObj {
-                class: Box::new(self.expand(*class)?),
-                args: self.all(args)?,
-                kwargs: self.all_pairs(kwargs)?,
-            },
+            Node::NewObj(parts) => {
+                let (class, args, kwargs) = &**parts;
+                Value::NewObj {
+                    class: Box::new(self.expand(*class)?),
+                    args: self.all(args)?,
+                    kwargs: self.all_pairs(kwargs)?,
+                }
+            }
             Node::Build(object, state) => Value::Build {
                 object: Box::new(self.expand(*object)?),
                 state: Box::new(self.expand(*state)?),

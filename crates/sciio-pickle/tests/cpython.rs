@@ -155,14 +155,18 @@ fn cut_and_damaged_pickles_are_errors_never_panics() {
     let dir = sciio_testkit::tempdir();
     for case in cases(dir.path()).iter().step_by(7) {
         let bytes = std::fs::read(dir.path().join(case["file"].as_str().unwrap())).unwrap();
+        let limits = sciio_pickle::ParseLimits::default();
         for cut in 0..bytes.len() {
             assert!(parse(&bytes[..cut]).is_err(), "{case} cut at {cut}");
+            let apart = sciio_pickle::parse_text_column(&bytes[..cut], &limits);
+            assert!(apart.is_err(), "{case} cut at {cut}");
         }
         for at in 0..bytes.len() {
             for flip in [0x01u8, 0x80, 0xFF] {
                 let mut damaged = bytes.clone();
                 damaged[at] ^= flip;
                 let _ = parse(&damaged);
+                let _ = sciio_pickle::parse_text_column(&damaged, &limits);
             }
         }
     }
@@ -196,4 +200,56 @@ fn sizes_beyond_the_stream_and_huge_expansions_are_refused() {
         panic!("a tuple");
     };
     assert_eq!(top.len(), 2);
+}
+
+/// Puts the items of a [`sciio_pickle::TextColumn`] back into the list it was read from (the
+/// root, or the last item of the root's BUILD state).
+fn restore(value: Value, column: Option<sciio_pickle::TextColumn>) -> Value {
+    let Some(column) = column else {
+        return value;
+    };
+    let items: Vec<Value> = (0..column.len())
+        .map(|i| match column.text(i) {
+            Some(s) => Value::Str(s.to_string()),
+            None => {
+                let k = column.others.binary_search_by_key(&i, |(j, _)| *j).unwrap();
+                column.others[k].1.clone()
+            }
+        })
+        .collect();
+    match value {
+        Value::List(empty) => {
+            assert!(empty.is_empty());
+            Value::List(items)
+        }
+        Value::Build { object, state } => {
+            let Value::Tuple(mut state) = *state else {
+                panic!("a tuple state")
+            };
+            assert_eq!(state.pop(), Some(Value::List(Vec::new())));
+            state.push(Value::List(items));
+            Value::Build {
+                object,
+                state: Box::new(Value::Tuple(state)),
+            }
+        }
+        other => panic!("a column read apart from {other:?}"),
+    }
+}
+
+#[test]
+fn a_data_list_read_apart_holds_the_same_items_as_the_tree() {
+    let dir = sciio_testkit::tempdir();
+    let mut apart = 0;
+    for case in cases(dir.path()) {
+        let file = case["file"].as_str().unwrap();
+        let bytes = std::fs::read(dir.path().join(file)).unwrap();
+        let whole = parse(&bytes).unwrap();
+        let (value, column) =
+            sciio_pickle::parse_text_column(&bytes, &sciio_pickle::ParseLimits::default()).unwrap();
+        apart += usize::from(column.is_some());
+        assert_eq!(restore(value, column), whole, "{file}");
+    }
+    // Lists and numpy object arrays of every protocol were read apart.
+    assert!(apart > 30, "{apart}");
 }

@@ -51,6 +51,9 @@ pub struct StoreOptions {
     pub data_columns: Option<String>,
     /// Append the rows to the existing `table` key (an existing key is replaced otherwise).
     pub append: bool,
+    /// Write the frame's one column as a pandas Series key (`pd.read_hdf` returns a Series
+    /// named by the column's label).
+    pub series: bool,
 }
 
 /// The version of a MAT file [`convert`](crate::convert()) writes.

@@ -166,22 +166,28 @@ fn stream_key(
         .collect();
     let mut bytes = 0u64;
     let mut rows = 0u64;
+    // Slices are read here while the Parquet writer encodes the previous ones on its thread.
     crate::write_atomically(dst, |out| {
-        let mut writer = sciio_pandas::ParquetWriter::new(out, first.schema(), parquet);
-        let mut put = |frame: &Frame| -> Result<()> {
-            for batch in frame.batches() {
-                writer.write(batch)?;
-                bytes += batch.get_array_memory_size() as u64;
+        let schema = first.schema().clone();
+        let mut first = Some(first);
+        crate::stream::write_batches(out, &schema, parquet, &mut |send| {
+            let mut put = |frame: Frame| -> Result<()> {
+                rows += frame.num_rows() as u64;
+                for batch in frame.batches() {
+                    bytes += batch.get_array_memory_size() as u64;
+                    send(batch.clone())?;
+                }
+                progress(rows, total);
+                Ok(())
+            };
+            if let Some(first) = first.take() {
+                put(first)?;
             }
-            rows += frame.num_rows() as u64;
-            progress(rows, total);
+            for frame in batches.by_ref() {
+                put(frame?)?;
+            }
             Ok(())
-        };
-        put(&first)?;
-        for frame in batches.by_ref() {
-            put(&frame?)?;
-        }
-        writer.finish()
+        })
     })
     .map_err(|e| {
         if e.location().node.is_none() {
@@ -309,6 +315,7 @@ pub(crate) fn frame_to_store(
             data_columns,
             filters,
             append: options.store.append,
+            series: options.store.series,
         },
     )
     .map_err(|e| {

@@ -20,13 +20,15 @@ struct Block {
     elem: Elem,
 }
 
-/// Writes `frame` into the new group `group` (path `key`) in the fixed format.
+/// Writes `frame` into the new group `group` (path `key`) in the fixed format; `series`: its
+/// one column as a Series (`index` and `values` arrays, `pandas_type` `series`).
 pub(super) fn write(
     writer: &PtWriter,
     group: &PtGroup,
     key: &str,
     frame: &Frame,
     filters: Option<Filters>,
+    series: bool,
 ) -> Result<()> {
     let schema = frame.schema();
     let batches = frame.batches();
@@ -73,14 +75,26 @@ pub(super) fn write(
         }
     }
     let rows = frame.num_rows();
-    group.set_attr("axis0_variety", &text("regular"))?;
-    group.set_attr("axis1_variety", &text("regular"))?;
-    for i in 0..blocks.len() {
-        group.set_attr(&format!("block{i}_items_variety"), &text("regular"))?;
+    group.set_attr("encoding", &text("UTF-8"))?;
+    group.set_attr("errors", &text("strict"))?;
+    if series {
+        group.set_attr("index_variety", &text("regular"))?;
+        let name = match labels.first() {
+            Some(l) => text(l),
+            None => pickled(&Value::None)?,
+        };
+        group.set_attr("name", &name)?;
+        group.set_attr("pandas_type", &text("series"))?;
+    } else {
+        group.set_attr("axis0_variety", &text("regular"))?;
+        group.set_attr("axis1_variety", &text("regular"))?;
+        for i in 0..blocks.len() {
+            group.set_attr(&format!("block{i}_items_variety"), &text("regular"))?;
+        }
+        group.set_attr("nblocks", &i64_attr(blocks.len() as i64))?;
+        group.set_attr("ndim", &i64_attr(2))?;
+        group.set_attr("pandas_type", &text("frame"))?;
     }
-    group.set_attr("nblocks", &i64_attr(blocks.len() as i64))?;
-    group.set_attr("ndim", &i64_attr(2))?;
-    group.set_attr("pandas_type", &text("frame"))?;
 
     let node = |name: &str| format!("{key}/{name}");
     let set = |name: &str, attr: &str, v: &AttrValue| -> Result<()> {
@@ -107,13 +121,21 @@ pub(super) fn write(
         set(name, "nan_rep", &text(""))
     };
 
-    // axis0: the column labels; axis1: the index.
-    labels_array("axis0", &labels)?;
-    write_index(frame, rows, &put_array, &set)?;
+    // axis0: the column labels; axis1: the index (a series: `index`, and `values`).
+    if series {
+        write_index(frame, rows, "index", &put_array, &set)?;
+    } else {
+        labels_array("axis0", &labels)?;
+        write_index(frame, rows, "axis1", &put_array, &set)?;
+    }
 
     for (i, b) in blocks.iter().enumerate() {
-        labels_array(&format!("block{i}_items"), &b.labels)?;
-        let name = format!("block{i}_values");
+        let name = if series {
+            "values".to_string()
+        } else {
+            labels_array(&format!("block{i}_items"), &b.labels)?;
+            format!("block{i}_values")
+        };
         if matches!(b.elem.enc, Enc::Str { .. }) {
             let (pos, _) = b.fields[0];
             let mut vl = group.create_vlarray(&name, VlAtom::VlString, "", filters)?;
@@ -147,7 +169,7 @@ pub(super) fn write(
             &name,
             RawData {
                 ty: b.elem.ty.clone(),
-                shape: vec![rows, k],
+                shape: if series { vec![rows] } else { vec![rows, k] },
                 bytes,
             },
         )?;
@@ -171,6 +193,7 @@ pub(super) fn write(
 fn write_index(
     frame: &Frame,
     rows: usize,
+    node: &str,
     put_array: &dyn Fn(&str, RawData) -> Result<()>,
     set: &dyn Fn(&str, &str, &AttrValue) -> Result<()>,
 ) -> Result<()> {
@@ -256,24 +279,24 @@ fn write_index(
             )
         }
     };
-    put_array("axis1", data)?;
-    set("axis1", "kind", &text(&elem.index_kind))?;
-    set("axis1", "name", &name)?;
+    put_array(node, data)?;
+    set(node, "kind", &text(&elem.index_kind))?;
+    set(node, "name", &name)?;
     if matches!(elem.enc, Enc::Str { .. }) {
-        set("axis1", "nan_rep", &text(super::plan::NAN_REP))?;
+        set(node, "nan_rep", &text(super::plan::NAN_REP))?;
     }
     if elem.index_kind.starts_with("datetime64") {
-        set("axis1", "index_class", &text("datetime"))?;
+        set(node, "index_class", &text("datetime"))?;
     }
     if elem.index_kind.starts_with("datetime64") || elem.index_kind.starts_with("timedelta64") {
-        set("axis1", "freq", &pickled(&Value::None)?)?;
+        set(node, "freq", &pickled(&Value::None)?)?;
     }
     if let Some((_, tz)) = elem
         .info
         .iter()
         .find(|(k, _)| *k == Value::Str("tz".into()))
     {
-        set("axis1", "tz", &tz_attr(tz)?)?;
+        set(node, "tz", &tz_attr(tz)?)?;
     }
     Ok(())
 }

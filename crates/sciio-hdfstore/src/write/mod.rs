@@ -15,7 +15,11 @@
 //!   datetimes and timedeltas as int64 in their unit (UTC instants, the zone in `info`),
 //!   categoricals as codes with the categories in a series table `key/meta/{col}/meta`;
 //! * a MultiIndex as data columns (its level names, `level_N` when unnamed) over an integer
-//!   index column.
+//!   index column;
+//! * with [`WriteOptions::series`], the frame's one column as a Series: `pandas_type`
+//!   `series_table`, `table_type` `appendable_series` (`appendable_multiseries` over a
+//!   MultiIndex), the values a data column named by the column's label (`fixed`: `series`,
+//!   arrays `index` and `values`, attribute `name`).
 //!
 //! PyTables' own search index (`_i_table`, built by pandas' default `index=True`) is not
 //! written: `pd.read_hdf` and `HDFStore.select(key, where=...)` work without it (queries scan
@@ -94,6 +98,10 @@ pub struct WriteOptions {
     /// Append the rows to the existing `table` key (created when absent); otherwise an
     /// existing key is replaced, as `df.to_hdf(path, key=key)` replaces it.
     pub append: bool,
+    /// Write the frame's one column as a pandas Series named by the column's label
+    /// (`series.to_hdf(...)`: `pandas_type` `series_table` / `series`); `pd.read_hdf` then
+    /// returns a Series. A frame of more or fewer columns is refused.
+    pub series: bool,
 }
 
 /// What [`write`] did.
@@ -116,6 +124,14 @@ pub struct Written {
 /// existing store is changed in place, as pandas changes it.
 pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> Result<Written> {
     let key = check_key(key)?;
+    if options.series {
+        let n = frame.schema().columns().count();
+        if n != 1 {
+            return Err(Error::invalid_input(format!(
+                "a Series key holds one column; the frame has {n}"
+            )));
+        }
+    }
     if options.format == StoreFormat::Fixed {
         if options.append {
             return Err(Error::invalid_input(
@@ -144,7 +160,14 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
             parent.unlink(&name)?;
         }
         let group = parent.create_group(&name, "", None)?;
-        fixed::write(&writer, &group, &key, frame, options.filters)?;
+        fixed::write(
+            &writer,
+            &group,
+            &key,
+            frame,
+            options.filters,
+            options.series,
+        )?;
         writer.finish().map_err(|e| e.with_file(path))?;
         let rows = frame.num_rows() as u64;
         return Ok(Written {
@@ -185,7 +208,13 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
             total_rows: total,
         });
     }
-    let table = plan_table(frame, &options.data_columns, layout.as_mut())?;
+    // pandas stores a Series' values as a data column (`data_columns=[name]`).
+    let data_columns = if options.series {
+        &DataColumns::All
+    } else {
+        &options.data_columns
+    };
+    let table = plan_table(frame, data_columns, layout.as_mut())?;
     let writer = if exists {
         PtWriter::open_append(path)
     } else {
@@ -203,7 +232,7 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
             parent.unlink(&name)?;
         }
         let group = parent.create_group(&name, "", None)?;
-        write_new(&group, &table, frame, options.filters)?
+        write_new(&group, &table, frame, options.filters, options.series)?
     };
     writer.finish().map_err(|e| e.with_file(path))?;
     Ok(Written {
@@ -808,12 +837,14 @@ fn write_new(
     plan: &TablePlan,
     frame: &Frame,
     filters: Option<Filters>,
+    series: bool,
 ) -> Result<u64> {
     let multi = !plan.levels.is_empty();
-    let table_type = if multi {
-        "appendable_multiframe"
-    } else {
-        "appendable_frame"
+    let (pandas_type, table_type) = match (series, multi) {
+        (false, false) => ("frame_table", "appendable_frame"),
+        (false, true) => ("frame_table", "appendable_multiframe"),
+        (true, false) => ("series_table", "appendable_series"),
+        (true, true) => ("series_table", "appendable_multiseries"),
     };
     let mut info = vec![(
         Value::Int(1),
@@ -836,7 +867,7 @@ fn write_new(
         group,
         plan,
         &TableAttrs {
-            pandas_type: "frame_table",
+            pandas_type,
             table_type,
             multi,
             info: Value::Dict(info),
