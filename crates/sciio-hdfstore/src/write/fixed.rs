@@ -10,8 +10,8 @@ use sciio_pickle::Value;
 use sciio_pytables::sciio_hdf5::{AttrValue, RawData};
 use sciio_pytables::write::{Filters, PtGroup, PtWriter, VlAtom};
 
+use super::attrs::{flag, i64_attr, pickled, text, tz_attr};
 use super::plan::{encode, plan_column, string_type, Elem, Enc};
-use super::{flag, i64_attr, pickled, text, tz_attr};
 
 /// A block: its labels, their Arrow field positions and encodings, the element.
 struct Block {

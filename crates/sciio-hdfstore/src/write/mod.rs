@@ -25,6 +25,7 @@
 //! written: `pd.read_hdf` and `HDFStore.select(key, where=...)` work without it (queries scan
 //! the table in-kernel instead of using the index).
 
+mod attrs;
 mod fixed;
 mod plan;
 
@@ -34,9 +35,10 @@ use arrow_array::{Array, ArrayRef, Int64Array};
 use sciio_core::{Error, Result};
 use sciio_pandas::{Frame, IndexLevel};
 use sciio_pickle::Value;
-use sciio_pytables::sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData};
+use sciio_pytables::sciio_hdf5::{Field, H5Type};
 use sciio_pytables::write::{Filters, PtGroup, PtTable, PtWriter};
 
+use attrs::{flag, i64_attr, pickled, text};
 use plan::{encode, plan_column, Elem, Enc, NAN_REP};
 
 /// The layout of a key pandas writes.
@@ -768,63 +770,6 @@ fn append_rows(table: &mut PtTable, plan: &TablePlan, frame: &Frame) -> Result<(
         }
     }
     Ok(())
-}
-
-/// A text attribute, as PyTables stores a Python `str`: a UTF-8 fixed string.
-fn text(s: &str) -> AttrValue {
-    string_attr(s.as_bytes(), CharSet::Utf8)
-}
-
-fn string_attr(b: &[u8], charset: CharSet) -> AttrValue {
-    if b.is_empty() {
-        return AttrValue::Empty(H5Type::FixedString { size: 1, charset });
-    }
-    AttrValue::Raw(RawData {
-        ty: H5Type::FixedString {
-            size: b.len(),
-            charset,
-        },
-        shape: vec![],
-        bytes: b.to_vec(),
-    })
-}
-
-/// A pickled attribute, as PyTables stores other Python objects: the protocol-0 pickle as an
-/// ASCII string (PyTables unpickles byte strings ending in `.`).
-fn pickled(v: &Value) -> Result<AttrValue> {
-    Ok(string_attr(&sciio_pickle::to_protocol0(v)?, CharSet::Ascii))
-}
-
-/// A `tz` attribute: a zone name as text, a `datetime.timezone` pickled.
-fn tz_attr(tz: &Value) -> Result<AttrValue> {
-    match tz {
-        Value::Str(s) => Ok(text(s)),
-        other => pickled(other),
-    }
-}
-
-fn flag(b: bool) -> AttrValue {
-    AttrValue::Raw(RawData {
-        ty: H5Type::Bitfield {
-            size: 1,
-            precision: 8,
-            order: ByteOrder::Little,
-        },
-        shape: vec![],
-        bytes: vec![u8::from(b)],
-    })
-}
-
-fn i64_attr(v: i64) -> AttrValue {
-    AttrValue::Raw(RawData {
-        ty: H5Type::Int {
-            size: 8,
-            signed: true,
-            order: ByteOrder::Little,
-        },
-        shape: vec![],
-        bytes: v.to_le_bytes().to_vec(),
-    })
 }
 
 fn str_list(items: &[String]) -> Value {
