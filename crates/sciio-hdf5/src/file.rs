@@ -118,6 +118,7 @@ impl File {
                 unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
                 || "not an HDF5 file, or its superblock is damaged".to_string(),
             )
+            .inspect(|hid| crate::handle::close_on_exec(hid.id()))
         })
         .map_err(|e| e.with_file(path))?;
         Ok(File {

@@ -196,3 +196,33 @@ pub fn libhdf5_version() -> Result<(u32, u32, u32)> {
     })?;
     Ok((major, minor, release))
 }
+
+/// Marks the open file's descriptor close-on-exec. libhdf5's default (sec2) driver opens
+/// files without `O_CLOEXEC`, so a child process spawned by another thread would inherit the
+/// descriptor and, with it, the file's `flock`: the lock would then outlive the file's close
+/// and the next open of the file would fail ("unable to lock file"). Every file sciio opens
+/// uses the sec2 driver, whose handle is a pointer to the `int` descriptor. Runs inside
+/// `locked`, right after the open.
+#[cfg(unix)]
+pub(crate) fn close_on_exec(file: hid_t) {
+    let mut handle: *mut c_void = std::ptr::null_mut();
+    // SAFETY: `file` is a file id just opened with the sec2 driver; libhdf5 writes the
+    // driver's handle (a pointer to the descriptor, valid while the file is open) into the
+    // local `handle`, which is checked for null before it is read.
+    unsafe {
+        let fapl = hdf5_sys::h5p::H5P_DEFAULT;
+        if hdf5_sys::h5f::H5Fget_vfd_handle(file, fapl, &mut handle) < 0 || handle.is_null() {
+            H5Eclear2(H5E_DEFAULT);
+            return;
+        }
+        let fd = *handle.cast::<libc::c_int>();
+        let flags = libc::fcntl(fd, libc::F_GETFD);
+        if flags >= 0 {
+            libc::fcntl(fd, libc::F_SETFD, flags | libc::FD_CLOEXEC);
+        }
+    }
+}
+
+/// Nothing to do where child processes do not inherit descriptors this way.
+#[cfg(not(unix))]
+pub(crate) fn close_on_exec(_file: hid_t) {}

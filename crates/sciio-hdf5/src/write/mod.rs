@@ -189,6 +189,7 @@ impl FileBuilder {
                     H5Fcreate(c_path.as_ptr(), H5F_ACC_TRUNC, fcpl.id(), fapl.id()),
                     || "cannot create the file".into(),
                 )
+                .inspect(|hid| crate::handle::close_on_exec(hid.id()))
             }
         })
         .map_err(|e| e.with_file(path))?;
@@ -210,6 +211,7 @@ impl FileBuilder {
                 unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDWR, fapl.id()) },
                 || "cannot open the file for writing (not HDF5, damaged, or locked)".into(),
             )
+            .inspect(|hid| crate::handle::close_on_exec(hid.id()))
         })
         .map_err(|e| e.with_file(path))?;
         Ok(FileWriter {
