@@ -6,6 +6,7 @@ writes {file name: {variable: canonical value}} to OUT.json.
 """
 
 import json
+import math
 import os
 import sys
 
@@ -33,9 +34,20 @@ def expected(path):
     return {k: canon_or_error(v) for k, v in data.items() if not k.startswith("__")}
 
 
+def finite(v):
+    """`v` with NaN and infinities as null, as serde_json writes them."""
+    if isinstance(v, float) and not math.isfinite(v):
+        return None
+    if isinstance(v, dict):
+        return {k: finite(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [finite(x) for x in v]
+    return v
+
+
 def main():
     out, files = sys.argv[1], sys.argv[2:]
-    result = {os.path.basename(f): expected(f) for f in files}
+    result = {os.path.basename(f): finite(expected(f)) for f in files}
     with open(out, "w") as fh:
         json.dump(result, fh, indent=1, sort_keys=True)
 

@@ -420,6 +420,16 @@ def canon(v):
     if isinstance(v, MatlabOpaqueArray):
         return {"class": v.classname, "shape": list(v.shape),
                 "elements": [canon(x) for x in v.ravel(order="F")]}
+    if isinstance(v, MatlabOpaque) and v.classname == "missing":
+        return {"class": "missing", "shape": [1, 1]}
+    if isinstance(v, MatlabOpaque) and v.classname == "dictionary":
+        # mat-io 1.0.2 keeps a dictionary's property `data` (Version, IsKeyCombined,
+        # IsValueCombined, Key, Value, or Unconfigured); its keys and values are Key and Value.
+        data = v.properties["data"]
+        if "Key" not in data.dtype.names:
+            return {"class": "dictionary"}
+        return {"class": "dictionary", "keys": canon(data[0, 0]["Key"]),
+                "values": canon(data[0, 0]["Value"])}
     if isinstance(v, MatlabOpaque):
         props = dict(v.properties or {})
         # A dynamic property as MATLAB shows it: its name and value (mat-io keeps the whole

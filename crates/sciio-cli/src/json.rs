@@ -19,6 +19,7 @@
 
 use serde_json::{json, Map, Value as Json};
 
+use sciio::core::json::{float_json, latin1};
 use sciio::core::PyLiteral;
 use sciio::{NdArray, Order, Result, Value};
 
@@ -41,20 +42,6 @@ fn nest(shape: &[usize], items: &mut dyn Iterator<Item = Json>) -> Json {
         None => items.next().unwrap_or(Json::Null),
         Some((&n, rest)) => Json::Array((0..n).map(|_| nest(rest, items)).collect()),
     }
-}
-
-fn float_json(x: f64) -> Json {
-    if x.is_nan() {
-        Json::from("nan")
-    } else if x.is_infinite() {
-        Json::from(if x > 0.0 { "inf" } else { "-inf" })
-    } else {
-        Json::from(x)
-    }
-}
-
-fn latin1(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| char::from(b)).collect()
 }
 
 /// One element as JSON, by the rules in the module documentation.

@@ -305,3 +305,167 @@ print("ok")
     let out = run_python(check, &[s(&mat), s(&strings), s(&times)]);
     assert_eq!(out.trim(), "ok");
 }
+
+/// A MATLAB-written file with MATLAB's `missing` object inside a struct (mat73's
+/// testfile1.mat, `data.missing_ = missing`): `ls` lists it with its class, `cat` prints it
+/// as NaN, and the whole file converts — to .npz with `data/missing_` a 1x1 NaN, to .mat with
+/// it a 1x1 double NaN — every other value equal to what mat73 reads from the source
+/// (mat73 gives `missing` as None, mat-io as an object of class `missing`).
+#[test]
+fn matlab_missing_object_in_a_struct_lists_prints_and_converts_as_nan() {
+    let src = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../sciio-mat/tests/data/matlab/mat73_testfile1.mat");
+    let listed = ok(&["ls", s(&src)]);
+    let line = listed
+        .lines()
+        .find(|l| l.contains("missing_"))
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert!(
+        line.contains("missing") && line.contains("(1, 1)"),
+        "{line}"
+    );
+    let printed = ok(&["cat", &format!("{}:/data/missing_", s(&src))]);
+    assert_eq!(printed.trim(), "[[nan]]");
+
+    let dir = tempdir();
+    let npz = dir.path().join("all.npz");
+    let mat = dir.path().join("all.mat");
+    let said = sciio(&["convert", s(&src), s(&npz)]);
+    assert!(said.status.success(), "{said:?}");
+    let said = sciio(&["convert", s(&src), s(&mat)]);
+    assert!(said.status.success(), "{said:?}");
+    assert!(
+        !String::from_utf8_lossy(&said.stderr).contains("left out"),
+        "{said:?}"
+    );
+    let out = run_python(
+        r#"
+import sys, warnings, numpy as np, mat73, matio
+warnings.simplefilter("ignore")
+src, npz, mat = sys.argv[1:]
+ref = mat73.loadmat(src)
+assert ref['data']['missing_'] is None
+assert matio.load_from_mat(src)['data'][0, 0]['missing_'].classname == 'missing'
+z = np.load(npz)
+back = mat73.loadmat(mat)
+checked = in_npz = 0
+def walk(p, v):
+    if isinstance(v, dict):
+        for k, x in v.items():
+            yield from walk(f'{p}/{k}' if p else k, x)
+    elif isinstance(v, list):
+        for i, x in enumerate(v):
+            yield from walk(f'{p}/{i}', x)
+    else:
+        yield p, v
+def at(tree, p):
+    for part in p.split('/'):
+        tree = tree[int(part)] if isinstance(tree, list) else tree[part]
+    return tree
+for p, want in walk('', ref):
+    got_mat = at(back, p)
+    if want is None:
+        # MATLAB's missing: NaN in both destinations.
+        assert p == 'data/missing_', p
+        assert z[p].dtype == np.float64 and z[p].shape == (1, 1) and np.isnan(z[p]).all(), z[p]
+        assert np.isnan(got_mat), got_mat
+        checked += 1
+        continue
+    if hasattr(want, 'toarray'):
+        assert (want != got_mat).nnz == 0, p
+        checked += 1
+        continue
+    w, g = np.asarray(want), np.asarray(got_mat)
+    assert w.dtype == g.dtype and np.array_equal(w, g, equal_nan=w.dtype.kind in 'fc'), (p, w, g)
+    checked += 1
+    # mat73 nests a 2-D cell as lists of rows; the npz names cell items column-major.
+    if p not in z.files:
+        continue
+    if w.dtype.kind == 'U':
+        assert str(np.squeeze(z[p])) == str(w), (p, z[p], w)
+    else:
+        assert np.array_equal(np.squeeze(z[p]), np.squeeze(w), equal_nan=w.dtype.kind in 'fc'), (p, z[p], w)
+    in_npz += 1
+print(checked, in_npz)
+"#,
+        &[s(&src), s(&npz), s(&mat)],
+    );
+    // 54 values compared in the .mat copy, 40 of them (all but 2-D cells' items) in the .npz.
+    assert_eq!(out.trim(), "54 40");
+}
+
+/// hdf5storage writes a struct and a cell holding large compressed arrays (2.3 MiB and
+/// 1.5 MiB of data).
+const MAKE_BIG_MEMBERS: &str = r#"
+import sys, numpy as np, hdf5storage
+c = np.empty((1, 2), dtype=object)
+c[0, 0] = np.arange(400000, dtype=np.int32).reshape(400, 1000)
+c[0, 1] = np.str_("x")
+hdf5storage.savemat(sys.argv[1], {'s': {'big': np.arange(300000.0).reshape(600, 500),
+                                        'small': np.float64(1.5)}, 'c': c},
+                    format='7.3', matlab_compatible=True, store_python_metadata=False)
+"#;
+
+/// `ls` describes the large arrays inside v7.3 cells and structs from their headers without
+/// reading them: with every chunk of those arrays overwritten (so reading them fails), the
+/// listing still gives each one's class, dtype and shape. An intact copy converts to .npz as
+/// hdf5storage.loadmat reads it (the arrays read then are what the listing announced).
+#[test]
+fn listing_describes_large_arrays_in_cells_and_structs_without_reading_them() {
+    let dir = tempdir();
+    let mat = dir.path().join("big.mat");
+    run_python(MAKE_BIG_MEMBERS, &[s(&mat)]);
+    let intact = ok(&["ls", s(&mat)]);
+
+    let damaged = dir.path().join("damaged.mat");
+    std::fs::copy(&mat, &damaged).unwrap();
+    run_python(
+        r#"
+import sys, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    spans = []
+    for name in ('s/big', '#refs#/b'):
+        d = f[name]
+        assert d.chunks and d.compression == 'gzip', name
+        for i in range(d.id.get_num_chunks()):
+            info = d.id.get_chunk_info(i)
+            spans.append((info.byte_offset, info.size))
+with open(sys.argv[1], 'r+b') as fh:
+    for offset, size in spans:
+        fh.seek(offset)
+        fh.write(b'\xff' * size)
+"#,
+        &[s(&damaged)],
+    );
+    // Reading the data now fails...
+    let said = sciio(&["cat", &format!("{}:/s/big", s(&damaged)), "--head", "1"]);
+    assert!(!said.status.success(), "{said:?}");
+    // ...yet the listing is the intact file's, line for line after the header.
+    let listed = ok(&["ls", s(&damaged)]);
+    let table = |text: &str| -> Vec<String> {
+        text.lines()
+            .skip_while(|l| !l.starts_with('┌'))
+            .map(str::to_string)
+            .collect()
+    };
+    assert_eq!(table(&listed), table(&intact), "{listed}");
+    assert!(
+        listed.contains("(600, 500)") && listed.contains("(400, 1000)"),
+        "{listed}"
+    );
+
+    let npz = dir.path().join("big.npz");
+    ok(&["convert", s(&mat), s(&npz)]);
+    let out = run_python(
+        r#"
+import sys, numpy as np, hdf5storage
+d = hdf5storage.loadmat(sys.argv[1])
+z = np.load(sys.argv[2])
+assert np.array_equal(z['s/big'], d['s']['big'].reshape(600, 500)) and z['s/big'].dtype == np.float64
+assert np.array_equal(z['c/0'], d['c'][0, 0]) and z['c/0'].dtype == np.int32
+print('ok')
+"#,
+        &[s(&mat), s(&npz)],
+    );
+    assert_eq!(out.trim(), "ok");
+}

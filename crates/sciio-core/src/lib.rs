@@ -24,6 +24,7 @@ pub mod contain;
 pub mod dtype;
 pub mod element;
 pub mod error;
+pub mod json;
 pub mod limits;
 pub mod numpy_text;
 pub mod pyliteral;

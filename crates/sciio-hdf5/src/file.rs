@@ -112,13 +112,15 @@ impl File {
         };
         let disk = crate::header::check_root_header(path).map_err(|e| e.with_file(path))?;
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
-        let hid = locked(|| {
-            // SAFETY: valid C string; read-only open with default property lists.
-            Hid::new(
-                unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
-                || "not an HDF5 file, or its superblock is damaged".to_string(),
-            )
-            .inspect(|hid| crate::handle::close_on_exec(hid.id()))
+        let hid = crate::handle::retry_while_briefly_locked(|| {
+            locked(|| {
+                // SAFETY: valid C string; read-only open with default property lists.
+                Hid::new(
+                    unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDONLY, H5P_DEFAULT) },
+                    || "not an HDF5 file, or its superblock is damaged".to_string(),
+                )
+                .inspect(|hid| crate::handle::close_on_exec(hid.id()))
+            })
         })
         .map_err(|e| e.with_file(path))?;
         Ok(File {

@@ -223,6 +223,32 @@ pub(crate) fn close_on_exec(file: hid_t) {
     }
 }
 
+/// Opens (or creates) a file with `open`, retrying for up to about half a second while the
+/// file is locked by a descriptor that is about to go away. Close-on-exec is not enough: a
+/// child spawned by another thread holds a copy of every descriptor from its spawn until its
+/// exec, so a file closed in that window keeps its `flock` for those milliseconds and the next
+/// open fails with EAGAIN. A lock held longer (another process really has the file open for
+/// writing) is reported as before.
+pub(crate) fn retry_while_briefly_locked<T>(mut open: impl FnMut() -> Result<T>) -> Result<T> {
+    let mut pause = std::time::Duration::from_millis(2);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    loop {
+        match open() {
+            Err(e) if is_transient_lock_failure(&e) && std::time::Instant::now() < deadline => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(64));
+            }
+            result => return result,
+        }
+    }
+}
+
+/// libhdf5's words for a `flock` that would block (EAGAIN/EWOULDBLOCK).
+fn is_transient_lock_failure(error: &Error) -> bool {
+    let text = error.message();
+    text.contains("unable to lock file") && text.contains(&format!("errno = {}", libc::EAGAIN))
+}
+
 /// Nothing to do where child processes do not inherit descriptors this way.
 #[cfg(not(unix))]
 pub(crate) fn close_on_exec(_file: hid_t) {}

@@ -53,6 +53,7 @@ mod mcos;
 mod numpy;
 mod object;
 mod object_values;
+mod plain;
 mod read;
 mod v5;
 mod value;
@@ -61,7 +62,8 @@ mod write;
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use numpy::{from_numpy, no_class_reason, PythonAttrs, PythonMeta};
-pub use read::{read_mat, MatFile, ABSENT_FIELD};
+pub use plain::PlainNote;
+pub use read::{read_mat, MatFile, Outline, ABSENT_FIELD};
 #[doc(hidden)]
 pub use v5::fuzz_read as fuzz_mat5_read;
 pub use v5::{is_level5, is_v4, MatVersion};
@@ -69,5 +71,7 @@ pub use value::{
     at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,
     StructArray, VarInfo,
 };
-pub use value::{Categorical, Datetime, Duration, MatObject, ObjectData, Properties, Table};
+pub use value::{
+    Categorical, Datetime, Dictionary, Duration, MatObject, ObjectData, Properties, Table,
+};
 pub use write::{write_mat, MatWriter, WriteOptions};

@@ -27,8 +27,8 @@
 use sciio_core::{Error, Result};
 
 use crate::value::{
-    CalendarDuration, Categorical, CellArray, Datetime, Duration, Enumeration, MapData, MatObject,
-    ObjectData, Properties, Table,
+    CalendarDuration, Categorical, CellArray, Datetime, Dictionary, Duration, Enumeration, MapData,
+    MatObject, ObjectData, Properties, Table,
 };
 use crate::value::{MatValue, StructArray};
 
@@ -465,6 +465,7 @@ pub(crate) fn decode_known(
         "table" => decode_table(elements),
         "timetable" => decode_timetable(elements),
         "containers.Map" => decode_map(elements),
+        "dictionary" => decode_dictionary(elements),
         "calendarDuration" => decode_calendar_duration(elements),
         "missing" => Ok(MatObject {
             class: "missing".into(),
@@ -724,6 +725,60 @@ fn decode_map(elements: &[Properties]) -> Result<MatObject> {
             key_type: text(s.field(0, "keyType"))?,
             value_type: text(s.field(0, "valueType"))?,
         }),
+    })
+}
+
+/// The `dictionary` layout version this decoder knows (mat-io's `MAT_DICT_VERSION`).
+const DICTIONARY_VERSION: u64 = 1;
+
+/// `dictionary` (R2022b+): property `data`, a struct of `Version` (uint64 1) and either
+/// `Unconfigured` (true, no types yet) or `IsKeyCombined`, `IsValueCombined` and `Key`,
+/// `Value`: all keys as one array and all values as one array (mat-io's layout notes).
+fn decode_dictionary(elements: &[Properties]) -> Result<MatObject> {
+    let props = single(elements)?;
+    let MatValue::Struct(s) = required(props, "data")? else {
+        return Err(Error::format("data is not a struct"));
+    };
+    let version = match s.field(0, "Version") {
+        Some(v) => u64_words(v).ok().and_then(|w| w.first().copied()),
+        None => None,
+    };
+    if version != Some(DICTIONARY_VERSION) {
+        return Err(Error::format(format!(
+            "dictionary layout version {version:?} (only {DICTIONARY_VERSION} is known)"
+        )));
+    }
+    let dictionary = if flag(s.field(0, "Unconfigured")) {
+        Dictionary {
+            keys: None,
+            values: None,
+        }
+    } else {
+        let part = |name: &str| {
+            s.field(0, name)
+                .cloned()
+                .ok_or_else(|| Error::format(format!("no {name} in the dictionary data")))
+        };
+        let (keys, values) = (part("Key")?, part("Value")?);
+        let count = |v: &MatValue| v.matlab_shape().iter().product::<usize>();
+        // One element per entry in each (a scalar value given for many keys is stored
+        // repeated: `dictionary([1 2 3], 'a')` holds a 3x1 char).
+        if count(&keys) != count(&values) {
+            return Err(Error::format(format!(
+                "{} keys for {} values",
+                count(&keys),
+                count(&values)
+            )));
+        }
+        Dictionary {
+            keys: Some(Box::new(keys)),
+            values: Some(Box::new(values)),
+        }
+    };
+    Ok(MatObject {
+        class: "dictionary".into(),
+        shape: vec![1, 1],
+        data: ObjectData::Dictionary(dictionary),
     })
 }
 

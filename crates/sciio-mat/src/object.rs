@@ -89,6 +89,7 @@ impl MatObject {
             ObjectData::Properties(_)
             | ObjectData::Table(_)
             | ObjectData::Map(_)
+            | ObjectData::Dictionary(_)
             | ObjectData::CalendarDuration(_) => {
                 return Err(Error::unsupported(format!(
                     "a MATLAB {} object has no single numpy array",
@@ -99,12 +100,44 @@ impl MatObject {
         Ok(array.to_order(Order::C))
     }
 
+    /// Whether the object converts part by part ([`MatObject::parts`]) rather than as one
+    /// array: tables and timetables, `containers.Map`, `dictionary`, `calendarDuration`, and a
+    /// scalar object of any other class (kept as its properties, as MATLAB's `struct(obj)`
+    /// gives them). An array of such objects does not.
+    pub fn has_parts(&self) -> bool {
+        match &self.data {
+            ObjectData::Table(_)
+            | ObjectData::Map(_)
+            | ObjectData::Dictionary(_)
+            | ObjectData::CalendarDuration(_) => true,
+            ObjectData::Properties(elements) => elements.len() == 1,
+            _ => false,
+        }
+    }
+
     /// The named values an object is made of, for the classes that convert part by part:
     /// a `table`'s columns by variable name (then a `timetable`'s row times under their name),
-    /// a `containers.Map`'s `keys` and `values` cells, a `calendarDuration`'s `months`,
-    /// `days` and `millis`. Empty for the others.
+    /// a `containers.Map`'s `keys` and `values` cells, a `dictionary`'s `keys` and `values`
+    /// arrays (none when unconfigured), a `calendarDuration`'s `months`, `days` and `millis`,
+    /// a scalar object of another class its properties by name (a saved value replacing the
+    /// class default of the same name, in the order MATLAB lists them). Empty for the others.
     pub fn parts(&self) -> Vec<(&str, &MatValue)> {
         match &self.data {
+            ObjectData::Properties(elements) if elements.len() == 1 => {
+                let props = &elements[0];
+                let mut parts: Vec<(&str, &MatValue)> = Vec::with_capacity(props.len());
+                for (name, value) in props {
+                    match parts.iter_mut().find(|(n, _)| *n == name.as_str()) {
+                        Some(part) => part.1 = value,
+                        None => parts.push((name.as_str(), value)),
+                    }
+                }
+                parts
+            }
+            ObjectData::Dictionary(d) => match (&d.keys, &d.values) {
+                (Some(k), Some(v)) => vec![("keys", k.as_ref()), ("values", v.as_ref())],
+                _ => Vec::new(),
+            },
             ObjectData::Table(t) => {
                 let mut parts: Vec<(&str, &MatValue)> = t
                     .variable_names
@@ -207,6 +240,17 @@ impl MatObject {
                     .map(|((mo, d), ms)| format!("{mo}mo {d}d {}s", ms / 1000.0))
                     .collect()
             }
+            ObjectData::Dictionary(d) => match (&d.keys, &d.values) {
+                (Some(k), Some(v)) => vec![format!(
+                    "{} entries: keys {} {}, values {} {}",
+                    k.matlab_shape().iter().product::<usize>(),
+                    k.class().name(),
+                    size_text(k),
+                    v.class().name(),
+                    size_text(v)
+                )],
+                _ => vec!["unconfigured (no keys, no values)".to_string()],
+            },
             ObjectData::Properties(elements) => elements
                 .iter()
                 .map(|p| {
@@ -216,6 +260,12 @@ impl MatObject {
                 .collect(),
         }
     }
+}
+
+/// MATLAB's `3x1`.
+fn size_text(v: &MatValue) -> String {
+    let size: Vec<String> = v.matlab_shape().iter().map(|d| d.to_string()).collect();
+    size.join("x")
 }
 
 /// A short display of a map key or value: text quoted, a scalar as its number, otherwise

@@ -40,6 +40,81 @@ const IN_MEMORY_MAX: u64 = 64 << 20;
 /// other fields are read, and converting the struct leaves this one out with the reason.
 pub const ABSENT_FIELD: &str = "struct field not stored";
 
+/// The class of the marker an outlined array is while a value is outlined (never seen
+/// outside this module: [`Outline::of`] replaces every marker).
+const OUTLINED: &str = "\0outlined";
+
+/// A variable as [`MatFile::outline`] describes it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outline {
+    /// Read in full (everything but large numeric and logical arrays in cells and structs).
+    Value(MatValue),
+    /// A numeric or logical array not read: its class, MATLAB size and complexity (`name`
+    /// empty).
+    Array(VarInfo),
+    /// A cell array holding an outlined array somewhere.
+    Cell {
+        /// MATLAB dimensions.
+        shape: Vec<usize>,
+        /// Items, column-major.
+        items: Vec<Outline>,
+    },
+    /// A struct (array) holding an outlined array somewhere.
+    Struct {
+        /// MATLAB dimensions.
+        shape: Vec<usize>,
+        /// Field names in order.
+        fields: Vec<String>,
+        /// `elements[i][j]`: field `j` of element `i`.
+        elements: Vec<Vec<Outline>>,
+    },
+}
+
+impl Outline {
+    /// The outline of a value read with markers for the arrays not read (`skipped[i]` for
+    /// the marker noting `i`).
+    fn of(value: MatValue, skipped: &[VarInfo]) -> Outline {
+        if !has_marker(&value) {
+            return Outline::Value(value);
+        }
+        match value {
+            MatValue::Opaque(o) if o.class == OUTLINED => {
+                match o.note.parse::<usize>().ok().and_then(|i| skipped.get(i)) {
+                    Some(info) => Outline::Array(info.clone()),
+                    None => Outline::Value(MatValue::Opaque(o)),
+                }
+            }
+            MatValue::Cell(c) => Outline::Cell {
+                shape: c.shape,
+                items: c
+                    .items
+                    .into_iter()
+                    .map(|v| Outline::of(v, skipped))
+                    .collect(),
+            },
+            MatValue::Struct(s) => Outline::Struct {
+                shape: s.shape,
+                fields: s.fields,
+                elements: s
+                    .elements
+                    .into_iter()
+                    .map(|e| e.into_iter().map(|v| Outline::of(v, skipped)).collect())
+                    .collect(),
+            },
+            other => Outline::Value(other),
+        }
+    }
+}
+
+fn has_marker(value: &MatValue) -> bool {
+    match value {
+        MatValue::Opaque(o) => o.class == OUTLINED,
+        MatValue::Cell(c) => c.items.iter().any(has_marker),
+        MatValue::Struct(s) => s.elements.iter().flatten().any(has_marker),
+        _ => false,
+    }
+}
+
 /// Groups MATLAB keeps for itself, never variables.
 const RESERVED: [&str; 2] = ["#refs#", "#subsystem#"];
 
@@ -244,8 +319,30 @@ impl Mat73 {
             active: HashSet::new(),
             depth: 0,
             objects: Vec::new(),
+            outline: None,
         };
         walk.value(&path)
+    }
+
+    /// Variable `name` described without reading its large numeric and logical arrays inside
+    /// plain cells and structs (more than `min_bytes` each): see [`MatFile::outline`].
+    pub fn outline(&self, name: &str, min_bytes: u64) -> Result<Outline> {
+        if RESERVED.contains(&name) || name.contains('/') {
+            return Err(
+                Error::not_found(format!("{name:?} is not a variable")).with_file(self.path())
+            );
+        }
+        let path = join_path("/", name);
+        let mut walk = Walk {
+            file: self,
+            active: HashSet::new(),
+            depth: 0,
+            objects: Vec::new(),
+            outline: Some((min_bytes, Vec::new())),
+        };
+        let value = walk.value(&path)?;
+        let skipped = walk.outline.map(|(_, s)| s).unwrap_or_default();
+        Ok(Outline::of(value, &skipped))
     }
 
     fn locate(&self, e: Error, node: &str) -> Error {
@@ -405,6 +502,9 @@ struct Walk<'a> {
     depth: usize,
     /// Ids of the MCOS objects being read (to refuse object reference cycles).
     objects: Vec<u32>,
+    /// Outlining ([`Mat73::outline`]): numeric and logical datasets of more than `.0` bytes
+    /// in plain cells and structs are described, not read (`.1` collects them).
+    outline: Option<(u64, Vec<VarInfo>)>,
 }
 
 impl Walk<'_> {
@@ -459,6 +559,22 @@ impl Walk<'_> {
         let class = class
             .map(|c| MatClass::from_name(&c))
             .unwrap_or(MatClass::Struct);
+        // Function handles and enumerations are decoded from their data: read in full.
+        if class != MatClass::Struct && self.outline.is_some() {
+            let outline = self.outline.take();
+            let value = self.group_value(g, class, attrs);
+            self.outline = outline;
+            return value;
+        }
+        self.group_value(g, class, attrs)
+    }
+
+    fn group_value(
+        &mut self,
+        g: &sciio_hdf5::Group,
+        class: MatClass,
+        attrs: &[Attribute],
+    ) -> Result<MatValue> {
         let value = self.structure(g, attrs)?;
         match class {
             MatClass::Struct => Ok(value),
@@ -685,7 +801,11 @@ impl Walk<'_> {
             if let (Ok(Some(3)), MatClass::Object(name), Some(stored)) =
                 (uint_attr(attrs, "MATLAB_object_decode"), &class, &payload)
             {
-                return Ok(self.object_variable(name, (**stored).clone()));
+                // Objects are decoded from their data: read in full.
+                let outline = self.outline.take();
+                let value = self.object_variable(name, (**stored).clone());
+                self.outline = outline;
+                return Ok(value);
             }
             return Ok(MatValue::Opaque(Opaque {
                 class: class.name().to_string(),
@@ -701,8 +821,36 @@ impl Walk<'_> {
             MatClass::Struct => Err(Error::format(
                 "a struct stored as a dataset without MATLAB_empty",
             )),
-            other => data_value(other, read_data(d)?),
+            other => match self.outlined(&other, &d.shape()?, &ty) {
+                Some(mark) => Ok(mark),
+                None => data_value(other, read_data(d)?),
+            },
         }
+    }
+
+    /// When outlining, a large numeric or logical dataset described instead of read: its
+    /// marker value (see [`Outline::of`]).
+    fn outlined(&mut self, class: &MatClass, dims: &[u64], ty: &H5Type) -> Option<MatValue> {
+        let (min_bytes, skipped) = self.outline.as_mut()?;
+        if class.numeric_kind().is_none() && *class != MatClass::Logical {
+            return None;
+        }
+        let count = dims.iter().fold(1u64, |a, &n| a.saturating_mul(n));
+        if count.saturating_mul(ty.size() as u64) <= *min_bytes {
+            return None;
+        }
+        skipped.push(VarInfo {
+            name: String::new(),
+            class: class.clone(),
+            shape: matlab_dims(dims),
+            complex: ty.complex_parts().is_some(),
+            sparse: false,
+        });
+        Some(MatValue::Opaque(Opaque {
+            class: OUTLINED.into(),
+            payload: None,
+            note: (skipped.len() - 1).to_string(),
+        }))
     }
 
     /// A cell element or struct field decoded from the file's in-memory image without
@@ -726,7 +874,13 @@ impl Walk<'_> {
         match class {
             MatClass::Cell => self.cell(raw, path).map(Some),
             MatClass::Struct | MatClass::Object(_) | MatClass::FunctionHandle => Ok(None),
-            other => data_value(other, raw).map(Some),
+            other => {
+                let dims: Vec<u64> = raw.shape.iter().map(|&x| x as u64).collect();
+                match self.outlined(&other, &dims, &raw.ty) {
+                    Some(mark) => Ok(Some(mark)),
+                    None => data_value(other, raw).map(Some),
+                }
+            }
         }
     }
 
@@ -1265,6 +1419,18 @@ impl MatFile {
         match &self.inner {
             Inner::V73(f) => f.read(name),
             Inner::Level5(f) => f.read(name),
+        }
+    }
+
+    /// Variable `name` described for a listing: v7.3 numeric and logical arrays of more
+    /// than `min_bytes` inside plain cells and structs are not read (their class, size and
+    /// complexity come from their headers, [`Outline::Array`]); everything else is read
+    /// ([`Outline::Value`] when nothing was left unread). Level-5 and v4 variables are read
+    /// whole (their elements are compressed or packed together).
+    pub fn outline(&self, name: &str, min_bytes: u64) -> Result<Outline> {
+        match &self.inner {
+            Inner::V73(f) => f.outline(name, min_bytes),
+            Inner::Level5(f) => f.read(name).map(Outline::Value),
         }
     }
 

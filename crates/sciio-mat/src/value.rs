@@ -520,6 +520,8 @@ pub enum ObjectData {
     CalendarDuration(CalendarDuration),
     /// MATLAB's `missing` (every element missing).
     Missing,
+    /// A MATLAB `dictionary` (R2022b+).
+    Dictionary(Dictionary),
     /// Any other class: each element's properties (an element MATLAB saved as a deleted handle
     /// has none).
     Properties(Vec<Properties>),
@@ -536,6 +538,18 @@ pub struct MapData {
     pub key_type: String,
     /// `ValueType` (`any`, `char`, `double`...).
     pub value_type: String,
+}
+
+/// A MATLAB `dictionary` (R2022b+): its keys and its values, each one array as MATLAB
+/// stores them (an `n×1` column of any class, objects such as `string` included), entry `i`
+/// being key `i` and value `i`. An unconfigured dictionary (`dictionary` with no types yet)
+/// has neither.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Dictionary {
+    /// The keys (`None` when unconfigured).
+    pub keys: Option<Box<MatValue>>,
+    /// The values (`None` when unconfigured).
+    pub values: Option<Box<MatValue>>,
 }
 
 /// A MATLAB enumeration array.

@@ -148,3 +148,55 @@ fn bad_values_are_refused() {
         MatValue::from(1.0)
     );
 }
+
+/// Structs over 1024 fields written with Python metadata keep hdf5storage's layout up to 4000
+/// fields: `Python.Fields` (a vlen string attribute) and `MATLAB_fields` as attributes, as
+/// hdf5storage writes them (it reads field names only from the attribute); hdf5storage restores
+/// them as dicts with every key in order, mat73 reads them too. hdf5storage cannot write a
+/// struct with more fields itself (its attributes no longer fit a header message): sciio
+/// writes those as MATLAB does (`MATLAB_fields` referencing `#refs#`, no Python metadata),
+/// which mat73 reads (hdf5storage reads no MATLAB struct in that layout).
+#[test]
+fn structs_over_1024_fields_keep_python_fields_for_hdf5storage() {
+    let dir = tempdir();
+    let wide = |n: usize| {
+        MatValue::Struct(StructArray::scalar(
+            (0..n)
+                .map(|i| (format!("f{i}"), MatValue::from(i as f64)))
+                .collect(),
+        ))
+    };
+    let opts = WriteOptions::default().python_metadata(true);
+    let file = dir.path().join("wide.mat");
+    let vals = vec![
+        ("s1500".to_string(), wide(1500)),
+        ("s4000".to_string(), wide(4000)),
+    ];
+    sciio_mat::write_mat(&file, &vals, &opts).unwrap();
+    let wider = dir.path().join("wider.mat");
+    sciio_mat::write_mat(&wider, &[("s5000".to_string(), wide(5000))], &opts).unwrap();
+    let out = run_python(
+        r#"
+import sys, h5py, hdf5storage, mat73, numpy as np
+f = h5py.File(sys.argv[1])
+for n in (1500, 4000):
+    names = [x.decode() if isinstance(x, bytes) else x for x in f[f's{n}'].attrs['Python.Fields']]
+    assert names == [f'f{i}' for i in range(n)], n
+d = hdf5storage.loadmat(sys.argv[1])
+for n in (1500, 4000):
+    s = d[f's{n}']
+    assert type(s) is dict and list(s) == [f'f{i}' for i in range(n)], (n, type(s))
+    assert all(np.asarray(s[f'f{i}']).item() == i for i in range(n)), n
+assert 'Python.Fields' not in h5py.File(sys.argv[2])['s5000'].attrs
+for path in sys.argv[1:]:
+    m = mat73.loadmat(path)
+    for k, s in m.items():
+        # mat73 lists a group's members in HDF5's (name) order.
+        assert sorted(s) == sorted(f'f{i}' for i in range(int(k[1:]))), k
+        assert all(np.asarray(s[f'f{i}']).item() == i for i in range(int(k[1:]))), k
+print('ok')
+"#,
+        &[file.to_str().unwrap(), wider.to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "ok");
+}

@@ -244,6 +244,22 @@ fn range_array(r: &RangeIndex, rows: usize) -> Result<ArrayRef> {
     )))
 }
 
+/// `array` as Arrow can display it with `opts`: unchanged, or — a zoned timestamp column whose
+/// zone name chrono-tz does not know — cast to UTC, with that zone's name (shown in UTC rather
+/// than refused; `cat` says so in its header, `cat --json` writes UTC offsets).
+pub(crate) fn displayable(
+    array: &ArrayRef,
+    opts: &FormatOptions,
+) -> std::result::Result<(ArrayRef, Option<Arc<str>>), arrow_schema::ArrowError> {
+    match array.data_type() {
+        DataType::Timestamp(u, Some(tz)) if ArrayFormatter::try_new(array, opts).is_err() => {
+            let utc = DataType::Timestamp(*u, Some("+00:00".into()));
+            Ok((arrow_cast::cast(array, &utc)?, Some(tz.clone())))
+        }
+        _ => Ok((array.clone(), None)),
+    }
+}
+
 fn render(frame: &Frame, max_rows: usize) -> Result<String> {
     let rows = frame.num_rows();
     let mut cols: Vec<(String, ArrayRef)> = frame.index_arrays()?;
@@ -274,13 +290,11 @@ fn render(frame: &Frame, max_rows: usize) -> Result<String> {
     for (label, array) in &mut cols {
         // named zones print in local time with their offset, as pandas prints them; a zone
         // name chrono-tz does not know prints in UTC, saying so in the header
-        if let DataType::Timestamp(u, Some(tz)) = array.data_type().clone() {
-            if ArrayFormatter::try_new(array.as_ref(), &opts).is_err() {
-                let utc = DataType::Timestamp(u, Some("+00:00".into()));
-                *array = arrow_cast::cast(array.as_ref(), &utc)
-                    .map_err(|e| Error::unsupported(format!("cannot print {label}: {e}")))?;
-                *label = format!("{label} ({tz} shown as UTC)");
-            }
+        let (display, zone) = displayable(array, &opts)
+            .map_err(|e| Error::unsupported(format!("cannot print {label}: {e}")))?;
+        *array = display;
+        if let Some(tz) = zone {
+            *label = format!("{label} ({tz} shown as UTC)");
         }
         let fmt = ArrayFormatter::try_new(array.as_ref(), &opts)
             .map_err(|e| Error::unsupported(format!("cannot print {label}: {e}")))?;

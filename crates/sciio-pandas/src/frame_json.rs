@@ -18,7 +18,6 @@
 //! - `rows` is the frame's row count; `data` may hold fewer rows when a slice was asked for.
 
 use std::ops::Range;
-use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
@@ -32,6 +31,7 @@ use serde_json::{json, Map, Value as Json};
 
 use crate::frame::Frame;
 use crate::schema::numpy_type_of;
+use sciio_core::json::{float_json, latin1};
 use sciio_core::{Error, Result};
 
 impl Frame {
@@ -118,16 +118,6 @@ fn pandas_dtype(dt: &DataType) -> String {
     }
 }
 
-fn float(x: f64) -> Json {
-    if x.is_nan() {
-        Json::from("nan")
-    } else if x.is_infinite() {
-        Json::from(if x > 0.0 { "inf" } else { "-inf" })
-    } else {
-        Json::from(x)
-    }
-}
-
 /// One value of `array` as JSON, by the module's rules.
 fn cell(array: &ArrayRef, row: usize) -> Result<Json> {
     if array.is_null(row) {
@@ -144,20 +134,20 @@ fn cell(array: &ArrayRef, row: usize) -> Result<Json> {
         DataType::UInt16 => Json::from(a.as_primitive::<UInt16Type>().value(row)),
         DataType::UInt32 => Json::from(a.as_primitive::<UInt32Type>().value(row)),
         DataType::UInt64 => Json::from(a.as_primitive::<UInt64Type>().value(row)),
-        DataType::Float16 => float(a.as_primitive::<Float16Type>().value(row).to_f64()),
+        DataType::Float16 => float_json(a.as_primitive::<Float16Type>().value(row).to_f64()),
         DataType::Float32 => {
             // the shortest digits of the f32 (1.1, as pandas prints it), not of its f64 widening
             let x = a.as_primitive::<Float32Type>().value(row);
-            float(x.to_string().parse::<f64>().unwrap_or(f64::from(x)))
+            float_json(x.to_string().parse::<f64>().unwrap_or(f64::from(x)))
         }
-        DataType::Float64 => float(a.as_primitive::<Float64Type>().value(row)),
+        DataType::Float64 => float_json(a.as_primitive::<Float64Type>().value(row)),
         DataType::Utf8 => Json::from(a.as_string::<i32>().value(row)),
         DataType::LargeUtf8 => Json::from(a.as_string::<i64>().value(row)),
         DataType::Utf8View => Json::from(a.as_string_view().value(row)),
-        DataType::Binary => latin1(a.as_binary::<i32>().value(row)),
-        DataType::LargeBinary => latin1(a.as_binary::<i64>().value(row)),
-        DataType::BinaryView => latin1(a.as_binary_view().value(row)),
-        DataType::FixedSizeBinary(_) => latin1(a.as_fixed_size_binary().value(row)),
+        DataType::Binary => Json::from(latin1(a.as_binary::<i32>().value(row))),
+        DataType::LargeBinary => Json::from(latin1(a.as_binary::<i64>().value(row))),
+        DataType::BinaryView => Json::from(latin1(a.as_binary_view().value(row))),
+        DataType::FixedSizeBinary(_) => Json::from(latin1(a.as_fixed_size_binary().value(row))),
         DataType::Dictionary(_, _) => {
             let dict = a.as_any_dictionary();
             let key = dict.normalized_keys().get(row).copied().unwrap_or(0);
@@ -185,21 +175,12 @@ fn list(values: ArrayRef) -> Result<Json> {
         .map(Json::Array)
 }
 
-fn latin1(bytes: &[u8]) -> Json {
-    Json::from(bytes.iter().map(|&b| char::from(b)).collect::<String>())
-}
-
 /// Arrow's display text (ISO 8601 for instants and durations, exact decimals); a zone name
 /// chrono-tz does not know is shown in UTC rather than refused.
 fn text(array: &ArrayRef, row: usize) -> Result<String> {
     let opts = FormatOptions::default();
-    let shown: ArrayRef = match array.data_type() {
-        DataType::Timestamp(u, Some(_)) if ArrayFormatter::try_new(array, &opts).is_err() => {
-            let utc = DataType::Timestamp(*u, Some(Arc::from("+00:00")));
-            arrow_cast::cast(array, &utc).map_err(|e| Error::unsupported(e.to_string()))?
-        }
-        _ => array.clone(),
-    };
+    let (shown, _) =
+        crate::frame::displayable(array, &opts).map_err(|e| Error::unsupported(e.to_string()))?;
     let fmt = ArrayFormatter::try_new(shown.as_ref(), &opts).map_err(|e| {
         Error::unsupported(format!(
             "cannot write a {} value as JSON: {e}",
@@ -213,6 +194,7 @@ fn text(array: &ArrayRef, row: usize) -> Result<String> {
 mod tests {
     use super::*;
     use arrow_array::{DictionaryArray, Int64Array, StringArray, TimestampNanosecondArray};
+    use std::sync::Arc;
 
     #[test]
     fn values_follow_the_array_rules_and_a_multiindex_gives_lists() {

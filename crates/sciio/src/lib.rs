@@ -67,18 +67,25 @@ pub mod file;
 #[cfg(feature = "parquet")]
 pub mod frames;
 #[cfg(feature = "hdf5")]
+mod h5_convert;
+#[cfg(feature = "hdf5")]
 mod h5write;
 #[cfg(feature = "hdf5")]
 mod hdf5;
+mod job;
+mod leaves;
 #[cfg(feature = "mat")]
 mod mat;
 #[cfg(feature = "mat")]
 mod mat_convert;
+#[cfg(feature = "mat")]
+mod mat_write;
 mod options;
 #[cfg(feature = "parquet")]
 mod parquet;
 #[cfg(feature = "parquet")]
 mod parquet_convert;
+mod route;
 #[cfg(feature = "hdfstore")]
 mod store;
 #[cfg(feature = "hdfstore")]

@@ -20,10 +20,11 @@ use std::path::Path;
 
 use sciio_core::{DType, Error, ErrorKind, Limits, NdArray, Order, Result, ScalarKind};
 use sciio_mat::{
-    MatClass, MatFile, MatValue, ObjectData, SparseKind, SparseMatrix, StructArray, VarInfo,
+    MatClass, MatFile, MatValue, ObjectData, Outline, SparseKind, SparseMatrix, StructArray,
+    VarInfo,
 };
 
-use crate::node::{ArrayInfo, NativeInfo, Node, NodeKind};
+use crate::node::{ArrayInfo, AttrValue, Attribute, NativeInfo, Node, NodeKind};
 
 /// An opened MAT file. The cells, structs and objects read to describe them when the file
 /// was opened are kept (up to [`KEPT_MAX`] bytes of data in all), so converting their leaves
@@ -38,6 +39,10 @@ pub(crate) struct Mat {
 
 /// Bytes of array data of the values kept from opening a MAT file.
 const KEPT_MAX: u64 = 256 << 20;
+
+/// Numeric arrays of more bytes than this inside v7.3 cells and structs are described from
+/// their headers when a file is opened (listed), and read only when converted.
+const OUTLINE_MIN: u64 = 1 << 20;
 
 impl Mat {
     pub(crate) fn open(path: &Path, limits: &Limits) -> Result<(Node, Mat)> {
@@ -65,8 +70,14 @@ impl Mat {
             };
             let node = match leaf_without_data(&info) {
                 Some(node) => node,
-                None => match file.read(&info.name) {
-                    Ok(value) => {
+                None => match file.outline(&info.name, OUTLINE_MIN) {
+                    // Arrays inside it left unread: read when converted.
+                    Ok(
+                        outline @ (Outline::Array(_)
+                        | Outline::Cell { .. }
+                        | Outline::Struct { .. }),
+                    ) => outline_node(&info.name, &outline),
+                    Ok(Outline::Value(value)) => {
                         let node = value_node(&info.name, &value);
                         let bytes = value_bytes(&value);
                         if kept_bytes.saturating_add(bytes) <= KEPT_MAX {
@@ -279,6 +290,66 @@ fn native(mut node: Node, class: &MatClass, shape: &[usize]) -> Node {
     node
 }
 
+/// The node of a variable outlined when the file was opened: what was read as
+/// [`value_node`] makes it, arrays not read from their headers (the same dtype, shape and
+/// order reading them gives).
+fn outline_node(name: &str, outline: &Outline) -> Node {
+    match outline {
+        Outline::Value(value) => value_node(name, value),
+        Outline::Array(info) => {
+            let info = VarInfo {
+                name: name.to_string(),
+                ..info.clone()
+            };
+            leaf_without_data(&info).unwrap_or_else(|| {
+                let node = Node::new(name, opaque(info.class.name(), "not described"));
+                native(node, &info.class, &info.shape)
+            })
+        }
+        Outline::Cell { shape, items } => {
+            let items = items
+                .iter()
+                .enumerate()
+                .map(|(i, item)| outline_node(&i.to_string(), item));
+            native(
+                Node::new(name, NodeKind::Group(items.collect())),
+                &MatClass::Cell,
+                &sciio_mat::at_least_2d(shape),
+            )
+        }
+        Outline::Struct {
+            shape,
+            fields,
+            elements,
+        } => {
+            let element = |e: &[Outline]| -> Vec<Node> {
+                fields
+                    .iter()
+                    .zip(e)
+                    .map(|(f, o)| outline_node(f, o))
+                    .collect()
+            };
+            let kind = match elements.as_slice() {
+                [one] => NodeKind::Group(element(one)),
+                many => NodeKind::Group(
+                    many.iter()
+                        .enumerate()
+                        .map(|(i, e)| {
+                            let node = Node::new(i.to_string(), NodeKind::Group(element(e)));
+                            native(node, &MatClass::Struct, &[1, 1])
+                        })
+                        .collect(),
+                ),
+            };
+            native(
+                Node::new(name, kind),
+                &MatClass::Struct,
+                &sciio_mat::at_least_2d(shape),
+            )
+        }
+    }
+}
+
 /// The node of a value read from the file (children for cells and structs).
 fn value_node(name: &str, value: &MatValue) -> Node {
     let kind = match value {
@@ -317,20 +388,17 @@ fn value_node(name: &str, value: &MatValue) -> Node {
             return native(node, &sparse_class(s), &value.matlab_shape());
         }
         MatValue::Opaque(o) => opaque(&o.class, &o.note),
-        // Tables (columns, a timetable's row times), containers.Map (keys, values) and
-        // calendarDuration (months, days, millis) are groups of their parts.
-        MatValue::Object(o)
-            if matches!(
-                o.data,
-                ObjectData::Table(_) | ObjectData::Map(_) | ObjectData::CalendarDuration(_)
-            ) =>
-        {
-            NodeKind::Group(
-                o.parts()
-                    .into_iter()
-                    .map(|(part, v)| value_node(part, v))
-                    .collect(),
-            )
+        // Tables (columns, a timetable's row times), containers.Map and dictionary (keys,
+        // values), calendarDuration (months, days, millis) and a scalar object of another
+        // class (its properties, with its class as attribute MATLAB_class) are groups of
+        // their parts.
+        MatValue::Object(o) if o.has_parts() => {
+            let parts = o.parts().into_iter().map(|(part, v)| value_node(part, v));
+            let mut node = Node::new(name, NodeKind::Group(parts.collect()));
+            if matches!(o.data, ObjectData::Properties(_)) {
+                node.attrs.push(class_attribute(&o.class));
+            }
+            return native(node, &value.class(), &value.matlab_shape());
         }
         // string/datetime/duration/categorical/enumerations/missing have a numpy array;
         // other classes do not.
@@ -416,6 +484,23 @@ pub(crate) fn sparse_part(s: &SparseMatrix, part: &str) -> Result<NdArray> {
             "a sparse matrix has no member '{other}' (it has {})",
             SPARSE_PARTS.join(", ")
         ))),
+    }
+}
+
+/// `MATLAB_class`, the class of an object carried as its properties (an `S` scalar).
+fn class_attribute(class: &str) -> Attribute {
+    let value = NdArray::from_bytes(
+        DType::scalar(ScalarKind::Bytes(class.len().max(1))),
+        &[],
+        Order::C,
+        class.as_bytes(),
+    );
+    Attribute {
+        name: "MATLAB_class".into(),
+        value: match value {
+            Ok(a) => AttrValue::Array(a),
+            Err(_) => AttrValue::Other(class.to_string()),
+        },
     }
 }
 

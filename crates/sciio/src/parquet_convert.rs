@@ -17,14 +17,15 @@ use sciio_pandas::{Frame, IndexLevel, ParquetOptions, ParquetWriter};
 use crate::atomic::write_atomically;
 use crate::file::File;
 use crate::format::Format;
+use crate::job::{Job, Written};
 use crate::node::{normalise, AttrValue, Node, NodeKind};
-use crate::options::{npz_compression, ConvertOptions, ConvertSummary};
+use crate::options::npz_compression;
 use crate::parquet::{
     array_frame, numpy_columns, options_for, read_frame, reader, records_of, write_frame, write_npz,
 };
 #[cfg(feature = "hdf5")]
 use crate::parquet::{frame_table, table_name};
-use crate::plan::{refuse_if_strict, LeftOut};
+use crate::plan::LeftOut;
 use crate::vlarray::VlKind;
 
 /// `src.parquet → dst.parquet`, batch by batch, written atomically. Returns the rows copied.
@@ -52,80 +53,63 @@ pub(crate) fn copy(
     })
 }
 
-/// The conversions that involve a data frame, or `None` when neither the destination is
-/// Parquet nor a source is a frame (the array leaves path of [`convert_many`] handles those).
-///
-/// [`convert_many`]: crate::convert_many
-pub(crate) fn convert_frames(
-    sources: &mut [(&mut File, Option<&str>)],
-    dst: &Path,
-    format: Format,
-    options: &ConvertOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<Option<ConvertSummary>> {
-    #[cfg(feature = "hdfstore")]
-    if let Some(summary) =
-        crate::store_convert::convert(sources, dst, format, options, &mut *progress)?
-    {
-        return Ok(Some(summary));
-    }
-    let any_frame = sources
-        .iter()
-        .any(|(f, _)| matches!(f.root().kind, NodeKind::Frame { .. }));
+/// The checks of a conversion that involves a data frame (a frame source or a Parquet
+/// destination): one source, no `DST:NODE` the destination cannot name, no node inside a
+/// frame. Refuses or passes (`None`); never converts.
+pub(crate) fn check_frame_job(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let (dst, format, options) = (job.dst, job.format, job.options);
+    let any_frame = job.sources.iter().any(|(f, _)| frame_src(f));
     if format != Format::Parquet && !any_frame {
         return Ok(None);
     }
-    let [(src, src_node)] = sources else {
+    let Some((src, src_node)) = job.single() else {
         return Err(Error::unsupported(format!(
             "a data frame converts from or to one file at a time, got {} sources",
-            sources.len()
+            job.sources.len()
         ))
         .with_file(dst));
     };
+    let is_frame = frame_src(src);
     if let Some(node) = options.dst_node.as_deref() {
-        if format != Format::Hdf5 && !(frame_src(src) && format == Format::Npz) {
+        if format != Format::Hdf5 && !(is_frame && format == Format::Npz) {
             return Err(Error::invalid_input(format!(
                 "a {format} destination of a data frame takes no node; drop ':{node}'"
             ))
             .with_file(dst));
         }
     }
-    let is_frame = frame_src(src);
     if is_frame && src_node.is_some_and(|n| !n.trim_matches('/').is_empty()) {
         return Err(Error::not_found(
             "a Parquet file is one data frame without nodes (use the file name alone)",
         )
         .with_file(src.path()));
     }
-    let summary = match (is_frame, format) {
-        (true, Format::Parquet) => {
-            let parquet = options_for(options.compress.as_ref())?;
-            copy(src.path(), src.limits(), dst, &parquet, progress)?;
-            summary(format, src.root(), src.size_on_disk())
-        }
-        (true, Format::Npz) => frame_to_npz(src, dst, options, progress)?,
-        (true, Format::Npy) => frame_to_npy(src, dst, options, progress)?,
-        #[cfg(feature = "hdf5")]
-        (true, Format::Hdf5) => {
-            #[cfg(feature = "hdfstore")]
-            if options.store.format.as_deref() != Some("pytables") {
-                return crate::store_convert::frame_to_store(src, dst, options, progress).map(Some);
-            }
-            match crate::stream::frame_to_h5(src, dst, options, progress)? {
-                Some(summary) => summary,
-                None => frame_to_h5(src, dst, options, progress)?,
-            }
-        }
-        (true, other) => {
-            return Err(Error::unsupported(format!(
-                "{other} cannot hold a data frame; write .parquet, .npz (one array per column), \
-             .npy (a structured array) or .h5 (a Table)"
-            ))
-            .with_file(src.path()))
-        }
-        (false, _) => array_to_parquet(src, *src_node, dst, options, progress)?,
+    Ok(None)
+}
+
+/// `x.parquet → y.parquet`, record batch by record batch (pandas metadata kept).
+pub(crate) fn frame_to_parquet(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let (dst, options) = (job.dst, job.options);
+    let progress = &mut *job.progress;
+    let [(src, _)] = &mut *job.sources else {
+        return Ok(None);
     };
-    Ok(Some(summary))
+    let parquet = options_for(options.compress.as_ref())?;
+    copy(src.path(), src.limits(), dst, &parquet, progress)?;
+    Ok(Some(summary(src.root(), src.size_on_disk())))
+}
+
+/// A data frame into a format that holds none: refused, naming those that do.
+pub(crate) fn no_frame_destination(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let format = job.format;
+    let Some((src, _)) = job.single() else {
+        return Ok(None);
+    };
+    Err(Error::unsupported(format!(
+        "{format} cannot hold a data frame; write .parquet, .npz (one array per column), \
+         .npy (a structured array) or .h5 (a Table)"
+    ))
+    .with_file(src.path()))
 }
 
 fn frame_src(src: &File) -> bool {
@@ -135,12 +119,11 @@ fn frame_src(src: &File) -> bool {
 /// `x.parquet → y.npz`: one member per index level and column, or with `y.npz:NAME` one
 /// structured member (as `x.parquet → y.npy` makes it); columns numpy has no type for are
 /// left out.
-fn frame_to_npz(
-    src: &File,
-    dst: &Path,
-    options: &ConvertOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<ConvertSummary> {
+pub(crate) fn frame_to_npz(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let (dst, options) = (job.dst, job.options);
+    let [(src, _)] = &*job.sources else {
+        return Ok(None);
+    };
     let compression = npz_compression(options.compress.as_ref())?;
     let member = options
         .dst_node
@@ -157,43 +140,40 @@ fn frame_to_npz(
             numpy_columns(&frame, true, src.path(), src.limits())?
         }
     };
-    refuse_if_strict(&left_out, options.strict, dst)?;
+    job.plan.extend(left_out);
+    job.plan.ready()?;
     write_npz(&arrays, dst, compression)?;
     let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
-    progress(bytes, bytes);
-    Ok(ConvertSummary {
-        format: Format::Npz,
+    (job.progress)(bytes, bytes);
+    Ok(Some(Written {
         arrays: arrays.into_iter().map(|(name, _)| name).collect(),
         data_bytes: bytes,
-        left_out,
-    })
+    }))
 }
 
 /// `x.parquet → y.npy`: one structured array like `df.to_records(index=False)`, the index
 /// levels as leading fields when the index is stored (not a RangeIndex); columns numpy has no
 /// type for are left out.
-fn frame_to_npy(
-    src: &File,
-    dst: &Path,
-    options: &ConvertOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<ConvertSummary> {
+pub(crate) fn frame_to_npy(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let (dst, options) = (job.dst, job.options);
+    let [(src, _)] = &*job.sources else {
+        return Ok(None);
+    };
     if let Some(spec) = options.compress.as_ref().filter(|s| !s.is_uncompressed()) {
         return Err(Error::unsupported(format!(
             "npy files are never compressed (got '{spec}'); write .npz to compress"
         )));
     }
     let (records, left_out) = frame_records(src)?;
-    refuse_if_strict(&left_out, options.strict, dst)?;
+    job.plan.extend(left_out);
+    job.plan.ready()?;
     write_atomically(dst, |out| sciio_npy::write_array(out, &records))?;
     let bytes = records.as_bytes().len() as u64;
-    progress(bytes, bytes);
-    Ok(ConvertSummary {
-        format: Format::Npy,
+    (job.progress)(bytes, bytes);
+    Ok(Some(Written {
         arrays: vec!["/".to_string()],
         data_bytes: bytes,
-        left_out,
-    })
+    }))
 }
 
 /// The frame as one structured array like `df.to_records(index=False)`, the index levels as
@@ -219,29 +199,27 @@ fn frame_records(src: &File) -> Result<(NdArray, Vec<LeftOut>)> {
 
 /// `x.parquet → y.h5`: a PyTables Table of the columns PyTables has a type for.
 #[cfg(feature = "hdf5")]
-fn frame_to_h5(
-    src: &File,
-    dst: &Path,
-    options: &ConvertOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<ConvertSummary> {
+pub(crate) fn frame_to_h5(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let (dst, options) = (job.dst, job.options);
+    let [(src, _)] = &*job.sources else {
+        return Ok(None);
+    };
     let frame = read_frame(src.path(), src.limits())?;
     let (arrays, mut left_out) = numpy_columns(&frame, true, src.path(), src.limits())?;
     let (table, no_type) = frame_table(&arrays).map_err(|e| e.with_file(src.path()))?;
     left_out.extend(no_type);
-    refuse_if_strict(&left_out, options.strict, dst)?;
+    job.plan.extend(left_out);
+    job.plan.ready()?;
     let name = table_name(options.dst_node.as_deref(), src.path());
     let mut out = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
     out.write(&name, &table).map_err(|e| e.with_file(dst))?;
     out.finish(dst)?;
     let bytes = table.as_bytes().len() as u64;
-    progress(bytes, bytes);
-    Ok(ConvertSummary {
-        format: Format::Hdf5,
+    (job.progress)(bytes, bytes);
+    Ok(Some(Written {
         arrays: vec![name],
         data_bytes: bytes,
-        left_out,
-    })
+    }))
 }
 
 /// A structured array or an n-d array (or the one array of a file) → a Parquet file: one
@@ -249,13 +227,14 @@ fn frame_to_h5(
 /// column for an n-d array. Attributes go into the file's key-value metadata under
 /// [`PARQUET_ATTRIBUTES_KEY`](crate::options::PARQUET_ATTRIBUTES_KEY); fields with no column
 /// type and whatever else the selection holds (links, opaque nodes) are left out.
-fn array_to_parquet(
-    src: &mut File,
-    src_node: Option<&str>,
-    dst: &Path,
-    options: &ConvertOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<ConvertSummary> {
+pub(crate) fn array_to_parquet(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let (dst, options) = (job.dst, job.options);
+    let progress = &mut *job.progress;
+    let plan = &mut job.plan;
+    let [(src, src_node)] = &mut *job.sources else {
+        return Ok(None);
+    };
+    let (src, src_node): (&mut File, Option<&str>) = (src, *src_node);
     // A whole file whose one leaf is a VLArray converts as that VLArray.
     let only_vlarray = match src_node {
         None => sole_vlarray(src.root()),
@@ -275,7 +254,8 @@ fn array_to_parquet(
         None => src.root(),
     };
     let base = src_node.map(normalise).unwrap_or_else(|| "/".to_string());
-    let (attributes, mut left_out) = selection_plan(selected, &base, &path);
+    let (attributes, left_out) = selection_plan(selected, &base, &path);
+    plan.extend(left_out);
     let label = column_label(&path, src.path());
     let file = src.path().to_path_buf();
     let located = |e: Error| e.with_file(&file).with_node(path.clone());
@@ -292,18 +272,12 @@ fn array_to_parquet(
             dst,
             parquet,
             options.partition_rows,
-            &mut left_out,
-            options.strict,
+            plan,
             progress,
         )
         .map_err(located)?;
         if let Some((arrays, data_bytes)) = streamed {
-            return Ok(ConvertSummary {
-                format: Format::Parquet,
-                arrays,
-                data_bytes,
-                left_out,
-            });
+            return Ok(Some(Written { arrays, data_bytes }));
         }
     }
     if options.partition_rows.is_some() {
@@ -338,24 +312,22 @@ fn array_to_parquet(
             (frame, left, bytes)
         }
     };
-    left_out.extend(
+    plan.extend(
         fields_left
             .into_iter()
             .map(|(field, e)| LeftOut::column(path.clone(), field, "a record field", e.message())),
     );
-    refuse_if_strict(&left_out, options.strict, dst)?;
+    plan.ready()?;
     let mut parquet = options_for(options.compress.as_ref())?;
     if let Some(json) = attributes {
         parquet = parquet.key_value(crate::options::PARQUET_ATTRIBUTES_KEY, json);
     }
     let arrays = write_frame(&frame, dst, &parquet).map_err(located)?;
     progress(bytes, bytes);
-    Ok(ConvertSummary {
-        format: Format::Parquet,
+    Ok(Some(Written {
         arrays,
         data_bytes: bytes,
-        left_out,
-    })
+    }))
 }
 
 /// The path of the one leaf under `root` when the tree holds that leaf only and it is a
@@ -459,16 +431,8 @@ fn nest(shape: &[usize], items: &mut dyn Iterator<Item = serde_json::Value>) -> 
 }
 
 fn value_json(value: &Value) -> serde_json::Value {
+    use sciio_core::json::{float_json as float, latin1};
     use serde_json::Value as Json;
-    let float = |x: f64| {
-        if x.is_finite() {
-            Json::from(x)
-        } else if x.is_nan() {
-            Json::from("nan")
-        } else {
-            Json::from(if x > 0.0 { "inf" } else { "-inf" })
-        }
-    };
     match value {
         Value::Bool(b) => Json::from(*b),
         Value::Int(i) => Json::from(*i),
@@ -479,7 +443,7 @@ fn value_json(value: &Value) -> serde_json::Value {
         Value::LongComplex(re, im) => Json::Array(vec![float(re.to_f64()), float(im.to_f64())]),
         Value::Bytes(b) | Value::Void(b) => Json::from(match std::str::from_utf8(b) {
             Ok(text) => text.to_string(),
-            Err(_) => b.iter().map(|&c| char::from(c)).collect(),
+            Err(_) => latin1(b),
         }),
         Value::Str(text) => Json::from(text.as_str()),
         Value::DateTime(i64::MIN, _) | Value::TimeDelta(i64::MIN, _) => Json::Null,
@@ -494,16 +458,14 @@ fn value_json(value: &Value) -> serde_json::Value {
     }
 }
 
-/// A Parquet → Parquet summary: the frame's columns and the source file's size.
-fn summary(format: Format, root: &Node, bytes: u64) -> ConvertSummary {
+/// What a Parquet → Parquet copy wrote: the frame's columns and the source file's size.
+fn summary(root: &Node, bytes: u64) -> Written {
     let arrays = match &root.kind {
         NodeKind::Frame { columns, .. } => columns.clone(),
         _ => Vec::new(),
     };
-    ConvertSummary {
-        format,
+    Written {
         arrays,
         data_bytes: bytes,
-        left_out: Vec::new(),
     }
 }

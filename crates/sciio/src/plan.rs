@@ -228,6 +228,46 @@ pub(crate) fn refuse_if_strict(left_out: &[LeftOut], strict: bool, dst: &Path) -
     .with_file(dst))
 }
 
+/// The plan of one conversion, which every route reports into: the source items left out so
+/// far ([`LeftOut`], in source order) and whether `--strict` refuses them. A route adds what
+/// it leaves out and calls [`Plan::ready`] before it writes anything; the items become
+/// [`ConvertSummary::left_out`](crate::ConvertSummary::left_out).
+#[derive(Debug)]
+pub(crate) struct Plan {
+    /// What is left out so far.
+    pub(crate) left_out: Vec<LeftOut>,
+    strict: bool,
+    dst: std::path::PathBuf,
+}
+
+impl Plan {
+    /// An empty plan for writing `dst` (`strict`: any left-out item is refused).
+    pub(crate) fn new(strict: bool, dst: &Path) -> Plan {
+        Plan {
+            left_out: Vec::new(),
+            strict,
+            dst: dst.to_path_buf(),
+        }
+    }
+
+    /// Whether `--strict` refuses any left-out item.
+    #[cfg_attr(not(feature = "hdfstore"), allow(dead_code))]
+    pub(crate) fn strict(&self) -> bool {
+        self.strict
+    }
+
+    /// Adds left-out items.
+    pub(crate) fn extend(&mut self, items: impl IntoIterator<Item = LeftOut>) {
+        self.left_out.extend(items);
+    }
+
+    /// Called by a route before it writes anything: with `--strict`, any left-out item is a
+    /// [`Refused`](ErrorKind::Refused) error ([`refuse_if_strict`]).
+    pub(crate) fn ready(&self) -> Result<()> {
+        refuse_if_strict(&self.left_out, self.strict, &self.dst)
+    }
+}
+
 /// Why `format` leaves attributes out (an `.h5` file takes them only as a copy of one HDF5
 /// file, like `ptrepack`).
 pub(crate) fn no_attributes(format: crate::Format) -> String {

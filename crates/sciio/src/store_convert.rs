@@ -15,11 +15,11 @@ use sciio_core::{Error, Result};
 use sciio_hdfstore::HdfStore;
 use sciio_pandas::Frame;
 
-use crate::file::File;
 use crate::format::Format;
-use crate::options::{npz_compression, ConvertOptions, ConvertSummary};
+use crate::job::{Job, Written};
+use crate::options::{npz_compression, ConvertOptions};
 use crate::parquet::{numpy_columns, options_for, write_frame, write_npz};
-use crate::plan::refuse_if_strict;
+use crate::plan::Plan;
 use crate::store::frame_key;
 
 /// A key of a whole store that cannot be read is left out with the reason (the other keys
@@ -44,14 +44,11 @@ fn read_or_leave_out(
 }
 
 /// Conversions from a store: `None` when the source is not a store key nor a whole store.
-pub(crate) fn convert(
-    sources: &mut [(&mut File, Option<&str>)],
-    dst: &Path,
-    format: Format,
-    options: &ConvertOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<Option<ConvertSummary>> {
-    let [(src, src_node)] = sources else {
+pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let (dst, format, options) = (job.dst, job.format, job.options);
+    let progress = &mut *job.progress;
+    let plan = &mut job.plan;
+    let [(src, src_node)] = &mut *job.sources else {
         return Ok(None);
     };
     let Some(store) = src.hdf_store() else {
@@ -80,15 +77,17 @@ pub(crate) fn convert(
     let summary = match format {
         Format::Parquet if !whole || (keys.len() == 1 && !is_folder(dst)) => {
             let parquet = options_for(options.compress.as_ref())?;
-            if let Some(summary) = stream_key(&store, &keys[0], dst, &parquet, progress)? {
-                return Ok(Some(summary));
+            if let Some(written) = stream_key(&store, &keys[0], dst, &parquet, progress)? {
+                return Ok(Some(written));
             }
             let frame = read(&keys[0])?;
             let arrays = write_frame(&frame, dst, &parquet)
                 .map_err(|e| e.with_file(dst).with_node(keys[0].clone()))?;
-            done(Format::Parquet, arrays, &frame, progress)
+            done(arrays, &frame, progress)
         }
-        Format::Parquet if is_folder(dst) => to_folder(&store, &keys, dst, options, progress)?,
+        Format::Parquet if is_folder(dst) => {
+            to_folder(&store, &keys, dst, options, plan, progress)?
+        }
         Format::Parquet => {
             return Err(Error::invalid_input(format!(
                 "the store holds {} keys and a Parquet file one frame: name a key \
@@ -101,10 +100,9 @@ pub(crate) fn convert(
         Format::Npz => {
             let compression = npz_compression(options.compress.as_ref())?;
             let mut arrays = Vec::new();
-            let mut left_out = Vec::new();
             for key in &keys {
                 let frame = if whole {
-                    match read_or_leave_out(&store, key, &mut left_out)? {
+                    match read_or_leave_out(&store, key, &mut plan.left_out)? {
                         Some(frame) => frame,
                         None => continue,
                     }
@@ -118,17 +116,15 @@ pub(crate) fn convert(
                     String::new()
                 };
                 arrays.extend(cols.into_iter().map(|(n, a)| (format!("{prefix}{n}"), a)));
-                left_out.extend(left);
+                plan.extend(left);
             }
-            refuse_if_strict(&left_out, options.strict, dst)?;
+            plan.ready()?;
             write_npz(&arrays, dst, compression)?;
             let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
             progress(bytes, bytes);
-            ConvertSummary {
-                format: Format::Npz,
+            Written {
                 arrays: arrays.into_iter().map(|(n, _)| n).collect(),
                 data_bytes: bytes,
-                left_out,
             }
         }
         other => {
@@ -151,7 +147,7 @@ fn stream_key(
     dst: &Path,
     parquet: &sciio_pandas::ParquetOptions,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Option<ConvertSummary>> {
+) -> Result<Option<Written>> {
     let Some(mut batches) = store.read_batches(key, STREAM_ROWS)? else {
         return Ok(None);
     };
@@ -197,11 +193,9 @@ fn stream_key(
         }
         .with_file(dst)
     })?;
-    Ok(Some(ConvertSummary {
-        format: Format::Parquet,
+    Ok(Some(Written {
         arrays,
         data_bytes: bytes,
-        left_out: Vec::new(),
     }))
 }
 
@@ -209,23 +203,16 @@ fn is_folder(dst: &Path) -> bool {
     dst.is_dir() || dst.as_os_str().to_string_lossy().ends_with('/')
 }
 
-fn done(
-    format: Format,
-    arrays: Vec<String>,
-    frame: &Frame,
-    progress: &mut dyn FnMut(u64, u64),
-) -> ConvertSummary {
+fn done(arrays: Vec<String>, frame: &Frame, progress: &mut dyn FnMut(u64, u64)) -> Written {
     let bytes: u64 = frame
         .batches()
         .iter()
         .map(|b| b.get_array_memory_size() as u64)
         .sum();
     progress(bytes, bytes);
-    ConvertSummary {
-        format,
+    Written {
         arrays,
         data_bytes: bytes,
-        left_out: Vec::new(),
     }
 }
 
@@ -235,24 +222,25 @@ fn to_folder(
     keys: &[String],
     dst: &Path,
     options: &ConvertOptions,
+    plan: &mut Plan,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<ConvertSummary> {
-    if options.strict {
+) -> Result<Written> {
+    if plan.strict() {
         // Refused before anything is written: every key is read once to know.
-        let mut left_out = Vec::new();
+        let planned = plan.left_out.len();
         for key in keys {
-            read_or_leave_out(store, key, &mut left_out)?;
+            read_or_leave_out(store, key, &mut plan.left_out)?;
         }
-        refuse_if_strict(&left_out, true, dst)?;
+        plan.ready()?;
+        plan.left_out.truncate(planned);
     }
     std::fs::create_dir_all(dst)
         .map_err(|e| Error::io("cannot create the output folder", e).with_file(dst))?;
     let parquet = options_for(options.compress.as_ref())?;
     let mut written = Vec::new();
     let mut bytes = 0u64;
-    let mut left_out = Vec::new();
     for key in keys {
-        let Some(frame) = read_or_leave_out(store, key, &mut left_out)? else {
+        let Some(frame) = read_or_leave_out(store, key, &mut plan.left_out)? else {
             continue;
         };
         let out: PathBuf = dst.join(file_name_of_key(key));
@@ -268,25 +256,26 @@ fn to_folder(
                 .map_or_else(String::new, |n| n.to_string_lossy().into_owned()),
         );
     }
-    Ok(ConvertSummary {
-        format: Format::Parquet,
+    Ok(Written {
         arrays: written,
         data_bytes: bytes,
-        left_out,
     })
 }
 
 /// `x.parquet → store.h5[:/key]`: the frame as a key of a pandas HDFStore (`table` format by
 /// default; `--store-format fixed`, `--data-columns a,b|all`, `--append`), the key being the
 /// destination node or the source's file stem. The store is created, or the key added to it
-/// (replacing a key of that name, as `df.to_hdf` does), or its rows appended.
-pub(crate) fn frame_to_store(
-    src: &File,
-    dst: &Path,
-    options: &ConvertOptions,
-    progress: &mut dyn FnMut(u64, u64),
-) -> Result<ConvertSummary> {
+/// (replacing a key of that name, as `df.to_hdf` does), or its rows appended. `None` with
+/// `--store-format pytables` (a plain PyTables Table: the routes of `parquet_convert`).
+pub(crate) fn frame_to_store(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
     use sciio_hdfstore::{DataColumns, StoreFormat, WriteOptions};
+    let (dst, options) = (job.dst, job.options);
+    let [(src, _)] = &*job.sources else {
+        return Ok(None);
+    };
+    if options.store.format.as_deref() == Some("pytables") {
+        return Ok(None);
+    }
     let format: StoreFormat = match options.store.format.as_deref() {
         None => StoreFormat::Table,
         Some(f) => f.parse()?,
@@ -331,13 +320,11 @@ pub(crate) fn frame_to_store(
         .iter()
         .map(|b| b.get_array_memory_size() as u64)
         .sum();
-    progress(bytes, bytes);
-    Ok(ConvertSummary {
-        format: Format::Hdf5,
+    (job.progress)(bytes, bytes);
+    Ok(Some(Written {
         arrays: vec![written.key],
         data_bytes: bytes,
-        left_out: Vec::new(),
-    })
+    }))
 }
 
 /// One file name (never a path, never `.`/`..`) for a store key: `/a/b/df` → `a%2Fb%2Fdf.parquet`.

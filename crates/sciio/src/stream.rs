@@ -238,7 +238,7 @@ mod parquet {
     use super::{batch_rows, for_each_batch, row_bytes, row_ordered, IN_FLIGHT};
     use crate::atomic::write_atomically;
     use crate::file::File;
-    use crate::plan::{refuse_if_strict, LeftOut};
+    use crate::plan::{LeftOut, Plan};
 
     /// Hands one record batch to the Parquet writer.
     type SendBatch<'a> = dyn FnMut(RecordBatch) -> Result<()> + 'a;
@@ -261,7 +261,7 @@ mod parquet {
     /// A 1-d structured array or an n-d array (`path` in `src`) → `dst.parquet` batch by
     /// batch, or with `partition_rows` a folder `dst/` of `part-00000.parquet`, ... of that
     /// many rows each (one dataset for pyarrow.dataset, DuckDB, Spark). Fields without a column
-    /// type are left out (and refused before writing when `strict`). `None` when the array
+    /// type are left out into `plan` (and refused before writing with `--strict`). `None` when the array
     /// does not stream ([`row_ordered`]): the caller reads it whole.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn array_to_parquet(
@@ -271,8 +271,7 @@ mod parquet {
         dst: &Path,
         options: ParquetOptions,
         partition_rows: Option<u64>,
-        left_out: &mut Vec<LeftOut>,
-        strict: bool,
+        plan: &mut Plan,
         progress: &mut dyn FnMut(u64, u64),
     ) -> Result<Option<Written>> {
         let Some(info) = src.node(path)?.array_info().cloned() else {
@@ -290,10 +289,10 @@ mod parquet {
         empty_shape[0] = 0;
         let empty = NdArray::from_bytes(info.dtype.clone(), &empty_shape, Order::C, &[])?;
         let (template, fields_left) = crate::parquet::array_frame(&empty, label)?;
-        left_out.extend(fields_left.into_iter().map(|(field, e)| {
+        plan.extend(fields_left.into_iter().map(|(field, e)| {
             LeftOut::column(path.to_string(), field, "a record field", e.message())
         }));
-        refuse_if_strict(left_out, strict, dst)?;
+        plan.ready()?;
         let schema = template.schema().clone();
         let labels: Vec<String> = schema
             .columns()
@@ -499,23 +498,22 @@ mod frame_h5 {
     use sciio_pandas::arrow_schema::DataType;
     use sciio_pandas::{Frame, ParquetReader, ReadOptions};
 
-    use crate::file::File;
-    use crate::format::Format;
+    use crate::job::{Job, Written};
     use crate::node::ArrayInfo;
-    use crate::options::{ConvertOptions, ConvertSummary};
-    use crate::plan::{refuse_if_strict, LeftOut};
+    use crate::plan::LeftOut;
 
     /// `x.parquet → y.h5` row group by row group into one Table, when every column (and
     /// stored index level) is a number, a boolean or text: text columns become `S<n>` of the
     /// longest value's UTF-8 bytes (found by a first pass over the file), nulls as numpy has
     /// them. `None` for other frames, and for frames whose numpy types change from batch to
     /// batch (integers with nulls in some): the caller reads them whole.
-    pub(crate) fn frame_to_h5(
-        src: &File,
-        dst: &Path,
-        options: &ConvertOptions,
-        progress: &mut dyn FnMut(u64, u64),
-    ) -> Result<Option<ConvertSummary>> {
+    pub(crate) fn frame_to_h5(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+        let (dst, options) = (job.dst, job.options);
+        let progress = &mut *job.progress;
+        let plan = &mut job.plan;
+        let [(src, _)] = &*job.sources else {
+            return Ok(None);
+        };
         let file = src.path();
         let open = || {
             ParquetReader::open_with(file, &ReadOptions::new().limits(*src.limits()))
@@ -552,7 +550,6 @@ mod frame_h5 {
         let name = crate::parquet::table_name(options.dst_node.as_deref(), file);
         let mut out: Option<(crate::h5write::H5Out, sciio_pytables::write::NodeFill)> = None;
         let mut record: Option<DType> = None;
-        let mut left_out = Vec::new();
         let mut offset = 0u64;
         let mut bytes = 0u64;
         let total_bytes = src.size_on_disk();
@@ -581,9 +578,9 @@ mod frame_h5 {
                     return Ok(false);
                 }
                 if out.is_none() {
-                    left_out.extend(left);
-                    left_out.extend(no_type);
-                    refuse_if_strict(&left_out, options.strict, dst)?;
+                    plan.extend(left);
+                    plan.extend(no_type);
+                    plan.ready()?;
                     let mut h5 = crate::h5write::H5Out::create(dst, options.compress.as_ref())?;
                     let info = ArrayInfo {
                         dtype: table.dtype().clone(),
@@ -618,11 +615,9 @@ mod frame_h5 {
         fill.finish().map_err(|e| e.with_file(dst))?;
         h5.finish(dst)?;
         progress(total_bytes, total_bytes);
-        Ok(Some(ConvertSummary {
-            format: Format::Hdf5,
+        Ok(Some(Written {
             arrays: vec![name],
             data_bytes: bytes,
-            left_out,
         }))
     }
 

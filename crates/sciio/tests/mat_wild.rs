@@ -617,8 +617,8 @@ print('ok')
 /// `containers.Map` as `keys`/`values` cells, enumerations as their member names,
 /// `calendarDuration` as `months`/`days`/`millis`, a timetable as its columns plus its row
 /// times (named as the time dimension, datetime64/timedelta64 in ms, or ns when a time has
-/// a fraction of a millisecond; regular times computed) equal to mat-io's to the nanosecond. User objects (their dynamic properties are compared with mat-io in
-/// sciio-mat's matlab_written.rs) and `dictionary` stay left out.
+/// a fraction of a millisecond; regular times computed) equal to mat-io's to the nanosecond.
+/// Dictionaries and user objects: `matlab_dictionaries_and_user_objects_convert_as_mat_io_reads_them`.
 #[test]
 fn matlab_objects_convert_as_mat_io_reads_them() {
     let dir = tempdir();
@@ -628,12 +628,11 @@ fn matlab_objects_convert_as_mat_io_reads_them() {
             let src = matlab_file(&format!("test_{stem}_{version}.mat"));
             let dst = dir.path().join(format!("{stem}_{version}.npz"));
             let summary = convert_to(&src, None, &dst);
-            // Only MATLAB's `dictionary` (not decoded) and user objects are left out.
+            // Only the class of user objects (carried as their properties) is left out.
             for l in &summary.left_out {
-                assert!(
-                    l.path.starts_with("/dict_")
-                        || format!("{:?}", l.what).contains("TestClasses")
-                        || format!("{:?}", l.what).contains("object"),
+                assert_eq!(
+                    l.what,
+                    sciio::plan::Item::Attribute("MATLAB_class".into()),
                     "{}: {l:?}",
                     src.display()
                 );
@@ -689,8 +688,9 @@ print(checked)
     assert_eq!(out.trim(), "52", "{out}");
 }
 
-/// MATLAB's `missing` (no MATLAB-written file with one was found: this one is built in
-/// MATLAB's object layout by python/mat_mcos_fixtures.py): a `missing` inside a struct and one
+/// MATLAB's `missing` as a variable too (the MATLAB-written mat73_testfile1.mat has one only
+/// inside a struct: sciio-cli's `matlab_missing_object_in_a_struct_lists_prints_and_converts_as_nan`;
+/// this one is built in MATLAB's object layout by python/mat_mcos_fixtures.py): a `missing` inside a struct and one
 /// as a variable read as NaN (a 1x1 double missing value) next to their siblings; mat-io reads
 /// the same objects as class `missing`.
 #[test]
@@ -733,4 +733,129 @@ print('ok')
         &[path.to_str().unwrap(), npz.to_str().unwrap()],
     );
     assert_eq!(out.trim(), "ok");
+}
+
+/// Compares mat-io's value of each MATLAB object (dictionary, user objects) with the npz
+/// members sciio wrote under its name; prints the number of leaves compared.
+const SAME_AS_MAT_IO: &str = r#"
+import sys, warnings, numpy as np, matio
+from matio.utils.matclass import MatlabOpaque
+warnings.simplefilter("ignore")
+
+def same(z, p, v):
+    if isinstance(v, MatlabOpaque) and v.classname == 'dictionary':
+        # mat-io 1.0.2 keeps property `data`: Key and Value (or Unconfigured).
+        data = v.properties['data']
+        if 'Key' not in data.dtype.names:
+            assert not any(f.startswith(p + '/') for f in z.files), p
+            return 1
+        return same(z, p + '/keys', data[0, 0]['Key']) + same(z, p + '/values', data[0, 0]['Value'])
+    if isinstance(v, MatlabOpaque):
+        n = 0
+        for k, x in (v.properties or {}).items():
+            if k.startswith('__dynamic_property__'):
+                meta = x.properties
+                k, x = str(np.asarray(meta['DynamicName_']).ravel()[0]), meta['DynamicValue_']
+            n += same(z, f'{p}/{k}', x)
+        return n
+    v = np.asarray(v)
+    if v.dtype.names:
+        assert v.size == 1, p
+        return sum(same(z, f'{p}/{f}', v.ravel()[0][f]) for f in v.dtype.names)
+    if v.dtype == object:
+        return sum(same(z, f'{p}/{i}', x) for i, x in enumerate(v.ravel(order='F')))
+    got = z[p]
+    if v.dtype.kind in 'TU':
+        want = np.array([str(x) for x in v.ravel()]).reshape(v.shape)
+        if v.dtype.kind == 'U' and want.size == 1:
+            assert str(np.squeeze(got)) == str(want.ravel()[0]), (p, got, v)
+        else:
+            assert got.shape == want.shape and np.array_equal(got, want), (p, got, v)
+        return 1
+    assert got.size == v.size and np.array_equal(np.squeeze(got), np.squeeze(v)), (p, got, v)
+    return 1
+
+checked = 0
+paths = sys.argv[1:]
+for src, npz in zip(paths[::2], paths[1::2]):
+    ref = matio.load_from_mat(src)
+    z = np.load(npz)
+    for var, v in ref.items():
+        if isinstance(v, MatlabOpaque):
+            checked += same(z, var, v)
+print(checked)
+"#;
+
+/// MATLAB `dictionary` objects (R2022b+) convert as their `keys` and `values` (one array each,
+/// string keys as `U` arrays, cells as their items; an unconfigured dictionary holds neither)
+/// and a scalar object of any other class as a group of its properties (dynamic ones under
+/// their name), its class reported as the attribute `MATLAB_class` npz cannot hold — all equal
+/// to what mat-io reads from the same MATLAB-written files. An array of user objects stays
+/// left out. To .mat they become structs (mat73 reads the properties back), their class
+/// reported as not written.
+#[test]
+fn matlab_dictionaries_and_user_objects_convert_as_mat_io_reads_them() {
+    let dir = tempdir();
+    let mut args = Vec::new();
+    for stem in [
+        "maps_v73",
+        "maps_v7",
+        "dynamic_v73",
+        "dynamic_v7",
+        "user_defined_v73",
+    ] {
+        let src = matlab_file(&format!("test_{stem}.mat"));
+        let dst = dir.path().join(format!("{stem}.npz"));
+        let summary = convert_to(&src, None, &dst);
+        for l in &summary.left_out {
+            match &l.what {
+                sciio::plan::Item::Attribute(a) => assert_eq!(a, "MATLAB_class", "{l:?}"),
+                other => assert_eq!(
+                    (
+                        l.path.as_str(),
+                        format!("{other:?}").contains("TestClasses.BasicClass")
+                    ),
+                    ("/obj_array", true),
+                    "{stem}: {l:?}"
+                ),
+            }
+        }
+        args.push(src.to_str().unwrap().to_string());
+        args.push(dst.to_str().unwrap().to_string());
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run_python(SAME_AS_MAT_IO, &args);
+    // 6 dictionaries x 2 versions (22 leaves), the dynamic objects and the user objects.
+    assert_eq!(out.trim(), "51", "{out}");
+
+    let mat = dir.path().join("user_defined.mat");
+    let summary = convert_to(&matlab_file("test_user_defined_v73.mat"), None, &mat);
+    let classes: Vec<String> = summary
+        .left_out
+        .iter()
+        .filter(|l| l.what == sciio::plan::Item::Attribute("MATLAB_class".into()))
+        .map(|l| format!("{} {}", l.path, l.reason))
+        .collect();
+    assert!(
+        classes
+            .iter()
+            .any(|c| c.starts_with("/obj_with_vals class TestClasses.BasicClass not written")),
+        "{classes:?}"
+    );
+    let out = run_python(
+        r#"
+import sys, mat73
+d = mat73.loadmat(sys.argv[1])
+assert float(d['obj_with_vals']['a']) == 10.0, d
+assert float(d['obj_with_nested_props']['c']['InnerProp']['a']) == 2.0, d
+assert d['obj_with_nested_props']['a']['b'] == 'Obj1', d
+assert float(d['obj_with_default_val']['b']) == 10.0, d
+print(sorted(d))
+"#,
+        &[mat.to_str().unwrap()],
+    );
+    assert_eq!(
+        out.trim(),
+        "['obj_handle_1', 'obj_handle_2', 'obj_no_vals', 'obj_with_default_val', 'obj_with_nested_props', 'obj_with_vals']"
+    );
 }

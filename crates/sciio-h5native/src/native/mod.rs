@@ -13,8 +13,8 @@
 //!
 //! Only what such files need: groups, datasets contiguous or chunked (row-major tiles, filters
 //! shuffle/deflate/fletcher32), attributes of fixed-size, vlen and object reference types,
-//! 1-D vlen datasets, object references to objects of the same file. Existing files are
-//! modified through libhdf5 (`sciio_hdf5::write::FileWriter`).
+//! 1-D vlen datasets, object references to objects of the same file. A file is never
+//! modified in place: sciio-mat adds to an existing MAT file by rewriting it with this writer.
 //!
 //! ```
 //! use sciio_h5native::native::NativeFile;

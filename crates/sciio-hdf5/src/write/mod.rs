@@ -170,27 +170,29 @@ impl FileBuilder {
     pub fn create(&self, path: impl AsRef<Path>) -> Result<FileWriter> {
         let path = path.as_ref();
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
-        let hid = locked(|| -> Result<Hid> {
-            // SAFETY: property lists owned here; valid C string.
-            unsafe {
-                let fcpl = Hid::new(H5Pcreate(*H5P_CLS_FILE_CREATE), || {
-                    "cannot create a file-creation property list".into()
-                })?;
-                if self.userblock > 0 {
-                    check(H5Pset_userblock(fcpl.id(), self.userblock), || {
-                        format!(
-                            "invalid user block size {} (a power of two ≥ 512)",
-                            self.userblock
-                        )
+        let hid = crate::handle::retry_while_briefly_locked(|| {
+            locked(|| -> Result<Hid> {
+                // SAFETY: property lists owned here; valid C string.
+                unsafe {
+                    let fcpl = Hid::new(H5Pcreate(*H5P_CLS_FILE_CREATE), || {
+                        "cannot create a file-creation property list".into()
                     })?;
+                    if self.userblock > 0 {
+                        check(H5Pset_userblock(fcpl.id(), self.userblock), || {
+                            format!(
+                                "invalid user block size {} (a power of two ≥ 512)",
+                                self.userblock
+                            )
+                        })?;
+                    }
+                    let fapl = self.fapl()?;
+                    Hid::new(
+                        H5Fcreate(c_path.as_ptr(), H5F_ACC_TRUNC, fcpl.id(), fapl.id()),
+                        || "cannot create the file".into(),
+                    )
+                    .inspect(|hid| crate::handle::close_on_exec(hid.id()))
                 }
-                let fapl = self.fapl()?;
-                Hid::new(
-                    H5Fcreate(c_path.as_ptr(), H5F_ACC_TRUNC, fcpl.id(), fapl.id()),
-                    || "cannot create the file".into(),
-                )
-                .inspect(|hid| crate::handle::close_on_exec(hid.id()))
-            }
+            })
         })
         .map_err(|e| e.with_file(path))?;
         Ok(FileWriter {
@@ -204,14 +206,16 @@ impl FileBuilder {
         let c_path = c_name(&path.to_string_lossy()).map_err(|e| e.with_file(path))?;
         std::fs::metadata(path)
             .map_err(|e| Error::io("cannot open the file", e).with_file(path))?;
-        let hid = locked(|| -> Result<Hid> {
-            let fapl = self.fapl()?;
-            // SAFETY: valid C string and property list.
-            Hid::new(
-                unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDWR, fapl.id()) },
-                || "cannot open the file for writing (not HDF5, damaged, or locked)".into(),
-            )
-            .inspect(|hid| crate::handle::close_on_exec(hid.id()))
+        let hid = crate::handle::retry_while_briefly_locked(|| {
+            locked(|| -> Result<Hid> {
+                let fapl = self.fapl()?;
+                // SAFETY: valid C string and property list.
+                Hid::new(
+                    unsafe { H5Fopen(c_path.as_ptr(), H5F_ACC_RDWR, fapl.id()) },
+                    || "cannot open the file for writing (not HDF5, damaged, or locked)".into(),
+                )
+                .inspect(|hid| crate::handle::close_on_exec(hid.id()))
+            })
         })
         .map_err(|e| e.with_file(path))?;
         Ok(FileWriter {

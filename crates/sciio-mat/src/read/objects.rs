@@ -205,7 +205,11 @@ impl Walk<'_> {
         if let Some(sub) = self.file.subsystem_cached() {
             return Ok(sub);
         }
-        let sub = Arc::new(self.load_subsystem()?);
+        // Loaded in full, never outlined: it is decoded and cached for the whole file.
+        let outline = self.outline.take();
+        let sub = self.load_subsystem();
+        self.outline = outline;
+        let sub = Arc::new(sub?);
         self.file.cache_subsystem(Arc::clone(&sub));
         Ok(sub)
     }

@@ -5,10 +5,13 @@
 //! logical as `uint8`, empties as their dimensions with `MATLAB_empty`, cells and struct arrays
 //! through object references into `/#refs#`.
 //!
-//! Everything goes through sciio-hdf5's write layer; each MATLAB value is one dataset or group
-//! made with [`Group::write_dataset`] and a few [`Group::add_attr`] calls (the
-//! objects are new, so no attribute is looked up first).
+//! One write path: sciio's native HDF5 writer (`sciio_hdf5::write::native`) writes every v7.3
+//! file, new ones and existing ones alike — adding to an existing file rewrites it beside the
+//! old one and renames it into place (copy.rs). Each MATLAB value is one dataset or group made
+//! with [`Group::write_dataset`] and a few [`Group::add_attr`] calls (the objects are new, so
+//! no attribute is looked up first).
 
+use std::collections::HashSet;
 use std::io::{Seek, SeekFrom, Write as _};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -18,6 +21,7 @@ use sciio_hdf5::write::native::NativeFile;
 use sciio_hdf5::write::{DatasetSpec, FileBuilder, FilterStage, LibVersion};
 use sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData, VlenData};
 
+mod copy;
 mod sink;
 
 use self::sink::{Dataset, Group, Sink};
@@ -48,8 +52,10 @@ pub struct WriteOptions {
     pub platform: String,
     /// Target size of one compressed chunk.
     pub chunk_bytes: usize,
-    /// Write new files through libhdf5 instead of sciio's own HDF5 writer (same layout,
-    /// about ten times slower for many small values; files being added to always use libhdf5).
+    /// Write new files through libhdf5 instead of sciio's own HDF5 writer: the same layout,
+    /// about ten times slower for many small values. A check of the native writer for its
+    /// tests (which hold the two files side by side); files being added to
+    /// ([`MatWriter::open`]) always go through the native writer.
     pub libhdf5: bool,
     /// The MAT version written: [`MatVersion::V73`] (default), [`MatVersion::V7`] (Level 5,
     /// each variable zlib-compressed at [`WriteOptions::compression_level`], uncompressed
@@ -133,11 +139,84 @@ pub struct MatWriter {
     root: Option<Arc<Group>>,
     path: PathBuf,
     opts: WriteOptions,
-    new_file: bool,
     refs: Option<Arc<Group>>,
     next_ref: u64,
+    /// A reference to `/#refs#/a`, MATLAB's canonical empty, once written.
+    canonical_empty: Option<u64>,
     /// The writer of a Level-5 (v5/v7) file; the HDF5 fields are unused then.
     level5: Option<Level5Writer>,
+    /// An existing file being rewritten ([`MatWriter::open`]).
+    rewrite: Option<Rewrite>,
+}
+
+/// An existing file being rewritten: the new file beside it, renamed over it by `finish`.
+#[derive(Debug)]
+struct Rewrite {
+    /// The new file (removed unless renamed into place).
+    temp: PathBuf,
+    _registered: sciio_temp::Registration,
+    /// The old file's userblock (its MAT header), kept as it was.
+    head: Vec<u8>,
+    /// Variables written so far: the old ones of these names are not copied.
+    written: HashSet<String>,
+    /// Renamed into place.
+    done: bool,
+}
+
+impl Drop for Rewrite {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+impl Rewrite {
+    /// Puts the old MAT header into the new file and renames it over `path`.
+    fn replace(&mut self, path: &Path) -> Result<()> {
+        let mut f = std::fs::OpenOptions::new()
+            .write(true)
+            .open(&self.temp)
+            .map_err(|e| Error::io("cannot reopen the file", e).with_file(&self.temp))?;
+        f.seek(SeekFrom::Start(0))
+            .and_then(|_| f.write_all(&self.head))
+            .and_then(|_| f.sync_all())
+            .map_err(|e| Error::io("cannot write the MAT header", e).with_file(&self.temp))?;
+        drop(f);
+        if let Ok(meta) = std::fs::metadata(path) {
+            std::fs::set_permissions(&self.temp, meta.permissions())
+                .map_err(|e| Error::io("cannot set permissions", e).with_file(&self.temp))?;
+        }
+        std::fs::rename(&self.temp, path).map_err(|e| {
+            Error::io("cannot rename the rewritten file into place", e).with_file(path)
+        })?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+/// A new, empty file beside `path` for its rewrite (`.NAME.sciio-PID-N.tmp`).
+fn temp_beside(path: &Path) -> Result<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    for _ in 0..100 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let temp = path.with_file_name(format!(".{name}.sciio-{}-{n}.tmp", std::process::id()));
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temp)
+        {
+            Ok(_) => return Ok(temp),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io("cannot create the file beside it", e).with_file(&temp)),
+        }
+    }
+    Err(Error::invalid_input("no free temporary name beside the file").with_file(path))
 }
 
 /// The file format MATLAB's `load` requires: superblock 0, v1 B-trees, old-style messages.
@@ -168,10 +247,11 @@ impl MatWriter {
                     root: None,
                     path,
                     opts,
-                    new_file: true,
                     refs: None,
                     next_ref: 0,
+                    canonical_empty: None,
                     level5: Some(w),
+                    rewrite: None,
                 });
             }
         }
@@ -181,10 +261,14 @@ impl MatWriter {
         } else {
             Sink::Native(NativeFile::create(&path, userblock)?)
         };
-        Self::with_file(file, path, opts, true)
+        Self::with_file(file, path, opts)
     }
 
-    /// Opens an existing v7.3 MAT file to add or replace variables; the others are untouched.
+    /// Opens an existing v7.3 MAT file to add or replace variables; the others keep their
+    /// values, attributes and storage. The file is rewritten by the same writer as new files:
+    /// the new variables and a copy of the others go into a new file beside it, which
+    /// [`MatWriter::finish`] renames over it (its MAT header kept); until then the old file
+    /// is untouched.
     pub fn open(path: impl AsRef<Path>, opts: WriteOptions) -> Result<MatWriter> {
         let path = path.as_ref().to_path_buf();
         if opts.version != MatVersion::V73 {
@@ -199,26 +283,36 @@ impl MatWriter {
             .map_err(|e| Error::io("cannot read the file", e).with_file(&path))?;
         head.truncate(n);
         header::check_head(&head).map_err(|e| e.with_file(&path))?;
-        let file = Sink::Libhdf5(builder().open_rw(&path)?);
-        Self::with_file(file, path, opts, false)
+        head.truncate(header::USERBLOCK);
+        let temp = temp_beside(&path)?;
+        let rewrite = Rewrite {
+            _registered: sciio_temp::register(&temp),
+            temp,
+            head,
+            written: HashSet::new(),
+            done: false,
+        };
+        let file = Sink::Native(
+            NativeFile::create(&rewrite.temp, header::USERBLOCK as u64)
+                .map_err(|e| e.with_file(&path))?,
+        );
+        let mut writer = Self::with_file(file, path, opts)?;
+        writer.rewrite = Some(rewrite);
+        Ok(writer)
     }
 
-    fn with_file(
-        file: Sink,
-        path: PathBuf,
-        opts: WriteOptions,
-        new_file: bool,
-    ) -> Result<MatWriter> {
+    fn with_file(file: Sink, path: PathBuf, opts: WriteOptions) -> Result<MatWriter> {
         let root = Arc::new(file.root()?);
         Ok(MatWriter {
             file: Some(file),
             root: Some(root),
             path,
             opts,
-            new_file,
             refs: None,
             next_ref: 0,
+            canonical_empty: None,
             level5: None,
+            rewrite: None,
         })
     }
 
@@ -249,6 +343,9 @@ impl MatWriter {
                 .write(name, value)
                 .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
         }
+        if let Some(rewrite) = &mut self.rewrite {
+            rewrite.written.insert(name.to_string());
+        }
         let root = self.root()?;
         let path = self.path.clone();
         let mut run = || -> Result<()> {
@@ -269,13 +366,29 @@ impl MatWriter {
         if let Some(w) = &mut self.level5 {
             return w.finish();
         }
+        if self.file.is_some() {
+            if let Some(written) = self.rewrite.as_ref().map(|r| r.written.clone()) {
+                let copied = self.copy_old(&written);
+                if let Err(e) = copied {
+                    // The old file stays as it was; the new one is removed.
+                    self.refs = None;
+                    self.root = None;
+                    self.file = None;
+                    self.rewrite = None;
+                    return Err(e.with_file(&self.path));
+                }
+            }
+        }
         self.refs = None;
         self.root = None;
         let Some(file) = self.file.take() else {
             return Ok(());
         };
         file.close()?;
-        if self.new_file {
+        if let Some(mut rewrite) = self.rewrite.take() {
+            return rewrite.replace(&self.path);
+        }
+        {
             let head = header::build(&self.opts.platform, header::now());
             let mut f = std::fs::OpenOptions::new()
                 .write(true)
@@ -294,34 +407,32 @@ impl MatWriter {
             return Ok(g.clone());
         }
         let root = self.root()?;
-        let g = if !self.new_file && root.contains("#refs#")? {
-            root.open_group("#refs#")?
-        } else {
-            root.create_group("#refs#")?
-        };
-        if self.new_file || !g.contains("a")? {
-            let d = g.write_dataset("a", &DatasetSpec::contiguous(uint(8), vec![2]), &[0u8; 16])?;
-            let d = Obj::Dataset(d);
-            d.str_attr("MATLAB_class", "canonical empty")?;
-            d.u8_attr("MATLAB_empty", 1)?;
-        }
+        let g = root.create_group("#refs#")?;
+        let d = g.write_dataset("a", &DatasetSpec::contiguous(uint(8), vec![2]), &[0u8; 16])?;
+        let d = Obj::Dataset(d);
+        d.str_attr("MATLAB_class", "canonical empty")?;
+        d.u8_attr("MATLAB_empty", 1)?;
+        self.canonical_empty = Some(d.object_ref()?);
         let g = Arc::new(g);
         self.refs = Some(g.clone());
         Ok(g)
     }
 
+    /// A name in `/#refs#` not taken yet (the writer's own counter: the file is new).
+    fn fresh_ref_name(&mut self, refs: &Group) -> Result<String> {
+        loop {
+            self.next_ref += 1;
+            let name = ref_name(self.next_ref);
+            if !refs.contains(&name)? {
+                return Ok(name);
+            }
+        }
+    }
+
     /// Writes `value` into `/#refs#` under a fresh name and returns a reference to it.
     fn write_ref(&mut self, value: &MatValue, meta: Option<&PythonMeta>) -> Result<u64> {
         let refs = self.refs_group()?;
-        // In a file this writer created, its own counter is the only source of names; in an
-        // existing file, names already taken are skipped.
-        let name = loop {
-            self.next_ref += 1;
-            let name = ref_name(self.next_ref);
-            if self.new_file || !refs.contains(&name)? {
-                break name;
-            }
-        };
+        let name = self.fresh_ref_name(&refs)?;
         self.value(&refs, &name, value, meta)?.object_ref()
     }
 
@@ -329,13 +440,7 @@ impl MatWriter {
     /// 1-character strings, as MATLAB stores them for large structs) and returns a reference.
     fn field_names_ref(&mut self, fields: &[String]) -> Result<u64> {
         let refs = self.refs_group()?;
-        let name = loop {
-            self.next_ref += 1;
-            let name = ref_name(self.next_ref);
-            if self.new_file || !refs.contains(&name)? {
-                break name;
-            }
-        };
+        let name = self.fresh_ref_name(&refs)?;
         let ty = H5Type::VarLen {
             base: Box::new(H5Type::FixedString {
                 size: 1,
@@ -508,7 +613,13 @@ impl MatWriter {
         let g = loc.create_group(name)?;
         let obj = Obj::Group(g);
         obj.str_attr("MATLAB_class", "struct")?;
-        if s.fields.len() > INLINE_FIELDS_MAX {
+        // hdf5storage reads only names in the attribute: with Python metadata they stay there
+        // as long as Python.Fields is written too (hdf5storage's own limit).
+        let inline_max = match self.opts.python_metadata {
+            true => PYTHON_FIELDS_MAX,
+            false => INLINE_FIELDS_MAX,
+        };
+        if s.fields.len() > inline_max {
             // Too many names for one header message: MATLAB's own layout for large structs,
             // the names in a `#refs#` dataset that `MATLAB_fields` references.
             let names = self.field_names_ref(&s.fields)?;
@@ -705,6 +816,13 @@ impl Obj {
 /// (64 KiB) from about 4000 fields on.
 const INLINE_FIELDS_MAX: usize = 1024;
 
+/// Structs with at most this many fields get hdf5storage's `Python.Fields` (and
+/// `Python.dict.key_str_types`), as hdf5storage writes them: a variable-length string attribute
+/// of 16 bytes per name (length and global heap ID), which fits one header message (64 KiB)
+/// up to about 4090 names. hdf5storage itself cannot write a struct with more (h5py: "object
+/// header message is too large"); sciio writes those without Python metadata, as MATLAB would.
+const PYTHON_FIELDS_MAX: usize = 4000;
+
 /// Writes all `vars` into a new MAT file at `path`.
 ///
 /// ```no_run
@@ -883,8 +1001,8 @@ fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
             Ok(())
         }
         MatValue::Cell(_) => ndarray("object"),
-        // Their names would not fit a header message either: left to MATLAB_fields.
-        MatValue::Struct(s) if s.fields.len() > INLINE_FIELDS_MAX => Ok(()),
+        // Their names would not fit a header message: left to MATLAB_fields.
+        MatValue::Struct(s) if s.fields.len() > PYTHON_FIELDS_MAX => Ok(()),
         MatValue::Struct(s) if s.elements.len() == 1 && at_least_2d(&s.shape) == [1, 1] => {
             obj.str_attr("Python.Type", "dict")?;
             obj.vlen_attr("Python.Fields", python_fields(&s.fields))?;
@@ -914,7 +1032,7 @@ fn python_attrs(obj: &Obj, attrs: &PythonAttrs) -> Result<()> {
     if let Some(fields) = attrs
         .fields
         .as_ref()
-        .filter(|f| f.len() <= INLINE_FIELDS_MAX)
+        .filter(|f| f.len() <= PYTHON_FIELDS_MAX)
     {
         obj.vlen_attr("Python.Fields", python_fields(fields))?;
     }

@@ -1,5 +1,6 @@
-//! The two HDF5 writers behind [`super::MatWriter`]: sciio's native writer for new files
-//! (fast for thousands of small values) and libhdf5 for adding to existing files.
+//! The HDF5 writer behind [`super::MatWriter`]: sciio's native writer (fast for thousands of
+//! small values), for new files and rewritten ones alike; libhdf5 only as the check of it
+//! that `WriteOptions::libhdf5` asks for (new files, in the writer's tests).
 
 use sciio_core::Result;
 use sciio_hdf5::write::native::{NativeDataset, NativeFile, NativeGroup};
@@ -62,16 +63,6 @@ impl Group {
         match self {
             Group::Libhdf5(g) => g.unlink(name),
             Group::Native(g) => g.unlink(name),
-        }
-    }
-
-    /// Opens an existing subgroup (files opened through libhdf5 only: a native file is new).
-    pub fn open_group(&self, name: &str) -> Result<Group> {
-        match self {
-            Group::Libhdf5(g) => g.open_group(name).map(Group::Libhdf5),
-            Group::Native(_) => Err(sciio_core::Error::invalid_input(format!(
-                "{name:?} cannot be reopened in a file being written"
-            ))),
         }
     }
 

@@ -1,0 +1,446 @@
+//! Writing MAT files in conversions ([`MatOut`]): each numpy array becomes a MATLAB numeric or
+//! logical variable (`MatValue::numeric`, the array's shape taken as MATLAB's, at least 2-d
+//! like `hdf5storage.savemat` makes it) and a `U` scalar a char row; the members of a
+//! `scipy.sparse.save_npz` file under one name make one sparse variable. Reading MAT files is
+//! in `mat.rs`, the MAT routes of conversions in `mat_convert.rs`.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
+use sciio_mat::{
+    MatValue, MatVersion, MatWriter, PythonMeta, SparseMatrix, StructArray, WriteOptions,
+};
+
+use crate::compress::CompressSpec;
+use crate::node::ArrayInfo;
+
+/// A MAT file being written: into a temporary file in the destination's folder, renamed into
+/// place by [`MatOut::finish`] (dropped unfinished, the temporary file is removed).
+pub(crate) struct MatOut {
+    writer: MatWriter,
+    temp: tempfile::TempPath,
+    _registered: sciio_temp::Registration,
+    /// Top-level variables written so far.
+    written: HashSet<String>,
+    /// Values named by a path (`a/b`), gathered into structs at [`MatOut::finish`].
+    nested: Folder,
+}
+
+impl std::fmt::Debug for MatOut {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("MatOut").field("temp", &self.temp).finish()
+    }
+}
+
+/// `--compress` for MAT files: `deflate[:N]` (v7.3: with shuffle, as MATLAB compresses; v7:
+/// the zlib level of each variable) or `none`; otherwise MATLAB's default for v7.3 (deflate 3)
+/// and level 3 for v7 too: MATLAB and `scipy.io.savemat` use zlib's default (6), but zlib-rs
+/// at 3 compresses a large double matrix ~3 times as fast into a file within 0.5 % of theirs
+/// (BENCHMARKS.md, mat5); variables under 64 KiB are compressed at 9 whatever the level
+/// (see `sciio_mat`'s Level-5 writer). `--compress deflate:6` gives zlib's default.
+pub(crate) fn mat_options(
+    spec: Option<&CompressSpec>,
+    version: crate::options::MatOutVersion,
+) -> Result<WriteOptions> {
+    let options = WriteOptions::default().version(match version {
+        crate::options::MatOutVersion::V73 => MatVersion::V73,
+        crate::options::MatOutVersion::V7 => MatVersion::V7,
+        crate::options::MatOutVersion::V5 => MatVersion::V5,
+    });
+    let Some(spec) = spec else {
+        return Ok(match version {
+            crate::options::MatOutVersion::V7 => options.compression(Some(3)),
+            _ => options,
+        });
+    };
+    if version == crate::options::MatOutVersion::V5 {
+        return Err(Error::invalid_input(
+            "MAT v5 files are not compressed; use --mat-version 7 for compressed variables",
+        ));
+    }
+    Ok(match spec.only_one("mat", &["deflate"], 0..=9)? {
+        None => options.compression(None),
+        Some(f) => options.compression(Some(f.level.map_or(3, |l| l.unsigned_abs()))),
+    })
+}
+
+impl MatOut {
+    pub(crate) fn create(
+        dst: &Path,
+        compress: Option<&CompressSpec>,
+        version: crate::options::MatOutVersion,
+    ) -> Result<MatOut> {
+        let options = mat_options(compress, version).map_err(|e| e.with_file(dst))?;
+        let (temp, registered) = crate::atomic::temp_file_beside(dst)?;
+        let temp = temp.into_temp_path();
+        let writer = MatWriter::create(&temp, options).map_err(|e| e.with_file(dst))?;
+        Ok(MatOut {
+            writer,
+            temp,
+            _registered: registered,
+            written: HashSet::new(),
+            nested: Folder::default(),
+        })
+    }
+
+    /// Writes `array` as variable `name` as `hdf5storage.savemat` stores it (with its
+    /// `Python.*` attributes, [`sciio_mat::from_numpy`]); a path (`a/b`) makes field `b` of
+    /// struct `a`.
+    pub(crate) fn write(&mut self, name: &str, array: &NdArray) -> Result<()> {
+        let (value, meta) =
+            sciio_mat::from_numpy(array).map_err(|e| e.with_node(format!("/{name}")))?;
+        self.write_entry(name, value, Some(meta))
+    }
+
+    /// Writes `value` as variable `name`, or keeps it for the struct a path (`a/b/c`) names,
+    /// as hdf5storage stores a path's groups: MATLAB sees struct `a` with a struct field `b`
+    /// holding field `c`.
+    pub(crate) fn write_value(&mut self, name: &str, value: MatValue) -> Result<()> {
+        self.write_entry(name, value, None)
+    }
+
+    fn write_entry(&mut self, name: &str, value: MatValue, meta: Option<PythonMeta>) -> Result<()> {
+        let name = name.trim_matches('/');
+        let node = || format!("/{name}");
+        let parts: Vec<&str> = name.split('/').collect();
+        if parts.len() == 1 {
+            if self.nested.contains(name) {
+                return Err(both_value_and_struct(name).with_node(node()));
+            }
+            self.written.insert(name.to_string());
+            return self.writer.write_with_meta(name, &value, meta.as_ref());
+        }
+        if self.written.contains(parts[0]) {
+            return Err(both_value_and_struct(parts[0]).with_node(node()));
+        }
+        self.nested
+            .insert(&parts, (value, meta))
+            .map_err(|e| e.with_node(node()))
+    }
+
+    pub(crate) fn finish(mut self, dst: &Path) -> Result<()> {
+        for (name, entry) in std::mem::take(&mut self.nested).entries {
+            let (value, meta) = entry.into_value();
+            self.writer
+                .write_with_meta(&name, &value, meta.as_ref())
+                .map_err(|e| e.with_node(format!("/{name}")).with_file(dst))?;
+        }
+        self.writer.finish().map_err(|e| e.with_file(dst))?;
+        set_mode(&self.temp, dst)?;
+        self.temp.persist(dst).map_err(|e| {
+            Error::io("cannot rename the finished file into place", e.error).with_file(dst)
+        })
+    }
+}
+
+fn both_value_and_struct(name: &str) -> Error {
+    Error::invalid_input(format!(
+        "'{name}' would be both a variable and a struct of the arrays under '{name}/'"
+    ))
+}
+
+/// Values gathered under a path prefix, in the order they came: a scalar struct to be.
+#[derive(Debug, Default)]
+struct Folder {
+    entries: Vec<(String, Entry)>,
+}
+
+#[derive(Debug)]
+enum Entry {
+    Value(Box<(MatValue, Option<PythonMeta>)>),
+    Folder(Folder),
+}
+
+impl Entry {
+    /// The value: a folder is a scalar struct of its entries, or — holding exactly the
+    /// members `scipy.sparse.save_npz` writes — a sparse matrix.
+    fn into_value(self) -> (MatValue, Option<PythonMeta>) {
+        match self {
+            Entry::Value(v) => *v,
+            Entry::Folder(f) => {
+                let (fields, metas): (Vec<(String, MatValue)>, Vec<PythonMeta>) = f
+                    .entries
+                    .into_iter()
+                    .map(|(name, e)| {
+                        let (value, meta) = e.into_value();
+                        ((name, value), meta.unwrap_or_default())
+                    })
+                    .unzip();
+                if let Some(sparse) = saved_sparse(&fields) {
+                    return (MatValue::Sparse(sparse), None);
+                }
+                let meta = PythonMeta {
+                    attrs: None,
+                    elements: vec![metas],
+                };
+                (MatValue::Struct(StructArray::scalar(fields)), Some(meta))
+            }
+        }
+    }
+}
+
+/// The sparse matrix of `scipy.sparse.save_npz`'s members (`format` csc/csr with
+/// `indices`, `indptr`; coo with `row`, `col`; `shape`, `data`), as MATLAB stores it (CSC,
+/// sorted, duplicates summed); `None` when the members are not that layout or its values
+/// have no MATLAB sparse class (those stay a struct of the arrays).
+fn saved_sparse(fields: &[(String, MatValue)]) -> Option<SparseMatrix> {
+    let get = |name: &str| fields.iter().find(|(n, _)| n == name).map(|(_, v)| v);
+    let format = match get("format")? {
+        MatValue::Char(c) => c.to_string_lossy(),
+        _ => return None,
+    };
+    let members: &[&str] = match format.as_str() {
+        "csc" | "csr" => &["format", "shape", "data", "indices", "indptr"],
+        "coo" => &["format", "shape", "data", "row", "col"],
+        _ => return None,
+    };
+    let allowed = |n: &str| members.contains(&n) || n == "_is_array";
+    if fields.len() < members.len() || !fields.iter().all(|(n, _)| allowed(n)) {
+        return None;
+    }
+    let ints = |name: &str| -> Option<Vec<u64>> {
+        let MatValue::Numeric(a) = get(name)? else {
+            return None;
+        };
+        int_values(a)?
+            .into_iter()
+            .map(|v| u64::try_from(v).ok())
+            .collect()
+    };
+    let [nrows, ncols] = ints("shape")?[..] else {
+        return None;
+    };
+    let (nrows, ncols) = (usize::try_from(nrows).ok()?, usize::try_from(ncols).ok()?);
+    let data = match get("data")? {
+        MatValue::Numeric(a) | MatValue::Logical(a) => sparse_values(a)?,
+        _ => return None,
+    };
+    let (rows, cols) = match format.as_str() {
+        "coo" => (ints("row")?, ints("col")?),
+        compressed => {
+            let indices = ints("indices")?;
+            let indptr = ints("indptr")?;
+            let major = if compressed == "csc" { ncols } else { nrows };
+            if indptr.len() != major.checked_add(1)?
+                || indptr.first() != Some(&0)
+                || indptr.windows(2).any(|w| w[0] > w[1])
+                || indptr.last() != Some(&(indices.len() as u64))
+            {
+                return None;
+            }
+            let mut outer = Vec::with_capacity(indices.len());
+            for (i, w) in indptr.windows(2).enumerate() {
+                outer.extend(std::iter::repeat_n(i as u64, (w[1] - w[0]) as usize));
+            }
+            match compressed {
+                "csc" => (indices, outer),
+                _ => (outer, indices),
+            }
+        }
+    };
+    SparseMatrix::from_triplets(nrows, ncols, &rows, &cols, &data).ok()
+}
+
+/// The values of an integer array of any width and byte order; `None` for other dtypes.
+fn int_values(a: &NdArray) -> Option<Vec<i128>> {
+    let (size, signed) = match a.dtype().as_scalar()?.kind {
+        ScalarKind::Int(n) => (usize::from(n), true),
+        ScalarKind::UInt(n) => (usize::from(n), false),
+        _ => return None,
+    };
+    if !matches!(size, 1 | 2 | 4 | 8) {
+        return None;
+    }
+    let a = a.to_native().to_order(Order::C);
+    let values = a
+        .as_bytes()
+        .chunks_exact(size)
+        .map(|c| {
+            let mut b = [0u8; 8];
+            if cfg!(target_endian = "big") {
+                for (i, &x) in c.iter().rev().enumerate() {
+                    b[i] = x;
+                }
+            } else {
+                b[..size].copy_from_slice(c);
+            }
+            let u = u64::from_le_bytes(b);
+            let shift = 64 - 8 * size as u32;
+            match signed {
+                true => i128::from(((u << shift) as i64) >> shift),
+                false => i128::from(u),
+            }
+        })
+        .collect();
+    Some(values)
+}
+
+/// Sparse values as MATLAB holds them: double, complex double or logical; other numeric
+/// values converted when every value is exact in double (float32, integers up to 2^53).
+fn sparse_values(a: &NdArray) -> Option<NdArray> {
+    let a = a.to_native().to_order(Order::C);
+    let n = a.len();
+    let a = a.reshape(&[n]).ok()?;
+    let kind = a.dtype().as_scalar()?.kind;
+    let f64s = |values: Vec<f64>| NdArray::from_vec(values, &[n]).ok();
+    let bytes = a.as_bytes();
+    match kind {
+        ScalarKind::Float(8) | ScalarKind::Complex(16) | ScalarKind::Bool => Some(a),
+        ScalarKind::Float(4) => f64s(
+            bytes
+                .chunks_exact(4)
+                .map(|c| f64::from(f32::from_ne_bytes([c[0], c[1], c[2], c[3]]))) // ok: chunks of 4
+                .collect(),
+        ),
+        ScalarKind::Int(_) | ScalarKind::UInt(_) => {
+            let limit = 1i128 << 53;
+            let values = int_values(&a)?;
+            values
+                .iter()
+                .all(|v| v.abs() <= limit)
+                .then(|| f64s(values.iter().map(|&v| v as f64).collect()))?
+        }
+        _ => None,
+    }
+}
+
+impl Folder {
+    fn contains(&self, name: &str) -> bool {
+        self.entries.iter().any(|(n, _)| n == name)
+    }
+
+    /// Puts `value` at `path` (at least one part), creating folders on the way.
+    fn insert(&mut self, path: &[&str], value: (MatValue, Option<PythonMeta>)) -> Result<()> {
+        let Some((first, rest)) = path.split_first() else {
+            return Err(Error::invalid_input("an empty name"));
+        };
+        let at = self.entries.iter().position(|(n, _)| n == first);
+        match (at, rest.is_empty()) {
+            (None, true) => self
+                .entries
+                .push((first.to_string(), Entry::Value(Box::new(value)))),
+            (None, false) => {
+                let mut folder = Folder::default();
+                folder.insert(rest, value)?;
+                self.entries
+                    .push((first.to_string(), Entry::Folder(folder)));
+            }
+            (Some(i), false) => match &mut self.entries[i].1 {
+                Entry::Folder(folder) => folder.insert(rest, value)?,
+                Entry::Value(_) => return Err(both_value_and_struct(first)),
+            },
+            (Some(_), true) => return Err(both_value_and_struct(first)),
+        }
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn set_mode(temp: &Path, dst: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let perms = std::fs::metadata(dst)
+        .map(|m| m.permissions())
+        .unwrap_or_else(|_| std::fs::Permissions::from_mode(0o644));
+    std::fs::set_permissions(temp, perms)
+        .map_err(|e| Error::io("cannot set permissions", e).with_file(dst))
+}
+
+#[cfg(not(unix))]
+fn set_mode(_temp: &Path, _dst: &Path) -> Result<()> {
+    Ok(())
+}
+
+/// Why a MAT file cannot hold an array of this kind ([`sciio_mat::from_numpy`] would refuse
+/// it), or `None` when it can: numeric, logical, complex, `U`/`S` text and structured arrays
+/// of those, as hdf5storage stores them.
+pub(crate) fn no_class_for(info: &ArrayInfo) -> Option<String> {
+    sciio_mat::no_class_reason(&info.dtype).map(|why| match &info.dtype {
+        DType::Record(_) => format!("structured array: {why}"),
+        _ => why,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn compression_maps_to_deflate_levels() {
+        let v73 = crate::options::MatOutVersion::V73;
+        assert_eq!(mat_options(None, v73).unwrap().compression_level, Some(3));
+        let spec = CompressSpec::parse("deflate:7").unwrap();
+        assert_eq!(
+            mat_options(Some(&spec), v73).unwrap().compression_level,
+            Some(7)
+        );
+        let spec = CompressSpec::parse("none").unwrap();
+        assert_eq!(
+            mat_options(Some(&spec), v73).unwrap().compression_level,
+            None
+        );
+        let spec = CompressSpec::parse("blosc2:lz4:5").unwrap();
+        assert!(mat_options(Some(&spec), v73).is_err());
+        let v7 = mat_options(None, crate::options::MatOutVersion::V7).unwrap();
+        assert_eq!(
+            (v7.version, v7.compression_level),
+            (MatVersion::V7, Some(3))
+        );
+        let spec = CompressSpec::parse("deflate:1").unwrap();
+        assert!(mat_options(Some(&spec), crate::options::MatOutVersion::V5).is_err());
+    }
+
+    #[test]
+    fn text_is_stored_as_hdf5storage_stores_it() {
+        let a = NdArray::from_bytes(
+            DType::scalar(ScalarKind::Unicode(3)),
+            &[],
+            Order::C,
+            &[104, 0, 0, 0, 105, 0, 0, 0, 0, 0, 0, 0],
+        )
+        .unwrap();
+        assert_eq!(sciio_mat::from_numpy(&a).unwrap().0, MatValue::from("hi"));
+        // Two strings: one 1x4 char row, each string 2 units wide (NUL-padded).
+        let two = NdArray::from_bytes(
+            DType::scalar(ScalarKind::Unicode(2)),
+            &[2],
+            Order::C,
+            &[104, 0, 0, 0, 105, 0, 0, 0, 111, 0, 0, 0, 0, 0, 0, 0],
+        )
+        .unwrap();
+        let MatValue::Char(c) = sciio_mat::from_numpy(&two).unwrap().0 else {
+            panic!("char")
+        };
+        assert_eq!(
+            (c.shape.clone(), c.to_string_lossy()),
+            (vec![1, 4], "hio\0".into())
+        );
+    }
+
+    #[test]
+    fn save_npz_members_become_a_sparse_matrix() {
+        let i32s =
+            |v: Vec<i32>| MatValue::Numeric(NdArray::from_vec(v.clone(), &[v.len()]).unwrap());
+        let fields = vec![
+            ("indices".to_string(), i32s(vec![1, 0, 2])),
+            ("indptr".to_string(), i32s(vec![0, 1, 3])),
+            ("format".to_string(), MatValue::from("csr")),
+            (
+                "shape".to_string(),
+                MatValue::Numeric(NdArray::from_vec(vec![2i64, 3], &[2]).unwrap()),
+            ),
+            (
+                "data".to_string(),
+                MatValue::Numeric(NdArray::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).unwrap()),
+            ),
+        ];
+        // [[0 1 0], [2 0 3]] in CSC: column 0 row 1 (2), column 1 row 0 (1), column 2 row 1 (3).
+        let m = saved_sparse(&fields).unwrap();
+        assert_eq!((m.nrows, m.ncols), (2, 3));
+        assert_eq!(
+            (m.ir.clone(), m.jc.clone()),
+            (vec![1, 0, 1], vec![0, 1, 2, 3])
+        );
+        assert!(saved_sparse(&fields[..4]).is_none());
+    }
+}
