@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 status=0
-for features in "" hdf5 mat parquet "mat,parquet"; do
+for features in "" hdf5 mat parquet "mat,parquet" hdfstore; do
   out=$(cargo check -q -p sciio --no-default-features --features "$features" --message-format short 2>&1) || {
     echo "sciio with features [$features] does not build:"; echo "$out"; status=1; continue; }
   if grep -E '(warning|error)' <<<"$out" >/dev/null; then

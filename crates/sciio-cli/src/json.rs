@@ -19,59 +19,19 @@
 
 use serde_json::{json, Map, Value as Json};
 
-use sciio::core::json::{float_json, latin1};
+use sciio::core::json::{array_json, BytesText};
 use sciio::core::PyLiteral;
-use sciio::{NdArray, Order, Result, Value};
+use sciio::{NdArray, Order, Result};
 
 /// The JSON document for `array` found at `node`.
 pub fn array_document(node: &str, array: &NdArray) -> Result<Json> {
-    let values = array.values()?;
-    let mut items = values.iter().map(value_json);
-    let nested = nest(array.shape(), &mut items);
     Ok(json!({
         "node": node,
         "dtype": literal_json(&array.dtype().descr_literal()?),
         "shape": array.shape(),
         "order": match array.order() { Order::C => "C", Order::F => "F" },
-        "values": nested,
+        "values": array_json(array, BytesText::Latin1)?,
     }))
-}
-
-fn nest(shape: &[usize], items: &mut dyn Iterator<Item = Json>) -> Json {
-    match shape.split_first() {
-        None => items.next().unwrap_or(Json::Null),
-        Some((&n, rest)) => Json::Array((0..n).map(|_| nest(rest, items)).collect()),
-    }
-}
-
-/// One element as JSON, by the rules in the module documentation.
-pub fn value_json(v: &Value) -> Json {
-    match v {
-        Value::Bool(b) => Json::from(*b),
-        Value::Int(i) => Json::from(*i),
-        Value::UInt(u) => Json::from(*u),
-        Value::Float(x) => float_json(*x),
-        Value::LongDouble(x) => float_json(x.to_f64()),
-        Value::Complex(c) => Json::Array(vec![float_json(c.re), float_json(c.im)]),
-        Value::LongComplex(re, im) => {
-            Json::Array(vec![float_json(re.to_f64()), float_json(im.to_f64())])
-        }
-        Value::Bytes(b) | Value::Void(b) => Json::from(latin1(b)),
-        Value::Str(s) => Json::from(s.as_str()),
-        Value::DateTime(i64::MIN, _) | Value::TimeDelta(i64::MIN, _) => Json::Null,
-        Value::DateTime(t, _) | Value::TimeDelta(t, _) => Json::from(*t),
-        Value::Record(fields) => {
-            let mut map = Map::new();
-            for (name, value) in fields {
-                map.insert(name.clone(), value_json(value));
-            }
-            Json::Object(map)
-        }
-        Value::Array(shape, items) => {
-            let mut it = items.iter().map(value_json);
-            nest(shape, &mut it)
-        }
-    }
 }
 
 pub fn literal_json(lit: &PyLiteral) -> Json {
@@ -99,6 +59,8 @@ pub fn literal_json(lit: &PyLiteral) -> Json {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use sciio::core::json;
+    use sciio::Value;
 
     #[test]
     fn non_finite_floats_become_strings() {
@@ -112,7 +74,7 @@ mod tests {
     #[test]
     fn bytes_are_latin1() {
         assert_eq!(
-            value_json(&Value::Bytes(vec![b'a', 0xff])),
+            json::value_json(&Value::Bytes(vec![b'a', 0xff]), BytesText::Latin1),
             json!("a\u{ff}")
         );
     }

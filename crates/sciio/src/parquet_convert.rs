@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use sciio_core::{Error, Limits, NdArray, Result, Value};
+use sciio_core::{Error, Limits, NdArray, Result};
 use sciio_pandas::{Frame, IndexLevel, ParquetOptions, ParquetWriter};
 
 use crate::atomic::write_atomically;
@@ -418,44 +418,7 @@ fn selection_plan(selected: &Node, base: &str, chosen: &str) -> (Option<String>,
 /// UTF-8, else latin-1), arrays as nested lists, records as objects; NaN and infinities as the
 /// strings `"nan"`, `"inf"`, `"-inf"`, complex numbers as `[re, im]`, datetimes as ticks.
 fn array_json(array: &NdArray) -> Result<serde_json::Value> {
-    let values = array.to_order(sciio_core::Order::C).values()?;
-    let mut items = values.iter().map(value_json);
-    Ok(nest(array.shape(), &mut items))
-}
-
-fn nest(shape: &[usize], items: &mut dyn Iterator<Item = serde_json::Value>) -> serde_json::Value {
-    match shape.split_first() {
-        None => items.next().unwrap_or(serde_json::Value::Null),
-        Some((&n, rest)) => serde_json::Value::Array((0..n).map(|_| nest(rest, items)).collect()),
-    }
-}
-
-fn value_json(value: &Value) -> serde_json::Value {
-    use sciio_core::json::{float_json as float, latin1};
-    use serde_json::Value as Json;
-    match value {
-        Value::Bool(b) => Json::from(*b),
-        Value::Int(i) => Json::from(*i),
-        Value::UInt(u) => Json::from(*u),
-        Value::Float(x) => float(*x),
-        Value::LongDouble(x) => float(x.to_f64()),
-        Value::Complex(c) => Json::Array(vec![float(c.re), float(c.im)]),
-        Value::LongComplex(re, im) => Json::Array(vec![float(re.to_f64()), float(im.to_f64())]),
-        Value::Bytes(b) | Value::Void(b) => Json::from(match std::str::from_utf8(b) {
-            Ok(text) => text.to_string(),
-            Err(_) => latin1(b),
-        }),
-        Value::Str(text) => Json::from(text.as_str()),
-        Value::DateTime(i64::MIN, _) | Value::TimeDelta(i64::MIN, _) => Json::Null,
-        Value::DateTime(t, _) | Value::TimeDelta(t, _) => Json::from(*t),
-        Value::Record(fields) => Json::Object(
-            fields
-                .iter()
-                .map(|(name, v)| (name.clone(), value_json(v)))
-                .collect(),
-        ),
-        Value::Array(shape, items) => nest(shape, &mut items.iter().map(value_json)),
-    }
+    sciio_core::json::array_json(array, sciio_core::json::BytesText::Utf8OrLatin1)
 }
 
 /// What a Parquet → Parquet copy wrote: the frame's columns and the source file's size.
