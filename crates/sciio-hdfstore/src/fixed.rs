@@ -95,13 +95,16 @@ pub(crate) fn add_index(
     builder
 }
 
+/// The names of the levels of a column MultiIndex.
+type LevelNames = Vec<Option<String>>;
+
 /// Column labels as text: one level as they print, several (a column MultiIndex) as the
 /// Python repr of each label's tuple, with the level names.
 fn column_labels(
     levels: &[Level],
     key: &str,
     node: &str,
-) -> Result<(Vec<String>, Option<Vec<Option<String>>>)> {
+) -> Result<(Vec<String>, Option<LevelNames>)> {
     let texts = levels
         .iter()
         .map(|l| label_strings(l.values.as_ref()))
