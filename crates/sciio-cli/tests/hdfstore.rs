@@ -195,3 +195,53 @@ fn convert_table_keys_and_refuse_unreadable_keys_in_one_line() {
     );
     assert_eq!(same.trim(), "same");
 }
+
+/// Complex columns (pandas stores them in both formats; Arrow and Parquet have no complex
+/// type, and pandas' own `to_parquet` refuses them) and object columns of mixed kinds are left
+/// out of the Parquet file with the reason on stderr, the other columns converted equal to
+/// pandas' frame; `--strict` refuses before writing anything; `ls` names them.
+#[test]
+fn complex_and_mixed_columns_are_left_out_with_the_reason() {
+    let dir = tempdir();
+    let store = dir.path().join("c.h5");
+    run_python(
+        r#"
+import sys, numpy as np, pandas as pd
+p = sys.argv[1]
+df = pd.DataFrame({'c': np.array([1 + 2j, 3, np.nan], dtype='complex128'), 'x': [1.0, 2.0, 3.0],
+                   'm': pd.Series([1, 'a', None], dtype=object)})
+df.to_hdf(p, key='fixed', format='fixed')
+df[['c', 'x']].to_hdf(p, key='table', format='table')
+"#,
+        &[s(&store)],
+    );
+    for key in ["fixed", "table"] {
+        let out = dir.path().join(format!("{key}.parquet"));
+        let run = sciio(&["convert", &format!("{}:/{key}", s(&store)), s(&out)]);
+        assert!(run.status.success(), "{run:?}");
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(err.contains("no complex type"), "{key}: {err}");
+        if key == "fixed" {
+            assert!(err.contains("only str and missing values"), "{key}: {err}");
+        }
+        let check = run_python(
+            "import sys, pandas as pd\n\
+             got = pd.read_parquet(sys.argv[1]); want = pd.read_hdf(sys.argv[2], sys.argv[3])[['x']]\n\
+             pd.testing.assert_frame_equal(got, want, check_dtype=True, check_index_type=True)\n\
+             print('same')",
+            &[s(&out), s(&store), key],
+        );
+        assert_eq!(check.trim(), "same");
+        let strict = dir.path().join(format!("{key}.strict.parquet"));
+        let run = sciio(&[
+            "convert",
+            &format!("{}:/{key}", s(&store)),
+            s(&strict),
+            "--strict",
+        ]);
+        assert_eq!(run.status.code(), Some(1), "{run:?}");
+        assert!(!strict.exists(), "--strict wrote {}", s(&strict));
+    }
+    let ls = ok(&["ls", s(&store)]);
+    assert!(ls.contains("\"c\": left out (complex128 values"), "{ls}");
+}

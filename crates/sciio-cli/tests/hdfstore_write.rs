@@ -222,3 +222,75 @@ fn a_series_key_needs_a_frame_of_one_column() {
         assert!(!dst.exists());
     }
 }
+
+/// `--series`, `--data-columns` and `--append` describe a pandas key: with
+/// `--store-format pytables` (a plain PyTables Table) they are refused in one line, not
+/// ignored, and nothing is written.
+#[test]
+fn pandas_key_options_are_refused_with_a_plain_pytables_table() {
+    let dir = tempdir();
+    let src = dir.path().join("one.parquet");
+    run_python(
+        "import sys, pandas as pd\npd.DataFrame({'a': [1, 2]}).to_parquet(sys.argv[1])",
+        &[s(&src)],
+    );
+    let dst = dir.path().join("t.h5");
+    for extra in [
+        &["--series"][..],
+        &["--data-columns", "a"][..],
+        &["--append"][..],
+    ] {
+        let mut args = vec!["convert", s(&src), s(&dst), "--store-format", "pytables"];
+        args.extend(extra);
+        let out = sciio(&args);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(extra[0]), "{err}");
+        assert!(err.contains("--store-format pytables"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dst.exists());
+    }
+}
+
+/// An unnamed Series key written by pandas goes to Parquet (its column labelled None) and back
+/// into a store with `--series`: pandas reads an unnamed Series equal to the first, in both
+/// formats (it used to come back named "0").
+#[test]
+fn an_unnamed_series_round_trips_unnamed() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    run_python(
+        r#"
+import sys, numpy as np, pandas as pd
+d = sys.argv[1]
+s = pd.Series(np.linspace(0, 1, 5), index=pd.Index(list('abcde'), name='k'))
+s.to_hdf(f'{d}/src.h5', key='fixed', format='fixed')
+s.to_hdf(f'{d}/src.h5', key='table', format='table')
+"#,
+        &[&d],
+    );
+    for fmt in ["fixed", "table"] {
+        let pq = format!("{d}/{fmt}.parquet");
+        ok(&["convert", &format!("{d}/src.h5:/{fmt}"), &pq]);
+        ok(&[
+            "convert",
+            &pq,
+            &format!("{d}/back.h5:/{fmt}"),
+            "--series",
+            "--store-format",
+            fmt,
+        ]);
+    }
+    let check = r#"
+import sys, pandas as pd
+d = sys.argv[1]
+for fmt in ['fixed', 'table']:
+    want = pd.read_hdf(f'{d}/src.h5', fmt)
+    got = pd.read_hdf(f'{d}/back.h5', fmt)
+    assert want.name is None and got.name is None, (want.name, got.name)
+    pd.testing.assert_series_equal(got, want, check_dtype=True, check_index_type=True)
+    assert list(pd.read_parquet(f'{d}/{fmt}.parquet').columns) == [None]
+print('ok')
+"#;
+    assert_eq!(run_python(check, &[&d]).trim(), "ok");
+}
