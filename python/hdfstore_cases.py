@@ -76,6 +76,11 @@ def cases():
     for c in ["f64", "s", "tz", "td", "i32", "b", "t"]:
         out.append((f"series_{c}", pd.Series(base[c].values, name=c, index=indexes()["str"])))
     out.append(("series_unnamed", pd.Series(np.arange(N, dtype="float64"))))
+    # Series over every index kind (the frames above cover every dtype over them).
+    for iname, index in indexes().items():
+        out.append((f"series_ix_{iname}", pd.Series(base["f64"].values, name="v", index=index)))
+    for c in ["i8", "u32", "f32", "u16"]:
+        out.append((f"series_{c}", pd.Series(base[c].values, name=c, index=indexes()["dt"])))
     out.append(("a/b/nested", base[["i64", "s"]]))
     # pandas' masked string dtype (missing = pd.NA), python and pyarrow storage
     out.append(("string_dtype", pd.DataFrame({

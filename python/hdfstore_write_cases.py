@@ -156,7 +156,7 @@ def cases():
             if idx[iname] is not None:
                 df.index = idx[iname]
             out[f"series_{col}_{iname}"] = (df, ["--series"])
-            if col not in ("cat", "ocat") and not iname.startswith("multi"):
+            if col not in ("cat", "ocat"):
                 out[f"series_fixed_{col}_{iname}"] = (df, ["--series", "--store-format", "fixed"])
     return out
 

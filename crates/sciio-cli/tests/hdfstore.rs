@@ -34,7 +34,7 @@ fn convert_fixed_keys_to_parquet_equals_read_hdf() {
     let failures: Vec<&str> = verdict.lines().filter(|l| l.starts_with("FAIL")).collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     assert!(verdict.contains(&format!("CHECKED {n}")), "{verdict}");
-    assert!(n >= 87, "{n}");
+    assert!(n >= 126, "{n}");
 }
 
 const MAKE_STORE: &str = r#"
