@@ -26,6 +26,7 @@ def indexes():
         "dt": pd.date_range("2021-03-01", periods=N, freq="h", name="when"),
         "dtz": pd.date_range("2021-03-27", periods=N, freq="6h", tz="Europe/Paris"),
         "td": pd.timedelta_range("1s", periods=N, freq="250ms", name="dt"),
+        "period": pd.period_range("2021-03", periods=N, freq="M", name="p"),
         "multi2": pd.MultiIndex.from_arrays(
             [list("aabbccd"), np.arange(N) % 3], names=["l0", "l1"]),
         "multi3": pd.MultiIndex.from_arrays(
@@ -181,7 +182,7 @@ def expected(store, key):
         obj = obj.to_frame(name=obj.name)
     obj = obj.drop(columns=[c for c in obj.columns if c in LEFT_OUT])
     # Parquet holds no index frequency: pd.read_parquet never gives one.
-    if getattr(obj.index, "freq", None) is not None:
+    if isinstance(obj.index, (pd.DatetimeIndex, pd.TimedeltaIndex)) and obj.index.freq is not None:
         obj.index = obj.index._with_freq(None)
     return obj
 

@@ -84,6 +84,7 @@ def indexes():
         "dtz": pd.DatetimeIndex(pd.date_range("2019-05-05", periods=N, freq="min",
                                               tz="America/New_York"), freq=None),
         "td": pd.TimedeltaIndex(pd.to_timedelta(np.arange(N), unit="h"), freq=None),
+        "period": pd.period_range("2001Q3", periods=N, freq="Q", name="q"),
         "multi2": pd.MultiIndex.from_arrays([list("aabbccd"), np.arange(N) * 2],
                                             names=["l1", None]),
         "multi3": pd.MultiIndex.from_arrays(

@@ -8,6 +8,8 @@ use sciio_pandas::Frame;
 use sciio_pytables::sciio_hdf5::H5Type;
 use sciio_pytables::{PtFile, Rows};
 
+use sciio_pickle::Value;
+
 use crate::attrs::Attrs;
 use crate::column::{self, Layout, Level, Meaning, Unit};
 use crate::pyobj;
@@ -480,12 +482,23 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
     let attrs = Attrs::read(file, path)?;
     let kind = attrs.str("kind")?.unwrap_or_else(|| "object".into());
     let name = index_name(&attrs)?;
-    if let Some(class) = attrs.str("index_class")? {
-        if class != "datetime" {
+    let mut period = None;
+    match attrs.str("index_class")?.as_deref() {
+        None | Some("datetime") => {}
+        // A PeriodIndex: int64 ordinals, the frequency a pickled pandas offset.
+        Some("period") if kind == "integer" => {
+            let freq = attrs.value("freq")?.unwrap_or(Value::None);
+            period = Some(
+                crate::offsets::freq_of_offset(&freq)
+                    .ok_or_else(|| attrs.bad("freq", &freq, "a Period frequency"))
+                    .map_err(|e| e.with_node(path.to_string()))?,
+            );
+        }
+        Some(class) => {
             return Err(Error::unsupported(format!(
-                "a {class} index (attribute index_class): Arrow and Parquet have no such type"
+                "a {class} index of kind {kind:?} (attribute index_class)"
             ))
-            .with_node(path.to_string()));
+            .with_node(path.to_string()))
         }
     }
     let values = if is_vlarray(file, path)? {
@@ -497,6 +510,9 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
         let raw = file.read_array(path, Rows::all())?;
         let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
         let meaning = match kind.as_str() {
+            _ if period.is_some() => Meaning::Period {
+                freq: period.clone().unwrap_or_default(),
+            },
             "integer" | "float" | "bool" | "string" => Meaning::Plain,
             "datetime" => {
                 return Err(Error::unsupported(
@@ -533,7 +549,10 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
                 .map_err(|e| e.with_node(path.to_string()))?
         }
     };
-    Ok(Level::new(name, values))
+    Ok(Level {
+        period,
+        ..Level::new(name, values)
+    })
 }
 
 fn index_name(attrs: &Attrs) -> Result<Option<String>> {

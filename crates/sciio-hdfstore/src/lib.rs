@@ -37,6 +37,7 @@
 mod attrs;
 mod column;
 mod fixed;
+mod offsets;
 mod pyobj;
 mod table;
 pub mod write;

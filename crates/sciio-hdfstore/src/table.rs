@@ -142,7 +142,20 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
     let index_values = one_column(index_raw, index_layout, 0, &meaning, None)
         .map_err(|e| e.with_node(format!("{path}/index")))?;
     let index_name = dict_str(index_info, "index_name");
-    let index = Level::new(index_name, index_values);
+    let mut index = Level::new(index_name, index_values);
+    // pandas reads an int64 index with a `freq` as a PeriodIndex of that frequency.
+    let freq = index_info.and_then(|d| dict_get(d, "freq"));
+    if let (Some(freq), "integer") = (freq.filter(|f| **f != Value::None), index_kind.as_str()) {
+        let period = crate::offsets::freq_of_offset(freq)
+            .ok_or_else(|| attrs.bad("info", freq, "a Period frequency for the index"))?;
+        index.values = column::time_array(
+            index_values_i64(index.values.as_ref())?,
+            &Meaning::Period {
+                freq: period.clone(),
+            },
+        );
+        index.period = Some(period);
+    }
 
     let mut found: Vec<Col> = Vec::new();
     for col in &values_cols {
@@ -222,6 +235,15 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
         cols.push(found.remove(pos));
     }
     Ok((index, cols))
+}
+
+/// An int64 column's values, missing ones as NaT (`i64::MIN`), as pandas stores them.
+fn index_values_i64(a: &dyn Array) -> Result<Vec<i64>> {
+    use arrow_array::cast::AsArray;
+    let a = a
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(|| Error::format(format!("a PeriodIndex of {} values", a.data_type())))?;
+    Ok(a.values().to_vec())
 }
 
 /// The field `name` of a table's rows viewed in place: its element type, values per row, and

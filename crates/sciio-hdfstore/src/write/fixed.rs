@@ -340,6 +340,20 @@ fn write_index(out: &Out<'_>, key: &str, mut levels: Vec<IndexPart>) -> Result<(
         return (out.set)(key, "ordered", &flag(ordered));
     }
     let elem = write_values(out, key, &level)?;
+    if let Some(freq) = elem
+        .dtype
+        .strip_prefix("period[")
+        .and_then(|f| f.strip_suffix(']'))
+    {
+        // A PeriodIndex: its ordinals, `index_class` period, `freq` the pickled offset.
+        let offset = crate::offsets::offset_of_freq(freq).ok_or_else(|| {
+            Error::unsupported(format!(
+                "writing a PeriodIndex of frequency {freq:?} is not implemented"
+            ))
+        })?;
+        (out.set)(key, "index_class", &text("period"))?;
+        return (out.set)(key, "freq", &pickled(&offset)?);
+    }
     let tz = elem
         .info
         .iter()
@@ -399,7 +413,7 @@ fn write_values(out: &Out<'_>, key: &str, level: &IndexPart) -> Result<Elem> {
         level.meta.as_ref(),
         &[level.values.as_ref()],
     )?;
-    if elem.categories.is_some() || elem.index_kind == "period" || elem.enc == Enc::Dates {
+    if elem.categories.is_some() || elem.enc == Enc::Dates {
         return Err(Error::unsupported(format!(
             "writing an index of {} values in the fixed format is not implemented",
             elem.index_kind
@@ -424,7 +438,12 @@ fn write_values(out: &Out<'_>, key: &str, level: &IndexPart) -> Result<Elem> {
             bytes,
         },
     )?;
-    (out.set)(key, "kind", &text(&elem.index_kind))?;
+    // A PeriodIndex is stored as its int64 ordinals.
+    let kind = match elem.index_kind.as_str() {
+        "period" => "integer",
+        k => k,
+    };
+    (out.set)(key, "kind", &text(kind))?;
     (out.set)(key, "name", &name_attr(level.name.as_deref())?)?;
     if matches!(elem.enc, Enc::Str { .. }) {
         let nan_rep = if level.labels {
