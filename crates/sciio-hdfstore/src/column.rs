@@ -409,3 +409,104 @@ pub(crate) fn empty(dtype: &str, meaning: &Meaning) -> Result<ArrayRef> {
     };
     Ok(arrow_array::new_empty_array(&dt))
 }
+
+/// Adds a column read from a store to `builder`, by the dtype name it carries.
+pub(crate) fn add_column(
+    builder: sciio_pandas::FrameBuilder,
+    label: Option<String>,
+    values: ArrayRef,
+    dtype: Option<String>,
+) -> sciio_pandas::FrameBuilder {
+    let unnamed = label.is_none();
+    let label = label.unwrap_or_else(|| "None".into());
+    let builder = match dtype {
+        Some(t) => match Meaning::period_of(&t) {
+            Some(Meaning::Period { freq }) => builder.period(label, values, &freq),
+            _ => builder.column_with_numpy_type(label, values, t),
+        },
+        None => builder.column(label, values),
+    };
+    if unnamed {
+        builder.unnamed()
+    } else {
+        builder
+    }
+}
+
+/// The index levels into `builder`.
+pub(crate) fn add_index(
+    mut builder: sciio_pandas::FrameBuilder,
+    index: Vec<Level>,
+) -> sciio_pandas::FrameBuilder {
+    for level in index {
+        let name = level.name.as_deref();
+        builder = match (level.period, level.ordered) {
+            (Some(freq), _) => builder.period_index_level(name, level.values, &freq),
+            (None, Some(ordered)) => builder.categorical_index_level(name, level.values, ordered),
+            (None, None) => builder.index_level(name, level.values),
+        };
+    }
+    builder
+}
+
+/// Codes (-1 = missing) and categories as an Arrow dictionary array.
+pub(crate) fn dictionary(codes: &dyn arrow_array::Array, categories: ArrayRef) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
+    use arrow_array::{Array, DictionaryArray};
+    let codes: Vec<i64> = match codes.data_type() {
+        arrow_schema::DataType::Int8 => codes
+            .as_primitive::<Int8Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int16 => codes
+            .as_primitive::<Int16Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int32 => codes
+            .as_primitive::<Int32Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int64 => codes.as_primitive::<Int64Type>().values().to_vec(),
+        other => {
+            return Err(Error::unsupported(format!(
+                "categorical codes of type {other}"
+            )))
+        }
+    };
+    let n = categories.len() as i64;
+    let mut keys: Vec<i32> = Vec::with_capacity(codes.len());
+    let mut valid: Vec<bool> = Vec::with_capacity(codes.len());
+    for &c in &codes {
+        match c {
+            -1 => {
+                keys.push(0);
+                valid.push(false);
+            }
+            c if (0..n).contains(&c) => {
+                keys.push(
+                    i32::try_from(c)
+                        .map_err(|_| Error::unsupported("more than 2^31 categories"))?,
+                );
+                valid.push(true);
+            }
+            c => {
+                return Err(Error::format(format!(
+                    "category code {c} outside the {n} categories"
+                )))
+            }
+        }
+    }
+    let nulls = arrow_buffer::NullBuffer::from(valid);
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let keys = Int32Array::new(keys.into(), nulls);
+    let dict = DictionaryArray::<Int32Type>::try_new(keys, categories)
+        .map_err(|e| Error::format(format!("categorical: {e}")))?;
+    Ok(Arc::new(dict))
+}

@@ -67,7 +67,7 @@ pub(crate) fn read_frame(
         })?;
         match values {
             ColValues::Array(values, dtype) => {
-                builder = add_column(builder, Some(label.clone()), values, dtype);
+                builder = column::add_column(builder, Some(label.clone()), values, dtype);
             }
             ColValues::LeftOut(reason) => left_out.push(LeftOutColumn {
                 column: label.clone(),
@@ -78,23 +78,7 @@ pub(crate) fn read_frame(
     if let Some(names) = level_names {
         builder = builder.column_levels(&names);
     }
-    add_index(builder, index).build()
-}
-
-/// The index levels into `builder`.
-pub(crate) fn add_index(
-    mut builder: sciio_pandas::FrameBuilder,
-    index: Vec<Level>,
-) -> sciio_pandas::FrameBuilder {
-    for level in index {
-        let name = level.name.as_deref();
-        builder = match (level.period, level.ordered) {
-            (Some(freq), _) => builder.period_index_level(name, level.values, &freq),
-            (None, Some(ordered)) => builder.categorical_index_level(name, level.values, ordered),
-            (None, None) => builder.index_level(name, level.values),
-        };
-    }
-    builder
+    column::add_index(builder, index).build()
 }
 
 /// The names of the levels of a column MultiIndex.
@@ -148,13 +132,15 @@ pub(crate) fn read_series(
         .ok_or_else(|| Error::format("no values").with_node(path.clone()))?;
     let mut builder = Frame::builder();
     match values {
-        ColValues::Array(values, dtype) => builder = add_column(builder, name, values, dtype),
+        ColValues::Array(values, dtype) => {
+            builder = column::add_column(builder, name, values, dtype)
+        }
         ColValues::LeftOut(reason) => left_out.push(LeftOutColumn {
             column: name.unwrap_or_else(|| "None".into()),
             reason,
         }),
     }
-    add_index(builder, index).build()
+    column::add_index(builder, index).build()
 }
 
 /// The layouts of pandas before 0.10 (`pandas_type` `Series` / `TimeSeries`: `index` and
@@ -192,29 +178,6 @@ pub(crate) fn read_legacy(file: &PtFile, key: &str, attrs: &Attrs, frame: bool) 
 pub(crate) enum ColValues {
     Array(ArrayRef, Option<String>),
     LeftOut(String),
-}
-
-/// Adds a column read from a store to `builder`, by the dtype name it carries.
-pub(crate) fn add_column(
-    builder: sciio_pandas::FrameBuilder,
-    label: Option<String>,
-    values: ArrayRef,
-    dtype: Option<String>,
-) -> sciio_pandas::FrameBuilder {
-    let unnamed = label.is_none();
-    let label = label.unwrap_or_else(|| "None".into());
-    let builder = match dtype {
-        Some(t) => match Meaning::period_of(&t) {
-            Some(Meaning::Period { freq }) => builder.period(label, values, &freq),
-            _ => builder.column_with_numpy_type(label, values, t),
-        },
-        None => builder.column(label, values),
-    };
-    if unnamed {
-        builder.unnamed()
-    } else {
-        builder
-    }
 }
 
 /// The values of a block (`ncols` columns), as pandas' `read_array` reads them, with the
@@ -432,7 +395,7 @@ fn read_categorical_index(
     let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.clone()))?;
     let codes = column::numeric((&raw).into(), layout, 0, &Meaning::Plain)
         .map_err(|e| e.with_node(path.clone()))?;
-    let values = crate::table::dictionary(codes.as_ref(), categories.values.clone())
+    let values = column::dictionary(codes.as_ref(), categories.values.clone())
         .map_err(|e| e.with_node(path))?;
     Ok(Level {
         ordered: Some(ordered),

@@ -5,10 +5,8 @@
 //! `levels`, `nan_rep`) and the table's `{column}_kind` / `_dtype` / `_meta` attributes;
 //! categories of a categorical column live beside the table, at `{key}/meta/{column}/meta`.
 
-use std::sync::Arc;
-
-use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, DictionaryArray, Int32Array};
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef};
 use sciio_core::{Error, Result};
 use sciio_pandas::Frame;
 use sciio_pickle::Value;
@@ -105,12 +103,10 @@ pub(crate) fn read_rows(
         }
         builder = match c.ordered {
             Some(ordered) => builder.categorical(c.label, c.values, ordered),
-            None => {
-                crate::fixed::add_column(builder, (!unnamed).then_some(c.label), c.values, c.dtype)
-            }
+            None => column::add_column(builder, (!unnamed).then_some(c.label), c.values, c.dtype),
         };
     }
-    crate::fixed::add_index(builder, index).build()
+    column::add_index(builder, index).build()
 }
 
 /// The index column and the other columns in `non_index_axes` order.
@@ -206,7 +202,7 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
             let mut ordered = None;
             if meta.as_deref() == Some("category") {
                 let cats = categories(file, key, col)?;
-                values = dictionary(values.as_ref(), cats)
+                values = column::dictionary(values.as_ref(), cats)
                     .map_err(|e| e.with_node(format!("{path}/{col}")))?;
                 ordered = Some(
                     col_info
@@ -295,66 +291,6 @@ pub(crate) fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef
         .next()
         .map(|c| c.values)
         .ok_or_else(|| Error::format("no categories").with_node(meta_key))
-}
-
-/// Codes (-1 = missing) and categories as an Arrow dictionary array.
-pub(crate) fn dictionary(codes: &dyn Array, categories: ArrayRef) -> Result<ArrayRef> {
-    use arrow_array::cast::AsArray;
-    let codes: Vec<i64> = match codes.data_type() {
-        arrow_schema::DataType::Int8 => codes
-            .as_primitive::<Int8Type>()
-            .values()
-            .iter()
-            .map(|&v| i64::from(v))
-            .collect(),
-        arrow_schema::DataType::Int16 => codes
-            .as_primitive::<Int16Type>()
-            .values()
-            .iter()
-            .map(|&v| i64::from(v))
-            .collect(),
-        arrow_schema::DataType::Int32 => codes
-            .as_primitive::<Int32Type>()
-            .values()
-            .iter()
-            .map(|&v| i64::from(v))
-            .collect(),
-        arrow_schema::DataType::Int64 => codes.as_primitive::<Int64Type>().values().to_vec(),
-        other => {
-            return Err(Error::unsupported(format!(
-                "categorical codes of type {other}"
-            )))
-        }
-    };
-    let n = categories.len() as i64;
-    let mut keys: Vec<i32> = Vec::with_capacity(codes.len());
-    let mut valid: Vec<bool> = Vec::with_capacity(codes.len());
-    for &c in &codes {
-        match c {
-            -1 => {
-                keys.push(0);
-                valid.push(false);
-            }
-            c if (0..n).contains(&c) => {
-                keys.push(
-                    i32::try_from(c)
-                        .map_err(|_| Error::unsupported("more than 2^31 categories"))?,
-                );
-                valid.push(true);
-            }
-            c => {
-                return Err(Error::format(format!(
-                    "category code {c} outside the {n} categories"
-                )))
-            }
-        }
-    }
-    let nulls = arrow_buffer::NullBuffer::from(valid);
-    let nulls = (nulls.null_count() > 0).then_some(nulls);
-    let keys = Int32Array::new(keys.into(), nulls);
-    let dict = DictionaryArray::<Int32Type>::try_new(keys, categories)
-        .map_err(|e| Error::format(format!("categorical: {e}")))?;
-    Ok(Arc::new(dict))
 }
 
 /// `index_kind` of the index column.
