@@ -446,7 +446,8 @@ fn write_values(out: &Out<'_>, key: &str, level: &IndexPart) -> Result<Elem> {
     (out.set)(key, "kind", &text(kind))?;
     (out.set)(key, "name", &name_attr(level.name.as_deref())?)?;
     if matches!(elem.enc, Enc::Str { .. }) {
-        let nan_rep = if level.labels {
+        // pandas (GH#9604) records an empty sentinel for an index without missing values.
+        let nan_rep = if level.labels || level.values.null_count() == 0 {
             ""
         } else {
             super::plan::NAN_REP
