@@ -54,6 +54,25 @@ def columns():
     }
 
 
+def period_frame():
+    pm = pd.Series(pd.period_range("2020-01", periods=N, freq="M"))
+    pm[2] = pd.NaT
+    return pd.DataFrame({
+        "pm": pm,
+        "pd": pd.period_range("1999-12-30", periods=N, freq="D"),
+        "pq": pd.period_range("2001Q3", periods=N, freq="Q"),
+        "ph": pd.period_range("2020-01-01 10:00", periods=N, freq="h"),
+        "i": np.arange(N),
+    })
+
+
+def dates_frame():
+    import datetime
+    dates = [datetime.date(1999, 12, 31) + datetime.timedelta(days=400 * i) for i in range(N)]
+    dates[3] = None
+    return pd.DataFrame({"d": pd.Series(dates, dtype=object), "s": [f"s{i}" for i in range(N)]})
+
+
 def indexes():
     return {
         "range": None,
@@ -65,6 +84,7 @@ def indexes():
         "dtz": pd.DatetimeIndex(pd.date_range("2019-05-05", periods=N, freq="min",
                                               tz="America/New_York"), freq=None),
         "td": pd.TimedeltaIndex(pd.to_timedelta(np.arange(N), unit="h"), freq=None),
+        "period": pd.period_range("2001Q3", periods=N, freq="Q", name="q"),
         "multi2": pd.MultiIndex.from_arrays([list("aabbccd"), np.arange(N) * 2],
                                             names=["l1", None]),
         "multi3": pd.MultiIndex.from_arrays(
@@ -84,8 +104,6 @@ def cases():
         out[f"all_{name}"] = (df, [])
     fixed = full.drop(columns=["cat", "ocat"])
     for name, index in indexes().items():
-        if name.startswith("multi"):
-            continue
         df = fixed.copy()
         if index is not None:
             df.index = index
@@ -101,15 +119,45 @@ def cases():
     out["dc_multi"] = (full.set_index(indexes()["multi2"]), ["--data-columns", "f64"])
     out["one_row"] = (full.iloc[:1], [])
     out["long_str"] = (pd.DataFrame({"s": pd.Series(["x" * 1000, None, "é" * 300], dtype="str")}), [])
+    # Period columns (pyarrow's pandas.period extension type) in both formats, as data
+    # columns too; dates (datetime.date objects) in the fixed format, the only one holding them.
+    out["period"] = (period_frame(), [])
+    out["period_dc"] = (period_frame(), ["--data-columns", "pm,pq"])
+    out["period_fixed"] = (period_frame(), ["--store-format", "fixed"])
+    out["dates_fixed"] = (dates_frame(), ["--store-format", "fixed"])
+    # The fixed format's indexes and labels pandas 3 writes: MultiIndex rows (above),
+    # CategoricalIndex, column MultiIndex.
+    catindex = pd.CategoricalIndex(list("abcabca"), categories=list("cbaz"), name="ci")
+    out["fixed_catindex"] = (fixed.set_index(catindex), ["--store-format", "fixed"])
+    ocatindex = pd.CategoricalIndex(list("abcabca"), categories=list("cba"), ordered=True)
+    out["fixed_ocatindex"] = (pd.DataFrame({"x": np.arange(N)}, index=ocatindex),
+                              ["--store-format", "fixed"])
+    colmulti = pd.DataFrame(
+        {("a", "x"): np.arange(N), ("a", "y"): np.linspace(0, 1, N), ("b", "x"): cols["s"],
+         ("b", "z"): np.arange(N) * 2},
+    )
+    colmulti.columns.names = ["upper", None]
+    out["fixed_colmulti"] = (colmulti, ["--store-format", "fixed"])
+    out["fixed_colmulti_multi"] = (colmulti.set_index(indexes()["multi2"]),
+                                   ["--store-format", "fixed", "--compress", "blosc:5"])
     # Series keys (--series): a one-column frame written as `series.to_hdf` writes it.
     idx = indexes()
+    for fmt in ["table", "fixed"]:
+        extra = ["--series", "--store-format", fmt]
+        # An unnamed Series (a Parquet column labelled None) stays unnamed.
+        out[f"series_unnamed_{fmt}"] = (pd.DataFrame({None: np.linspace(0, 1, N)}), extra)
+        out[f"series_period_{fmt}"] = (period_frame()[["pm"]], extra)
+        for comp in ["blosc:5", "zlib:1", "none"]:
+            out[f"series_{fmt}_{comp.replace(':', '_')}"] = (
+                pd.DataFrame({"s": cols["s"]}, index=idx["str"]), extra + ["--compress", comp])
+    out["series_dates_fixed"] = (dates_frame()[["d"]], ["--series", "--store-format", "fixed"])
     for col in ["i64", "u8", "f32", "f64", "b", "s", "dt", "dtz", "utc", "td", "cat", "ocat"]:
         for iname in ["range", "str", "dtz", "multi2"]:
             df = pd.DataFrame({col: cols[col]})
             if idx[iname] is not None:
                 df.index = idx[iname]
             out[f"series_{col}_{iname}"] = (df, ["--series"])
-            if col not in ("cat", "ocat") and not iname.startswith("multi"):
+            if col not in ("cat", "ocat"):
                 out[f"series_fixed_{col}_{iname}"] = (df, ["--series", "--store-format", "fixed"])
     return out
 

@@ -222,3 +222,131 @@ fn a_series_key_needs_a_frame_of_one_column() {
         assert!(!dst.exists());
     }
 }
+
+/// `--series`, `--data-columns` and `--append` describe a pandas key: with
+/// `--store-format pytables` (a plain PyTables Table) they are refused in one line, not
+/// ignored, and nothing is written.
+#[test]
+fn pandas_key_options_are_refused_with_a_plain_pytables_table() {
+    let dir = tempdir();
+    let src = dir.path().join("one.parquet");
+    run_python(
+        "import sys, pandas as pd\npd.DataFrame({'a': [1, 2]}).to_parquet(sys.argv[1])",
+        &[s(&src)],
+    );
+    let dst = dir.path().join("t.h5");
+    for extra in [
+        &["--series"][..],
+        &["--data-columns", "a"][..],
+        &["--append"][..],
+    ] {
+        let mut args = vec!["convert", s(&src), s(&dst), "--store-format", "pytables"];
+        args.extend(extra);
+        let out = sciio(&args);
+        assert_eq!(out.status.code(), Some(1), "{extra:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(extra[0]), "{err}");
+        assert!(err.contains("--store-format pytables"), "{err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(!dst.exists());
+    }
+}
+
+/// An unnamed Series key written by pandas goes to Parquet (its column labelled None) and back
+/// into a store with `--series`: pandas reads an unnamed Series equal to the first, in both
+/// formats (it used to come back named "0").
+#[test]
+fn an_unnamed_series_round_trips_unnamed() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    run_python(
+        r#"
+import sys, numpy as np, pandas as pd
+d = sys.argv[1]
+s = pd.Series(np.linspace(0, 1, 5), index=pd.Index(list('abcde'), name='k'))
+s.to_hdf(f'{d}/src.h5', key='fixed', format='fixed')
+s.to_hdf(f'{d}/src.h5', key='table', format='table')
+"#,
+        &[&d],
+    );
+    for fmt in ["fixed", "table"] {
+        let pq = format!("{d}/{fmt}.parquet");
+        ok(&["convert", &format!("{d}/src.h5:/{fmt}"), &pq]);
+        ok(&[
+            "convert",
+            &pq,
+            &format!("{d}/back.h5:/{fmt}"),
+            "--series",
+            "--store-format",
+            fmt,
+        ]);
+    }
+    let check = r#"
+import sys, pandas as pd
+d = sys.argv[1]
+for fmt in ['fixed', 'table']:
+    want = pd.read_hdf(f'{d}/src.h5', fmt)
+    got = pd.read_hdf(f'{d}/back.h5', fmt)
+    assert want.name is None and got.name is None, (want.name, got.name)
+    pd.testing.assert_series_equal(got, want, check_dtype=True, check_index_type=True)
+    assert list(pd.read_parquet(f'{d}/{fmt}.parquet').columns) == [None]
+print('ok')
+"#;
+    assert_eq!(run_python(check, &[&d]).trim(), "ok");
+}
+
+/// The fixed format's MultiIndex rows, CategoricalIndex, column MultiIndex and PeriodIndex
+/// are laid out as pandas 3 lays them out: the same nodes, dtypes, shapes and attributes as
+/// `df.to_hdf(format='fixed')` of the frame pandas reads from the Parquet file.
+#[test]
+fn fixed_indexes_are_laid_out_as_pandas_writes_them() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    run_python(
+        r#"
+import sys, numpy as np, pandas as pd
+d = sys.argv[1]
+mi = pd.MultiIndex.from_arrays([list('aab'), [1, 2, 1], [0.5, 0.5, 1.5]], names=['l0', None, 'l2'])
+cols = pd.MultiIndex.from_tuples([('a', 'x'), ('a', 'y'), ('b', 'x')], names=['u', 'v'])
+frames = {
+    'mi': pd.DataFrame({'x': [1.0, 2.0, 3.0], 's': ['p', None, 'q']}, index=mi),
+    'ci': pd.DataFrame({'x': [1.0, 2.0, 3.0]},
+                       index=pd.CategoricalIndex(['a', 'b', 'a'], categories=['b', 'a', 'z'], name='c')),
+    'cm': pd.DataFrame(np.arange(9.0).reshape(3, 3), columns=cols),
+    'pi': pd.DataFrame({'x': [1, 2, 3]}, index=pd.period_range('2020-01', periods=3, freq='M', name='p')),
+}
+for name, df in frames.items():
+    df.to_parquet(f'{d}/{name}.parquet')
+    pd.read_parquet(f'{d}/{name}.parquet').to_hdf(f'{d}/{name}.pandas.h5', key='df', format='fixed')
+"#,
+        &[&d],
+    );
+    for name in ["mi", "ci", "cm", "pi"] {
+        ok(&[
+            "convert",
+            &format!("{d}/{name}.parquet"),
+            &format!("{d}/{name}.h5:/df"),
+            "--store-format",
+            "fixed",
+        ]);
+    }
+    let check = r#"
+import sys, tables, pandas as pd
+d = sys.argv[1]
+def layout(path):
+    out = []
+    with tables.open_file(path) as h:
+        for n in h.walk_nodes('/df'):
+            attrs = {a: repr(n._v_attrs[a]) for a in n._v_attrs._f_list('user')}
+            out.append((n._v_pathname, type(n).__name__, str(getattr(n, 'dtype', '')),
+                        tuple(getattr(n, 'shape', ())), attrs))
+    return out
+for name in ['mi', 'ci', 'cm', 'pi']:
+    ours, theirs = layout(f'{d}/{name}.h5'), layout(f'{d}/{name}.pandas.h5')
+    assert ours == theirs, (name, [x for x in ours if x not in theirs], [x for x in theirs if x not in ours])
+    pd.testing.assert_frame_equal(pd.read_hdf(f'{d}/{name}.h5', 'df'),
+                                  pd.read_parquet(f'{d}/{name}.parquet'), check_dtype=True)
+print('ok')
+"#;
+    assert_eq!(run_python(check, &[&d]).trim(), "ok");
+}

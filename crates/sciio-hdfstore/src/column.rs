@@ -15,8 +15,26 @@ use arrow_array::{
 use sciio_core::{Error, Result};
 use sciio_pytables::sciio_hdf5::{ByteOrder, H5Type, RawData};
 
-/// One index level: name and values.
-pub(crate) type Level = (Option<String>, ArrayRef);
+/// One index level: name and values (int64 ordinals of this frequency for a PeriodIndex).
+#[derive(Debug, Clone)]
+pub(crate) struct Level {
+    pub name: Option<String>,
+    pub values: ArrayRef,
+    pub period: Option<String>,
+    /// A categorical level's `ordered` flag.
+    pub ordered: Option<bool>,
+}
+
+impl Level {
+    pub(crate) fn new(name: Option<String>, values: ArrayRef) -> Level {
+        Level {
+            name,
+            values,
+            period: None,
+            ordered: None,
+        }
+    }
+}
 
 /// How the integers of a column are to be read.
 #[derive(Debug, Clone, PartialEq)]
@@ -27,6 +45,18 @@ pub(crate) enum Meaning {
     Datetime { unit: Unit, tz: Option<String> },
     /// `timedelta64[unit]`.
     Timedelta { unit: Unit },
+    /// `period[freq]`: int64 period ordinals (NaT = i64::MIN → missing).
+    Period { freq: String },
+}
+
+impl Meaning {
+    /// The frequency of a `period[freq]` dtype name (`period[M]` → `M`).
+    pub(crate) fn period_of(dtype: &str) -> Option<Meaning> {
+        let freq = dtype.strip_prefix("period[")?.strip_suffix(']')?;
+        (!freq.is_empty()).then(|| Meaning::Period {
+            freq: freq.to_string(),
+        })
+    }
 }
 
 /// A numpy time unit.
@@ -57,6 +87,23 @@ impl Unit {
     }
 }
 
+/// Raw values to read columns from: their element type and bytes (a whole array, or the
+/// rows of a table read straight from its row bytes).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Raw<'a> {
+    pub ty: &'a H5Type,
+    pub bytes: &'a [u8],
+}
+
+impl<'a> From<&'a RawData> for Raw<'a> {
+    fn from(raw: &'a RawData) -> Raw<'a> {
+        Raw {
+            ty: &raw.ty,
+            bytes: &raw.bytes,
+        }
+    }
+}
+
 /// The rows × columns of a block; `transposed` blocks are stored rows-first (n, k).
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Layout {
@@ -64,6 +111,9 @@ pub(crate) struct Layout {
     pub cols: usize,
     /// Element `(r, c)` is at `r * cols + c` (true) or `c * rows + r` (false).
     pub row_major: bool,
+    /// A strided view: the bytes of row `r` start at `start + r * stride` (the rows of a
+    /// table: a field's values without copying them out first).
+    pub strided: Option<(usize, usize)>,
 }
 
 impl Layout {
@@ -74,21 +124,34 @@ impl Layout {
                 rows: *n,
                 cols: 1,
                 row_major: true,
+                strided: None,
             }),
             [a, b] if transposed => Ok(Layout {
                 rows: *a,
                 cols: *b,
                 row_major: true,
+                strided: None,
             }),
             [a, b] => Ok(Layout {
                 rows: *b,
                 cols: *a,
                 row_major: false,
+                strided: None,
             }),
             other => Err(Error::unsupported(format!(
                 "a block of {} dimensions",
                 other.len()
             ))),
+        }
+    }
+
+    /// `rows` rows of `cols` values each, row `r` starting at byte `start + r * stride`.
+    pub(crate) fn strided(rows: usize, cols: usize, start: usize, stride: usize) -> Layout {
+        Layout {
+            rows,
+            cols,
+            row_major: true,
+            strided: Some((start, stride)),
         }
     }
 
@@ -112,11 +175,34 @@ fn word<const N: usize>(b: &[u8], order: ByteOrder) -> [u8; N] {
 
 /// The elements of column `c` as byte slices of `size` bytes.
 fn elements<'a>(
-    raw: &'a RawData,
+    raw: Raw<'a>,
     layout: Layout,
     c: usize,
     size: usize,
 ) -> Result<impl Iterator<Item = &'a [u8]> + 'a> {
+    if let Some((start, stride)) = layout.strided {
+        // Row r's element c at start + r * stride + c * size: the last one must fit.
+        let first = c.checked_mul(size).and_then(|o| o.checked_add(start));
+        let need = layout.rows.checked_sub(1).map_or(Some(0), |last| {
+            last.checked_mul(stride)
+                .and_then(|o| o.checked_add(first?))
+                .and_then(|o| o.checked_add(size))
+        });
+        let fits = need.is_some_and(|n| n <= raw.bytes.len());
+        if size == 0 || !fits || c >= layout.cols.max(1) || first.is_none() {
+            return Err(Error::format(format!(
+                "{} rows of {stride} bytes hold {} bytes",
+                layout.rows,
+                raw.bytes.len()
+            )));
+        }
+        let first = first.unwrap_or(0);
+        let bytes = raw.bytes;
+        return Ok(Either::Strided((0..layout.rows).map(move |r| {
+            let i = first + r * stride;
+            &bytes[i..i + size]
+        })));
+    }
     let need = layout
         .rows
         .checked_mul(layout.cols)
@@ -129,10 +215,35 @@ fn elements<'a>(
             raw.bytes.len()
         )));
     }
-    Ok((0..layout.rows).map(move |r| {
+    let bytes = raw.bytes;
+    Ok(Either::Block((0..layout.rows).map(move |r| {
         let i = layout.at(r, c) * size;
-        &raw.bytes[i..i + size]
-    }))
+        &bytes[i..i + size]
+    })))
+}
+
+/// One of two iterators of the same items.
+enum Either<A, B> {
+    Strided(A),
+    Block(B),
+}
+
+impl<'a, A: Iterator<Item = &'a [u8]>, B: Iterator<Item = &'a [u8]>> Iterator for Either<A, B> {
+    type Item = &'a [u8];
+
+    fn next(&mut self) -> Option<&'a [u8]> {
+        match self {
+            Either::Strided(a) => a.next(),
+            Either::Block(b) => b.next(),
+        }
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            Either::Strided(a) => a.size_hint(),
+            Either::Block(b) => b.size_hint(),
+        }
+    }
 }
 
 macro_rules! prim {
@@ -146,13 +257,13 @@ macro_rules! prim {
 
 /// Column `c` of a numeric block.
 pub(crate) fn numeric(
-    raw: &RawData,
+    raw: Raw<'_>,
     layout: Layout,
     c: usize,
     meaning: &Meaning,
 ) -> Result<ArrayRef> {
     if *meaning != Meaning::Plain {
-        let H5Type::Int { size: 8, order, .. } = raw.ty else {
+        let H5Type::Int { size: 8, order, .. } = *raw.ty else {
             return Err(Error::unsupported(format!(
                 "datetime/timedelta values stored as {:?}, not 64-bit integers",
                 raw.ty
@@ -163,7 +274,7 @@ pub(crate) fn numeric(
             .collect();
         return Ok(time_array(v, meaning));
     }
-    Ok(match raw.ty {
+    Ok(match *raw.ty {
         H5Type::Int {
             size,
             signed,
@@ -198,7 +309,7 @@ pub(crate) fn numeric(
 /// Column `c` of a block of fixed-length strings (NUL-padded, UTF-8), straight into one Arrow
 /// buffer; values equal to `nan_rep` are missing (pandas' `table` format).
 pub(crate) fn fixed_strings(
-    raw: &RawData,
+    raw: Raw<'_>,
     layout: Layout,
     c: usize,
     size: usize,
@@ -267,7 +378,7 @@ pub(crate) fn time_array(v: Vec<i64>, meaning: &Meaning) -> ArrayRef {
             Unit::Us => plain::<DurationMicrosecondType>(v, nulls),
             Unit::Ns => plain::<DurationNanosecondType>(v, nulls),
         },
-        Meaning::Plain => plain::<arrow_array::types::Int64Type>(v, nulls),
+        Meaning::Plain | Meaning::Period { .. } => plain::<arrow_array::types::Int64Type>(v, nulls),
     }
 }
 
@@ -297,4 +408,105 @@ pub(crate) fn empty(dtype: &str, meaning: &Meaning) -> Result<ArrayRef> {
         }
     };
     Ok(arrow_array::new_empty_array(&dt))
+}
+
+/// Adds a column read from a store to `builder`, by the dtype name it carries.
+pub(crate) fn add_column(
+    builder: sciio_pandas::FrameBuilder,
+    label: Option<String>,
+    values: ArrayRef,
+    dtype: Option<String>,
+) -> sciio_pandas::FrameBuilder {
+    let unnamed = label.is_none();
+    let label = label.unwrap_or_else(|| "None".into());
+    let builder = match dtype {
+        Some(t) => match Meaning::period_of(&t) {
+            Some(Meaning::Period { freq }) => builder.period(label, values, &freq),
+            _ => builder.column_with_numpy_type(label, values, t),
+        },
+        None => builder.column(label, values),
+    };
+    if unnamed {
+        builder.unnamed()
+    } else {
+        builder
+    }
+}
+
+/// The index levels into `builder`.
+pub(crate) fn add_index(
+    mut builder: sciio_pandas::FrameBuilder,
+    index: Vec<Level>,
+) -> sciio_pandas::FrameBuilder {
+    for level in index {
+        let name = level.name.as_deref();
+        builder = match (level.period, level.ordered) {
+            (Some(freq), _) => builder.period_index_level(name, level.values, &freq),
+            (None, Some(ordered)) => builder.categorical_index_level(name, level.values, ordered),
+            (None, None) => builder.index_level(name, level.values),
+        };
+    }
+    builder
+}
+
+/// Codes (-1 = missing) and categories as an Arrow dictionary array.
+pub(crate) fn dictionary(codes: &dyn arrow_array::Array, categories: ArrayRef) -> Result<ArrayRef> {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
+    use arrow_array::{Array, DictionaryArray};
+    let codes: Vec<i64> = match codes.data_type() {
+        arrow_schema::DataType::Int8 => codes
+            .as_primitive::<Int8Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int16 => codes
+            .as_primitive::<Int16Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int32 => codes
+            .as_primitive::<Int32Type>()
+            .values()
+            .iter()
+            .map(|&v| i64::from(v))
+            .collect(),
+        arrow_schema::DataType::Int64 => codes.as_primitive::<Int64Type>().values().to_vec(),
+        other => {
+            return Err(Error::unsupported(format!(
+                "categorical codes of type {other}"
+            )))
+        }
+    };
+    let n = categories.len() as i64;
+    let mut keys: Vec<i32> = Vec::with_capacity(codes.len());
+    let mut valid: Vec<bool> = Vec::with_capacity(codes.len());
+    for &c in &codes {
+        match c {
+            -1 => {
+                keys.push(0);
+                valid.push(false);
+            }
+            c if (0..n).contains(&c) => {
+                keys.push(
+                    i32::try_from(c)
+                        .map_err(|_| Error::unsupported("more than 2^31 categories"))?,
+                );
+                valid.push(true);
+            }
+            c => {
+                return Err(Error::format(format!(
+                    "category code {c} outside the {n} categories"
+                )))
+            }
+        }
+    }
+    let nulls = arrow_buffer::NullBuffer::from(valid);
+    let nulls = (nulls.null_count() > 0).then_some(nulls);
+    let keys = Int32Array::new(keys.into(), nulls);
+    let dict = DictionaryArray::<Int32Type>::try_new(keys, categories)
+        .map_err(|e| Error::format(format!("categorical: {e}")))?;
+    Ok(Arc::new(dict))
 }

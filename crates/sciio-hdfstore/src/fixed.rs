@@ -8,12 +8,21 @@ use sciio_pandas::Frame;
 use sciio_pytables::sciio_hdf5::H5Type;
 use sciio_pytables::{PtFile, Rows};
 
+use sciio_pickle::Value;
+
 use crate::attrs::Attrs;
 use crate::column::{self, Layout, Level, Meaning, Unit};
 use crate::pyobj;
+use crate::LeftOutColumn;
 
-/// Reads a `fixed` frame (`pandas_type` = `frame`).
-pub(crate) fn read_frame(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Frame> {
+/// Reads a `fixed` frame (`pandas_type` = `frame`); columns the frame cannot hold go to
+/// `left_out`.
+pub(crate) fn read_frame(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    left_out: &mut Vec<LeftOutColumn>,
+) -> Result<Frame> {
     let ndim = attrs.int("ndim")?.unwrap_or(2);
     if ndim != 2 {
         return Err(Error::unsupported(format!(
@@ -21,35 +30,26 @@ pub(crate) fn read_frame(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Fram
         )));
     }
     let columns = read_index(file, key, "axis0", attrs)?;
-    let [(_, labels)] = columns.as_slice() else {
-        return Err(Error::unsupported(
-            "a MultiIndex of columns (axis0_variety = multi)",
-        ));
-    };
-    let labels = label_strings(labels.as_ref()).map_err(|e| e.with_node(format!("{key}/axis0")))?;
+    let (labels, level_names) = column_labels(&columns, key, "axis0")?;
     let index = read_index(file, key, "axis1", attrs)?;
-    let rows = index.first().map(|l| l.1.len()).unwrap_or(0);
+    let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
     let nblocks = attrs.required_int("nblocks")?;
-    let mut found: Vec<Option<(ArrayRef, Option<String>)>> = vec![None; labels.len()];
+    let mut found: Vec<Option<ColValues>> = (0..labels.len()).map(|_| None).collect();
     for i in 0..nblocks.max(0) {
-        let items = read_index(file, key, &format!("block{i}_items"), attrs)?;
-        let [(_, items)] = items.as_slice() else {
-            return Err(Error::unsupported(format!(
-                "block{i}_items is a MultiIndex"
-            )));
-        };
-        let items = label_strings(items.as_ref())
-            .map_err(|e| e.with_node(format!("{key}/block{i}_items")))?;
+        let items_key = format!("block{i}_items");
+        let items = read_index(file, key, &items_key, attrs)?;
+        let (items, _) = column_labels(&items, key, &items_key)?;
         let path = format!("{key}/block{i}_values");
-        let (cols, numpy_type) =
-            read_values(file, &path, items.len()).map_err(|e| e.with_node(path.clone()))?;
+        let cols = read_values(file, &path, items.len()).map_err(|e| e.with_node(path.clone()))?;
         for (item, values) in items.iter().zip(cols) {
-            if values.len() != rows {
-                return Err(Error::format(format!(
-                    "column {item:?} has {} values for an index of {rows}",
-                    values.len()
-                ))
-                .with_node(path));
+            if let ColValues::Array(values, _) = &values {
+                if values.len() != rows {
+                    return Err(Error::format(format!(
+                        "column {item:?} has {} values for an index of {rows}",
+                        values.len()
+                    ))
+                    .with_node(path));
+                }
             }
             let Some(slot) = labels.iter().position(|l| l == item) else {
                 return Err(Error::format(format!(
@@ -57,69 +57,114 @@ pub(crate) fn read_frame(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Fram
                 ))
                 .with_node(path));
             };
-            found[slot] = Some((values, numpy_type.clone()));
+            found[slot] = Some(values);
         }
     }
     let mut builder = Frame::builder();
     for (label, values) in labels.iter().zip(found) {
-        let (values, numpy_type) = values.ok_or_else(|| {
+        let values = values.ok_or_else(|| {
             Error::format(format!("column {label:?} is in no block")).with_node(key.to_string())
         })?;
-        builder = match numpy_type {
-            Some(t) => builder.column_with_numpy_type(label.clone(), values, t),
-            None => builder.column(label.clone(), values),
-        };
+        match values {
+            ColValues::Array(values, dtype) => {
+                builder = column::add_column(builder, Some(label.clone()), values, dtype);
+            }
+            ColValues::LeftOut(reason) => left_out.push(LeftOutColumn {
+                column: label.clone(),
+                reason,
+            }),
+        }
     }
-    for (name, values) in index {
-        builder = builder.index_level(name.as_deref(), values);
+    if let Some(names) = level_names {
+        builder = builder.column_levels(&names);
     }
-    builder.build()
+    column::add_index(builder, index).build()
+}
+
+/// The names of the levels of a column MultiIndex.
+type LevelNames = Vec<Option<String>>;
+
+/// Column labels as text: one level as they print, several (a column MultiIndex) as the
+/// Python repr of each label's tuple, with the level names.
+fn column_labels(
+    levels: &[Level],
+    key: &str,
+    node: &str,
+) -> Result<(Vec<String>, Option<LevelNames>)> {
+    let texts = levels
+        .iter()
+        .map(|l| label_strings(l.values.as_ref()))
+        .collect::<Result<Vec<_>>>()
+        .map_err(|e| e.with_node(format!("{key}/{node}")))?;
+    match texts.as_slice() {
+        [one] => Ok((one.clone(), None)),
+        _ => {
+            let n = texts.first().map_or(0, Vec::len);
+            let labels = (0..n)
+                .map(|i| {
+                    let parts: Vec<&str> = texts
+                        .iter()
+                        .map(|t| t.get(i).map_or("", String::as_str))
+                        .collect();
+                    sciio_pandas::py_tuple_repr(&parts)
+                })
+                .collect();
+            let names = levels.iter().map(|l| l.name.clone()).collect();
+            Ok((labels, Some(names)))
+        }
+    }
 }
 
 /// Reads a `fixed` series (`pandas_type` = `series`) as a one-column frame labelled by the
-/// series' name (`"0"` when unnamed, as `Series.to_frame()` labels it).
-pub(crate) fn read_series(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Frame> {
-    let name = attrs.str("name").unwrap_or(None);
+/// series' name (pandas' `None` label when unnamed).
+pub(crate) fn read_series(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    left_out: &mut Vec<LeftOutColumn>,
+) -> Result<Frame> {
+    let name = index_name(attrs)?;
     let index = read_index(file, key, "index", attrs)?;
     let path = format!("{key}/values");
-    let (mut cols, numpy_type) =
-        read_values(file, &path, 1).map_err(|e| e.with_node(path.clone()))?;
+    let mut cols = read_values(file, &path, 1).map_err(|e| e.with_node(path.clone()))?;
     let values = cols
         .pop()
         .ok_or_else(|| Error::format("no values").with_node(path.clone()))?;
-    let label = name.unwrap_or_else(|| "0".into());
-    let mut builder = match numpy_type {
-        Some(t) => Frame::builder().column_with_numpy_type(label, values, t),
-        None => Frame::builder().column(label, values),
-    };
-    for (n, values) in index {
-        builder = builder.index_level(n.as_deref(), values);
+    let mut builder = Frame::builder();
+    match values {
+        ColValues::Array(values, dtype) => {
+            builder = column::add_column(builder, name, values, dtype)
+        }
+        ColValues::LeftOut(reason) => left_out.push(LeftOutColumn {
+            column: name.unwrap_or_else(|| "None".into()),
+            reason,
+        }),
     }
-    builder.build()
+    column::add_index(builder, index).build()
 }
 
 /// The layouts of pandas before 0.10 (`pandas_type` `Series` / `TimeSeries`: `index` and
 /// `values`; `DataFrame` / `DataMatrix`: `index`, `columns` and a rows × columns `values`).
 /// Their `datetime` index kind (integers of an epoch unit the file does not record) is refused.
 pub(crate) fn read_legacy(file: &PtFile, key: &str, attrs: &Attrs, frame: bool) -> Result<Frame> {
-    let (_, index) = read_index_node(file, &format!("{key}/index"))?;
+    let index = read_index_node(file, &format!("{key}/index"))?.values;
     let path = format!("{key}/values");
     let raw = file.read_array(&path, Rows::all())?;
     let mut builder = Frame::builder();
     if frame {
-        let (_, labels) = read_index_node(file, &format!("{key}/columns"))?;
+        let labels = read_index_node(file, &format!("{key}/columns"))?.values;
         let labels =
             label_strings(labels.as_ref()).map_err(|e| e.with_node(format!("{key}/columns")))?;
         let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.clone()))?;
         check_cols(layout, labels.len()).map_err(|e| e.with_node(path.clone()))?;
         for (c, label) in labels.into_iter().enumerate() {
-            let values = column::numeric(&raw, layout, c, &Meaning::Plain)
+            let values = column::numeric((&raw).into(), layout, c, &Meaning::Plain)
                 .map_err(|e| e.with_node(path.clone()))?;
             builder = builder.column(label, values);
         }
     } else {
         let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.clone()))?;
-        let values = column::numeric(&raw, layout, 0, &Meaning::Plain)
+        let values = column::numeric((&raw).into(), layout, 0, &Meaning::Plain)
             .map_err(|e| e.with_node(path.clone()))?;
         builder = builder.column("0", values);
     }
@@ -127,52 +172,114 @@ pub(crate) fn read_legacy(file: &PtFile, key: &str, attrs: &Attrs, frame: bool) 
     builder.index_level(None, index).build()
 }
 
+/// One column of a block as read: its values with the pandas dtype name they need beyond
+/// their Arrow type (`string` for pandas' masked strings, `period[M]`), or the reason it is
+/// left out (the frame cannot hold it).
+pub(crate) enum ColValues {
+    Array(ArrayRef, Option<String>),
+    LeftOut(String),
+}
+
 /// The values of a block (`ncols` columns), as pandas' `read_array` reads them, with the
-/// pandas `numpy_type` of pandas' masked `string` dtype (`value_type` = `string`: missing is
-/// `pd.NA`) when the block holds it.
-fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<(Vec<ArrayRef>, Option<String>)> {
+/// pandas dtype name of pandas' masked `string` dtype (`value_type` = `string`: missing is
+/// `pd.NA`) or of a Period dtype when the block holds it.
+fn read_values(file: &PtFile, path: &str, ncols: usize) -> Result<Vec<ColValues>> {
     let attrs = Attrs::read(file, path)?;
     let transposed = attrs.flag("transposed")?;
     let value_type = attrs.str("value_type")?;
     if is_vlarray(file, path)? {
-        let objects = read_objects(file, path)?;
-        let layout = Layout::of(&objects.shape, transposed)?;
-        check_cols(layout, ncols)?;
-        let numpy_type = match value_type.as_deref() {
-            None | Some("str") => None,
-            Some("string") => Some("string".to_string()),
-            Some(other) => {
-                return Err(Error::unsupported(format!(
-                    "object values of dtype {other:?} (attribute value_type)"
-                )))
-            }
-        };
-        let cols = if layout.cols == 1 {
-            vec![objects.into_strings()?]
-        } else {
-            (0..layout.cols)
-                .map(|c| objects.strings((0..layout.rows).map(|r| layout.at(r, c))))
-                .collect::<Result<_>>()?
-        };
-        return Ok((cols, numpy_type));
+        return read_object_values(file, path, ncols, transposed, value_type.as_deref());
     }
     let meaning = meaning_of(value_type.as_deref(), crate::zone::tz_of(&attrs)?)?;
+    let dtype = match &meaning {
+        Meaning::Period { .. } => value_type.clone(),
+        _ => None,
+    };
     if attrs.has("shape") {
         // An empty block: PyTables holds a one-element placeholder, `shape` and `value_type`
         // the real ones (write_array_empty).
-        let dtype = value_type.as_deref().unwrap_or("float64");
-        let cols = (0..ncols)
-            .map(|_| column::empty(dtype, &meaning))
-            .collect::<Result<_>>()?;
-        return Ok((cols, None));
+        let dt = value_type.as_deref().unwrap_or("float64");
+        if dt.starts_with("complex") {
+            return Ok(left_out_complex(dt, ncols));
+        }
+        let dt = if dtype.is_some() { "int64" } else { dt };
+        return (0..ncols)
+            .map(|_| {
+                Ok(ColValues::Array(
+                    column::empty(dt, &meaning)?,
+                    dtype.clone(),
+                ))
+            })
+            .collect();
+    }
+    if let Some(sciio_pytables::sciio_hdf5::H5Type::Compound { size, .. }) = file.node(path)?.dtype
+    {
+        // PyTables' complex64/complex128 (a compound of r, i): never read.
+        return Ok(left_out_complex(&format!("complex{}", size * 8), ncols));
     }
     let raw = file.read_array(path, Rows::all())?;
     let layout = Layout::of(&raw.shape, transposed)?;
     check_cols(layout, ncols)?;
-    let cols = (0..layout.cols)
-        .map(|c| column::numeric(&raw, layout, c, &meaning))
-        .collect::<Result<_>>()?;
-    Ok((cols, None))
+    (0..layout.cols)
+        .map(|c| {
+            Ok(ColValues::Array(
+                column::numeric((&raw).into(), layout, c, &meaning)?,
+                dtype.clone(),
+            ))
+        })
+        .collect()
+}
+
+fn left_out_complex(dtype: &str, ncols: usize) -> Vec<ColValues> {
+    let reason = format!(
+        "{dtype} values: Arrow and Parquet have no complex type (pandas' to_parquet refuses \
+         them too)"
+    );
+    (0..ncols)
+        .map(|_| ColValues::LeftOut(reason.clone()))
+        .collect()
+}
+
+/// An object block (a pickled numpy object array): each column as strings, or as dates
+/// (`datetime.date` objects → date32); a column of other objects is left out.
+fn read_object_values(
+    file: &PtFile,
+    path: &str,
+    ncols: usize,
+    transposed: bool,
+    value_type: Option<&str>,
+) -> Result<Vec<ColValues>> {
+    let objects = read_objects(file, path)?;
+    let layout = Layout::of(&objects.shape, transposed)?;
+    check_cols(layout, ncols)?;
+    let numpy_type = match value_type {
+        None | Some("str") => None,
+        Some("string") => Some("string".to_string()),
+        Some(other) => {
+            return Err(Error::unsupported(format!(
+                "object values of dtype {other:?} (attribute value_type)"
+            )))
+        }
+    };
+    if layout.cols == 1 && objects.all_strings() {
+        // The common case: one string column, its text read apart becomes the Arrow buffer.
+        return Ok(vec![ColValues::Array(objects.into_strings()?, numpy_type)]);
+    }
+    (0..layout.cols)
+        .map(|c| {
+            let positions = || (0..layout.rows).map(move |r| layout.at(r, c));
+            match objects.strings(positions()) {
+                Ok(strings) => Ok(ColValues::Array(strings, numpy_type.clone())),
+                Err(e) => match objects.dates(positions()) {
+                    Some(dates) => Ok(ColValues::Array(dates, None)),
+                    None if e.kind() == sciio_core::ErrorKind::Unsupported => {
+                        Ok(ColValues::LeftOut(e.message().to_string()))
+                    }
+                    None => Err(e),
+                },
+            }
+        })
+        .collect()
 }
 
 fn check_cols(layout: Layout, ncols: usize) -> Result<()> {
@@ -187,6 +294,9 @@ fn check_cols(layout: Layout, ncols: usize) -> Result<()> {
 
 /// A `value_type` attribute (`datetime64[us]`, `timedelta64`...) with the `tz` attribute.
 fn meaning_of(value_type: Option<&str>, tz: Option<String>) -> Result<Meaning> {
+    if let Some(period) = value_type.and_then(Meaning::period_of) {
+        return Ok(period);
+    }
     Ok(match value_type {
         Some(t) if t.starts_with("datetime64") => Meaning::Datetime {
             unit: Unit::of_dtype(t)?,
@@ -232,20 +342,29 @@ pub(crate) fn read_index(
 ) -> Result<Vec<Level>> {
     let variety = group_attrs.str(&format!("{key}_variety"))?;
     match variety.as_deref() {
-        None | Some("regular") => Ok(vec![read_index_node(file, &format!("{group}/{key}"))?]),
+        None | Some("regular") => {
+            let path = format!("{group}/{key}");
+            if Attrs::read(file, &path)?.str("kind")?.as_deref() == Some("category") {
+                return Ok(vec![read_categorical_index(file, group, key, group_attrs)?]);
+            }
+            Ok(vec![read_index_node(file, &path)?])
+        }
         Some("multi") => {
             let n = group_attrs.required_int(&format!("{key}_nlevels"))?;
             (0..n.max(0))
                 .map(|i| {
-                    let (name, levels) = read_index_node(file, &format!("{group}/{key}_level{i}"))?;
+                    let level = read_index_node(file, &format!("{group}/{key}_level{i}"))?;
                     let path = format!("{group}/{key}_label{i}");
                     let codes = file.read_array(&path, Rows::all())?;
                     let layout = Layout::of(&codes.shape, true)?;
-                    let codes = column::numeric(&codes, layout, 0, &Meaning::Plain)
+                    let codes = column::numeric((&codes).into(), layout, 0, &Meaning::Plain)
                         .map_err(|e| e.with_node(path.clone()))?;
-                    let taken = take_codes(levels.as_ref(), codes.as_ref())
+                    let taken = take_codes(level.values.as_ref(), codes.as_ref())
                         .map_err(|e| e.with_node(path))?;
-                    Ok((name, taken))
+                    Ok(Level {
+                        values: taken,
+                        ..level
+                    })
                 })
                 .collect()
         }
@@ -254,6 +373,34 @@ pub(crate) fn read_index(
         ))
         .with_node(group.to_string())),
     }
+}
+
+/// A CategoricalIndex (GH#33909): the codes at `key` (`kind` = category, `ordered`), the
+/// categories an index at `{key}_categories`.
+fn read_categorical_index(
+    file: &PtFile,
+    group: &str,
+    key: &str,
+    group_attrs: &Attrs,
+) -> Result<Level> {
+    let path = format!("{group}/{key}");
+    let attrs = Attrs::read(file, &path)?;
+    let name = index_name(&attrs)?;
+    let ordered = attrs.has("ordered") && attrs.flag("ordered")?;
+    let categories = read_index(file, group, &format!("{key}_categories"), group_attrs)?;
+    let [categories] = categories.as_slice() else {
+        return Err(Error::unsupported("categories of several levels").with_node(path));
+    };
+    let raw = file.read_array(&path, Rows::all())?;
+    let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.clone()))?;
+    let codes = column::numeric((&raw).into(), layout, 0, &Meaning::Plain)
+        .map_err(|e| e.with_node(path.clone()))?;
+    let values = column::dictionary(codes.as_ref(), categories.values.clone())
+        .map_err(|e| e.with_node(path))?;
+    Ok(Level {
+        ordered: Some(ordered),
+        ..Level::new(name, values)
+    })
 }
 
 /// `levels[codes]`, code -1 → missing.
@@ -298,12 +445,23 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
     let attrs = Attrs::read(file, path)?;
     let kind = attrs.str("kind")?.unwrap_or_else(|| "object".into());
     let name = index_name(&attrs)?;
-    if let Some(class) = attrs.str("index_class")? {
-        if class != "datetime" {
+    let mut period = None;
+    match attrs.str("index_class")?.as_deref() {
+        None | Some("datetime") => {}
+        // A PeriodIndex: int64 ordinals, the frequency a pickled pandas offset.
+        Some("period") if kind == "integer" => {
+            let freq = attrs.value("freq")?.unwrap_or(Value::None);
+            period = Some(
+                crate::offsets::freq_of_offset(&freq)
+                    .ok_or_else(|| attrs.bad("freq", &freq, "a Period frequency"))
+                    .map_err(|e| e.with_node(path.to_string()))?,
+            );
+        }
+        Some(class) => {
             return Err(Error::unsupported(format!(
-                "a {class} index (attribute index_class): Arrow and Parquet have no such type"
+                "a {class} index of kind {kind:?} (attribute index_class)"
             ))
-            .with_node(path.to_string()));
+            .with_node(path.to_string()))
         }
     }
     let values = if is_vlarray(file, path)? {
@@ -315,6 +473,9 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
         let raw = file.read_array(path, Rows::all())?;
         let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
         let meaning = match kind.as_str() {
+            _ if period.is_some() => Meaning::Period {
+                freq: period.clone().unwrap_or_default(),
+            },
             "integer" | "float" | "bool" | "string" => Meaning::Plain,
             "datetime" => {
                 return Err(Error::unsupported(
@@ -347,10 +508,14 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
             };
             column::empty(dtype, &meaning)?
         } else {
-            column::numeric(&raw, layout, 0, &meaning).map_err(|e| e.with_node(path.to_string()))?
+            column::numeric((&raw).into(), layout, 0, &meaning)
+                .map_err(|e| e.with_node(path.to_string()))?
         }
     };
-    Ok((name, values))
+    Ok(Level {
+        period,
+        ..Level::new(name, values)
+    })
 }
 
 fn index_name(attrs: &Attrs) -> Result<Option<String>> {

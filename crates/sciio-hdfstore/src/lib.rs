@@ -37,6 +37,7 @@
 mod attrs;
 mod column;
 mod fixed;
+mod offsets;
 mod pyobj;
 mod table;
 pub mod write;
@@ -51,6 +52,16 @@ use sciio_pytables::{NodeClass, NodeInfo, PtFile};
 use crate::attrs::Attrs;
 
 pub use write::{write, DataColumns, StoreFormat, WriteOptions, Written};
+
+/// A column of a key that the frame read does not hold, and why (Arrow has no type for it,
+/// or its objects are not of one kind sciio reads).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LeftOutColumn {
+    /// The column's label.
+    pub column: String,
+    /// Why it is left out.
+    pub reason: String,
+}
 
 /// One key of a store.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -183,14 +194,33 @@ impl HdfStore {
     }
 
     /// Reads `key` as `pd.read_hdf(path, key)` returns it; a series becomes a one-column frame
-    /// labelled by its name (`"0"` when unnamed).
+    /// labelled by its name (pandas' `None` label when unnamed). A column the frame cannot
+    /// hold (complex numbers, objects of mixed kinds) is an error naming it: use
+    /// [`HdfStore::read_leaving_out`] to read the rest.
     pub fn read(&self, key: &str) -> Result<Frame> {
-        let key = normalise(key);
-        self.read_key(&key)
-            .map_err(|e| locate(e, &key).with_file(&self.path))
+        let (frame, left_out) = self.read_leaving_out(key)?;
+        match left_out.first() {
+            None => Ok(frame),
+            Some(c) => Err(
+                Error::unsupported(format!("column {:?}: {}", c.column, c.reason))
+                    .with_node(normalise(key))
+                    .with_file(&self.path),
+            ),
+        }
     }
 
-    fn read_key(&self, key: &str) -> Result<Frame> {
+    /// Reads `key` as [`HdfStore::read`] does, leaving out the columns the frame cannot hold
+    /// (returned with the reason each is left out).
+    pub fn read_leaving_out(&self, key: &str) -> Result<(Frame, Vec<LeftOutColumn>)> {
+        let key = normalise(key);
+        let mut left_out = Vec::new();
+        let frame = self
+            .read_key(&key, &mut left_out)
+            .map_err(|e| locate(e, &key).with_file(&self.path))?;
+        Ok((frame, left_out))
+    }
+
+    fn read_key(&self, key: &str, left_out: &mut Vec<LeftOutColumn>) -> Result<Frame> {
         let info = self.key_at(key)?.ok_or_else(|| {
             Error::not_found("not a pandas key (a group with a pandas_type attribute)")
         })?;
@@ -205,12 +235,12 @@ impl HdfStore {
         }
         let attrs = Attrs::read(&self.file, key)?;
         match info.pandas_type.as_str() {
-            "frame" => fixed::read_frame(&self.file, key, &attrs),
-            "series" => fixed::read_series(&self.file, key, &attrs),
-            "frame_table" => table::read(&self.file, key, &attrs, false),
+            "frame" => fixed::read_frame(&self.file, key, &attrs, left_out),
+            "series" => fixed::read_series(&self.file, key, &attrs, left_out),
+            "frame_table" => table::read(&self.file, key, &attrs, false, left_out),
             "Series" | "TimeSeries" => fixed::read_legacy(&self.file, key, &attrs, false),
             "DataFrame" | "DataMatrix" => fixed::read_legacy(&self.file, key, &attrs, true),
-            "series_table" => table::read(&self.file, key, &attrs, true),
+            "series_table" => table::read(&self.file, key, &attrs, true, left_out),
             other => Err(Error::unsupported(format!(
                 "pandas_type {other:?} is not read yet (attribute pandas_type)"
             ))),
@@ -252,6 +282,7 @@ impl HdfStore {
             rows,
             next: 0,
             batch_rows: batch_rows.max(1) as u64,
+            left_out: Vec::new(),
         }))
     }
 
@@ -271,12 +302,19 @@ pub struct FrameBatches<'a> {
     rows: u64,
     next: u64,
     batch_rows: u64,
+    left_out: Vec<LeftOutColumn>,
 }
 
 impl FrameBatches<'_> {
     /// Rows in the key.
     pub fn num_rows(&self) -> u64 {
         self.rows
+    }
+
+    /// The columns the slices read so far leave out, with the reason (the same for every
+    /// slice: known once the first is read).
+    pub fn left_out(&self) -> &[LeftOutColumn] {
+        &self.left_out
     }
 }
 
@@ -290,10 +328,18 @@ impl Iterator for FrameBatches<'_> {
         let stop = self.rows.min(self.next.saturating_add(self.batch_rows));
         let rows = sciio_pytables::Rows::range(self.next, stop, 1);
         self.next = stop;
-        Some(
-            table::read_rows(&self.store.file, &self.key, &self.attrs, self.series, rows)
-                .map_err(|e| locate(e, &self.key).with_file(&self.store.path)),
+        let mut left_out = Vec::new();
+        let frame = table::read_rows(
+            &self.store.file,
+            &self.key,
+            &self.attrs,
+            self.series,
+            rows,
+            &mut left_out,
         )
+        .map_err(|e| locate(e, &self.key).with_file(&self.store.path));
+        self.left_out = left_out;
+        Some(frame)
     }
 }
 

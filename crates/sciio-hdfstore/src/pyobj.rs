@@ -243,3 +243,120 @@ pub(crate) fn string_item(v: &Value) -> Result<Option<String>> {
         ))),
     }
 }
+
+impl ObjectArray {
+    /// Whether every item is a string or missing (the array reads as a string column).
+    pub(crate) fn all_strings(&self) -> bool {
+        match &self.items {
+            Items::Values(values) => values.iter().all(|v| string_item(v).is_ok()),
+            Items::Text(column) => column.others.iter().all(|(_, v)| string_item(v).is_ok()),
+        }
+    }
+
+    /// The item at `i`: a string item (`Ok(Some(Err(text)))`), another pickled value
+    /// (`Ok(Some(Ok(value)))`), or nothing (out of range).
+    fn item(&self, i: usize) -> Option<std::result::Result<&Value, &str>> {
+        match &self.items {
+            Items::Values(values) => values.get(i).map(Ok),
+            Items::Text(column) => match column.text(i) {
+                Some(s) => Some(Err(s)),
+                None => column
+                    .others
+                    .binary_search_by_key(&i, |(j, _)| *j)
+                    .ok()
+                    .and_then(|k| column.others.get(k))
+                    .map(|(_, v)| Ok(v)),
+            },
+        }
+    }
+
+    /// The items at `positions` as Arrow `date32` when every item is a `datetime.date`
+    /// (missing: `None`, `NaN`, `NaT`) and at least one is a date; `None` otherwise (a string
+    /// column, or mixed objects).
+    pub(crate) fn dates(&self, positions: impl Iterator<Item = usize>) -> Option<ArrayRef> {
+        let mut days: Vec<Option<i32>> = Vec::new();
+        for i in positions {
+            let day = match self.item(i)? {
+                Err(_) => return None,
+                Ok(v) if is_missing(v) => None,
+                Ok(v) => Some(date_days(v)?),
+            };
+            days.push(day);
+        }
+        days.iter()
+            .any(Option::is_some)
+            .then(|| Arc::new(arrow_array::Date32Array::from(days)) as ArrayRef)
+    }
+}
+
+fn is_missing(v: &Value) -> bool {
+    match v {
+        Value::None => true,
+        Value::Float(f) => f.is_nan(),
+        Value::Global { module, name } => module.starts_with("pandas") && name == "NA",
+        // pandas' NaT pickles as a call of `pandas._libs.tslibs.nattype.__nat_unpickle`.
+        Value::Reduce { callable, .. } => callable
+            .global_name()
+            .is_some_and(|n| n.ends_with("__nat_unpickle")),
+        _ => false,
+    }
+}
+
+/// Days since 1970-01-01 of a pickled `datetime.date` (`date(b'\x07\xe4\x01\x02')`: year
+/// big-endian, month, day), the state Python pickles a date as.
+fn date_days(v: &Value) -> Option<i32> {
+    let Value::Reduce { callable, args } = v else {
+        return None;
+    };
+    if callable.global_name().as_deref() != Some("datetime.date") {
+        return None;
+    }
+    let Value::Tuple(args) = args.as_ref() else {
+        return None;
+    };
+    let state: &[u8] = match args.as_slice() {
+        [Value::Bytes(b)] => b,
+        // Protocol 0-2 pickles of Python 3 keep the bytes as a latin-1 str.
+        [Value::Str(s)] if s.chars().count() == 4 => {
+            let b: Vec<u8> = s.chars().filter_map(|c| u8::try_from(c).ok()).collect();
+            return date_from_state(&b);
+        }
+        _ => return None,
+    };
+    date_from_state(state)
+}
+
+fn date_from_state(b: &[u8]) -> Option<i32> {
+    let [hi, lo, month, day] = *b else {
+        return None;
+    };
+    let year = i64::from(hi) * 256 + i64::from(lo);
+    let (month, day) = (i64::from(month), i64::from(day));
+    if !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    i32::try_from(days_from_civil(year, month, day)).ok()
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date (H. Hinnant's algorithm).
+fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+    let y = if m <= 2 { y - 1 } else { y };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (m + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + d - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
+#[cfg(test)]
+mod tests {
+    use super::days_from_civil;
+
+    #[test]
+    fn civil_days() {
+        assert_eq!(days_from_civil(1970, 1, 1), 0);
+        assert_eq!(days_from_civil(2000, 3, 1), 11_017);
+        assert_eq!(days_from_civil(1969, 12, 31), -1);
+    }
+}

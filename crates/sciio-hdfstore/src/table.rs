@@ -5,30 +5,38 @@
 //! `levels`, `nan_rep`) and the table's `{column}_kind` / `_dtype` / `_meta` attributes;
 //! categories of a categorical column live beside the table, at `{key}/meta/{column}/meta`.
 
-use std::sync::Arc;
-
-use arrow_array::types::{Int16Type, Int32Type, Int64Type, Int8Type};
-use arrow_array::{Array, ArrayRef, DictionaryArray, Int32Array};
+use arrow_array::types::Int64Type;
+use arrow_array::{Array, ArrayRef};
 use sciio_core::{Error, Result};
 use sciio_pandas::Frame;
 use sciio_pickle::Value;
 use sciio_pytables::sciio_hdf5::{H5Type, RawData};
-use sciio_pytables::{extract_column, PtFile, Rows};
+use sciio_pytables::{PtFile, Rows};
 
 use crate::attrs::Attrs;
-use crate::column::{self, Layout, Level, Meaning, Unit};
+use crate::column::{self, Layout, Level, Meaning, Raw, Unit};
 use crate::zone::tz_name;
+use crate::LeftOutColumn;
 
-/// A column of the frame being read: label, values, categorical `ordered` flag.
+/// A column of the frame being read: label, values, categorical `ordered` flag, the pandas
+/// dtype name it needs beyond its Arrow type (`period[M]`), or why it is left out.
 struct Col {
     label: String,
     values: ArrayRef,
     ordered: Option<bool>,
+    dtype: Option<String>,
+    left_out: Option<String>,
 }
 
 /// Reads a `table` key as `pd.read_hdf` does.
-pub(crate) fn read(file: &PtFile, key: &str, attrs: &Attrs, series: bool) -> Result<Frame> {
-    read_rows(file, key, attrs, series, Rows::all())
+pub(crate) fn read(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    series: bool,
+    left_out: &mut Vec<LeftOutColumn>,
+) -> Result<Frame> {
+    read_rows(file, key, attrs, series, Rows::all(), left_out)
 }
 
 /// Reads `rows` of a `table` key (`pd.read_hdf(..., start=, stop=)`).
@@ -38,6 +46,7 @@ pub(crate) fn read_rows(
     attrs: &Attrs,
     series: bool,
     rows: Rows,
+    left_out: &mut Vec<LeftOutColumn>,
 ) -> Result<Frame> {
     let table_type = attrs.str("table_type")?.unwrap_or_default();
     let known = [
@@ -59,7 +68,7 @@ pub(crate) fn read_rows(
             .collect::<Result<Vec<_>>>()?,
         _ => Vec::new(),
     };
-    let (index, mut cols): (Vec<Level>, Vec<Col>) = if levels.is_empty() {
+    let (index, cols): (Vec<Level>, Vec<Col>) = if levels.is_empty() {
         (vec![index], cols)
     } else {
         // set_index(levels): the level columns become the index, `level_N` names of a frame
@@ -77,28 +86,27 @@ pub(crate) fn read_rows(
                 && name
                     .strip_prefix("level_")
                     .is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
-            idx.push(((!unnamed).then(|| name.clone()), col.values));
+            idx.push(Level::new((!unnamed).then(|| name.clone()), col.values));
         }
         (idx, rest)
     };
-    if series {
-        if let [only] = cols.as_mut_slice() {
-            if only.label == "values" {
-                only.label = "0".into();
-            }
-        }
-    }
+    // pandas reads a series table's `values` column as an unnamed Series (its name is None).
+    let unnamed = series && matches!(cols.as_slice(), [only] if only.label == "values");
     let mut builder = Frame::builder();
     for c in cols {
+        if let Some(reason) = c.left_out {
+            left_out.push(LeftOutColumn {
+                column: c.label,
+                reason,
+            });
+            continue;
+        }
         builder = match c.ordered {
             Some(ordered) => builder.categorical(c.label, c.values, ordered),
-            None => builder.column(c.label, c.values),
+            None => column::add_column(builder, (!unnamed).then_some(c.label), c.values, c.dtype),
         };
     }
-    for (name, values) in index {
-        builder = builder.index_level(name.as_deref(), values);
-    }
-    builder.build()
+    column::add_index(builder, index).build()
 }
 
 /// The index column and the other columns in `non_index_axes` order.
@@ -116,21 +124,58 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
         .str("index_kind")?
         .unwrap_or_else(|| "integer".into());
     let index_info = dict_get(&info, "index");
-    let index_raw = extract_column(&table, "index").map_err(|e| e.with_node(path.clone()))?;
+    let (index_ty, _, index_layout) =
+        field_view(&table, "index").map_err(|e| e.with_node(path.clone()))?;
     let meaning = kind_meaning(
         &index_kind,
         index_info.and_then(|d| dict_get(d, "tz")).and_then(tz_name),
     )
     .map_err(|e| e.with_node(format!("{path}:index_kind")))?;
-    let index_values = one_column(&index_raw, 0, &meaning, None)
+    let index_raw = Raw {
+        ty: &index_ty,
+        bytes: &table.bytes,
+    };
+    let index_values = one_column(index_raw, index_layout, 0, &meaning, None)
         .map_err(|e| e.with_node(format!("{path}/index")))?;
     let index_name = dict_str(index_info, "index_name");
+    let mut index = Level::new(index_name, index_values);
+    // pandas reads an int64 index with a `freq` as a PeriodIndex of that frequency.
+    let freq = index_info.and_then(|d| dict_get(d, "freq"));
+    if let (Some(freq), "integer") = (freq.filter(|f| **f != Value::None), index_kind.as_str()) {
+        let period = crate::offsets::freq_of_offset(freq)
+            .ok_or_else(|| attrs.bad("info", freq, "a Period frequency for the index"))?;
+        index.values = column::time_array(
+            index_values_i64(index.values.as_ref())?,
+            &Meaning::Period {
+                freq: period.clone(),
+            },
+        );
+        index.period = Some(period);
+    }
 
     let mut found: Vec<Col> = Vec::new();
     for col in &values_cols {
-        let raw = extract_column(&table, col).map_err(|e| e.with_node(path.clone()))?;
         let labels = str_list(&tattrs, &format!("{col}_kind"))?;
         let dtype = tattrs.str(&format!("{col}_dtype"))?.unwrap_or_default();
+        if dtype.starts_with("complex") {
+            // PyTables' complex columns (a compound of r, i): the frame cannot hold them.
+            let reason = format!(
+                "{dtype} values: Arrow and Parquet have no complex type (pandas' to_parquet \
+                 refuses them too)"
+            );
+            for label in labels {
+                found.push(Col {
+                    label,
+                    values: arrow_array::new_empty_array(&arrow_schema::DataType::Null),
+                    ordered: None,
+                    dtype: None,
+                    left_out: Some(reason.clone()),
+                });
+            }
+            continue;
+        }
+        // The field's values read in place from the rows (no copy of the column first).
+        let (base, k, layout) = field_view(&table, col).map_err(|e| e.with_node(path.clone()))?;
         let meta = tattrs.str(&format!("{col}_meta"))?;
         let col_info = dict_get(&info, col);
         let meaning = dtype_meaning(
@@ -138,20 +183,8 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
             col_info.and_then(|d| dict_get(d, "tz")).and_then(tz_name),
         )
         .map_err(|e| e.with_node(format!("{path}:{col}_dtype")))?;
-        let is_string = matches!(raw.ty, H5Type::FixedString { .. })
-            || matches!(&raw.ty, H5Type::Array { base, .. } if matches!(**base, H5Type::FixedString { .. }));
+        let is_string = matches!(base, H5Type::FixedString { .. });
         let nan = is_string.then_some(nan_rep.as_str());
-        let (base, k) = match &raw.ty {
-            H5Type::Array { base, dims } => {
-                let k = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-                let k = k.ok_or_else(|| {
-                    Error::format(format!("column {col} of too many values per row"))
-                        .with_node(path.clone())
-                })?;
-                ((**base).clone(), k)
-            }
-            other => (other.clone(), 1),
-        };
         if k != labels.len() {
             return Err(Error::format(format!(
                 "{k} values per row for the {} labels of {col}_kind",
@@ -159,18 +192,17 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
             ))
             .with_node(path.clone()));
         }
-        let raw = RawData {
-            ty: base,
-            shape: vec![raw.shape.first().copied().unwrap_or(0), k],
-            bytes: raw.bytes,
+        let raw = Raw {
+            ty: &base,
+            bytes: &table.bytes,
         };
         for (j, label) in labels.into_iter().enumerate() {
-            let mut values = one_column(&raw, j, &meaning, nan)
+            let mut values = one_column(raw, layout, j, &meaning, nan)
                 .map_err(|e| e.with_node(format!("{path}/{col}")))?;
             let mut ordered = None;
             if meta.as_deref() == Some("category") {
                 let cats = categories(file, key, col)?;
-                values = dictionary(values.as_ref(), cats)
+                values = column::dictionary(values.as_ref(), cats)
                     .map_err(|e| e.with_node(format!("{path}/{col}")))?;
                 ordered = Some(
                     col_info
@@ -178,10 +210,13 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
                         .is_some_and(truthy),
                 );
             }
+            let period = matches!(meaning, Meaning::Period { .. }).then(|| dtype.clone());
             found.push(Col {
                 label,
                 values,
                 ordered,
+                dtype: period,
+                left_out: None,
             });
         }
     }
@@ -195,18 +230,51 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
         })?;
         cols.push(found.remove(pos));
     }
-    Ok(((index_name, index_values), cols))
+    Ok((index, cols))
+}
+
+/// An int64 column's values, missing ones as NaT (`i64::MIN`), as pandas stores them.
+fn index_values_i64(a: &dyn Array) -> Result<Vec<i64>> {
+    use arrow_array::cast::AsArray;
+    let a = a
+        .as_primitive_opt::<Int64Type>()
+        .ok_or_else(|| Error::format(format!("a PeriodIndex of {} values", a.data_type())))?;
+    Ok(a.values().to_vec())
+}
+
+/// The field `name` of a table's rows viewed in place: its element type, values per row, and
+/// their layout over the row bytes.
+fn field_view(table: &RawData, name: &str) -> Result<(H5Type, usize, Layout)> {
+    let H5Type::Compound { fields, size } = &table.ty else {
+        return Err(Error::format("the table's rows are not a compound"));
+    };
+    let f = fields
+        .iter()
+        .find(|f| f.name == name)
+        .ok_or_else(|| Error::not_found(format!("no column {name:?}")))?;
+    let (base, k) = match &f.ty {
+        H5Type::Array { base, dims } => {
+            let k = dims.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+            let k = k.ok_or_else(|| {
+                Error::format(format!("column {name} of too many values per row"))
+            })?;
+            ((**base).clone(), k)
+        }
+        other => (other.clone(), 1),
+    };
+    let rows = table.shape.first().copied().unwrap_or(0);
+    Ok((base, k, Layout::strided(rows, k, f.offset, *size)))
 }
 
 /// Column `j` of a (rows, k) raw block; strings equal to `nan_rep` become missing.
 fn one_column(
-    raw: &RawData,
+    raw: Raw<'_>,
+    layout: Layout,
     j: usize,
     meaning: &Meaning,
     nan_rep: Option<&str>,
 ) -> Result<ArrayRef> {
-    let layout = Layout::of(&raw.shape, true)?;
-    match (&raw.ty, meaning) {
+    match (raw.ty, meaning) {
         (H5Type::FixedString { size, .. }, Meaning::Plain) => {
             column::fixed_strings(raw, layout, j, *size, nan_rep)
         }
@@ -223,66 +291,6 @@ pub(crate) fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef
         .next()
         .map(|c| c.values)
         .ok_or_else(|| Error::format("no categories").with_node(meta_key))
-}
-
-/// Codes (-1 = missing) and categories as an Arrow dictionary array.
-fn dictionary(codes: &dyn Array, categories: ArrayRef) -> Result<ArrayRef> {
-    use arrow_array::cast::AsArray;
-    let codes: Vec<i64> = match codes.data_type() {
-        arrow_schema::DataType::Int8 => codes
-            .as_primitive::<Int8Type>()
-            .values()
-            .iter()
-            .map(|&v| i64::from(v))
-            .collect(),
-        arrow_schema::DataType::Int16 => codes
-            .as_primitive::<Int16Type>()
-            .values()
-            .iter()
-            .map(|&v| i64::from(v))
-            .collect(),
-        arrow_schema::DataType::Int32 => codes
-            .as_primitive::<Int32Type>()
-            .values()
-            .iter()
-            .map(|&v| i64::from(v))
-            .collect(),
-        arrow_schema::DataType::Int64 => codes.as_primitive::<Int64Type>().values().to_vec(),
-        other => {
-            return Err(Error::unsupported(format!(
-                "categorical codes of type {other}"
-            )))
-        }
-    };
-    let n = categories.len() as i64;
-    let mut keys: Vec<i32> = Vec::with_capacity(codes.len());
-    let mut valid: Vec<bool> = Vec::with_capacity(codes.len());
-    for &c in &codes {
-        match c {
-            -1 => {
-                keys.push(0);
-                valid.push(false);
-            }
-            c if (0..n).contains(&c) => {
-                keys.push(
-                    i32::try_from(c)
-                        .map_err(|_| Error::unsupported("more than 2^31 categories"))?,
-                );
-                valid.push(true);
-            }
-            c => {
-                return Err(Error::format(format!(
-                    "category code {c} outside the {n} categories"
-                )))
-            }
-        }
-    }
-    let nulls = arrow_buffer::NullBuffer::from(valid);
-    let nulls = (nulls.null_count() > 0).then_some(nulls);
-    let keys = Int32Array::new(keys.into(), nulls);
-    let dict = DictionaryArray::<Int32Type>::try_new(keys, categories)
-        .map_err(|e| Error::format(format!("categorical: {e}")))?;
-    Ok(Arc::new(dict))
 }
 
 /// `index_kind` of the index column.
@@ -302,6 +310,9 @@ fn kind_meaning(kind: &str, tz: Option<String>) -> Result<Meaning> {
 
 /// `{column}_dtype` of a values column.
 fn dtype_meaning(dtype: &str, tz: Option<String>) -> Result<Meaning> {
+    if let Some(period) = Meaning::period_of(dtype) {
+        return Ok(period);
+    }
     Ok(match dtype {
         d if d.starts_with("datetime64") => Meaning::Datetime {
             unit: Unit::of_dtype(d)?,
@@ -398,13 +409,14 @@ pub(crate) fn read_generic(file: &PtFile, path: &str) -> Result<Frame> {
     let rows = table.shape.first().copied().unwrap_or(0);
     let mut builder = Frame::builder();
     for f in fields {
-        let raw = extract_column(&table, &f.name).map_err(|e| e.with_node(path.to_string()))?;
-        let nan = matches!(raw.ty, H5Type::FixedString { .. }).then_some("nan");
-        let raw = RawData {
-            shape: vec![rows, 1],
-            ..raw
+        let size = table.ty.size();
+        let layout = Layout::strided(rows, 1, f.offset, size);
+        let raw = Raw {
+            ty: &f.ty,
+            bytes: &table.bytes,
         };
-        let values = one_column(&raw, 0, &Meaning::Plain, nan)
+        let nan = matches!(f.ty, H5Type::FixedString { .. }).then_some("nan");
+        let values = one_column(raw, layout, 0, &Meaning::Plain, nan)
             .map_err(|e| e.with_node(format!("{path}/{}", f.name)))?;
         builder = builder.column(f.name.clone(), values);
     }

@@ -156,8 +156,30 @@ fn legacy_python2_fixed_frame_values() {
         "{e}"
     );
 
-    // A PeriodIndex has no Arrow type: refused, naming the key and the attribute.
-    let store = HdfStore::open(corpus.join("periodindex_0.20.1_x86_64_darwin_2.7.13.h5")).unwrap();
-    let e = store.read("/p").unwrap_err().to_string();
-    assert!(e.contains("/p") && e.contains("index_class"), "{e}");
+    // A PeriodIndex (its frequency an offset pickled by Python 2 pandas): the ordinals as
+    // PyTables stores them, the frequency of the pickled BusinessDay.
+    let path = corpus.join("periodindex_0.20.1_x86_64_darwin_2.7.13.h5");
+    let store = HdfStore::open(&path).unwrap();
+    let frame = store.read("/p").unwrap();
+    let raw = run_python(
+        "import sys, tables\nh = tables.open_file(sys.argv[1])\nprint(' '.join(str(v) for v in h.root.p.axis1[:]))",
+        &[&path.to_string_lossy()],
+    );
+    let index = frame.index_arrays().unwrap();
+    let ordinals = index[0]
+        .1
+        .as_any()
+        .downcast_ref::<arrow_array::Int64Array>()
+        .unwrap();
+    let got: Vec<String> = ordinals.values().iter().map(|v| v.to_string()).collect();
+    assert_eq!(got.join(" "), raw.trim());
+    let field = frame
+        .schema()
+        .arrow_schema()
+        .fields()
+        .iter()
+        .find(|f| f.name().starts_with("__index"))
+        .unwrap()
+        .clone();
+    assert_eq!(sciio_pandas::period_freq(&field).as_deref(), Some("B"));
 }

@@ -342,12 +342,68 @@ struct BuilderColumn {
     values: ArrayRef,
     numpy_type: Option<String>,
     ordered: bool,
+    /// A pandas Period column of this frequency (`M`, `D`, `Q-DEC`...).
+    period: Option<String>,
+    /// Labelled `None` in pandas (an unnamed Series as a frame).
+    unnamed: bool,
+}
+
+impl BuilderColumn {
+    fn new(label: String, values: ArrayRef) -> Self {
+        BuilderColumn {
+            label,
+            values,
+            numpy_type: None,
+            ordered: false,
+            period: None,
+            unnamed: false,
+        }
+    }
+}
+
+/// The Arrow field metadata pyarrow gives a pandas Period column: the `pandas.period`
+/// extension type over int64 ordinals (pandas registers it, so `pd.read_parquet` gives
+/// `period[freq]` back).
+pub const PERIOD_EXTENSION: &str = "pandas.period";
+
+fn period_field_metadata(freq: &str) -> std::collections::HashMap<String, String> {
+    // As pyarrow serialises it: `{"freq": "M"}`.
+    let json = format!("{{\"freq\": {}}}", serde_json::Value::from(freq));
+    [
+        (
+            "ARROW:extension:name".to_string(),
+            PERIOD_EXTENSION.to_string(),
+        ),
+        ("ARROW:extension:metadata".to_string(), json),
+    ]
+    .into_iter()
+    .collect()
+}
+
+/// The frequency of a pandas Period column (`Some("M")` for `period[M]`): its Arrow field
+/// carries the `pandas.period` extension type, as pyarrow writes it.
+pub fn period_freq(field: &Field) -> Option<String> {
+    let md = field.metadata();
+    if md.get("ARROW:extension:name").map(String::as_str) != Some(PERIOD_EXTENSION) {
+        return None;
+    }
+    let json: serde_json::Value = serde_json::from_str(md.get("ARROW:extension:metadata")?).ok()?;
+    json.get("freq")?.as_str().map(str::to_string)
+}
+
+/// A stored index level: name, values, Period frequency, categorical `ordered` flag.
+#[derive(Debug)]
+struct BuilderLevel {
+    name: Option<String>,
+    values: ArrayRef,
+    period: Option<String>,
+    ordered: bool,
 }
 
 #[derive(Debug, Default)]
 pub struct FrameBuilder {
     columns: Vec<BuilderColumn>,
-    index: Vec<(Option<String>, ArrayRef)>,
+    index: Vec<BuilderLevel>,
     range: Option<RangeIndex>,
     level_names: Option<Vec<Option<String>>>,
 }
@@ -355,11 +411,63 @@ pub struct FrameBuilder {
 impl FrameBuilder {
     /// Adds a data column labelled `label`.
     pub fn column(mut self, label: impl Into<String>, values: ArrayRef) -> Self {
-        self.columns.push(BuilderColumn {
-            label: label.into(),
-            values,
-            numpy_type: None,
+        self.columns.push(BuilderColumn::new(label.into(), values));
+        self
+    }
+
+    /// Adds a data column pandas labels `None` (an unnamed Series as a frame; pyarrow names
+    /// its field `None`).
+    pub fn unnamed_column(self, values: ArrayRef) -> Self {
+        self.column("None", values).unnamed()
+    }
+
+    /// Labels the column added last `None` in pandas (its field stays named as added, as
+    /// pyarrow names such a field `None`).
+    pub fn unnamed(mut self) -> Self {
+        if let Some(c) = self.columns.last_mut() {
+            c.unnamed = true;
+        }
+        self
+    }
+
+    /// Adds a pandas Period column (`period[freq]`): `ordinals` are int64 period ordinals
+    /// (missing: null), kept as pyarrow keeps them (the `pandas.period` extension type).
+    pub fn period(mut self, label: impl Into<String>, ordinals: ArrayRef, freq: &str) -> Self {
+        let mut c = BuilderColumn::new(label.into(), ordinals);
+        c.period = Some(freq.to_string());
+        self.columns.push(c);
+        self
+    }
+
+    /// Adds a stored index level of pandas Periods (a PeriodIndex when alone).
+    pub fn period_index_level(
+        mut self,
+        name: Option<&str>,
+        ordinals: ArrayRef,
+        freq: &str,
+    ) -> Self {
+        self.index.push(BuilderLevel {
+            name: name.map(str::to_string),
+            values: ordinals,
+            period: Some(freq.to_string()),
             ordered: false,
+        });
+        self
+    }
+
+    /// Adds a stored index level of categories (`values` a dictionary array; a
+    /// CategoricalIndex when alone), `ordered` as pandas' flag.
+    pub fn categorical_index_level(
+        mut self,
+        name: Option<&str>,
+        values: ArrayRef,
+        ordered: bool,
+    ) -> Self {
+        self.index.push(BuilderLevel {
+            name: name.map(str::to_string),
+            values,
+            period: None,
+            ordered,
         });
         self
     }
@@ -372,12 +480,9 @@ impl FrameBuilder {
         values: ArrayRef,
         ordered: bool,
     ) -> Self {
-        self.columns.push(BuilderColumn {
-            label: label.into(),
-            values,
-            numpy_type: None,
-            ordered,
-        });
+        let mut c = BuilderColumn::new(label.into(), values);
+        c.ordered = ordered;
+        self.columns.push(c);
         self
     }
 
@@ -389,12 +494,9 @@ impl FrameBuilder {
         values: ArrayRef,
         numpy_type: impl Into<String>,
     ) -> Self {
-        self.columns.push(BuilderColumn {
-            label: label.into(),
-            values,
-            numpy_type: Some(numpy_type.into()),
-            ordered: false,
-        });
+        let mut c = BuilderColumn::new(label.into(), values);
+        c.numpy_type = Some(numpy_type.into());
+        self.columns.push(c);
         self
     }
 
@@ -423,7 +525,12 @@ impl FrameBuilder {
 
     /// Adds a stored index level (several make a MultiIndex), named or not.
     pub fn index_level(mut self, name: Option<&str>, values: ArrayRef) -> Self {
-        self.index.push((name.map(str::to_string), values));
+        self.index.push(BuilderLevel {
+            name: name.map(str::to_string),
+            values,
+            period: None,
+            ordered: false,
+        });
         self
     }
 
@@ -433,7 +540,7 @@ impl FrameBuilder {
             .columns
             .first()
             .map(|c| c.values.len())
-            .or_else(|| self.index.first().map(|c| c.1.len()))
+            .or_else(|| self.index.first().map(|c| c.values.len()))
             .or_else(|| self.range.as_ref().map(|r| r.len() as usize))
             .unwrap_or(0);
         let labels: Vec<&String> = self.columns.iter().map(|c| &c.label).collect();
@@ -465,14 +572,24 @@ impl FrameBuilder {
             values,
             numpy_type,
             ordered,
+            period,
+            unnamed,
         } in &self.columns
         {
             check_len(label, values, rows)?;
-            let field =
+            let mut field =
                 Field::new(label, values.data_type().clone(), true).with_dict_is_ordered(*ordered);
-            let mut meta = infer_column_meta(Some(label.clone()), &field, dict_len(values));
+            if let Some(freq) = period {
+                field = field.with_metadata(period_field_metadata(freq));
+            }
+            let name = (!*unnamed).then(|| label.clone());
+            let mut meta = infer_column_meta(name, &field, dict_len(values));
             if let Some(t) = numpy_type {
                 meta.numpy_type = t.clone();
+            }
+            if let Some(freq) = period {
+                meta.pandas_type = PandasType::Object;
+                meta.numpy_type = format!("period[{freq}]");
             }
             columns.push(FrameColumn {
                 field_name: label.clone(),
@@ -485,7 +602,16 @@ impl FrameBuilder {
         // pyarrow's `_index_level_name`: the name unless unnamed or colliding with a column
         let mut taken: Vec<String> = labels.iter().map(|s| s.to_string()).collect();
         let mut index = Vec::new();
-        for (i, (name, values)) in self.index.iter().enumerate() {
+        for (
+            i,
+            BuilderLevel {
+                name,
+                values,
+                period,
+                ordered,
+            },
+        ) in self.index.iter().enumerate()
+        {
             let field_name = match name {
                 Some(n) if !taken.contains(n) => n.clone(),
                 _ => {
@@ -498,9 +624,17 @@ impl FrameBuilder {
             };
             check_len(&field_name, values, rows)?;
             taken.push(field_name.clone());
-            let field = Field::new(&field_name, values.data_type().clone(), true);
+            let mut field = Field::new(&field_name, values.data_type().clone(), true)
+                .with_dict_is_ordered(*ordered);
+            if let Some(freq) = period {
+                field = field.with_metadata(period_field_metadata(freq));
+            }
             let mut meta = infer_column_meta(name.clone(), &field, dict_len(values));
             meta.field_name = Some(field_name.clone());
+            if let Some(freq) = period {
+                meta.pandas_type = PandasType::Object;
+                meta.numpy_type = format!("period[{freq}]");
+            }
             columns.push(FrameColumn {
                 field_name: field_name.clone(),
                 meta,
@@ -520,6 +654,15 @@ impl FrameBuilder {
         }
         let column_levels = match self.level_names {
             Some(names) => names.into_iter().map(string_column_level).collect(),
+            // Labels that are not all strings (`None` among them): pandas' `mixed`, as
+            // pyarrow records them (pandas then keeps `None` rather than reading NaN).
+            None if self.columns.iter().any(|c| c.unnamed) => {
+                let mut level = string_column_level(None);
+                level.pandas_type = PandasType::parse("mixed");
+                level.numpy_type = "object".into();
+                level.metadata = None;
+                vec![level]
+            }
             None => vec![string_column_level(None)],
         };
         let column_levels = if self.columns.is_empty() {

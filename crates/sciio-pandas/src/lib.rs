@@ -49,7 +49,7 @@ mod parquet_error;
 mod parquet_io;
 mod schema;
 
-pub use frame::{Frame, FrameBuilder};
+pub use frame::{period_freq, Frame, FrameBuilder, PERIOD_EXTENSION};
 pub use metadata::{
     ColumnMeta, Creator, IndexDescriptor, ObjectEncoding, PandasMetadata, PandasType, RangeIndex,
     PANDAS_KEY,

@@ -76,6 +76,7 @@ pub fn convert_many(
         ))
         .with_file(dst));
     }
+    options.store.check()?;
     if options.partition_rows == Some(0) {
         return Err(Error::invalid_input(
             "--partition-rows takes at least 1 row per file",

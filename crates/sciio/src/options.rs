@@ -56,6 +56,37 @@ pub struct StoreOptions {
     pub series: bool,
 }
 
+impl StoreOptions {
+    /// Refuses options that do not apply together: `--series`, `--data-columns` and
+    /// `--append` describe a pandas key, which `--store-format pytables` (a plain PyTables
+    /// Table) does not write; `--data-columns` belong to the `table` format and to a new key.
+    pub fn check(&self) -> Result<()> {
+        if self.format.as_deref() == Some("pytables") {
+            let given: Vec<&str> = [
+                (self.series, "--series"),
+                (self.data_columns.is_some(), "--data-columns"),
+                (self.append, "--append"),
+            ]
+            .into_iter()
+            .filter_map(|(on, flag)| on.then_some(flag))
+            .collect();
+            if !given.is_empty() {
+                return Err(Error::invalid_input(format!(
+                    "{} describe(s) a pandas HDFStore key; --store-format pytables writes a plain \
+                     PyTables Table (use --store-format table or fixed)",
+                    given.join(" and ")
+                )));
+            }
+        }
+        if self.format.as_deref() == Some("fixed") && self.data_columns.is_some() {
+            return Err(Error::invalid_input(
+                "--data-columns belong to the table format (fixed keys have none)",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// The version of a MAT file [`convert`](crate::convert()) writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum MatOutVersion {
@@ -133,5 +164,44 @@ mod tests {
         assert_eq!(npz_compression(Some(&spec)).unwrap(), Compression::Stored);
         let spec = CompressSpec::parse("zstd:3").unwrap();
         assert!(npz_compression(Some(&spec)).is_err());
+    }
+
+    #[test]
+    fn store_options_that_do_not_apply_together_are_refused() {
+        let pytables = |f: fn(&mut StoreOptions)| {
+            let mut o = StoreOptions {
+                format: Some("pytables".into()),
+                ..Default::default()
+            };
+            f(&mut o);
+            o.check()
+        };
+        assert!(pytables(|_| {}).is_ok());
+        let err = pytables(|o| o.series = true).unwrap_err();
+        assert!(err.message().contains("--series"), "{err}");
+        assert!(err.message().contains("--store-format pytables"), "{err}");
+        let err = pytables(|o| o.data_columns = Some("a".into())).unwrap_err();
+        assert!(err.message().contains("--data-columns"), "{err}");
+        let err = pytables(|o| {
+            o.series = true;
+            o.data_columns = Some("all".into());
+        })
+        .unwrap_err();
+        assert!(
+            err.message().contains("--series and --data-columns"),
+            "{err}"
+        );
+        let fixed = StoreOptions {
+            format: Some("fixed".into()),
+            data_columns: Some("a".into()),
+            ..Default::default()
+        };
+        assert!(fixed.check().is_err());
+        let table = StoreOptions {
+            series: true,
+            data_columns: Some("a".into()),
+            ..Default::default()
+        };
+        assert!(table.check().is_ok());
     }
 }

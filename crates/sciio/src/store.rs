@@ -22,8 +22,8 @@ pub(crate) fn describe(store: &HdfStore, path: &Path) -> Result<Option<String>> 
         } else {
             "frame"
         };
-        match store.read(&key.key) {
-            Ok(frame) => {
+        match store.read_leaving_out(&key.key) {
+            Ok((frame, left_out)) => {
                 out += &format!(
                     "\n{} ({} {kind}, {} rows × {} columns)\n",
                     key.key,
@@ -33,6 +33,9 @@ pub(crate) fn describe(store: &HdfStore, path: &Path) -> Result<Option<String>> 
                 );
                 for line in frame.schema().describe().lines() {
                     out += &format!("  {line}\n");
+                }
+                for c in left_out {
+                    out += &format!("  {:?}: left out ({})\n", c.column, c.reason);
                 }
             }
             Err(e) => {

@@ -29,8 +29,11 @@ fn read_or_leave_out(
     key: &str,
     left_out: &mut Vec<crate::plan::LeftOut>,
 ) -> Result<Option<Frame>> {
-    match store.read(key) {
-        Ok(frame) => Ok(Some(frame)),
+    match store.read_leaving_out(key) {
+        Ok((frame, columns)) => {
+            left_out.extend(columns_left_out(key, columns));
+            Ok(Some(frame))
+        }
         Err(e) if e.kind() == crate::ErrorKind::Io => Err(e),
         Err(e) => {
             left_out.push(crate::plan::LeftOut::node(
@@ -41,6 +44,17 @@ fn read_or_leave_out(
             Ok(None)
         }
     }
+}
+
+/// The columns a key's frame leaves out, as items of the conversion plan.
+fn columns_left_out(
+    key: &str,
+    columns: Vec<sciio_hdfstore::LeftOutColumn>,
+) -> Vec<crate::plan::LeftOut> {
+    columns
+        .into_iter()
+        .map(|c| crate::plan::LeftOut::column(key, c.column, "a pandas column", c.reason))
+        .collect()
 }
 
 /// Conversions from a store: `None` when the source is not a store key nor a whole store.
@@ -73,14 +87,19 @@ pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
         }
     };
     let whole = src_node.is_none();
-    let read = |key: &str| -> Result<Frame> { store.read(key) };
+    let read = |key: &str, plan: &mut Plan| -> Result<Frame> {
+        let (frame, columns) = store.read_leaving_out(key)?;
+        plan.extend(columns_left_out(key, columns));
+        plan.ready()?;
+        Ok(frame)
+    };
     let summary = match format {
         Format::Parquet if !whole || (keys.len() == 1 && !is_folder(dst)) => {
             let parquet = options_for(options.compress.as_ref())?;
-            if let Some(written) = stream_key(&store, &keys[0], dst, &parquet, progress)? {
+            if let Some(written) = stream_key(&store, &keys[0], dst, &parquet, plan, progress)? {
                 return Ok(Some(written));
             }
-            let frame = read(&keys[0])?;
+            let frame = read(&keys[0], plan)?;
             let arrays = write_frame(&frame, dst, &parquet)
                 .map_err(|e| e.with_file(dst).with_node(keys[0].clone()))?;
             done(arrays, &frame, progress)
@@ -107,7 +126,7 @@ pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
                         None => continue,
                     }
                 } else {
-                    read(key)?
+                    read(key, plan)?
                 };
                 let (cols, left) = numpy_columns(&frame, true, &file, src.limits())?;
                 let prefix = if whole {
@@ -146,6 +165,7 @@ fn stream_key(
     key: &str,
     dst: &Path,
     parquet: &sciio_pandas::ParquetOptions,
+    plan: &mut Plan,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<Written>> {
     let Some(mut batches) = store.read_batches(key, STREAM_ROWS)? else {
@@ -155,6 +175,10 @@ fn stream_key(
     let Some(first) = batches.next().transpose()? else {
         return Ok(None);
     };
+    // Every slice leaves out the same columns: known from the first, refused before writing
+    // with --strict.
+    plan.extend(columns_left_out(key, batches.left_out().to_vec()));
+    plan.ready()?;
     let arrays: Vec<String> = first
         .schema()
         .columns()

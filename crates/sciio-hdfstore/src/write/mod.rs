@@ -216,7 +216,7 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
     } else {
         &options.data_columns
     };
-    let table = plan_table(frame, data_columns, layout.as_mut())?;
+    let table = plan_table(frame, data_columns, layout.as_mut(), options.series)?;
     let writer = if exists {
         PtWriter::open_append(path)
     } else {
@@ -398,6 +398,7 @@ fn plan_table(
     frame: &Frame,
     data_columns: &DataColumns,
     existing: Option<&mut Existing>,
+    series: bool,
 ) -> Result<TablePlan> {
     let schema = frame.schema();
     let batches = frame.batches();
@@ -413,7 +414,12 @@ fn plan_table(
     // Column labels and their planned storage.
     let mut columns: Vec<(String, Source, Elem)> = Vec::new();
     for c in schema.columns() {
-        let label = c.label().unwrap_or("None").to_string();
+        // pandas stores an unnamed Series' values in the column `values` (and reads that
+        // column back as an unnamed Series).
+        let label = match c.label() {
+            _ if series && c.meta.name.is_none() => "values".to_string(),
+            l => l.unwrap_or("None").to_string(),
+        };
         if schema.column_levels().len() > 1 {
             return Err(Error::unsupported(
                 "pandas' table format cannot store a frame whose column labels have several \
@@ -424,6 +430,9 @@ fn plan_table(
         let pos = schema.field_position(&c.field_name)?;
         let f = field_of(pos);
         let elem = plan_column(&label, f.data_type(), meta_of(pos).as_ref(), &parts_of(pos))?;
+        if elem.enc == Enc::Dates {
+            return Err(plan::date_refusal(&label));
+        }
         columns.push((label, Source::Field(pos), elem));
     }
 
@@ -451,15 +460,13 @@ fn plan_table(
                         "index level {i}: writing a CategoricalIndex is not implemented"
                     )));
                 }
-                Ok((
-                    Source::Field(pos),
-                    plan_column(
-                        &schema.index_level_label(i),
-                        f.data_type(),
-                        meta_of(pos).as_ref(),
-                        &parts_of(pos),
-                    )?,
-                ))
+                let label = schema.index_level_label(i);
+                let elem =
+                    plan_column(&label, f.data_type(), meta_of(pos).as_ref(), &parts_of(pos))?;
+                if elem.enc == Enc::Dates {
+                    return Err(plan::date_refusal(&label));
+                }
+                Ok((Source::Field(pos), elem))
             }
         }
     };
@@ -499,6 +506,20 @@ fn plan_table(
     let mut index_elem = index.1;
     if index_elem.categories.is_some() {
         return Err(Error::unsupported("a categorical index is not written"));
+    }
+    if let Some(freq) = index_elem
+        .dtype
+        .strip_prefix("period[")
+        .and_then(|f| f.strip_suffix(']'))
+    {
+        // pandas reads an int64 index column with a `freq` in `info` as a PeriodIndex.
+        let offset = crate::offsets::offset_of_freq(freq).ok_or_else(|| {
+            Error::unsupported(format!(
+                "writing a PeriodIndex of frequency {freq:?} is not implemented"
+            ))
+        })?;
+        index_elem.index_kind = "integer".into();
+        index_elem.info = vec![(Value::Str("freq".into()), offset)];
     }
     if let Some(tz) = index_elem
         .info

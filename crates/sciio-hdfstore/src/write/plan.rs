@@ -31,6 +31,23 @@ pub(crate) enum Enc {
     Codes { size: usize },
     /// A dictionary array's values, encoded as the inner encoding.
     Decoded(Box<Enc>),
+    /// `datetime.date` objects (date32): the fixed format's pickled object array only.
+    Dates,
+}
+
+/// pandas' refusal of a date column in the table format.
+pub(crate) fn date_refusal(label: &str) -> Error {
+    Error::unsupported(format!(
+        "pandas cannot store column {label:?} in the table format: \"[date] is not \
+         implemented as a table column\""
+    ))
+}
+
+/// `period[M]` when the column is a pandas Period column (pandas metadata `numpy_type`, as
+/// pyarrow writes it for its `pandas.period` extension type).
+fn period_dtype(meta: &ColumnMeta) -> Option<String> {
+    let t = meta.numpy_type.as_str();
+    (t.starts_with("period[") && t.ends_with(']')).then(|| t.to_string())
 }
 
 fn is_text(dt: &DataType) -> bool {
@@ -174,6 +191,19 @@ pub(crate) fn plan_column(
         )
     };
     let nat = Some(i64::MIN.to_le_bytes().to_vec());
+    if let Some(dtype) = meta.and_then(period_dtype) {
+        // A Period column (pyarrow's `pandas.period` extension over int64 ordinals): stored
+        // as the ordinals, NaT as i64::MIN, one block per column (an extension block).
+        if *dt != DataType::Int64 {
+            return Err(Error::unsupported(format!(
+                "column {label:?}: {dtype} stored as {dt}, not int64 ordinals"
+            )));
+        }
+        return Ok(Elem {
+            consolidates: false,
+            ..plain(le_int(8, true), &dtype, "period", 8, nat)
+        });
+    }
     Ok(match dt {
         DataType::Int8 => int(1, true),
         DataType::Int16 => int(2, true),
@@ -285,10 +315,16 @@ pub(crate) fn plan_column(
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => {
             return Err(object_refusal(label, "bytes"))
         }
-        DataType::Date32 | DataType::Date64 => {
+        DataType::Date32 => Elem {
+            // Only the fixed format stores dates (a pickled object array of datetime.date);
+            // the table writer refuses `Enc::Dates` with pandas' reason.
+            enc: Enc::Dates,
+            consolidates: false,
+            ..plain(le_int(4, true), "object", "date", 4, None)
+        },
+        DataType::Date64 => {
             return Err(Error::unsupported(format!(
-                "pandas cannot store column {label:?} in the table format: \"[date] is not \
-                 implemented as a table column\""
+                "column {label:?}: date64 values (pandas reads dates from Parquet as date32)"
             )))
         }
         other => {
@@ -492,6 +528,7 @@ pub(crate) fn encode(
             }
         }
         Enc::Decoded(_) => {}
+        Enc::Dates => return Err(Error::mismatch("dates are stored as objects")),
     }
     Ok(())
 }
