@@ -7,6 +7,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::cast;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
+use datafusion::common::TableReference;
 use datafusion::datasource::file_format::options::ParquetReadOptions;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use sciio::pandas::{FrameSchema, ParquetOptions, ParquetWriter};
@@ -34,10 +35,17 @@ use crate::table::FileTable;
 /// assert_eq!(sciio_sql::format_table(&batches)?.lines().nth(3), Some("│ 3   │"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-#[derive(Debug)]
 pub struct SqlSession {
     ctx: SessionContext,
     runtime: tokio::runtime::Runtime,
+}
+
+impl std::fmt::Debug for SqlSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SqlSession")
+            .field("session_id", &self.ctx.session_id())
+            .finish_non_exhaustive()
+    }
 }
 
 impl SqlSession {
@@ -72,7 +80,10 @@ impl SqlSession {
 
     /// Makes `table` known as `name`.
     pub fn register_table(&self, name: &str, table: Arc<dyn TableProvider>) -> Result<()> {
-        self.ctx.register_table(name, table).map_err(from_df)?;
+        // Bare: a file name's dots are no catalog or schema separators.
+        self.ctx
+            .register_table(TableReference::bare(name), table)
+            .map_err(from_df)?;
         Ok(())
     }
 
@@ -160,7 +171,7 @@ impl SqlSession {
             ..Default::default()
         };
         self.runtime
-            .block_on(self.ctx.register_parquet(name, path_text, options))
+            .block_on(self.ctx.register_parquet(TableReference::bare(name), path_text, options))
             .map_err(|e| from_df(e).with_file(&path))
     }
 }

@@ -202,14 +202,18 @@ impl Source {
                 };
                 Frame::from_structured(&narrowed).map_err(located)?
             }
-            DType::Scalar(_) => Frame::from_ndarray(label, &block).map_err(located)?,
+            _ => Frame::from_ndarray(label, &block).map_err(located)?,
         };
-        let columns = frame.column_arrays().map_err(located)?;
-        // Frames of arrays carry a RangeIndex, which is no column here.
-        let columns: Vec<(String, ArrayRef)> = columns
-            .into_iter()
-            .filter(|(name, _)| frame.schema().column(name).is_ok())
-            .collect();
+        // The data columns only: a frame of an array carries a RangeIndex, no column here.
+        let columns = frame
+            .schema()
+            .columns()
+            .map(|c| {
+                let label = c.label().unwrap_or(&c.field_name).to_string();
+                frame.column(&label).map(|a| (label, a))
+            })
+            .collect::<Result<Vec<(String, ArrayRef)>>>()
+            .map_err(located)?;
         select(columns, wanted.as_deref(), stop - start)
     }
 

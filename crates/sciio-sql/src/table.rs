@@ -1,7 +1,6 @@
 //! [`FileTable`]: a DataFusion [`TableProvider`] over a table-like node of a numpy, PyTables
 //! or pandas HDFStore file, with projection and limit pushed into the reads.
 
-use std::any::Any;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -80,10 +79,6 @@ impl FileTable {
 
 #[async_trait]
 impl TableProvider for FileTable {
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-
     fn schema(&self) -> SchemaRef {
         Arc::clone(&self.source.schema)
     }
@@ -103,7 +98,7 @@ impl TableProvider for FileTable {
             Some(columns) => Arc::new(self.source.schema.project(columns)?),
             None => Arc::clone(&self.source.schema),
         };
-        let partition = Arc::new(Partition {
+        let partition: Arc<dyn PartitionStream> = Arc::new(Partition {
             source: self.source.clone(),
             projection: projection.cloned(),
             limit,
