@@ -18,15 +18,15 @@ fn sciio_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
         .expect("cannot run the sciio binary")
 }
 
-fn made_sources() -> tempfile::TempDir {
-    let dir = sciio_testkit::tempdir();
-    sciio_testkit::run_python_script("python/sql_cases.py", &["make", s(dir.path())]);
-    dir
+/// Writes the cases' sources into `dir`.
+fn make_sources(dir: &std::path::Path) {
+    sciio_testkit::run_python_script("python/sql_cases.py", &["make", s(dir)]);
 }
 
 #[test]
 fn every_query_shape_gives_what_pandas_gives() {
-    let dir = made_sources();
+    let dir = sciio_testkit::tempdir();
+    make_sources(dir.path());
     let listed = sciio_testkit::run_python_script("python/sql_cases.py", &["list"]);
     let cases: Vec<(String, String)> = serde_json::from_str(&listed).unwrap();
     assert!(cases.len() >= 10, "{} cases", cases.len());
@@ -47,7 +47,8 @@ fn every_query_shape_gives_what_pandas_gives() {
 
 #[test]
 fn a_result_prints_as_a_table_with_named_tables() {
-    let dir = made_sources();
+    let dir = sciio_testkit::tempdir();
+    make_sources(dir.path());
     let run = sciio_in(
         dir.path(),
         &[
@@ -63,13 +64,14 @@ fn a_result_prints_as_a_table_with_named_tables() {
     // Header, rule, two rows inside the box: 3000 rows, grp = id % 5.
     assert_eq!(rows.len(), 6, "{text}");
     assert!(rows[1].contains("grp") && rows[1].contains(" n "), "{text}");
-    assert!(rows[3].contains("│   0 │ 600 │"), "{text}");
-    assert!(rows[4].contains("│   1 │ 600 │"), "{text}");
+    assert_eq!(rows[3], "│   0 ┆ 600 │", "{text}");
+    assert_eq!(rows[4], "│   1 ┆ 600 │", "{text}");
 }
 
 #[test]
 fn bad_queries_are_one_line_errors() {
-    let dir = made_sources();
+    let dir = sciio_testkit::tempdir();
+    make_sources(dir.path());
     for (sql, says) in [
         ("SELECT nope FROM 's.npy'", "nope"),
         ("SELECT * FROM 'missing.npy'", "missing.npy"),

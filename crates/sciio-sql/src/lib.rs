@@ -20,7 +20,7 @@
 //! let session = sciio_sql::SqlSession::new()?;
 //! let sql = format!("SELECT count(*) AS n, sum(id) AS s FROM '{}:/t' WHERE id < 10", path.display());
 //! let text = sciio_sql::format_table(&session.query(&sql)?)?;
-//! assert!(text.contains("│ 10 │ 45 │"), "{text}");
+//! assert!(text.contains("│ 10 ┆ 45 │"), "{text}");
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 // Input never reaches a panic: errors are returned (tests may unwrap).

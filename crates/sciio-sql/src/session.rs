@@ -32,7 +32,7 @@ use crate::table::FileTable;
 /// let session = sciio_sql::SqlSession::new()?;
 /// let sql = format!("SELECT max(id) AS top FROM '{}'", path.display());
 /// let batches = session.query(&sql)?;
-/// assert_eq!(sciio_sql::format_table(&batches)?.lines().nth(3), Some("│ 3   │"));
+/// assert_eq!(sciio_sql::format_table(&batches)?.lines().nth(3), Some("│   3 │"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub struct SqlSession {
