@@ -221,7 +221,9 @@ fn usage_error(e: clap::Error) -> ExitCode {
         };
     }
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        eprintln!("sciio: error: missing command (ls, info, cat, convert, sql); try 'sciio --help'");
+        eprintln!(
+            "sciio: error: missing command (ls, info, cat, convert, sql); try 'sciio --help'"
+        );
         return ExitCode::from(2);
     }
     let text = e.render().to_string();

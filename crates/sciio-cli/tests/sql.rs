@@ -7,7 +7,7 @@ mod common;
 
 use std::process::Command;
 
-use common::s;
+use common::{ok, s, sciio};
 
 /// Runs `sciio` in `dir` (the cases name their files relative to it).
 fn sciio_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
@@ -41,25 +41,26 @@ fn every_query_shape_gives_what_pandas_gives() {
         let said = String::from_utf8_lossy(&run.stdout);
         assert!(said.starts_with(&format!("{out}: wrote ")), "{said}");
     }
-    let checked = sciio_testkit::run_python_script("python/sql_cases.py", &["check", s(dir.path())]);
-    assert!(checked.contains(&format!("{} passed, 0 failed", cases.len())), "{checked}");
+    let checked =
+        sciio_testkit::run_python_script("python/sql_cases.py", &["check", s(dir.path())]);
+    assert!(
+        checked.contains(&format!("{} passed, 0 failed", cases.len())),
+        "{checked}"
+    );
 }
 
 #[test]
 fn a_result_prints_as_a_table_with_named_tables() {
     let dir = sciio_testkit::tempdir();
     make_sources(dir.path());
-    let run = sciio_in(
-        dir.path(),
-        &[
-            "sql",
-            "SELECT grp, count(*) AS n FROM runs WHERE grp < 2 GROUP BY grp ORDER BY grp",
-            "--table",
-            "runs=run.h5:/t",
-        ],
-    );
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
-    let text = String::from_utf8(run.stdout).unwrap();
+    // A named table given by an absolute path: the query runs from anywhere.
+    let runs = format!("runs={}:/t", s(&dir.path().join("run.h5")));
+    let text = ok(&[
+        "sql",
+        "SELECT grp, count(*) AS n FROM runs WHERE grp < 2 GROUP BY grp ORDER BY grp",
+        "--table",
+        &runs,
+    ]);
     let rows: Vec<&str> = text.lines().collect();
     // Header, rule, two rows inside the box: 3000 rows, grp = id % 5.
     assert_eq!(rows.len(), 6, "{text}");
@@ -81,7 +82,15 @@ fn bad_queries_are_one_line_errors() {
         let run = sciio_in(dir.path(), &["sql", sql]);
         assert_eq!(run.status.code(), Some(1), "{sql}");
         let err = String::from_utf8_lossy(&run.stderr);
-        assert!(err.starts_with("sciio: error: ") && err.contains(says), "{sql}: {err}");
+        assert!(
+            err.starts_with("sciio: error: ") && err.contains(says),
+            "{sql}: {err}"
+        );
         assert_eq!(err.lines().count(), 1, "{err}");
     }
+    let no_query = sciio(&["sql"]);
+    assert_eq!(no_query.status.code(), Some(2));
+    let bad_name = sciio(&["sql", "SELECT 1", "--table", "no-equals-sign"]);
+    assert_eq!(bad_name.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&bad_name.stderr).contains("NAME=FILE[:NODE]"));
 }

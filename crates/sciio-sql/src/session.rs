@@ -52,8 +52,10 @@ impl SqlSession {
     /// A session with DataFusion's defaults, except that Parquet strings and binaries are
     /// read as plain `Utf8`/`Binary` (no view types), as the rest of sciio holds them.
     pub fn new() -> Result<SqlSession> {
-        let config = SessionConfig::new()
-            .set_bool("datafusion.execution.parquet.schema_force_view_types", false);
+        let config = SessionConfig::new().set_bool(
+            "datafusion.execution.parquet.schema_force_view_types",
+            false,
+        );
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .map_err(|e| Error::io("cannot start the query runtime", e))?;
@@ -119,10 +121,7 @@ impl SqlSession {
 
     /// The result schema of `sql`, with the types [`SqlSession::query`] returns.
     fn result_schema(&self, sql: &str) -> Result<Arc<Schema>> {
-        let frame = self
-            .runtime
-            .block_on(self.ctx.sql(sql))
-            .map_err(from_df)?;
+        let frame = self.runtime.block_on(self.ctx.sql(sql)).map_err(from_df)?;
         let fields: Vec<Field> = frame
             .schema()
             .fields()
@@ -155,7 +154,11 @@ impl SqlSession {
 
     /// A Parquet file through DataFusion's reader (whatever its file name's extension).
     fn register_parquet(&self, name: &str, target: &Target) -> Result<()> {
-        if let Some(node) = target.node.as_deref().filter(|n| !n.trim_matches('/').is_empty()) {
+        if let Some(node) = target
+            .node
+            .as_deref()
+            .filter(|n| !n.trim_matches('/').is_empty())
+        {
             return Err(Error::not_found(format!(
                 "a Parquet file is one table without nodes; drop ':{node}'"
             ))
@@ -163,15 +166,18 @@ impl SqlSession {
         }
         let path = std::fs::canonicalize(&target.file)
             .map_err(|e| Error::io("cannot open", e).with_file(&target.file))?;
-        let path_text = path
-            .to_str()
-            .ok_or_else(|| Error::invalid_input("a file name that is not UTF-8").with_file(&path))?;
+        let path_text = path.to_str().ok_or_else(|| {
+            Error::invalid_input("a file name that is not UTF-8").with_file(&path)
+        })?;
         let options = ParquetReadOptions {
             file_extension: "",
             ..Default::default()
         };
         self.runtime
-            .block_on(self.ctx.register_parquet(TableReference::bare(name), path_text, options))
+            .block_on(
+                self.ctx
+                    .register_parquet(TableReference::bare(name), path_text, options),
+            )
             .map_err(|e| from_df(e).with_file(&path))
     }
 }

@@ -31,7 +31,11 @@ pub(crate) const BLOCK_ROWS: u64 = 65_536;
 pub(crate) enum Shape {
     /// Rows along the first axis of the array at `node`; `label` names the one column of a
     /// plain (not structured) array.
-    Rows { node: String, rows: u64, label: String },
+    Rows {
+        node: String,
+        rows: u64,
+        label: String,
+    },
     /// A pandas HDFStore key.
     StoreKey { key: String },
 }
@@ -228,10 +232,7 @@ impl Source {
 /// The key at `node` when it is a pandas key (a plain PyTables Table is read as rows).
 fn store_key(path: &Path, node: &str) -> Result<Option<String>> {
     let store = HdfStore::open(path)?;
-    Ok(store
-        .key(node)?
-        .filter(|k| k.is_pandas())
-        .map(|k| k.key))
+    Ok(store.key(node)?.filter(|k| k.is_pandas()).map(|k| k.key))
 }
 
 /// A store key's columns (`reset_index()`'s), from its first slice.
@@ -292,13 +293,21 @@ impl StoreReader {
 }
 
 /// One batch of `frame`'s `reset_index()` columns, those at `projection` only.
-fn frame_batch(frame: &Frame, schema: &SchemaRef, projection: Option<&[usize]>) -> Result<RecordBatch> {
+fn frame_batch(
+    frame: &Frame,
+    schema: &SchemaRef,
+    projection: Option<&[usize]>,
+) -> Result<RecordBatch> {
     let wanted: Option<Vec<String>> = projection.map(|p| {
         p.iter()
             .filter_map(|&i| schema.fields().get(i).map(|f| f.name().clone()))
             .collect()
     });
-    select(frame.column_arrays()?, wanted.as_deref(), frame.num_rows() as u64)
+    select(
+        frame.column_arrays()?,
+        wanted.as_deref(),
+        frame.num_rows() as u64,
+    )
 }
 
 /// The columns named `wanted` (all when `None`), in that order, as one batch of `rows` rows.
@@ -316,7 +325,9 @@ fn select(
                     .iter()
                     .find(|(n, _)| n == name)
                     .cloned()
-                    .ok_or_else(|| Error::not_found(format!("no column {name:?} in the block read")))
+                    .ok_or_else(|| {
+                        Error::not_found(format!("no column {name:?} in the block read"))
+                    })
             })
             .collect::<Result<_>>()?,
     };
@@ -335,9 +346,11 @@ fn select(
 /// `block[[fields]]`. The other fields' bytes are never converted.
 fn narrow(block: &NdArray, record: &RecordType, names: &[String]) -> Result<NdArray> {
     let keep = |f: &&RecordField| {
-        names
-            .iter()
-            .any(|n| n == &f.name || n.strip_prefix(f.name.as_str()).is_some_and(|r| r.starts_with('.')))
+        names.iter().any(|n| {
+            n == &f.name
+                || n.strip_prefix(f.name.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+        })
     };
     let fields: Vec<RecordField> = record.fields.iter().filter(keep).cloned().collect();
     let narrowed = DType::Record(RecordType {
@@ -353,6 +366,8 @@ fn column_label(path: &Path, node: &str) -> String {
     if !name.is_empty() {
         return name.to_string();
     }
-    path.file_stem()
-        .map_or_else(|| "values".to_string(), |s| s.to_string_lossy().into_owned())
+    path.file_stem().map_or_else(
+        || "values".to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
 }

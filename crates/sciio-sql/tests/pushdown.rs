@@ -56,7 +56,9 @@ fn a_limit_reads_only_its_rows_and_a_projection_only_its_fields() {
 fn a_filter_reads_every_row_but_only_the_fields_it_needs() {
     let dir = tempfile::tempdir().unwrap();
     let (session, table) = session_with(&records(dir.path()));
-    let got = session.query("SELECT sum(a) AS s FROM r WHERE c = 3").unwrap();
+    let got = session
+        .query("SELECT sum(a) AS s FROM r WHERE c = 3")
+        .unwrap();
     let s = got[0]
         .column(0)
         .as_any()
