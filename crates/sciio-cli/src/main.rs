@@ -129,6 +129,21 @@ enum Command {
         #[arg(long, value_name = "N")]
         partition_rows: Option<u64>,
     },
+    /// Run an SQL query (DataFusion's dialect) over files; a table is a file named as for the
+    /// other commands, in single quotes: FROM 'run.h5:/t' (PyTables table or array), 'x.npy',
+    /// 'a.npz:member', 'store.h5:/df' (a pandas key, as df.reset_index()), 'f.parquet'.
+    /// Prints the result as a table.
+    #[cfg(feature = "sql")]
+    Sql {
+        /// The query, e.g. "SELECT id, max(x) FROM 'run.h5:/t' WHERE x > 0 GROUP BY id".
+        query: String,
+        /// Write the result to this Parquet file (pandas reads it) instead of printing it.
+        #[arg(long, value_name = "FILE")]
+        out: Option<std::path::PathBuf>,
+        /// Name a table for the query: NAME=FILE[:NODE] (repeat for more), then FROM NAME.
+        #[arg(long = "table", value_name = "NAME=FILE[:NODE]")]
+        tables: Vec<String>,
+    },
 }
 
 /// Environment variable that makes `sciio` panic at start-up, to test the panic hook.
@@ -206,7 +221,9 @@ fn usage_error(e: clap::Error) -> ExitCode {
         };
     }
     if e.kind() == ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand {
-        eprintln!("sciio: error: missing command (ls, info, cat, convert); try 'sciio --help'");
+        eprintln!(
+            "sciio: error: missing command (ls, info, cat, convert, sql); try 'sciio --help'"
+        );
         return ExitCode::from(2);
     }
     let text = e.render().to_string();
@@ -326,6 +343,28 @@ fn run(cli: Cli) -> Result<()> {
             };
             convert(&srcs, &Target::parse(dst), options)
         }
+        #[cfg(feature = "sql")]
+        Command::Sql { query, out, tables } => sql(&query, out.as_deref(), &tables),
+    }
+}
+
+/// `sciio sql`: the result printed as a table, or written to `out` as Parquet.
+#[cfg(feature = "sql")]
+fn sql(query: &str, out: Option<&std::path::Path>, tables: &[String]) -> Result<()> {
+    let session = sciio_sql::SqlSession::new()?;
+    for table in tables {
+        let (name, target) = table.split_once('=').ok_or_else(|| {
+            Error::invalid_input(format!("--table {table:?}: expected NAME=FILE[:NODE]"))
+        })?;
+        session.register(name, target)?;
+    }
+    match out {
+        Some(out) => {
+            let rows = session.query_to_parquet(query, out)?;
+            let plural = if rows == 1 { "" } else { "s" };
+            print_out(&format!("{}: wrote {rows} row{plural}\n", out.display()))
+        }
+        None => print_out(&sciio_sql::format_table(&session.query(query)?)?),
     }
 }
 

@@ -286,6 +286,35 @@ impl HdfStore {
         }))
     }
 
+    /// Rows `start..stop` (`stop` clamped to the key's length; an empty range is an error) of
+    /// a `table`-format key as one frame, as `pd.read_hdf(path, key, start=start, stop=stop)`
+    /// returns them, with the key's number of rows; `None` for keys read whole only (see [`HdfStore::read_batches`]). A reader that
+    /// owns the store (a stream handed to another thread) reads slice by slice with this.
+    ///
+    /// ```no_run
+    /// let store = sciio_hdfstore::HdfStore::open("store.h5")?;
+    /// if let Some((frame, rows)) = store.read_rows("/df", 0, 100)? {
+    ///     assert!(frame.num_rows() as u64 <= rows.min(100));
+    /// }
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn read_rows(&self, key: &str, start: u64, stop: u64) -> Result<Option<(Frame, u64)>> {
+        let Some(mut slices) = self.read_batches(key, 1)? else {
+            return Ok(None);
+        };
+        let rows = slices.num_rows();
+        if start >= stop.min(rows) {
+            return Err(Error::invalid_input(format!(
+                "rows {start}..{stop} of a key of {rows} rows hold no row"
+            ))
+            .with_node(normalise(key))
+            .with_file(&self.path));
+        }
+        slices.next = start;
+        slices.batch_rows = stop.min(rows) - start;
+        slices.next().transpose().map(|f| f.map(|f| (f, rows)))
+    }
+
     /// The underlying PyTables file.
     pub fn pytables(&self) -> &PtFile {
         &self.file

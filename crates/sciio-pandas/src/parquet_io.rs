@@ -997,8 +997,16 @@ impl ParquetOptions {
     }
 
     /// The writer properties; `plain` names the columns written without dictionary encoding.
-    fn properties(&self, pandas_json: String, plain: &[String]) -> Result<WriterProperties> {
-        let mut builder = WriterProperties::builder();
+    /// `categoricals`: the file has categorical columns, whose chunks (encoded by
+    /// categorical.rs) carry no offset index; parquet 59's footer writer panics on a file where
+    /// only some chunks have one, so such files get none (chunk statistics, no page index).
+    fn properties(
+        &self,
+        pandas_json: String,
+        plain: &[String],
+        categoricals: bool,
+    ) -> Result<WriterProperties> {
+        let mut builder = WriterProperties::builder().set_offset_index_disabled(categoricals);
         for name in plain {
             builder = builder.set_column_dictionary_enabled(
                 parquet::schema::types::ColumnPath::new(vec![name.clone()]),
@@ -1010,7 +1018,9 @@ impl ParquetOptions {
             .set_max_row_group_row_count(Some(self.row_group_rows))
             .set_dictionary_enabled(self.dictionary)
             .set_data_page_size_limit(self.data_page_bytes)
-            .set_statistics_enabled(if self.statistics {
+            .set_statistics_enabled(if self.statistics && categoricals {
+                EnabledStatistics::Chunk
+            } else if self.statistics {
                 EnabledStatistics::Page
             } else {
                 EnabledStatistics::None
@@ -1109,7 +1119,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             Some(b) if self.options.dictionary => mostly_distinct_columns(b),
             _ => Vec::new(),
         };
-        let mut props = self.options.properties(json, &plain)?;
+        let mut props = self.options.properties(json, &plain, !cats.is_empty())?;
         add_encoded_arrow_schema_to_metadata(&arrow, &mut props);
         let parquet_schema = ArrowSchemaConverter::new()
             .with_coerce_types(props.coerce_types())

@@ -1,0 +1,373 @@
+//! What a `FILE[:NODE]` holds as a table for SQL, and its rows read block by block: only the
+//! fields a query uses are turned into columns, and no row past its limit is read.
+//!
+//! - rows of arrays ([`Shape::Rows`]): a `.npy`, a `.npz` member, a PyTables `Table` or any
+//!   HDF5 dataset, read along its first axis `BLOCK_ROWS` rows at a time
+//!   (`File::read_array_rows`: a hyperslab in HDF5, a seek in `.npy`); a structured dtype is
+//!   narrowed to the projected fields before any Arrow column is built, a plain array is one
+//!   column named after its node (a fixed-size list per row past 1-d);
+//! - a pandas HDFStore key ([`Shape::StoreKey`]): the frame `pd.read_hdf(f, key).reset_index()`
+//!   gives, a `table` key in slices of `BLOCK_ROWS` rows (`HdfStore::read_batches`), a `fixed`
+//!   key whole; the projection is applied per slice (a slice's values blocks are read whole).
+//!
+//! Parquet files are not here: DataFusion's own reader takes them (see `session.rs`).
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
+use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
+use sciio::core::{DType, Field as RecordField, RecordType};
+use sciio::hdfstore::HdfStore;
+use sciio::pandas::Frame;
+use sciio::{Error, Format, NdArray, Result};
+
+/// Rows read per block: what one batch holds.
+pub(crate) const BLOCK_ROWS: u64 = 65_536;
+
+/// How a node's rows are read.
+#[derive(Debug, Clone)]
+pub(crate) enum Shape {
+    /// Rows along the first axis of the array at `node`; `label` names the one column of a
+    /// plain (not structured) array.
+    Rows {
+        node: String,
+        rows: u64,
+        label: String,
+    },
+    /// A pandas HDFStore key.
+    StoreKey { key: String },
+}
+
+/// A table-like node of a file, with its Arrow schema (no metadata).
+#[derive(Debug, Clone)]
+pub(crate) struct Source {
+    pub(crate) path: PathBuf,
+    pub(crate) shape: Shape,
+    pub(crate) schema: SchemaRef,
+}
+
+/// What the reads of a table have done, for the tests of projection and limit pushdown.
+#[derive(Debug, Default)]
+pub struct ReadStats {
+    rows: AtomicU64,
+    columns: AtomicU64,
+}
+
+impl ReadStats {
+    /// Rows read from the file so far (whole blocks).
+    pub fn rows_read(&self) -> u64 {
+        self.rows.load(Ordering::Relaxed)
+    }
+
+    /// Arrow columns built so far, summed over blocks (only projected fields are built).
+    pub fn columns_built(&self) -> u64 {
+        self.columns.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, batch: &RecordBatch) {
+        self.rows
+            .fetch_add(batch.num_rows() as u64, Ordering::Relaxed);
+        self.columns
+            .fetch_add(batch.num_columns() as u64, Ordering::Relaxed);
+    }
+}
+
+impl Source {
+    /// The table at `node` of `path` (`None`: the file's one array, or its root).
+    pub(crate) fn open(path: &Path, node: Option<&str>) -> Result<Source> {
+        let mut file = sciio::open(path)?;
+        if file.format() == Format::Parquet {
+            return Err(Error::invalid_input(
+                "a Parquet file is read by DataFusion's reader, not as a sciio table",
+            )
+            .with_file(path));
+        }
+        if file.format() == Format::Hdf5 {
+            if let Some(key) = node.map(|n| store_key(path, n)).transpose()?.flatten() {
+                let schema = store_schema(path, &key)?;
+                let shape = Shape::StoreKey { key };
+                return Ok(Source {
+                    path: path.to_path_buf(),
+                    shape,
+                    schema,
+                });
+            }
+        }
+        let node = file.single_array_path(node)?;
+        let info = file
+            .node(&node)?
+            .array_info()
+            .cloned()
+            .ok_or_else(|| Error::mismatch("not an array or table").with_node(node.clone()))?;
+        let rows = info.shape.first().copied().ok_or_else(|| {
+            Error::mismatch("a 0-d array has no rows to query")
+                .with_file(path)
+                .with_node(node.clone())
+        })? as u64;
+        let label = column_label(path, &node);
+        let mut source = Source {
+            path: path.to_path_buf(),
+            shape: Shape::Rows { node, rows, label },
+            schema: Arc::new(Schema::empty()),
+        };
+        // The schema of a block of at most one row: every column's type, nothing else read.
+        let first = source.read_block(&mut file, 0, rows.min(1), None)?;
+        source.schema = first.schema();
+        Ok(source)
+    }
+
+    /// Batches of the columns at `projection` (all when `None`), `limit` rows at most,
+    /// counted into `stats`; the file is opened again by the caller's thread.
+    pub(crate) fn batches(
+        &self,
+        projection: Option<Vec<usize>>,
+        limit: Option<usize>,
+        stats: Arc<ReadStats>,
+    ) -> Box<dyn Iterator<Item = Result<RecordBatch>> + Send> {
+        let wanted = limit.map_or(u64::MAX, |n| n as u64);
+        let source = self.clone();
+        let mut start = 0u64;
+        let mut failed = false;
+        let mut store: Option<StoreReader> = None;
+        let mut file: Option<sciio::File> = None;
+        Box::new(std::iter::from_fn(move || {
+            if failed || start >= wanted {
+                return None;
+            }
+            let batch = match &source.shape {
+                Shape::Rows { rows, .. } => {
+                    let stop = (*rows).min(wanted).min(start.saturating_add(BLOCK_ROWS));
+                    if start >= stop {
+                        return None;
+                    }
+                    let opened = match &mut file {
+                        Some(f) => f,
+                        None => match sciio::open(&source.path) {
+                            Ok(f) => file.insert(f),
+                            Err(e) => {
+                                failed = true;
+                                return Some(Err(e));
+                            }
+                        },
+                    };
+                    let batch = source.read_block(opened, start, stop, projection.as_deref());
+                    start = stop;
+                    batch
+                }
+                Shape::StoreKey { key } => {
+                    let reader = match &mut store {
+                        Some(r) => r,
+                        None => match StoreReader::open(&source.path, key) {
+                            Ok(r) => store.insert(r),
+                            Err(e) => {
+                                failed = true;
+                                return Some(Err(e));
+                            }
+                        },
+                    };
+                    let frame = reader.next()?;
+                    let batch = frame
+                        .and_then(|f| frame_batch(&f, &source.schema, projection.as_deref()))
+                        .map(|b| b.slice(0, b.num_rows().min((wanted - start) as usize)));
+                    start += batch.as_ref().map_or(0, |b| b.num_rows() as u64);
+                    batch
+                }
+            };
+            if let Ok(b) = &batch {
+                stats.add(b);
+            }
+            failed = batch.is_err();
+            Some(batch)
+        }))
+    }
+
+    /// Rows `start..stop` of a [`Shape::Rows`] source as one batch of the projected columns.
+    fn read_block(
+        &self,
+        file: &mut sciio::File,
+        start: u64,
+        stop: u64,
+        projection: Option<&[usize]>,
+    ) -> Result<RecordBatch> {
+        let Shape::Rows { node, label, .. } = &self.shape else {
+            return Err(Error::mismatch("not rows of an array"));
+        };
+        let wanted: Option<Vec<String>> =
+            projection.map(|p| p.iter().map(|&i| self.field_name(i)).collect());
+        let block = file.read_array_rows(node, start, stop)?;
+        let located = |e: Error| e.with_file(&self.path).with_node(node.clone());
+        let frame = match block.dtype() {
+            DType::Record(record) => {
+                let narrowed = match &wanted {
+                    Some(names) => narrow(&block, record, names).map_err(located)?,
+                    None => block,
+                };
+                Frame::from_structured(&narrowed).map_err(located)?
+            }
+            _ => Frame::from_ndarray(label, &block).map_err(located)?,
+        };
+        // The data columns only: a frame of an array carries a RangeIndex, no column here.
+        let columns = frame
+            .schema()
+            .columns()
+            .map(|c| {
+                let label = c.label().unwrap_or(&c.field_name).to_string();
+                frame.column(&label).map(|a| (label, a))
+            })
+            .collect::<Result<Vec<(String, ArrayRef)>>>()
+            .map_err(located)?;
+        select(columns, wanted.as_deref(), stop - start)
+    }
+
+    fn field_name(&self, i: usize) -> String {
+        self.schema
+            .fields()
+            .get(i)
+            .map_or_else(String::new, |f| f.name().clone())
+    }
+}
+
+/// The key at `node` when it is a pandas key (a plain PyTables Table is read as rows).
+fn store_key(path: &Path, node: &str) -> Result<Option<String>> {
+    let store = HdfStore::open(path)?;
+    Ok(store.key(node)?.filter(|k| k.is_pandas()).map(|k| k.key))
+}
+
+/// A store key's columns (`reset_index()`'s), from its first slice.
+fn store_schema(path: &Path, key: &str) -> Result<SchemaRef> {
+    let mut reader = StoreReader::open(path, key)?;
+    let frame = match reader.next() {
+        Some(frame) => frame?,
+        None => HdfStore::open(path)?.read(key)?,
+    };
+    let fields: Vec<Field> = frame
+        .column_arrays()?
+        .iter()
+        .map(|(name, a)| Field::new(name, a.data_type().clone(), true))
+        .collect();
+    Ok(Arc::new(Schema::new(fields)))
+}
+
+/// A store key's frames: `BLOCK_ROWS`-row slices of a `table` key, or a `fixed` key whole.
+struct StoreReader {
+    store: HdfStore,
+    key: String,
+    next: u64,
+    /// Rows of a `table` key; `None` for a key read whole (then `next` 1 once read).
+    rows: Option<u64>,
+}
+
+impl StoreReader {
+    fn open(path: &Path, key: &str) -> Result<StoreReader> {
+        let store = HdfStore::open(path)?;
+        let rows = store.read_batches(key, 1)?.map(|b| b.num_rows());
+        Ok(StoreReader {
+            store,
+            key: key.to_string(),
+            next: 0,
+            rows,
+        })
+    }
+
+    fn next(&mut self) -> Option<Result<Frame>> {
+        match self.rows {
+            Some(rows) if self.next < rows => {
+                let stop = rows.min(self.next.saturating_add(BLOCK_ROWS));
+                let frame = self.store.read_rows(&self.key, self.next, stop);
+                self.next = stop;
+                match frame {
+                    Ok(Some((frame, _))) => Some(Ok(frame)),
+                    Ok(None) => Some(Err(Error::mismatch("the key is no longer a table key"))),
+                    Err(e) => Some(Err(e)),
+                }
+            }
+            None if self.next == 0 => {
+                self.next = 1;
+                Some(self.store.read(&self.key))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// One batch of `frame`'s `reset_index()` columns, those at `projection` only.
+fn frame_batch(
+    frame: &Frame,
+    schema: &SchemaRef,
+    projection: Option<&[usize]>,
+) -> Result<RecordBatch> {
+    let wanted: Option<Vec<String>> = projection.map(|p| {
+        p.iter()
+            .filter_map(|&i| schema.fields().get(i).map(|f| f.name().clone()))
+            .collect()
+    });
+    select(
+        frame.column_arrays()?,
+        wanted.as_deref(),
+        frame.num_rows() as u64,
+    )
+}
+
+/// The columns named `wanted` (all when `None`), in that order, as one batch of `rows` rows.
+fn select(
+    columns: Vec<(String, ArrayRef)>,
+    wanted: Option<&[String]>,
+    rows: u64,
+) -> Result<RecordBatch> {
+    let picked: Vec<(String, ArrayRef)> = match wanted {
+        None => columns,
+        Some(names) => names
+            .iter()
+            .map(|name| {
+                columns
+                    .iter()
+                    .find(|(n, _)| n == name)
+                    .cloned()
+                    .ok_or_else(|| {
+                        Error::not_found(format!("no column {name:?} in the block read"))
+                    })
+            })
+            .collect::<Result<_>>()?,
+    };
+    let fields: Vec<Field> = picked
+        .iter()
+        .map(|(name, a)| Field::new(name, a.data_type().clone(), true))
+        .collect();
+    let arrays = picked.into_iter().map(|(_, a)| a).collect();
+    let options = RecordBatchOptions::new().with_row_count(Some(rows as usize));
+    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), arrays, &options)
+        .map_err(|e| Error::mismatch(format!("columns of different lengths: {e}")))
+}
+
+/// `block` viewed with only the top-level fields that hold a column in `names` (a nested
+/// record's columns are `outer.inner`), at their offsets in the same records: numpy's
+/// `block[[fields]]`. The other fields' bytes are never converted.
+fn narrow(block: &NdArray, record: &RecordType, names: &[String]) -> Result<NdArray> {
+    let keep = |f: &&RecordField| {
+        names.iter().any(|n| {
+            n == &f.name
+                || n.strip_prefix(f.name.as_str())
+                    .is_some_and(|r| r.starts_with('.'))
+        })
+    };
+    let fields: Vec<RecordField> = record.fields.iter().filter(keep).cloned().collect();
+    let narrowed = DType::Record(RecordType {
+        fields,
+        itemsize: record.itemsize,
+    });
+    NdArray::from_bytes(narrowed, block.shape(), block.order(), block.as_bytes())
+}
+
+/// The column name of a plain array: its node's last name, or the file's stem for a `.npy`.
+fn column_label(path: &Path, node: &str) -> String {
+    let name = node.trim_end_matches('/').rsplit('/').next().unwrap_or("");
+    if !name.is_empty() {
+        return name.to_string();
+    }
+    path.file_stem().map_or_else(
+        || "values".to_string(),
+        |s| s.to_string_lossy().into_owned(),
+    )
+}
