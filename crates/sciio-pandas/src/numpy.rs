@@ -520,6 +520,51 @@ impl Frame {
     /// ```
     pub fn from_structured_partial(array: &NdArray) -> Result<(Frame, Vec<(String, Error)>)> {
         let (record, records) = records_of(array)?;
+        Self::from_records(record, &records)
+    }
+
+    /// [`Frame::from_structured_partial`] of the records in `bytes` (whole records of the
+    /// record type `dtype`, as a 1-d structured array holds them), read where they are: a
+    /// stream of batches of rows makes its frames without copying each batch into an array.
+    ///
+    /// ```
+    /// use sciio_core::{ByteOrder, DType, RecordType, ScalarKind, ScalarType};
+    /// let scalar = |k| DType::Scalar(ScalarType::new(k, ByteOrder::Little));
+    /// let record = DType::Record(RecordType::packed([("n".to_string(), scalar(ScalarKind::Int(2)))]));
+    /// let (frame, _) = sciio_pandas::Frame::from_record_bytes_partial(&record, &[1, 0, 2, 0])?;
+    /// assert_eq!(frame.num_rows(), 2);
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn from_record_bytes_partial(
+        dtype: &DType,
+        bytes: &[u8],
+    ) -> Result<(Frame, Vec<(String, Error)>)> {
+        let DType::Record(record) = dtype else {
+            return Err(Error::invalid_input(format!(
+                "a frame needs a structured array, not {dtype}"
+            )));
+        };
+        let itemsize = record.itemsize;
+        if itemsize == 0 || bytes.len() % itemsize != 0 {
+            return Err(Error::invalid_input(format!(
+                "{} bytes are no whole number of {itemsize}-byte records",
+                bytes.len()
+            )));
+        }
+        let records = Records {
+            bytes,
+            rows: bytes.len() / itemsize,
+            itemsize,
+        };
+        Self::from_records(record, &records)
+    }
+
+    /// The frame of `records`, one column per leaf field of `record`; fields without a column
+    /// equivalent left out with their reason.
+    fn from_records(
+        record: &sciio_core::RecordType,
+        records: &Records<'_>,
+    ) -> Result<(Frame, Vec<(String, Error)>)> {
         let mut leaves = Vec::new();
         flatten(record, "", 0, &mut leaves)?;
         let mut builder = Frame::builder();

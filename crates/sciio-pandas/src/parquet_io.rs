@@ -1414,50 +1414,81 @@ fn encode_column(job: ColumnJob) -> Result<Chunk> {
 /// Values of the first batch sampled to judge a column's cardinality.
 const DICTIONARY_SAMPLE: usize = 65_536;
 
-/// The top-level numeric and time columns of `batch` whose first [`DICTIONARY_SAMPLE`] values
-/// are more than half distinct: a dictionary of those fills its page and falls back to plain
-/// encoding anyway, after hashing every value and leaving dictionary-encoded pages behind that
-/// compress worse than plain ones (polars encodes such columns plain too). Written plain.
+/// The top-level numeric, time and text columns of `batch` whose first [`DICTIONARY_SAMPLE`]
+/// values are more than half distinct: a dictionary of those fills its page and falls back to
+/// plain encoding anyway, after hashing every value and leaving dictionary-encoded pages behind
+/// that compress worse than plain ones (polars encodes such columns plain too). Written plain.
 fn mostly_distinct_columns(batch: &RecordBatch) -> Vec<String> {
     use arrow_array::Array;
     let mut out = Vec::new();
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-        let width = match field.data_type().primitive_width() {
-            Some(w @ (4 | 8)) => w,
-            _ => continue,
-        };
         if matches!(field.data_type(), DataType::Dictionary(..)) {
             continue;
         }
-        let data = column.to_data();
-        let Some(values) = data.buffers().first() else {
-            continue;
-        };
         let n = column.len().min(DICTIONARY_SAMPLE);
-        let start = data.offset().saturating_mul(width);
-        let Some(bytes) = values
-            .as_slice()
-            .get(start..start.saturating_add(n * width))
-        else {
-            continue;
+        let sample = column.slice(0, n);
+        let distinct = match field.data_type() {
+            DataType::Utf8 => distinct_texts(
+                sample
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|v| v.map(str::as_bytes)),
+            ),
+            DataType::LargeUtf8 => distinct_texts(
+                sample
+                    .as_string::<i64>()
+                    .iter()
+                    .map(|v| v.map(str::as_bytes)),
+            ),
+            DataType::Binary => distinct_texts(sample.as_binary::<i32>().iter()),
+            DataType::LargeBinary => distinct_texts(sample.as_binary::<i64>().iter()),
+            t => match t.primitive_width() {
+                Some(w @ (4 | 8)) => distinct_words(&sample, w),
+                _ => None,
+            },
         };
-        let mut seen = std::collections::HashSet::with_capacity(n);
-        let mut valid = 0usize;
-        for (i, v) in bytes.chunks_exact(width).enumerate() {
-            if column.is_valid(i) {
-                valid += 1;
-                let mut word = [0u8; 8];
-                if let Some(dst) = word.get_mut(..width) {
-                    dst.copy_from_slice(v);
-                }
-                seen.insert(u64::from_le_bytes(word));
+        if let Some((distinct, valid)) = distinct {
+            if valid > 0 && distinct * 2 > valid {
+                out.push(field.name().clone());
             }
-        }
-        if valid > 0 && seen.len() * 2 > valid {
-            out.push(field.name().clone());
         }
     }
     out
+}
+
+/// Distinct values and valid values among `values`.
+fn distinct_texts<'a>(values: impl Iterator<Item = Option<&'a [u8]>>) -> Option<(usize, usize)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut valid = 0usize;
+    for v in values.flatten() {
+        valid += 1;
+        seen.insert(v);
+    }
+    Some((seen.len(), valid))
+}
+
+/// Distinct values and valid values of a primitive column of `width`-byte values.
+fn distinct_words(column: &ArrayRef, width: usize) -> Option<(usize, usize)> {
+    use arrow_array::Array;
+    let data = column.to_data();
+    let values = data.buffers().first()?;
+    let start = data.offset().saturating_mul(width);
+    let bytes = values
+        .as_slice()
+        .get(start..start.saturating_add(column.len() * width))?;
+    let mut seen = std::collections::HashSet::with_capacity(column.len());
+    let mut valid = 0usize;
+    for (i, v) in bytes.chunks_exact(width).enumerate() {
+        if column.is_valid(i) {
+            valid += 1;
+            let mut word = [0u8; 8];
+            if let Some(dst) = word.get_mut(..width) {
+                dst.copy_from_slice(v);
+            }
+            seen.insert(u64::from_le_bytes(word));
+        }
+    }
+    Some((seen.len(), valid))
 }
 
 /// Writes a whole frame to `path`.
