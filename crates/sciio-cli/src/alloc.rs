@@ -6,7 +6,7 @@
 //! every row group's buffers were unmapped when freed and faulted in again, page by zeroed
 //! page, when the next row group allocated them: a third of the CPU time of reading a
 //! 10M-row Parquet file went to the kernel. Here large blocks come from the heap up to glibc's
-//! maximum threshold and up to 256 MiB of freed memory stays mapped for reuse, which bounds what
+//! maximum threshold and up to 64 MiB of freed memory stays mapped for reuse, which bounds what
 //! the process holds beyond its live data.
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
@@ -15,7 +15,7 @@ const MMAP_THRESHOLD: libc::c_int = 32 << 20;
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// Free memory at the top of a heap kept mapped instead of trimmed.
-const TRIM_THRESHOLD: libc::c_int = 256 << 20;
+const TRIM_THRESHOLD: libc::c_int = 64 << 20;
 
 /// Sets the thresholds (glibc only; elsewhere the allocator is left as it is).
 pub(crate) fn keep_freed_buffers() {

@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // SAFETY: mallopt only sets malloc's parameters, first thing in main, before other threads.
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 256 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
     let args: Vec<String> = std::env::args().collect();
     let rows: usize = arg(&args, "--rows").unwrap_or("10000000".into()).parse()?;

@@ -889,11 +889,37 @@ impl Records<'_> {
         if let Some(column) = self.native_column(scalar, offset, 1) {
             return Ok(column);
         }
+        if let ScalarKind::Bytes(width) = scalar.kind {
+            return self.bytes_column(offset, width);
+        }
         let field_bytes = |row: usize| {
             let at = row * self.itemsize + offset;
             &self.bytes[at..at + scalar.kind.itemsize()]
         };
         column_from_records(scalar, self.rows, field_bytes)
+    }
+
+    /// An `S<width>` field at `offset` of every row as a binary column, each value without
+    /// its trailing NUL bytes (as numpy reads it), built in one pass into two buffers.
+    fn bytes_column(&self, offset: usize, width: usize) -> Result<ArrayRef> {
+        let mut values: Vec<u8> = Vec::with_capacity(self.rows * width);
+        let mut offsets: Vec<i32> = Vec::with_capacity(self.rows + 1);
+        offsets.push(0);
+        let too_long = || Error::unsupported("over 2 GiB of text in one column of one batch");
+        for row in self
+            .bytes
+            .chunks_exact(self.itemsize.max(1))
+            .take(self.rows)
+        {
+            let field = row.get(offset..offset + width).unwrap_or(&[]);
+            let end = field.iter().rposition(|c| *c != 0).map_or(0, |p| p + 1);
+            values.extend_from_slice(&field[..end]);
+            offsets.push(i32::try_from(values.len()).map_err(|_| too_long())?);
+        }
+        let offsets = arrow_buffer::OffsetBuffer::new(offsets.into());
+        let array = BinaryArray::try_new(offsets, values.into(), None)
+            .map_err(|e| Error::format(e.to_string()))?;
+        Ok(Arc::new(array))
     }
 
     /// The `per_row` consecutive numbers at `offset` of every row as one flat Arrow array, their
