@@ -545,7 +545,7 @@ impl Frame {
             )));
         };
         let itemsize = record.itemsize;
-        if itemsize == 0 || bytes.len() % itemsize != 0 {
+        if itemsize == 0 || !bytes.len().is_multiple_of(itemsize) {
             return Err(Error::invalid_input(format!(
                 "{} bytes are no whole number of {itemsize}-byte records",
                 bytes.len()
