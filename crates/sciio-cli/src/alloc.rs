@@ -7,7 +7,9 @@
 //! page, when the next row group allocated them: a third of the CPU time of reading a
 //! 10M-row Parquet file went to the kernel. Here large blocks come from the heap up to glibc's
 //! maximum threshold and up to 64 MiB of freed memory stays mapped for reuse, which bounds what
-//! the process holds beyond its live data.
+//! the process holds beyond its live data; all threads share one heap (tests/scale_rss.rs:
+//! with an arena per thread, buffers passed between reader and encoder threads piled up and
+//! peak RSS grew with the data).
 
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 /// Largest block served from the heap (glibc's maximum: half its 64 MiB arena heaps).
@@ -25,5 +27,8 @@ pub(crate) fn keep_freed_buffers() {
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
         libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
+        // one heap for every thread: buffers allocated by the reading threads and freed by
+        // the encoding threads (and back) are reused instead of piling up in per-thread arenas
+        libc::mallopt(libc::M_ARENA_MAX, 1);
     }
 }

@@ -248,7 +248,7 @@ mod parquet {
 
     /// Bytes of array data per Parquet row group written by the streaming paths (pyarrow's
     /// default of 1 Mi rows is kept for narrow rows).
-    pub(crate) const ROW_GROUP_BYTES: usize = 32 << 20;
+    pub(crate) const ROW_GROUP_BYTES: usize = 16 << 20;
 
     /// Rows per row group for rows of `row_bytes` bytes.
     fn row_group_rows(row_bytes: usize) -> usize {
