@@ -15,6 +15,7 @@
     )
 )]
 
+mod alloc;
 mod draw;
 mod info;
 mod json;
@@ -156,6 +157,7 @@ fn deliberate_panic() {
 }
 
 fn main() -> ExitCode {
+    alloc::keep_freed_buffers();
     std::panic::set_hook(Box::new(|info| {
         // A reader turns this panic into an error naming the damaged part of the file.
         if sciio::core::contain::panic_is_contained() {

@@ -4,7 +4,8 @@
 //!
 //! usage: bench --rows N --dir DIR [--repeat K] [--compress C] [--input NAME] [--output NAME]
 //! (reads DIR/NAME, default pyarrow.parquet, writes DIR/NAME, default sciio.parquet, with the
-//! codec C, default snappy; times are the best of K runs)
+//! codec C, default snappy; times are the best of K runs; `--only read` or `--only write` times
+//! one side alone, for profiling; `--threads N` encodes on N threads)
 // A benchmark driver: a bad argument or failed run stops it with a message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -65,6 +66,14 @@ fn build(rows: usize) -> Frame {
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
+    // glibc's malloc tuned as the `sciio` binary tunes it (crates/sciio-cli/src/alloc.rs):
+    // large freed buffers stay mapped for the next row group instead of being faulted in again.
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets malloc's parameters, first thing in main, before other threads.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
+    }
     let args: Vec<String> = std::env::args().collect();
     let rows: usize = arg(&args, "--rows").unwrap_or("10000000".into()).parse()?;
     let dir = std::path::PathBuf::from(arg(&args, "--dir").ok_or("--dir is required")?);
@@ -72,25 +81,33 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let compression: sciio_pandas::Compression = arg(&args, "--compress")
         .unwrap_or("snappy".into())
         .parse()?;
-    let options = ParquetOptions::new().compression(compression);
-    let frame = build(rows);
+    let mut options = ParquetOptions::new().compression(compression);
+    if let Some(n) = arg(&args, "--threads") {
+        options = options.threads(n.parse()?);
+    }
+    let only = arg(&args, "--only");
+    let frame = (only.as_deref() != Some("read")).then(|| build(rows));
     let out = dir.join(arg(&args, "--output").unwrap_or("sciio.parquet".into()));
     let input = dir.join(arg(&args, "--input").unwrap_or("pyarrow.parquet".into()));
     let mut write = f64::MAX;
     let mut read = f64::MAX;
     let mut read_rows = 0;
     for _ in 0..repeat {
-        let t = Instant::now();
-        write_frame(&out, &frame, &options)?;
-        write = write.min(t.elapsed().as_secs_f64());
-        let t = Instant::now();
-        let f = read_frame(&input)?;
-        read = read.min(t.elapsed().as_secs_f64());
-        read_rows = f.num_rows();
+        if let Some(frame) = &frame {
+            let t = Instant::now();
+            write_frame(&out, frame, &options)?;
+            write = write.min(t.elapsed().as_secs_f64());
+        }
+        if only.as_deref() != Some("write") {
+            let t = Instant::now();
+            let f = read_frame(&input)?;
+            read = read.min(t.elapsed().as_secs_f64());
+            read_rows = f.num_rows();
+        }
     }
     println!(
         "{{\"rows\": {rows}, \"write_s\": {write:.4}, \"read_s\": {read:.4}, \"read_rows\": {read_rows}, \"bytes\": {}}}",
-        std::fs::metadata(&out)?.len()
+        std::fs::metadata(&out).map_or(0, |m| m.len())
     );
     Ok(())
 }

@@ -40,6 +40,7 @@
 #![forbid(unsafe_code)]
 
 mod categorical;
+mod encode_pool;
 mod footer;
 mod frame;
 mod frame_json;

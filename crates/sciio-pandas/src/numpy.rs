@@ -520,6 +520,51 @@ impl Frame {
     /// ```
     pub fn from_structured_partial(array: &NdArray) -> Result<(Frame, Vec<(String, Error)>)> {
         let (record, records) = records_of(array)?;
+        Self::from_records(record, &records)
+    }
+
+    /// [`Frame::from_structured_partial`] of the records in `bytes` (whole records of the
+    /// record type `dtype`, as a 1-d structured array holds them), read where they are: a
+    /// stream of batches of rows makes its frames without copying each batch into an array.
+    ///
+    /// ```
+    /// use sciio_core::{ByteOrder, DType, RecordType, ScalarKind, ScalarType};
+    /// let scalar = |k| DType::Scalar(ScalarType::new(k, ByteOrder::Little));
+    /// let record = DType::Record(RecordType::packed([("n".to_string(), scalar(ScalarKind::Int(2)))]));
+    /// let (frame, _) = sciio_pandas::Frame::from_record_bytes_partial(&record, &[1, 0, 2, 0])?;
+    /// assert_eq!(frame.num_rows(), 2);
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn from_record_bytes_partial(
+        dtype: &DType,
+        bytes: &[u8],
+    ) -> Result<(Frame, Vec<(String, Error)>)> {
+        let DType::Record(record) = dtype else {
+            return Err(Error::invalid_input(format!(
+                "a frame needs a structured array, not {dtype}"
+            )));
+        };
+        let itemsize = record.itemsize;
+        if itemsize == 0 || !bytes.len().is_multiple_of(itemsize) {
+            return Err(Error::invalid_input(format!(
+                "{} bytes are no whole number of {itemsize}-byte records",
+                bytes.len()
+            )));
+        }
+        let records = Records {
+            bytes,
+            rows: bytes.len() / itemsize,
+            itemsize,
+        };
+        Self::from_records(record, &records)
+    }
+
+    /// The frame of `records`, one column per leaf field of `record`; fields without a column
+    /// equivalent left out with their reason.
+    fn from_records(
+        record: &sciio_core::RecordType,
+        records: &Records<'_>,
+    ) -> Result<(Frame, Vec<(String, Error)>)> {
         let mut leaves = Vec::new();
         flatten(record, "", 0, &mut leaves)?;
         let mut builder = Frame::builder();
@@ -772,7 +817,50 @@ fn list_column<'a>(
     let total = rows
         .checked_mul(per_row)
         .ok_or_else(|| Error::unsupported("list column too large"))?;
-    let mut values = column_from_records(scalar, total, at)?;
+    fixed_size_lists(column_from_records(scalar, total, at)?, cell)
+}
+
+/// `span` bytes at `offset` of each of `rows` rows of `itemsize` bytes (`bytes` holds them
+/// all: checked by [`records_of`]), one after the other in an Arrow buffer (aligned for any
+/// native type).
+fn gather(
+    bytes: &[u8],
+    rows: usize,
+    itemsize: usize,
+    offset: usize,
+    span: usize,
+) -> arrow_buffer::Buffer {
+    fn copy<const N: usize>(out: &mut [u8], bytes: &[u8], itemsize: usize, offset: usize) {
+        for (dst, row) in out.chunks_exact_mut(N).zip(bytes.chunks_exact(itemsize)) {
+            if let Some(src) = row.get(offset..offset + N) {
+                dst.copy_from_slice(src);
+            }
+        }
+    }
+    let mut out = arrow_buffer::MutableBuffer::from_len_zeroed(rows * span);
+    let dst = out.as_slice_mut();
+    match span {
+        1 => copy::<1>(dst, bytes, itemsize, offset),
+        2 => copy::<2>(dst, bytes, itemsize, offset),
+        4 => copy::<4>(dst, bytes, itemsize, offset),
+        8 => copy::<8>(dst, bytes, itemsize, offset),
+        16 => copy::<16>(dst, bytes, itemsize, offset),
+        32 => copy::<32>(dst, bytes, itemsize, offset),
+        64 => copy::<64>(dst, bytes, itemsize, offset),
+        _ => {
+            for (d, row) in dst.chunks_exact_mut(span).zip(bytes.chunks_exact(itemsize)) {
+                if let Some(src) = row.get(offset..offset + span) {
+                    d.copy_from_slice(src);
+                }
+            }
+        }
+    }
+    out.into()
+}
+
+/// `values` (every cell's values, row after row) as fixed-size lists of shape `cell`, one
+/// list level per dimension.
+fn fixed_size_lists(mut values: ArrayRef, cell: &[usize]) -> Result<ArrayRef> {
     for &dim in cell.iter().rev() {
         let size = i32::try_from(dim)
             .map_err(|_| Error::unsupported(format!("a list of {dim} values is too long")))?;
@@ -798,11 +886,78 @@ struct Records<'a> {
 
 impl Records<'_> {
     fn scalar_column(&self, scalar: &ScalarType, offset: usize) -> Result<ArrayRef> {
+        if let Some(column) = self.native_column(scalar, offset, 1) {
+            return Ok(column);
+        }
+        if let ScalarKind::Bytes(width) = scalar.kind {
+            return self.bytes_column(offset, width);
+        }
         let field_bytes = |row: usize| {
             let at = row * self.itemsize + offset;
             &self.bytes[at..at + scalar.kind.itemsize()]
         };
         column_from_records(scalar, self.rows, field_bytes)
+    }
+
+    /// An `S<width>` field at `offset` of every row as a binary column, each value without
+    /// its trailing NUL bytes (as numpy reads it), built in one pass into two buffers.
+    fn bytes_column(&self, offset: usize, width: usize) -> Result<ArrayRef> {
+        let mut values: Vec<u8> = Vec::with_capacity(self.rows * width);
+        let mut offsets: Vec<i32> = Vec::with_capacity(self.rows + 1);
+        offsets.push(0);
+        let too_long = || Error::unsupported("over 2 GiB of text in one column of one batch");
+        for row in self
+            .bytes
+            .chunks_exact(self.itemsize.max(1))
+            .take(self.rows)
+        {
+            let field = row.get(offset..offset + width).unwrap_or(&[]);
+            let end = field.iter().rposition(|c| *c != 0).map_or(0, |p| p + 1);
+            values.extend_from_slice(&field[..end]);
+            offsets.push(i32::try_from(values.len()).map_err(|_| too_long())?);
+        }
+        let offsets = arrow_buffer::OffsetBuffer::new(offsets.into());
+        let array = BinaryArray::try_new(offsets, values.into(), None)
+            .map_err(|e| Error::format(e.to_string()))?;
+        Ok(Arc::new(array))
+    }
+
+    /// The `per_row` consecutive numbers at `offset` of every row as one flat Arrow array, their
+    /// bytes copied as they are, when they need no conversion: integers and floats stored in
+    /// this machine's byte order. `None` for other types (converted value by value).
+    fn native_column(
+        &self,
+        scalar: &ScalarType,
+        offset: usize,
+        per_row: usize,
+    ) -> Option<ArrayRef> {
+        let native = scalar.order == ByteOrder::NATIVE || scalar.order == ByteOrder::NotApplicable;
+        if !native {
+            return None;
+        }
+        let width = scalar.kind.itemsize();
+        let span = width.checked_mul(per_row)?;
+        if span == 0 || offset.checked_add(span)? > self.itemsize {
+            return None;
+        }
+        let gathered = || gather(self.bytes, self.rows, self.itemsize, offset, span);
+        fn typed<T: ArrowPrimitiveType>(buffer: arrow_buffer::Buffer) -> ArrayRef {
+            Arc::new(PrimitiveArray::<T>::new(buffer.into(), None))
+        }
+        Some(match scalar.kind {
+            ScalarKind::Int(1) => typed::<Int8Type>(gathered()),
+            ScalarKind::Int(2) => typed::<Int16Type>(gathered()),
+            ScalarKind::Int(4) => typed::<Int32Type>(gathered()),
+            ScalarKind::Int(8) => typed::<Int64Type>(gathered()),
+            ScalarKind::UInt(1) => typed::<UInt8Type>(gathered()),
+            ScalarKind::UInt(2) => typed::<UInt16Type>(gathered()),
+            ScalarKind::UInt(4) => typed::<UInt32Type>(gathered()),
+            ScalarKind::UInt(8) => typed::<UInt64Type>(gathered()),
+            ScalarKind::Float(2) => typed::<Float16Type>(gathered()),
+            ScalarKind::Float(4) => typed::<Float32Type>(gathered()),
+            ScalarKind::Float(8) => typed::<Float64Type>(gathered()),
+            _ => return None,
+        })
     }
 
     /// The column of a scalar or subarray field at `offset` in each row (a subarray as a
@@ -823,6 +978,13 @@ impl Records<'_> {
         };
         let width = scalar.kind.itemsize();
         let per_row = shape.iter().product::<usize>().max(1);
+        let cells = shape.iter().try_fold(1usize, |acc, d| acc.checked_mul(*d));
+        let fast = cells
+            .filter(|&n| n > 0)
+            .and_then(|n| self.native_column(scalar, offset, n));
+        if let Some(values) = fast {
+            return fixed_size_lists(values, shape);
+        }
         list_column(scalar, self.rows, shape, |i| {
             let at = (i / per_row) * self.itemsize + offset + (i % per_row) * width;
             &self.bytes[at..at + width]
@@ -970,7 +1132,7 @@ fn column_from_records<'a>(
         ScalarKind::Bytes(n) => Arc::new(BinaryArray::from_iter_values((0..rows).map(|r| {
             let b = &at(r)[..n];
             let end = b.iter().rposition(|c| *c != 0).map_or(0, |p| p + 1);
-            b[..end].to_vec()
+            &b[..end]
         }))),
         ScalarKind::Unicode(n) => {
             let mut values = Vec::with_capacity(rows);

@@ -29,6 +29,7 @@ use parquet::file::reader::ChunkReader;
 use parquet::file::writer::SerializedFileWriter;
 
 use crate::categorical;
+use crate::encode_pool::{EncodePool, Pending};
 use crate::frame::Frame;
 use crate::metadata::{PandasMetadata, PANDAS_KEY};
 use crate::schema::FrameSchema;
@@ -1041,9 +1042,11 @@ impl ParquetOptions {
 
 /// A streaming writer: batches in, row groups out; the pandas metadata and `ARROW:schema` are
 /// written like pyarrow does. Batches are buffered up to [`ParquetOptions::row_group_rows`] rows
-/// (memory stays bounded by one row group), then the row group's columns are encoded in
-/// parallel on [`ParquetOptions::threads`] threads. The file writer is created at the first
-/// batch so the metadata can record the categories of categorical columns.
+/// (memory stays bounded by a few row groups), then the row group's columns are encoded in
+/// the background on [`ParquetOptions::threads`] threads (with more than one: see the
+/// `encode_pool` module) while the next rows come in; row groups reach the file in order, the
+/// same bytes as with one thread. The file writer is created at the first batch so the
+/// metadata can record the categories of categorical columns.
 pub struct ParquetWriter<W: Write + Send> {
     schema: FrameSchema,
     options: ParquetOptions,
@@ -1057,9 +1060,14 @@ struct Encoder<W: Write + Send> {
     arrow: SchemaRef,
     pending: Vec<RecordBatch>,
     pending_rows: usize,
-    row_groups: usize,
+    /// Row groups handed to the encoders so far (each one's index in the file).
+    row_groups_started: usize,
     compression: parquet::basic::Compression,
     page_bytes: usize,
+    /// The background encoders (none with one thread: row groups are encoded in `flush`).
+    pool: Option<EncodePool<ColumnJob, Chunk>>,
+    /// Row groups queued to the pool, oldest first.
+    in_flight: std::collections::VecDeque<InFlight>,
 }
 
 impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
@@ -1135,9 +1143,14 @@ impl<W: Write + Send> ParquetWriter<W> {
             arrow,
             pending: Vec::new(),
             pending_rows: 0,
-            row_groups: 0,
+            row_groups_started: 0,
             compression: self.options.compression.to_parquet()?,
             page_bytes: self.options.data_page_bytes,
+            pool: match self.options.threads {
+                0 | 1 => None,
+                n => Some(EncodePool::new(n, encode_column)?),
+            },
+            in_flight: std::collections::VecDeque::new(),
         });
         Ok(())
     }
@@ -1153,7 +1166,6 @@ impl<W: Write + Send> ParquetWriter<W> {
             self.start(Some(batch))?;
         }
         let limit = self.options.row_group_rows;
-        let threads = self.options.threads;
         let enc = self
             .inner
             .as_mut()
@@ -1165,7 +1177,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             enc.pending_rows += take;
             rest = rest.slice(take, rest.num_rows() - take);
             if enc.pending_rows == limit {
-                enc.flush(threads)?;
+                enc.flush()?;
             }
         }
         Ok(())
@@ -1176,12 +1188,12 @@ impl<W: Write + Send> ParquetWriter<W> {
         if self.inner.is_none() {
             self.start(None)?;
         }
-        let threads = self.options.threads;
         match self.inner.take() {
             Some(mut enc) => {
                 if enc.pending_rows > 0 {
-                    enc.flush(threads)?;
+                    enc.flush()?;
                 }
+                enc.write_all_queued()?;
                 enc.file.close().map(|_| ()).map_err(parquet_err)
             }
             None => Err(Error::invalid_input("writer already finished")),
@@ -1190,21 +1202,93 @@ impl<W: Write + Send> ParquetWriter<W> {
 }
 
 impl<W: Write + Send> Encoder<W> {
-    /// Encodes the pending rows as one row group, column chunks in parallel.
-    fn flush(&mut self, threads: usize) -> Result<()> {
+    /// Encodes the pending rows as one row group: on this thread with one thread, else queued
+    /// for the background encoders (at most [`ROW_GROUPS_IN_FLIGHT`] row groups wait; the
+    /// oldest is written to the file when that many are queued).
+    fn flush(&mut self) -> Result<()> {
+        let (jobs, weights) = self.column_jobs()?;
+        let Some(pool) = self.pool.as_ref() else {
+            let chunks = jobs
+                .into_iter()
+                .map(encode_column)
+                .collect::<Result<Vec<_>>>()?;
+            return self.append_row_group(chunks);
+        };
+        // heaviest column first: the last job to start is a light one
+        let mut order: Vec<usize> = (0..jobs.len()).collect();
+        order.sort_by_key(|&i| std::cmp::Reverse(weights.get(i).copied().unwrap_or(0)));
+        let mut slots: Vec<Option<ColumnJob>> = jobs.into_iter().map(Some).collect();
+        let queued = order
+            .iter()
+            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+            .collect();
+        let pending = pool.submit(queued)?;
+        self.in_flight.push_back(InFlight { order, pending });
+        while self.in_flight.len() > ROW_GROUPS_IN_FLIGHT {
+            self.write_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the oldest queued row group and writes it to the file.
+    fn write_oldest(&mut self) -> Result<()> {
+        let Some(InFlight { order, pending }) = self.in_flight.pop_front() else {
+            return Ok(());
+        };
+        let done = pending.wait()?;
+        let mut chunks: Vec<Option<Chunk>> = order.iter().map(|_| None).collect();
+        for (i, chunk) in order.into_iter().zip(done) {
+            if let Some(slot) = chunks.get_mut(i) {
+                *slot = Some(chunk);
+            }
+        }
+        let chunks = chunks
+            .into_iter()
+            .map(|c| c.ok_or_else(|| Error::format("a column chunk was not encoded")))
+            .collect::<Result<Vec<_>>>()?;
+        self.append_row_group(chunks)
+    }
+
+    /// Writes every queued row group (before the footer).
+    fn write_all_queued(&mut self) -> Result<()> {
+        while !self.in_flight.is_empty() {
+            self.write_oldest()?;
+        }
+        Ok(())
+    }
+
+    /// The pending rows' column chunks to encode, in leaf column order, with the cost of each
+    /// (the memory of its field's arrays, shared between the field's leaves).
+    fn column_jobs(&mut self) -> Result<(Vec<ColumnJob>, Vec<usize>)> {
         let writers = self
             .factory
-            .create_column_writers(self.row_groups)
+            .create_column_writers(self.row_groups_started)
             .map_err(parquet_err)?;
+        self.row_groups_started += 1;
         let fields = self.arrow.fields();
-        let flat = writers.len() == fields.len();
         let descr = self.file.schema_descr();
-        // categorical columns of flat schemas are encoded here, with their categories as they
-        // are (see the categorical module); everything else by arrow-rs
+        // the field of each leaf column, and how many leaves each field has
+        let field_of: Vec<usize> = (0..writers.len())
+            .map(|leaf| descr.get_column_root_idx(leaf))
+            .collect();
+        let mut leaf_count = vec![0usize; fields.len()];
+        for &f in &field_of {
+            if let Some(n) = leaf_count.get_mut(f) {
+                *n += 1;
+            }
+        }
+        // categorical columns (one leaf) are encoded here, with their categories as they are
+        // (see the categorical module); everything else by arrow-rs
         let exact: Vec<bool> = fields
             .iter()
             .enumerate()
-            .map(|(i, f)| flat && categorical::writes_exactly(f.data_type(), &descr.column(i)))
+            .map(|(i, f)| {
+                let leaf = field_of.iter().position(|&r| r == i);
+                leaf_count.get(i) == Some(&1)
+                    && leaf.is_some_and(|l| {
+                        categorical::writes_exactly(f.data_type(), &descr.column(l))
+                    })
+            })
             .collect();
         // memory of each field's arrays: the encoding cost used to balance the threads
         let mut weights = vec![0usize; fields.len()];
@@ -1234,26 +1318,35 @@ impl<W: Write + Send> Encoder<W> {
             }
         }
         self.pending_rows = 0;
-        let jobs: Vec<ColumnJob> = writers
-            .into_iter()
-            .zip(leaves)
-            .enumerate()
-            .map(|(i, (writer, leaves))| {
-                if exact.get(i) == Some(&true) {
-                    ColumnJob::Categorical {
-                        descr: descr.column(i),
-                        arrays: std::mem::take(&mut dictionaries[i]),
-                        compression: self.compression,
-                        page_bytes: self.page_bytes,
-                    }
-                } else {
-                    ColumnJob::Arrow(Box::new(writer), leaves)
+        let mut jobs = Vec::with_capacity(writers.len());
+        let mut leaf_weights = Vec::with_capacity(writers.len());
+        for (leaf, (writer, leaves)) in writers.into_iter().zip(leaves).enumerate() {
+            let field = field_of.get(leaf).copied().unwrap_or(0);
+            let share = leaf_count.get(field).copied().unwrap_or(1).max(1);
+            leaf_weights.push(weights.get(field).copied().unwrap_or(0) / share);
+            jobs.push(if exact.get(field) == Some(&true) {
+                ColumnJob::Categorical {
+                    descr: descr.column(leaf),
+                    arrays: dictionaries
+                        .get_mut(field)
+                        .map(std::mem::take)
+                        .unwrap_or_default(),
+                    compression: self.compression,
+                    page_bytes: self.page_bytes,
                 }
-            })
-            .collect();
-        // flat schemas have one leaf per field; nested ones are balanced by count only
-        let weights = if flat { weights } else { vec![1; jobs.len()] };
-        let chunks = encode_parallel(jobs, &weights, threads)?;
+            } else {
+                ColumnJob::Arrow {
+                    column: descr.column(leaf).path().string(),
+                    writer: Box::new(writer),
+                    leaves,
+                }
+            });
+        }
+        Ok((jobs, leaf_weights))
+    }
+
+    /// Appends one row group's encoded column chunks (in column order) to the file.
+    fn append_row_group(&mut self, chunks: Vec<Chunk>) -> Result<()> {
         let mut rg = self.file.next_row_group().map_err(parquet_err)?;
         for chunk in chunks {
             match chunk {
@@ -1264,15 +1357,31 @@ impl<W: Write + Send> Encoder<W> {
             }
         }
         rg.close().map_err(parquet_err)?;
-        self.row_groups += 1;
         Ok(())
     }
 }
 
+/// Row groups queued for the background encoders besides the newest before the writer waits
+/// for the oldest: the previous row group finishes while the new one's columns start, and the
+/// next rows gather while the new one encodes; memory holds about three row groups (two was
+/// no faster on 2 cores and held 100 MiB more in `h5 Table -> .parquet`).
+const ROW_GROUPS_IN_FLIGHT: usize = 1;
+
+/// A row group queued for encoding: its ticket and the column of each queued job.
+struct InFlight {
+    order: Vec<usize>,
+    pending: Pending<Chunk>,
+}
+
 /// One column chunk to encode.
-enum ColumnJob {
+pub(crate) enum ColumnJob {
     /// By arrow-rs: its writer and the leaf arrays of the row group.
-    Arrow(Box<ArrowColumnWriter>, Vec<ArrowLeafColumn>),
+    Arrow {
+        /// The leaf column's path, for errors.
+        column: String,
+        writer: Box<ArrowColumnWriter>,
+        leaves: Vec<ArrowLeafColumn>,
+    },
     /// A categorical column, by [`categorical::encode_chunk`].
     Categorical {
         descr: parquet::schema::types::ColumnDescPtr,
@@ -1283,18 +1392,25 @@ enum ColumnJob {
 }
 
 /// An encoded column chunk.
-enum Chunk {
+pub(crate) enum Chunk {
     Arrow(ArrowColumnChunk),
     Categorical(categorical::EncodedChunk),
 }
 
 fn encode_column(job: ColumnJob) -> Result<Chunk> {
     match job {
-        ColumnJob::Arrow(mut writer, leaves) => {
-            for l in &leaves {
-                writer.write(l).map_err(parquet_err)?;
-            }
-            writer.close().map(Chunk::Arrow).map_err(parquet_err)
+        ColumnJob::Arrow {
+            column,
+            mut writer,
+            leaves,
+        } => {
+            let encoded = leaves
+                .iter()
+                .try_for_each(|l| writer.write(l))
+                .and_then(|()| writer.close());
+            encoded
+                .map(Chunk::Arrow)
+                .map_err(|e| parquet_err(e).with_node(column))
         }
         ColumnJob::Categorical {
             descr,
@@ -1307,107 +1423,84 @@ fn encode_column(job: ColumnJob) -> Result<Chunk> {
     }
 }
 
-/// Encodes column chunks on up to `threads` threads, returning them in column order. Columns
-/// go, heaviest first, to the least loaded thread (`weights`: one per job).
-fn encode_parallel(jobs: Vec<ColumnJob>, weights: &[usize], threads: usize) -> Result<Vec<Chunk>> {
-    let n = jobs.len();
-    let threads = threads.clamp(1, n.max(1));
-    if threads == 1 {
-        return jobs.into_iter().map(encode_column).collect();
-    }
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(weights.get(i).copied().unwrap_or(0)));
-    let mut lane_of = vec![0usize; n];
-    let mut load = vec![0usize; threads];
-    for i in order {
-        let lane = (0..threads).min_by_key(|&l| load[l]).unwrap_or(0);
-        load[lane] += weights.get(i).copied().unwrap_or(0);
-        lane_of[i] = lane;
-    }
-    let mut lanes: Vec<Vec<(usize, ColumnJob)>> = (0..threads).map(|_| Vec::new()).collect();
-    for (i, job) in jobs.into_iter().enumerate() {
-        lanes[lane_of[i]].push((i, job));
-    }
-    let done: Vec<Result<Vec<(usize, Chunk)>>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = lanes
-            .into_iter()
-            .map(|lane| {
-                scope.spawn(move || {
-                    lane.into_iter()
-                        .map(|(i, job)| encode_column(job).map(|c| (i, c)))
-                        .collect::<Result<Vec<_>>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err(Error::format("an encoding thread panicked")))
-            })
-            .collect()
-    });
-    let mut chunks: Vec<Option<Chunk>> = (0..n).map(|_| None).collect();
-    for lane in done {
-        for (i, c) in lane? {
-            if let Some(slot) = chunks.get_mut(i) {
-                *slot = Some(c);
-            }
-        }
-    }
-    chunks
-        .into_iter()
-        .map(|c| c.ok_or_else(|| Error::format("a column chunk was not encoded")))
-        .collect()
-}
-
 /// Values of the first batch sampled to judge a column's cardinality.
 const DICTIONARY_SAMPLE: usize = 65_536;
 
-/// The top-level numeric and time columns of `batch` whose first [`DICTIONARY_SAMPLE`] values
-/// are more than half distinct: a dictionary of those fills its page and falls back to plain
-/// encoding anyway, after hashing every value and leaving dictionary-encoded pages behind that
-/// compress worse than plain ones (polars encodes such columns plain too). Written plain.
+/// The top-level numeric, time and text columns of `batch` whose first [`DICTIONARY_SAMPLE`]
+/// values are more than half distinct: a dictionary of those fills its page and falls back to
+/// plain encoding anyway, after hashing every value and leaving dictionary-encoded pages behind
+/// that compress worse than plain ones (polars encodes such columns plain too). Written plain.
 fn mostly_distinct_columns(batch: &RecordBatch) -> Vec<String> {
     use arrow_array::Array;
     let mut out = Vec::new();
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
-        let width = match field.data_type().primitive_width() {
-            Some(w @ (4 | 8)) => w,
-            _ => continue,
-        };
         if matches!(field.data_type(), DataType::Dictionary(..)) {
             continue;
         }
-        let data = column.to_data();
-        let Some(values) = data.buffers().first() else {
-            continue;
-        };
         let n = column.len().min(DICTIONARY_SAMPLE);
-        let start = data.offset().saturating_mul(width);
-        let Some(bytes) = values
-            .as_slice()
-            .get(start..start.saturating_add(n * width))
-        else {
-            continue;
+        let sample = column.slice(0, n);
+        let distinct = match field.data_type() {
+            DataType::Utf8 => distinct_texts(
+                sample
+                    .as_string::<i32>()
+                    .iter()
+                    .map(|v| v.map(str::as_bytes)),
+            ),
+            DataType::LargeUtf8 => distinct_texts(
+                sample
+                    .as_string::<i64>()
+                    .iter()
+                    .map(|v| v.map(str::as_bytes)),
+            ),
+            DataType::Binary => distinct_texts(sample.as_binary::<i32>().iter()),
+            DataType::LargeBinary => distinct_texts(sample.as_binary::<i64>().iter()),
+            t => match t.primitive_width() {
+                Some(w @ (4 | 8)) => distinct_words(&sample, w),
+                _ => None,
+            },
         };
-        let mut seen = std::collections::HashSet::with_capacity(n);
-        let mut valid = 0usize;
-        for (i, v) in bytes.chunks_exact(width).enumerate() {
-            if column.is_valid(i) {
-                valid += 1;
-                let mut word = [0u8; 8];
-                if let Some(dst) = word.get_mut(..width) {
-                    dst.copy_from_slice(v);
-                }
-                seen.insert(u64::from_le_bytes(word));
+        if let Some((distinct, valid)) = distinct {
+            if valid > 0 && distinct * 2 > valid {
+                out.push(field.name().clone());
             }
-        }
-        if valid > 0 && seen.len() * 2 > valid {
-            out.push(field.name().clone());
         }
     }
     out
+}
+
+/// Distinct values and valid values among `values`.
+fn distinct_texts<'a>(values: impl Iterator<Item = Option<&'a [u8]>>) -> Option<(usize, usize)> {
+    let mut seen = std::collections::HashSet::new();
+    let mut valid = 0usize;
+    for v in values.flatten() {
+        valid += 1;
+        seen.insert(v);
+    }
+    Some((seen.len(), valid))
+}
+
+/// Distinct values and valid values of a primitive column of `width`-byte values.
+fn distinct_words(column: &ArrayRef, width: usize) -> Option<(usize, usize)> {
+    use arrow_array::Array;
+    let data = column.to_data();
+    let values = data.buffers().first()?;
+    let start = data.offset().saturating_mul(width);
+    let bytes = values
+        .as_slice()
+        .get(start..start.saturating_add(column.len() * width))?;
+    let mut seen = std::collections::HashSet::with_capacity(column.len());
+    let mut valid = 0usize;
+    for (i, v) in bytes.chunks_exact(width).enumerate() {
+        if column.is_valid(i) {
+            valid += 1;
+            let mut word = [0u8; 8];
+            if let Some(dst) = word.get_mut(..width) {
+                dst.copy_from_slice(v);
+            }
+            seen.insert(u64::from_le_bytes(word));
+        }
+    }
+    Some((seen.len(), valid))
 }
 
 /// Writes a whole frame to `path`.

@@ -248,7 +248,7 @@ mod parquet {
 
     /// Bytes of array data per Parquet row group written by the streaming paths (pyarrow's
     /// default of 1 Mi rows is kept for narrow rows).
-    pub(crate) const ROW_GROUP_BYTES: usize = 32 << 20;
+    pub(crate) const ROW_GROUP_BYTES: usize = 16 << 20;
 
     /// Rows per row group for rows of `row_bytes` bytes.
     fn row_group_rows(row_bytes: usize) -> usize {
@@ -304,10 +304,15 @@ mod parquet {
         let per_batch = batch_rows(row);
         let mut convert = |src: &mut File, send: &mut SendBatch<'_>| {
             for_each_batch(src, path, row, per_batch, &mut |bytes| {
-                let mut shape = info.shape.clone();
-                shape[0] = bytes.len() / row.max(1);
-                let array = NdArray::from_bytes(info.dtype.clone(), &shape, Order::C, bytes)?;
-                let (frame, _) = crate::parquet::array_frame(&array, label)?;
+                let (frame, _) = if matches!(info.dtype, DType::Record(_)) {
+                    // records become columns read where they are in the batch
+                    sciio_pandas::Frame::from_record_bytes_partial(&info.dtype, bytes)?
+                } else {
+                    let mut shape = info.shape.clone();
+                    shape[0] = bytes.len() / row.max(1);
+                    let array = NdArray::from_bytes(info.dtype.clone(), &shape, Order::C, bytes)?;
+                    crate::parquet::array_frame(&array, label)?
+                };
                 for batch in frame.batches() {
                     send(batch.clone())?;
                 }
