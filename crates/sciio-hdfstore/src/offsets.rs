@@ -3,6 +3,7 @@
 //! frequency string of its dtype (`period[M]`) and made back from it. Only the offsets a
 //! Period frequency can be are known; anything else is `None` (the caller's error names it).
 
+use sciio_core::{Error, Result};
 use sciio_pickle::Value;
 
 const MODULE: &str = "pandas._libs.tslibs.offsets";
@@ -102,6 +103,23 @@ fn freq_of(class: &str, n: &Value, anchor: Option<&Value>) -> Option<String> {
         MONTHS.get(usize::try_from(anchor).ok()?.checked_sub(1)?)?
     };
     Some(format!("{prefix}{code}-{suffix}"))
+}
+
+/// The pandas offset to store for a PeriodIndex of numpy-style dtype `dtype`
+/// (`period[F]`), `None` when the dtype is not a period; an error for a frequency sciio
+/// cannot write.
+pub(crate) fn period_index_offset(dtype: &str) -> Result<Option<Value>> {
+    let Some(freq) = dtype
+        .strip_prefix("period[")
+        .and_then(|f| f.strip_suffix(']'))
+    else {
+        return Ok(None);
+    };
+    offset_of_freq(freq).map(Some).ok_or_else(|| {
+        Error::unsupported(format!(
+            "writing a PeriodIndex of frequency {freq:?} is not implemented"
+        ))
+    })
 }
 
 /// The pickled offset of a Period frequency (`Q-DEC` → `QuarterEnd(1, False, 12)`), as pandas

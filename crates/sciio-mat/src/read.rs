@@ -308,38 +308,36 @@ impl Mat73 {
 
     /// Reads variable `name`.
     pub fn read(&self, name: &str) -> Result<MatValue> {
+        let path = self.variable_path(name)?;
+        self.walk(None).value(&path)
+    }
+
+    /// The HDF5 path of variable `name`; an error for names that are no variable.
+    fn variable_path(&self, name: &str) -> Result<String> {
         if RESERVED.contains(&name) || name.contains('/') {
             return Err(
                 Error::not_found(format!("{name:?} is not a variable")).with_file(self.path())
             );
         }
-        let path = join_path("/", name);
-        let mut walk = Walk {
+        Ok(join_path("/", name))
+    }
+
+    /// A walk over this file's objects from a fresh start (`outline`: see [`Mat73::outline`]).
+    fn walk(&self, outline: Option<(u64, Vec<VarInfo>)>) -> Walk<'_> {
+        Walk {
             file: self,
             active: HashSet::new(),
             depth: 0,
             objects: Vec::new(),
-            outline: None,
-        };
-        walk.value(&path)
+            outline,
+        }
     }
 
     /// Variable `name` described without reading its large numeric and logical arrays inside
     /// plain cells and structs (more than `min_bytes` each): see [`MatFile::outline`].
     pub fn outline(&self, name: &str, min_bytes: u64) -> Result<Outline> {
-        if RESERVED.contains(&name) || name.contains('/') {
-            return Err(
-                Error::not_found(format!("{name:?} is not a variable")).with_file(self.path())
-            );
-        }
-        let path = join_path("/", name);
-        let mut walk = Walk {
-            file: self,
-            active: HashSet::new(),
-            depth: 0,
-            objects: Vec::new(),
-            outline: Some((min_bytes, Vec::new())),
-        };
+        let path = self.variable_path(name)?;
+        let mut walk = self.walk(Some((min_bytes, Vec::new())));
         let value = walk.value(&path)?;
         let skipped = walk.outline.map(|(_, s)| s).unwrap_or_default();
         Ok(Outline::of(value, &skipped))

@@ -340,17 +340,8 @@ fn write_index(out: &Out<'_>, key: &str, mut levels: Vec<IndexPart>) -> Result<(
         return (out.set)(key, "ordered", &flag(ordered));
     }
     let elem = write_values(out, key, &level)?;
-    if let Some(freq) = elem
-        .dtype
-        .strip_prefix("period[")
-        .and_then(|f| f.strip_suffix(']'))
-    {
+    if let Some(offset) = crate::offsets::period_index_offset(&elem.dtype)? {
         // A PeriodIndex: its ordinals, `index_class` period, `freq` the pickled offset.
-        let offset = crate::offsets::offset_of_freq(freq).ok_or_else(|| {
-            Error::unsupported(format!(
-                "writing a PeriodIndex of frequency {freq:?} is not implemented"
-            ))
-        })?;
         (out.set)(key, "index_class", &text("period"))?;
         return (out.set)(key, "freq", &pickled(&offset)?);
     }

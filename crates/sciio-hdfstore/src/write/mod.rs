@@ -507,17 +507,8 @@ fn plan_table(
     if index_elem.categories.is_some() {
         return Err(Error::unsupported("a categorical index is not written"));
     }
-    if let Some(freq) = index_elem
-        .dtype
-        .strip_prefix("period[")
-        .and_then(|f| f.strip_suffix(']'))
-    {
+    if let Some(offset) = crate::offsets::period_index_offset(&index_elem.dtype)? {
         // pandas reads an int64 index column with a `freq` in `info` as a PeriodIndex.
-        let offset = crate::offsets::offset_of_freq(freq).ok_or_else(|| {
-            Error::unsupported(format!(
-                "writing a PeriodIndex of frequency {freq:?} is not implemented"
-            ))
-        })?;
         index_elem.index_kind = "integer".into();
         index_elem.info = vec![(Value::Str("freq".into()), offset)];
     }
