@@ -11,6 +11,8 @@ KIND (BYTES is the size of the data, not of the file):
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
   table_sub  PyTables file, /t: Table (i int64, v float64 (8,), s S12) (a subarray field)
   parquet    .parquet (pyarrow, snappy): i int64, x float64, y float32, s string
+  mat73      v7.3 MAT file (h5py, as hdf5storage lays it out), x: a MATLAB N-by-64 double matrix
+             (HDF5 dataset (64, N), h5py's automatic chunks)
 Prints the number of rows written.
 """
 import sys
@@ -46,9 +48,22 @@ def slices(n):
         yield start, min(n, start + SLICE_ROWS)
 
 
+def write_mat73(path, n):
+    """MATLAB's x = block(0, n) (N-by-64): column-major, so HDF5 holds its transpose."""
+    import h5py
+    with h5py.File(path, "w", userblock_size=512) as f:
+        x = f.create_dataset("x", shape=(64, n), dtype="<f8", chunks=True)
+        x.attrs["MATLAB_class"] = np.bytes_("double")
+        for a, b in slices(n):
+            x[:, a:b] = block(a, b).T
+    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
+    with open(path, "r+b") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
+
+
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    if kind in ("earray", "npy", "npz"):
+    if kind in ("earray", "npy", "npz", "mat73"):
         n = max(1, nbytes // (64 * 8))
     elif kind in ("npy_rec", "table", "parquet"):
         n = max(1, nbytes // REC.itemsize)
@@ -89,6 +104,8 @@ def main():
             t = f.create_table("/", "t", dtype, expectedrows=n)
             for a, b in slices(n):
                 t.append(records(dtype, a, b))
+    elif kind == "mat73":
+        write_mat73(path, n)
     elif kind == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq

@@ -214,3 +214,43 @@ assert np.array_equal(np.stack(p.column('v').to_numpy(zero_copy_only=False)), t[
 ",
     );
 }
+
+#[test]
+fn mat73_matrix_to_npy_streams() {
+    // A MATLAB N-by-64 double (HDF5 (64, N)): the .npy is Fortran-ordered, its bytes the
+    // dataset's as stored, read a block at a time.
+    bounded(
+        "mat73",
+        "mat",
+        ":x",
+        "out.npy",
+        &[],
+        "
+import sys, numpy as np, mat73
+want = mat73.loadmat(sys.argv[1])['x']
+got = np.load(sys.argv[2], mmap_mode='r')
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+assert np.isfortran(got)
+assert np.array_equal(got, want)
+",
+    );
+}
+
+#[test]
+fn mat73_matrix_to_npz_member_streams() {
+    bounded(
+        "mat73",
+        "mat",
+        ":x",
+        "out.npz",
+        &[],
+        "
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+got = np.load(sys.argv[2])['x']
+assert got.shape == want.shape, (got.shape, want.shape)
+assert np.array_equal(got, want)
+",
+    );
+}

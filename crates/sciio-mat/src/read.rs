@@ -322,6 +322,79 @@ impl Mat73 {
         Ok(join_path("/", name))
     }
 
+    /// Copies the data of variable `name`, a real numeric matrix of `dtype` (native byte
+    /// order) and MATLAB size `dims`, to `out` as stored (column-major), a block of rows of
+    /// the HDF5 dataset at a time: memory holds one block whatever the variable's size.
+    /// `Ok(false)` (nothing written) for anything else, and for small variables, which the
+    /// caller reads whole.
+    pub(crate) fn copy_plain(
+        &self,
+        name: &str,
+        dtype: &DType,
+        dims: &[usize],
+        out: &mut dyn std::io::Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<bool> {
+        let path = self.variable_path(name)?;
+        let Some((d, pieces)) = self.streamable(&path, dtype, dims)? else {
+            return Ok(false);
+        };
+        let mut done = 0u64;
+        for slices in pieces {
+            let raw = read_piece(&d, &slices)?;
+            out.write_all(&raw.bytes)
+                .map_err(|e| self.locate(Error::io("cannot write", e), &path))?;
+            done += raw.bytes.len() as u64;
+            progress(done);
+        }
+        Ok(true)
+    }
+
+    /// The dataset of a plain real numeric variable at `path` whose stored type is `dtype` and
+    /// whose MATLAB size is `dims`, larger than one block, with the pieces that read it in
+    /// stored order; `None` when it is anything else or its chunks do not suit such pieces.
+    fn streamable(
+        &self,
+        path: &str,
+        dtype: &DType,
+        dims: &[usize],
+    ) -> Result<Option<(Dataset, Pieces)>> {
+        let Ok(Node::Dataset(d)) = self.node(path) else {
+            return Ok(None);
+        };
+        let attrs = d.attrs()?;
+        let special = ["MATLAB_empty", "MATLAB_sparse", "MATLAB_object_decode"];
+        if special.iter().any(|a| find(&attrs, a).is_some()) {
+            return Ok(None);
+        }
+        let ty = d.dtype()?;
+        let class = match string_attr(&attrs, "MATLAB_class").map_err(|e| self.locate(e, path))? {
+            Some(c) => MatClass::from_name(&c),
+            None => infer_class(&ty),
+        };
+        let (Some(kind), Some(scalar)) = (class.numeric_kind(), scalar_of(&ty)) else {
+            return Ok(None);
+        };
+        // Complex (a compound) and big-endian data are converted by the whole read.
+        if scalar.kind != kind || DType::from(scalar) != *dtype {
+            return Ok(None);
+        }
+        let shape = d.shape()?;
+        if shape.is_empty() || matlab_dims(&shape) != dims {
+            return Ok(None);
+        }
+        let Some(pieces) = Pieces::plan(&shape, ty.size() as u64, STREAM_BLOCK_BYTES) else {
+            return Ok(None);
+        };
+        let (layout, chunk, _) = d.storage()?;
+        let suits = match (layout, chunk) {
+            (Layout::Contiguous, _) => true,
+            (Layout::Chunked, Some(chunk)) => pieces.suits_chunks(&chunk),
+            _ => false,
+        };
+        Ok(suits.then_some((d, pieces)))
+    }
+
     /// A walk over this file's objects from a fresh start (`outline`: see [`Mat73::outline`]).
     fn walk(&self, outline: Option<(u64, Vec<VarInfo>)>) -> Walk<'_> {
         Walk {
@@ -901,6 +974,104 @@ impl Walk<'_> {
 }
 
 /// A char, logical or numeric value from its dataset's data.
+/// Bytes of one block of a streamed copy ([`Mat73::copy_plain`]).
+const STREAM_BLOCK_BYTES: u64 = 16 << 20;
+
+/// One piece of a streamed copy: decoded on all cores where sciio-hdf5 can (whole rows),
+/// else by libhdf5's own pipeline (which reports real corruption itself).
+fn read_piece(d: &Dataset, slices: &[sciio_hdf5::Slice]) -> Result<RawData> {
+    let whole_rows = slices
+        .iter()
+        .skip(1)
+        .zip(d.shape()?.iter().skip(1))
+        .all(|(s, &n)| s.start == 0 && s.count == n);
+    if let (true, Some(first)) = (whole_rows, slices.first()) {
+        if let Ok(raw) = d.read_rows_parallel(first.start, first.count) {
+            return Ok(raw);
+        }
+    }
+    d.read_slices(Some(slices))
+}
+
+/// The hyperslabs that read a C-order dataset in stored order, each at most a block of bytes
+/// (one element row at least) and each one contiguous run of the flat data: the dataset is
+/// split along the outermost axis `split` whose inner rows fit a block; every axis before it
+/// is taken one index at a time.
+#[derive(Debug)]
+struct Pieces {
+    shape: Vec<u64>,
+    split: usize,
+    step: u64,
+    /// The next piece's index along every axis up to `split` (the last one steps by `step`).
+    next: Option<Vec<u64>>,
+}
+
+impl Pieces {
+    /// `None` when the data fits one block (read it whole) or its size overflows.
+    fn plan(shape: &[u64], itemsize: u64, block: u64) -> Option<Pieces> {
+        let total = shape.iter().try_fold(itemsize, |a, &n| a.checked_mul(n))?;
+        if shape.is_empty() || total <= block {
+            return None;
+        }
+        // Bytes of one index along `axis` (the product of the axes after it).
+        let mut row = itemsize;
+        for axis in (0..shape.len()).rev() {
+            let whole = row.checked_mul(shape[axis])?;
+            if whole > block {
+                return Some(Pieces {
+                    shape: shape.to_vec(),
+                    split: axis,
+                    step: (block / row.max(1)).clamp(1, shape[axis]),
+                    next: Some(vec![0; axis + 1]),
+                });
+            }
+            row = whole;
+        }
+        None
+    }
+
+    /// Whether reading these pieces decodes each chunk at most twice: every axis before the
+    /// split is one chunk thick and a piece spans at least a chunk along the split (only the
+    /// chunks at a piece's two ends are shared with its neighbours).
+    fn suits_chunks(&self, chunk: &[u64]) -> bool {
+        chunk.len() == self.shape.len()
+            && chunk[..self.split].iter().all(|&c| c == 1)
+            && chunk[self.split] <= self.step
+    }
+}
+
+impl Iterator for Pieces {
+    type Item = Vec<sciio_hdf5::Slice>;
+
+    fn next(&mut self) -> Option<Vec<sciio_hdf5::Slice>> {
+        let at = self.next.take()?;
+        let slice = |start, count| sciio_hdf5::Slice {
+            start,
+            count,
+            step: 1,
+        };
+        let mut slices: Vec<_> = at[..self.split].iter().map(|&i| slice(i, 1)).collect();
+        let start = at[self.split];
+        let count = self.step.min(self.shape[self.split] - start);
+        slices.push(slice(start, count));
+        slices.extend(self.shape[self.split + 1..].iter().map(|&n| slice(0, n)));
+        // Advance like an odometer: the split axis by `step`, the ones before it by one.
+        let mut following = at;
+        following[self.split] = start + count;
+        let mut axis = self.split;
+        while following[axis] >= self.shape[axis] {
+            following[axis] = 0;
+            if axis == 0 {
+                return Some(slices);
+            }
+            axis -= 1;
+            following[axis] += 1;
+        }
+        self.next = Some(following);
+        Some(slices)
+    }
+}
+
 fn data_value(class: MatClass, raw: RawData) -> Result<MatValue> {
     match class {
         MatClass::Char => {
@@ -1432,12 +1603,13 @@ impl MatFile {
         }
     }
 
-    /// Streams variable `name`'s data to `out` as it inflates, without holding the array,
-    /// when it is a large compressed (v7) variable holding one real numeric array of `dtype`
-    /// and MATLAB size `dims` stored in the machine's byte order: MATLAB's column-major bytes,
-    /// what [`MatFile::read`]'s array holds in Fortran order. Inflating runs on a second
-    /// thread while this one writes. `Ok(false)`, with nothing written, for any other
-    /// variable (and for every v7.3 file): read it with [`MatFile::read`]. A damaged stream
+    /// Streams variable `name`'s data to `out` without holding the array, when it is a large
+    /// variable holding one real numeric array of `dtype` and MATLAB size `dims` stored in the
+    /// machine's byte order: MATLAB's column-major bytes, what [`MatFile::read`]'s array holds
+    /// in Fortran order. A compressed v7 variable inflates on a second thread while this one
+    /// writes; a v7.3 variable is read a block of its dataset at a time (16 MiB, chunks decoded
+    /// on all cores). `Ok(false)`, with nothing written, for any other variable: read it with
+    /// [`MatFile::read`]. A damaged stream
     /// found after the first bytes were written is an error, with `out` incomplete.
     /// `progress` gets the number of bytes written so far.
     pub fn copy_plain_data(
@@ -1449,7 +1621,7 @@ impl MatFile {
         progress: &mut dyn FnMut(u64),
     ) -> Result<bool> {
         match &self.inner {
-            Inner::V73(_) => Ok(false),
+            Inner::V73(f) => f.copy_plain(name, dtype, dims, out, progress),
             Inner::Level5(f) => f.copy_plain(name, dtype, dims, out, progress),
         }
     }
@@ -1468,5 +1640,73 @@ impl MatFile {
             Inner::V73(f) => f.h5.limits(),
             Inner::Level5(f) => *f.limits(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pieces;
+
+    /// The flat (C-order) element indices the pieces of `shape` read, in order.
+    fn flat_order(shape: &[u64], block: u64) -> Vec<u64> {
+        let pieces = Pieces::plan(shape, 8, block).expect("a plan");
+        let mut seen = Vec::new();
+        for slices in pieces {
+            assert!(slices.iter().map(|s| s.count).product::<u64>() * 8 <= block.max(8));
+            let mut index = vec![0u64; shape.len()];
+            'piece: loop {
+                let flat = index
+                    .iter()
+                    .zip(&slices)
+                    .zip(shape)
+                    .fold(0, |acc, ((&i, s), &n)| acc * n + s.start + i);
+                seen.push(flat);
+                for axis in (0..shape.len()).rev() {
+                    index[axis] += 1;
+                    if index[axis] < slices[axis].count {
+                        continue 'piece;
+                    }
+                    index[axis] = 0;
+                }
+                break;
+            }
+        }
+        seen
+    }
+
+    #[test]
+    fn pieces_read_every_element_once_in_stored_order() {
+        for (shape, block) in [
+            (vec![3u64, 10], 32u64),
+            (vec![5, 4, 3], 64),
+            (vec![7, 2], 24),
+            (vec![2, 3, 5], 8),
+            (vec![100], 800 - 8),
+        ] {
+            let n: u64 = shape.iter().product();
+            assert_eq!(
+                flat_order(&shape, block),
+                (0..n).collect::<Vec<_>>(),
+                "{shape:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn data_within_a_block_is_not_split() {
+        assert!(Pieces::plan(&[4, 4], 8, 128).is_none());
+        assert!(Pieces::plan(&[4, 0], 8, 1).is_none());
+    }
+
+    #[test]
+    fn chunks_suit_when_outer_axes_are_one_chunk_thick() {
+        // Rows of 32 MiB: split along the second axis, 16 MiB (2 Mi elements) at a time.
+        let pieces = Pieces::plan(&[64, 1 << 22], 8, 16 << 20).expect("a plan");
+        assert_eq!((pieces.split, pieces.step), (1, 1 << 21));
+        assert!(pieces.suits_chunks(&[1, 1 << 16]));
+        assert!(!pieces.suits_chunks(&[2, 1 << 16]));
+        let rows = Pieces::plan(&[1 << 20, 64], 8, 16 << 20).expect("a plan");
+        assert_eq!((rows.split, rows.step), (0, 1 << 15));
+        assert!(rows.suits_chunks(&[1024, 64]));
     }
 }
