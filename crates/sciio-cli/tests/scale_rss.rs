@@ -254,3 +254,29 @@ assert np.array_equal(got, want)
 ",
     );
 }
+
+const SAME_FRAME_NUMPY: &str = "
+import sys, numpy as np, pandas as pd
+df = pd.read_parquet(sys.argv[1])
+out = np.load(sys.argv[2])
+if sys.argv[2].endswith('.npz'):
+    assert sorted(out.files) == sorted(['index'] + list(df.columns)), out.files
+    get = lambda name: out[name]
+    assert np.array_equal(out['index'], df.index.to_numpy())
+else:
+    assert out.dtype.names == tuple(df.columns), out.dtype
+    get = lambda name: out[name]
+for name in df.columns:
+    want = df[name].to_numpy()
+    assert np.array_equal(get(name), want.astype(get(name).dtype)), name
+";
+
+#[test]
+fn parquet_to_npy_streams() {
+    bounded("parquet", "parquet", "", "out.npy", &[], SAME_FRAME_NUMPY);
+}
+
+#[test]
+fn parquet_to_npz_streams() {
+    bounded("parquet", "parquet", "", "out.npz", &[], SAME_FRAME_NUMPY);
+}

@@ -65,6 +65,8 @@ pub use target::Target;
 pub mod convert;
 pub mod file;
 #[cfg(feature = "parquet")]
+mod frame_numpy;
+#[cfg(feature = "parquet")]
 pub mod frames;
 #[cfg(feature = "hdf5")]
 mod h5_convert;

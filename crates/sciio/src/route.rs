@@ -109,10 +109,24 @@ pub(crate) const ROUTES: &[Route] = &[
     },
     #[cfg(feature = "parquet")]
     Route {
+        what: "Parquet -> .npz, record batch by record batch",
+        from: From::Frame,
+        to: To::Only(Format::Npz),
+        convert: crate::frame_numpy::frame_to_npz,
+    },
+    #[cfg(feature = "parquet")]
+    Route {
         what: "Parquet -> .npz, a member per index level and column",
         from: From::Frame,
         to: To::Only(Format::Npz),
         convert: crate::parquet_convert::frame_to_npz,
+    },
+    #[cfg(feature = "parquet")]
+    Route {
+        what: "Parquet -> .npy, record batch by record batch",
+        from: From::Frame,
+        to: To::Only(Format::Npy),
+        convert: crate::frame_numpy::frame_to_npy,
     },
     #[cfg(feature = "parquet")]
     Route {

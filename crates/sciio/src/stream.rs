@@ -9,7 +9,9 @@
 //! - a 1-d structured array or an n-d array → `.parquet`: batches become record batches,
 //!   row groups of about [`ROW_GROUP_BYTES`] encoded on a third thread (columns in parallel),
 //!   or a folder of Parquet files of `partition_rows` rows each ([`array_to_parquet`]);
-//! - `.parquet` → `.h5`: row group by row group into a Table ([`frame_to_h5`]).
+//! - `.parquet` → `.h5`: row group by row group into a Table ([`frame_to_h5`]); into `.npy`
+//!   and `.npz`, see `frame_numpy.rs`; MAT v7.3 numeric matrices into `.npy`/`.npz`, see
+//!   `sciio_mat::MatFile::copy_plain_data`.
 //!
 //! Arrays whose rows are not contiguous in the source (Fortran order) and 0-d arrays are read
 //! whole, as before.
