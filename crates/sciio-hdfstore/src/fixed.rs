@@ -507,6 +507,11 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
                 other => other,
             };
             column::empty(dtype, &meaning)?
+        } else if let (H5Type::FixedString { size, .. }, "string") = (&raw.ty, kind.as_str()) {
+            // pandas 3.1 (GH#9604): missing values stored as the node's `nan_rep`.
+            let nan = crate::table::index_nan_rep(&attrs, "nan_rep")?;
+            column::fixed_strings((&raw).into(), layout, 0, *size, nan.as_deref())
+                .map_err(|e| e.with_node(path.to_string()))?
         } else {
             column::numeric((&raw).into(), layout, 0, &meaning)
                 .map_err(|e| e.with_node(path.to_string()))?

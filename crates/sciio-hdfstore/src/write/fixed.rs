@@ -148,7 +148,6 @@ pub(super) fn write(
                     which.iter().map(|&c| label_parts[c][l].as_str()),
                 )) as ArrayRef,
                 meta: None,
-                labels: true,
             })
             .collect()
     };
@@ -237,13 +236,12 @@ struct Out<'a> {
     set: &'a dyn Fn(&str, &str, &AttrValue) -> Result<()>,
 }
 
-/// One level of an index to write: its name, values, pandas metadata; `labels`: column
-/// labels (written as pandas writes an `Index` of labels: strings, `nan_rep` "").
+/// One level of an index to write: its name, values, pandas metadata (column labels are
+/// written as pandas writes an `Index` of labels).
 struct IndexPart {
     name: Option<String>,
     values: ArrayRef,
     meta: Option<ColumnMeta>,
-    labels: bool,
 }
 
 /// The frame's row index as levels (a RangeIndex as its int64 values, as pandas writes it).
@@ -271,7 +269,6 @@ fn frame_index(frame: &Frame, rows: usize) -> Result<Vec<IndexPart>> {
                         (0..rows as i64).map(|i| r.start + r.step * i),
                     )) as ArrayRef,
                     meta: None,
-                    labels: false,
                 }),
                 IndexLevel::Column { field, .. } => {
                     let pos = schema.field_position(field)?;
@@ -286,7 +283,6 @@ fn frame_index(frame: &Frame, rows: usize) -> Result<Vec<IndexPart>> {
                         name,
                         values,
                         meta: schema.fields().get(pos).map(|f| f.meta.clone()),
-                        labels: false,
                     })
                 }
             }
@@ -332,7 +328,6 @@ fn write_index(out: &Out<'_>, key: &str, mut levels: Vec<IndexPart>) -> Result<(
             name: None,
             values: categories,
             meta: None,
-            labels: false,
         };
         write_index(out, &format!("{key}_categories"), vec![cats])?;
         (out.set)(key, "kind", &text("category"))?;
@@ -436,14 +431,13 @@ fn write_values(out: &Out<'_>, key: &str, level: &IndexPart) -> Result<Elem> {
     };
     (out.set)(key, "kind", &text(kind))?;
     (out.set)(key, "name", &name_attr(level.name.as_deref())?)?;
-    if matches!(elem.enc, Enc::Str { .. }) {
-        // pandas (GH#9604) records an empty sentinel for an index without missing values.
-        let nan_rep = if level.labels || level.values.null_count() == 0 {
-            ""
-        } else {
-            super::plan::NAN_REP
-        };
-        (out.set)(key, "nan_rep", &text(nan_rep))?;
+    if let Enc::Str { nan_rep, .. } = &elem.enc {
+        // pandas 3.1 (GH#9604) records the index's sentinel, empty when no value is missing.
+        (out.set)(
+            key,
+            "nan_rep",
+            &text(nan_rep.as_deref().unwrap_or_default()),
+        )?;
     }
     Ok(elem)
 }
