@@ -73,6 +73,77 @@ def dates_frame():
     return pd.DataFrame({"d": pd.Series(dates, dtype=object), "s": [f"s{i}" for i in range(N)]})
 
 
+def sentinel_frame():
+    """Strings with both missing values and the literal "nan": pandas 3.1 (GH#9604) gives each
+    string column, index and MultiIndex level its own sentinel (`nan`, or `_nan_`, `__nan__`,
+    ... when a value collides), so that pandas reads "nan" back as text."""
+    ix = pd.Index(["nan", None, "k2", "k3", "_nan_", "k5", "k6"], dtype="str", name="key")
+    return pd.DataFrame({
+        "lit": pd.array(["nan", None, "a", "nan", "b", None, "c"], dtype="str"),
+        "coll": pd.array(["nan", "_nan_", None, "x", "__nan__x", "", None], dtype="str"),
+        "nomiss": pd.array(["nan", "a", "nan", "b", "c", "d", "e"], dtype="str"),
+        "miss": pd.array([None, "a", "b", "c", "d", "e", None], dtype="str"),
+        "i": np.arange(N),
+    }, index=ix)
+
+
+def sentinel_multi():
+    mi = pd.MultiIndex.from_arrays([
+        pd.array(["nan", None, "a", "a", "nan", "b", None], dtype="str"),
+        pd.array(["_nan_", "nan", None, "x", "x", "y", "y"], dtype="str"),
+        np.arange(N)], names=["l0", "l1", "l2"])
+    return pd.DataFrame({"lit": sentinel_frame()["lit"].array, "i": np.arange(N)}, index=mi)
+
+
+def sentinel_cases():
+    df, multi = sentinel_frame(), sentinel_multi()
+    fixed = ["--store-format", "fixed"]
+    return {
+        "sentinel": (df, []),
+        "sentinel_dc": (df, ["--data-columns", "all"]),
+        "sentinel_multi": (multi, []),
+        "sentinel_multi_dc": (multi, ["--data-columns", "lit"]),
+        "sentinel_fixed": (df, fixed),
+        "sentinel_fixed_multi": (multi, fixed),
+        "sentinel_series": (df[["coll"]], ["--series"]),
+        "sentinel_series_fixed": (df[["coll"]], ["--series"] + fixed),
+        "sentinel_noindexmiss": (df.set_axis(pd.Index(list("abcdefg"), dtype="str")), []),
+    }
+
+
+def nan_rep_attrs(path):
+    """{(node below /df, attribute): value} of every attribute naming a NaN sentinel."""
+    import tables
+    out = {}
+    with tables.open_file(path, "r") as f:
+        for node in f.walk_nodes("/df"):
+            attrs = node._v_attrs
+            for name in attrs._f_list("user"):
+                if "nan_rep" in name:
+                    value = attrs[name]
+                    out[(node._v_pathname, name)] = None if value is None else str(value)
+    return out
+
+
+def same_sentinels_as_pandas(d, name, df, args):
+    """sciio's key carries the sentinel attributes pandas writes for the same frame."""
+    fmt = "fixed" if "fixed" in args else "table"
+    kw = {}
+    if "--data-columns" in args:
+        dc = args[args.index("--data-columns") + 1]
+        kw["data_columns"] = True if dc == "all" else dc.split(",")
+    obj = df.iloc[:, 0] if "--series" in args else df
+    ref = f"{d}/{name}.sentinels.h5"
+    obj.to_hdf(ref, key="df", format=fmt, mode="w", **kw)
+    want, got = nan_rep_attrs(ref), nan_rep_attrs(f"{d}/{name}.h5")
+    # the nodes both stores have (pandas and sciio may number fixed blocks differently)
+    common = {k for k in want if k[0] in {g[0] for g in got}}
+    assert common, (want, got)
+    assert {k: want[k] for k in common} == {k: got.get(k) for k in common}, (want, got)
+    # a column's or the index's sentinel among them, not only the group's markers
+    assert any(node != "/df" for node, _ in common), (want, got)
+
+
 def indexes():
     return {
         "range": None,
@@ -150,6 +221,7 @@ def cases():
         for comp in ["blosc:5", "zlib:1", "none"]:
             out[f"series_{fmt}_{comp.replace(':', '_')}"] = (
                 pd.DataFrame({"s": cols["s"]}, index=idx["str"]), extra + ["--compress", comp])
+    out.update(sentinel_cases())
     out["series_dates_fixed"] = (dates_frame()[["d"]], ["--series", "--store-format", "fixed"])
     for col in ["i64", "u8", "f32", "f64", "b", "s", "dt", "dtz", "utc", "td", "cat", "ocat"]:
         for iname in ["range", "str", "dtz", "multi2"]:
@@ -211,12 +283,17 @@ def check(d):
                                                                           pd.MultiIndex))
                 back = pd.read_parquet(f"{d}/{name}.back.parquet")
                 pd.testing.assert_series_equal(back.iloc[:, 0], got, check_dtype=True)
+                if name.startswith("sentinel"):
+                    same_sentinels_as_pandas(d, name, want, args)
                 with pd.HDFStore(f"{d}/{name}.h5", mode="r") as store:
                     wanted_format = "fixed" if "fixed" in args else "table"
                     assert store.get_storer("df").format_type == wanted_format
                 checked += 1
                 continue
-            pd.testing.assert_frame_equal(got, want, check_dtype=True)
+            pd.testing.assert_frame_equal(got, want, check_dtype=True, check_index_type=(
+                True if name.startswith("sentinel") else "equiv"))
+            if name.startswith("sentinel"):
+                same_sentinels_as_pandas(d, name, want, args)
             with pd.HDFStore(f"{d}/{name}.h5", mode="r") as store:
                 storer = store.get_storer("df")
                 wanted_format = "fixed" if "fixed" in args else "table"
