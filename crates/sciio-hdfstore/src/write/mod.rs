@@ -674,7 +674,8 @@ fn keep_sentinels<'a>(
             StoredSentinel::TableWide(s) => Some(s.clone()),
             StoredSentinel::Own(Some(s)) => {
                 if present().any(|v| v == s) {
-                    return Err(sentinel_collision(&c.name, s, c.name == "index"));
+                    let label = c.labels.first().unwrap_or(&c.name);
+                    return Err(sentinel_collision(label, s, c.name == "index"));
                 }
                 Some(s.clone())
             }
