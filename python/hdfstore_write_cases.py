@@ -80,7 +80,7 @@ def sentinel_frame():
     ix = pd.Index(["nan", None, "k2", "k3", "_nan_", "k5", "k6"], dtype="str", name="key")
     return pd.DataFrame({
         "lit": pd.array(["nan", None, "a", "nan", "b", None, "c"], dtype="str"),
-        "coll": pd.array(["nan", "_nan_", None, "x", "__nan__x", "", None], dtype="str"),
+        "coll": pd.array(["nan", "_nan_", None, "__nan__", "__nan__x", "", None], dtype="str"),
         "nomiss": pd.array(["nan", "a", "nan", "b", "c", "d", "e"], dtype="str"),
         "miss": pd.array([None, "a", "b", "c", "d", "e", None], dtype="str"),
         "i": np.arange(N),

@@ -107,10 +107,12 @@ fn sentinel(k: usize) -> String {
     format!("{u}{NAN_REP}{u}", u = "_".repeat(k))
 }
 
-/// `k` when `v` is sentinel number `k`.
+/// `k` when `v` is sentinel number `k` (no allocation: every present value is tried).
 fn sentinel_number(v: &str) -> Option<usize> {
-    let k = v.len().checked_sub(NAN_REP.len())? / 2;
-    (v.len() == NAN_REP.len() + 2 * k && v == sentinel(k)).then_some(k)
+    let inner = v.trim_start_matches('_');
+    let k = v.len() - inner.len();
+    let rest = inner.strip_prefix(NAN_REP)?;
+    (rest.len() == k && rest.bytes().all(|b| b == b'_')).then_some(k)
 }
 
 /// pandas' `_make_nan_rep` (GH#9604): the first of `nan`, `_nan_`, `__nan__`, ... that is none
