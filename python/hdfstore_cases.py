@@ -161,6 +161,11 @@ def fixed_cases():
         ("series_dates", pd.Series(dates, dtype=object, name="d")),
         ("mixed", pd.DataFrame({"m": mixed, "i": np.arange(N)})),
         ("colmulti", pd.DataFrame(np.arange(3.0 * N).reshape(N, 3), columns=cols)),
+        # column labels pandas keeps as numbers (integer and float levels)
+        ("intcols", pd.DataFrame(np.arange(2.0 * N).reshape(N, 2), columns=[3, -40])),
+        ("colmulti_num", pd.DataFrame(np.arange(3.0 * N).reshape(N, 3), columns=pd.MultiIndex
+                                      .from_tuples([(1, 0.5), (1, 2.0), (20, 0.5)],
+                                                   names=["n", "x"]))),
         ("catindex", pd.DataFrame({"x": np.arange(N)}, index=pd.CategoricalIndex(
             list("abcabca"), categories=list("cbaz"), ordered=True, name="ci"))),
     ]

@@ -209,6 +209,12 @@ def cases():
     )
     colmulti.columns.names = ["upper", None]
     out["fixed_colmulti"] = (colmulti, ["--store-format", "fixed"])
+    # column labels pandas keeps as integers (and floats): written as numbers, not text
+    out["fixed_intcols"] = (pd.DataFrame({3: np.arange(N), -40: cols["s"]}),
+                            ["--store-format", "fixed"])
+    colnum = pd.DataFrame(np.arange(3.0 * N).reshape(N, 3), columns=pd.MultiIndex.from_tuples(
+        [(1, 0.5), (1, 2.0), (20, 0.5)], names=["n", "x"]))
+    out["fixed_colmulti_num"] = (colnum, ["--store-format", "fixed"])
     out["fixed_colmulti_multi"] = (colmulti.set_index(indexes()["multi2"]),
                                    ["--store-format", "fixed", "--compress", "blosc:5"])
     # Series keys (--series): a one-column frame written as `series.to_hdf` writes it.

@@ -31,6 +31,10 @@ pub(crate) fn read_frame(
     }
     let columns = read_index(file, key, "axis0", attrs)?;
     let (labels, level_names) = column_labels(&columns, key, "axis0")?;
+    let level_dtypes: Vec<Option<&str>> = columns
+        .iter()
+        .map(|l| label_dtype(l.values.as_ref()))
+        .collect();
     let index = read_index(file, key, "axis1", attrs)?;
     let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
     let nblocks = attrs.required_int("nblocks")?;
@@ -78,6 +82,7 @@ pub(crate) fn read_frame(
     if let Some(names) = level_names {
         builder = builder.column_levels(&names);
     }
+    builder = builder.column_level_dtypes(&level_dtypes);
     column::add_index(builder, index).build()
 }
 
@@ -530,6 +535,15 @@ fn index_name(attrs: &Attrs) -> Result<Option<String>> {
         Some(sciio_pickle::Value::Bytes(b)) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
         Some(sciio_pickle::Value::Int(i)) => Ok(Some(i.to_string())),
         Some(other) => Err(attrs.bad("name", &other, "a str")),
+    }
+}
+
+/// The numpy dtype pandas gives column labels stored as `a` (`None`: text).
+fn label_dtype(a: &dyn Array) -> Option<&'static str> {
+    match a.data_type() {
+        arrow_schema::DataType::Int64 => Some("int64"),
+        arrow_schema::DataType::Float64 => Some("float64"),
+        _ => None,
     }
 }
 

@@ -135,19 +135,27 @@ pub(super) fn write(
         .iter()
         .map(|l| l.name.clone())
         .collect();
-    // The column labels of the columns at `which`, one index level per column level.
-    let label_index = |which: &[usize]| -> Vec<IndexPart> {
+    let level_dtypes: Vec<String> = schema
+        .column_levels()
+        .iter()
+        .map(|l| l.numpy_type.clone())
+        .collect();
+    // The column labels of the columns at `which`, one index level per column level, each
+    // of the dtype pandas records for its level (integers stay integers).
+    let label_index = |which: &[usize]| -> Result<Vec<IndexPart>> {
         (0..column_levels)
-            .map(|l| IndexPart {
-                name: level_names
-                    .get(l)
-                    .cloned()
-                    .flatten()
-                    .filter(|_| column_levels > 1),
-                values: Arc::new(StringArray::from_iter_values(
-                    which.iter().map(|&c| label_parts[c][l].as_str()),
-                )) as ArrayRef,
-                meta: None,
+            .map(|l| {
+                let parts = which.iter().map(|&c| label_parts[c][l].as_str());
+                let dtype = level_dtypes.get(l).map_or("object", String::as_str);
+                Ok(IndexPart {
+                    name: level_names
+                        .get(l)
+                        .cloned()
+                        .flatten()
+                        .filter(|_| column_levels > 1),
+                    values: typed_labels(parts, dtype)?,
+                    meta: None,
+                })
             })
             .collect()
     };
@@ -158,7 +166,7 @@ pub(super) fn write(
         write_index(&out, "index", index)?;
     } else {
         let all: Vec<usize> = (0..labels.len()).collect();
-        write_index(&out, "axis0", label_index(&all))?;
+        write_index(&out, "axis0", label_index(&all)?)?;
         write_index(&out, "axis1", index)?;
     }
 
@@ -166,7 +174,7 @@ pub(super) fn write(
         let name = if series {
             "values".to_string()
         } else {
-            write_index(&out, &format!("block{i}_items"), label_index(&b.labels))?;
+            write_index(&out, &format!("block{i}_items"), label_index(&b.labels)?)?;
             format!("block{i}_values")
         };
         if matches!(b.elem.enc, Enc::Str { .. } | Enc::Dates) {
@@ -227,6 +235,29 @@ pub(super) fn write(
         }
     }
     Ok(())
+}
+
+/// Column labels of one level as pandas keeps them: integers for an `int64` level, floats for
+/// a `float64` one (as the frame's metadata records them), text otherwise.
+fn typed_labels<'a>(parts: impl Iterator<Item = &'a str>, dtype: &str) -> Result<ArrayRef> {
+    let not = |p: &str, what: &str| {
+        Error::format(format!(
+            "column label {p:?} of a label level of dtype {dtype} is not {what}"
+        ))
+    };
+    Ok(match dtype {
+        "int64" => Arc::new(
+            parts
+                .map(|p| p.parse::<i64>().map_err(|_| not(p, "an integer")))
+                .collect::<Result<Int64Array>>()?,
+        ),
+        "float64" => Arc::new(
+            parts
+                .map(|p| p.parse::<f64>().map_err(|_| not(p, "a number")))
+                .collect::<Result<arrow_array::Float64Array>>()?,
+        ),
+        _ => Arc::new(StringArray::from_iter_values(parts)),
+    })
 }
 
 /// Where the fixed writer puts arrays and attributes.
