@@ -371,10 +371,12 @@ def part(ix, s, t, start):
                         index=pd.Index(ix, dtype='str', name='k'))
 # 1: no missing index value, a literal "nan" in s, t missing (sentinel "nan");
 # 2: the first missing index value and s value (sentinels avoiding what is stored too);
-# 3: a literal "nan" in t, whose sentinel it is: refused.
+# 3: a literal "nan" in t, whose sentinel it is: refused;
+# 4: an index value equal to the index's sentinel: refused.
 parts = [part(['aaaaaaaa', 'b'], ['nan', 'a longer value'], [None, 'y'], 0),
          part([None, 'nan'], [None, '_nan_'], ['x', None], 2),
-         part(['c', 'd'], ['e', 'f'], ['nan', 'z'], 4)]
+         part(['c', 'd'], ['e', 'f'], ['nan', 'z'], 4),
+         part(['_nan_', 'e'], ['e', 'f'], ['g', 'h'], 4)]
 for n, p in enumerate(parts):
     p.to_parquet(f'{d}/a{n + 1}.parquet')
 def before_3_1(path, key):
@@ -392,12 +394,13 @@ for store in ['s.h5', 'pandas.h5']:
 for key, dc in [('df', None), ('dc', True)]:
     parts[0].to_hdf(f'{d}/pandas.h5', key=key, format='table', data_columns=dc)
     parts[1].to_hdf(f'{d}/pandas.h5', key=key, format='table', append=True)
-    try:
-        parts[2].to_hdf(f'{d}/pandas.h5', key=key, format='table', append=True)
-        print(key, 'ACCEPTED')
-    except ValueError as e:
-        print(key, e)
-for p in parts[1:]:
+    for n in [3, 4]:
+        try:
+            parts[n - 1].to_hdf(f'{d}/pandas.h5', key=key, format='table', append=True)
+            print(f'{key}/{n}', 'ACCEPTED')
+        except ValueError as e:
+            print(f'{key}/{n}', e)
+for p in parts[1:3]:
     p.to_hdf(f'{d}/pandas.h5', key='old', format='table', append=True)
 "#,
         &[&d],
@@ -409,18 +412,23 @@ for p in parts[1:]:
         args.extend(extra);
         ok(&args);
         ok(&["convert", &format!("{d}/a2.parquet"), &dst, "--append"]);
-        let out = sciio(&["convert", &format!("{d}/a3.parquet"), &dst, "--append"]);
-        assert_eq!(out.status.code(), Some(1), "{key}: {out:?}");
-        let err = String::from_utf8_lossy(&out.stderr);
-        let pandas = refusals
-            .lines()
-            .find_map(|l| l.strip_prefix(&format!("{key} ")))
-            .unwrap();
-        assert!(
-            pandas.starts_with("Cannot store the string 'nan' in column [t]"),
-            "{pandas}"
-        );
-        assert!(err.contains(pandas), "{key}: {err} (pandas: {pandas})");
+        for (n, what) in [
+            (3, "'nan' in column [t]"),
+            (4, "'_nan_' in Index column [index]"),
+        ] {
+            let out = sciio(&["convert", &format!("{d}/a{n}.parquet"), &dst, "--append"]);
+            assert_eq!(out.status.code(), Some(1), "{key}: {out:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            let pandas = refusals
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{key}/{n} ")))
+                .unwrap();
+            assert!(
+                pandas.starts_with(&format!("Cannot store the string {what}")),
+                "{pandas}"
+            );
+            assert!(err.contains(pandas), "{key}: {err} (pandas: {pandas})");
+        }
     }
     let old = format!("{d}/s.h5:/old");
     for n in [2, 3] {
