@@ -10,8 +10,11 @@
 //!   columns of one numpy dtype together, k values per row; strings, categoricals and
 //!   tz-aware datetimes one block each), then the data columns; on the table the
 //!   `{col}_kind` (pickled labels), `{col}_dtype`, `{col}_meta` (`str`, `category` or a pickled
-//!   `None`), `{col}_nan_rep`, `index_kind`;
-//! * strings as UTF-8 byte strings of the longest value's length (missing values as `"nan"`),
+//!   `None`), `{col}_nan_rep`, `index_kind`, `index_nan_rep`;
+//! * strings as UTF-8 byte strings of the longest value's length, missing values as the
+//!   column's own sentinel (pandas 3.1, GH#9604: `nan`, or `_nan_`, `__nan__`, ... when a value
+//!   is `nan`; recorded in `{col}_nan_rep` when a value is missing, in `index_nan_rep` always,
+//!   empty when none is), so that pandas reads a literal "nan" back as text;
 //!   datetimes and timedeltas as int64 in their unit (UTC instants, the zone in `info`),
 //!   categoricals as codes with the categories in a series table `key/meta/{col}/meta`;
 //! * a MultiIndex as data columns (its level names, `level_N` when unnamed) over an integer
@@ -23,7 +26,8 @@
 //!
 //! PyTables' own search index (`_i_table`, built by pandas' default `index=True`) is not
 //! written: `pd.read_hdf` and `HDFStore.select(key, where=...)` work without it (queries scan
-//! the table in-kernel instead of using the index).
+//! the table in-kernel instead of using the index; python/hdfstore_write_cases.py checks that
+//! `where` on string data columns and the index gives the rows it gives on pandas' own key).
 
 mod attrs;
 mod fixed;
