@@ -343,13 +343,14 @@ fn one_column(
     }
 }
 
-/// Every value stored in the string column (or block) `col` of a table key, read as text
-/// without a sentinel (pandas' `_read_stored_column_values`): a sentinel chosen for appended
-/// rows must differ from each.
+/// The values stored in the string column (or block) `col` of a table key that `keep` picks,
+/// read as text without a sentinel (pandas' `_read_stored_column_values`): a sentinel chosen
+/// for appended rows must differ from each (only candidate sentinels need keeping).
 pub(crate) fn stored_strings(
     file: &PtFile,
     key: &str,
     col: &str,
+    keep: &dyn Fn(&str) -> bool,
 ) -> Result<std::collections::HashSet<String>> {
     use arrow_array::cast::AsArray;
     let path = format!("{key}/table");
@@ -369,7 +370,13 @@ pub(crate) fn stored_strings(
         let values = values
             .as_string_opt::<i32>()
             .ok_or_else(|| Error::mismatch("strings read as another type"))?;
-        out.extend(values.iter().flatten().map(str::to_string));
+        out.extend(
+            values
+                .iter()
+                .flatten()
+                .filter(|v| keep(v))
+                .map(str::to_string),
+        );
     }
     Ok(out)
 }
@@ -396,7 +403,8 @@ pub(crate) fn stored_sentinels(
     let mut out = Vec::new();
     if tattrs.str("index_kind")?.as_deref() == Some("string") {
         let mut own = index_nan_rep(&tattrs, "index_nan_rep")?;
-        if !tattrs.has("index_nan_rep") && !stored_strings(file, key, "index")?.contains(NAN) {
+        let is_nan = |v: &str| v == NAN;
+        if !tattrs.has("index_nan_rep") && stored_strings(file, key, "index", &is_nan)?.is_empty() {
             // Written before pandas 3.1 without a missing value: no sentinel to keep.
             own = None;
         }

@@ -367,8 +367,8 @@ struct Existing {
     categories: Vec<(String, ArrayRef)>,
     /// How each string column (`index` included) marks missing values, by field name.
     sentinels: Vec<(String, StoredSentinel)>,
-    /// Every value stored in a string column, by field name: read when a sentinel is first
-    /// chosen for it (rows appended with its first missing value).
+    /// The stored values of a string column that could be sentinels, by field name: read
+    /// when a sentinel is first chosen for it (rows appended with its first missing value).
     stored: StoredValues,
 }
 
@@ -382,7 +382,8 @@ struct StoredValues {
 impl StoredValues {
     fn of(&self, col: &str) -> Result<std::collections::HashSet<String>> {
         let store = crate::HdfStore::open(&self.path)?;
-        crate::table::stored_strings(store.pytables(), &self.key, col)
+        let candidate = |v: &str| plan::sentinel_number(v).is_some();
+        crate::table::stored_strings(store.pytables(), &self.key, col, &candidate)
     }
 }
 

@@ -108,7 +108,7 @@ fn sentinel(k: usize) -> String {
 }
 
 /// `k` when `v` is sentinel number `k` (no allocation: every present value is tried).
-fn sentinel_number(v: &str) -> Option<usize> {
+pub(crate) fn sentinel_number(v: &str) -> Option<usize> {
     let inner = v.trim_start_matches('_');
     let k = v.len() - inner.len();
     let rest = inner.strip_prefix(NAN_REP)?;
