@@ -94,12 +94,46 @@ def cases():
     out.append(("series_period_unnamed", pd.Series(period_frame()["pd"].values)))
     # complex columns: stored by pandas in both formats, left out by sciio (Arrow has no
     # complex type) with the reason; the other columns convert.
+    out.extend(sentinel_cases())
     out.append(("complex", pd.DataFrame({
         "c64": (np.arange(N) + 1j * np.arange(N)).astype("complex64"),
         "c128": np.arange(N) * (1 - 2j),
         "f": np.linspace(0, 1, N),
     })))
     return out
+
+
+def sentinel_frame():
+    """Strings with both missing values and the literal "nan" (pandas 3.1, GH#9604: each string
+    column, index and MultiIndex level its own sentinel for missing values, `nan`, or `_nan_`,
+    `__nan__`, ... when a value collides with it)."""
+    ix = pd.Index(["nan", None, "k2", "k3", "_nan_", "k5", "k6"], dtype="str", name="key")
+    return pd.DataFrame({
+        "lit": pd.array(["nan", None, "a", "nan", "b", None, "c"], dtype="str"),
+        "coll": pd.array(["nan", "_nan_", None, "__nan__", "__nan__x", "", None], dtype="str"),
+        "nomiss": pd.array(["nan", "a", "nan", "b", "c", "d", "e"], dtype="str"),
+        "miss": pd.array([None, "a", "b", "c", "d", "e", None], dtype="str"),
+        "i": np.arange(N),
+    }, index=ix)
+
+
+def sentinel_multi():
+    mi = pd.MultiIndex.from_arrays([
+        pd.array(["nan", None, "a", "a", "nan", "b", None], dtype="str"),
+        pd.array(["_nan_", "nan", None, "x", "x", "y", "y"], dtype="str"),
+        np.arange(N)], names=["l0", "l1", "l2"])
+    return pd.DataFrame({"lit": sentinel_frame()["lit"].array, "i": np.arange(N)}, index=mi)
+
+
+def sentinel_cases():
+    df = sentinel_frame()
+    return [
+        ("sentinel", df),
+        ("sentinel_multi", sentinel_multi()),
+        ("series_sentinel", df["coll"]),
+        ("series_sentinel_lit", pd.Series(df["nomiss"].array, name="n",
+                                          index=pd.Index(list("abcdefg"), dtype="str"))),
+    ]
 
 
 def period_frame():
@@ -127,6 +161,11 @@ def fixed_cases():
         ("series_dates", pd.Series(dates, dtype=object, name="d")),
         ("mixed", pd.DataFrame({"m": mixed, "i": np.arange(N)})),
         ("colmulti", pd.DataFrame(np.arange(3.0 * N).reshape(N, 3), columns=cols)),
+        # column labels pandas keeps as numbers (integer and float levels)
+        ("intcols", pd.DataFrame(np.arange(2.0 * N).reshape(N, 2), columns=[3, -40])),
+        ("colmulti_num", pd.DataFrame(np.arange(3.0 * N).reshape(N, 3), columns=pd.MultiIndex
+                                      .from_tuples([(1, 0.5), (1, 2.0), (20, 0.5)],
+                                                   names=["n", "x"]))),
         ("catindex", pd.DataFrame({"x": np.arange(N)}, index=pd.CategoricalIndex(
             list("abcabca"), categories=list("cbaz"), ordered=True, name="ci"))),
     ]
@@ -150,6 +189,8 @@ def gen(d, fmt):
             for key, obj, extra in table_cases():
                 kw = dict(complevel=5, complib=lib) if lib else {}
                 obj.to_hdf(path, key=key, format=fmt, **kw, **extra)
+                if key.endswith("_pre31"):
+                    as_before_pandas_3_1(path, key)
                 print(f"{path} /{key}")
 
 
@@ -168,7 +209,28 @@ def table_cases():
         ("ocat_series", pd.Series(ocat, name="o", index=indexes()["int"]), {}),
         ("multi_dc", pd.DataFrame(cols, index=indexes()["multi3"]).drop(columns="u64"),
          {"data_columns": True}),
+        # per-column sentinels of data columns; a caller's table-wide nan_rep (the data
+        # columns then keep a literal "nan" while "zz" is missing); a store as pandas before
+        # 3.1 wrote it (the table-wide "nan", no sentinel markers: "nan" reads as missing).
+        ("sentinel_dc", sentinel_frame(), {"data_columns": True}),
+        ("sentinel_multi_dc", sentinel_multi(), {"data_columns": True}),
+        ("sentinel_user", sentinel_frame(), {"nan_rep": "zz"}),
+        ("sentinel_pre31", sentinel_frame(), {"nan_rep": "nan", "data_columns": ["lit"]}),
     ]
+
+
+def as_before_pandas_3_1(path, key):
+    """Strips what pandas 3.1 adds (GH#9604) from a table key: the markers and sentinels."""
+    import tables
+    with tables.open_file(path, "a") as f:
+        group = f.get_node("/" + key)
+        for name in ["data_col_nan_rep", "mi_level_nan_rep"]:
+            if name in group._v_attrs:
+                group._v_attrs.__delattr__(name)
+        t = group.table
+        for name in list(t._v_attrs._f_list("user")):
+            if name.endswith("_nan_rep"):
+                t._v_attrs.__delattr__(name)
 
 
 # Columns sciio leaves out (with the reason): complex numbers, objects of mixed kinds.

@@ -73,6 +73,89 @@ def dates_frame():
     return pd.DataFrame({"d": pd.Series(dates, dtype=object), "s": [f"s{i}" for i in range(N)]})
 
 
+def sentinel_frame():
+    """Strings with both missing values and the literal "nan": pandas 3.1 (GH#9604) gives each
+    string column, index and MultiIndex level its own sentinel (`nan`, or `_nan_`, `__nan__`,
+    ... when a value collides), so that pandas reads "nan" back as text."""
+    ix = pd.Index(["nan", None, "k2", "k3", "_nan_", "k5", "k6"], dtype="str", name="key")
+    return pd.DataFrame({
+        "lit": pd.array(["nan", None, "a", "nan", "b", None, "c"], dtype="str"),
+        "coll": pd.array(["nan", "_nan_", None, "__nan__", "__nan__x", "", None], dtype="str"),
+        "nomiss": pd.array(["nan", "a", "nan", "b", "c", "d", "e"], dtype="str"),
+        "miss": pd.array([None, "a", "b", "c", "d", "e", None], dtype="str"),
+        "i": np.arange(N),
+    }, index=ix)
+
+
+def sentinel_multi():
+    mi = pd.MultiIndex.from_arrays([
+        pd.array(["nan", None, "a", "a", "nan", "b", None], dtype="str"),
+        pd.array(["_nan_", "nan", None, "x", "x", "y", "y"], dtype="str"),
+        np.arange(N)], names=["l0", "l1", "l2"])
+    return pd.DataFrame({"lit": sentinel_frame()["lit"].array, "i": np.arange(N)}, index=mi)
+
+
+def sentinel_cases():
+    df, multi = sentinel_frame(), sentinel_multi()
+    fixed = ["--store-format", "fixed"]
+    return {
+        "sentinel": (df, []),
+        "sentinel_dc": (df, ["--data-columns", "all"]),
+        "sentinel_multi": (multi, []),
+        "sentinel_multi_dc": (multi, ["--data-columns", "lit"]),
+        "sentinel_fixed": (df, fixed),
+        "sentinel_fixed_multi": (multi, fixed),
+        "sentinel_series": (df[["coll"]], ["--series"]),
+        "sentinel_series_fixed": (df[["coll"]], ["--series"] + fixed),
+        "sentinel_noindexmiss": (df.set_axis(pd.Index(list("abcdefg"), dtype="str")), []),
+    }
+
+
+def nan_rep_attrs(path):
+    """{(node below /df, attribute): value} of every attribute naming a NaN sentinel; a values
+    block's by the labels it holds (pandas and sciio may order the blocks differently)."""
+    import tables
+    out = {}
+    with tables.open_file(path, "r") as f:
+        for node in f.walk_nodes("/df"):
+            attrs = node._v_attrs
+            names = attrs._f_list("user")
+            for name in names:
+                if "nan_rep" in name:
+                    value = attrs[name]
+                    col = name[: -len("_nan_rep")]
+                    if col.startswith("values_block_") and f"{col}_kind" in names:
+                        name = f"{list(attrs[col + '_kind'])}_nan_rep"
+                    out[(node._v_pathname, name)] = None if value is None else str(value)
+    return out
+
+
+def same_sentinels_as_pandas(d, name, df, args):
+    """sciio's key carries the sentinel attributes pandas writes for the same frame."""
+    fmt = "fixed" if "fixed" in args else "table"
+    kw = {}
+    if "--data-columns" in args:
+        dc = args[args.index("--data-columns") + 1]
+        kw["data_columns"] = True if dc == "all" else dc.split(",")
+    obj = df.iloc[:, 0] if "--series" in args else df
+    ref = f"{d}/{name}.sentinels.h5"
+    obj.to_hdf(ref, key="df", format=fmt, mode="w", **kw)
+    want, got = nan_rep_attrs(ref), nan_rep_attrs(f"{d}/{name}.h5")
+    # the nodes both stores have (pandas and sciio may number fixed blocks differently)
+    common = {k for k in want if k[0] in {g[0] for g in got}}
+    assert common, (want, got)
+    assert {k: want[k] for k in common} == {k: got.get(k) for k in common}, (want, got)
+    # a column's or the index's sentinel among them, not only the group's markers
+    assert any(node != "/df" for node, _ in common), (want, got)
+    if name == "sentinel_dc":
+        # where queries on string data columns and the index (the stored bytes: literal
+        # values and sentinels) answer as on pandas' own key, which has PyTables indexes
+        # (_i_table) where sciio's has none
+        for where in ['lit == "nan"', 'lit != "a"', 'index == "nan"', 'index == "_nan_"']:
+            mine = pd.read_hdf(f"{d}/{name}.h5", "df", where=where)
+            pd.testing.assert_frame_equal(mine, pd.read_hdf(ref, "df", where=where))
+
+
 def indexes():
     return {
         "range": None,
@@ -138,6 +221,12 @@ def cases():
     )
     colmulti.columns.names = ["upper", None]
     out["fixed_colmulti"] = (colmulti, ["--store-format", "fixed"])
+    # column labels pandas keeps as integers (and floats): written as numbers, not text
+    out["fixed_intcols"] = (pd.DataFrame({3: np.arange(N), -40: cols["s"]}),
+                            ["--store-format", "fixed"])
+    colnum = pd.DataFrame(np.arange(3.0 * N).reshape(N, 3), columns=pd.MultiIndex.from_tuples(
+        [(1, 0.5), (1, 2.0), (20, 0.5)], names=["n", "x"]))
+    out["fixed_colmulti_num"] = (colnum, ["--store-format", "fixed"])
     out["fixed_colmulti_multi"] = (colmulti.set_index(indexes()["multi2"]),
                                    ["--store-format", "fixed", "--compress", "blosc:5"])
     # Series keys (--series): a one-column frame written as `series.to_hdf` writes it.
@@ -150,6 +239,7 @@ def cases():
         for comp in ["blosc:5", "zlib:1", "none"]:
             out[f"series_{fmt}_{comp.replace(':', '_')}"] = (
                 pd.DataFrame({"s": cols["s"]}, index=idx["str"]), extra + ["--compress", comp])
+    out.update(sentinel_cases())
     out["series_dates_fixed"] = (dates_frame()[["d"]], ["--series", "--store-format", "fixed"])
     for col in ["i64", "u8", "f32", "f64", "b", "s", "dt", "dtz", "utc", "td", "cat", "ocat"]:
         for iname in ["range", "str", "dtz", "multi2"]:
@@ -211,12 +301,17 @@ def check(d):
                                                                           pd.MultiIndex))
                 back = pd.read_parquet(f"{d}/{name}.back.parquet")
                 pd.testing.assert_series_equal(back.iloc[:, 0], got, check_dtype=True)
+                if name.startswith("sentinel"):
+                    same_sentinels_as_pandas(d, name, want, args)
                 with pd.HDFStore(f"{d}/{name}.h5", mode="r") as store:
                     wanted_format = "fixed" if "fixed" in args else "table"
                     assert store.get_storer("df").format_type == wanted_format
                 checked += 1
                 continue
-            pd.testing.assert_frame_equal(got, want, check_dtype=True)
+            pd.testing.assert_frame_equal(got, want, check_dtype=True, check_index_type=(
+                True if name.startswith("sentinel") else "equiv"))
+            if name.startswith("sentinel"):
+                same_sentinels_as_pandas(d, name, want, args)
             with pd.HDFStore(f"{d}/{name}.h5", mode="r") as store:
                 storer = store.get_storer("df")
                 wanted_format = "fixed" if "fixed" in args else "table"

@@ -350,3 +350,111 @@ print('ok')
 "#;
     assert_eq!(run_python(check, &[&d]).trim(), "ok");
 }
+
+/// pandas 3.1 (GH#9604): rows appended to a table key keep each string column's sentinel for
+/// missing values, refuse a value equal to it, and get one (avoiding the stored values) when
+/// they bring the column's first missing value; a table written before pandas 3.1 keeps its
+/// table-wide `nan_rep`. sciio's appends give the frame and the sentinel attributes pandas'
+/// own appends of the same rows give, and the refusal pandas gives.
+#[test]
+fn appended_rows_keep_the_string_sentinels_as_pandas_does() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let refusals = run_python(
+        r#"
+import sys, warnings, numpy as np, pandas as pd, tables
+warnings.simplefilter('ignore')
+d = sys.argv[1]
+S = lambda v: pd.array(v, dtype='str')
+def part(ix, s, t, start):
+    return pd.DataFrame({'s': S(s), 't': S(t), 'i': np.arange(start, start + len(s))},
+                        index=pd.Index(ix, dtype='str', name='k'))
+# 1: no missing index value, a literal "nan" in s, t missing (sentinel "nan");
+# 2: the first missing index value and s value (sentinels avoiding what is stored too);
+# 3: a literal "nan" in t, whose sentinel it is: refused;
+# 4: an index value equal to the index's sentinel: refused.
+parts = [part(['aaaaaaaa', 'b'], ['nan', 'a longer value'], [None, 'y'], 0),
+         part([None, 'nan'], [None, '_nan_'], ['x', None], 2),
+         part(['c', 'd'], ['e', 'f'], ['nan', 'z'], 4),
+         part(['_nan_', 'e'], ['e', 'f'], ['g', 'h'], 4)]
+for n, p in enumerate(parts):
+    p.to_parquet(f'{d}/a{n + 1}.parquet')
+def before_3_1(path, key):
+    # what pandas 3.1 adds (markers and sentinels) stripped: a table as older pandas wrote it
+    with tables.open_file(path, 'a') as f:
+        g = f.get_node(key)
+        for name in ['data_col_nan_rep', 'mi_level_nan_rep']:
+            g._v_attrs.__delattr__(name)
+        for name in list(g.table._v_attrs._f_list('user')):
+            if name.endswith('_nan_rep'):
+                g.table._v_attrs.__delattr__(name)
+for store in ['s.h5', 'pandas.h5']:
+    parts[0].to_hdf(f'{d}/{store}', key='old', format='table', nan_rep='nan')
+    before_3_1(f'{d}/{store}', '/old')
+for key, dc in [('df', None), ('dc', True)]:
+    parts[0].to_hdf(f'{d}/pandas.h5', key=key, format='table', data_columns=dc)
+    parts[1].to_hdf(f'{d}/pandas.h5', key=key, format='table', append=True)
+    for n in [3, 4]:
+        try:
+            parts[n - 1].to_hdf(f'{d}/pandas.h5', key=key, format='table', append=True)
+            print(f'{key}/{n}', 'ACCEPTED')
+        except ValueError as e:
+            print(f'{key}/{n}', e)
+for p in parts[1:3]:
+    p.to_hdf(f'{d}/pandas.h5', key='old', format='table', append=True)
+"#,
+        &[&d],
+    );
+    for (key, extra) in [("df", vec![]), ("dc", vec!["--data-columns", "all"])] {
+        let dst = format!("{d}/s.h5:/{key}");
+        let first = format!("{d}/a1.parquet");
+        let mut args = vec!["convert", first.as_str(), dst.as_str()];
+        args.extend(extra);
+        ok(&args);
+        ok(&["convert", &format!("{d}/a2.parquet"), &dst, "--append"]);
+        for (n, what) in [
+            (3, "'nan' in column [t]"),
+            (4, "'_nan_' in Index column [index]"),
+        ] {
+            let out = sciio(&["convert", &format!("{d}/a{n}.parquet"), &dst, "--append"]);
+            assert_eq!(out.status.code(), Some(1), "{key}: {out:?}");
+            let err = String::from_utf8_lossy(&out.stderr);
+            let pandas = refusals
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("{key}/{n} ")))
+                .unwrap();
+            assert!(
+                pandas.starts_with(&format!("Cannot store the string {what}")),
+                "{pandas}"
+            );
+            assert!(err.contains(pandas), "{key}: {err} (pandas: {pandas})");
+        }
+    }
+    let old = format!("{d}/s.h5:/old");
+    for n in [2, 3] {
+        ok(&["convert", &format!("{d}/a{n}.parquet"), &old, "--append"]);
+    }
+    let check = r#"
+import sys, pandas as pd, tables
+d = sys.argv[1]
+def sentinels(path, key):
+    with tables.open_file(path) as f:
+        out = {}
+        for node in [f.get_node(key), f.get_node(key + '/table')]:
+            for n in node._v_attrs._f_list('user'):
+                if 'nan_rep' in n:
+                    v = node._v_attrs[n]
+                    out[n] = None if v is None else str(v)
+        return out
+for key in ['df', 'dc', 'old']:
+    want = pd.read_hdf(f'{d}/pandas.h5', key)
+    got = pd.read_hdf(f'{d}/s.h5', key)
+    pd.testing.assert_frame_equal(got, want, check_dtype=True, check_index_type=True)
+    assert sentinels(f'{d}/s.h5', '/' + key) == sentinels(f'{d}/pandas.h5', '/' + key), (
+        key, sentinels(f'{d}/s.h5', '/' + key), sentinels(f'{d}/pandas.h5', '/' + key))
+    if key != 'old':  # missing values and the literal "nan" both read back
+        assert got['s'].isna().any() and (got['s'] == 'nan').any(), got
+print('ok')
+"#;
+    assert_eq!(run_python(check, &[&d]).trim(), "ok");
+}

@@ -31,6 +31,10 @@ pub(crate) fn read_frame(
     }
     let columns = read_index(file, key, "axis0", attrs)?;
     let (labels, level_names) = column_labels(&columns, key, "axis0")?;
+    let level_dtypes: Vec<Option<&str>> = columns
+        .iter()
+        .map(|l| label_dtype(l.values.as_ref()))
+        .collect();
     let index = read_index(file, key, "axis1", attrs)?;
     let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
     let nblocks = attrs.required_int("nblocks")?;
@@ -78,6 +82,7 @@ pub(crate) fn read_frame(
     if let Some(names) = level_names {
         builder = builder.column_levels(&names);
     }
+    builder = builder.column_level_dtypes(&level_dtypes);
     column::add_index(builder, index).build()
 }
 
@@ -507,6 +512,11 @@ fn read_index_node(file: &PtFile, path: &str) -> Result<Level> {
                 other => other,
             };
             column::empty(dtype, &meaning)?
+        } else if let (H5Type::FixedString { size, .. }, "string") = (&raw.ty, kind.as_str()) {
+            // pandas 3.1 (GH#9604): missing values stored as the node's `nan_rep`.
+            let nan = crate::table::index_nan_rep(&attrs, "nan_rep")?;
+            column::fixed_strings((&raw).into(), layout, 0, *size, nan.as_deref())
+                .map_err(|e| e.with_node(path.to_string()))?
         } else {
             column::numeric((&raw).into(), layout, 0, &meaning)
                 .map_err(|e| e.with_node(path.to_string()))?
@@ -525,6 +535,15 @@ fn index_name(attrs: &Attrs) -> Result<Option<String>> {
         Some(sciio_pickle::Value::Bytes(b)) => Ok(Some(String::from_utf8_lossy(&b).into_owned())),
         Some(sciio_pickle::Value::Int(i)) => Ok(Some(i.to_string())),
         Some(other) => Err(attrs.bad("name", &other, "a str")),
+    }
+}
+
+/// The numpy dtype pandas gives column labels stored as `a` (`None`: text).
+fn label_dtype(a: &dyn Array) -> Option<&'static str> {
+    match a.data_type() {
+        arrow_schema::DataType::Int64 => Some("int64"),
+        arrow_schema::DataType::Float64 => Some("float64"),
+        _ => None,
     }
 }
 

@@ -61,13 +61,7 @@ pub(crate) fn read_rows(
         )));
     }
     let (index, cols) = read_columns(file, key, attrs, rows)?;
-    let levels = match attrs.value("levels")?.map(unpickle_text) {
-        Some(Value::List(names)) => names
-            .iter()
-            .map(|n| label(n, attrs, "levels"))
-            .collect::<Result<Vec<_>>>()?,
-        _ => Vec::new(),
-    };
+    let levels = level_names(attrs)?;
     let (index, cols): (Vec<Level>, Vec<Col>) = if levels.is_empty() {
         (vec![index], cols)
     } else {
@@ -116,7 +110,7 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
     let info = attrs.value("info")?.unwrap_or(Value::None);
     let order = non_index_labels(attrs)?;
     let values_cols = str_list(attrs, "values_cols")?;
-    let nan_rep = attrs.str("nan_rep")?.unwrap_or_else(|| "nan".into());
+    let sentinels = Sentinels::of(attrs)?;
     let table = file.read_table(&path, rows)?;
 
     // The index column.
@@ -135,7 +129,12 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
         ty: &index_ty,
         bytes: &table.bytes,
     };
-    let index_values = one_column(index_raw, index_layout, 0, &meaning, None)
+    let index_nan = if index_kind == "string" {
+        index_nan_rep(&tattrs, "index_nan_rep")?
+    } else {
+        None
+    };
+    let index_values = one_column(index_raw, index_layout, 0, &meaning, index_nan.as_deref())
         .map_err(|e| e.with_node(format!("{path}/index")))?;
     let index_name = dict_str(index_info, "index_name");
     let mut index = Level::new(index_name, index_values);
@@ -183,8 +182,11 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
             col_info.and_then(|d| dict_get(d, "tz")).and_then(tz_name),
         )
         .map_err(|e| e.with_node(format!("{path}:{col}_dtype")))?;
-        let is_string = matches!(base, H5Type::FixedString { .. });
-        let nan = is_string.then_some(nan_rep.as_str());
+        let nan = match base {
+            H5Type::FixedString { .. } => sentinels.of_column(&tattrs, col)?,
+            _ => None,
+        };
+        let nan = nan.as_deref();
         if k != labels.len() {
             return Err(Error::format(format!(
                 "{k} values per row for the {} labels of {col}_kind",
@@ -231,6 +233,65 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
         cols.push(found.remove(pos));
     }
     Ok((index, cols))
+}
+
+/// The sentinel of a missing string in stores written before pandas 3.1.
+const NAN: &str = "nan";
+
+/// How a table's string columns mark their missing values (pandas 3.1, GH#9604): each string
+/// data column, values block and MultiIndex level its own sentinel (`{col}_nan_rep` on the
+/// table, absent when the column had no missing value) where the group's markers say so;
+/// otherwise the table-wide `nan_rep` (`"nan"` when unset), as every older store has it.
+struct Sentinels {
+    table_wide: String,
+    /// `data_col_nan_rep`: every string column has its own sentinel.
+    data_cols: bool,
+    /// `mi_level_nan_rep`: the MultiIndex levels (the `levels` columns) have their own.
+    mi_levels: bool,
+    levels: Vec<String>,
+}
+
+impl Sentinels {
+    fn of(attrs: &Attrs) -> Result<Sentinels> {
+        Ok(Sentinels {
+            table_wide: attrs.str("nan_rep")?.unwrap_or_else(|| NAN.into()),
+            data_cols: attrs.flag("data_col_nan_rep")?,
+            mi_levels: attrs.flag("mi_level_nan_rep")?,
+            levels: level_names(attrs)?,
+        })
+    }
+
+    /// Whether column `col` has a sentinel of its own.
+    fn own(&self, col: &str) -> bool {
+        self.data_cols || (self.mi_levels && self.levels.iter().any(|l| l == col))
+    }
+
+    /// The string that stands for a missing value in column `col` (`None`: no value is
+    /// missing, a stored `"nan"` is the text "nan").
+    fn of_column(&self, tattrs: &Attrs, col: &str) -> Result<Option<String>> {
+        if self.own(col) {
+            tattrs.str(&format!("{col}_nan_rep"))
+        } else {
+            Ok(Some(self.table_wide.clone()))
+        }
+    }
+}
+
+/// The sentinel of a string index (pandas' `_read_index_nan_rep`): absent in stores written
+/// before pandas 3.1, which stored a missing value as `"nan"`; empty when no value is missing.
+pub(crate) fn index_nan_rep(attrs: &Attrs, name: &str) -> Result<Option<String>> {
+    if !attrs.has(name) {
+        return Ok(Some(NAN.into()));
+    }
+    Ok(attrs.str(name)?.filter(|s| !s.is_empty()))
+}
+
+/// The MultiIndex level names of a table (`levels`: a list; an integer for a flat index).
+fn level_names(attrs: &Attrs) -> Result<Vec<String>> {
+    match attrs.value("levels")?.map(unpickle_text) {
+        Some(Value::List(names)) => names.iter().map(|n| label(n, attrs, "levels")).collect(),
+        _ => Ok(Vec::new()),
+    }
 }
 
 /// An int64 column's values, missing ones as NaT (`i64::MIN`), as pandas stores them.
@@ -280,6 +341,88 @@ fn one_column(
         }
         _ => column::numeric(raw, layout, j, meaning),
     }
+}
+
+/// The values stored in the string column (or block) `col` of a table key that `keep` picks,
+/// read as text without a sentinel (pandas' `_read_stored_column_values`): a sentinel chosen
+/// for appended rows must differ from each (only candidate sentinels need keeping).
+pub(crate) fn stored_strings(
+    file: &PtFile,
+    key: &str,
+    col: &str,
+    keep: &dyn Fn(&str) -> bool,
+) -> Result<std::collections::HashSet<String>> {
+    use arrow_array::cast::AsArray;
+    let path = format!("{key}/table");
+    let table = file.read_table(&path, Rows::all())?;
+    let (base, k, layout) = field_view(&table, col).map_err(|e| e.with_node(path.clone()))?;
+    let H5Type::FixedString { size, .. } = base else {
+        return Err(Error::mismatch(format!("column {col} holds no strings")).with_node(path));
+    };
+    let raw = Raw {
+        ty: &base,
+        bytes: &table.bytes,
+    };
+    let mut out = std::collections::HashSet::new();
+    for j in 0..k {
+        let values = column::fixed_strings(raw, layout, j, size, None)
+            .map_err(|e| e.with_node(format!("{path}/{col}")))?;
+        let values = values
+            .as_string_opt::<i32>()
+            .ok_or_else(|| Error::mismatch("strings read as another type"))?;
+        out.extend(
+            values
+                .iter()
+                .flatten()
+                .filter(|v| keep(v))
+                .map(str::to_string),
+        );
+    }
+    Ok(out)
+}
+
+/// How a stored string column of a table key marks its missing values, for rows appended to
+/// it (pandas 3.1's `create_axes`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum StoredSentinel {
+    /// The column's own sentinel (pandas 3.1), if one was chosen yet.
+    Own(Option<String>),
+    /// The table-wide `nan_rep` of a table written without per-column sentinels.
+    TableWide(String),
+}
+
+/// The sentinel of each string column of a table key (`index` included), by field name.
+pub(crate) fn stored_sentinels(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+) -> Result<Vec<(String, StoredSentinel)>> {
+    let path = format!("{key}/table");
+    let tattrs = Attrs::read(file, &path)?;
+    let sentinels = Sentinels::of(attrs)?;
+    let mut out = Vec::new();
+    if tattrs.str("index_kind")?.as_deref() == Some("string") {
+        let mut own = index_nan_rep(&tattrs, "index_nan_rep")?;
+        let is_nan = |v: &str| v == NAN;
+        if !tattrs.has("index_nan_rep") && stored_strings(file, key, "index", &is_nan)?.is_empty() {
+            // Written before pandas 3.1 without a missing value: no sentinel to keep.
+            own = None;
+        }
+        out.push(("index".to_string(), StoredSentinel::Own(own)));
+    }
+    for col in str_list(attrs, "values_cols")? {
+        let dtype = tattrs.str(&format!("{col}_dtype"))?.unwrap_or_default();
+        if !dtype.starts_with("bytes") && !dtype.starts_with("string") {
+            continue;
+        }
+        let stored = if sentinels.own(&col) {
+            StoredSentinel::Own(sentinels.of_column(&tattrs, &col)?)
+        } else {
+            StoredSentinel::TableWide(sentinels.table_wide.clone())
+        };
+        out.push((col, stored));
+    }
+    Ok(out)
 }
 
 /// The categories of a categorical column, stored as a series table beside the key.

@@ -77,15 +77,17 @@ fn roundtrip(format: &str) -> (usize, Vec<String>) {
 fn fixed_stores_read_as_pandas_reads_them() {
     let (checked, errors) = roundtrip("fixed");
     assert!(errors.is_empty(), "{}", errors.join("\n"));
-    // 39 cases of both formats (frames and series over every index kind) + 5 fixed-only
-    // (dates, mixed objects, column MultiIndex, CategoricalIndex).
-    assert!(checked >= 3 * 44, "only {checked} keys checked");
+    // 43 cases of both formats (frames and series over every index kind, strings with
+    // pandas 3.1's sentinels) + 7 fixed-only (dates, mixed objects, column MultiIndex,
+    // CategoricalIndex, numeric column labels).
+    assert!(checked >= 3 * 50, "only {checked} keys checked");
 }
 
 #[test]
 fn table_stores_read_as_pandas_reads_them() {
     let (checked, errors) = roundtrip("table");
     assert!(errors.is_empty(), "{}", errors.join("\n"));
-    // 38 cases of both formats (pandas writes no table for an empty frame) + 5 table-only.
-    assert!(checked >= 3 * 43, "only {checked} keys checked");
+    // 42 cases of both formats (pandas writes no table for an empty frame) + 9 table-only
+    // (categoricals, data columns, sentinels of data columns, a caller's and a pre-3.1 nan_rep).
+    assert!(checked >= 3 * 51, "only {checked} keys checked");
 }

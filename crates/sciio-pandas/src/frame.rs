@@ -406,6 +406,8 @@ pub struct FrameBuilder {
     index: Vec<BuilderLevel>,
     range: Option<RangeIndex>,
     level_names: Option<Vec<Option<String>>>,
+    /// numpy dtypes of the column label levels that are not text (`int64`, `float64`).
+    level_dtypes: Vec<Option<String>>,
 }
 
 impl FrameBuilder {
@@ -514,6 +516,17 @@ impl FrameBuilder {
                 .map(|n| n.as_ref().map(|s| s.as_ref().to_string()))
                 .collect(),
         );
+        self
+    }
+
+    /// The numpy dtype of each column label level (`None`: text, the default), such as
+    /// `int64` for labels pandas keeps as integers: the labels stay text in the schema, and
+    /// the metadata (`column_indexes`) records the dtype pandas restores them to.
+    pub fn column_level_dtypes<S: AsRef<str>>(mut self, dtypes: &[Option<S>]) -> Self {
+        self.level_dtypes = dtypes
+            .iter()
+            .map(|d| d.as_ref().map(|s| s.as_ref().to_string()))
+            .collect();
         self
     }
 
@@ -665,6 +678,14 @@ impl FrameBuilder {
             }
             None => vec![string_column_level(None)],
         };
+        let mut column_levels = column_levels;
+        for (level, dtype) in column_levels.iter_mut().zip(&self.level_dtypes) {
+            if let Some(dtype) = dtype {
+                level.pandas_type = PandasType::parse(dtype);
+                level.numpy_type = dtype.clone();
+                level.metadata = None;
+            }
+        }
         let column_levels = if self.columns.is_empty() {
             // pandas infers an empty column index as 'empty'
             let mut c: Vec<ColumnMeta> = column_levels;

@@ -135,20 +135,27 @@ pub(super) fn write(
         .iter()
         .map(|l| l.name.clone())
         .collect();
-    // The column labels of the columns at `which`, one index level per column level.
-    let label_index = |which: &[usize]| -> Vec<IndexPart> {
+    let level_dtypes: Vec<String> = schema
+        .column_levels()
+        .iter()
+        .map(|l| l.numpy_type.clone())
+        .collect();
+    // The column labels of the columns at `which`, one index level per column level, each
+    // of the dtype pandas records for its level (integers stay integers).
+    let label_index = |which: &[usize]| -> Result<Vec<IndexPart>> {
         (0..column_levels)
-            .map(|l| IndexPart {
-                name: level_names
-                    .get(l)
-                    .cloned()
-                    .flatten()
-                    .filter(|_| column_levels > 1),
-                values: Arc::new(StringArray::from_iter_values(
-                    which.iter().map(|&c| label_parts[c][l].as_str()),
-                )) as ArrayRef,
-                meta: None,
-                labels: true,
+            .map(|l| {
+                let parts = which.iter().map(|&c| label_parts[c][l].as_str());
+                let dtype = level_dtypes.get(l).map_or("object", String::as_str);
+                Ok(IndexPart {
+                    name: level_names
+                        .get(l)
+                        .cloned()
+                        .flatten()
+                        .filter(|_| column_levels > 1),
+                    values: typed_labels(parts, dtype)?,
+                    meta: None,
+                })
             })
             .collect()
     };
@@ -159,7 +166,7 @@ pub(super) fn write(
         write_index(&out, "index", index)?;
     } else {
         let all: Vec<usize> = (0..labels.len()).collect();
-        write_index(&out, "axis0", label_index(&all))?;
+        write_index(&out, "axis0", label_index(&all)?)?;
         write_index(&out, "axis1", index)?;
     }
 
@@ -167,7 +174,7 @@ pub(super) fn write(
         let name = if series {
             "values".to_string()
         } else {
-            write_index(&out, &format!("block{i}_items"), label_index(&b.labels))?;
+            write_index(&out, &format!("block{i}_items"), label_index(&b.labels)?)?;
             format!("block{i}_values")
         };
         if matches!(b.elem.enc, Enc::Str { .. } | Enc::Dates) {
@@ -230,6 +237,29 @@ pub(super) fn write(
     Ok(())
 }
 
+/// Column labels of one level as pandas keeps them: integers for an `int64` level, floats for
+/// a `float64` one (as the frame's metadata records them), text otherwise.
+fn typed_labels<'a>(parts: impl Iterator<Item = &'a str>, dtype: &str) -> Result<ArrayRef> {
+    let not = |p: &str, what: &str| {
+        Error::format(format!(
+            "column label {p:?} of a label level of dtype {dtype} is not {what}"
+        ))
+    };
+    Ok(match dtype {
+        "int64" => Arc::new(
+            parts
+                .map(|p| p.parse::<i64>().map_err(|_| not(p, "an integer")))
+                .collect::<Result<Int64Array>>()?,
+        ),
+        "float64" => Arc::new(
+            parts
+                .map(|p| p.parse::<f64>().map_err(|_| not(p, "a number")))
+                .collect::<Result<arrow_array::Float64Array>>()?,
+        ),
+        _ => Arc::new(StringArray::from_iter_values(parts)),
+    })
+}
+
 /// Where the fixed writer puts arrays and attributes.
 struct Out<'a> {
     group: &'a PtGroup,
@@ -237,13 +267,12 @@ struct Out<'a> {
     set: &'a dyn Fn(&str, &str, &AttrValue) -> Result<()>,
 }
 
-/// One level of an index to write: its name, values, pandas metadata; `labels`: column
-/// labels (written as pandas writes an `Index` of labels: strings, `nan_rep` "").
+/// One level of an index to write: its name, values, pandas metadata (column labels are
+/// written as pandas writes an `Index` of labels).
 struct IndexPart {
     name: Option<String>,
     values: ArrayRef,
     meta: Option<ColumnMeta>,
-    labels: bool,
 }
 
 /// The frame's row index as levels (a RangeIndex as its int64 values, as pandas writes it).
@@ -271,7 +300,6 @@ fn frame_index(frame: &Frame, rows: usize) -> Result<Vec<IndexPart>> {
                         (0..rows as i64).map(|i| r.start + r.step * i),
                     )) as ArrayRef,
                     meta: None,
-                    labels: false,
                 }),
                 IndexLevel::Column { field, .. } => {
                     let pos = schema.field_position(field)?;
@@ -286,7 +314,6 @@ fn frame_index(frame: &Frame, rows: usize) -> Result<Vec<IndexPart>> {
                         name,
                         values,
                         meta: schema.fields().get(pos).map(|f| f.meta.clone()),
-                        labels: false,
                     })
                 }
             }
@@ -332,7 +359,6 @@ fn write_index(out: &Out<'_>, key: &str, mut levels: Vec<IndexPart>) -> Result<(
             name: None,
             values: categories,
             meta: None,
-            labels: false,
         };
         write_index(out, &format!("{key}_categories"), vec![cats])?;
         (out.set)(key, "kind", &text("category"))?;
@@ -436,14 +462,13 @@ fn write_values(out: &Out<'_>, key: &str, level: &IndexPart) -> Result<Elem> {
     };
     (out.set)(key, "kind", &text(kind))?;
     (out.set)(key, "name", &name_attr(level.name.as_deref())?)?;
-    if matches!(elem.enc, Enc::Str { .. }) {
-        // pandas (GH#9604) records an empty sentinel for an index without missing values.
-        let nan_rep = if level.labels || level.values.null_count() == 0 {
-            ""
-        } else {
-            super::plan::NAN_REP
-        };
-        (out.set)(key, "nan_rep", &text(nan_rep))?;
+    if let Enc::Str { nan_rep, .. } = &elem.enc {
+        // pandas 3.1 (GH#9604) records the index's sentinel, empty when no value is missing.
+        (out.set)(
+            key,
+            "nan_rep",
+            &text(nan_rep.as_deref().unwrap_or_default()),
+        )?;
     }
     Ok(elem)
 }

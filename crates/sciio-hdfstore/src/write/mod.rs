@@ -10,8 +10,11 @@
 //!   columns of one numpy dtype together, k values per row; strings, categoricals and
 //!   tz-aware datetimes one block each), then the data columns; on the table the
 //!   `{col}_kind` (pickled labels), `{col}_dtype`, `{col}_meta` (`str`, `category` or a pickled
-//!   `None`), `{col}_nan_rep`, `index_kind`;
-//! * strings as UTF-8 byte strings of the longest value's length (missing values as `"nan"`),
+//!   `None`), `{col}_nan_rep`, `index_kind`, `index_nan_rep`;
+//! * strings as UTF-8 byte strings of the longest value's length, missing values as the
+//!   column's own sentinel (pandas 3.1, GH#9604: `nan`, or `_nan_`, `__nan__`, ... when a value
+//!   is `nan`; recorded in `{col}_nan_rep` when a value is missing, in `index_nan_rep` always,
+//!   empty when none is), so that pandas reads a literal "nan" back as text;
 //!   datetimes and timedeltas as int64 in their unit (UTC instants, the zone in `info`),
 //!   categoricals as codes with the categories in a series table `key/meta/{col}/meta`;
 //! * a MultiIndex as data columns (its level names, `level_N` when unnamed) over an integer
@@ -23,7 +26,8 @@
 //!
 //! PyTables' own search index (`_i_table`, built by pandas' default `index=True`) is not
 //! written: `pd.read_hdf` and `HDFStore.select(key, where=...)` work without it (queries scan
-//! the table in-kernel instead of using the index).
+//! the table in-kernel instead of using the index; python/hdfstore_write_cases.py checks that
+//! `where` on string data columns and the index gives the rows it gives on pandas' own key).
 
 mod attrs;
 mod fixed;
@@ -38,8 +42,9 @@ use sciio_pickle::Value;
 use sciio_pytables::sciio_hdf5::{Field, H5Type};
 use sciio_pytables::write::{Filters, PtGroup, PtTable, PtWriter};
 
+use crate::table::StoredSentinel;
 use attrs::{flag, i64_attr, pickled, text};
-use plan::{encode, plan_column, Elem, Enc, NAN_REP};
+use plan::{encode, plan_column, Elem, Enc};
 
 /// The layout of a key pandas writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -227,6 +232,13 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
     let total = if appending {
         let mut t = writer.table(&format!("{key}/table"))?;
         append_rows(&mut t, &table, frame)?;
+        let table_wide: Vec<String> = layout
+            .iter()
+            .flat_map(|e| &e.sentinels)
+            .filter(|(_, s)| matches!(s, StoredSentinel::TableWide(_)))
+            .map(|(n, _)| n.clone())
+            .collect();
+        set_sentinels(&t, &table, &table_wide)?;
         t.nrows()
     } else {
         let (parent, name) = parent_group(&writer, &key)?;
@@ -353,6 +365,26 @@ struct Existing {
     order: Vec<String>,
     /// Categories of each categorical column, by field name.
     categories: Vec<(String, ArrayRef)>,
+    /// How each string column (`index` included) marks missing values, by field name.
+    sentinels: Vec<(String, StoredSentinel)>,
+    /// The stored values of a string column that could be sentinels, by field name: read
+    /// when a sentinel is first chosen for it (rows appended with its first missing value).
+    stored: StoredValues,
+}
+
+/// The stored values of a key's string columns, read on demand.
+#[derive(Debug)]
+struct StoredValues {
+    path: std::path::PathBuf,
+    key: String,
+}
+
+impl StoredValues {
+    fn of(&self, col: &str) -> Result<std::collections::HashSet<String>> {
+        let store = crate::HdfStore::open(&self.path)?;
+        let candidate = |v: &str| plan::sentinel_number(v).is_some();
+        crate::table::stored_strings(store.pytables(), &self.key, col, &candidate)
+    }
 }
 
 fn existing_layout(path: &Path, key: &str) -> Result<Option<Existing>> {
@@ -384,11 +416,17 @@ fn existing_layout(path: &Path, key: &str) -> Result<Option<Existing>> {
             categories.push((name, cats));
         }
     }
+    let sentinels = crate::table::stored_sentinels(file, key, &attrs)?;
     Ok(Some(Existing {
         row,
         data_columns,
         order,
         categories,
+        sentinels,
+        stored: StoredValues {
+            path: path.to_path_buf(),
+            key: key.to_string(),
+        },
     }))
 }
 
@@ -609,9 +647,68 @@ fn plan_table(
         index_name,
     };
     if let Some(e) = existing {
+        keep_sentinels(&mut plan, e, &parts_of)?;
         match_existing(&mut plan, e)?;
     }
     Ok(plan)
+}
+
+/// Makes the string columns of an appended plan mark missing values as the stored rows do
+/// (pandas 3.1's `create_axes`, GH#9604): a column's own sentinel is kept, a literal value
+/// equal to it refused; a column without one yet gets one avoiding the stored values too, when
+/// the appended rows bring its first missing value; a table written without per-column
+/// sentinels keeps its table-wide one.
+fn keep_sentinels<'a>(
+    plan: &mut TablePlan,
+    e: &Existing,
+    parts_of: &dyn Fn(usize) -> Vec<&'a dyn Array>,
+) -> Result<()> {
+    for c in std::iter::once(&mut plan.index).chain(plan.cols.iter_mut()) {
+        let (Enc::Str { itemsize, nan_rep }, [Source::Field(pos)]) =
+            (&mut c.elem.enc, c.sources.as_slice())
+        else {
+            continue;
+        };
+        let Some((_, stored)) = e.sentinels.iter().find(|(n, _)| *n == c.name) else {
+            continue;
+        };
+        let parts = parts_of(*pos);
+        let present = || parts.iter().flat_map(|p| plan::present_strs(*p));
+        let missing = parts.iter().any(|p| p.null_count() > 0);
+        *nan_rep = match stored {
+            StoredSentinel::TableWide(s) => Some(s.clone()),
+            StoredSentinel::Own(Some(s)) => {
+                if present().any(|v| v == s) {
+                    let label = c.labels.first().unwrap_or(&c.name);
+                    return Err(sentinel_collision(label, s, c.name == "index"));
+                }
+                Some(s.clone())
+            }
+            StoredSentinel::Own(None) if missing => {
+                let taken = e.stored.of(&c.name)?;
+                Some(plan::choose_sentinel(present(), &taken))
+            }
+            StoredSentinel::Own(None) => None,
+        };
+        if let Some(s) = nan_rep.as_deref().filter(|_| missing) {
+            *itemsize = (*itemsize).max(s.len());
+        }
+        c.encs = vec![c.elem.enc.clone(); c.sources.len()];
+    }
+    Ok(())
+}
+
+/// pandas' refusal of a value equal to the sentinel of the column it is appended to.
+fn sentinel_collision(col: &str, sentinel: &str, index: bool) -> Error {
+    let (what, end) = if index {
+        ("Index column", "in this column")
+    } else {
+        ("column", "on disk")
+    };
+    Error::invalid_input(format!(
+        "cannot append: pandas: \"Cannot store the string '{sentinel}' in {what} [{col}]: it \
+         collides with the sentinel used to encode missing values {end}\""
+    ))
 }
 
 /// Makes an appended plan take the existing table's layout: same fields and types (strings
@@ -660,7 +757,7 @@ fn match_existing(plan: &mut TablePlan, e: &Existing) -> Result<()> {
             )));
         }
         match (&mut c.elem.enc, &base) {
-            (Enc::Str { itemsize }, H5Type::FixedString { size, .. }) => {
+            (Enc::Str { itemsize, .. }, H5Type::FixedString { size, .. }) => {
                 if *itemsize > *size {
                     return Err(Error::invalid_input(format!(
                         "cannot append: a string of {itemsize} bytes in column [{}], which \
@@ -900,9 +997,6 @@ fn write_table_node(
     }
     let table = builder.create()?;
     table.set_attr("index_kind", &text(&plan.index.elem.index_kind))?;
-    if matches!(plan.index.elem.enc, Enc::Str { .. }) {
-        table.set_attr("index_nan_rep", &text(NAN_REP))?;
-    }
     for c in &plan.cols {
         table.set_attr(&format!("{}_dtype", c.name), &text(&c.elem.dtype))?;
         table.set_attr(&format!("{}_kind", c.name), &pickled(&str_list(&c.labels))?)?;
@@ -910,11 +1004,30 @@ fn write_table_node(
             Some(m) => table.set_attr(&format!("{}_meta", c.name), &text(m))?,
             None => table.set_attr(&format!("{}_meta", c.name), &pickled(&Value::None)?)?,
         }
-        if matches!(c.elem.enc, Enc::Str { .. }) {
-            table.set_attr(&format!("{}_nan_rep", c.name), &text(NAN_REP))?;
+    }
+    set_sentinels(&table, plan, &[])?;
+    Ok(table)
+}
+
+/// The string columns' sentinels on the table (pandas 3.1, GH#9604): `index_nan_rep` for a
+/// string index (empty when no value is missing), `{col}_nan_rep` for a column with one but
+/// those of `table_wide` (columns of an older table, which keep the table-wide `nan_rep`).
+fn set_sentinels(table: &PtTable, plan: &TablePlan, table_wide: &[String]) -> Result<()> {
+    if let Enc::Str { nan_rep, .. } = &plan.index.elem.enc {
+        table.set_attr(
+            "index_nan_rep",
+            &text(nan_rep.as_deref().unwrap_or_default()),
+        )?;
+    }
+    for c in plan.cols.iter().filter(|c| !table_wide.contains(&c.name)) {
+        if let Enc::Str {
+            nan_rep: Some(n), ..
+        } = &c.elem.enc
+        {
+            table.set_attr(&format!("{}_nan_rep", c.name), &text(n))?;
         }
     }
-    Ok(table)
+    Ok(())
 }
 
 /// The categories of column `col` as the series table `meta/{col}/meta`.

@@ -25,8 +25,12 @@ pub(crate) enum Enc {
     IntAsF64,
     /// numpy bool: one byte 0/1.
     Bool,
-    /// UTF-8 bytes padded with NULs to `itemsize`; nulls are `nan_rep` (`"nan"`).
-    Str { itemsize: usize },
+    /// UTF-8 bytes padded with NULs to `itemsize`; nulls are `nan_rep`, the column's sentinel
+    /// (`None` when no value is missing).
+    Str {
+        itemsize: usize,
+        nan_rep: Option<String>,
+    },
     /// Categorical codes (-1 for missing) as signed integers of `size` bytes.
     Codes { size: usize },
     /// A dictionary array's values, encoded as the inner encoding.
@@ -93,7 +97,46 @@ impl Elem {
     }
 }
 
+/// The sentinel pandas tries first for a missing string (and the one of every store written
+/// before pandas 3.1).
 pub(crate) const NAN_REP: &str = "nan";
+
+/// Sentinel number `k`: `"nan"` wrapped in `k` underscores on each side (pandas'
+/// `_make_nan_rep` tries `nan`, `_nan_`, `__nan__`, ...).
+fn sentinel(k: usize) -> String {
+    format!("{u}{NAN_REP}{u}", u = "_".repeat(k))
+}
+
+/// `k` when `v` is sentinel number `k` (no allocation: every present value is tried).
+pub(crate) fn sentinel_number(v: &str) -> Option<usize> {
+    let inner = v.trim_start_matches('_');
+    let k = v.len() - inner.len();
+    let rest = inner.strip_prefix(NAN_REP)?;
+    (rest.len() == k && rest.bytes().all(|b| b == b'_')).then_some(k)
+}
+
+/// pandas' `_make_nan_rep` (GH#9604): the first of `nan`, `_nan_`, `__nan__`, ... that is none
+/// of the present `values` nor of `taken` (values already stored in the column), so that a
+/// literal "nan" stays text. One pass over the values whatever the collisions.
+pub(crate) fn choose_sentinel<'a>(
+    values: impl Iterator<Item = &'a str>,
+    taken: &std::collections::HashSet<String>,
+) -> String {
+    let mut used: std::collections::HashSet<usize> = values.filter_map(sentinel_number).collect();
+    used.extend(taken.iter().filter_map(|v| sentinel_number(v)));
+    let k = (0..).find(|k| !used.contains(k)).unwrap_or_default();
+    sentinel(k)
+}
+
+/// The present values of a string array (`None` for another type).
+pub(crate) fn present_strs(a: &dyn Array) -> Box<dyn Iterator<Item = &str> + '_> {
+    match a.data_type() {
+        DataType::Utf8 => Box::new(a.as_string::<i32>().iter().flatten()),
+        DataType::LargeUtf8 => Box::new(a.as_string::<i64>().iter().flatten()),
+        DataType::Utf8View => Box::new(a.as_string_view().iter().flatten()),
+        _ => Box::new(std::iter::empty()),
+    }
+}
 
 fn le_int(size: usize, signed: bool) -> H5Type {
     H5Type::Int {
@@ -248,9 +291,14 @@ pub(crate) fn plan_column(
             let mut itemsize = 1;
             for p in parts {
                 itemsize = itemsize.max(max_str_len(*p));
-                if p.null_count() > 0 {
-                    itemsize = itemsize.max(NAN_REP.len());
-                }
+            }
+            // The column's own sentinel for its missing values, only when it has some.
+            let nan_rep = nulls.then(|| {
+                let values = parts.iter().flat_map(|p| present_strs(*p));
+                choose_sentinel(values, &Default::default())
+            });
+            if let Some(n) = &nan_rep {
+                itemsize = itemsize.max(n.len());
             }
             Elem {
                 ty: string_type(itemsize),
@@ -258,7 +306,7 @@ pub(crate) fn plan_column(
                 index_kind: "string".into(),
                 meta: Some("str"),
                 info: Vec::new(),
-                enc: Enc::Str { itemsize },
+                enc: Enc::Str { itemsize, nan_rep },
                 categories: None,
                 consolidates: false,
             }
@@ -484,10 +532,11 @@ pub(crate) fn encode(
                 out[i * stride + at] = u8::from(b.value(i));
             }
         }
-        Enc::Str { itemsize } => {
+        Enc::Str { itemsize, nan_rep } => {
+            let missing = nan_rep.as_deref().unwrap_or(NAN_REP);
             let mut put = |i: usize, v: Option<&str>| {
                 let cell = &mut out[i * stride + at..i * stride + at + itemsize];
-                let bytes = v.unwrap_or(NAN_REP).as_bytes();
+                let bytes = v.unwrap_or(missing).as_bytes();
                 let k = bytes.len().min(*itemsize);
                 cell[..k].copy_from_slice(&bytes[..k]);
                 cell[k..].fill(0);
