@@ -264,6 +264,24 @@ impl PtFile {
         Ok(self.to_read_layout(data, true))
     }
 
+    /// Rows `start..start+count` of a Table (or of any compound dataset, along its first
+    /// axis) with only the top-level fields named in `fields`, in the layout
+    /// [`PtFile::read_table`] gives them (fields by offset, packed): libhdf5 converts only
+    /// those fields' bytes (`Dataset::read_members`), so one column of a wide table costs
+    /// its own bytes in memory, not the whole records'.
+    pub fn read_table_fields(
+        &self,
+        path: &str,
+        start: u64,
+        count: u64,
+        fields: &[String],
+    ) -> Result<RawData> {
+        let table = self.node(path)?.class == NodeClass::Table;
+        let mut data = self.dataset(path)?.read_members(start, count, fields)?;
+        time::convert_time64(&mut data);
+        Ok(self.to_read_layout(data, table))
+    }
+
     /// Reads one column of a Table; nested columns by path (`"outer/inner"`).
     pub fn read_column(&self, path: &str, column: &str, rows: Rows) -> Result<RawData> {
         let table = self.read_table(path, rows)?;

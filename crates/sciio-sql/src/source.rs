@@ -18,10 +18,10 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
-use sciio::core::{DType, Field as RecordField, RecordType};
+use sciio::core::DType;
 use sciio::hdfstore::HdfStore;
 use sciio::pandas::Frame;
-use sciio::{Error, Format, NdArray, Result};
+use sciio::{Error, Format, Result};
 
 /// Rows read per block: what one batch holds.
 pub(crate) const BLOCK_ROWS: u64 = 65_536;
@@ -35,6 +35,8 @@ pub(crate) enum Shape {
         node: String,
         rows: u64,
         label: String,
+        /// The top-level fields of a structured array, in order (empty for a plain one).
+        fields: Vec<String>,
     },
     /// A pandas HDFStore key.
     StoreKey { key: String },
@@ -53,6 +55,7 @@ pub(crate) struct Source {
 pub struct ReadStats {
     rows: AtomicU64,
     columns: AtomicU64,
+    bytes: AtomicU64,
 }
 
 impl ReadStats {
@@ -64,6 +67,18 @@ impl ReadStats {
     /// Arrow columns built so far, summed over blocks (only projected fields are built).
     pub fn columns_built(&self) -> u64 {
         self.columns.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of rows read from the file so far, as they were converted out of it: the
+    /// projected fields of an HDF5 table's rows (a memory type of those fields alone), whole
+    /// records of a `.npy`/`.npz` (stored interleaved), the fields of a store key's table
+    /// that hold the projected columns.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    fn add_bytes(&self, bytes: u64) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     fn add(&self, batch: &RecordBatch) {
@@ -107,13 +122,22 @@ impl Source {
                 .with_node(node.clone())
         })? as u64;
         let label = column_label(path, &node);
+        let fields = match &info.dtype {
+            DType::Record(record) => record.fields.iter().map(|f| f.name.clone()).collect(),
+            _ => Vec::new(),
+        };
         let mut source = Source {
             path: path.to_path_buf(),
-            shape: Shape::Rows { node, rows, label },
+            shape: Shape::Rows {
+                node,
+                rows,
+                label,
+                fields,
+            },
             schema: Arc::new(Schema::empty()),
         };
         // The schema of a block of at most one row: every column's type, nothing else read.
-        let first = source.read_block(&mut file, 0, rows.min(1), None)?;
+        let (first, _) = source.read_block(&mut file, 0, rows.min(1), None)?;
         source.schema = first.schema();
         Ok(source)
     }
@@ -154,7 +178,10 @@ impl Source {
                     };
                     let batch = source.read_block(opened, start, stop, projection.as_deref());
                     start = stop;
-                    batch
+                    batch.map(|(b, bytes)| {
+                        stats.add_bytes(bytes);
+                        b
+                    })
                 }
                 Shape::StoreKey { key } => {
                     let reader = match &mut store {
@@ -183,29 +210,40 @@ impl Source {
         }))
     }
 
-    /// Rows `start..stop` of a [`Shape::Rows`] source as one batch of the projected columns.
+    /// Rows `start..stop` of a [`Shape::Rows`] source as one batch of the projected columns,
+    /// and the bytes read for it. A structured array's rows are read with only the fields
+    /// that hold projected columns (`File::read_array_fields`); no field at all (`count(*)`)
+    /// reads nothing.
     fn read_block(
         &self,
         file: &mut sciio::File,
         start: u64,
         stop: u64,
         projection: Option<&[usize]>,
-    ) -> Result<RecordBatch> {
-        let Shape::Rows { node, label, .. } = &self.shape else {
+    ) -> Result<(RecordBatch, u64)> {
+        let Shape::Rows {
+            node,
+            label,
+            fields,
+            ..
+        } = &self.shape
+        else {
             return Err(Error::mismatch("not rows of an array"));
         };
         let wanted: Option<Vec<String>> =
             projection.map(|p| p.iter().map(|&i| self.field_name(i)).collect());
-        let block = file.read_array_rows(node, start, stop)?;
+        if wanted.as_ref().is_some_and(Vec::is_empty) {
+            return Ok((select(Vec::new(), Some(&[]), stop - start)?, 0));
+        }
+        let needed = wanted.as_deref().map(|w| fields_holding(fields, w));
+        let block = match needed.filter(|n| !fields.is_empty() && n.len() < fields.len()) {
+            Some(needed) => file.read_array_fields(node, start, stop, &needed)?,
+            None => file.read_array_rows(node, start, stop)?,
+        };
+        let bytes = block.nbytes() as u64;
         let located = |e: Error| e.with_file(&self.path).with_node(node.clone());
         let frame = match block.dtype() {
-            DType::Record(record) => {
-                let narrowed = match &wanted {
-                    Some(names) => narrow(&block, record, names).map_err(located)?,
-                    None => block,
-                };
-                Frame::from_structured(&narrowed).map_err(located)?
-            }
+            DType::Record(_) => Frame::from_structured(&block).map_err(located)?,
             _ => Frame::from_ndarray(label, &block).map_err(located)?,
         };
         // The data columns only: a frame of an array carries a RangeIndex, no column here.
@@ -218,7 +256,7 @@ impl Source {
             })
             .collect::<Result<Vec<(String, ArrayRef)>>>()
             .map_err(located)?;
-        select(columns, wanted.as_deref(), stop - start)
+        Ok((select(columns, wanted.as_deref(), stop - start)?, bytes))
     }
 
     fn field_name(&self, i: usize) -> String {
@@ -341,23 +379,20 @@ fn select(
         .map_err(|e| Error::mismatch(format!("columns of different lengths: {e}")))
 }
 
-/// `block` viewed with only the top-level fields that hold a column in `names` (a nested
-/// record's columns are `outer.inner`), at their offsets in the same records: numpy's
-/// `block[[fields]]`. The other fields' bytes are never converted.
-fn narrow(block: &NdArray, record: &RecordType, names: &[String]) -> Result<NdArray> {
-    let keep = |f: &&RecordField| {
-        names.iter().any(|n| {
-            n == &f.name
-                || n.strip_prefix(f.name.as_str())
-                    .is_some_and(|r| r.starts_with('.'))
+/// The top-level `fields` that hold a column named in `names` (a nested record's columns are
+/// `outer.inner`), in the fields' order.
+fn fields_holding(fields: &[String], names: &[String]) -> Vec<String> {
+    fields
+        .iter()
+        .filter(|f| {
+            names.iter().any(|n| {
+                n == *f
+                    || n.strip_prefix(f.as_str())
+                        .is_some_and(|r| r.starts_with('.'))
+            })
         })
-    };
-    let fields: Vec<RecordField> = record.fields.iter().filter(keep).cloned().collect();
-    let narrowed = DType::Record(RecordType {
-        fields,
-        itemsize: record.itemsize,
-    });
-    NdArray::from_bytes(narrowed, block.shape(), block.order(), block.as_bytes())
+        .cloned()
+        .collect()
 }
 
 /// The column name of a plain array: its node's last name, or the file's stem for a `.npy`.
