@@ -194,9 +194,13 @@ impl Source {
                             }
                         },
                     };
-                    let frame = reader.next()?;
+                    let columns = projection.as_deref().map(|p| names_at(&source.schema, p));
+                    let frame = reader.next(columns.as_deref())?;
                     let batch = frame
-                        .and_then(|f| frame_batch(&f, &source.schema, projection.as_deref()))
+                        .and_then(|(f, bytes)| {
+                            stats.add_bytes(bytes);
+                            frame_batch(&f, &source.schema, projection.as_deref())
+                        })
                         .map(|b| b.slice(0, b.num_rows().min((wanted - start) as usize)));
                     start += batch.as_ref().map_or(0, |b| b.num_rows() as u64);
                     batch
@@ -276,8 +280,8 @@ fn store_key(path: &Path, node: &str) -> Result<Option<String>> {
 /// A store key's columns (`reset_index()`'s), from its first slice.
 fn store_schema(path: &Path, key: &str) -> Result<SchemaRef> {
     let mut reader = StoreReader::open(path, key)?;
-    let frame = match reader.next() {
-        Some(frame) => frame?,
+    let frame = match reader.next(None) {
+        Some(frame) => frame?.0,
         None => HdfStore::open(path)?.read(key)?,
     };
     let fields: Vec<Field> = frame
@@ -309,25 +313,35 @@ impl StoreReader {
         })
     }
 
-    fn next(&mut self) -> Option<Result<Frame>> {
+    /// The next slice with the columns named `columns` (all when `None`) and the bytes of
+    /// the key's rows read for it (0 for a key read whole: not counted).
+    fn next(&mut self, columns: Option<&[String]>) -> Option<Result<(Frame, u64)>> {
         match self.rows {
             Some(rows) if self.next < rows => {
                 let stop = rows.min(self.next.saturating_add(BLOCK_ROWS));
-                let frame = self.store.read_rows(&self.key, self.next, stop);
+                let read = self.store.read_rows_of(&self.key, self.next, stop, columns);
                 self.next = stop;
-                match frame {
-                    Ok(Some((frame, _))) => Some(Ok(frame)),
+                match read {
+                    Ok(Some(read)) => Some(Ok((read.frame, read.bytes_read))),
                     Ok(None) => Some(Err(Error::mismatch("the key is no longer a table key"))),
                     Err(e) => Some(Err(e)),
                 }
             }
             None if self.next == 0 => {
                 self.next = 1;
-                Some(self.store.read(&self.key))
+                Some(self.store.read(&self.key).map(|f| (f, 0)))
             }
             _ => None,
         }
     }
+}
+
+/// The names of `schema`'s fields at `projection`.
+fn names_at(schema: &SchemaRef, projection: &[usize]) -> Vec<String> {
+    projection
+        .iter()
+        .filter_map(|&i| schema.fields().get(i).map(|f| f.name().clone()))
+        .collect()
 }
 
 /// One batch of `frame`'s `reset_index()` columns, those at `projection` only.
@@ -336,11 +350,7 @@ fn frame_batch(
     schema: &SchemaRef,
     projection: Option<&[usize]>,
 ) -> Result<RecordBatch> {
-    let wanted: Option<Vec<String>> = projection.map(|p| {
-        p.iter()
-            .filter_map(|&i| schema.fields().get(i).map(|f| f.name().clone()))
-            .collect()
-    });
+    let wanted = projection.map(|p| names_at(schema, p));
     select(
         frame.column_arrays()?,
         wanted.as_deref(),

@@ -225,7 +225,7 @@ impl Hdf5 {
         fields: &[String],
     ) -> Result<NdArray> {
         self.file
-            .read_table_fields(path, start, stop.saturating_sub(start), fields)?
+            .read_table_fields(path, Rows::range(start, stop, 1), fields)?
             .into_numpy()
     }
 
