@@ -147,7 +147,9 @@ fn kept_members<'a>(ty: &'a H5Type, names: &[String]) -> Result<Vec<(usize, &'a 
         ));
     };
     if let Some(missing) = names.iter().find(|n| !fields.iter().any(|f| &f.name == *n)) {
-        return Err(Error::not_found(format!("no member {missing:?} in the compound")));
+        return Err(Error::not_found(format!(
+            "no member {missing:?} in the compound"
+        )));
     }
     let mut kept: Vec<(usize, &Field)> = fields
         .iter()

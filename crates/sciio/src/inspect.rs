@@ -345,9 +345,14 @@ impl File {
 /// the same records: numpy's `rows[fields]`; the other fields' bytes are not converted.
 fn only_fields(rows: &NdArray, fields: &[String]) -> Result<NdArray> {
     let sciio_core::DType::Record(record) = rows.dtype() else {
-        return Err(Error::mismatch("not a structured array: it has no fields to select"));
+        return Err(Error::mismatch(
+            "not a structured array: it has no fields to select",
+        ));
     };
-    if let Some(missing) = fields.iter().find(|n| !record.fields.iter().any(|f| &f.name == *n)) {
+    if let Some(missing) = fields
+        .iter()
+        .find(|n| !record.fields.iter().any(|f| &f.name == *n))
+    {
         return Err(Error::not_found(format!("no field {missing:?}")));
     }
     let kept = sciio_core::RecordType {
