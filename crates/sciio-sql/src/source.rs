@@ -1,14 +1,21 @@
 //! What a `FILE[:NODE]` holds as a table for SQL, and its rows read block by block: only the
-//! fields a query uses are turned into columns, and no row past its limit is read.
+//! fields a query uses are read, and no row past its limit is read.
 //!
 //! - rows of arrays ([`Shape::Rows`]): a `.npy`, a `.npz` member, a PyTables `Table` or any
 //!   HDF5 dataset, read along its first axis `BLOCK_ROWS` rows at a time
-//!   (`File::read_array_rows`: a hyperslab in HDF5, a seek in `.npy`); a structured dtype is
-//!   narrowed to the projected fields before any Arrow column is built, a plain array is one
-//!   column named after its node (a fixed-size list per row past 1-d);
+//!   (`File::read_array_rows`: a hyperslab in HDF5, a seek in `.npy`). Of a structured
+//!   dtype only the fields holding projected columns are read (`File::read_array_fields`):
+//!   an HDF5 compound through a memory type of those fields alone, so libhdf5 converts only
+//!   their bytes; a `.npy`/`.npz` stores records interleaved, so its rows' whole records are
+//!   read and only the projected fields become Arrow columns. No projected field
+//!   (`count(*)`) reads nothing. A plain array is one column named after its node (a
+//!   fixed-size list per row past 1-d);
 //! - a pandas HDFStore key ([`Shape::StoreKey`]): the frame `pd.read_hdf(f, key).reset_index()`
-//!   gives, a `table` key in slices of `BLOCK_ROWS` rows (`HdfStore::read_batches`), a `fixed`
-//!   key whole; the projection is applied per slice (a slice's values blocks are read whole).
+//!   gives, a `table` key in slices of `BLOCK_ROWS` rows (`HdfStore::read_rows_of`: only the
+//!   index and the values blocks and data columns holding projected columns are read; a
+//!   values block is one field, read whole), a `fixed` key whole.
+//!
+//! A source of no rows has the schema of a read of no rows (its columns and types).
 //!
 //! Parquet files are not here: DataFusion's own reader takes them (see `session.rs`).
 
