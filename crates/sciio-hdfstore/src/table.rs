@@ -85,9 +85,11 @@ pub(crate) fn read_rows(
             .collect::<Result<Vec<_>>>()?,
         _ => Vec::new(),
     };
-    // A MultiIndex's levels are columns of the table: read whatever the projection.
+    // A MultiIndex's levels are columns of the table: read whatever the projection. A
+    // series' one column may be shown unnamed (not by its label): read it whole.
     let wanted: Option<Vec<String>> = rows
         .columns
+        .filter(|_| !series)
         .map(|c| c.iter().chain(&levels).cloned().collect());
     let (index, cols, bytes) = read_columns(file, key, attrs, rows.rows, wanted.as_deref())?;
     let (index, cols): (Vec<Level>, Vec<Col>) = if levels.is_empty() {
@@ -151,7 +153,8 @@ fn read_columns(
     let mut values_cols = Vec::new();
     for col in str_list(attrs, "values_cols")? {
         let labels = str_list(&tattrs, &format!("{col}_kind"))?;
-        if labels.iter().any(is_wanted) {
+        // Every column when all are read (a damaged `_kind` list is then checked below).
+        if wanted.is_none() || labels.iter().any(is_wanted) {
             values_cols.push((col, labels));
         }
     }
