@@ -27,6 +27,19 @@ fn select_star_gives_the_frame_pandas_reads() {
         let n = sciio_sql::format_table(&counted).unwrap();
         let zero = name.ends_with("zero_rows");
         assert_eq!(n.contains("│ 0 │"), zero, "{name}: {n}");
+        // No row still prints the header: the result's column names.
+        if zero {
+            let all = session.query(&format!("SELECT * FROM '{table}'")).unwrap();
+            let text = sciio_sql::format_table(&all).unwrap();
+            let names = all[0].schema();
+            assert!(
+                names
+                    .fields()
+                    .iter()
+                    .all(|f| text.contains(f.name().as_str())),
+                "{name}: {text}"
+            );
+        }
     }
     let checked = sciio_testkit::run_python_script("python/sql_frames.py", &["check", d]);
     assert!(

@@ -69,8 +69,8 @@ fn session_with(name: &str, target: &str) -> (SqlSession, Arc<FileTable>) {
     (session, table)
 }
 
-/// A PyTables Table of 44 fields (an int64 id, 40 float64, a string, an int32, a (2,)
-/// float32 subarray), zlib-compressed in chunks of 1000 rows, and a compound dataset of
+/// A PyTables Table of 45 fields (an int64 id, 40 float64, a string, an int32, a (2,)
+/// float32 subarray, a nested record), zlib-compressed in chunks of 1000 rows, and a compound dataset of
 /// big-endian members written by h5py; prints what pandas/numpy compute on them and the
 /// fields' item sizes.
 const WIDE_TABLE: &str = r#"
@@ -80,7 +80,8 @@ path = sys.argv[1]
 n = 20_000
 rng = np.random.default_rng(4)
 dt = [("id", "<i8")] + [(f"f{i}", "<f8") for i in range(40)] + [
-    ("name", "S16"), ("be", "<i4"), ("pair", "<f4", (2,))]
+    ("name", "S16"), ("be", "<i4"), ("pair", "<f4", (2,)),
+    ("nest", [("a", "<i4"), ("b", "<f8")])]
 t = np.zeros(n, dtype=dt)
 t["id"] = np.arange(n)
 for i in range(40):
@@ -88,11 +89,15 @@ for i in range(40):
 t["name"] = [b"row%d" % i for i in range(n)]
 t["be"] = (np.arange(n) * 7919) % 1000
 t["pair"] = rng.random((n, 2))
+t["nest"]["a"] = np.arange(n) % 11
+t["nest"]["b"] = rng.random(n)
 with tables.open_file(path, "w") as f:
     f.create_table("/", "wide", obj=t, filters=tables.Filters(5, "zlib"), chunkshape=(1000,))
 with tables.open_file(path) as f:
     read = f.root.wide.read()
-df = pd.DataFrame({n: read[n] for n in read.dtype.names if n != "pair"})
+df = pd.DataFrame({n: read[n] for n in read.dtype.names if n not in ("pair", "nest")})
+print("sum_nest_b=%r" % float(read["nest"]["b"].sum()))
+print("nest_size=%d" % read.dtype["nest"].itemsize)
 print("sum_f7=%r" % float(df.f7.sum()))
 hits = df[df.be % 7 == 0].sort_values("id")
 print("hit_ids=" + ",".join(str(i) for i in hits.id))
@@ -127,6 +132,18 @@ fn one_column_of_a_wide_pytables_table_reads_only_its_bytes() {
     assert_eq!(
         table.stats().bytes_read(),
         ROWS as u64 * number(&facts, "f7_size") as u64
+    );
+
+    // A nested column (`outer.inner`): its top-level field only.
+    let (session, table) = session_with("w", &target);
+    let got = session.query("SELECT sum(\"nest.b\") AS s FROM w").unwrap();
+    assert!(
+        close(one_f64(&got), number(&facts, "sum_nest_b")),
+        "{got:?}"
+    );
+    assert_eq!(
+        table.stats().bytes_read(),
+        ROWS as u64 * number(&facts, "nest_size") as u64
     );
 
     let (session, table) = session_with("w", &target);
