@@ -128,6 +128,14 @@ impl Source {
                 .with_file(path)
                 .with_node(node.clone())
         })? as u64;
+        if matches!(info.dtype, DType::Record(_)) && info.shape.len() > 1 {
+            return Err(Error::unsupported(format!(
+                "a structured array of shape {:?}: SQL reads rows of records (one dimension)",
+                info.shape
+            ))
+            .with_file(path)
+            .with_node(node));
+        }
         let label = column_label(path, &node);
         let fields = match &info.dtype {
             DType::Record(record) => record.fields.iter().map(|f| f.name.clone()).collect(),
