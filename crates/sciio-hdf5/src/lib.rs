@@ -35,6 +35,7 @@ mod handle;
 mod header;
 mod image;
 mod layout;
+mod projected;
 mod small;
 mod types;
 mod vlen_guard;

@@ -283,6 +283,8 @@ impl HdfStore {
             next: 0,
             batch_rows: batch_rows.max(1) as u64,
             left_out: Vec::new(),
+            columns: None,
+            bytes_read: 0,
         }))
     }
 
@@ -299,9 +301,34 @@ impl HdfStore {
     /// # Ok::<(), sciio_core::Error>(())
     /// ```
     pub fn read_rows(&self, key: &str, start: u64, stop: u64) -> Result<Option<(Frame, u64)>> {
+        let read = self.read_rows_of(key, start, stop, None)?;
+        Ok(read.map(|r| (r.frame, r.key_rows)))
+    }
+
+    /// Rows `start..stop` of a `table`-format key as [`HdfStore::read_rows`] reads them, with
+    /// only the index and the frame columns named in `columns` (`reset_index()`'s labels;
+    /// `None`: all), reading only the table fields that hold them: the index column, and the
+    /// values blocks and data columns of those columns (the columns of a MultiIndex are read
+    /// whatever `columns` says).
+    ///
+    /// ```no_run
+    /// let store = sciio_hdfstore::HdfStore::open("store.h5")?;
+    /// if let Some(read) = store.read_rows_of("/df", 0, 100, Some(&["x".to_string()]))? {
+    ///     println!("{} rows, {} bytes read", read.frame.num_rows(), read.bytes_read);
+    /// }
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn read_rows_of(
+        &self,
+        key: &str,
+        start: u64,
+        stop: u64,
+        columns: Option<&[String]>,
+    ) -> Result<Option<RowsRead>> {
         let Some(mut slices) = self.read_batches(key, 1)? else {
             return Ok(None);
         };
+        slices.columns = columns.map(<[String]>::to_vec);
         let rows = slices.num_rows();
         if start >= stop.min(rows) {
             return Err(Error::invalid_input(format!(
@@ -312,13 +339,32 @@ impl HdfStore {
         }
         slices.next = start;
         slices.batch_rows = stop.min(rows) - start;
-        slices.next().transpose().map(|f| f.map(|f| (f, rows)))
+        let Some(frame) = slices.next().transpose()? else {
+            return Ok(None);
+        };
+        Ok(Some(RowsRead {
+            frame,
+            key_rows: rows,
+            bytes_read: slices.bytes_read,
+        }))
     }
 
     /// The underlying PyTables file.
     pub fn pytables(&self) -> &PtFile {
         &self.file
     }
+}
+
+/// Rows of a `table` key read by [`HdfStore::read_rows_of`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct RowsRead {
+    /// The rows, as `pd.read_hdf(path, key, start=, stop=)` returns them (the columns asked).
+    pub frame: Frame,
+    /// Rows in the key.
+    pub key_rows: u64,
+    /// Bytes of the table's rows read for them (only the fields that hold the columns asked).
+    pub bytes_read: u64,
 }
 
 /// A `table` key read slice by slice ([`HdfStore::read_batches`]).
@@ -332,6 +378,9 @@ pub struct FrameBatches<'a> {
     next: u64,
     batch_rows: u64,
     left_out: Vec<LeftOutColumn>,
+    /// The frame columns to read (`None`: all).
+    columns: Option<Vec<String>>,
+    bytes_read: u64,
 }
 
 impl FrameBatches<'_> {
@@ -355,10 +404,13 @@ impl Iterator for FrameBatches<'_> {
             return None;
         }
         let stop = self.rows.min(self.next.saturating_add(self.batch_rows));
-        let rows = sciio_pytables::Rows::range(self.next, stop, 1);
+        let rows = table::RowsOf {
+            rows: sciio_pytables::Rows::range(self.next, stop, 1),
+            columns: self.columns.as_deref(),
+        };
         self.next = stop;
         let mut left_out = Vec::new();
-        let frame = table::read_rows(
+        let read = table::read_rows(
             &self.store.file,
             &self.key,
             &self.attrs,
@@ -368,7 +420,10 @@ impl Iterator for FrameBatches<'_> {
         )
         .map_err(|e| locate(e, &self.key).with_file(&self.store.path));
         self.left_out = left_out;
-        Some(frame)
+        Some(read.map(|(frame, bytes)| {
+            self.bytes_read += bytes;
+            frame
+        }))
     }
 }
 

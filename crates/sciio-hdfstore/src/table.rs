@@ -36,18 +36,36 @@ pub(crate) fn read(
     series: bool,
     left_out: &mut Vec<LeftOutColumn>,
 ) -> Result<Frame> {
-    read_rows(file, key, attrs, series, Rows::all(), left_out)
+    read_rows(file, key, attrs, series, rows_all(), left_out).map(|(frame, _)| frame)
 }
 
-/// Reads `rows` of a `table` key (`pd.read_hdf(..., start=, stop=)`).
+fn rows_all() -> RowsOf<'static> {
+    RowsOf {
+        rows: Rows::all(),
+        columns: None,
+    }
+}
+
+/// Which rows of a `table` key to read, and which of its frame's columns (`reset_index()`'s
+/// labels; `None`: all).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct RowsOf<'a> {
+    pub(crate) rows: Rows,
+    pub(crate) columns: Option<&'a [String]>,
+}
+
+/// Reads `rows` of a `table` key (`pd.read_hdf(..., start=, stop=)`), with the bytes of the
+/// table's rows read. With `columns`, the frame holds the index and those columns only, and
+/// only the table fields that hold them are read (a values block is one field: all of its
+/// columns' bytes are read, only the wanted ones become columns).
 pub(crate) fn read_rows(
     file: &PtFile,
     key: &str,
     attrs: &Attrs,
     series: bool,
-    rows: Rows,
+    rows: RowsOf<'_>,
     left_out: &mut Vec<LeftOutColumn>,
-) -> Result<Frame> {
+) -> Result<(Frame, u64)> {
     let table_type = attrs.str("table_type")?.unwrap_or_default();
     let known = [
         "appendable_frame",
@@ -60,8 +78,14 @@ pub(crate) fn read_rows(
             "table_type {table_type:?} is not read (attribute table_type)"
         )));
     }
-    let (index, cols) = read_columns(file, key, attrs, rows)?;
     let levels = level_names(attrs)?;
+    // A MultiIndex's levels are columns of the table: read whatever the projection. A
+    // series' one column may be shown unnamed (not by its label): read it whole.
+    let wanted: Option<Vec<String>> = rows
+        .columns
+        .filter(|_| !series)
+        .map(|c| c.iter().chain(&levels).cloned().collect());
+    let (index, cols, bytes) = read_columns(file, key, attrs, rows.rows, wanted.as_deref())?;
     let (index, cols): (Vec<Level>, Vec<Col>) = if levels.is_empty() {
         (vec![index], cols)
     } else {
@@ -100,18 +124,36 @@ pub(crate) fn read_rows(
             None => column::add_column(builder, (!unnamed).then_some(c.label), c.values, c.dtype),
         };
     }
-    column::add_index(builder, index).build()
+    Ok((column::add_index(builder, index).build()?, bytes))
 }
 
-/// The index column and the other columns in `non_index_axes` order.
-fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(Level, Vec<Col>)> {
+/// The index column, the other columns in `non_index_axes` order (those in `wanted` only,
+/// when given) and the bytes of the rows read.
+fn read_columns(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    rows: Rows,
+    wanted: Option<&[String]>,
+) -> Result<(Level, Vec<Col>, u64)> {
     let path = format!("{key}/table");
     let tattrs = Attrs::read(file, &path)?;
     let info = attrs.value("info")?.unwrap_or(Value::None);
-    let order = non_index_labels(attrs)?;
-    let values_cols = str_list(attrs, "values_cols")?;
+    let is_wanted = |label: &String| wanted.is_none_or(|w| w.contains(label));
+    let order: Vec<String> = non_index_labels(attrs)?
+        .into_iter()
+        .filter(is_wanted)
+        .collect();
+    let mut values_cols = Vec::new();
+    for col in str_list(attrs, "values_cols")? {
+        let labels = str_list(&tattrs, &format!("{col}_kind"))?;
+        // Every column when all are read (a damaged `_kind` list is then checked below).
+        if wanted.is_none() || labels.iter().any(is_wanted) {
+            values_cols.push((col, labels));
+        }
+    }
     let sentinels = Sentinels::of(attrs)?;
-    let table = file.read_table(&path, rows)?;
+    let table = read_fields(file, &path, rows, wanted.map(|_| &values_cols[..]))?;
 
     // The index column.
     let index_kind = tattrs
@@ -153,8 +195,8 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
     }
 
     let mut found: Vec<Col> = Vec::new();
-    for col in &values_cols {
-        let labels = str_list(&tattrs, &format!("{col}_kind"))?;
+    for (col, labels) in &values_cols {
+        let labels = labels.clone();
         let dtype = tattrs.str(&format!("{col}_dtype"))?.unwrap_or_default();
         if dtype.starts_with("complex") {
             // PyTables' complex columns (a compound of r, i): the frame cannot hold them.
@@ -162,7 +204,7 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
                 "{dtype} values: Arrow and Parquet have no complex type (pandas' to_parquet \
                  refuses them too)"
             );
-            for label in labels {
+            for label in labels.into_iter().filter(is_wanted) {
                 found.push(Col {
                     label,
                     values: arrow_array::new_empty_array(&arrow_schema::DataType::Null),
@@ -199,6 +241,9 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
             bytes: &table.bytes,
         };
         for (j, label) in labels.into_iter().enumerate() {
+            if !is_wanted(&label) {
+                continue;
+            }
             let mut values = one_column(raw, layout, j, &meaning, nan)
                 .map_err(|e| e.with_node(format!("{path}/{col}")))?;
             let mut ordered = None;
@@ -232,7 +277,24 @@ fn read_columns(file: &PtFile, key: &str, attrs: &Attrs, rows: Rows) -> Result<(
         })?;
         cols.push(found.remove(pos));
     }
-    Ok((index, cols))
+    Ok((index, cols, table.bytes.len() as u64))
+}
+
+/// The rows of the table at `path`: whole, or (`values_cols` given) with only the `index`
+/// field and the fields of those values columns, the others' bytes never converted.
+fn read_fields(
+    file: &PtFile,
+    path: &str,
+    rows: Rows,
+    values_cols: Option<&[(String, Vec<String>)]>,
+) -> Result<RawData> {
+    let Some(values_cols) = values_cols else {
+        return file.read_table(path, rows);
+    };
+    let fields: Vec<String> = std::iter::once("index".to_string())
+        .chain(values_cols.iter().map(|(col, _)| col.clone()))
+        .collect();
+    file.read_table_fields(path, rows, &fields)
 }
 
 /// The sentinel of a missing string in stores written before pandas 3.1.
@@ -429,7 +491,7 @@ pub(crate) fn stored_sentinels(
 pub(crate) fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef> {
     let meta_key = format!("{key}/meta/{col}/meta");
     let attrs = Attrs::read(file, &meta_key)?;
-    let (_, cols) = read_columns(file, &meta_key, &attrs, Rows::all())?;
+    let (_, cols, _) = read_columns(file, &meta_key, &attrs, Rows::all(), None)?;
     cols.into_iter()
         .next()
         .map(|c| c.values)

@@ -264,6 +264,28 @@ impl PtFile {
         Ok(self.to_read_layout(data, true))
     }
 
+    /// `rows` (a range of step 1) of a Table, or of any compound dataset along its first
+    /// axis, with only the top-level fields named in `fields`, in the layout
+    /// [`PtFile::read_table`] gives them (fields by offset, packed): libhdf5 converts only
+    /// those fields' bytes (`Dataset::read_members`), so one column of a wide table costs
+    /// its own bytes in memory, not the whole records'.
+    pub fn read_table_fields(&self, path: &str, rows: Rows, fields: &[String]) -> Result<RawData> {
+        let ds = self.dataset(path)?;
+        let rows_in = ds.shape()?.first().copied().unwrap_or(0);
+        let sel = rows.resolve(rows_in).map_err(|e| e.with_node(path))?;
+        if sel.step != 1 {
+            return Err(Error::invalid_input(
+                "a read of some fields takes a range of rows of step 1",
+            )
+            .with_node(path)
+            .with_file(self.h5.path()));
+        }
+        let table = self.node(path)?.class == NodeClass::Table;
+        let mut data = ds.read_members(sel.start, sel.count, fields)?;
+        time::convert_time64(&mut data);
+        Ok(self.to_read_layout(data, table))
+    }
+
     /// Reads one column of a Table; nested columns by path (`"outer/inner"`).
     pub fn read_column(&self, path: &str, column: &str, rows: Rows) -> Result<RawData> {
         let table = self.read_table(path, rows)?;

@@ -8,7 +8,10 @@
 //!   record batches, or go to a Parquet file pandas reads ([`SqlSession::query_to_parquet`]).
 //! - [`FileTable`] is the [`TableProvider`](datafusion::catalog::TableProvider) for the
 //!   numpy, PyTables and HDFStore sources: it reads only the rows up to a query's limit and
-//!   builds only the projected fields' columns. Parquet goes to DataFusion's own reader.
+//!   only the projected fields (their bytes alone from an HDF5 table or a store key's
+//!   values blocks; whole interleaved records from a `.npy`/`.npz`, of which only the
+//!   projected fields become columns). Parquet goes to DataFusion's own reader, its pandas
+//!   index columns named as `reset_index()` names them.
 //! - [`format_table`] prints results as `sciio`'s other tables are drawn.
 //!
 //! ```

@@ -9,7 +9,8 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::catalog::TableProvider;
 use datafusion::common::TableReference;
 use datafusion::datasource::file_format::options::ParquetReadOptions;
-use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::logical_expr::Expr;
+use datafusion::prelude::{ident, SessionConfig, SessionContext};
 use sciio::pandas::{FrameSchema, ParquetOptions, ParquetWriter};
 use sciio::{Error, Format, Result, Target};
 
@@ -89,13 +90,22 @@ impl SqlSession {
         Ok(())
     }
 
-    /// Runs `sql` (one statement); the tables it names that are files are opened first.
+    /// Runs `sql` (one statement); the tables it names that are files are opened first. A
+    /// result of no rows is one empty batch of the result's schema (its columns and types:
+    /// what a zero-row source gives), never an empty list.
     pub fn query(&self, sql: &str) -> Result<Vec<RecordBatch>> {
         self.register_named_files(sql)?;
-        let batches = self
+        let (schema, batches) = self
             .runtime
-            .block_on(async { self.ctx.sql(sql).await?.collect().await })
+            .block_on(async {
+                let frame = self.ctx.sql(sql).await?;
+                let schema: Arc<Schema> = Arc::new(frame.schema().as_arrow().clone());
+                Ok::<_, datafusion::error::DataFusionError>((schema, frame.collect().await?))
+            })
             .map_err(from_df)?;
+        if batches.is_empty() {
+            return Ok(vec![plain_types(RecordBatch::new_empty(schema))?]);
+        }
         batches.into_iter().map(plain_types).collect()
     }
 
@@ -105,7 +115,7 @@ impl SqlSession {
         let batches = self.query(sql)?;
         let schema = match batches.first() {
             Some(b) => b.schema(),
-            None => self.result_schema(sql)?,
+            None => return Err(Error::mismatch("a query gave no result schema")),
         };
         let rows = batches.iter().map(RecordBatch::num_rows).sum();
         let frame_schema = FrameSchema::infer(&schema, Vec::new());
@@ -117,18 +127,6 @@ impl SqlSession {
             writer.finish()
         })?;
         Ok(rows)
-    }
-
-    /// The result schema of `sql`, with the types [`SqlSession::query`] returns.
-    fn result_schema(&self, sql: &str) -> Result<Arc<Schema>> {
-        let frame = self.runtime.block_on(self.ctx.sql(sql)).map_err(from_df)?;
-        let fields: Vec<Field> = frame
-            .schema()
-            .fields()
-            .iter()
-            .map(|f| Field::new(f.name(), plain_type(f.data_type()), f.is_nullable()))
-            .collect();
-        Ok(Arc::new(Schema::new(fields)))
     }
 
     /// Registers every table `sql` names that is not known yet and names a file.
@@ -173,13 +171,107 @@ impl SqlSession {
             file_extension: "",
             ..Default::default()
         };
-        self.runtime
-            .block_on(
-                self.ctx
-                    .register_parquet(TableReference::bare(name), path_text, options),
-            )
-            .map_err(|e| from_df(e).with_file(&path))
+        let index = pandas_index_columns(&path);
+        if index.is_empty() {
+            return self
+                .runtime
+                .block_on(
+                    self.ctx
+                        .register_parquet(TableReference::bare(name), path_text, options),
+                )
+                .map_err(|e| from_df(e).with_file(&path));
+        }
+        // The index columns renamed and first, the data columns after them: a view over
+        // DataFusion's reader (projection and filters still reach the Parquet scan).
+        let frame = self
+            .runtime
+            .block_on(self.ctx.read_parquet(path_text, options))
+            .map_err(|e| from_df(e).with_file(&path))?;
+        let stored: Vec<String> = frame
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect();
+        let mut columns: Vec<Expr> = Vec::new();
+        for (field, shown) in index_names(&index, &stored) {
+            columns.push(ident(field).alias(shown));
+        }
+        let index_fields: Vec<&String> = index.iter().flatten().map(|(f, _)| f).collect();
+        for field in stored.iter().filter(|f| !index_fields.contains(f)) {
+            columns.push(ident(field));
+        }
+        let view = frame
+            .select(columns)
+            .map_err(|e| from_df(e).with_file(&path))?
+            .into_view();
+        self.register_table(name, view)
     }
+}
+
+/// The pandas index levels of a Parquet file stored as columns (`index_columns` of its
+/// `pandas` metadata that name a field), in level order: `None` for a level kept as a
+/// RangeIndex in the metadata only (no column holds it). A file without pandas metadata,
+/// or whose metadata does not parse, has none (its columns keep their stored names; what
+/// is wrong with the file DataFusion's reader then says).
+fn pandas_index_columns(path: &Path) -> Vec<Option<(String, Option<String>)>> {
+    use sciio::pandas::parquet::file::reader::{FileReader, SerializedFileReader};
+    use sciio::pandas::{IndexDescriptor, PandasMetadata};
+    let Some(meta) = std::fs::File::open(path)
+        .ok()
+        .and_then(|f| SerializedFileReader::new(f).ok())
+        .and_then(|r| {
+            let kv = r.metadata().file_metadata().key_value_metadata()?;
+            let json = kv.iter().find(|k| k.key == "pandas")?.value.clone()?;
+            PandasMetadata::parse(json.as_bytes()).ok()
+        })
+    else {
+        return Vec::new();
+    };
+    let levels: Vec<Option<(String, Option<String>)>> = meta
+        .index_columns
+        .iter()
+        .map(|d| match d {
+            IndexDescriptor::Column(field) => {
+                let name = meta
+                    .columns
+                    .iter()
+                    .find(|c| c.field_name.as_deref() == Some(field.as_str()))
+                    .and_then(|c| c.name.clone());
+                Some((field.clone(), name))
+            }
+            IndexDescriptor::Range(_) => None,
+        })
+        .collect();
+    if levels.iter().all(Option::is_none) {
+        return Vec::new();
+    }
+    levels
+}
+
+/// `(stored field, shown name)` of the stored index levels, named as pandas'
+/// `reset_index()` names them: the level's name, else `index` for a single level (`level_0`
+/// when a column is already called `index`), `level_N` for level N of a MultiIndex.
+fn index_names(
+    levels: &[Option<(String, Option<String>)>],
+    stored: &[String],
+) -> Vec<(String, String)> {
+    let single = levels.len() == 1;
+    let taken = stored.iter().any(|f| f == "index");
+    levels
+        .iter()
+        .enumerate()
+        .filter_map(|(i, level)| {
+            let (field, name) = level.as_ref()?;
+            let shown = match name {
+                Some(n) => n.clone(),
+                None if single && !taken => "index".to_string(),
+                None => format!("level_{i}"),
+            };
+            Some((field.clone(), shown))
+        })
+        .filter(|(field, _)| stored.contains(field))
+        .collect()
 }
 
 /// `batch` with view types (`Utf8View`, `BinaryView`) cast to the plain ones, which the

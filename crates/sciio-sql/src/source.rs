@@ -1,14 +1,21 @@
 //! What a `FILE[:NODE]` holds as a table for SQL, and its rows read block by block: only the
-//! fields a query uses are turned into columns, and no row past its limit is read.
+//! fields a query uses are read, and no row past its limit is read.
 //!
 //! - rows of arrays ([`Shape::Rows`]): a `.npy`, a `.npz` member, a PyTables `Table` or any
 //!   HDF5 dataset, read along its first axis `BLOCK_ROWS` rows at a time
-//!   (`File::read_array_rows`: a hyperslab in HDF5, a seek in `.npy`); a structured dtype is
-//!   narrowed to the projected fields before any Arrow column is built, a plain array is one
-//!   column named after its node (a fixed-size list per row past 1-d);
+//!   (`File::read_array_rows`: a hyperslab in HDF5, a seek in `.npy`). Of a structured
+//!   dtype only the fields holding projected columns are read (`File::read_array_fields`):
+//!   an HDF5 compound through a memory type of those fields alone, so libhdf5 converts only
+//!   their bytes; a `.npy`/`.npz` stores records interleaved, so its rows' whole records are
+//!   read and only the projected fields become Arrow columns. No projected field
+//!   (`count(*)`) reads nothing. A plain array is one column named after its node (a
+//!   fixed-size list per row past 1-d);
 //! - a pandas HDFStore key ([`Shape::StoreKey`]): the frame `pd.read_hdf(f, key).reset_index()`
-//!   gives, a `table` key in slices of `BLOCK_ROWS` rows (`HdfStore::read_batches`), a `fixed`
-//!   key whole; the projection is applied per slice (a slice's values blocks are read whole).
+//!   gives, a `table` key in slices of `BLOCK_ROWS` rows (`HdfStore::read_rows_of`: only the
+//!   index and the values blocks and data columns holding projected columns are read; a
+//!   values block is one field, read whole), a `fixed` key whole.
+//!
+//! A source of no rows has the schema of a read of no rows (its columns and types).
 //!
 //! Parquet files are not here: DataFusion's own reader takes them (see `session.rs`).
 
@@ -18,10 +25,10 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
-use sciio::core::{DType, Field as RecordField, RecordType};
+use sciio::core::DType;
 use sciio::hdfstore::HdfStore;
 use sciio::pandas::Frame;
-use sciio::{Error, Format, NdArray, Result};
+use sciio::{Error, Format, Result};
 
 /// Rows read per block: what one batch holds.
 pub(crate) const BLOCK_ROWS: u64 = 65_536;
@@ -35,6 +42,8 @@ pub(crate) enum Shape {
         node: String,
         rows: u64,
         label: String,
+        /// The top-level fields of a structured array, in order (empty for a plain one).
+        fields: Vec<String>,
     },
     /// A pandas HDFStore key.
     StoreKey { key: String },
@@ -53,6 +62,7 @@ pub(crate) struct Source {
 pub struct ReadStats {
     rows: AtomicU64,
     columns: AtomicU64,
+    bytes: AtomicU64,
 }
 
 impl ReadStats {
@@ -64,6 +74,18 @@ impl ReadStats {
     /// Arrow columns built so far, summed over blocks (only projected fields are built).
     pub fn columns_built(&self) -> u64 {
         self.columns.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of rows read from the file so far, as they were converted out of it: the
+    /// projected fields of an HDF5 table's rows (a memory type of those fields alone), whole
+    /// records of a `.npy`/`.npz` (stored interleaved), the fields of a store key's table
+    /// that hold the projected columns.
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes.load(Ordering::Relaxed)
+    }
+
+    fn add_bytes(&self, bytes: u64) {
+        self.bytes.fetch_add(bytes, Ordering::Relaxed);
     }
 
     fn add(&self, batch: &RecordBatch) {
@@ -106,14 +128,31 @@ impl Source {
                 .with_file(path)
                 .with_node(node.clone())
         })? as u64;
+        if matches!(info.dtype, DType::Record(_)) && info.shape.len() > 1 {
+            return Err(Error::unsupported(format!(
+                "a structured array of shape {:?}: SQL reads rows of records (one dimension)",
+                info.shape
+            ))
+            .with_file(path)
+            .with_node(node));
+        }
         let label = column_label(path, &node);
+        let fields = match &info.dtype {
+            DType::Record(record) => record.fields.iter().map(|f| f.name.clone()).collect(),
+            _ => Vec::new(),
+        };
         let mut source = Source {
             path: path.to_path_buf(),
-            shape: Shape::Rows { node, rows, label },
+            shape: Shape::Rows {
+                node,
+                rows,
+                label,
+                fields,
+            },
             schema: Arc::new(Schema::empty()),
         };
         // The schema of a block of at most one row: every column's type, nothing else read.
-        let first = source.read_block(&mut file, 0, rows.min(1), None)?;
+        let (first, _) = source.read_block(&mut file, 0, rows.min(1), None)?;
         source.schema = first.schema();
         Ok(source)
     }
@@ -154,7 +193,10 @@ impl Source {
                     };
                     let batch = source.read_block(opened, start, stop, projection.as_deref());
                     start = stop;
-                    batch
+                    batch.map(|(b, bytes)| {
+                        stats.add_bytes(bytes);
+                        b
+                    })
                 }
                 Shape::StoreKey { key } => {
                     let reader = match &mut store {
@@ -167,9 +209,13 @@ impl Source {
                             }
                         },
                     };
-                    let frame = reader.next()?;
+                    let columns = projection.as_deref().map(|p| names_at(&source.schema, p));
+                    let frame = reader.next(columns.as_deref())?;
                     let batch = frame
-                        .and_then(|f| frame_batch(&f, &source.schema, projection.as_deref()))
+                        .and_then(|(f, bytes)| {
+                            stats.add_bytes(bytes);
+                            frame_batch(&f, &source.schema, projection.as_deref())
+                        })
                         .map(|b| b.slice(0, b.num_rows().min((wanted - start) as usize)));
                     start += batch.as_ref().map_or(0, |b| b.num_rows() as u64);
                     batch
@@ -183,29 +229,40 @@ impl Source {
         }))
     }
 
-    /// Rows `start..stop` of a [`Shape::Rows`] source as one batch of the projected columns.
+    /// Rows `start..stop` of a [`Shape::Rows`] source as one batch of the projected columns,
+    /// and the bytes read for it. A structured array's rows are read with only the fields
+    /// that hold projected columns (`File::read_array_fields`); no field at all (`count(*)`)
+    /// reads nothing.
     fn read_block(
         &self,
         file: &mut sciio::File,
         start: u64,
         stop: u64,
         projection: Option<&[usize]>,
-    ) -> Result<RecordBatch> {
-        let Shape::Rows { node, label, .. } = &self.shape else {
+    ) -> Result<(RecordBatch, u64)> {
+        let Shape::Rows {
+            node,
+            label,
+            fields,
+            ..
+        } = &self.shape
+        else {
             return Err(Error::mismatch("not rows of an array"));
         };
         let wanted: Option<Vec<String>> =
             projection.map(|p| p.iter().map(|&i| self.field_name(i)).collect());
-        let block = file.read_array_rows(node, start, stop)?;
+        if wanted.as_ref().is_some_and(Vec::is_empty) {
+            return Ok((select(Vec::new(), Some(&[]), stop - start)?, 0));
+        }
+        let needed = wanted.as_deref().map(|w| fields_holding(fields, w));
+        let block = match needed.filter(|n| !fields.is_empty() && n.len() < fields.len()) {
+            Some(needed) => file.read_array_fields(node, start, stop, &needed)?,
+            None => file.read_array_rows(node, start, stop)?,
+        };
+        let bytes = block.nbytes() as u64;
         let located = |e: Error| e.with_file(&self.path).with_node(node.clone());
         let frame = match block.dtype() {
-            DType::Record(record) => {
-                let narrowed = match &wanted {
-                    Some(names) => narrow(&block, record, names).map_err(located)?,
-                    None => block,
-                };
-                Frame::from_structured(&narrowed).map_err(located)?
-            }
+            DType::Record(_) => Frame::from_structured(&block).map_err(located)?,
             _ => Frame::from_ndarray(label, &block).map_err(located)?,
         };
         // The data columns only: a frame of an array carries a RangeIndex, no column here.
@@ -218,7 +275,7 @@ impl Source {
             })
             .collect::<Result<Vec<(String, ArrayRef)>>>()
             .map_err(located)?;
-        select(columns, wanted.as_deref(), stop - start)
+        Ok((select(columns, wanted.as_deref(), stop - start)?, bytes))
     }
 
     fn field_name(&self, i: usize) -> String {
@@ -238,8 +295,8 @@ fn store_key(path: &Path, node: &str) -> Result<Option<String>> {
 /// A store key's columns (`reset_index()`'s), from its first slice.
 fn store_schema(path: &Path, key: &str) -> Result<SchemaRef> {
     let mut reader = StoreReader::open(path, key)?;
-    let frame = match reader.next() {
-        Some(frame) => frame?,
+    let frame = match reader.next(None) {
+        Some(frame) => frame?.0,
         None => HdfStore::open(path)?.read(key)?,
     };
     let fields: Vec<Field> = frame
@@ -271,25 +328,35 @@ impl StoreReader {
         })
     }
 
-    fn next(&mut self) -> Option<Result<Frame>> {
+    /// The next slice with the columns named `columns` (all when `None`) and the bytes of
+    /// the key's rows read for it (0 for a key read whole: not counted).
+    fn next(&mut self, columns: Option<&[String]>) -> Option<Result<(Frame, u64)>> {
         match self.rows {
             Some(rows) if self.next < rows => {
                 let stop = rows.min(self.next.saturating_add(BLOCK_ROWS));
-                let frame = self.store.read_rows(&self.key, self.next, stop);
+                let read = self.store.read_rows_of(&self.key, self.next, stop, columns);
                 self.next = stop;
-                match frame {
-                    Ok(Some((frame, _))) => Some(Ok(frame)),
+                match read {
+                    Ok(Some(read)) => Some(Ok((read.frame, read.bytes_read))),
                     Ok(None) => Some(Err(Error::mismatch("the key is no longer a table key"))),
                     Err(e) => Some(Err(e)),
                 }
             }
             None if self.next == 0 => {
                 self.next = 1;
-                Some(self.store.read(&self.key))
+                Some(self.store.read(&self.key).map(|f| (f, 0)))
             }
             _ => None,
         }
     }
+}
+
+/// The names of `schema`'s fields at `projection`.
+fn names_at(schema: &SchemaRef, projection: &[usize]) -> Vec<String> {
+    projection
+        .iter()
+        .filter_map(|&i| schema.fields().get(i).map(|f| f.name().clone()))
+        .collect()
 }
 
 /// One batch of `frame`'s `reset_index()` columns, those at `projection` only.
@@ -298,11 +365,7 @@ fn frame_batch(
     schema: &SchemaRef,
     projection: Option<&[usize]>,
 ) -> Result<RecordBatch> {
-    let wanted: Option<Vec<String>> = projection.map(|p| {
-        p.iter()
-            .filter_map(|&i| schema.fields().get(i).map(|f| f.name().clone()))
-            .collect()
-    });
+    let wanted = projection.map(|p| names_at(schema, p));
     select(
         frame.column_arrays()?,
         wanted.as_deref(),
@@ -341,23 +404,20 @@ fn select(
         .map_err(|e| Error::mismatch(format!("columns of different lengths: {e}")))
 }
 
-/// `block` viewed with only the top-level fields that hold a column in `names` (a nested
-/// record's columns are `outer.inner`), at their offsets in the same records: numpy's
-/// `block[[fields]]`. The other fields' bytes are never converted.
-fn narrow(block: &NdArray, record: &RecordType, names: &[String]) -> Result<NdArray> {
-    let keep = |f: &&RecordField| {
-        names.iter().any(|n| {
-            n == &f.name
-                || n.strip_prefix(f.name.as_str())
-                    .is_some_and(|r| r.starts_with('.'))
+/// The top-level `fields` that hold a column named in `names` (a nested record's columns are
+/// `outer.inner`), in the fields' order.
+fn fields_holding(fields: &[String], names: &[String]) -> Vec<String> {
+    fields
+        .iter()
+        .filter(|f| {
+            names.iter().any(|n| {
+                n == *f
+                    || n.strip_prefix(f.as_str())
+                        .is_some_and(|r| r.starts_with('.'))
+            })
         })
-    };
-    let fields: Vec<RecordField> = record.fields.iter().filter(keep).cloned().collect();
-    let narrowed = DType::Record(RecordType {
-        fields,
-        itemsize: record.itemsize,
-    });
-    NdArray::from_bytes(narrowed, block.shape(), block.order(), block.as_bytes())
+        .cloned()
+        .collect()
 }
 
 /// The column name of a plain array: its node's last name, or the file's stem for a `.npy`.

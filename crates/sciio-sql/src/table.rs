@@ -25,7 +25,9 @@ use crate::source::{ReadStats, Source};
 /// DataFusion's own reader ([`crate::SqlSession`] registers them so).
 ///
 /// A scan reads only the rows up to the query's limit, in blocks of 65,536 rows, on a
-/// blocking thread; of a structured array's records it turns only the projected fields into
+/// blocking thread, and only the projected fields: of an HDF5 table only their bytes are
+/// converted, of a store `table` key only the fields holding them are read, of a `.npy`/`.npz`
+/// (records interleaved on disk) whole records are read and only the projected fields become
 /// Arrow columns ([`FileTable::stats`] counts what was read).
 ///
 /// ```

@@ -71,6 +71,8 @@ fn a_filter_reads_every_row_but_only_the_fields_it_needs() {
     // Two fields (a, c) per block of 65,536 rows, never b.
     let blocks = ROWS.div_ceil(65_536) as u64;
     assert_eq!(table.stats().columns_built(), 2 * blocks);
+    // A .npy stores its records interleaved: whole records (20 bytes) are read.
+    assert_eq!(table.stats().bytes_read(), ROWS as u64 * 20);
 }
 
 #[test]
@@ -81,4 +83,20 @@ fn count_star_builds_no_column() {
     assert_eq!(rows(&got), 1);
     assert_eq!(table.stats().columns_built(), 0);
     assert_eq!(table.stats().rows_read(), ROWS as u64);
+    // No field is needed: nothing is read from the file.
+    assert_eq!(table.stats().bytes_read(), 0);
+}
+
+#[test]
+fn a_structured_array_of_two_dimensions_is_refused_naming_its_shape() {
+    let dir = tempfile::tempdir().unwrap();
+    let scalar = DType::Scalar(ScalarType::new(ScalarKind::Int(4), ByteOrder::Little));
+    let record = RecordType::packed([("a".to_string(), scalar)]);
+    let array = NdArray::from_bytes(DType::Record(record), &[2, 3], Order::C, &[0u8; 24]).unwrap();
+    let path = dir.path().join("two.npy");
+    let mut out = Vec::new();
+    sciio::npy::write_array(&mut out, &array).unwrap();
+    std::fs::write(&path, out).unwrap();
+    let e = FileTable::open_node(&path, None).unwrap_err().to_string();
+    assert!(e.contains("two.npy") && e.contains("[2, 3]"), "{e}");
 }

@@ -215,6 +215,20 @@ impl Hdf5 {
         raw.into_numpy()
     }
 
+    /// Rows `start..stop` of a compound dataset (a Table) with only the top-level `fields`,
+    /// read with a memory type of those fields alone (`PtFile::read_table_fields`).
+    pub(crate) fn read_row_fields(
+        &self,
+        path: &str,
+        start: u64,
+        stop: u64,
+        fields: &[String],
+    ) -> Result<NdArray> {
+        self.file
+            .read_table_fields(path, Rows::range(start, stop, 1), fields)?
+            .into_numpy()
+    }
+
     /// How the dataset at `path` is stored: layout, chunk shape, chunks written (chunked
     /// datasets), filter pipeline, bytes in the file.
     pub(crate) fn storage(&self, path: &str) -> Result<StorageFacts> {

@@ -278,6 +278,56 @@ impl File {
         }
     }
 
+    /// Rows `start..stop` of a structured array or table at `path` (as
+    /// [`File::read_array_rows`]) with only the top-level fields named in `fields` (numpy's
+    /// `rows[fields]`), in the array's field order. An HDF5 compound dataset (a PyTables
+    /// Table) is read with a memory type of those fields alone: libhdf5 converts only their
+    /// bytes and the result holds only them. A `.npy`/`.npz` stores its records interleaved,
+    /// so the rows' whole records are read and the result views the kept fields in them (the
+    /// other fields' bytes stay unconverted). A name the array lacks is an error naming it.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// use sciio::core::{ByteOrder, DType, Order, RecordType, ScalarKind, ScalarType};
+    /// let f8 = DType::Scalar(ScalarType::new(ScalarKind::Float(8), ByteOrder::Little));
+    /// let record = RecordType::packed([("a".to_string(), f8.clone()), ("b".to_string(), f8)]);
+    /// let bytes: Vec<u8> = (0..8).flat_map(|i| (i as f64).to_le_bytes()).collect();
+    /// let a = sciio::NdArray::from_bytes(DType::Record(record), &[4], Order::C, &bytes)?;
+    /// let path = dir.path().join("r.npy");
+    /// std::fs::write(&path, { let mut b = Vec::new(); sciio::npy::write_array(&mut b, &a)?; b })?;
+    /// let rows = sciio::open(&path)?.read_array_fields("/", 1, 3, &["b".to_string()])?;
+    /// let DType::Record(kept) = rows.dtype() else { unreachable!() };
+    /// assert_eq!(kept.fields.len(), 1);
+    /// assert_eq!(rows.shape(), &[2]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn read_array_fields(
+        &mut self,
+        path: &str,
+        start: u64,
+        stop: u64,
+        fields: &[String],
+    ) -> Result<NdArray> {
+        let path = normalise(path);
+        let file = self.path.clone();
+        let located = |e: Error| e.with_file(&file).with_node(path.clone());
+        #[cfg(feature = "hdf5")]
+        if let Backend::Hdf5(h5) = &self.backend {
+            let rows = self
+                .root
+                .find(&path)
+                .and_then(Node::array_info)
+                .and_then(|i| i.shape.first().copied())
+                .unwrap_or(0) as u64;
+            let (start, stop) = (start.min(rows), stop.min(rows).max(start.min(rows)));
+            return h5
+                .read_row_fields(&path, start, stop, fields)
+                .map_err(located);
+        }
+        let rows = self.read_array_rows(&path, start, stop)?;
+        only_fields(&rows, fields).map_err(located)
+    }
+
     /// The row groups and column chunks of a Parquet file (its footer only is read); `None`
     /// for other formats.
     pub fn parquet_info(&self) -> Result<Option<ParquetInfo>> {
@@ -289,6 +339,37 @@ impl File {
         }
         Ok(None)
     }
+}
+
+/// `rows` (a structured array) viewed with only the top-level `fields`, at their offsets in
+/// the same records: numpy's `rows[fields]`; the other fields' bytes are not converted.
+fn only_fields(rows: &NdArray, fields: &[String]) -> Result<NdArray> {
+    let sciio_core::DType::Record(record) = rows.dtype() else {
+        return Err(Error::mismatch(
+            "not a structured array: it has no fields to select",
+        ));
+    };
+    if let Some(missing) = fields
+        .iter()
+        .find(|n| !record.fields.iter().any(|f| &f.name == *n))
+    {
+        return Err(Error::not_found(format!("no field {missing:?}")));
+    }
+    let kept = sciio_core::RecordType {
+        fields: record
+            .fields
+            .iter()
+            .filter(|f| fields.contains(&f.name))
+            .cloned()
+            .collect(),
+        itemsize: record.itemsize,
+    };
+    NdArray::from_bytes(
+        sciio_core::DType::Record(kept),
+        rows.shape(),
+        rows.order(),
+        rows.as_bytes(),
+    )
 }
 
 /// Rows `start..stop` of an array stored at `base` in `f` (a `.npy` file's data).
