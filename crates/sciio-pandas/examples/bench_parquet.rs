@@ -5,7 +5,8 @@
 //! usage: bench --rows N --dir DIR [--repeat K] [--compress C] [--input NAME] [--output NAME]
 //! (reads DIR/NAME, default pyarrow.parquet, writes DIR/NAME, default sciio.parquet, with the
 //! codec C, default snappy; times are the best of K runs; `--only read` or `--only write` times
-//! one side alone, for profiling; `--threads N` encodes on N threads)
+//! one side alone, for profiling; `--threads N` encodes on N threads; `--keep-freed` keeps
+//! freed memory mapped between repeats, see [`keep_freed_memory`])
 // A benchmark driver: a bad argument or failed run stops it with a message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -65,6 +66,22 @@ fn build(rows: usize) -> Frame {
     b.build().expect("valid frame")
 }
 
+/// Keeps the memory of a dropped frame mapped for the next repeat, as jemalloc (polars'
+/// allocator, which keeps freed pages for 10 s) does for polars' repeats in the Python run.
+/// With the `sciio` binary's tuning glibc unmaps a dropped frame's heaps (each thread's 64 MiB
+/// heaps are deleted once empty, whatever M_TRIM_THRESHOLD says; only M_TOP_PAD keeps them),
+/// so every repeat faults in the whole frame again, page by zeroed page: with the 10M-row
+/// frame, about a third of the read's CPU time went to the kernel. A one-shot run pays those
+/// faults on both sides; a best-of-K in one process only on sciio's side without this.
+fn keep_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets malloc's parameters, first thing in main, before other threads.
+    unsafe {
+        libc::mallopt(libc::M_TOP_PAD, 1 << 30);
+        libc::mallopt(libc::M_TRIM_THRESHOLD, 1 << 30);
+    }
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     // glibc's malloc tuned as the `sciio` binary tunes it (crates/sciio-cli/src/alloc.rs):
     // large freed buffers stay mapped for the next row group instead of being faulted in again.
@@ -75,6 +92,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
     }
     let args: Vec<String> = std::env::args().collect();
+    if args.iter().any(|a| a == "--keep-freed") {
+        keep_freed_memory();
+    }
     let rows: usize = arg(&args, "--rows").unwrap_or("10000000".into()).parse()?;
     let dir = std::path::PathBuf::from(arg(&args, "--dir").ok_or("--dir is required")?);
     let repeat: usize = arg(&args, "--repeat").unwrap_or("3".into()).parse()?;
