@@ -6,7 +6,8 @@
 //! (reads DIR/NAME, default pyarrow.parquet, writes DIR/NAME, default sciio.parquet, with the
 //! codec C, default snappy; times are the best of K runs; `--only read` or `--only write` times
 //! one side alone, for profiling; `--threads N` encodes on N threads; `--keep-freed` keeps
-//! freed memory mapped between repeats, see [`keep_freed_memory`])
+//! freed memory mapped between repeats, see [`keep_freed_memory`]; to weigh the writer's
+//! settings: `--statistics off`, `--dictionary off`, `--page-bytes N`, `--row-group-rows N`)
 // A benchmark driver: a bad argument or failed run stops it with a message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -104,6 +105,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut options = ParquetOptions::new().compression(compression);
     if let Some(n) = arg(&args, "--threads") {
         options = options.threads(n.parse()?);
+    }
+    if let Some(v) = arg(&args, "--statistics") {
+        options = options.statistics(v != "off");
+    }
+    if let Some(v) = arg(&args, "--dictionary") {
+        options = options.dictionary(v != "off");
+    }
+    if let Some(n) = arg(&args, "--page-bytes") {
+        options = options.data_page_bytes(n.parse()?);
+    }
+    if let Some(n) = arg(&args, "--row-group-rows") {
+        options = options.row_group_rows(n.parse()?);
     }
     let only = arg(&args, "--only");
     let frame = (only.as_deref() != Some("read")).then(|| build(rows));
