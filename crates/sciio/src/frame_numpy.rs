@@ -21,9 +21,11 @@ use sciio_core::{DType, Error, Limits, NdArray, Order, Result, ScalarKind, Scala
 use sciio_pandas::{Frame, FrameSchema, IndexLevel, ParquetReader, ReadOptions, MASK_SUFFIX};
 
 use crate::atomic::{temp_file_beside, write_atomically};
+use crate::file::File;
 use crate::job::{Job, Written};
 use crate::options::npz_compression;
 use crate::parquet::{numpy_columns, records_of};
+use crate::parquet_convert::npz_member;
 use crate::plan::{Item, LeftOut};
 use sciio_zip::ZipWriter;
 
@@ -47,19 +49,11 @@ pub(crate) fn frame_to_npy(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>>
     if compressed || src.size_on_disk() < STREAM_MIN_BYTES {
         return Ok(None);
     }
-    let (file, limits) = (src.path(), *src.limits());
-    let Some((schema, total_rows, layout)) = plan(file, &limits, None)? else {
+    let Some((source, layout)) = Source::of(src, None)? else {
         return Ok(None);
     };
     job.plan.extend(layout.left_out.clone());
     job.plan.ready()?;
-    let source = Source {
-        file,
-        limits,
-        schema: &schema,
-        total_rows,
-        total_bytes: src.size_on_disk(),
-    };
     let progress = &mut *job.progress;
     let written = write_atomically(dst, |out| write_records(&source, &layout, out, progress))?;
     progress(source.total_bytes, source.total_bytes);
@@ -97,7 +91,7 @@ fn write_records(
     let (file, limits) = (source.file, &source.limits);
     let mut written = 0u64;
     let mut offset = 0u64;
-    for_each_frame(open(file, limits)?, source.schema, file, |frame| {
+    for_each_frame(open(file, limits)?, &source.schema, file, |frame| {
         let rows = frame.num_rows();
         let records = records_of(&layout.columns(frame, file, limits, offset)?, rows)
             .map_err(|e| e.with_file(file))?;
@@ -130,15 +124,10 @@ pub(crate) fn frame_to_npz(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>>
         return Ok(None);
     }
     let compression = npz_compression(options.compress.as_ref())?;
-    let member = options
-        .dst_node
-        .as_deref()
-        .map(|d| d.trim_matches('/'))
-        .filter(|d| !d.is_empty());
-    let (file, limits) = (src.path(), *src.limits());
+    let member = npz_member(options);
     // One member of records holds the stored index only, as `.npy`; members hold every level.
     let with_index = member.is_none().then_some(true);
-    let Some((schema, total_rows, layout)) = plan(file, &limits, with_index)? else {
+    let Some((source, layout)) = Source::of(src, with_index)? else {
         return Ok(None);
     };
     if member.is_none() && layout.fields.len() > MAX_MEMBERS {
@@ -146,13 +135,6 @@ pub(crate) fn frame_to_npz(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>>
     }
     job.plan.extend(layout.left_out.clone());
     job.plan.ready()?;
-    let source = Source {
-        file,
-        limits,
-        schema: &schema,
-        total_rows,
-        total_bytes: src.size_on_disk(),
-    };
     let progress = &mut *job.progress;
     let (arrays, bytes) = match member {
         Some(name) => {
@@ -181,9 +163,28 @@ const MAX_MEMBERS: usize = 256;
 struct Source<'a> {
     file: &'a Path,
     limits: Limits,
-    schema: &'a FrameSchema,
+    schema: FrameSchema,
     total_rows: u64,
     total_bytes: u64,
+}
+
+impl<'a> Source<'a> {
+    /// `src` with its layout (the index levels as fields as [`plan`] says); `None` when the
+    /// frame does not stream.
+    fn of(src: &'a File, with_index: Option<bool>) -> Result<Option<(Source<'a>, Layout)>> {
+        let (file, limits) = (src.path(), *src.limits());
+        let Some((schema, total_rows, layout)) = plan(file, &limits, with_index)? else {
+            return Ok(None);
+        };
+        let source = Source {
+            file,
+            limits,
+            schema,
+            total_rows,
+            total_bytes: src.size_on_disk(),
+        };
+        Ok(Some((source, layout)))
+    }
 }
 
 /// The frame's records into the one member `name` of a new archive at `dst`.
@@ -229,7 +230,7 @@ fn column_members(
             .map(|(t, _)| BufWriter::with_capacity(256 << 10, t.as_file()))
             .collect();
         let mut offset = 0u64;
-        for_each_frame(open(file, limits)?, source.schema, file, |frame| {
+        for_each_frame(open(file, limits)?, &source.schema, file, |frame| {
             let columns = layout.columns(frame, file, limits, offset)?;
             for (writer, (name, column)) in writers.iter_mut().zip(&columns) {
                 writer
@@ -601,7 +602,7 @@ df.to_parquet(sys.argv[1], row_group_size=1000)
         let source = Source {
             file: &path,
             limits,
-            schema: &schema,
+            schema,
             total_rows,
             total_bytes: 1,
         };

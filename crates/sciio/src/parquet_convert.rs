@@ -125,12 +125,7 @@ pub(crate) fn frame_to_npz(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>>
         return Ok(None);
     };
     let compression = npz_compression(options.compress.as_ref())?;
-    let member = options
-        .dst_node
-        .as_deref()
-        .map(|d| d.trim_matches('/'))
-        .filter(|d| !d.is_empty());
-    let (arrays, left_out) = match member {
+    let (arrays, left_out) = match npz_member(options) {
         Some(name) => {
             let (records, left_out) = frame_records(src)?;
             (vec![(name.to_string(), records)], left_out)
@@ -149,6 +144,15 @@ pub(crate) fn frame_to_npz(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>>
         arrays: arrays.into_iter().map(|(name, _)| name).collect(),
         data_bytes: bytes,
     }))
+}
+
+/// The member a frame's records go into (`y.npz:m`), or `None`: a member per column.
+pub(crate) fn npz_member(options: &crate::options::ConvertOptions) -> Option<&str> {
+    options
+        .dst_node
+        .as_deref()
+        .map(|d| d.trim_matches('/'))
+        .filter(|d| !d.is_empty())
 }
 
 /// `x.parquet → y.npy`: one structured array like `df.to_records(index=False)`, the index
