@@ -36,6 +36,10 @@ CASES = [
     ("parquet_multiindex", "multi.parquet"),
     ("parquet_string_index", "strings.parquet"),
     ("parquet_index_name_taken", "taken.parquet"),
+    # reset_index() of an unnamed Series calls its values 0, of a named one by its name
+    ("store_unnamed_series_table", "series.h5:/s"),
+    ("store_unnamed_series_fixed", "series.h5:/f"),
+    ("store_named_series_table", "series.h5:/named"),
 ]
 
 
@@ -72,6 +76,11 @@ def make(d):
     # An unnamed index beside a column named `index`: reset_index() calls it `level_0`.
     taken = base.assign(index=np.arange(6) * 2).set_index(pd.Index([7, 9, 8, 1, 2, 3]))
     taken.to_parquet(os.path.join(d, "taken.parquet"))
+    values = pd.Series([1.5, np.nan, 3.5, 4.0], index=pd.Index([5, 6, 7, 8], name="at"))
+    series = os.path.join(d, "series.h5")
+    values.reset_index(drop=True).to_hdf(series, key="s", format="table", mode="w")
+    values.to_hdf(series, key="f", format="fixed")
+    values.rename("0").to_hdf(series, key="named", format="table")
     for name, target in CASES:
         print(name, target)
 
@@ -105,6 +114,8 @@ def check(d):
     for name, target in cases:
         got = pd.read_parquet(os.path.join(d, name + ".out.parquet"))
         want = expected(d, target)
+        # SQL names columns by text: reset_index() of an unnamed Series calls its values 0
+        want.columns = [str(c) for c in want.columns]
         if list(got.columns) != list(want.columns):
             failed.append(f"{name}: columns {list(got.columns)} != {list(want.columns)}")
             continue

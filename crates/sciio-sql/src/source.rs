@@ -26,7 +26,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{ArrayRef, RecordBatch, RecordBatchOptions};
 use datafusion::arrow::datatypes::{Field, Schema, SchemaRef};
 use sciio::core::DType;
-use sciio::hdfstore::HdfStore;
+use sciio::hdfstore::{HdfStore, StoreKey};
 use sciio::pandas::Frame;
 use sciio::{Error, Format, Result};
 
@@ -45,8 +45,9 @@ pub(crate) enum Shape {
         /// The top-level fields of a structured array, in order (empty for a plain one).
         fields: Vec<String>,
     },
-    /// A pandas HDFStore key.
-    StoreKey { key: String },
+    /// A pandas HDFStore key; `unnamed_series` when it holds a Series without a name
+    /// (`reset_index()` calls its values `0`).
+    StoreKey { key: String, unnamed_series: bool },
 }
 
 /// A table-like node of a file, with its Arrow schema (no metadata).
@@ -108,8 +109,12 @@ impl Source {
         }
         if file.format() == Format::Hdf5 {
             if let Some(key) = node.map(|n| store_key(path, n)).transpose()?.flatten() {
-                let schema = store_schema(path, &key)?;
-                let shape = Shape::StoreKey { key };
+                let series = key.pandas_type.starts_with("series");
+                let (schema, unnamed_series) = store_schema(path, &key.key, series)?;
+                let shape = Shape::StoreKey {
+                    key: key.key,
+                    unnamed_series,
+                };
                 return Ok(Source {
                     path: path.to_path_buf(),
                     shape,
@@ -198,7 +203,10 @@ impl Source {
                         b
                     })
                 }
-                Shape::StoreKey { key } => {
+                Shape::StoreKey {
+                    key,
+                    unnamed_series,
+                } => {
                     let reader = match &mut store {
                         Some(r) => r,
                         None => match StoreReader::open(&source.path, key) {
@@ -209,12 +217,18 @@ impl Source {
                             }
                         },
                     };
-                    let columns = projection.as_deref().map(|p| names_at(&source.schema, p));
+                    let columns: Option<Vec<String>> = projection.as_deref().map(|p| {
+                        let names = names_at(&source.schema, p);
+                        names
+                            .iter()
+                            .map(|n| stored_label(n, *unnamed_series))
+                            .collect()
+                    });
                     let frame = reader.next(columns.as_deref())?;
                     let batch = frame
                         .and_then(|(f, bytes)| {
                             stats.add_bytes(bytes);
-                            frame_batch(&f, &source.schema, projection.as_deref())
+                            frame_batch(&f, *unnamed_series, &source.schema, projection.as_deref())
                         })
                         .map(|b| b.slice(0, b.num_rows().min((wanted - start) as usize)));
                     start += batch.as_ref().map_or(0, |b| b.num_rows() as u64);
@@ -287,24 +301,51 @@ impl Source {
 }
 
 /// The key at `node` when it is a pandas key (a plain PyTables Table is read as rows).
-fn store_key(path: &Path, node: &str) -> Result<Option<String>> {
+fn store_key(path: &Path, node: &str) -> Result<Option<StoreKey>> {
     let store = HdfStore::open(path)?;
-    Ok(store.key(node)?.filter(|k| k.is_pandas()).map(|k| k.key))
+    Ok(store.key(node)?.filter(StoreKey::is_pandas))
 }
 
-/// A store key's columns (`reset_index()`'s), from its first slice.
-fn store_schema(path: &Path, key: &str) -> Result<SchemaRef> {
+/// The label under which a frame read from a store holds the column SQL calls `name`: an
+/// unnamed Series' values are `0` in `reset_index()`, "None" in the frame read.
+fn stored_label(name: &str, unnamed_series: bool) -> String {
+    match name {
+        SERIES_VALUES if unnamed_series => UNNAMED.to_string(),
+        _ => name.to_string(),
+    }
+}
+
+/// `reset_index()`'s name for the values of an unnamed Series.
+const SERIES_VALUES: &str = "0";
+/// The label [`Frame::column_arrays`] gives an unnamed column.
+const UNNAMED: &str = "None";
+
+/// A store key's frame as `reset_index()`'s columns: the index levels, then the data columns,
+/// an unnamed Series' values called `0`.
+fn reset_index_columns(frame: &Frame, unnamed_series: bool) -> Result<Vec<(String, ArrayRef)>> {
+    let mut columns = frame.column_arrays()?;
+    if unnamed_series {
+        if let Some((name, _)) = columns.last_mut() {
+            *name = SERIES_VALUES.to_string();
+        }
+    }
+    Ok(columns)
+}
+
+/// A store key's columns (`reset_index()`'s), from its first slice, and whether it is a
+/// Series without a name.
+fn store_schema(path: &Path, key: &str, series: bool) -> Result<(SchemaRef, bool)> {
     let mut reader = StoreReader::open(path, key)?;
     let frame = match reader.next(None) {
         Some(frame) => frame?.0,
         None => HdfStore::open(path)?.read(key)?,
     };
-    let fields: Vec<Field> = frame
-        .column_arrays()?
+    let unnamed_series = series && frame.schema().columns().all(|c| c.meta.name.is_none());
+    let fields: Vec<Field> = reset_index_columns(&frame, unnamed_series)?
         .iter()
         .map(|(name, a)| Field::new(name, a.data_type().clone(), true))
         .collect();
-    Ok(Arc::new(Schema::new(fields)))
+    Ok((Arc::new(Schema::new(fields)), unnamed_series))
 }
 
 /// A store key's frames: `BLOCK_ROWS`-row slices of a `table` key, or a `fixed` key whole.
@@ -359,15 +400,16 @@ fn names_at(schema: &SchemaRef, projection: &[usize]) -> Vec<String> {
         .collect()
 }
 
-/// One batch of `frame`'s `reset_index()` columns, those at `projection` only.
+/// One batch of a store key's `reset_index()` columns, those at `projection` only.
 fn frame_batch(
     frame: &Frame,
+    unnamed_series: bool,
     schema: &SchemaRef,
     projection: Option<&[usize]>,
 ) -> Result<RecordBatch> {
     let wanted = projection.map(|p| names_at(schema, p));
     select(
-        frame.column_arrays()?,
+        reset_index_columns(frame, unnamed_series)?,
         wanted.as_deref(),
         frame.num_rows() as u64,
     )

@@ -4,6 +4,8 @@
 //! them as `pd.read_parquet(f).reset_index()` does (first, named after the index, `index` or
 //! `level_N` when unnamed), not as `__index_level_0__`.
 
+use sciio_sql::datafusion::arrow::array::{Array, RecordBatch};
+use sciio_sql::datafusion::arrow::compute::concat;
 use sciio_sql::SqlSession;
 
 #[test]
@@ -40,6 +42,25 @@ fn select_star_gives_the_frame_pandas_reads() {
                 "{name}: {text}"
             );
         }
+    }
+    // A projection of an unnamed Series' values (`0`, as reset_index() calls them) reads the
+    // same values as `SELECT *`, which the check below compares with pandas.
+    for target in ["series.h5:/s", "series.h5:/f"] {
+        let session = SqlSession::new().unwrap();
+        let star = session
+            .query(&format!("SELECT * FROM '{d}/{target}'"))
+            .unwrap();
+        let projected = session
+            .query(&format!("SELECT \"0\" FROM '{d}/{target}'"))
+            .unwrap();
+        let values = |batches: &[RecordBatch]| {
+            let parts: Vec<&dyn Array> = batches
+                .iter()
+                .map(|b| b.column_by_name("0").expect("a column 0").as_ref())
+                .collect();
+            concat(&parts).unwrap()
+        };
+        assert_eq!(&values(&projected), &values(&star), "{target}");
     }
     let checked = sciio_testkit::run_python_script("python/sql_frames.py", &["check", d]);
     assert!(
