@@ -1,14 +1,14 @@
 //! Element-by-element reads as methods of the high-level objects: [`Dataset::read_elements`]
 //! and [`File::dereference`], over the decoder in `elements.rs`.
 
-use hdf5_sys::h5d::{H5Dget_type, H5Dread};
+use hdf5_sys::h5d::H5Dget_type;
 use hdf5_sys::h5p::H5P_DEFAULT;
 use hdf5_sys::h5t::{H5Tget_size, H5Treclaim};
-use sciio_core::{Error, ErrorKind, Result};
+use sciio_core::{Error, Result};
 
 use crate::elements::{has_new_style_reference, Decoder, Element, ElementData, RefTarget};
 use crate::file::{Dataset, File};
-use crate::handle::{check, locked, simple_space, Hid};
+use crate::handle::{locked, simple_space, Hid};
 use crate::types::H5Type;
 use sciio_h5native::Slice;
 
@@ -54,17 +54,8 @@ impl Dataset {
                     "memory layout of {msize} bytes per element, sciio expected {size}"
                 )));
             }
-            let n = shape
-                .iter()
-                .try_fold(1usize, |a, &d| a.checked_mul(d))
-                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-            let bytes = n
-                .checked_mul(size)
-                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-            file.limits()
-                .check_alloc(bytes as u64, "dataset selection")?;
-            let mut buf = vec![0u8; bytes];
-            if bytes == 0 {
+            let mut buf = self.read_selection(&mtype, &space, &shape)?;
+            if buf.is_empty() {
                 return Ok(ElementData {
                     ty: ty.clone(),
                     shape,
@@ -72,24 +63,9 @@ impl Dataset {
                 });
             }
             let mspace = simple_space(&shape)?;
-            // SAFETY: `buf` holds `n` elements of the memory type's size.
-            check(
-                unsafe {
-                    H5Dread(
-                        self.hid(),
-                        mtype.id(),
-                        mspace.id(),
-                        space.id(),
-                        H5P_DEFAULT,
-                        buf.as_mut_ptr().cast(),
-                    )
-                },
-                || "cannot read the data".into(),
-            )?;
             let mut decoder = Decoder::new(file.hid(), file.limits());
             let elements: Result<Vec<Element>> = buf
                 .chunks_exact(size.max(1))
-                .take(n)
                 // SAFETY: libhdf5 filled the buffer with elements of the memory type `ty`
                 // describes; heap pointers stay valid until H5Treclaim below.
                 .map(|elem| unsafe { decoder.decode(&ty, elem) })

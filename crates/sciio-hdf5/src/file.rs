@@ -833,43 +833,55 @@ impl Dataset {
         self.check_fill_bound(&self.shape()?, layout, chunk.as_deref(), ty.size())?;
         locked(|| {
             let (space, shape) = self.select(slices)?;
-            let n = shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-            let bytes = n
-                .and_then(|n| n.checked_mul(ty.size()))
-                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-            self.file
-                .limits
-                .check_alloc(bytes as u64, "dataset selection")?;
-            let (mtype, ty) = self.memory_type(&ty)?;
             // Quad floats are converted to the native long double (as numpy/PyTables read
-            // them): same 16-byte size, so the budget checked above still holds.
-            debug_assert_eq!(bytes, n.unwrap_or(0) * ty.size());
-            let mut buf = vec![0u8; bytes];
-            if bytes > 0 {
-                // SAFETY: the memory type's size is `ty.size()`, so libhdf5 writes exactly
-                // `n * size` bytes into `buf`.
-                let mspace = simple_space(&shape)?;
-                check(
-                    unsafe {
-                        H5Dread(
-                            self.hid.id(),
-                            mtype.id(),
-                            mspace.id(),
-                            space.id(),
-                            H5P_DEFAULT,
-                            buf.as_mut_ptr().cast(),
-                        )
-                    },
-                    || "cannot read the data".into(),
-                )?;
-            }
-            Ok(RawData {
-                ty,
-                shape,
-                bytes: buf,
-            })
+            // them): same 16-byte size.
+            let (mtype, ty) = self.memory_type(&ty)?;
+            let bytes = self.read_selection(&mtype, &space, &shape)?;
+            Ok(RawData { ty, shape, bytes })
         })
         .map_err(|e| self.locate(e))
+    }
+
+    /// Reads the selection `space` (`shape` elements) in the memory type `mtype` into a buffer
+    /// of exactly that many elements of the type's size, checked against the file's
+    /// allocation limit before it is made (caller holds the library lock).
+    pub(crate) fn read_selection(
+        &self,
+        mtype: &Hid,
+        space: &Hid,
+        shape: &[usize],
+    ) -> Result<Vec<u8>> {
+        // SAFETY: valid type id.
+        let size = unsafe { H5Tget_size(mtype.id()) };
+        let bytes = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d))
+            .and_then(|n| n.checked_mul(size))
+            .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
+        self.file
+            .limits
+            .check_alloc(bytes as u64, "dataset selection")?;
+        let mut buf = vec![0u8; bytes];
+        if bytes > 0 {
+            let mspace = simple_space(shape)?;
+            // SAFETY: valid ids; the memory type is `size` bytes per element (asked of the
+            // type itself) and `buf` holds `shape`'s elements of it: libhdf5 writes exactly
+            // `bytes` bytes.
+            check(
+                unsafe {
+                    H5Dread(
+                        self.hid.id(),
+                        mtype.id(),
+                        mspace.id(),
+                        space.id(),
+                        H5P_DEFAULT,
+                        buf.as_mut_ptr().cast(),
+                    )
+                },
+                || "cannot read the data".into(),
+            )?;
+        }
+        Ok(buf)
     }
 
     /// The memory type for reading `ty`: the file type itself (no conversion), except IEEE

@@ -3,13 +3,12 @@
 //! decoded chunk) only those members' bytes and the result holds only them. What SQL over a
 //! wide PyTables table needs when a query names one column of fifty.
 
-use hdf5_sys::h5d::{H5Dget_type, H5Dread};
-use hdf5_sys::h5p::H5P_DEFAULT;
+use hdf5_sys::h5d::H5Dget_type;
 use hdf5_sys::h5t::{H5T_class_t, H5Tcopy, H5Tcreate, H5Tget_member_type, H5Tinsert};
-use sciio_core::{Error, ErrorKind, Result};
+use sciio_core::{Error, Result};
 
 use crate::file::Dataset;
-use crate::handle::{c_name, check, locked, simple_space, Hid};
+use crate::handle::{c_name, check, locked, Hid};
 use crate::types::{Field, H5Type};
 use sciio_h5native::{RawData, Slice};
 
@@ -57,35 +56,11 @@ impl Dataset {
             count: d,
             step: 1,
         }));
-        let limits = self.file().limits();
         let long_double = crate::types::native_long_double().is_some_and(|t| t.size() == 16);
         locked(|| {
             let (mtype, mty) = self.member_type(&kept, long_double)?;
             let (space, out_shape) = self.select(Some(&slices))?;
-            let n = out_shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
-            let bytes = n
-                .and_then(|n| n.checked_mul(mty.size()))
-                .ok_or_else(|| Error::new(ErrorKind::LimitExceeded, "selection size overflows"))?;
-            limits.check_alloc(bytes as u64, "dataset selection")?;
-            let mut buf = vec![0u8; bytes];
-            if bytes > 0 {
-                let mspace = simple_space(&out_shape)?;
-                // SAFETY: valid ids; the memory type's size is `mty.size()` (read back from the
-                // type itself), so libhdf5 writes exactly `n * size` bytes into `buf`.
-                check(
-                    unsafe {
-                        H5Dread(
-                            self.hid(),
-                            mtype.id(),
-                            mspace.id(),
-                            space.id(),
-                            H5P_DEFAULT,
-                            buf.as_mut_ptr().cast(),
-                        )
-                    },
-                    || "cannot read the data".into(),
-                )?;
-            }
+            let buf = self.read_selection(&mtype, &space, &out_shape)?;
             Ok(RawData {
                 ty: mty,
                 shape: out_shape,
