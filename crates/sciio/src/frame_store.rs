@@ -4,8 +4,9 @@
 //! whole frame decides (each string column's widest value, its missing values and the
 //! sentinel avoiding its values, categories), a second to write the rows. The key is the one
 //! the whole-frame path writes, byte for byte (the expected rows, which size the chunks, are
-//! the footer's row count, as the whole frame's). Small files, and `fixed` keys (whose arrays
-//! pandas writes whole), are left to the whole-frame path.
+//! the footer's row count, as the whole frame's). Small frames (under 32 MiB on disk and
+//! in memory), and `fixed` keys (whose arrays pandas writes whole), are left to the
+//! whole-frame path.
 
 use std::path::Path;
 
@@ -20,20 +21,23 @@ use crate::frame_numpy::STREAM_MIN_BYTES;
 /// Record batches decoded ahead of the planner or the writer.
 const IN_FLIGHT: usize = 2;
 
-/// Whether `src` is large enough to stream into a key of `options`' format.
-pub(crate) fn streams(src: &File, options: &WriteOptions) -> bool {
-    options.format == sciio_hdfstore::StoreFormat::Table && src.size_on_disk() >= STREAM_MIN_BYTES
-}
-
 /// Writes `src` as `key` of the store at `dst`, streamed; the bytes of the batches' arrays.
+/// `None` (nothing written) for a `fixed` key and for a frame under [`STREAM_MIN_BYTES`] both
+/// on disk and in memory (the footer's uncompressed size): one pass instead of two.
 pub(crate) fn write_key(
     src: &File,
     dst: &Path,
     key: &str,
     options: &WriteOptions,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<u64> {
+) -> Result<Option<u64>> {
+    if options.format != sciio_hdfstore::StoreFormat::Table {
+        return Ok(None);
+    }
     let reader = open(src.path(), src.limits())?;
+    if src.size_on_disk().max(reader.data_bytes()) < STREAM_MIN_BYTES {
+        return Ok(None);
+    }
     let schema = reader.schema().clone();
     let rows = reader.num_rows();
     drop(reader);
@@ -49,7 +53,7 @@ pub(crate) fn write_key(
     sciio_hdfstore::write_streamed(dst, key, &schema, rows, &mut passes, options)?;
     let total = passes.file_bytes.saturating_mul(2);
     (passes.progress)(total, total);
-    Ok(passes.array_bytes)
+    Ok(Some(passes.array_bytes))
 }
 
 fn open(file: &Path, limits: &Limits) -> Result<ParquetReader> {

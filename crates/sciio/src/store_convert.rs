@@ -333,9 +333,8 @@ pub(crate) fn frame_to_store(job: &mut Job<'_, '_, '_>) -> Result<Option<Written
         };
         e.with_file(dst)
     };
-    if crate::frame_store::streams(src, &write_options) {
-        let bytes = crate::frame_store::write_key(src, dst, &key, &write_options, job.progress)
-            .map_err(located)?;
+    let streamed = crate::frame_store::write_key(src, dst, &key, &write_options, job.progress);
+    if let Some(bytes) = streamed.map_err(located)? {
         return Ok(Some(Written {
             arrays: vec![key],
             data_bytes: bytes,
