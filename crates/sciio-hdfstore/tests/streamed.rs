@@ -10,7 +10,8 @@ use sciio_pandas::arrow_array::RecordBatch;
 use sciio_pandas::{ParquetReader, ReadOptions};
 use sciio_testkit::{run_python, tempdir};
 
-/// A Parquet file read batch by batch, `batch` rows at a time, once per pass.
+/// A Parquet file read batch by batch, `batch` rows at a time, once per pass; the first pass
+/// gives the batches last first (it may give them in any order).
 struct Batches<'a> {
     file: &'a Path,
     batch: usize,
@@ -22,6 +23,11 @@ impl FramePasses for Batches<'_> {
         self.passes += 1;
         let reader =
             ParquetReader::open_with(self.file, &ReadOptions::new().batch_size(self.batch))?;
+        if self.passes == 1 {
+            let mut batches: Vec<_> = reader.collect();
+            batches.reverse();
+            return Ok(Box::new(batches.into_iter()));
+        }
         Ok(Box::new(reader))
     }
 }

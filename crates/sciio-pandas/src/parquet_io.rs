@@ -274,6 +274,19 @@ impl ParquetReader {
         Self::new(file, options).map_err(|e| e.with_file(path))
     }
 
+    /// Opens a file to read its row groups `groups` only, in that order (several readers of
+    /// one file decode its parts on threads of their own).
+    pub fn open_row_groups(
+        path: impl AsRef<Path>,
+        groups: Vec<usize>,
+        options: &ReadOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io("cannot open", e).with_file(path))?;
+        let meta = load_metadata(&file).map_err(|e| e.with_file(path))?;
+        Self::with_metadata(file, meta, Some(groups), options).map_err(|e| e.with_file(path))
+    }
+
     /// Reads from bytes in memory.
     pub fn from_bytes(bytes: impl Into<bytes::Bytes>, options: &ReadOptions) -> Result<Self> {
         Self::new(bytes.into(), options)
@@ -399,6 +412,11 @@ impl ParquetReader {
     /// Number of rows the footer announces.
     pub fn num_rows(&self) -> u64 {
         self.num_rows
+    }
+
+    /// The row groups read.
+    pub fn num_row_groups(&self) -> usize {
+        self.groups.len()
     }
 
     /// The uncompressed bytes of the row groups read, as the footer announces them (about

@@ -78,7 +78,13 @@ struct ParquetPasses<'a> {
 
 impl FramePasses for ParquetPasses<'_> {
     fn pass(&mut self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>> {
-        let batches = decoded_ahead(open(self.file, &self.limits)?);
+        let readers = if self.passes == 0 {
+            // The first pass only gathers statistics: any order, every core decoding.
+            part_readers(self.file, &self.limits)?
+        } else {
+            vec![open(self.file, &self.limits)?]
+        };
+        let batches = decoded_ahead(readers);
         let file = self.file;
         let before = self.passes.min(1).saturating_mul(self.file_bytes);
         let total = self.file_bytes.saturating_mul(2);
@@ -104,17 +110,40 @@ fn share_of(bytes: u64, done: u64, all: u64) -> u64 {
     u64::try_from(u128::from(bytes) * u128::from(done.min(all)) / u128::from(all)).unwrap_or(bytes)
 }
 
-/// The reader's batches decoded on a thread of their own, [`IN_FLIGHT`] ahead of the caller
-/// (the thread ends when the receiver is dropped).
-fn decoded_ahead(reader: ParquetReader) -> impl Iterator<Item = Result<RecordBatch>> {
-    let (tx, rx) = std::sync::mpsc::sync_channel(IN_FLIGHT);
-    std::thread::spawn(move || {
-        for batch in reader {
-            if tx.send(batch).is_err() {
-                break;
+/// Readers of contiguous runs of the file's row groups, one per core (at most one per group).
+fn part_readers(file: &Path, limits: &Limits) -> Result<Vec<ParquetReader>> {
+    let groups = open(file, limits)?.num_row_groups();
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    let parts = cores.min(groups).max(1);
+    if parts == 1 {
+        return Ok(vec![open(file, limits)?]);
+    }
+    let per = groups.div_ceil(parts);
+    let options = ReadOptions::new().limits(*limits);
+    (0..groups)
+        .step_by(per)
+        .map(|start| {
+            let run = (start..(start + per).min(groups)).collect();
+            ParquetReader::open_row_groups(file, run, &options)
+        })
+        .collect()
+}
+
+/// The readers' batches decoded on threads of their own (one per reader), [`IN_FLIGHT`] per
+/// reader ahead of the caller: one reader's in order, several interleaved as they come (the
+/// threads end when the receiver is dropped).
+fn decoded_ahead(readers: Vec<ParquetReader>) -> impl Iterator<Item = Result<RecordBatch>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel(IN_FLIGHT * readers.len());
+    for reader in readers {
+        let tx = tx.clone();
+        std::thread::spawn(move || {
+            for batch in reader {
+                if tx.send(batch).is_err() {
+                    break;
+                }
             }
-        }
-    });
+        });
+    }
     rx.into_iter()
 }
 

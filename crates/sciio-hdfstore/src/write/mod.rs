@@ -199,8 +199,9 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
 /// table from what only the whole frame decides (the widest string of each column, its
 /// missing values and the sentinel avoiding its values, categories), a second writes it.
 pub trait FramePasses {
-    /// One pass over the frame's record batches, in order (the batches of the frame's
-    /// schema, as `Frame::batches` holds them).
+    /// One pass over the frame's record batches (of the frame's schema, as `Frame::batches`
+    /// holds them), in order; the first pass, which only gathers statistics, may give them
+    /// in any order (parts of the frame decoded on several threads).
     fn pass(&mut self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>>;
 }
 
