@@ -458,3 +458,72 @@ print('ok')
 "#;
     assert_eq!(run_python(check, &[&d]).trim(), "ok");
 }
+
+/// A frame of over 32 MiB in memory is streamed (two passes over its record batches, the
+/// first on every core): the key holds what pandas' own `df.to_hdf` key holds — each column's
+/// type in the table (the longest string, in the last row group, sizing its column), its
+/// `_dtype`, `_meta` and sentinel (a literal "nan" moving it to `_nan_`), the categories —
+/// and `pd.read_hdf` gives the Parquet frame; appending the file again gives `pd.concat` of
+/// it twice.
+#[test]
+fn a_large_frame_streams_into_the_key_pandas_writes() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let src = format!("{d}/big.parquet");
+    let out = format!("{d}/big.h5");
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np, pyarrow.parquet as pq
+n = 1_300_000
+s = pd.Series(['v%d' % (k % 977) for k in range(n)], dtype='str')
+s[5] = 'nan'
+s[n // 2] = None
+s[n - 3] = 'the longest string, in the last row group ' + 'x' * 40
+df = pd.DataFrame({
+    'i': np.arange(n, dtype='int64') * 3,
+    'b': np.arange(n) % 3 == 0,
+    'f': np.linspace(0, 1, n),
+    's': s,
+    'c': pd.Categorical((['lo', 'mid', 'hi'] * n)[:n], categories=['hi', 'mid', 'lo']),
+    't': pd.date_range('2024-03-30', periods=n, freq='7s', tz='Europe/Paris'),
+})
+df.loc[n // 3, 'c'] = None
+df.to_parquet(sys.argv[1], row_group_size=200_000)
+m = pq.ParquetFile(sys.argv[1]).metadata
+data = sum(m.row_group(g).total_byte_size for g in range(m.num_row_groups))
+assert data >= 32 << 20, f'{data} bytes: under the streaming threshold'
+"#,
+        &[&src],
+    );
+    ok(&["convert", &src, &format!("{out}:/df")]);
+    let check = r#"
+import sys, pandas as pd, tables
+src, out, times = sys.argv[1], sys.argv[2], int(sys.argv[3])
+want = pd.read_parquet(src)
+pd.testing.assert_frame_equal(pd.read_hdf(out, '/df'), pd.concat([want] * times), check_dtype=True)
+theirs = out + '.pandas.h5'
+want.to_hdf(theirs, key='df', format='table')
+def columns(path):
+    # by column label: pandas orders the values blocks as its block manager holds them
+    with tables.open_file(path) as f:
+        t = f.get_node('/df/table')
+        a = t.attrs
+        dtype = t.description._v_dtype
+        cols = {'index': (str(dtype['index']), a.index_kind)}
+        for name in dtype.names[1:]:
+            cats = f'/df/meta/{name}/meta/table'
+            cols[tuple(a[name + '_kind'])] = (
+                str(dtype[name]), a[name + '_dtype'], str(a[name + '_meta']),
+                a[name + '_nan_rep'] if name + '_nan_rep' in a._v_attrnames else None,
+                f.get_node(cats).read().tolist() if cats in f else None)
+        return cols
+ours, pandas = columns(out), columns(theirs)
+assert ours == pandas, (ours, pandas)
+print('ok')
+"#;
+    let verdict = run_python(check, &[&src, &out, "1"]);
+    assert_eq!(verdict.trim(), "ok", "{verdict}");
+    ok(&["convert", &src, &format!("{out}:/df"), "--append"]);
+    let verdict = run_python(check, &[&src, &out, "2"]);
+    assert_eq!(verdict.trim(), "ok", "{verdict}");
+}

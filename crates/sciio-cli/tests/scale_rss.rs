@@ -62,6 +62,20 @@ fn remove(path: &Path) {
 /// the small output with `check` (Python code given the source and output paths as
 /// sys.argv[1], sys.argv[2]), and compares the peak RSS of the two runs.
 fn bounded(kind: &str, src_ext: &str, node: &str, dst: &str, extra: &[&str], check: &str) {
+    bounded_after(kind, src_ext, node, dst, None, extra, check);
+}
+
+/// [`bounded`], the output first made (unmeasured) by `sciio convert SRC[:node] DST first...`
+/// when `first` is given: the measured conversion then changes an existing file.
+fn bounded_after(
+    kind: &str,
+    src_ext: &str,
+    node: &str,
+    dst: &str,
+    first: Option<&[&str]>,
+    extra: &[&str],
+    check: &str,
+) {
     let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = sciio_testkit::tempdir();
     let src = dir.path().join(format!("src.{src_ext}"));
@@ -70,6 +84,11 @@ fn bounded(kind: &str, src_ext: &str, node: &str, dst: &str, extra: &[&str], che
     for size in [SMALL, LARGE] {
         generate(kind, &src, size);
         let src_arg = format!("{}{node}", s(&src));
+        if let Some(first) = first {
+            let mut args = vec!["convert", src_arg.as_str(), s(&out)];
+            args.extend_from_slice(first);
+            peak_rss(&args);
+        }
         let mut args = vec!["convert", src_arg.as_str(), s(&out)];
         args.extend_from_slice(extra);
         let started = std::time::Instant::now();
@@ -279,4 +298,35 @@ fn parquet_to_npy_streams() {
 #[test]
 fn parquet_to_npz_streams() {
     bounded("parquet", "parquet", "", "out.npz", &[], SAME_FRAME_NUMPY);
+}
+
+/// pandas reads the key (named by the source's stem) as the Parquet frame, `sys.argv[3]` times
+/// over (1 when not given).
+const SAME_FRAME_STORE: &str = "
+import sys, pandas as pd
+src = pd.read_parquet(sys.argv[1])
+want = pd.concat([src] * int((sys.argv[3:] or [1])[0]))
+got = pd.read_hdf(sys.argv[2], 'src')
+pd.testing.assert_frame_equal(got, want, check_dtype=True)
+";
+
+#[test]
+fn parquet_to_hdfstore_table_key_streams() {
+    // A frame into .h5 is a pandas HDFStore `table` key by default.
+    bounded("parquet", "parquet", "", "out.h5", &[], SAME_FRAME_STORE);
+}
+
+#[test]
+fn parquet_appended_to_hdfstore_table_key_streams() {
+    // The key written first, then the same rows appended to it.
+    let twice = SAME_FRAME_STORE.replace("(sys.argv[3:] or [1])[0]", "2");
+    bounded_after(
+        "parquet",
+        "parquet",
+        "",
+        "out.h5",
+        Some(&[]),
+        &["--append"],
+        &twice,
+    );
 }

@@ -51,7 +51,9 @@ use sciio_pytables::{NodeClass, NodeInfo, PtFile};
 
 use crate::attrs::Attrs;
 
-pub use write::{write, DataColumns, StoreFormat, WriteOptions, Written};
+pub use write::{
+    write, write_streamed, DataColumns, FramePasses, StoreFormat, WriteOptions, Written,
+};
 
 /// A column of a key that the frame read does not hold, and why (Arrow has no type for it,
 /// or its objects are not of one kind sciio reads).

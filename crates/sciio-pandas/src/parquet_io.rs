@@ -127,6 +127,8 @@ pub struct ParquetReader {
     physical: HashMap<usize, PhysicalType>,
     /// The selected row groups (index in the file, rows the footer gives it), in read order.
     groups: Vec<(usize, u64)>,
+    /// The uncompressed bytes of the selected row groups, as the footer gives them.
+    data_bytes: u64,
     /// Rows handed out so far.
     rows_read: u64,
     /// Set once a batch failed: the inner reader's state is then unknown.
@@ -272,6 +274,19 @@ impl ParquetReader {
         Self::new(file, options).map_err(|e| e.with_file(path))
     }
 
+    /// Opens a file to read its row groups `groups` only, in that order (several readers of
+    /// one file decode its parts on threads of their own).
+    pub fn open_row_groups(
+        path: impl AsRef<Path>,
+        groups: Vec<usize>,
+        options: &ReadOptions,
+    ) -> Result<Self> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io("cannot open", e).with_file(path))?;
+        let meta = load_metadata(&file).map_err(|e| e.with_file(path))?;
+        Self::with_metadata(file, meta, Some(groups), options).map_err(|e| e.with_file(path))
+    }
+
     /// Reads from bytes in memory.
     pub fn from_bytes(bytes: impl Into<bytes::Bytes>, options: &ReadOptions) -> Result<Self> {
         Self::new(bytes.into(), options)
@@ -349,6 +364,7 @@ impl ParquetReader {
             crate::categorical::read_categories(&input, meta.metadata(), &categorical)
         })?;
         let groups = selected_groups(meta.metadata(), row_groups.as_deref())?;
+        let data_bytes = uncompressed_bytes(meta.metadata(), &groups);
         // Listing the file needs no page: oversized chunks fail the first read instead.
         let oversized = check_chunk_sizes(meta.metadata(), &groups, &options.limits).err();
         let input = Shared(Arc::new(input));
@@ -380,6 +396,7 @@ impl ParquetReader {
             categories,
             physical,
             groups,
+            data_bytes,
             rows_read: 0,
             failed: false,
             oversized,
@@ -395,6 +412,17 @@ impl ParquetReader {
     /// Number of rows the footer announces.
     pub fn num_rows(&self) -> u64 {
         self.num_rows
+    }
+
+    /// The row groups read.
+    pub fn num_row_groups(&self) -> usize {
+        self.groups.len()
+    }
+
+    /// The uncompressed bytes of the row groups read, as the footer announces them (about
+    /// the memory the whole frame takes; 0 for a writer that leaves the sizes out).
+    pub fn data_bytes(&self) -> u64 {
+        self.data_bytes
     }
 
     /// Reads every batch into a [`Frame`].
@@ -735,6 +763,15 @@ fn rows_of(meta: &ParquetMetaData, g: usize) -> Result<u64> {
         .ok_or_else(|| Error::format(format!("row group {g} is not in the file")))?;
     u64::try_from(rg.num_rows())
         .map_err(|_| Error::format(format!("row group {g} has a negative row count")))
+}
+
+/// The uncompressed bytes of row groups `groups` (a negative size counts as 0).
+fn uncompressed_bytes(meta: &ParquetMetaData, groups: &[(usize, u64)]) -> u64 {
+    groups
+        .iter()
+        .filter_map(|&(g, _)| meta.row_groups().get(g))
+        .map(|rg| u64::try_from(rg.total_byte_size()).unwrap_or(0))
+        .fold(0u64, u64::saturating_add)
 }
 
 /// The rows of all row groups together.

@@ -30,7 +30,7 @@ use crate::plan::{Item, LeftOut};
 use sciio_zip::ZipWriter;
 
 /// Files smaller than this are read whole: one pass instead of two.
-const STREAM_MIN_BYTES: u64 = 32 << 20;
+pub(crate) const STREAM_MIN_BYTES: u64 = 32 << 20;
 
 /// Record batches decoded ahead of the writer.
 const IN_FLIGHT: usize = 2;

@@ -66,6 +66,8 @@ pub mod convert;
 pub mod file;
 #[cfg(feature = "parquet")]
 mod frame_numpy;
+#[cfg(feature = "hdfstore")]
+mod frame_store;
 #[cfg(feature = "parquet")]
 pub mod frames;
 #[cfg(feature = "hdf5")]

@@ -314,31 +314,34 @@ pub(crate) fn frame_to_store(job: &mut Job<'_, '_, '_>) -> Result<Option<Written
         ));
     }
     let filters = crate::h5write::filters(options.compress.as_ref())?;
-    let frame = crate::parquet::read_frame(src.path(), src.limits())?;
     let key = format!(
         "/{}",
         crate::parquet::table_name(options.dst_node.as_deref(), src.path())
     );
-    let written = sciio_hdfstore::write(
-        dst,
-        &key,
-        &frame,
-        &WriteOptions {
-            format,
-            data_columns,
-            filters,
-            append: options.store.append,
-            series: options.store.series,
-        },
-    )
-    .map_err(|e| {
+    let write_options = WriteOptions {
+        format,
+        data_columns,
+        filters,
+        append: options.store.append,
+        series: options.store.series,
+    };
+    let located = |e: Error| {
         let e = if e.location().node.is_none() {
             e.with_node(key.clone())
         } else {
             e
         };
         e.with_file(dst)
-    })?;
+    };
+    let streamed = crate::frame_store::write_key(src, dst, &key, &write_options, job.progress);
+    if let Some(bytes) = streamed.map_err(located)? {
+        return Ok(Some(Written {
+            arrays: vec![key],
+            data_bytes: bytes,
+        }));
+    }
+    let frame = crate::parquet::read_frame(src.path(), src.limits())?;
+    let written = sciio_hdfstore::write(dst, &key, &frame, &write_options).map_err(located)?;
     let bytes: u64 = frame
         .batches()
         .iter()

@@ -33,18 +33,19 @@ mod attrs;
 mod fixed;
 mod plan;
 
+use std::collections::HashSet;
 use std::path::Path;
 
-use arrow_array::{Array, ArrayRef, Int64Array};
+use arrow_array::{Array, ArrayRef, Int64Array, RecordBatch};
 use sciio_core::{Error, Result};
-use sciio_pandas::{Frame, IndexLevel};
+use sciio_pandas::{Frame, FrameSchema, IndexLevel};
 use sciio_pickle::Value;
 use sciio_pytables::sciio_hdf5::{Field, H5Type};
 use sciio_pytables::write::{Filters, PtGroup, PtTable, PtWriter};
 
 use crate::table::StoredSentinel;
 use attrs::{flag, i64_attr, pickled, text};
-use plan::{encode, plan_column, Elem, Enc};
+use plan::{encode, plan_column, plan_column_of, ColumnStats, Elem, Enc};
 
 /// The layout of a key pandas writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -183,7 +184,76 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
             total_rows: rows,
         });
     }
-    let empty = frame.num_rows() == 0 || frame.schema().columns().next().is_none();
+    let rows = frame.num_rows() as u64;
+    write_table(
+        path,
+        key,
+        frame.schema(),
+        rows,
+        &mut WholeFrame(frame),
+        options,
+    )
+}
+
+/// The record batches of a frame, read twice by [`write_streamed`]: a first pass plans the
+/// table from what only the whole frame decides (the widest string of each column, its
+/// missing values and the sentinel avoiding its values, categories), a second writes it.
+pub trait FramePasses {
+    /// One pass over the frame's record batches (of the frame's schema, as `Frame::batches`
+    /// holds them), in order; the first pass, which only gathers statistics, may give them
+    /// in any order (parts of the frame decoded on several threads).
+    fn pass(&mut self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>>;
+}
+
+/// A frame in memory, passed over as often as asked.
+struct WholeFrame<'a>(&'a Frame);
+
+impl FramePasses for WholeFrame<'_> {
+    fn pass(&mut self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>> {
+        Ok(Box::new(self.0.batches().iter().cloned().map(Ok)))
+    }
+}
+
+/// Writes the frame of `schema` and `rows` rows whose batches `frames` gives as a `table`
+/// key, as [`write`] writes it (the same bytes), holding one record batch at a time: what
+/// pandas decides from the whole frame is gathered by a first pass over the batches, then
+/// the key is created (or appended to) and the batches written by a second. `fixed` keys
+/// are written whole by [`write`] (pandas writes their arrays whole): refused here.
+pub fn write_streamed(
+    path: &Path,
+    key: &str,
+    schema: &FrameSchema,
+    rows: u64,
+    frames: &mut dyn FramePasses,
+    options: &WriteOptions,
+) -> Result<Written> {
+    let key = check_key(key)?;
+    if options.format == StoreFormat::Fixed {
+        return Err(Error::invalid_input(
+            "a fixed-format key is written from the whole frame (sciio_hdfstore::write)",
+        ));
+    }
+    if options.series {
+        let n = schema.columns().count();
+        if n != 1 {
+            return Err(Error::invalid_input(format!(
+                "a Series key holds one column; the frame has {n}"
+            )));
+        }
+    }
+    write_table(path, key, schema, rows, frames, options)
+}
+
+/// The `table` format part of [`write`] and [`write_streamed`].
+fn write_table(
+    path: &Path,
+    key: String,
+    schema: &FrameSchema,
+    rows: u64,
+    frames: &mut dyn FramePasses,
+    options: &WriteOptions,
+) -> Result<Written> {
+    let empty = rows == 0 || schema.columns().next().is_none();
     if empty && !options.append {
         return Err(Error::invalid_input(
             "pandas writes no table for a frame without rows or columns (\"Writing an empty \
@@ -221,17 +291,28 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
     } else {
         &options.data_columns
     };
-    let table = plan_table(frame, data_columns, layout.as_mut(), options.series)?;
+    let watch = layout
+        .as_ref()
+        .map(Existing::own_sentinels)
+        .unwrap_or_default();
+    let stats = survey(schema, rows, frames.pass()?, &watch)?;
+    let table = plan_table(
+        schema,
+        rows,
+        &stats,
+        data_columns,
+        layout.as_mut(),
+        options.series,
+    )?;
     let writer = if exists {
         PtWriter::open_append(path)
     } else {
         PtWriter::create(path)
     }
     .map_err(|e| e.with_file(path))?;
-    let rows = frame.num_rows() as u64;
     let total = if appending {
         let mut t = writer.table(&format!("{key}/table"))?;
-        append_rows(&mut t, &table, frame)?;
+        append_rows(&mut t, &table, frames.pass()?)?;
         let table_wide: Vec<String> = layout
             .iter()
             .flat_map(|e| &e.sentinels)
@@ -246,7 +327,14 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
             parent.unlink(&name)?;
         }
         let group = parent.create_group(&name, "", None)?;
-        write_new(&group, &table, frame, options.filters, options.series)?
+        write_new(
+            &group,
+            &table,
+            frames,
+            rows,
+            options.filters,
+            options.series,
+        )?
     };
     writer.finish().map_err(|e| e.with_file(path))?;
     Ok(Written {
@@ -430,21 +518,67 @@ fn existing_layout(path: &Path, key: &str) -> Result<Option<Existing>> {
     }))
 }
 
-/// The table of `frame`: index, values blocks, data columns. When appending, the data
+impl Existing {
+    /// The column sentinels stored in the key: the first pass notes where appended rows hold
+    /// one (pandas refuses them).
+    fn own_sentinels(&self) -> HashSet<String> {
+        self.sentinels
+            .iter()
+            .filter_map(|(_, s)| match s {
+                StoredSentinel::Own(Some(s)) => Some(s.clone()),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// The first pass: the statistics of every Arrow field of the frame's record batches (by
+/// position), the present text values in `watch` noted. The batches must hold `rows` rows.
+fn survey(
+    schema: &FrameSchema,
+    rows: u64,
+    batches: Box<dyn Iterator<Item = Result<RecordBatch>> + '_>,
+    watch: &HashSet<String>,
+) -> Result<Vec<ColumnStats>> {
+    let fields = schema.arrow_schema().fields().len();
+    let mut stats = vec![ColumnStats::default(); fields];
+    let mut seen = 0u64;
+    for batch in batches {
+        let batch = batch?;
+        if batch.num_columns() != fields {
+            return Err(Error::mismatch(format!(
+                "a record batch of {} fields where the frame has {fields}",
+                batch.num_columns()
+            )));
+        }
+        for (s, a) in stats.iter_mut().zip(batch.columns()) {
+            s.add(a.as_ref(), watch)?;
+        }
+        seen += batch.num_rows() as u64;
+    }
+    if seen != rows {
+        return Err(Error::mismatch(format!(
+            "the record batches hold {seen} rows where the frame has {rows}"
+        )));
+    }
+    Ok(stats)
+}
+
+/// The table of a frame (its schema, rows and each field's statistics): index, values
+/// blocks, data columns. When appending, the data
 /// columns are the existing key's and the plan must match its layout.
 fn plan_table(
-    frame: &Frame,
+    schema: &FrameSchema,
+    rows: u64,
+    stats: &[ColumnStats],
     data_columns: &DataColumns,
     existing: Option<&mut Existing>,
     series: bool,
 ) -> Result<TablePlan> {
-    let schema = frame.schema();
-    let batches = frame.batches();
-    let parts_of = |pos: usize| -> Vec<&dyn Array> {
-        batches
-            .iter()
-            .filter_map(|b| b.columns().get(pos).map(|c| c.as_ref()))
-            .collect()
+    let stats_of = |pos: usize| -> Result<&ColumnStats> {
+        stats
+            .get(pos)
+            .ok_or_else(|| Error::mismatch(format!("no field {pos} in the record batches")))
     };
     let field_of = |pos: usize| schema.arrow_schema().field(pos).clone();
     let meta_of = |pos: usize| schema.fields().get(pos).map(|f| f.meta.clone());
@@ -467,7 +601,7 @@ fn plan_table(
         c.check_decodable()?;
         let pos = schema.field_position(&c.field_name)?;
         let f = field_of(pos);
-        let elem = plan_column(&label, f.data_type(), meta_of(pos).as_ref(), &parts_of(pos))?;
+        let elem = plan_column_of(&label, f.data_type(), meta_of(pos).as_ref(), stats_of(pos)?)?;
         if elem.enc == Enc::Dates {
             return Err(plan::date_refusal(&label));
         }
@@ -475,7 +609,7 @@ fn plan_table(
     }
 
     // The index: one level as the `index` column; several as data columns.
-    let rows = frame.num_rows();
+    let rows = i64::try_from(rows).map_err(|_| Error::invalid_input("over 2^63 rows"))?;
     let level_plan = |i: usize, level: &IndexLevel| -> Result<(Source, Elem)> {
         match level {
             IndexLevel::Range(r) => Ok((
@@ -500,7 +634,7 @@ fn plan_table(
                 }
                 let label = schema.index_level_label(i);
                 let elem =
-                    plan_column(&label, f.data_type(), meta_of(pos).as_ref(), &parts_of(pos))?;
+                    plan_column_of(&label, f.data_type(), meta_of(pos).as_ref(), stats_of(pos)?)?;
                 if elem.enc == Enc::Dates {
                     return Err(plan::date_refusal(&label));
                 }
@@ -531,13 +665,14 @@ fn plan_table(
         columns = level_cols;
         let (source, elem) = level_plan(
             0,
-            &IndexLevel::Range(sciio_pandas::RangeIndex::new(0, rows as i64, 1)),
+            &IndexLevel::Range(sciio_pandas::RangeIndex::new(0, rows, 1)),
         )?;
         (source, elem)
     } else {
-        let level = index_levels.first().cloned().unwrap_or(IndexLevel::Range(
-            sciio_pandas::RangeIndex::new(0, rows as i64, 1),
-        ));
+        let level = index_levels
+            .first()
+            .cloned()
+            .unwrap_or(IndexLevel::Range(sciio_pandas::RangeIndex::new(0, rows, 1)));
         index_name = level.name().map(str::to_string);
         level_plan(0, &level)?
     };
@@ -647,7 +782,7 @@ fn plan_table(
         index_name,
     };
     if let Some(e) = existing {
-        keep_sentinels(&mut plan, e, &parts_of)?;
+        keep_sentinels(&mut plan, e, stats)?;
         match_existing(&mut plan, e)?;
     }
     Ok(plan)
@@ -658,11 +793,7 @@ fn plan_table(
 /// equal to it refused; a column without one yet gets one avoiding the stored values too, when
 /// the appended rows bring its first missing value; a table written without per-column
 /// sentinels keeps its table-wide one.
-fn keep_sentinels<'a>(
-    plan: &mut TablePlan,
-    e: &Existing,
-    parts_of: &dyn Fn(usize) -> Vec<&'a dyn Array>,
-) -> Result<()> {
+fn keep_sentinels(plan: &mut TablePlan, e: &Existing, stats: &[ColumnStats]) -> Result<()> {
     for c in std::iter::once(&mut plan.index).chain(plan.cols.iter_mut()) {
         let (Enc::Str { itemsize, nan_rep }, [Source::Field(pos)]) =
             (&mut c.elem.enc, c.sources.as_slice())
@@ -672,13 +803,14 @@ fn keep_sentinels<'a>(
         let Some((_, stored)) = e.sentinels.iter().find(|(n, _)| *n == c.name) else {
             continue;
         };
-        let parts = parts_of(*pos);
-        let present = || parts.iter().flat_map(|p| plan::present_strs(*p));
-        let missing = parts.iter().any(|p| p.null_count() > 0);
+        let values = stats
+            .get(*pos)
+            .ok_or_else(|| Error::mismatch(format!("no field {pos} in the record batches")))?;
+        let missing = values.nulls();
         *nan_rep = match stored {
             StoredSentinel::TableWide(s) => Some(s.clone()),
             StoredSentinel::Own(Some(s)) => {
-                if present().any(|v| v == s) {
+                if values.has_text(s) {
                     let label = c.labels.first().unwrap_or(&c.name);
                     return Err(sentinel_collision(label, s, c.name == "index"));
                 }
@@ -686,7 +818,7 @@ fn keep_sentinels<'a>(
             }
             StoredSentinel::Own(None) if missing => {
                 let taken = e.stored.of(&c.name)?;
-                Some(plan::choose_sentinel(present(), &taken))
+                Some(values.choose_sentinel(&taken))
             }
             StoredSentinel::Own(None) => None,
         };
@@ -838,8 +970,12 @@ mod arrow_cast_lite {
 /// Rows per slice encoded at once (bounded memory whatever the frame's size).
 const SLICE_ROWS: usize = 1 << 16;
 
-/// Encodes the frame's rows into the table's layout and appends them.
-fn append_rows(table: &mut PtTable, plan: &TablePlan, frame: &Frame) -> Result<()> {
+/// Encodes the rows of the record batches into the table's layout and appends them.
+fn append_rows(
+    table: &mut PtTable,
+    plan: &TablePlan,
+    batches: Box<dyn Iterator<Item = Result<RecordBatch>> + '_>,
+) -> Result<()> {
     let row_type = plan.row_type();
     let row_size = row_type.size();
     let H5Type::Compound { fields, .. } = &row_type else {
@@ -847,7 +983,8 @@ fn append_rows(table: &mut PtTable, plan: &TablePlan, frame: &Frame) -> Result<(
     };
     let mut global = 0usize;
     let mut buf = Vec::new();
-    for batch in frame.batches() {
+    for batch in batches {
+        let batch = batch?;
         let n = batch.num_rows();
         let mut from = 0;
         while from < n {
@@ -889,7 +1026,8 @@ fn str_list(items: &[String]) -> Value {
 fn write_new(
     group: &PtGroup,
     plan: &TablePlan,
-    frame: &Frame,
+    frames: &mut dyn FramePasses,
+    rows: u64,
     filters: Option<Filters>,
     series: bool,
 ) -> Result<u64> {
@@ -916,7 +1054,6 @@ fn write_new(
         info.push((Value::Str(c.name.clone()), Value::Dict(c.elem.info.clone())));
     }
     let values_cols: Vec<String> = plan.cols.iter().map(|c| c.name.clone()).collect();
-    let rows = frame.num_rows() as u64;
     let mut table = write_table_node(
         group,
         plan,
@@ -930,7 +1067,7 @@ fn write_new(
         filters,
         rows,
     )?;
-    append_rows(&mut table, plan, frame)?;
+    append_rows(&mut table, plan, frames.pass()?)?;
     // Categories beside the table, as series tables `meta/{col}/meta`.
     if plan.cols.iter().any(|c| c.elem.categories.is_some()) {
         let meta = group.create_group("meta", "", None)?;
@@ -1101,5 +1238,6 @@ fn write_categories(
     let frame = Frame::builder()
         .column("values", categories.clone())
         .build()?;
-    append_rows(&mut table, &plan, &frame)
+    let batches = Box::new(frame.batches().iter().cloned().map(Ok));
+    append_rows(&mut table, &plan, batches)
 }

@@ -2,6 +2,8 @@
 //! the numpy dtype name pandas records (`{col}_dtype` / `index_kind`), the `_meta` and `info`
 //! entries, and how the values are encoded into the table's rows.
 
+use std::collections::HashSet;
+
 use arrow_array::cast::AsArray;
 use arrow_array::types::{
     DurationMicrosecondType, DurationMillisecondType, DurationNanosecondType, DurationSecondType,
@@ -115,21 +117,8 @@ pub(crate) fn sentinel_number(v: &str) -> Option<usize> {
     (rest.len() == k && rest.bytes().all(|b| b == b'_')).then_some(k)
 }
 
-/// pandas' `_make_nan_rep` (GH#9604): the first of `nan`, `_nan_`, `__nan__`, ... that is none
-/// of the present `values` nor of `taken` (values already stored in the column), so that a
-/// literal "nan" stays text. One pass over the values whatever the collisions.
-pub(crate) fn choose_sentinel<'a>(
-    values: impl Iterator<Item = &'a str>,
-    taken: &std::collections::HashSet<String>,
-) -> String {
-    let mut used: std::collections::HashSet<usize> = values.filter_map(sentinel_number).collect();
-    used.extend(taken.iter().filter_map(|v| sentinel_number(v)));
-    let k = (0..).find(|k| !used.contains(k)).unwrap_or_default();
-    sentinel(k)
-}
-
 /// The present values of a string array (`None` for another type).
-pub(crate) fn present_strs(a: &dyn Array) -> Box<dyn Iterator<Item = &str> + '_> {
+fn present_strs(a: &dyn Array) -> Box<dyn Iterator<Item = &str> + '_> {
     match a.data_type() {
         DataType::Utf8 => Box::new(a.as_string::<i32>().iter().flatten()),
         DataType::LargeUtf8 => Box::new(a.as_string::<i64>().iter().flatten()),
@@ -178,12 +167,124 @@ fn object_refusal(label: &str, what: &str) -> Error {
     ))
 }
 
+/// What planning a column needs to know of all its values, gathered batch by batch (a
+/// streamed frame's first pass) or from its arrays at once: the same plan either way.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ColumnStats {
+    /// Whether a value is missing (a dictionary of numbers or times: once decoded).
+    nulls: bool,
+    /// The longest text value, in UTF-8 bytes.
+    max_len: usize,
+    /// The sentinel numbers ([`sentinel_number`]) of the present text values.
+    sentinels: HashSet<usize>,
+    /// The present text values among those [`ColumnStats::add`] was asked to watch.
+    watched: HashSet<String>,
+    /// A categorical's categories: those of its first batch.
+    categories: Option<ArrayRef>,
+    /// Whether a later batch had other categories.
+    categories_differ: bool,
+}
+
+impl ColumnStats {
+    /// The statistics of a column whose arrays (one per record batch) are `parts`.
+    pub(crate) fn of(parts: &[&dyn Array]) -> Result<ColumnStats> {
+        let mut stats = ColumnStats::default();
+        for p in parts {
+            stats.add(*p, &HashSet::new())?;
+        }
+        Ok(stats)
+    }
+
+    /// Adds one batch's array; present text values in `watch` are remembered.
+    pub(crate) fn add(&mut self, a: &dyn Array, watch: &HashSet<String>) -> Result<()> {
+        match a.data_type() {
+            DataType::Dictionary(_, values) if !is_text(values) => {
+                self.add_values(decode_dictionary(a)?.as_ref(), watch);
+            }
+            DataType::Dictionary(..) => self.add_categories(a)?,
+            _ => self.add_values(a, watch),
+        }
+        Ok(())
+    }
+
+    fn add_values(&mut self, a: &dyn Array, watch: &HashSet<String>) {
+        self.nulls |= a.null_count() > 0;
+        for v in present_strs(a) {
+            self.max_len = self.max_len.max(v.len());
+            if let Some(k) = sentinel_number(v) {
+                self.sentinels.insert(k);
+            }
+            if !watch.is_empty() && watch.contains(v) && !self.watched.contains(v) {
+                self.watched.insert(v.to_string());
+            }
+        }
+    }
+
+    fn add_categories(&mut self, a: &dyn Array) -> Result<()> {
+        self.nulls |= a.null_count() > 0;
+        let d = a
+            .as_any_dictionary_opt()
+            .ok_or_else(|| Error::mismatch("not a dictionary array"))?;
+        match &self.categories {
+            None => self.categories = Some(d.values().clone()),
+            Some(f) if f.to_data() == d.values().to_data() => {}
+            Some(_) => self.categories_differ = true,
+        }
+        Ok(())
+    }
+
+    /// Whether a value is missing.
+    pub(crate) fn nulls(&self) -> bool {
+        self.nulls
+    }
+
+    /// Whether the present text values include `v` (a sentinel pandas makes, or a value
+    /// watched while the statistics were gathered).
+    pub(crate) fn has_text(&self, v: &str) -> bool {
+        sentinel_number(v).is_some_and(|k| self.sentinels.contains(&k)) || self.watched.contains(v)
+    }
+
+    /// pandas' `_make_nan_rep` (GH#9604): the first of `nan`, `_nan_`, `__nan__`, ... that is
+    /// none of the column's values nor of `taken` (values already stored in the column), so
+    /// that a literal "nan" stays text.
+    pub(crate) fn choose_sentinel(&self, taken: &HashSet<String>) -> String {
+        let mut used = self.sentinels.clone();
+        used.extend(taken.iter().filter_map(|v| sentinel_number(v)));
+        let k = (0..).find(|k| !used.contains(k)).unwrap_or_default();
+        sentinel(k)
+    }
+
+    /// The one dictionary every batch of a categorical shares.
+    fn shared_categories(&self, label: &str) -> Result<ArrayRef> {
+        if self.categories_differ {
+            return Err(Error::unsupported(format!(
+                "column {label:?}: the categories differ between record batches"
+            )));
+        }
+        self.categories.clone().ok_or_else(|| {
+            Error::unsupported(format!(
+                "column {label:?}: a categorical without rows has no categories to store"
+            ))
+        })
+    }
+}
+
 /// The storage of a column whose arrays (one per record batch) are `parts`.
 pub(crate) fn plan_column(
     label: &str,
     dt: &DataType,
     meta: Option<&ColumnMeta>,
     parts: &[&dyn Array],
+) -> Result<Elem> {
+    plan_column_of(label, dt, meta, &ColumnStats::of(parts)?)
+}
+
+/// The storage of a column whose values' statistics are `stats`.
+pub(crate) fn plan_column_of(
+    label: &str,
+    dt: &DataType,
+    meta: Option<&ColumnMeta>,
+    stats: &ColumnStats,
 ) -> Result<Elem> {
     if let Some(m) = meta.filter(|m| m.is_masked()) {
         let dtype = if m.numpy_type.is_empty() {
@@ -197,7 +298,7 @@ pub(crate) fn plan_column(
              categorical, and string extension types.\""
         )));
     }
-    let nulls = parts.iter().any(|p| p.null_count() > 0);
+    let nulls = stats.nulls;
     let plain = |ty: H5Type, dtype: &str, kind: &str, size: usize, null: Option<Vec<u8>>| Elem {
         ty,
         dtype: dtype.to_string(),
@@ -288,15 +389,9 @@ pub(crate) fn plan_column(
             plain(le_int(8, true), &dtype, &dtype, 8, nat)
         }
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            let mut itemsize = 1;
-            for p in parts {
-                itemsize = itemsize.max(max_str_len(*p));
-            }
+            let mut itemsize = stats.max_len.max(1);
             // The column's own sentinel for its missing values, only when it has some.
-            let nan_rep = nulls.then(|| {
-                let values = parts.iter().flat_map(|p| present_strs(*p));
-                choose_sentinel(values, &Default::default())
-            });
+            let nan_rep = nulls.then(|| stats.choose_sentinel(&HashSet::new()));
             if let Some(n) = &nan_rep {
                 itemsize = itemsize.max(n.len());
             }
@@ -314,19 +409,15 @@ pub(crate) fn plan_column(
         // pd.read_parquet gives the values of a dictionary column of numbers or times (pyarrow
         // keeps only dictionaries of strings as categoricals).
         DataType::Dictionary(_, values) if !is_text(values) => {
-            let decoded = parts
-                .iter()
-                .map(|p| decode_dictionary(*p))
-                .collect::<Result<Vec<_>>>()?;
-            let refs: Vec<&dyn Array> = decoded.iter().map(|a| a.as_ref()).collect();
-            let inner = plan_column(label, values, meta.filter(|m| !m.is_masked()), &refs)?;
+            // `stats` are the decoded values' (ColumnStats::add).
+            let inner = plan_column_of(label, values, meta.filter(|m| !m.is_masked()), stats)?;
             Elem {
                 enc: Enc::Decoded(Box::new(inner.enc.clone())),
                 ..inner
             }
         }
         DataType::Dictionary(_, values) => {
-            let categories = shared_categories(label, parts)?;
+            let categories = stats.shared_categories(label)?;
             let n = categories.len();
             if categories.null_count() > 0 {
                 return Err(Error::unsupported(format!(
@@ -426,41 +517,6 @@ fn parse_offset(tz: &str) -> Option<i64> {
     let h: i64 = h.parse().ok()?;
     let m: i64 = m.parse().ok()?;
     Some(sign * (h * 3600 + m * 60))
-}
-
-fn max_str_len(a: &dyn Array) -> usize {
-    let lens = |it: &mut dyn Iterator<Item = Option<usize>>| it.flatten().max().unwrap_or(0);
-    match a.data_type() {
-        DataType::Utf8 => lens(&mut a.as_string::<i32>().iter().map(|v| v.map(str::len))),
-        DataType::LargeUtf8 => lens(&mut a.as_string::<i64>().iter().map(|v| v.map(str::len))),
-        DataType::Utf8View => lens(&mut a.as_string_view().iter().map(|v| v.map(str::len))),
-        _ => 0,
-    }
-}
-
-/// The one dictionary every batch of a categorical shares.
-fn shared_categories(label: &str, parts: &[&dyn Array]) -> Result<ArrayRef> {
-    let mut first: Option<ArrayRef> = None;
-    for p in parts {
-        let d = p.as_any_dictionary_opt().ok_or_else(|| {
-            Error::mismatch(format!("column {label:?} is not a dictionary array"))
-        })?;
-        match &first {
-            None => first = Some(d.values().clone()),
-            Some(f) if f.to_data() == d.values().to_data() => {}
-            Some(_) => {
-                return Err(Error::unsupported(format!(
-                    "column {label:?}: the categories differ between record batches"
-                )))
-            }
-        }
-    }
-    match first {
-        Some(f) => Ok(f),
-        None => Err(Error::unsupported(format!(
-            "column {label:?}: a categorical without rows has no categories to store"
-        ))),
-    }
 }
 
 /// Writes rows `[from, from + n)` of `a` (encoded as `enc`) into `out`: row `i` at
