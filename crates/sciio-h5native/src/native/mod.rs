@@ -36,6 +36,9 @@
 mod layout;
 mod messages;
 mod model;
+mod streamed;
+
+pub use streamed::Fill;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -332,15 +335,25 @@ impl State {
                     encode_chunk(&spec.filters, tile).map(|c| (offset, c))
                 })
                 .collect::<Result<_>>()?;
-            for (offset, data) in encoded {
-                let size = u32::try_from(data.len())
-                    .map_err(|_| Error::unsupported("a chunk of 4 GiB or more"))?;
-                let addr = self.append(&data)?;
-                records.push(ChunkRecord { offset, addr, size });
-            }
+            self.append_chunks(encoded, &mut records)?;
             next = end;
         }
         Ok(records)
+    }
+
+    /// Appends encoded chunks at the end of the file, in order, recording where each went.
+    fn append_chunks(
+        &mut self,
+        encoded: Vec<(Vec<u64>, Vec<u8>)>,
+        records: &mut Vec<ChunkRecord>,
+    ) -> Result<()> {
+        for (offset, data) in encoded {
+            let size = u32::try_from(data.len())
+                .map_err(|_| Error::unsupported("a chunk of 4 GiB or more"))?;
+            let addr = self.append(&data)?;
+            records.push(ChunkRecord { offset, addr, size });
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<()> {
@@ -387,6 +400,11 @@ fn check_spec(spec: &DatasetSpec, bytes: &[u8]) -> Result<()> {
             spec.ty.size()
         )));
     }
+    check_layout(spec)
+}
+
+/// The checks of [`check_spec`] that do not need the data.
+fn check_layout(spec: &DatasetSpec) -> Result<()> {
     if spec.fill.is_some() {
         return Err(Error::unsupported("fill values (native writer)"));
     }
