@@ -61,7 +61,7 @@ mod write;
 
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
-pub use numpy::{from_numpy, no_class_reason, PythonAttrs, PythonMeta};
+pub use numpy::{from_numpy, no_class_reason, numeric_meta, PythonAttrs, PythonMeta};
 pub use plain::PlainNote;
 pub use read::{read_mat, MatFile, Outline, ABSENT_FIELD};
 #[doc(hidden)]
@@ -74,4 +74,4 @@ pub use value::{
 pub use value::{
     Categorical, Datetime, Dictionary, Duration, MatObject, ObjectData, Properties, Table,
 };
-pub use write::{write_mat, MatWriter, WriteOptions};
+pub use write::{write_mat, ArrayPieces, FillElements, MatWriter, WriteOptions};

@@ -103,10 +103,16 @@ impl NativeFile {
         let head = userblock + layout::SUPERBLOCK_SIZE;
         out.write_all(&vec![0u8; head as usize])
             .map_err(|e| Error::io("cannot write the file", e).with_file(path))?;
-        let mtime = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as u32)
-            .unwrap_or(0);
+        // `SOURCE_DATE_EPOCH` (reproducible builds) stands for the time when it is set.
+        let mtime = std::env::var("SOURCE_DATE_EPOCH")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs() as u32)
+                    .unwrap_or(0)
+            });
         let state = State {
             out: Some(out),
             path: path.to_path_buf(),
