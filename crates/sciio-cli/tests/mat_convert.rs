@@ -154,3 +154,108 @@ print("ok")
     assert!(err.contains("both a variable and a struct"), "{err}");
     assert!(!bad.exists());
 }
+
+/// `sciio convert SRC DST args...` at a fixed time (`SOURCE_DATE_EPOCH`), so that two files
+/// written from the same data are byte for byte the same.
+fn convert_at_fixed_time(args: &[&str]) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+        .arg("convert")
+        .args(args)
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .expect("cannot run the sciio binary");
+    assert!(
+        out.status.success(),
+        "sciio convert {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Large numeric matrices from a `.npy` or an HDF5 file go into MAT files piece by piece (each
+/// matrix transposed into MATLAB's column-major order a run of columns at a time); the file
+/// is byte for byte the one the whole arrays make (an `.npz` source is read whole), in every
+/// MAT version, and scipy (v5/v7) and h5py (v7.3) read the arrays numpy holds.
+#[test]
+fn large_matrices_into_mat_stream_the_whole_arrays_file() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_python(
+        r#"
+import sys, numpy as np, h5py
+d = sys.argv[1]
+arrays = {
+    "x": (np.arange(2100 * 1300, dtype=np.float64) * 0.5).reshape(2100, 1300),
+    "t": (np.arange(600_000 * 7, dtype=np.int32) % 100_003 - 50_000).reshape(600_000, 7),
+    "b": (np.arange(4500 * 4000) % 7 == 0).reshape(4500, 4000),
+    "z": (np.arange(1500 * 1500, dtype=np.float32) + 1j).astype(np.complex64).reshape(1500, 1500),
+    "v": np.arange(2_200_000, dtype=np.float64),
+}
+np.save(d + "/x.npy", arrays["x"])
+np.save(d + "/b.npy", arrays["b"])
+np.savez(d + "/all.npz", **arrays)
+# h5py stores bool as an enum, which sciio reads as int8: no `b` in the HDF5 file. The
+# variables in HDF5's (name) order, the order they are written in.
+del arrays["b"]
+np.savez(d + "/h5.npz", **dict(sorted(arrays.items())))
+with h5py.File(d + "/all.h5", "w") as f:
+    for k, a in arrays.items():
+        f[k] = a
+"#,
+        &[s(d)],
+    );
+    for version in ["7.3", "7", "5"] {
+        let path = |name: &str| d.join(format!("{name}-{version}.mat"));
+        let v = ["--mat-version", version];
+        let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+        // From HDF5 (streamed) and from an .npz (whole).
+        let (h5, npz) = (path("h5"), path("npz"));
+        convert_at_fixed_time(&[&[s(&d.join("all.h5")), s(&h5)], &v[..]].concat());
+        convert_at_fixed_time(&[&[s(&d.join("h5.npz")), s(&npz)], &v[..]].concat());
+        assert!(
+            read(&h5) == read(&npz),
+            "v{version}: .h5 and .npz sources differ"
+        );
+        // From a .npy (streamed) and from the .npz member (whole).
+        for name in ["x", "b"] {
+            let (npy, member) = (path(&format!("npy_{name}")), path(&format!("npz_{name}")));
+            let npy_src = d.join(format!("{name}.npy"));
+            convert_at_fixed_time(&[&[s(&npy_src), s(&npy)], &v[..]].concat());
+            let m = format!("{}:/{name}", s(&d.join("all.npz")));
+            convert_at_fixed_time(&[&[m.as_str(), s(&member)], &v[..]].concat());
+            assert!(
+                read(&npy) == read(&member),
+                "v{version}: {name}.npy and .npz differ"
+            );
+        }
+        let check = r#"
+import sys, numpy as np, h5py, scipy.io
+d, version, h5, npy_b = sys.argv[1:5]
+want = np.load(d + "/all.npz")
+def load(path, names):
+    if version != "7.3":
+        m = scipy.io.loadmat(path)
+        return {k: m[k] for k in names}
+    got = {}
+    with h5py.File(path, "r") as f:
+        for k in names:
+            a = f[k][()]
+            if a.dtype.names:
+                a = a["real"] + 1j * a["imag"]
+            got[k] = a.T
+            want_class = "logical" if k == "b" else str(want[k].real.dtype).replace("float64", "double").replace("float32", "single")
+            assert f[k].attrs["MATLAB_class"] == want_class.encode(), (k, f[k].attrs["MATLAB_class"])
+    return got
+got = load(h5, ["t", "v", "x", "z"])
+got.update(load(npy_b, ["b"]))
+for k, g in got.items():
+    w = want[k] if want[k].ndim == 2 else want[k][None, :]
+    assert g.shape == w.shape and np.array_equal(g.astype(w.dtype), w), (k, g.shape, w.shape)
+print("ok")
+"#;
+        let npy_b = path("npy_b");
+        assert_eq!(
+            run_python(check, &[s(d), version, s(&h5), s(&npy_b)]).trim(),
+            "ok"
+        );
+    }
+}

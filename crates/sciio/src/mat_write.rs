@@ -119,6 +119,39 @@ impl MatOut {
             .map_err(|e| e.with_node(node()))
     }
 
+    /// Writes the array at `path` of `src` as top-level variable `name` piece by piece
+    /// ([`sciio_mat::MatWriter::write_pieces`]: the same file as [`MatOut::write`] makes of
+    /// the whole array) when it is a large numeric or logical array of at most two
+    /// dimensions read by rows from a `.npy` or HDF5 file; `false`, having written nothing,
+    /// otherwise. `progress` is told the bytes written so far.
+    pub(crate) fn write_streamed(
+        &mut self,
+        name: &str,
+        src: &mut crate::file::File,
+        path: &str,
+        info: &ArrayInfo,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<bool> {
+        let name = name.trim_matches('/');
+        let Some(kind) = streamable(src, info, name) else {
+            return Ok(false);
+        };
+        if self.nested.contains(name) {
+            return Err(both_value_and_struct(name).with_node(format!("/{name}")));
+        }
+        self.written.insert(name.to_string());
+        let meta = sciio_mat::numeric_meta(kind, &info.shape);
+        let mut columns = Columns::new(src, path, info, progress);
+        let mut fill = |first: u64, buf: &mut [u8]| columns.fill(first, buf);
+        let array = sciio_mat::ArrayPieces {
+            kind,
+            shape: info.shape.clone(),
+            fill: &mut fill,
+        };
+        self.writer.write_pieces(name, array, Some(&meta))?;
+        Ok(true)
+    }
+
     pub(crate) fn finish(mut self, dst: &Path) -> Result<()> {
         for (name, entry) in std::mem::take(&mut self.nested).entries {
             let (value, meta) = entry.into_value();
@@ -131,6 +164,144 @@ impl MatOut {
         self.temp.persist(dst).map_err(|e| {
             Error::io("cannot rename the finished file into place", e.error).with_file(dst)
         })
+    }
+}
+
+/// Arrays from this size on are written piece by piece ([`MatOut::write_streamed`]).
+const PIECES_FROM: u64 = 16 << 20;
+
+/// Rows read at a time when gathering columns.
+const BLOCK_BYTES: usize = 8 << 20;
+
+/// The element kind of an array [`MatOut::write_streamed`] writes piece by piece, or `None`.
+fn streamable(src: &crate::file::File, info: &ArrayInfo, name: &str) -> Option<ScalarKind> {
+    let kind = info.dtype.as_scalar()?.kind;
+    let row_bytes = crate::stream::row_bytes(info);
+    let source = matches!(src.format(), crate::format::Format::Npy);
+    #[cfg(feature = "hdf5")]
+    let source = source || src.format() == crate::format::Format::Hdf5;
+    let fits = (1..=2).contains(&info.shape.len())
+        && crate::stream::row_ordered(info)
+        && row_bytes > 0
+        && row_bytes <= BLOCK_BYTES
+        && info.nbytes() >= PIECES_FROM;
+    (source
+        && fits
+        && !name.contains('/')
+        && sciio_mat::MatClass::of_kind(kind).is_some()
+        && sciio_mat::no_class_reason(&info.dtype).is_none())
+    .then_some(kind)
+}
+
+/// The elements of a C-order array of one or two dimensions in MATLAB's order (column by
+/// column), gathered from blocks of its rows: a run of elements that spans several columns
+/// reads every row once, so writing a matrix in pieces reads it once per piece.
+struct Columns<'a> {
+    src: &'a mut crate::file::File,
+    path: &'a str,
+    rows: u64,
+    cols: u64,
+    item: usize,
+    progress: &'a mut dyn FnMut(u64),
+    done: u64,
+}
+
+impl<'a> Columns<'a> {
+    fn new(
+        src: &'a mut crate::file::File,
+        path: &'a str,
+        info: &ArrayInfo,
+        progress: &'a mut dyn FnMut(u64),
+    ) -> Columns<'a> {
+        let rows = info.shape[0] as u64;
+        let cols = info.shape.get(1).map_or(1, |&c| c as u64);
+        Columns {
+            src,
+            path,
+            rows,
+            cols,
+            item: info.dtype.itemsize(),
+            progress,
+            done: 0,
+        }
+    }
+
+    /// Rows `lo..hi` in native byte order, C order.
+    fn rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
+        let block = self.src.read_array_rows(self.path, lo, hi)?;
+        let want = (hi - lo) as usize * self.cols as usize * self.item;
+        if block.nbytes() != want {
+            return Err(Error::truncated(format!(
+                "rows {lo}..{hi} hold {} bytes, not {want}",
+                block.nbytes()
+            ))
+            .with_node(self.path.to_string()));
+        }
+        Ok(match block.dtype().is_native() {
+            true => block.to_order(Order::C),
+            false => block.to_native().to_order(Order::C),
+        })
+    }
+
+    /// Fills `buf` with the elements from `first` on in column-major order.
+    fn fill(&mut self, first: u64, buf: &mut [u8]) -> Result<()> {
+        let item = self.item.max(1);
+        let n = (buf.len() / item) as u64;
+        let end = first + n;
+        if n == 0 {
+            return Ok(());
+        }
+        if self.cols == 1 || self.rows == 1 {
+            // One column or one row: column-major order is the stored order.
+            let (lo, hi) = match self.cols {
+                1 => (first, end),
+                _ => (0, 1),
+            };
+            let block = self.rows(lo, hi)?;
+            let bytes = block.as_bytes();
+            let at = match self.cols {
+                1 => 0,
+                _ => first as usize * item,
+            };
+            buf.copy_from_slice(&bytes[at..at + buf.len()]);
+        } else {
+            self.scatter(first, end, buf)?;
+        }
+        self.done += buf.len() as u64;
+        (self.progress)(self.done);
+        Ok(())
+    }
+
+    /// Elements `first..end` (column-major) of a matrix, read by blocks of whole rows.
+    fn scatter(&mut self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {
+        let (rows, cols, item) = (self.rows, self.cols, self.item);
+        let (j0, j1) = (first / rows, (end - 1) / rows + 1);
+        let (lo, hi) = match j1 - j0 {
+            1 => (first % rows, (end - 1) % rows + 1),
+            _ => (0, rows),
+        };
+        let row_bytes = cols as usize * item;
+        let per_block = ((BLOCK_BYTES / row_bytes.max(1)).max(1)) as u64;
+        let mut a = lo;
+        while a < hi {
+            let b = (a + per_block).min(hi);
+            let block = self.rows(a, b)?;
+            let bytes = block.as_bytes();
+            for i in a..b {
+                let row = &bytes[(i - a) as usize * row_bytes..][..row_bytes];
+                for j in j0..j1 {
+                    let k = j * rows + i;
+                    if k < first || k >= end {
+                        continue;
+                    }
+                    let to = (k - first) as usize * item;
+                    let from = j as usize * item;
+                    buf[to..to + item].copy_from_slice(&row[from..from + item]);
+                }
+            }
+            a = b;
+        }
+        Ok(())
     }
 }
 
