@@ -280,3 +280,51 @@ fn parquet_to_npy_streams() {
 fn parquet_to_npz_streams() {
     bounded("parquet", "parquet", "", "out.npz", &[], SAME_FRAME_NUMPY);
 }
+
+/// The output's one variable equals the source array (h5py for v7.3: MATLAB's column-major
+/// matrix is the dataset's transpose; scipy for v5/v7).
+const SAME_MATRIX_MAT: &str = "
+import sys, numpy as np, h5py, scipy.io
+src, out = sys.argv[1], sys.argv[2]
+if src.endswith('.npy'):
+    want = np.load(src, mmap_mode='r')
+else:
+    import tables
+    with tables.open_file(src) as f:
+        want = f.root.x.read()
+if h5py.is_hdf5(out):
+    with h5py.File(out, 'r') as f:
+        names = [k for k in f if k != '#refs#']
+        assert len(names) == 1, names
+        assert f[names[0]].attrs['MATLAB_class'] == b'double'
+        got = f[names[0]][()].T
+else:
+    m = scipy.io.loadmat(out)
+    names = [k for k in m if not k.startswith('__')]
+    assert len(names) == 1, names
+    got = m[names[0]]
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype)
+assert np.array_equal(got, want)
+";
+
+#[test]
+fn npy_to_mat73_streams() {
+    bounded("npy", "npy", "", "out.mat", &[], SAME_MATRIX_MAT);
+}
+
+#[test]
+fn npy_to_mat7_streams() {
+    bounded(
+        "npy",
+        "npy",
+        "",
+        "out.mat",
+        &["--mat-version", "7"],
+        SAME_MATRIX_MAT,
+    );
+}
+
+#[test]
+fn h5_earray_to_mat73_streams() {
+    bounded("earray", "h5", ":/x", "out.mat", &[], SAME_MATRIX_MAT);
+}

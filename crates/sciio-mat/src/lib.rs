@@ -48,6 +48,7 @@
 )]
 #![forbid(unsafe_code)]
 
+mod array_pieces;
 pub mod header;
 mod mcos;
 mod numpy;
@@ -59,6 +60,7 @@ mod v5;
 mod value;
 mod write;
 
+pub use array_pieces::{ArrayPieces, FillElements};
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use numpy::{from_numpy, no_class_reason, numeric_meta, PythonAttrs, PythonMeta};
@@ -74,4 +76,4 @@ pub use value::{
 pub use value::{
     Categorical, Datetime, Dictionary, Duration, MatObject, ObjectData, Properties, Table,
 };
-pub use write::{write_mat, ArrayPieces, FillElements, MatWriter, WriteOptions};
+pub use write::{write_mat, MatWriter, WriteOptions};

@@ -141,7 +141,11 @@ impl MatOut {
         }
         self.written.insert(name.to_string());
         let meta = sciio_mat::numeric_meta(kind, &info.shape);
-        let mut columns = Columns::new(src, path, info, progress);
+        let folder = match self.temp.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
+        let mut columns = Columns::new(src, path, info, &folder, progress);
         let mut fill = |first: u64, buf: &mut [u8]| columns.fill(first, buf);
         let array = sciio_mat::ArrayPieces {
             kind,
@@ -193,17 +197,34 @@ fn streamable(src: &crate::file::File, info: &ArrayInfo, name: &str) -> Option<S
     .then_some(kind)
 }
 
+/// Matrices from this size on are transposed through a temporary file (see [`Columns`]).
+const TRANSPOSE_FROM: u64 = 64 << 20;
+
 /// The elements of a C-order array of one or two dimensions in MATLAB's order (column by
-/// column), gathered from blocks of its rows: a run of elements that spans several columns
-/// reads every row once, so writing a matrix in pieces reads it once per piece.
+/// column). One row or one column: the stored order, read as asked. A matrix: a run of
+/// columns needs every row, so reading the source for each piece would read it once per
+/// piece (quadratic in its size). Small matrices do that (from blocks of whole rows, in the
+/// page cache); larger ones are first read once, block of rows by block of rows, each block
+/// written column-major into an unnamed temporary file beside the destination, from which a
+/// run of columns is then one read per block.
 struct Columns<'a> {
     src: &'a mut crate::file::File,
     path: &'a str,
     rows: u64,
     cols: u64,
     item: usize,
+    /// Where the transposed blocks go (the destination's folder).
+    folder: &'a Path,
+    transposed: Option<Transposed>,
     progress: &'a mut dyn FnMut(u64),
     done: u64,
+}
+
+/// The matrix in a temporary file as blocks of rows, each column-major.
+struct Transposed {
+    file: std::fs::File,
+    /// Rows per block (the last block holds the rest).
+    block_rows: u64,
 }
 
 impl<'a> Columns<'a> {
@@ -211,6 +232,7 @@ impl<'a> Columns<'a> {
         src: &'a mut crate::file::File,
         path: &'a str,
         info: &ArrayInfo,
+        folder: &'a Path,
         progress: &'a mut dyn FnMut(u64),
     ) -> Columns<'a> {
         let rows = info.shape[0] as u64;
@@ -221,6 +243,8 @@ impl<'a> Columns<'a> {
             rows,
             cols,
             item: info.dtype.itemsize(),
+            folder,
+            transposed: None,
             progress,
             done: 0,
         }
@@ -243,6 +267,12 @@ impl<'a> Columns<'a> {
         })
     }
 
+    /// Rows per block read at a time.
+    fn block_rows(&self) -> u64 {
+        let row_bytes = self.cols as usize * self.item;
+        ((BLOCK_BYTES / row_bytes.max(1)).max(1)) as u64
+    }
+
     /// Fills `buf` with the elements from `first` on in column-major order.
     fn fill(&mut self, first: u64, buf: &mut [u8]) -> Result<()> {
         let item = self.item.max(1);
@@ -251,6 +281,7 @@ impl<'a> Columns<'a> {
         if n == 0 {
             return Ok(());
         }
+        let bytes = self.rows * self.cols * item as u64;
         if self.cols == 1 || self.rows == 1 {
             // One column or one row: column-major order is the stored order.
             let (lo, hi) = match self.cols {
@@ -258,14 +289,18 @@ impl<'a> Columns<'a> {
                 _ => (0, 1),
             };
             let block = self.rows(lo, hi)?;
-            let bytes = block.as_bytes();
             let at = match self.cols {
                 1 => 0,
                 _ => first as usize * item,
             };
-            buf.copy_from_slice(&bytes[at..at + buf.len()]);
-        } else {
+            buf.copy_from_slice(&block.as_bytes()[at..at + buf.len()]);
+        } else if bytes < TRANSPOSE_FROM {
             self.scatter(first, end, buf)?;
+        } else {
+            if self.transposed.is_none() {
+                self.transposed = Some(self.transpose()?);
+            }
+            self.read_transposed(first, end, buf)?;
         }
         self.done += buf.len() as u64;
         (self.progress)(self.done);
@@ -274,14 +309,14 @@ impl<'a> Columns<'a> {
 
     /// Elements `first..end` (column-major) of a matrix, read by blocks of whole rows.
     fn scatter(&mut self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {
-        let (rows, cols, item) = (self.rows, self.cols, self.item);
+        let (rows, item) = (self.rows, self.item);
         let (j0, j1) = (first / rows, (end - 1) / rows + 1);
         let (lo, hi) = match j1 - j0 {
             1 => (first % rows, (end - 1) % rows + 1),
             _ => (0, rows),
         };
-        let row_bytes = cols as usize * item;
-        let per_block = ((BLOCK_BYTES / row_bytes.max(1)).max(1)) as u64;
+        let row_bytes = self.cols as usize * item;
+        let per_block = self.block_rows();
         let mut a = lo;
         while a < hi {
             let b = (a + per_block).min(hi);
@@ -303,6 +338,87 @@ impl<'a> Columns<'a> {
         }
         Ok(())
     }
+
+    /// Reads the whole matrix once into a temporary file, block of rows by block of rows,
+    /// each block column-major.
+    fn transpose(&mut self) -> Result<Transposed> {
+        use std::io::Write as _;
+        let io = |e| {
+            Error::io(
+                "cannot write the temporary file of the transposed matrix",
+                e,
+            )
+        };
+        let file = tempfile::tempfile_in(self.folder)
+            .map_err(io)
+            .map_err(|e| e.with_file(self.folder))?;
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let block_rows = self.block_rows();
+        let mut a = 0;
+        while a < self.rows {
+            let b = (a + block_rows).min(self.rows);
+            let block = self.rows(a, b)?.to_order(Order::F);
+            out.write_all(block.as_bytes()).map_err(io)?;
+            a = b;
+        }
+        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        Ok(Transposed { file, block_rows })
+    }
+
+    /// Elements `first..end` (column-major) from the transposed blocks: one read per block
+    /// (the run of columns is contiguous in each), then each column's rows put in place.
+    fn read_transposed(&mut self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {
+        let (rows, item) = (self.rows, self.item as u64);
+        let Some(t) = &self.transposed else {
+            return Err(Error::invalid_input(
+                "internal: the matrix is not transposed",
+            ));
+        };
+        let (j0, j1) = (first / rows, (end - 1) / rows + 1);
+        let mut scratch = Vec::new();
+        let mut a = 0;
+        while a < rows {
+            let b = (a + t.block_rows).min(rows);
+            let height = b - a;
+            // This block's column j holds rows a..b at block start + j * height.
+            let start = a * self.cols * item;
+            scratch.resize(((j1 - j0) * height * item) as usize, 0);
+            read_at(&t.file, &mut scratch, start + j0 * height * item)
+                .map_err(|e| Error::io("cannot read the temporary file of the matrix", e))?;
+            for j in j0..j1 {
+                // The rows of column j inside first..end, and inside this block.
+                let lo = if j == j0 { first % rows } else { 0 }.max(a);
+                let hi = if j == j1 - 1 {
+                    (end - 1) % rows + 1
+                } else {
+                    rows
+                }
+                .min(b);
+                if lo >= hi {
+                    continue;
+                }
+                let from = (((j - j0) * height + (lo - a)) * item) as usize;
+                let to = ((j * rows + lo - first) * item) as usize;
+                let len = ((hi - lo) * item) as usize;
+                buf[to..to + len].copy_from_slice(&scratch[from..from + len]);
+            }
+            a = b;
+        }
+        Ok(())
+    }
+}
+
+/// Reads `buf.len()` bytes of `file` at `offset`.
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    file.seek(std::io::SeekFrom::Start(offset))?;
+    file.read_exact(buf)
 }
 
 fn both_value_and_struct(name: &str) -> Error {

@@ -104,7 +104,7 @@ impl Level5Writer {
     pub(crate) fn write_pieces(
         &mut self,
         name: &str,
-        mut array: crate::write::ArrayPieces<'_>,
+        mut array: crate::array_pieces::ArrayPieces<'_>,
     ) -> Result<()> {
         let (_, nbytes) = array
             .size()
@@ -241,7 +241,7 @@ const PIECE_BYTES: usize = 32 << 20;
 /// The data elements' bytes after [`numeric_head`]: the elements in pieces (complex: the real
 /// parts, then the tag and the imaginary parts), each element padded to 8 bytes.
 fn stream_data(
-    array: &mut crate::write::ArrayPieces<'_>,
+    array: &mut crate::array_pieces::ArrayPieces<'_>,
     parts: &Parts,
     put: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {

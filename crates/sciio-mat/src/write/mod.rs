@@ -25,8 +25,6 @@ mod copy;
 mod pieces;
 mod sink;
 
-pub use pieces::{ArrayPieces, FillElements};
-
 use self::sink::{Dataset, Group, Sink};
 use crate::header;
 use crate::numpy::{PythonAttrs, PythonMeta};
