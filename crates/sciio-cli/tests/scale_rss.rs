@@ -328,3 +328,24 @@ fn npy_to_mat7_streams() {
 fn h5_earray_to_mat73_streams() {
     bounded("earray", "h5", ":/x", "out.mat", &[], SAME_MATRIX_MAT);
 }
+
+#[test]
+fn mat73_matrix_in_thick_chunks_to_npy_streams() {
+    // A MATLAB 4Mi-by-M double whose HDF5 chunks are two columns thick, each column 32 MiB:
+    // read in runs of whole chunk rows (two columns at a time).
+    bounded(
+        "mat73_tall",
+        "mat",
+        ":x",
+        "out.npy",
+        &[],
+        "
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+got = np.load(sys.argv[2], mmap_mode='r')
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+assert np.array_equal(got, want)
+",
+    );
+}
