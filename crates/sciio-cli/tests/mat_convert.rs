@@ -259,3 +259,48 @@ print("ok")
         );
     }
 }
+
+/// Large MAT matrices (v7.3 from hdf5storage's layout, v7 from scipy) go into `.h5` through a
+/// temporary file of their column-major bytes, a block of rows at a time; PyTables reads the
+/// arrays scipy and h5py see, and smaller matrices (read whole) alike.
+#[test]
+fn large_mat_matrices_into_h5_stream() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_python(
+        r#"
+import sys, numpy as np, h5py, scipy.io
+d = sys.argv[1]
+x = (np.arange(3000 * 900, dtype=np.float64) * 0.5).reshape(3000, 900)
+t = (np.arange(700_000 * 7, dtype=np.int32) % 1000 - 500).reshape(700_000, 7)
+small = np.arange(12.0).reshape(3, 4)
+scipy.io.savemat(d + "/v7.mat", {"x": x, "t": t, "small": small}, do_compression=True)
+with h5py.File(d + "/v73.mat", "w", userblock_size=512) as f:
+    for k, a in (("x", x), ("t", t), ("small", small)):
+        f.create_dataset(k, data=a.T, chunks=True, compression="gzip")
+        f[k].attrs["MATLAB_class"] = np.bytes_("double" if a.dtype == np.float64 else "int32")
+with open(d + "/v73.mat", "r+b") as f:
+    f.write(b"MATLAB 7.3 MAT-file".ljust(116) + bytes(8) + b"\x00\x02IM")
+"#,
+        &[s(d)],
+    );
+    for src in ["v7.mat", "v73.mat"] {
+        let out = d.join(format!("{src}.h5"));
+        ok(&["convert", s(&d.join(src)), s(&out)]);
+        let check = r#"
+import sys, numpy as np, tables
+with tables.open_file(sys.argv[1]) as f:
+    got = {k: f.get_node("/" + k).read() for k in ("x", "t", "small")}
+want = {
+    "x": (np.arange(3000 * 900, dtype=np.float64) * 0.5).reshape(3000, 900),
+    "t": (np.arange(700_000 * 7, dtype=np.int32) % 1000 - 500).reshape(700_000, 7),
+    "small": np.arange(12.0).reshape(3, 4),
+}
+for k, w in want.items():
+    assert got[k].dtype == w.dtype and got[k].shape == w.shape, (k, got[k].dtype, got[k].shape)
+    assert np.array_equal(got[k], w), k
+print("ok")
+"#;
+        assert_eq!(run_python(check, &[s(&out)]).trim(), "ok", "{src}");
+    }
+}

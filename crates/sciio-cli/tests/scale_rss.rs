@@ -349,3 +349,25 @@ assert np.array_equal(got, want)
 ",
     );
 }
+
+#[test]
+fn mat73_matrix_to_h5_array_streams() {
+    // MATLAB's column-major matrix becomes a C-order PyTables array: transposed through a
+    // temporary file, a block of rows at a time.
+    bounded(
+        "mat73",
+        "mat",
+        ":x",
+        "out.h5",
+        &[],
+        "
+import sys, numpy as np, h5py, tables
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+with tables.open_file(sys.argv[2]) as f:
+    got = f.root.x.read()
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+assert np.array_equal(got, want)
+",
+    );
+}

@@ -114,7 +114,7 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                 let src = source_of(sources, leaf)?;
                 let base = done;
                 let streamed = leaf.held.is_none()
-                    && crate::stream::write_h5_leaf(
+                    && (crate::stream::write_h5_leaf(
                         src,
                         &leaf.src_path,
                         &leaf.info,
@@ -122,7 +122,17 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                         &leaf.name,
                         &mut |d| progress(base + d, total),
                     )
-                    .map_err(|e| e.with_file(dst))?;
+                    .map_err(|e| e.with_file(dst))?
+                        || crate::stream::write_h5_leaf_transposed(
+                            src,
+                            &leaf.src_path,
+                            &leaf.info,
+                            &mut out,
+                            &leaf.name,
+                            &folder_of(dst),
+                            &mut |d| progress(base + d, total),
+                        )
+                        .map_err(|e| e.with_file(dst))?);
                 if !streamed {
                     let read;
                     let array = match &leaf.held {
@@ -283,6 +293,15 @@ fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str, format: Form
         )),
     };
     error.with_file(src.path()).with_node(base.to_string())
+}
+
+/// The folder of `dst` (where temporary files go).
+#[cfg(feature = "hdf5")]
+fn folder_of(dst: &Path) -> std::path::PathBuf {
+    match dst.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
+    }
 }
 
 fn check_unique(leaves: &[Leaf], dst: &Path) -> Result<()> {

@@ -383,7 +383,7 @@ impl<'a> Columns<'a> {
             // This block's column j holds rows a..b at block start + j * height.
             let start = a * self.cols * item;
             scratch.resize(((j1 - j0) * height * item) as usize, 0);
-            read_at(&t.file, &mut scratch, start + j0 * height * item)
+            crate::atomic::read_at(&t.file, &mut scratch, start + j0 * height * item)
                 .map_err(|e| Error::io("cannot read the temporary file of the matrix", e))?;
             for j in j0..j1 {
                 // The rows of column j inside first..end, and inside this block.
@@ -406,19 +406,6 @@ impl<'a> Columns<'a> {
         }
         Ok(())
     }
-}
-
-/// Reads `buf.len()` bytes of `file` at `offset`.
-#[cfg(unix)]
-fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
-}
-
-#[cfg(not(unix))]
-fn read_at(mut file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
-    use std::io::{Read, Seek};
-    file.seek(std::io::SeekFrom::Start(offset))?;
-    file.read_exact(buf)
 }
 
 fn both_value_and_struct(name: &str) -> Error {

@@ -188,6 +188,86 @@ pub(crate) fn write_h5_leaf(
     Ok(true)
 }
 
+/// Fortran-order matrices from this size on go into `.h5` through a temporary file
+/// ([`write_h5_leaf_transposed`]); smaller ones are read whole.
+#[cfg(feature = "hdf5")]
+const TRANSPOSE_FROM: u64 = 16 << 20;
+
+/// Writes the 2-d Fortran-order array (a MAT matrix, a Fortran-order `.npy`) at `path` of
+/// `src` as node `name` of `out` (C order, as [`crate::h5write::H5Out::write`] makes it) in
+/// bounded memory: its stored column-major bytes are first copied, as the source streams
+/// them, into an unnamed temporary file in `folder`, from which each block of rows is then
+/// gathered column by column. `false` (nothing written) for any other array.
+#[cfg(feature = "hdf5")]
+pub(crate) fn write_h5_leaf_transposed(
+    src: &mut File,
+    path: &str,
+    info: &ArrayInfo,
+    out: &mut crate::h5write::H5Out,
+    name: &str,
+    folder: &std::path::Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<bool> {
+    let item = info.dtype.itemsize() as u64;
+    let fortran = info.shape.len() == 2
+        && info.order == sciio_core::Order::F
+        && !row_ordered(info)
+        && info.dtype.as_scalar().is_some()
+        && info.nbytes() >= TRANSPOSE_FROM;
+    if !fortran {
+        return Ok(false);
+    }
+    let (rows, cols) = (info.shape[0] as u64, info.shape[1] as u64);
+    let io = |e| {
+        Error::io(
+            "cannot write the temporary file of the transposed matrix",
+            e,
+        )
+    };
+    let temp = tempfile::tempfile_in(folder)
+        .map_err(io)
+        .map_err(|e| e.with_file(folder))?;
+    let mut w = io::BufWriter::with_capacity(1 << 20, temp);
+    let total = info.nbytes();
+    // Half the progress for the copy, half for the rows.
+    src.copy_array_data(path, &mut w, &mut |d| progress(d / 2))?;
+    let temp = w.into_inner().map_err(|e| io(e.into_error()))?;
+    let copied = temp.metadata().map_err(io)?.len();
+    if copied != total {
+        return Err(Error::truncated(format!(
+            "the array's data is {copied} bytes, not the {total} its shape and dtype make"
+        ))
+        .with_node(path.to_string()));
+    }
+    let mut fill = out.start(name, info)?;
+    let block_rows = batch_rows((cols * item) as usize) as u64;
+    let mut column = Vec::new();
+    let mut block = Vec::new();
+    let mut a = 0;
+    while a < rows {
+        let b = (a + block_rows).min(rows);
+        let height = (b - a) as usize;
+        block.clear();
+        block.resize(height * (cols * item) as usize, 0);
+        column.resize(height * item as usize, 0);
+        for j in 0..cols {
+            crate::atomic::read_at(&temp, &mut column, (j * rows + a) * item)
+                .map_err(|e| Error::io("cannot read the temporary file of the matrix", e))?;
+            let (item, cols) = (item as usize, cols as usize);
+            for (i, value) in column.chunks_exact(item).enumerate() {
+                let to = (i * cols + j as usize) * item;
+                block[to..to + item].copy_from_slice(value);
+            }
+        }
+        fill.append(&block)
+            .map_err(|e| e.with_node(name.to_string()))?;
+        progress(total / 2 + b * cols * item / 2);
+        a = b;
+    }
+    fill.finish().map_err(|e| e.with_node(name.to_string()))?;
+    Ok(true)
+}
+
 /// Bytes copied file to file between two progress reports.
 #[cfg(feature = "hdf5")]
 const COPY_STEP: u64 = 64 << 20;
