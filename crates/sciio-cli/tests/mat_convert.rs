@@ -260,9 +260,10 @@ print("ok")
     }
 }
 
-/// Large MAT matrices (v7.3 from hdf5storage's layout, v7 from scipy) go into `.h5` through a
-/// temporary file of their column-major bytes, a block of rows at a time; PyTables reads the
-/// arrays scipy and h5py see, and smaller matrices (read whole) alike.
+/// Large MAT matrices (v7.3 from hdf5storage's layout, v7 from scipy) go into `.h5` and
+/// `.parquet` through a temporary file of their column-major bytes, a block of rows at a time;
+/// PyTables and pyarrow read the arrays scipy and h5py see, and smaller matrices (read whole)
+/// alike.
 #[test]
 fn large_mat_matrices_into_h5_stream() {
     let dir = tempdir();
@@ -302,5 +303,17 @@ for k, w in want.items():
 print("ok")
 "#;
         assert_eq!(run_python(check, &[s(&out)]).trim(), "ok", "{src}");
+        // Into Parquet: one fixed-size list column, a row of the matrix per row.
+        let parquet = d.join(format!("{src}.parquet"));
+        ok(&["convert", &format!("{}:x", s(&d.join(src))), s(&parquet)]);
+        let check = r#"
+import sys, numpy as np, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1])
+want = (np.arange(3000 * 900, dtype=np.float64) * 0.5).reshape(3000, 900)
+got = t.column(0).combine_chunks().flatten().to_numpy().reshape(t.num_rows, -1)
+assert got.shape == want.shape and np.array_equal(got, want), got.shape
+print("ok")
+"#;
+        assert_eq!(run_python(check, &[s(&parquet)]).trim(), "ok", "{src}");
     }
 }

@@ -371,3 +371,26 @@ assert np.array_equal(got, want)
 ",
     );
 }
+
+#[test]
+fn mat73_matrix_to_parquet_streams() {
+    // MATLAB's column-major matrix becomes one fixed-size list column, a list per row:
+    // gathered a block of rows at a time from a temporary file of the stored bytes.
+    bounded(
+        "mat73",
+        "mat",
+        ":x",
+        "out.parquet",
+        &[],
+        "
+import sys, numpy as np, h5py, pyarrow.parquet as pq
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+t = pq.read_table(sys.argv[2])
+assert t.num_columns == 1 and t.num_rows == want.shape[0], (t.schema, t.num_rows)
+col = t.column(0).combine_chunks()
+got = col.flatten().to_numpy().reshape(t.num_rows, -1)
+assert got.shape == want.shape and np.array_equal(got, want)
+",
+    );
+}
