@@ -171,17 +171,18 @@ fn convert_at_fixed_time(args: &[&str]) {
     );
 }
 
-/// Large numeric matrices from a `.npy` or an HDF5 file go into MAT files piece by piece (each
-/// matrix transposed into MATLAB's column-major order a run of columns at a time); the file
-/// is byte for byte the one the whole arrays make (an `.npz` source is read whole), in every
-/// MAT version, and scipy (v5/v7) and h5py (v7.3) read the arrays numpy holds.
+/// Large numeric matrices from a `.npy`, an `.npz` member or an HDF5 file go into MAT files
+/// piece by piece (each matrix transposed into MATLAB's column-major order a run of columns at
+/// a time); the file is byte for byte the one the whole array makes (a Fortran-order `.npy`
+/// is read whole), in every MAT version, and scipy (v5/v7) and h5py (v7.3) read the arrays
+/// numpy holds.
 #[test]
 fn large_matrices_into_mat_stream_the_whole_arrays_file() {
     let dir = tempdir();
     let d = dir.path();
     run_python(
         r#"
-import sys, numpy as np, h5py
+import os, sys, numpy as np, h5py
 d = sys.argv[1]
 arrays = {
     "x": (np.arange(2100 * 1300, dtype=np.float64) * 0.5).reshape(2100, 1300),
@@ -190,13 +191,17 @@ arrays = {
     "z": (np.arange(1500 * 1500, dtype=np.float32) + 1j).astype(np.complex64).reshape(1500, 1500),
     "v": np.arange(2_200_000, dtype=np.float64),
 }
-np.save(d + "/x.npy", arrays["x"])
-np.save(d + "/b.npy", arrays["b"])
 np.savez(d + "/all.npz", **arrays)
+os.mkdir(d + "/c")
+os.mkdir(d + "/f")
+for k in "xtbz":
+    # C order streams; Fortran order is read whole (the reference).
+    np.save(d + f"/c/{k}.npy", arrays[k])
+    np.save(d + f"/f/{k}.npy", np.asfortranarray(arrays[k]))
 # h5py stores bool as an enum, which sciio reads as int8: no `b` in the HDF5 file. The
-# variables in HDF5's (name) order, the order they are written in.
+# variables in HDF5's (name) order, the order they are written in; the .npz deflated.
 del arrays["b"]
-np.savez(d + "/h5.npz", **dict(sorted(arrays.items())))
+np.savez_compressed(d + "/h5.npz", **dict(sorted(arrays.items())))
 with h5py.File(d + "/all.h5", "w") as f:
     for k, a in arrays.items():
         f[k] = a
@@ -207,26 +212,27 @@ with h5py.File(d + "/all.h5", "w") as f:
         let path = |name: &str| d.join(format!("{name}-{version}.mat"));
         let v = ["--mat-version", version];
         let read = |p: &std::path::Path| std::fs::read(p).unwrap();
-        // From HDF5 (streamed) and from an .npz (whole).
+        let convert = |src: &str, out: &std::path::Path| {
+            convert_at_fixed_time(&[&[src, s(out)], &v[..]].concat());
+        };
+        // One matrix: streamed from C order, whole from Fortran order.
+        for name in ["x", "t", "b", "z"] {
+            let (c, f) = (path(&format!("c_{name}")), path(&format!("f_{name}")));
+            convert(s(&d.join(format!("c/{name}.npy"))), &c);
+            convert(s(&d.join(format!("f/{name}.npy"))), &f);
+            assert!(
+                read(&c) == read(&f),
+                "v{version}: {name} streamed and whole differ"
+            );
+        }
+        // Several from HDF5 and from a deflated .npz (a 1-d array too), both streamed.
         let (h5, npz) = (path("h5"), path("npz"));
-        convert_at_fixed_time(&[&[s(&d.join("all.h5")), s(&h5)], &v[..]].concat());
-        convert_at_fixed_time(&[&[s(&d.join("h5.npz")), s(&npz)], &v[..]].concat());
+        convert(s(&d.join("all.h5")), &h5);
+        convert(s(&d.join("h5.npz")), &npz);
         assert!(
             read(&h5) == read(&npz),
             "v{version}: .h5 and .npz sources differ"
         );
-        // From a .npy (streamed) and from the .npz member (whole).
-        for name in ["x", "b"] {
-            let (npy, member) = (path(&format!("npy_{name}")), path(&format!("npz_{name}")));
-            let npy_src = d.join(format!("{name}.npy"));
-            convert_at_fixed_time(&[&[s(&npy_src), s(&npy)], &v[..]].concat());
-            let m = format!("{}:/{name}", s(&d.join("all.npz")));
-            convert_at_fixed_time(&[&[m.as_str(), s(&member)], &v[..]].concat());
-            assert!(
-                read(&npy) == read(&member),
-                "v{version}: {name}.npy and .npz differ"
-            );
-        }
         let check = r#"
 import sys, numpy as np, h5py, scipy.io
 d, version, h5, npy_b = sys.argv[1:5]
@@ -252,7 +258,7 @@ for k, g in got.items():
     assert g.shape == w.shape and np.array_equal(g.astype(w.dtype), w), (k, g.shape, w.shape)
 print("ok")
 "#;
-        let npy_b = path("npy_b");
+        let npy_b = path("c_b");
         assert_eq!(
             run_python(check, &[s(d), version, s(&h5), s(&npy_b)]).trim(),
             "ok"

@@ -288,6 +288,8 @@ import sys, numpy as np, h5py, scipy.io
 src, out = sys.argv[1], sys.argv[2]
 if src.endswith('.npy'):
     want = np.load(src, mmap_mode='r')
+elif src.endswith('.npz'):
+    want = np.load(src)['x']
 else:
     import tables
     with tables.open_file(src) as f:
@@ -322,6 +324,11 @@ fn npy_to_mat7_streams() {
         &["--mat-version", "7"],
         SAME_MATRIX_MAT,
     );
+}
+
+#[test]
+fn npz_member_to_mat73_streams() {
+    bounded("npz", "npz", ":x", "out.mat", &[], SAME_MATRIX_MAT);
 }
 
 #[test]

@@ -181,7 +181,10 @@ const BLOCK_BYTES: usize = 8 << 20;
 fn streamable(src: &crate::file::File, info: &ArrayInfo, name: &str) -> Option<ScalarKind> {
     let kind = info.dtype.as_scalar()?.kind;
     let row_bytes = crate::stream::row_bytes(info);
-    let source = matches!(src.format(), crate::format::Format::Npy);
+    let source = matches!(
+        src.format(),
+        crate::format::Format::Npy | crate::format::Format::Npz
+    );
     #[cfg(feature = "hdf5")]
     let source = source || src.format() == crate::format::Format::Hdf5;
     let fits = (1..=2).contains(&info.shape.len())
@@ -213,8 +216,13 @@ struct Columns<'a> {
     rows: u64,
     cols: u64,
     item: usize,
-    /// Where the transposed blocks go (the destination's folder).
+    /// Where the temporary files go (the destination's folder).
     folder: &'a Path,
+    /// The stored element type.
+    dtype: sciio_core::DType,
+    /// An `.npz` member's data copied into a temporary file (members are read from their
+    /// start: reading rows from the member itself would inflate it again for every block).
+    copy: Option<Option<std::fs::File>>,
     transposed: Option<Transposed>,
     progress: &'a mut dyn FnMut(u64),
     done: u64,
@@ -238,12 +246,17 @@ impl<'a> Columns<'a> {
         let rows = info.shape[0] as u64;
         let cols = info.shape.get(1).map_or(1, |&c| c as u64);
         Columns {
-            src,
             path,
             rows,
             cols,
             item: info.dtype.itemsize(),
             folder,
+            dtype: info.dtype.clone(),
+            copy: match src.format() {
+                crate::format::Format::Npz => Some(None),
+                _ => None,
+            },
+            src,
             transposed: None,
             progress,
             done: 0,
@@ -252,7 +265,10 @@ impl<'a> Columns<'a> {
 
     /// Rows `lo..hi` in native byte order, C order.
     fn rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
-        let block = self.src.read_array_rows(self.path, lo, hi)?;
+        let block = match self.copy.is_some() {
+            true => self.copied_rows(lo, hi)?,
+            false => self.src.read_array_rows(self.path, lo, hi)?,
+        };
         let want = (hi - lo) as usize * self.cols as usize * self.item;
         if block.nbytes() != want {
             return Err(Error::truncated(format!(
@@ -265,6 +281,41 @@ impl<'a> Columns<'a> {
             true => block.to_order(Order::C),
             false => block.to_native().to_order(Order::C),
         })
+    }
+
+    /// Rows `lo..hi` (stored dtype) from the copy of the data, made at the first call.
+    fn copied_rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
+        let row = self.cols * self.item as u64;
+        if let Some(None) = self.copy {
+            use std::io::Write as _;
+            let io = |e| Error::io("cannot write the temporary copy of the array", e);
+            let file = tempfile::tempfile_in(self.folder)
+                .map_err(io)
+                .map_err(|e| e.with_file(self.folder))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            self.src.copy_array_data(self.path, &mut w, &mut |_| {})?;
+            w.flush().map_err(io)?;
+            let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+            if file.metadata().map_err(io)?.len() != self.rows * row {
+                return Err(
+                    Error::truncated("the member's data is shorter than its shape")
+                        .with_node(self.path.to_string()),
+                );
+            }
+            self.copy = Some(Some(file));
+        }
+        let Some(Some(file)) = &self.copy else {
+            return Err(Error::invalid_input("internal: no copy of the array"));
+        };
+        let mut bytes = vec![0u8; ((hi - lo) * row) as usize];
+        crate::atomic::read_at(file, &mut bytes, lo * row)
+            .map_err(|e| Error::io("cannot read the temporary copy of the array", e))?;
+        NdArray::from_bytes(
+            self.dtype.clone(),
+            &[(hi - lo) as usize, self.cols as usize],
+            Order::C,
+            &bytes,
+        )
     }
 
     /// Rows per block read at a time.
