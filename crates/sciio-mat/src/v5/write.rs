@@ -221,6 +221,13 @@ fn numeric_head(
     let data_elements = if complex { 2 } else { 1 };
     let padded = part_bytes.div_ceil(8) * 8;
     let len = (head.len() as u64 - 8) + data_elements * (8 + padded);
+    // The whole array's check (`Level5Writer::write`) of the whole element.
+    if len + 8 > MAX_VARIABLE {
+        return Err(Error::unsupported(
+            "the variable is over the 2 GB a MAT v5/v7 variable can hold: write MAT v7.3 \
+             instead (--mat-version 7.3)",
+        ));
+    }
     let len = u32::try_from(len).map_err(|_| {
         Error::unsupported("the variable is over 4 GB: write MAT v7.3 (--mat-version 7.3)")
     })?;
