@@ -180,7 +180,7 @@ const BLOCK_BYTES: usize = 8 << 20;
 /// The element kind of an array [`MatOut::write_streamed`] writes piece by piece, or `None`.
 fn streamable(src: &crate::file::File, info: &ArrayInfo, name: &str) -> Option<ScalarKind> {
     let kind = info.dtype.as_scalar()?.kind;
-    let row_bytes = crate::stream::row_bytes(info);
+    let row_bytes = info.row_bytes();
     let source = matches!(
         src.format(),
         crate::format::Format::Npy | crate::format::Format::Npz
@@ -188,7 +188,7 @@ fn streamable(src: &crate::file::File, info: &ArrayInfo, name: &str) -> Option<S
     #[cfg(feature = "hdf5")]
     let source = source || src.format() == crate::format::Format::Hdf5;
     let fits = (1..=2).contains(&info.shape.len())
-        && crate::stream::row_ordered(info)
+        && info.row_ordered()
         && row_bytes > 0
         && row_bytes <= BLOCK_BYTES
         && info.nbytes() >= PIECES_FROM;

@@ -30,17 +30,14 @@ pub(crate) const BATCH_BYTES: usize = 8 << 20;
 /// Batches in flight between the reader thread and the writer.
 const IN_FLIGHT: usize = 2;
 
-/// Whether the array's rows are contiguous in its stored order (C order, or at most one
-/// dimension longer than 1) and it has at least one dimension: it streams by rows.
+/// [`ArrayInfo::row_ordered`]: the array streams by rows.
 pub(crate) fn row_ordered(info: &ArrayInfo) -> bool {
-    !info.shape.is_empty()
-        && (info.order == sciio_core::Order::C
-            || info.shape.iter().filter(|&&d| d > 1).count() <= 1)
+    info.row_ordered()
 }
 
-/// Bytes of one row (every dimension but the first).
+/// [`ArrayInfo::row_bytes`].
 pub(crate) fn row_bytes(info: &ArrayInfo) -> usize {
-    info.shape.iter().skip(1).product::<usize>() * info.dtype.itemsize()
+    info.row_bytes()
 }
 
 /// Rows per batch for rows of `row_bytes` bytes.
