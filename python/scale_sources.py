@@ -13,6 +13,8 @@ KIND (BYTES is the size of the data, not of the file):
   parquet    .parquet (pyarrow, snappy): i int64, x float64, y float32, s string
   mat73      v7.3 MAT file (h5py, as hdf5storage lays it out), x: a MATLAB N-by-64 double matrix
              (HDF5 dataset (64, N), h5py's automatic chunks)
+  mat73_tall v7.3 MAT file, x: a MATLAB 4Mi-by-M double matrix (HDF5 (M, 4Mi), chunks (2, 65536):
+             two columns thick, each column 32 MiB)
 Prints the number of rows written.
 """
 import sys
@@ -61,6 +63,22 @@ def write_mat73(path, n):
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
 
 
+TALL_ROWS = 1 << 22
+
+
+def write_mat73_tall(path, m):
+    """MATLAB's x (4Mi-by-m): column j holds j * 4Mi + arange(4Mi), times 0.5."""
+    import h5py
+    with h5py.File(path, "w", userblock_size=512) as f:
+        x = f.create_dataset("x", shape=(m, TALL_ROWS), dtype="<f8", chunks=(2, 65536))
+        x.attrs["MATLAB_class"] = np.bytes_("double")
+        for j in range(m):
+            x[j, :] = (np.arange(TALL_ROWS, dtype=np.float64) + j * TALL_ROWS) * 0.5
+    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
+    with open(path, "r+b") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
+
+
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if kind in ("earray", "npy", "npz", "mat73"):
@@ -69,6 +87,8 @@ def main():
         n = max(1, nbytes // REC.itemsize)
     elif kind == "table_sub":
         n = max(1, nbytes // SUB.itemsize)
+    elif kind == "mat73_tall":
+        n = max(2, nbytes // (TALL_ROWS * 8))
     else:
         raise SystemExit(f"unknown kind {kind}")
     if kind == "earray":
@@ -106,6 +126,8 @@ def main():
                 t.append(records(dtype, a, b))
     elif kind == "mat73":
         write_mat73(path, n)
+    elif kind == "mat73_tall":
+        write_mat73_tall(path, n)
     elif kind == "parquet":
         import pyarrow as pa
         import pyarrow.parquet as pq

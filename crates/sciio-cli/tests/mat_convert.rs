@@ -154,3 +154,172 @@ print("ok")
     assert!(err.contains("both a variable and a struct"), "{err}");
     assert!(!bad.exists());
 }
+
+/// `sciio convert SRC DST args...` at a fixed time (`SOURCE_DATE_EPOCH`), so that two files
+/// written from the same data are byte for byte the same.
+fn convert_at_fixed_time(args: &[&str]) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+        .arg("convert")
+        .args(args)
+        .env("SOURCE_DATE_EPOCH", "1700000000")
+        .output()
+        .expect("cannot run the sciio binary");
+    assert!(
+        out.status.success(),
+        "sciio convert {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Large numeric matrices from a `.npy`, an `.npz` member or an HDF5 file go into MAT files
+/// piece by piece (each matrix transposed into MATLAB's column-major order a run of columns at
+/// a time); the file is byte for byte the one the whole array makes (a Fortran-order `.npy`
+/// is read whole), in every MAT version, and scipy (v5/v7) and h5py (v7.3) read the arrays
+/// numpy holds.
+#[test]
+fn large_matrices_into_mat_stream_the_whole_arrays_file() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_python(
+        r#"
+import os, sys, numpy as np, h5py
+d = sys.argv[1]
+arrays = {
+    "x": (np.arange(2100 * 1300, dtype=np.float64) * 0.5).reshape(2100, 1300),
+    "t": (np.arange(600_000 * 7, dtype=np.int32) % 100_003 - 50_000).reshape(600_000, 7),
+    "b": (np.arange(4500 * 4000) % 7 == 0).reshape(4500, 4000),
+    "z": (np.arange(1500 * 1500, dtype=np.float32) + 1j).astype(np.complex64).reshape(1500, 1500),
+    "v": np.arange(2_200_000, dtype=np.float64),
+}
+np.savez(d + "/all.npz", **arrays)
+os.mkdir(d + "/c")
+os.mkdir(d + "/f")
+for k in "xtbz":
+    # C order streams; Fortran order is read whole (the reference).
+    np.save(d + f"/c/{k}.npy", arrays[k])
+    np.save(d + f"/f/{k}.npy", np.asfortranarray(arrays[k]))
+# h5py stores bool as an enum, which sciio reads as int8: no `b` in the HDF5 file. The
+# variables in HDF5's (name) order, the order they are written in; the .npz deflated.
+del arrays["b"]
+np.savez_compressed(d + "/h5.npz", **dict(sorted(arrays.items())))
+with h5py.File(d + "/all.h5", "w") as f:
+    for k, a in arrays.items():
+        f[k] = a
+"#,
+        &[s(d)],
+    );
+    for version in ["7.3", "7", "5"] {
+        let path = |name: &str| d.join(format!("{name}-{version}.mat"));
+        let v = ["--mat-version", version];
+        let read = |p: &std::path::Path| std::fs::read(p).unwrap();
+        let convert = |src: &str, out: &std::path::Path| {
+            convert_at_fixed_time(&[&[src, s(out)], &v[..]].concat());
+        };
+        // One matrix: streamed from C order, whole from Fortran order.
+        for name in ["x", "t", "b", "z"] {
+            let (c, f) = (path(&format!("c_{name}")), path(&format!("f_{name}")));
+            convert(s(&d.join(format!("c/{name}.npy"))), &c);
+            convert(s(&d.join(format!("f/{name}.npy"))), &f);
+            assert!(
+                read(&c) == read(&f),
+                "v{version}: {name} streamed and whole differ"
+            );
+        }
+        // Several from HDF5 and from a deflated .npz (a 1-d array too), both streamed.
+        let (h5, npz) = (path("h5"), path("npz"));
+        convert(s(&d.join("all.h5")), &h5);
+        convert(s(&d.join("h5.npz")), &npz);
+        assert!(
+            read(&h5) == read(&npz),
+            "v{version}: .h5 and .npz sources differ"
+        );
+        let check = r#"
+import sys, numpy as np, h5py, scipy.io
+d, version, h5, npy_b = sys.argv[1:5]
+want = np.load(d + "/all.npz")
+def load(path, names):
+    if version != "7.3":
+        m = scipy.io.loadmat(path)
+        return {k: m[k] for k in names}
+    got = {}
+    with h5py.File(path, "r") as f:
+        for k in names:
+            a = f[k][()]
+            if a.dtype.names:
+                a = a["real"] + 1j * a["imag"]
+            got[k] = a.T
+            want_class = "logical" if k == "b" else str(want[k].real.dtype).replace("float64", "double").replace("float32", "single")
+            assert f[k].attrs["MATLAB_class"] == want_class.encode(), (k, f[k].attrs["MATLAB_class"])
+    return got
+got = load(h5, ["t", "v", "x", "z"])
+got.update(load(npy_b, ["b"]))
+for k, g in got.items():
+    w = want[k] if want[k].ndim == 2 else want[k][None, :]
+    assert g.shape == w.shape and np.array_equal(g.astype(w.dtype), w), (k, g.shape, w.shape)
+print("ok")
+"#;
+        let npy_b = path("c_b");
+        assert_eq!(
+            run_python(check, &[s(d), version, s(&h5), s(&npy_b)]).trim(),
+            "ok"
+        );
+    }
+}
+
+/// Large MAT matrices (v7.3 from hdf5storage's layout, v7 from scipy) go into `.h5` and
+/// `.parquet` through a temporary file of their column-major bytes, a block of rows at a time;
+/// PyTables and pyarrow read the arrays scipy and h5py see, and smaller matrices (read whole)
+/// alike.
+#[test]
+fn large_mat_matrices_into_h5_stream() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_python(
+        r#"
+import sys, numpy as np, h5py, scipy.io
+d = sys.argv[1]
+x = (np.arange(3000 * 900, dtype=np.float64) * 0.5).reshape(3000, 900)
+t = (np.arange(700_000 * 7, dtype=np.int32) % 1000 - 500).reshape(700_000, 7)
+small = np.arange(12.0).reshape(3, 4)
+scipy.io.savemat(d + "/v7.mat", {"x": x, "t": t, "small": small}, do_compression=True)
+with h5py.File(d + "/v73.mat", "w", userblock_size=512) as f:
+    for k, a in (("x", x), ("t", t), ("small", small)):
+        f.create_dataset(k, data=a.T, chunks=True, compression="gzip")
+        f[k].attrs["MATLAB_class"] = np.bytes_("double" if a.dtype == np.float64 else "int32")
+with open(d + "/v73.mat", "r+b") as f:
+    f.write(b"MATLAB 7.3 MAT-file".ljust(116) + bytes(8) + b"\x00\x02IM")
+"#,
+        &[s(d)],
+    );
+    for src in ["v7.mat", "v73.mat"] {
+        let out = d.join(format!("{src}.h5"));
+        ok(&["convert", s(&d.join(src)), s(&out)]);
+        let check = r#"
+import sys, numpy as np, tables
+with tables.open_file(sys.argv[1]) as f:
+    got = {k: f.get_node("/" + k).read() for k in ("x", "t", "small")}
+want = {
+    "x": (np.arange(3000 * 900, dtype=np.float64) * 0.5).reshape(3000, 900),
+    "t": (np.arange(700_000 * 7, dtype=np.int32) % 1000 - 500).reshape(700_000, 7),
+    "small": np.arange(12.0).reshape(3, 4),
+}
+for k, w in want.items():
+    assert got[k].dtype == w.dtype and got[k].shape == w.shape, (k, got[k].dtype, got[k].shape)
+    assert np.array_equal(got[k], w), k
+print("ok")
+"#;
+        assert_eq!(run_python(check, &[s(&out)]).trim(), "ok", "{src}");
+        // Into Parquet: one fixed-size list column, a row of the matrix per row.
+        let parquet = d.join(format!("{src}.parquet"));
+        ok(&["convert", &format!("{}:x", s(&d.join(src))), s(&parquet)]);
+        let check = r#"
+import sys, numpy as np, pyarrow.parquet as pq
+t = pq.read_table(sys.argv[1])
+want = (np.arange(3000 * 900, dtype=np.float64) * 0.5).reshape(3000, 900)
+got = t.column(0).combine_chunks().flatten().to_numpy().reshape(t.num_rows, -1)
+assert got.shape == want.shape and np.array_equal(got, want), got.shape
+print("ok")
+"#;
+        assert_eq!(run_python(check, &[s(&parquet)]).trim(), "ok", "{src}");
+    }
+}

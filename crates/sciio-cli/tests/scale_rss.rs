@@ -330,3 +330,124 @@ fn parquet_appended_to_hdfstore_table_key_streams() {
         &twice,
     );
 }
+
+/// The output's one variable equals the source array (h5py for v7.3: MATLAB's column-major
+/// matrix is the dataset's transpose; scipy for v5/v7).
+const SAME_MATRIX_MAT: &str = "
+import sys, numpy as np, h5py, scipy.io
+src, out = sys.argv[1], sys.argv[2]
+if src.endswith('.npy'):
+    want = np.load(src, mmap_mode='r')
+elif src.endswith('.npz'):
+    want = np.load(src)['x']
+else:
+    import tables
+    with tables.open_file(src) as f:
+        want = f.root.x.read()
+if h5py.is_hdf5(out):
+    with h5py.File(out, 'r') as f:
+        names = [k for k in f if k != '#refs#']
+        assert len(names) == 1, names
+        assert f[names[0]].attrs['MATLAB_class'] == b'double'
+        got = f[names[0]][()].T
+else:
+    m = scipy.io.loadmat(out)
+    names = [k for k in m if not k.startswith('__')]
+    assert len(names) == 1, names
+    got = m[names[0]]
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype)
+assert np.array_equal(got, want)
+";
+
+#[test]
+fn npy_to_mat73_streams() {
+    bounded("npy", "npy", "", "out.mat", &[], SAME_MATRIX_MAT);
+}
+
+#[test]
+fn npy_to_mat7_streams() {
+    bounded(
+        "npy",
+        "npy",
+        "",
+        "out.mat",
+        &["--mat-version", "7"],
+        SAME_MATRIX_MAT,
+    );
+}
+
+#[test]
+fn npz_member_to_mat73_streams() {
+    bounded("npz", "npz", ":x", "out.mat", &[], SAME_MATRIX_MAT);
+}
+
+#[test]
+fn h5_earray_to_mat73_streams() {
+    bounded("earray", "h5", ":/x", "out.mat", &[], SAME_MATRIX_MAT);
+}
+
+#[test]
+fn mat73_matrix_in_thick_chunks_to_npy_streams() {
+    // A MATLAB 4Mi-by-M double whose HDF5 chunks are two columns thick, each column 32 MiB:
+    // read in runs of whole chunk rows (two columns at a time).
+    bounded(
+        "mat73_tall",
+        "mat",
+        ":x",
+        "out.npy",
+        &[],
+        "
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+got = np.load(sys.argv[2], mmap_mode='r')
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+assert np.array_equal(got, want)
+",
+    );
+}
+
+#[test]
+fn mat73_matrix_to_h5_array_streams() {
+    // MATLAB's column-major matrix becomes a C-order PyTables array: transposed through a
+    // temporary file, a block of rows at a time.
+    bounded(
+        "mat73",
+        "mat",
+        ":x",
+        "out.h5",
+        &[],
+        "
+import sys, numpy as np, h5py, tables
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+with tables.open_file(sys.argv[2]) as f:
+    got = f.root.x.read()
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+assert np.array_equal(got, want)
+",
+    );
+}
+
+#[test]
+fn mat73_matrix_to_parquet_streams() {
+    // MATLAB's column-major matrix becomes one fixed-size list column, a list per row:
+    // gathered a block of rows at a time from a temporary file of the stored bytes.
+    bounded(
+        "mat73",
+        "mat",
+        ":x",
+        "out.parquet",
+        &[],
+        "
+import sys, numpy as np, h5py, pyarrow.parquet as pq
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+t = pq.read_table(sys.argv[2])
+assert t.num_columns == 1 and t.num_rows == want.shape[0], (t.schema, t.num_rows)
+col = t.column(0).combine_chunks()
+got = col.flatten().to_numpy().reshape(t.num_rows, -1)
+assert got.shape == want.shape and np.array_equal(got, want)
+",
+    );
+}

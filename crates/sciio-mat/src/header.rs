@@ -101,8 +101,15 @@ pub fn build(platform: &str, unix_seconds: u64) -> [u8; HEADER_LEN] {
     out
 }
 
-/// The current time in seconds since 1970.
+/// The current time in seconds since 1970, or `SOURCE_DATE_EPOCH` when it is set (the
+/// reproducible-builds convention: files written twice are then identical).
 pub fn now() -> u64 {
+    if let Some(secs) = std::env::var("SOURCE_DATE_EPOCH")
+        .ok()
+        .and_then(|v| v.trim().parse().ok())
+    {
+        return secs;
+    }
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| d.as_secs())

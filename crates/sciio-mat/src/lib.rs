@@ -48,6 +48,7 @@
 )]
 #![forbid(unsafe_code)]
 
+mod array_pieces;
 pub mod header;
 mod mcos;
 mod numpy;
@@ -59,9 +60,10 @@ mod v5;
 mod value;
 mod write;
 
+pub use array_pieces::{ArrayPieces, FillElements};
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
-pub use numpy::{from_numpy, no_class_reason, PythonAttrs, PythonMeta};
+pub use numpy::{from_numpy, no_class_reason, numeric_meta, PythonAttrs, PythonMeta};
 pub use plain::PlainNote;
 pub use read::{read_mat, MatFile, Outline, ABSENT_FIELD};
 #[doc(hidden)]

@@ -156,6 +156,19 @@ pub fn from_numpy(array: &NdArray) -> Result<(MatValue, PythonMeta)> {
     }
 }
 
+/// The metadata [`from_numpy`] gives a numeric or logical array of `kind` and `shape`
+/// (hdf5storage's `Python.*` attributes), for arrays written piece by piece
+/// ([`crate::MatWriter::write_pieces`]).
+pub fn numeric_meta(kind: ScalarKind, shape: &[usize]) -> PythonMeta {
+    PythonMeta::leaf(PythonAttrs {
+        type_name: "numpy.ndarray".into(),
+        underlying: underlying_name(kind),
+        container: "ndarray".into(),
+        shape: shape.iter().map(|&d| d as u64).collect(),
+        fields: None,
+    })
+}
+
 impl PythonMeta {
     fn leaf(attrs: PythonAttrs) -> PythonMeta {
         PythonMeta {

@@ -387,12 +387,17 @@ impl Mat73 {
             return Ok(None);
         };
         let (layout, chunk, _) = d.storage()?;
-        let suits = match (layout, chunk) {
-            (Layout::Contiguous, _) => true,
-            (Layout::Chunked, Some(chunk)) => pieces.suits_chunks(&chunk),
-            _ => false,
+        let pieces = match (layout, chunk) {
+            (Layout::Contiguous, _) => Some(pieces),
+            (Layout::Chunked, Some(chunk)) if pieces.suits_chunks(&chunk) => Some(pieces),
+            // Chunks thicker than one index along the axes the plan takes one at a time:
+            // runs of whole chunk rows instead.
+            (Layout::Chunked, Some(chunk)) => {
+                Pieces::whole_chunk_rows(&shape, ty.size() as u64, &chunk, STREAM_BLOCK_BYTES)
+            }
+            _ => None,
         };
-        Ok(suits.then_some((d, pieces)))
+        Ok(pieces.map(|p| (d, p)))
     }
 
     /// A walk over this file's objects from a fresh start (`outline`: see [`Mat73::outline`]).
@@ -977,6 +982,9 @@ impl Walk<'_> {
 /// Bytes of one block of a streamed copy ([`Mat73::copy_plain`]).
 const STREAM_BLOCK_BYTES: u64 = 16 << 20;
 
+/// The largest run of whole chunk rows read as one piece ([`Pieces::whole_chunk_rows`]).
+const MAX_CHUNK_ROW_BYTES: u64 = 64 << 20;
+
 /// One piece of a streamed copy: decoded on all cores where sciio-hdf5 can (whole rows),
 /// else by libhdf5's own pipeline (which reports real corruption itself).
 fn read_piece(d: &Dataset, slices: &[sciio_hdf5::Slice]) -> Result<RawData> {
@@ -1028,6 +1036,31 @@ impl Pieces {
             row = whole;
         }
         None
+    }
+
+    /// Pieces of whole chunk rows: runs along the first axis of a multiple of its chunk
+    /// size, whole along every other axis (so each is one contiguous run of the flat data
+    /// and decodes each of its chunks once), about a block each; `None` when one chunk row
+    /// is over [`MAX_CHUNK_ROW_BYTES`] (the data is read whole then).
+    fn whole_chunk_rows(shape: &[u64], itemsize: u64, chunk: &[u64], block: u64) -> Option<Pieces> {
+        let (&first, &thick) = (shape.first()?, chunk.first()?);
+        if chunk.len() != shape.len() || thick == 0 {
+            return None;
+        }
+        let row = shape[1..]
+            .iter()
+            .try_fold(itemsize, |a, &n| a.checked_mul(n))?;
+        let chunk_row = row.checked_mul(thick)?;
+        if chunk_row > MAX_CHUNK_ROW_BYTES {
+            return None;
+        }
+        let rows = (block / chunk_row.max(1)).max(1) * thick;
+        Some(Pieces {
+            shape: shape.to_vec(),
+            split: 0,
+            step: rows.min(first).max(1),
+            next: Some(vec![0]),
+        })
     }
 
     /// Whether reading these pieces decodes each chunk at most twice: every axis before the
@@ -1696,6 +1729,27 @@ mod tests {
     fn data_within_a_block_is_not_split() {
         assert!(Pieces::plan(&[4, 4], 8, 128).is_none());
         assert!(Pieces::plan(&[4, 0], 8, 1).is_none());
+    }
+
+    #[test]
+    fn thick_chunks_are_read_in_runs_of_whole_chunk_rows() {
+        // Rows of 32 MiB in chunks two rows thick: pieces of two rows, every element once.
+        let shape = [5u64, 1 << 22];
+        let pieces = Pieces::whole_chunk_rows(&shape, 8, &[2, 65536], 16 << 20).unwrap();
+        let all: Vec<_> = pieces.collect();
+        assert_eq!(all.len(), 3);
+        for (i, slices) in all.iter().enumerate() {
+            assert_eq!(
+                (slices[0].start, slices[0].count),
+                (2 * i as u64, (5 - 2 * i as u64).min(2))
+            );
+            assert_eq!((slices[1].start, slices[1].count), (0, 1 << 22));
+        }
+        // Small rows: as many whole chunk rows as a block holds.
+        let small = Pieces::whole_chunk_rows(&[1000, 512], 8, &[3, 64], 1 << 20).unwrap();
+        assert_eq!(small.step, 255);
+        // One chunk row over the limit: read whole.
+        assert!(Pieces::whole_chunk_rows(&[4, 1 << 24], 8, &[2, 1 << 20], 16 << 20).is_none());
     }
 
     #[test]

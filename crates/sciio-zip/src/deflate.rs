@@ -143,6 +143,96 @@ pub fn zlib_parallel(input: &[u8], level: u32, block_size: usize) -> Result<Vec<
     Ok(out)
 }
 
+/// [`zlib_parallel`] fed piece by piece: the same stream, written to `out` a batch of blocks
+/// at a time, so only a batch (and the 32 KiB before it) is held whatever the input's size.
+#[derive(Debug)]
+pub struct ZlibParallelWriter<W: std::io::Write> {
+    out: W,
+    level: u32,
+    block: usize,
+    /// The dictionary (the last bytes already compressed) followed by input not yet compressed.
+    pending: Vec<u8>,
+    /// How many bytes at the front of `pending` are dictionary only.
+    dict_len: usize,
+    adler: u32,
+}
+
+impl<W: std::io::Write> ZlibParallelWriter<W> {
+    /// Starts a stream into `out` (the zlib header is written now).
+    pub fn new(mut out: W, level: u32, block_size: usize) -> Result<Self> {
+        out.write_all(&[0x78, 0x9C]).map_err(write_error)?;
+        Ok(ZlibParallelWriter {
+            out,
+            level,
+            block: block_size.max(DICT_SIZE),
+            pending: Vec::new(),
+            dict_len: 0,
+            adler: 1,
+        })
+    }
+
+    /// Blocks compressed together: a few per core.
+    fn batch_blocks(&self) -> usize {
+        rayon::current_num_threads().max(1) * 4
+    }
+
+    /// Adds `data` to the stream, compressing every full batch of blocks.
+    pub fn write_all(&mut self, mut data: &[u8]) -> Result<()> {
+        let batch = self.batch_blocks() * self.block;
+        while !data.is_empty() {
+            let room = batch - (self.pending.len() - self.dict_len);
+            let take = room.min(data.len());
+            self.pending.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.pending.len() - self.dict_len == batch {
+                self.compress_pending()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Compresses the input held (whole blocks, the last one shorter only at the end) and
+    /// keeps its last 32 KiB as the next dictionary.
+    fn compress_pending(&mut self) -> Result<()> {
+        let (dict, input) = self.pending.split_at(self.dict_len);
+        let (blocks, sums) = rayon::join(
+            || compress_blocks(input, dict, self.level, self.block),
+            || {
+                input
+                    .par_chunks(self.block)
+                    .map(|c| (adler32(c), c.len() as u64))
+                    .collect::<Vec<_>>()
+            },
+        );
+        for b in blocks? {
+            self.out.write_all(&b.deflated).map_err(write_error)?;
+        }
+        self.adler = sums
+            .into_iter()
+            .fold(self.adler, |acc, (sum, len)| adler32_combine(acc, sum, len));
+        let keep = self.pending.len().min(DICT_SIZE);
+        self.pending.drain(..self.pending.len() - keep);
+        self.dict_len = keep;
+        Ok(())
+    }
+
+    /// Compresses what is left, ends the stream and returns `out`.
+    pub fn finish(mut self) -> Result<W> {
+        if self.pending.len() > self.dict_len {
+            self.compress_pending()?;
+        }
+        self.out.write_all(&END_OF_STREAM).map_err(write_error)?;
+        self.out
+            .write_all(&self.adler.to_be_bytes())
+            .map_err(write_error)?;
+        Ok(self.out)
+    }
+}
+
+fn write_error(e: std::io::Error) -> Error {
+    Error::io("cannot write the compressed stream", e)
+}
+
 const ADLER_BASE: u32 = 65_521;
 
 /// Adler-32 of `data` (RFC 1950).
@@ -220,6 +310,29 @@ mod tests {
         assert_eq!(
             adler32_combine(adler32(a), adler32(b), b.len() as u64),
             adler32(&data)
+        );
+    }
+
+    #[test]
+    fn a_stream_fed_in_pieces_is_the_parallel_stream() {
+        let data: Vec<u8> = (0..1_500_000u32)
+            .map(|i| (i * 7 % 251) as u8 ^ (i >> 11) as u8)
+            .collect();
+        for (block, piece) in [(DICT_SIZE, 1000), (100_000, 77_777), (1 << 20, 3 << 20)] {
+            let mut w = ZlibParallelWriter::new(Vec::new(), 3, block).unwrap();
+            for p in data.chunks(piece) {
+                w.write_all(p).unwrap();
+            }
+            let z = w.finish().unwrap();
+            assert!(
+                z == zlib_parallel(&data, 3, block).unwrap(),
+                "block {block}"
+            );
+        }
+        let empty = ZlibParallelWriter::new(Vec::new(), 3, 1 << 20).unwrap();
+        assert_eq!(
+            empty.finish().unwrap(),
+            zlib_parallel(&[], 3, 1 << 20).unwrap()
         );
     }
 

@@ -34,7 +34,7 @@ mod read;
 mod spec;
 mod write;
 
-pub use deflate::zlib_parallel;
+pub use deflate::{zlib_parallel, ZlibParallelWriter};
 pub use read::{error_from_io, Entry, MemberReader, ZipArchive};
 pub use spec::{CompressionMethod, DosDateTime};
 pub use write::{unsafe_member_name, Compression, MemberWriter, ZipWriter, DEFAULT_BLOCK_SIZE};

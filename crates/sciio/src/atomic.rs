@@ -107,3 +107,20 @@ fn set_permissions(file: &File, dest: &Path) -> Result<()> {
 fn set_permissions(_file: &File, _dest: &Path) -> Result<()> {
     Ok(())
 }
+
+/// Reads `buf.len()` bytes of `file` at `offset` (temporary files of transposed matrices).
+#[cfg(all(unix, any(feature = "mat", feature = "hdf5", feature = "parquet")))]
+pub(crate) fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(all(not(unix), any(feature = "mat", feature = "hdf5", feature = "parquet")))]
+pub(crate) fn read_at(
+    mut file: &std::fs::File,
+    buf: &mut [u8],
+    offset: u64,
+) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    file.seek(std::io::SeekFrom::Start(offset))?;
+    file.read_exact(buf)
+}

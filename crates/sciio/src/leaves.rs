@@ -76,10 +76,32 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                 options.mat_version,
             )
             .map_err(|e| e.with_file(dst))?;
-            write_each(sources, &leaves, total, progress, |name, array| {
-                out.write(name, array)
-            })
-            .map_err(|e| e.with_file(dst))?;
+            // Large numeric matrices go piece by piece; the rest is read whole.
+            let mut done = 0u64;
+            for leaf in &leaves {
+                let src = source_of(sources, leaf)?;
+                let base = done;
+                let streamed = leaf.held.is_none()
+                    && out
+                        .write_streamed(&leaf.name, src, &leaf.src_path, &leaf.info, &mut |d| {
+                            progress(base + d, total)
+                        })
+                        .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
+                if !streamed {
+                    let read;
+                    let array = match &leaf.held {
+                        Some(held) => held,
+                        None => {
+                            read = src.read_array(&leaf.src_path)?;
+                            &read
+                        }
+                    };
+                    out.write(&leaf.name, array)
+                        .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
+                }
+                done = done.saturating_add(leaf.info.nbytes());
+                progress(done, total);
+            }
             out.finish(dst)?;
         }
         #[cfg(feature = "hdf5")]
@@ -92,7 +114,7 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                 let src = source_of(sources, leaf)?;
                 let base = done;
                 let streamed = leaf.held.is_none()
-                    && crate::stream::write_h5_leaf(
+                    && (crate::stream::write_h5_leaf(
                         src,
                         &leaf.src_path,
                         &leaf.info,
@@ -100,7 +122,17 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                         &leaf.name,
                         &mut |d| progress(base + d, total),
                     )
-                    .map_err(|e| e.with_file(dst))?;
+                    .map_err(|e| e.with_file(dst))?
+                        || crate::stream::write_h5_leaf_transposed(
+                            src,
+                            &leaf.src_path,
+                            &leaf.info,
+                            &mut out,
+                            &leaf.name,
+                            &folder_of(dst),
+                            &mut |d| progress(base + d, total),
+                        )
+                        .map_err(|e| e.with_file(dst))?);
                 if !streamed {
                     let read;
                     let array = match &leaf.held {
@@ -263,32 +295,13 @@ fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str, format: Form
     error.with_file(src.path()).with_node(base.to_string())
 }
 
-/// Reads each leaf whole and hands it to `put` under its target name (formats whose writers
-/// take whole arrays: MAT).
-#[cfg(feature = "mat")]
-fn write_each(
-    sources: &mut [(&mut File, Option<&str>)],
-    leaves: &[Leaf],
-    total: u64,
-    progress: &mut dyn FnMut(u64, u64),
-    mut put: impl FnMut(&str, &sciio_core::NdArray) -> Result<()>,
-) -> Result<()> {
-    let mut done = 0u64;
-    for leaf in leaves {
-        let src = source_of(sources, leaf)?;
-        let read;
-        let array = match &leaf.held {
-            Some(held) => held,
-            None => {
-                read = src.read_array(&leaf.src_path)?;
-                &read
-            }
-        };
-        put(&leaf.name, array).map_err(|e| e.with_node(leaf.name.clone()))?;
-        done = done.saturating_add(leaf.info.nbytes());
-        progress(done, total);
+/// The folder of `dst` (where temporary files go).
+#[cfg(feature = "hdf5")]
+fn folder_of(dst: &Path) -> std::path::PathBuf {
+    match dst.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+        _ => std::path::PathBuf::from("."),
     }
-    Ok(())
 }
 
 fn check_unique(leaves: &[Leaf], dst: &Path) -> Result<()> {

@@ -35,6 +35,21 @@ impl ArrayInfo {
         self.len().saturating_mul(self.dtype.itemsize() as u64)
     }
 
+    /// Whether the array's rows are contiguous in its stored order (C order, or at most one
+    /// dimension longer than 1) and it has at least one dimension: it streams by rows.
+    #[cfg(any(feature = "mat", feature = "hdf5", feature = "parquet"))]
+    pub(crate) fn row_ordered(&self) -> bool {
+        !self.shape.is_empty()
+            && (self.order == sciio_core::Order::C
+                || self.shape.iter().filter(|&&d| d > 1).count() <= 1)
+    }
+
+    /// Bytes of one row (every dimension but the first).
+    #[cfg(any(feature = "mat", feature = "hdf5", feature = "parquet"))]
+    pub(crate) fn row_bytes(&self) -> usize {
+        self.shape.iter().skip(1).product::<usize>() * self.dtype.itemsize()
+    }
+
     /// The info of an in-memory array.
     pub fn of(array: &NdArray) -> ArrayInfo {
         ArrayInfo {

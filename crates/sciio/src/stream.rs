@@ -30,17 +30,14 @@ pub(crate) const BATCH_BYTES: usize = 8 << 20;
 /// Batches in flight between the reader thread and the writer.
 const IN_FLIGHT: usize = 2;
 
-/// Whether the array's rows are contiguous in its stored order (C order, or at most one
-/// dimension longer than 1) and it has at least one dimension: it streams by rows.
+/// [`ArrayInfo::row_ordered`]: the array streams by rows.
 pub(crate) fn row_ordered(info: &ArrayInfo) -> bool {
-    !info.shape.is_empty()
-        && (info.order == sciio_core::Order::C
-            || info.shape.iter().filter(|&&d| d > 1).count() <= 1)
+    info.row_ordered()
 }
 
-/// Bytes of one row (every dimension but the first).
+/// [`ArrayInfo::row_bytes`].
 pub(crate) fn row_bytes(info: &ArrayInfo) -> usize {
-    info.shape.iter().skip(1).product::<usize>() * info.dtype.itemsize()
+    info.row_bytes()
 }
 
 /// Rows per batch for rows of `row_bytes` bytes.
@@ -188,6 +185,112 @@ pub(crate) fn write_h5_leaf(
     Ok(true)
 }
 
+/// Fortran-order matrices from this size on stream through a temporary file
+/// ([`for_each_transposed_batch`]); smaller ones are read whole.
+const TRANSPOSE_FROM: u64 = 16 << 20;
+
+/// Whether the array is a 2-d Fortran-order matrix of scalars (a MAT matrix, a Fortran-order
+/// `.npy`) large enough to stream by [`for_each_transposed_batch`].
+pub(crate) fn transposable(info: &ArrayInfo) -> bool {
+    info.shape.len() == 2
+        && info.order == sciio_core::Order::F
+        && !row_ordered(info)
+        && info.dtype.as_scalar().is_some()
+        && info.nbytes() >= TRANSPOSE_FROM
+}
+
+/// Calls `consume` with each block of `batch_rows` rows (C order, the last block shorter) of
+/// the [`transposable`] matrix at `path` of `src`, in bounded memory: its stored column-major
+/// bytes are first copied, as the source streams them, into an unnamed temporary file in
+/// `folder`, from which each block of rows is then gathered column by column.
+pub(crate) fn for_each_transposed_batch(
+    src: &mut File,
+    path: &str,
+    info: &ArrayInfo,
+    folder: &std::path::Path,
+    batch_rows: usize,
+    consume: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let item = info.dtype.itemsize() as u64;
+    let (rows, cols) = match info.shape[..] {
+        [r, c] => (r as u64, c as u64),
+        _ => return Err(Error::invalid_input("internal: not a matrix")),
+    };
+    let io = |e| {
+        Error::io(
+            "cannot write the temporary file of the transposed matrix",
+            e,
+        )
+    };
+    let temp = tempfile::tempfile_in(folder)
+        .map_err(io)
+        .map_err(|e| e.with_file(folder))?;
+    let mut w = io::BufWriter::with_capacity(1 << 20, temp);
+    src.copy_array_data(path, &mut w, &mut |_| {})?;
+    let temp = w.into_inner().map_err(|e| io(e.into_error()))?;
+    let copied = temp.metadata().map_err(io)?.len();
+    if copied != info.nbytes() {
+        return Err(Error::truncated(format!(
+            "the array's data is {copied} bytes, not the {} its shape and dtype make",
+            info.nbytes()
+        ))
+        .with_node(path.to_string()));
+    }
+    let (width, item) = ((cols * item) as usize, item as usize);
+    let mut column = Vec::new();
+    let mut block = Vec::new();
+    let mut a = 0;
+    while a < rows {
+        let b = (a + batch_rows.max(1) as u64).min(rows);
+        let height = (b - a) as usize;
+        block.clear();
+        block.resize(height * width, 0);
+        column.resize(height * item, 0);
+        for j in 0..cols {
+            crate::atomic::read_at(&temp, &mut column, (j * rows + a) * item as u64)
+                .map_err(|e| Error::io("cannot read the temporary file of the matrix", e))?;
+            for (i, value) in column.chunks_exact(item).enumerate() {
+                let to = i * width + j as usize * item;
+                block[to..to + item].copy_from_slice(value);
+            }
+        }
+        consume(&block)?;
+        a = b;
+    }
+    Ok(())
+}
+
+/// Writes the [`transposable`] matrix at `path` of `src` as node `name` of `out` (C order,
+/// as [`crate::h5write::H5Out::write`] makes it), a block of rows at a time
+/// ([`for_each_transposed_batch`], its temporary file in `folder`). `false` (nothing
+/// written) for any other array.
+#[cfg(feature = "hdf5")]
+pub(crate) fn write_h5_leaf_transposed(
+    src: &mut File,
+    path: &str,
+    info: &ArrayInfo,
+    out: &mut crate::h5write::H5Out,
+    name: &str,
+    folder: &std::path::Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<bool> {
+    if !transposable(info) {
+        return Ok(false);
+    }
+    let mut fill = out.start(name, info)?;
+    let row = row_bytes(info);
+    let mut done = 0u64;
+    for_each_transposed_batch(src, path, info, folder, batch_rows(row), &mut |block| {
+        fill.append(block)
+            .map_err(|e| e.with_node(name.to_string()))?;
+        done += block.len() as u64;
+        progress(done);
+        Ok(())
+    })?;
+    fill.finish().map_err(|e| e.with_node(name.to_string()))?;
+    Ok(true)
+}
+
 /// Bytes copied file to file between two progress reports.
 #[cfg(feature = "hdf5")]
 const COPY_STEP: u64 = 64 << 20;
@@ -279,7 +382,10 @@ mod parquet {
         let Some(info) = src.node(path)?.array_info().cloned() else {
             return Ok(None);
         };
-        if !row_ordered(&info) || row_bytes(&info) == 0 || partition_rows == Some(0) {
+        // Rows in stored order, or a Fortran-order matrix gathered a block of rows at a time.
+        let transposed = super::transposable(&info);
+        if !(row_ordered(&info) || transposed) || row_bytes(&info) == 0 || partition_rows == Some(0)
+        {
             return Ok(None);
         }
         if matches!(info.dtype, DType::Record(_)) && info.shape.len() != 1 {
@@ -304,8 +410,19 @@ mod parquet {
         let total = info.nbytes();
         let mut done = 0u64;
         let per_batch = batch_rows(row);
+        let folder = match dst.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        };
         let mut convert = |src: &mut File, send: &mut SendBatch<'_>| {
-            for_each_batch(src, path, row, per_batch, &mut |bytes| {
+            let batches =
+                |src: &mut File, consume: &mut dyn FnMut(&[u8]) -> Result<()>| match transposed {
+                    true => super::for_each_transposed_batch(
+                        src, path, &info, &folder, per_batch, consume,
+                    ),
+                    false => for_each_batch(src, path, row, per_batch, consume),
+                };
+            batches(src, &mut |bytes| {
                 let (frame, _) = if matches!(info.dtype, DType::Record(_)) {
                     // records become columns read where they are in the batch
                     sciio_pandas::Frame::from_record_bytes_partial(&info.dtype, bytes)?

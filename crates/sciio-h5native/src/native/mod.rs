@@ -36,6 +36,9 @@
 mod layout;
 mod messages;
 mod model;
+mod streamed;
+
+pub use streamed::Fill;
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -100,10 +103,16 @@ impl NativeFile {
         let head = userblock + layout::SUPERBLOCK_SIZE;
         out.write_all(&vec![0u8; head as usize])
             .map_err(|e| Error::io("cannot write the file", e).with_file(path))?;
-        let mtime = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_secs() as u32)
-            .unwrap_or(0);
+        // `SOURCE_DATE_EPOCH` (reproducible builds) stands for the time when it is set.
+        let mtime = std::env::var("SOURCE_DATE_EPOCH")
+            .ok()
+            .and_then(|v| v.trim().parse().ok())
+            .unwrap_or_else(|| {
+                std::time::SystemTime::now()
+                    .duration_since(std::time::UNIX_EPOCH)
+                    .map(|d| d.as_secs() as u32)
+                    .unwrap_or(0)
+            });
         let state = State {
             out: Some(out),
             path: path.to_path_buf(),
@@ -332,15 +341,25 @@ impl State {
                     encode_chunk(&spec.filters, tile).map(|c| (offset, c))
                 })
                 .collect::<Result<_>>()?;
-            for (offset, data) in encoded {
-                let size = u32::try_from(data.len())
-                    .map_err(|_| Error::unsupported("a chunk of 4 GiB or more"))?;
-                let addr = self.append(&data)?;
-                records.push(ChunkRecord { offset, addr, size });
-            }
+            self.append_chunks(encoded, &mut records)?;
             next = end;
         }
         Ok(records)
+    }
+
+    /// Appends encoded chunks at the end of the file, in order, recording where each went.
+    fn append_chunks(
+        &mut self,
+        encoded: Vec<(Vec<u64>, Vec<u8>)>,
+        records: &mut Vec<ChunkRecord>,
+    ) -> Result<()> {
+        for (offset, data) in encoded {
+            let size = u32::try_from(data.len())
+                .map_err(|_| Error::unsupported("a chunk of 4 GiB or more"))?;
+            let addr = self.append(&data)?;
+            records.push(ChunkRecord { offset, addr, size });
+        }
+        Ok(())
     }
 
     fn finish(&mut self) -> Result<()> {
@@ -387,6 +406,11 @@ fn check_spec(spec: &DatasetSpec, bytes: &[u8]) -> Result<()> {
             spec.ty.size()
         )));
     }
+    check_layout(spec)
+}
+
+/// The checks of [`check_spec`] that do not need the data.
+fn check_layout(spec: &DatasetSpec) -> Result<()> {
     if spec.fill.is_some() {
         return Err(Error::unsupported("fill values (native writer)"));
     }

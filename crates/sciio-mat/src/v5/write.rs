@@ -94,10 +94,213 @@ impl Level5Writer {
     }
 }
 
+/// Variables from this size on are deflated pigz-style on all cores ([`zlib`]).
+const PARALLEL_FROM: usize = 4 << 20;
+
+impl Level5Writer {
+    /// Appends numeric or logical variable `name` given piece by piece: the bytes
+    /// [`Level5Writer::write`] makes of the whole array, written (v7: deflated) as they come.
+    /// Small variables are gathered and written whole.
+    pub(crate) fn write_pieces(
+        &mut self,
+        name: &str,
+        mut array: crate::array_pieces::ArrayPieces<'_>,
+    ) -> Result<()> {
+        let (_, nbytes) = array
+            .size()
+            .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
+        if nbytes < PARALLEL_FROM as u64 || !name.is_ascii() || name.len() > 63 {
+            let value = MatValue::numeric(array.gather()?)?;
+            return self.write(name, &value);
+        }
+        let size = 64 + nbytes;
+        if size > MAX_VARIABLE {
+            return Err(Error::unsupported(format!(
+                "the variable needs about {size} bytes, over the 2 GB a MAT v5/v7 variable can \
+                 hold: write MAT v7.3 instead (--mat-version 7.3)"
+            )));
+        }
+        let (head, parts) = numeric_head(name, array.kind, &array.shape, nbytes)?;
+        let out = self
+            .out
+            .as_mut()
+            .ok_or_else(|| Error::invalid_input("the writer is finished"))?;
+        let io = |e| Error::io("cannot write", e);
+        match self.level {
+            None => {
+                out.write_all(&head).map_err(io)?;
+                stream_data(&mut array, &parts, &mut |b| out.write_all(b).map_err(io))
+            }
+            Some(level) => {
+                use std::io::Seek;
+                out.write_all(&MI_COMPRESSED.to_le_bytes()).map_err(io)?;
+                let at = out.stream_position().map_err(io)?;
+                out.write_all(&0u32.to_le_bytes()).map_err(io)?;
+                let mut z = sciio_zip::ZlibParallelWriter::new(
+                    Counted {
+                        out: &mut *out,
+                        n: 0,
+                    },
+                    level.min(9),
+                    sciio_zip::DEFAULT_BLOCK_SIZE,
+                )?;
+                z.write_all(&head)?;
+                stream_data(&mut array, &parts, &mut |b| z.write_all(b))?;
+                let packed = z.finish()?.n;
+                let len = u32::try_from(packed).map_err(|_| {
+                    Error::unsupported("the compressed variable is over 4 GB: write MAT v7.3")
+                })?;
+                out.seek(std::io::SeekFrom::Start(at)).map_err(io)?;
+                out.write_all(&len.to_le_bytes()).map_err(io)?;
+                out.seek(std::io::SeekFrom::End(0)).map_err(io)?;
+                Ok(())
+            }
+        }
+    }
+}
+
+/// A writer counting the bytes passed on.
+struct Counted<'a, W: Write> {
+    out: &'a mut W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counted<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.out.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
+}
+
+/// The data parts of a numeric element: the whole values, or the real then the imaginary
+/// parts of complex ones (`Some(part size)`).
+struct Parts {
+    complex_part: Option<usize>,
+    item: usize,
+}
+
+/// The `miMATRIX` element of a numeric or logical array of `nbytes` bytes up to its data:
+/// tag, array flags, dimensions, name and the tag of the (first) data element.
+fn numeric_head(
+    name: &str,
+    kind: ScalarKind,
+    shape: &[usize],
+    nbytes: u64,
+) -> Result<(Vec<u8>, Parts)> {
+    let (class, complex, logical) = match kind {
+        ScalarKind::Bool => (9, false, true),
+        k => {
+            let (class, complex) = numeric_class(k)?;
+            (class, complex, false)
+        }
+    };
+    let ty = match kind {
+        ScalarKind::Bool => MI_UINT8,
+        k => data_type(k),
+    };
+    let dims = at_least_2d(shape);
+    let mut head = Vec::with_capacity(128);
+    head.extend_from_slice(&MI_MATRIX.to_le_bytes());
+    head.extend_from_slice(&0u32.to_le_bytes());
+    let flags = class | u32::from(complex) << 11 | u32::from(logical) << 9;
+    let mut fw = flags.to_le_bytes().to_vec();
+    fw.extend_from_slice(&0u32.to_le_bytes());
+    element(&mut head, MI_UINT32, &fw);
+    element(
+        &mut head,
+        MI_INT32,
+        &i32s(dims.iter().map(|&d| d as u64), "dimension")?,
+    );
+    element(&mut head, MI_INT8, name.as_bytes());
+    let part_bytes = if complex { nbytes / 2 } else { nbytes };
+    let data_elements = if complex { 2 } else { 1 };
+    let padded = part_bytes.div_ceil(8) * 8;
+    let len = (head.len() as u64 - 8) + data_elements * (8 + padded);
+    // The whole array's check (`Level5Writer::write`) of the whole element.
+    if len + 8 > MAX_VARIABLE {
+        return Err(Error::unsupported(
+            "the variable is over the 2 GB a MAT v5/v7 variable can hold: write MAT v7.3 \
+             instead (--mat-version 7.3)",
+        ));
+    }
+    let len = u32::try_from(len).map_err(|_| {
+        Error::unsupported("the variable is over 4 GB: write MAT v7.3 (--mat-version 7.3)")
+    })?;
+    head[4..8].copy_from_slice(&len.to_le_bytes());
+    let item = kind.itemsize();
+    let parts = Parts {
+        complex_part: complex.then_some(item / 2),
+        item,
+    };
+    head.extend_from_slice(&ty.to_le_bytes());
+    head.extend_from_slice(&(part_bytes as u32).to_le_bytes());
+    Ok((head, parts))
+}
+
+/// Bytes of elements filled at a time.
+const PIECE_BYTES: usize = 32 << 20;
+
+/// The data elements' bytes after [`numeric_head`]: the elements in pieces (complex: the real
+/// parts, then the tag and the imaginary parts), each element padded to 8 bytes.
+fn stream_data(
+    array: &mut crate::array_pieces::ArrayPieces<'_>,
+    parts: &Parts,
+    put: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    let (elems, nbytes) = array
+        .size()
+        .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
+    let item = parts.item.max(1);
+    let per_piece = (PIECE_BYTES / item).max(1) as u64;
+    let mut buf = Vec::new();
+    let mut pass =
+        |take: Option<(usize, usize)>, put: &mut dyn FnMut(&[u8]) -> Result<()>| -> Result<()> {
+            let mut first = 0u64;
+            let mut part = Vec::new();
+            while first < elems {
+                let n = per_piece.min(elems - first);
+                buf.clear();
+                buf.resize(n as usize * item, 0);
+                (array.fill)(first, &mut buf)?;
+                match take {
+                    None => put(&buf)?,
+                    Some((at, size)) => {
+                        part.clear();
+                        part.extend(buf.chunks_exact(item).flat_map(|e| &e[at..at + size]));
+                        put(&part)?;
+                    }
+                }
+                first += n;
+            }
+            Ok(())
+        };
+    let pad = |bytes: u64| vec![0u8; ((8 - bytes % 8) % 8) as usize];
+    match parts.complex_part {
+        None => {
+            pass(None, put)?;
+            put(&pad(nbytes))
+        }
+        Some(size) => {
+            pass(Some((0, size)), put)?;
+            put(&pad(nbytes / 2))?;
+            let ty = data_type(array.kind);
+            let mut tag = ty.to_le_bytes().to_vec();
+            tag.extend_from_slice(&((nbytes / 2) as u32).to_le_bytes());
+            put(&tag)?;
+            pass(Some((size, size)), put)?;
+            put(&pad(nbytes / 2))
+        }
+    }
+}
+
 /// zlib-compresses `data` (one stream, as MATLAB writes one per variable): large variables
 /// pigz-style on all cores (one valid stream, about the same size).
 fn zlib(data: &[u8], level: u32) -> Result<Vec<u8>> {
-    const PARALLEL_FROM: usize = 4 << 20;
     // Small variables (most of a typical file) at level 9: as fast at this size, and zlib-rs's
     // lower levels make tiny streams ~10 % larger than zlib's (scipy's, MATLAB's).
     let level = if data.len() < 1 << 16 && level > 0 {

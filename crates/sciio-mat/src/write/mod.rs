@@ -22,6 +22,7 @@ use sciio_hdf5::write::{DatasetSpec, FileBuilder, FilterStage, LibVersion};
 use sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData, VlenData};
 
 mod copy;
+mod pieces;
 mod sink;
 
 use self::sink::{Dataset, Group, Sink};
@@ -975,17 +976,10 @@ fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
         Ok(())
     };
     match value {
-        MatValue::Numeric(a) | MatValue::Logical(a) => {
-            let under = match a.dtype().as_scalar().map(|s| s.kind) {
-                Some(ScalarKind::Bool) => "bool".to_string(),
-                Some(ScalarKind::Float(n)) => format!("float{}", 8 * n),
-                Some(ScalarKind::Complex(n)) => format!("complex{}", 8 * n),
-                Some(ScalarKind::Int(n)) => format!("int{}", 8 * n),
-                Some(ScalarKind::UInt(n)) => format!("uint{}", 8 * n),
-                _ => return Ok(()),
-            };
-            ndarray(&under)
-        }
+        MatValue::Numeric(a) | MatValue::Logical(a) => match a.dtype().as_scalar() {
+            Some(s) => numeric_python_metadata(obj, s.kind, &shape),
+            None => Ok(()),
+        },
         // Only a 1×n row is a Python str (a 0×0 char would come back 1×0).
         MatValue::Char(c) if c.shape.len() == 2 && c.shape[0] == 1 => {
             obj.str_attr("Python.Type", "str")?;
@@ -1018,6 +1012,26 @@ fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// [`python_metadata`] of a numeric or logical array of `kind` and MATLAB shape `shape`.
+fn numeric_python_metadata(obj: &Obj, kind: ScalarKind, shape: &[u64]) -> Result<()> {
+    let under = match kind {
+        ScalarKind::Bool => "bool".to_string(),
+        ScalarKind::Float(n) => format!("float{}", 8 * n),
+        ScalarKind::Complex(n) => format!("complex{}", 8 * n),
+        ScalarKind::Int(n) => format!("int{}", 8 * n),
+        ScalarKind::UInt(n) => format!("uint{}", 8 * n),
+        _ => return Ok(()),
+    };
+    obj.str_attr("Python.Type", "numpy.ndarray")?;
+    obj.str_attr("Python.numpy.UnderlyingType", &under)?;
+    obj.str_attr("Python.numpy.Container", "ndarray")?;
+    obj.u64s_attr("Python.Shape", shape)?;
+    if shape.contains(&0) {
+        obj.u8_attr("Python.Empty", 1)?;
+    }
+    Ok(())
 }
 
 /// Writes hdf5storage's `Python.*` attributes as given.
