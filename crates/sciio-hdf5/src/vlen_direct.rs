@@ -51,12 +51,13 @@ pub(crate) fn read_elements(
                 format!("variable-length element {i}: {why}"),
             )
         };
-        if !collections.contains_key(&addr) {
-            collections.insert(addr, objects(disk, addr, limits)?);
-        }
+        let table = match collections.entry(addr) {
+            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+            std::collections::hash_map::Entry::Vacant(e) => e.insert(objects(disk, addr, limits)?),
+        };
         let object = u16::try_from(index)
             .ok()
-            .and_then(|k| collections.get(&addr)?.get(&k).copied())
+            .and_then(|k| table.get(&k).copied())
             .ok_or_else(|| {
                 corrupt(format!(
                     "object {index} is not in the global heap collection at byte {addr}"
