@@ -180,14 +180,27 @@ impl Dataset {
     /// [`Dataset::read_rows_parallel`] reads rows; storage it does not decode (compact,
     /// unwritten chunks, filters sciio lacks, vlen of vlen) is left to libhdf5.
     pub(crate) fn check_vlen_lengths(&self, ty: &H5Type, start: u64, count: u64) -> Result<()> {
+        self.checked_descriptors(ty, start, count, true).map(|_| ())
+    }
+
+    /// The stored descriptors of rows `start..start+count` with their lengths checked as
+    /// [`Dataset::check_vlen_lengths`] does (`heaps`: and the global heap collections they
+    /// point into, as libhdf5 will parse them); `None` for storage this does not decode.
+    pub(crate) fn checked_descriptors(
+        &self,
+        ty: &H5Type,
+        start: u64,
+        count: u64,
+        heaps: bool,
+    ) -> Result<Option<Vec<u8>>> {
         let base_size = match ty {
             H5Type::VarString { .. } => 1,
             H5Type::VarLen { base } if !base.has_vlen() => base.size().max(1) as u64,
-            _ => return Ok(()),
+            _ => return Ok(None),
         };
         let shape = self.shape()?;
         if shape.is_empty() || count == 0 {
-            return Ok(());
+            return Ok(None);
         }
         let (layout, chunk_shape, pipeline) = self.storage()?;
         let elem = crate::vlen_guard::DESCRIPTOR;
@@ -206,7 +219,7 @@ impl Dataset {
             _ => None,
         };
         let Some(stored) = stored else {
-            return Ok(());
+            return Ok(None);
         };
         let file_len = std::fs::metadata(self.file().path())
             .map_err(|e| self.locate(Error::io("cannot read the file size", e)))?
@@ -217,16 +230,16 @@ impl Dataset {
                 limits
                     .check_alloc(total, "variable-length data")
                     .map_err(|e| self.locate(e))?;
-                match crate::vlen_guard::disk_of(self.hid()).map_err(|e| self.locate(e))? {
-                    Some(disk) => crate::vlen_guard::check_heaps(
-                        &disk,
-                        &stored,
-                        &limits,
-                        "variable-length data",
-                    )
-                    .map_err(|e| self.locate(e)),
-                    None => Ok(()),
+                if !heaps {
+                    return Ok(Some(stored));
                 }
+                if let Some(disk) =
+                    crate::vlen_guard::disk_of(self.hid()).map_err(|e| self.locate(e))?
+                {
+                    crate::vlen_guard::check_heaps(&disk, &stored, &limits, "variable-length data")
+                        .map_err(|e| self.locate(e))?;
+                }
+                Ok(Some(stored))
             }
             Err(bad) => Err(self.locate(Error::new(
                 ErrorKind::Corrupt,

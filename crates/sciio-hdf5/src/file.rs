@@ -933,6 +933,9 @@ impl Dataset {
     /// Reads a dataset of variable-length strings or sequences (whole, or a hyperslab).
     pub fn read_vlen(&self, slices: Option<&[Slice]>) -> Result<VlenData> {
         let ty = self.dtype()?;
+        if let Some(data) = self.read_vlen_direct(&ty, slices)? {
+            return Ok(data);
+        }
         let (start, count) = self.rows_spanned(slices)?;
         self.check_vlen_lengths(&ty, start, count)?;
         locked(|| {
@@ -973,6 +976,41 @@ impl Dataset {
             })
         })
         .map_err(|e| self.locate(e))
+    }
+
+    /// A whole dataset of byte sequences (PyTables' `ObjectAtom`: a pickle per row) read
+    /// from its global heap objects without libhdf5 ([`crate::vlen_direct`]); `None` when it
+    /// is not that, or its file or storage is not one this reads (libhdf5 reads it then).
+    fn read_vlen_direct(&self, ty: &H5Type, slices: Option<&[Slice]>) -> Result<Option<VlenData>> {
+        let H5Type::VarLen { base } = ty else {
+            return Ok(None);
+        };
+        if slices.is_some() || !matches!(**base, H5Type::Int { size: 1, .. }) {
+            return Ok(None);
+        }
+        let shape = self.shape()?;
+        let Some(&rows) = shape.first() else {
+            return Ok(None);
+        };
+        let Some(disk) = crate::vlen_guard::disk_of(self.hid()).map_err(|e| self.locate(e))? else {
+            return Ok(None);
+        };
+        let Some(stored) = self.checked_descriptors(ty, 0, rows, false)? else {
+            return Ok(None);
+        };
+        let n = shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(usize::try_from(d).ok()?));
+        if n.and_then(|n| n.checked_mul(crate::vlen_guard::DESCRIPTOR)) != Some(stored.len()) {
+            return Ok(None);
+        }
+        let items = crate::vlen_direct::read_elements(&disk, &stored, &self.file.limits)
+            .map_err(|e| self.locate(e))?;
+        Ok(Some(VlenData {
+            ty: ty.clone(),
+            shape: shape.iter().map(|&d| d as usize).collect(),
+            items,
+        }))
     }
 
     /// The rows (first dimension) a selection touches, as (start, count); all rows for

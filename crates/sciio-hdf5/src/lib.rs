@@ -38,6 +38,7 @@ mod layout;
 mod projected;
 mod small;
 mod types;
+mod vlen_direct;
 mod vlen_guard;
 pub mod write;
 

@@ -3,10 +3,10 @@
 
 use std::sync::Arc;
 
-use arrow_array::{ArrayRef, StringArray};
+use arrow_array::{Array, ArrayRef, StringArray};
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use sciio_core::{Error, Result};
-use sciio_pickle::{TextColumn, Value};
+use sciio_pickle::{StringColumn, TextColumn, Value};
 
 /// A short description of a pickled value for error messages.
 pub(crate) fn describe(v: &Value) -> String {
@@ -57,6 +57,8 @@ pub(crate) enum Items {
     Values(Vec<Value>),
     /// Read apart from the value tree (strings in one buffer).
     Text(TextColumn),
+    /// Read straight into a string column: every item a string or missing.
+    Strings(StringArray),
 }
 
 impl ObjectArray {
@@ -65,12 +67,16 @@ impl ObjectArray {
         match &self.items {
             Items::Values(v) => v.len(),
             Items::Text(t) => t.len(),
+            Items::Strings(s) => s.len(),
         }
     }
 
     /// Every item, in order, as a string column (as [`ObjectArray::strings`]); the text read
     /// apart becomes the Arrow buffer without a copy when every other item is missing.
     pub(crate) fn into_strings(self) -> Result<ArrayRef> {
+        if let Items::Strings(strings) = self.items {
+            return Ok(Arc::new(strings));
+        }
         let Items::Text(column) = &self.items else {
             return self.strings(0..self.len());
         };
@@ -107,6 +113,9 @@ impl ObjectArray {
     /// The items at `positions` (C order) as a string column: `str` (or Python 2 `bytes`)
     /// values, missing for `None`, `NaN` and `pd.NA`; anything else is an error.
     pub(crate) fn strings(&self, positions: impl Iterator<Item = usize>) -> Result<ArrayRef> {
+        if let Items::Strings(strings) = &self.items {
+            return take_strings(strings, positions);
+        }
         let (lower, _) = positions.size_hint();
         let mut offsets: Vec<i32> = Vec::with_capacity(lower + 1);
         let mut data: Vec<u8> = Vec::new();
@@ -126,6 +135,11 @@ impl ObjectArray {
                 Items::Values(values) => {
                     let v = values.get(i).map(string_item).transpose()?.flatten();
                     push(v.as_deref().map(str::as_bytes))?;
+                }
+                // Taken above; kept total.
+                Items::Strings(strings) => {
+                    let valid = i < strings.len() && strings.is_valid(i);
+                    push(valid.then(|| strings.value(i).as_bytes()))?
                 }
                 Items::Text(column) => match column.text(i) {
                     Some(s) => push(Some(s.as_bytes()))?,
@@ -150,18 +164,59 @@ impl ObjectArray {
     }
 }
 
+/// The items at `positions` of a string column (a column of a 2-d block).
+fn take_strings(strings: &StringArray, positions: impl Iterator<Item = usize>) -> Result<ArrayRef> {
+    let positions = positions
+        .map(|p| u64::try_from(p).ok().filter(|&p| p < strings.len() as u64))
+        .collect::<Option<Vec<u64>>>()
+        .ok_or_else(|| Error::format("an item position outside the object array"))?;
+    arrow_select::take::take(strings, &arrow_array::UInt64Array::from(positions), None)
+        .map_err(|e| Error::format(format!("string column: {e}")))
+}
+
 /// Reads the pickle of a numpy `object` ndarray (what PyTables' `ObjectAtom` stores for a
-/// pandas object block or index), its items read apart from the value tree
-/// ([`sciio_pickle::parse_text_column`]). A plain list is taken as a 1-d array.
+/// pandas object block or index): an array of strings and missing values straight into a
+/// string column ([`sciio_pickle::parse_string_array`]), any other with its items read apart
+/// from the value tree ([`sciio_pickle::parse_text_column`]). A plain list is taken as a 1-d
+/// array.
 pub(crate) fn parse_object_array(bytes: &[u8]) -> Result<ObjectArray> {
-    let (value, column) =
-        sciio_pickle::parse_text_column(bytes, &sciio_pickle::ParseLimits::default())?;
+    let limits = sciio_pickle::ParseLimits::default();
+    if let Some((value, column)) = sciio_pickle::parse_string_array(bytes, &limits) {
+        let mut array = object_array(value)?;
+        array.items = Items::Strings(string_array(column)?);
+        return checked_count(array);
+    }
+    parse_general(bytes, &limits)
+}
+
+/// A string column read straight from a pickle as Arrow's, its buffers taken over.
+fn string_array(column: StringColumn) -> Result<StringArray> {
+    let nulls = column.valid.map(NullBuffer::from);
+    StringArray::try_new(
+        OffsetBuffer::new(ScalarBuffer::from(column.offsets)),
+        column.data.into(),
+        nulls,
+    )
+    .map_err(|e| Error::format(format!("string column: {e}")))
+}
+
+/// [`parse_object_array`] by the general machine only: the reference for the string path.
+pub(crate) fn parse_general(
+    bytes: &[u8],
+    limits: &sciio_pickle::ParseLimits,
+) -> Result<ObjectArray> {
+    let (value, column) = sciio_pickle::parse_text_column(bytes, limits)?;
     let mut array = object_array(value)?;
     // The data list was read apart when the tree holds it empty.
     let apart = matches!(&array.items, Items::Values(v) if v.is_empty());
     if let (true, Some(column)) = (apart, column) {
         array.items = Items::Text(column);
     }
+    checked_count(array)
+}
+
+/// The array when its items are as many as its shape says.
+fn checked_count(array: ObjectArray) -> Result<ObjectArray> {
     let n = array
         .shape
         .iter()
@@ -250,6 +305,7 @@ impl ObjectArray {
         match &self.items {
             Items::Values(values) => values.iter().all(|v| string_item(v).is_ok()),
             Items::Text(column) => column.others.iter().all(|(_, v)| string_item(v).is_ok()),
+            Items::Strings(_) => true,
         }
     }
 
@@ -258,6 +314,11 @@ impl ObjectArray {
     fn item(&self, i: usize) -> Option<std::result::Result<&Value, &str>> {
         match &self.items {
             Items::Values(values) => values.get(i).map(Ok),
+            Items::Strings(strings) if i >= strings.len() => None,
+            Items::Strings(strings) => match strings.is_valid(i) {
+                true => Some(Err(strings.value(i))),
+                false => Some(Ok(&MISSING)),
+            },
             Items::Text(column) => match column.text(i) {
                 Some(s) => Some(Err(s)),
                 None => column
@@ -288,6 +349,9 @@ impl ObjectArray {
             .then(|| Arc::new(arrow_array::Date32Array::from(days)) as ArrayRef)
     }
 }
+
+/// The missing item of a string column, as a value.
+static MISSING: Value = Value::None;
 
 fn is_missing(v: &Value) -> bool {
     match v {
@@ -352,6 +416,130 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 #[cfg(test)]
 mod tests {
     use super::days_from_civil;
+    use super::{parse_general, parse_object_array, Items};
+
+    /// Pickles of numpy object arrays as PyTables stores them for pandas (read back raw with
+    /// h5py from stores pandas wrote) and as every pickle protocol writes them, each with
+    /// whether it holds only strings and missing values (the straight path's arrays).
+    fn object_array_pickles() -> Vec<(String, Vec<u8>, bool)> {
+        let code = r#"
+import pickle, sys, os, json, tempfile
+import numpy as np, pandas as pd, h5py
+one = "x"
+cases = {
+    "plain": (["alpha", "beta", "", "gamma"], True),
+    "missing": ([None, "a", float("nan"), "b", None], True),
+    "all missing": ([None, float("nan")], True),
+    "non-ascii": (["ünïcødé ☃", "𝄞", "日本語", "a\nb"], True),
+    "bytes": ([b"raw", "text", b"\xff\xfe", None], True),
+    "shared objects": ([one, one, "|", "O", one, None, "|"] * 3, True),
+    "long": (["row %d " % i + "x" * (i % 300) for i in range(3000)], True),
+    "empty": ([], True),
+    "mixed": (["a", 1, None], False),
+    "floats": (["a", 1.5], False),
+}
+for name, (items, strings) in cases.items():
+    a = np.empty(len(items), dtype=object)
+    a[:] = items
+    for p in range(6):
+        # Python 3 bytes under protocols 0-2 pickle as calls of _codecs.encode: general path.
+        straight = strings and not (name == "bytes" and p < 3)
+        print(f"{name} protocol {p}", pickle.dumps(a, protocol=p).hex(), int(straight), sep="\t")
+    if name in ("plain", "non-ascii"):
+        b = np.empty((2, 2), dtype=object)
+        b[:] = np.array(items, dtype=object).reshape(2, 2)
+        print(f"{name} 2-d", pickle.dumps(b, protocol=5).hex(), 1, sep="\t")
+d = tempfile.mkdtemp()
+frames = {
+    "frame": pd.DataFrame({"s": pd.Series(["a", None, "ünï", "", "b"] * 50, dtype="str"),
+                           "o": pd.Series(["x", None, float("nan"), "y", ""] * 50, dtype=object),
+                           "t": pd.Series(["p", "q", "r", "s", None] * 50, dtype="string")}),
+}
+for name, df in frames.items():
+    path = os.path.join(d, name + ".h5")
+    df.to_hdf(path, key="df", format="fixed", mode="w")
+    with h5py.File(path, "r") as f:
+        for node in ("block0_values", "block1_values", "block2_values", "axis0"):
+            if "df/" + node in f and h5py.check_vlen_dtype(f["df/" + node].dtype) is not None:
+                raw = f["df/" + node][0]
+                # pd.NA (the masked "string" dtype's missing value) is a global: general path.
+                items = pickle.loads(bytes(raw)).ravel()
+                straight = all(isinstance(x, str) or x is None or (isinstance(x, float) and x != x) for x in items)
+                print(f"pandas {name} {node}", bytes(raw).hex(), int(straight), sep="\t")
+"#;
+        sciio_testkit::run_python(code, &[])
+            .lines()
+            .map(|line| {
+                let [name, hex, strings] = line.split('\t').collect::<Vec<_>>()[..] else {
+                    panic!("case line {line:?}");
+                };
+                (name.to_string(), hex_bytes(hex), strings == "1")
+            })
+            .collect()
+    }
+
+    fn hex_bytes(hex: &str) -> Vec<u8> {
+        (0..hex.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+            .collect()
+    }
+
+    /// The string column of an object array (`None`: not one).
+    fn column(array: super::ObjectArray) -> Option<arrow_array::ArrayRef> {
+        array.all_strings().then(|| array.into_strings().unwrap())
+    }
+
+    #[test]
+    fn straight_string_path_gives_the_general_paths_column() {
+        let limits = sciio_pickle::ParseLimits::default();
+        let cases = object_array_pickles();
+        assert!(cases.len() > 60, "{}", cases.len());
+        for (name, bytes, strings) in cases {
+            let straight = sciio_pickle::parse_string_array(&bytes, &limits);
+            assert_eq!(straight.is_some(), strings, "{name}: straight path taken");
+            let fast = parse_object_array(&bytes).unwrap();
+            assert_eq!(matches!(fast.items, Items::Strings(_)), strings, "{name}");
+            let general = parse_general(&bytes, &limits).unwrap();
+            assert_eq!(fast.shape, general.shape, "{name}");
+            let (fast, general) = (column(fast), column(general));
+            assert!(fast.is_some() || !strings, "{name}: a string column");
+            assert_eq!(fast, general, "{name}");
+        }
+    }
+
+    #[test]
+    fn cut_and_damaged_string_pickles_fall_back_or_agree() {
+        let limits = sciio_pickle::ParseLimits::default();
+        for (name, bytes, _) in object_array_pickles().iter().step_by(3) {
+            if bytes.len() > 4000 {
+                continue;
+            }
+            for cut in 0..bytes.len() {
+                let cut = &bytes[..cut];
+                assert!(
+                    sciio_pickle::parse_string_array(cut, &limits).is_none(),
+                    "{name}"
+                );
+            }
+            for at in 0..bytes.len() {
+                for flip in [0x01u8, 0x80, 0xFF] {
+                    let mut damaged = bytes.clone();
+                    damaged[at] ^= flip;
+                    if sciio_pickle::parse_string_array(&damaged, &limits).is_none() {
+                        continue;
+                    }
+                    // Read straight, the general machine must read the same.
+                    let fast = parse_object_array(&damaged).map(column);
+                    let general = parse_general(&damaged, &limits).map(column);
+                    match (fast, general) {
+                        (Ok(f), Ok(g)) => assert_eq!(f, g, "{name} flipped at {at}"),
+                        (f, g) => assert!(f.is_err() && g.is_err(), "{name} at {at}: {f:?} {g:?}"),
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn civil_days() {

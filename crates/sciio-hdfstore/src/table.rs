@@ -416,7 +416,8 @@ pub(crate) fn stored_strings(
 ) -> Result<std::collections::HashSet<String>> {
     use arrow_array::cast::AsArray;
     let path = format!("{key}/table");
-    let table = file.read_table(&path, Rows::all())?;
+    // That column's field only (as pandas reads it), not every column's bytes.
+    let table = file.read_table_fields(&path, Rows::all(), &[col.to_string()])?;
     let (base, k, layout) = field_view(&table, col).map_err(|e| e.with_node(path.clone()))?;
     let H5Type::FixedString { size, .. } = base else {
         return Err(Error::mismatch(format!("column {col} holds no strings")).with_node(path));

@@ -41,6 +41,7 @@ mod write;
 
 use sciio_core::Result;
 
+pub use machine::strings::StringColumn;
 pub use machine::{ParseLimits, TextColumn};
 pub use write::{to_protocol0, to_protocol3};
 
@@ -144,4 +145,14 @@ pub fn parse_text_column(
     limits: &ParseLimits,
 ) -> Result<(Value, Option<TextColumn>)> {
     machine::Machine::new(bytes, limits).run_with(true)
+}
+
+/// Reads the pickle of a numpy object array of strings (what PyTables' `ObjectAtom` stores
+/// for a pandas string block or index) with its items straight into one [`StringColumn`]: no
+/// value per item. The tree holds the array's `_reconstruct` call with an empty data list.
+/// `None` when the pickle is anything else (an item that is neither `str`, `bytes`, `None`
+/// nor `NaN`, another layout, a damaged stream): read it with [`parse_text_column`] or
+/// [`parse`], which say what is wrong.
+pub fn parse_string_array(bytes: &[u8], limits: &ParseLimits) -> Option<(Value, StringColumn)> {
+    machine::Machine::run_strings(bytes, limits)
 }

@@ -8,6 +8,10 @@ use sciio_core::{Error, ErrorKind, Result};
 
 use crate::Value;
 
+pub(crate) mod strings;
+
+use strings::{GiveUp, StringColumn};
+
 /// Bounds on what a pickle may make the reader build.
 ///
 /// Defaults: 16 Mi values (in the arena and in the expanded tree), a nesting depth of 1000.
@@ -128,14 +132,20 @@ fn format_at(at: usize, what: impl Into<String>) -> Error {
 
 impl<'a> Machine<'a> {
     pub(crate) fn new(bytes: &'a [u8], limits: &ParseLimits) -> Self {
+        // About one node per 8 bytes of a large pickle of short strings: reserved so the
+        // arena is not copied as it grows (pages untouched cost nothing), at most 4 Mi
+        // nodes (128 MiB) up front.
+        let nodes = (bytes.len() / 8).min(limits.max_values).min(1 << 22);
+        Self::with_nodes(bytes, limits, nodes)
+    }
+
+    /// A machine whose arena is reserved for `nodes` nodes.
+    fn with_nodes(bytes: &'a [u8], limits: &ParseLimits, nodes: usize) -> Self {
         Machine {
             bytes,
             at: 0,
             limits: *limits,
-            // About one node per 8 bytes of a large pickle of short strings: reserved so the
-            // arena is not copied as it grows (pages untouched cost nothing), at most 4 Mi
-            // nodes (128 MiB) up front.
-            nodes: Vec::with_capacity((bytes.len() / 8).min(limits.max_values).min(1 << 22)),
+            nodes: Vec::with_capacity(nodes),
             stack: Vec::new(),
             memo: Memo::default(),
         }
@@ -312,6 +322,12 @@ impl<'a> Machine<'a> {
                 format!("memo entry {key} was never stored"),
             ));
         };
+        if i >= self.nodes.len() {
+            // An item of a list read apart ([`strings`]), which holds no node for it.
+            return Err(Error::unsupported(
+                "pickle: an item read apart is referred to again",
+            ));
+        }
         self.stack.push(Slot::Node(i));
         Ok(())
     }
@@ -387,6 +403,46 @@ impl<'a> Machine<'a> {
                 }
             })?;
         }
+    }
+
+    /// Runs a pickle of a numpy object array of strings with its data list read straight into
+    /// a [`StringColumn`] ([`strings`]); `None` when the pickle is not that (or is damaged):
+    /// the general machine reads it then.
+    pub(crate) fn run_strings(
+        bytes: &'a [u8],
+        limits: &ParseLimits,
+    ) -> Option<(Value, StringColumn)> {
+        let mut machine = Machine::with_nodes(bytes, limits, 64);
+        machine.strings().ok()
+    }
+
+    fn strings(&mut self) -> std::result::Result<(Value, StringColumn), GiveUp> {
+        let mut apart: Option<(usize, StringColumn)> = None;
+        loop {
+            let op = self.u8().map_err(|_| GiveUp)?;
+            if op == b'.' {
+                break;
+            }
+            self.step(op).map_err(|_| GiveUp)?;
+            if apart.is_none() && matches!(op, b']' | b'l') {
+                if let Some(expected) = self.data_list_items() {
+                    let list = self.top(op).map_err(|_| GiveUp)?;
+                    apart = Some((list, self.read_string_items(expected)?));
+                }
+            }
+        }
+        let (list, column) = apart.ok_or(GiveUp)?;
+        let root = self.pop(b'.').map_err(|_| GiveUp)?;
+        // The list must be the array's data, left as it was read (nothing appended later).
+        let is_array = matches!(self.nodes.get(root), Some(Node::Build(..)));
+        let untouched = matches!(self.nodes.get(list), Some(Node::List(items)) if items.is_empty());
+        if !is_array || !untouched || data_list(&self.nodes, root) != Some(list) {
+            return Err(GiveUp);
+        }
+        let value = Expander::new(self.bytes, &self.nodes, &self.limits, None)
+            .expand(root)
+            .map_err(|_| GiveUp)?;
+        Ok((value, column))
     }
 
     fn step(&mut self, op: u8) -> Result<()> {

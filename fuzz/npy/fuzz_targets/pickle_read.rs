@@ -11,4 +11,5 @@ fuzz_target!(|data: &[u8]| {
         max_depth: 200,
     };
     let _ = parse_with(data, &limits);
+    let _ = sciio_pickle::parse_string_array(data, &limits);
 });
