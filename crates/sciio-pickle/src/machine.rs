@@ -21,6 +21,9 @@ pub struct ParseLimits {
     pub max_values: usize,
     /// Deepest nesting of containers and calls.
     pub max_depth: usize,
+    /// Most bytes of text and binary data in the values built: a string the stream holds
+    /// once may be referenced (memoised) millions of times, each place a copy.
+    pub max_bytes: usize,
 }
 
 impl Default for ParseLimits {
@@ -28,6 +31,8 @@ impl Default for ParseLimits {
         ParseLimits {
             max_values: 16 << 20,
             max_depth: 1000,
+            // sciio_core::Limits' default allocation budget
+            max_bytes: 16 << 30,
         }
     }
 }
@@ -826,6 +831,8 @@ struct Expander<'n> {
     nodes: &'n [Node],
     limits: &'n ParseLimits,
     emitted: usize,
+    /// Bytes of text and binary data copied into the values so far.
+    copied: usize,
     path: Vec<usize>,
     /// The list read apart as `column` (expanded as an empty list).
     apart: Option<usize>,
@@ -844,6 +851,7 @@ impl<'n> Expander<'n> {
             nodes,
             limits,
             emitted: 0,
+            copied: 0,
             path: Vec::new(),
             apart,
             column: None,
@@ -864,6 +872,21 @@ impl<'n> Expander<'n> {
         Ok(())
     }
 
+    /// Counts `n` more bytes copied out of the stream, within [`ParseLimits::max_bytes`].
+    fn copy(&mut self, n: usize) -> Result<()> {
+        self.copied = self.copied.saturating_add(n);
+        if self.copied > self.limits.max_bytes {
+            return Err(Error::new(
+                ErrorKind::LimitExceeded,
+                format!(
+                    "pickle expands to more than {} bytes of text and data",
+                    self.limits.max_bytes
+                ),
+            ));
+        }
+        Ok(())
+    }
+
     /// The items of the list read apart, once (a second reference finds it empty).
     fn text_column(&mut self, items: &[usize]) -> Result<()> {
         let mut column = TextColumn {
@@ -875,6 +898,7 @@ impl<'n> Expander<'n> {
         for (j, &i) in items.iter().enumerate() {
             if let Node::Text(start, end) = self.nodes[i] {
                 self.count()?;
+                self.copy(end.saturating_sub(start))?;
                 let bytes = self.bytes.get(start..end).unwrap_or_default();
                 match std::str::from_utf8(bytes) {
                     Ok(_) => column.data.extend_from_slice(bytes),
@@ -917,14 +941,20 @@ impl<'n> Expander<'n> {
     fn expand_node(&mut self, i: usize) -> Result<Value> {
         let nodes = self.nodes;
         Ok(match &nodes[i] {
-            Node::Leaf(v) => (**v).clone(),
+            Node::Leaf(v) => {
+                self.copy(data_bytes(v))?;
+                (**v).clone()
+            }
             Node::Scalar(s) => match *s {
                 Scalar::None => Value::None,
                 Scalar::Bool(b) => Value::Bool(b),
                 Scalar::Int(i) => Value::Int(i),
                 Scalar::Float(f) => Value::Float(f),
             },
-            Node::Text(start, end) => Value::Str(text_at(self.bytes, *start, *end)),
+            Node::Text(start, end) => {
+                self.copy(end.saturating_sub(*start))?;
+                Value::Str(text_at(self.bytes, *start, *end))
+            }
             Node::List(items) if self.apart == Some(i) => {
                 self.apart = None;
                 self.text_column(items)?;
@@ -953,6 +983,15 @@ impl<'n> Expander<'n> {
             },
             Node::Persistent(id) => Value::Persistent(Box::new(self.expand(*id)?)),
         })
+    }
+}
+
+/// The bytes of text or binary data a leaf value holds (what cloning it copies).
+fn data_bytes(v: &Value) -> usize {
+    match v {
+        Value::Str(s) => s.len(),
+        Value::Bytes(b) | Value::BigInt(b) => b.len(),
+        _ => 0,
     }
 }
 
@@ -1109,6 +1148,29 @@ mod tests {
         assert_eq!(long_from_le(&[0xFF]), Value::Int(-1));
         assert_eq!(long_from_le(&[0x00, 0x01]), Value::Int(256));
         assert_eq!(long_from_le(&[]), Value::Int(0));
+    }
+
+    /// `[s, s, ...]` of one memoised 5-byte str referenced `n` times (protocol 2).
+    fn shared_string_list(n: usize) -> Vec<u8> {
+        let mut p = b"\x80\x02]q\x00(X\x05\x00\x00\x00helloq\x01".to_vec();
+        for _ in 1..n {
+            p.extend_from_slice(b"h\x01");
+        }
+        p.extend_from_slice(b"e.");
+        p
+    }
+
+    #[test]
+    fn copies_of_a_shared_string_count_against_the_byte_budget() {
+        let limits = ParseLimits {
+            max_bytes: 20,
+            ..ParseLimits::default()
+        };
+        let four = crate::parse_with(&shared_string_list(4), &limits).unwrap();
+        assert_eq!(four, Value::List(vec![Value::Str("hello".into()); 4]));
+        let e = crate::parse_with(&shared_string_list(5), &limits).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::LimitExceeded, "{e}");
+        assert!(e.to_string().contains("20 bytes"), "{e}");
     }
 
     #[test]

@@ -187,6 +187,7 @@ fn sizes_beyond_the_stream_and_huge_expansions_are_refused() {
     let limits = sciio_pickle::ParseLimits {
         max_values: 1 << 16,
         max_depth: 1000,
+        ..sciio_pickle::ParseLimits::default()
     };
     let e = sciio_pickle::parse_with(&bomb, &limits).unwrap_err();
     assert_eq!(e.kind(), sciio_core::ErrorKind::LimitExceeded, "{e}");
