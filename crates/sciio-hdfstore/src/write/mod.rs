@@ -200,9 +200,62 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
 /// missing values and the sentinel avoiding its values, categories), a second writes it.
 pub trait FramePasses {
     /// One pass over the frame's record batches (of the frame's schema, as `Frame::batches`
-    /// holds them), in order; the first pass, which only gathers statistics, may give them
-    /// in any order (parts of the frame decoded on several threads).
+    /// holds them), in order: the second pass, and the first unless [`Self::survey`] says
+    /// otherwise.
     fn pass(&mut self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>>;
+
+    /// The first pass, which only gathers statistics: `needs` says, field by field (positions
+    /// in the frame's Arrow schema), what the plan needs of its values; the batches may come
+    /// in any order (parts of the frame decoded on several threads) and hold only some fields
+    /// ([`Survey`]). By default every field of every batch of [`Self::pass`].
+    fn survey(&mut self, needs: &[FieldNeed]) -> Result<Survey<'_>> {
+        Ok(Survey {
+            fields: (0..needs.len()).collect(),
+            nulls: Vec::new(),
+            batches: self.pass()?,
+        })
+    }
+}
+
+/// What planning a table needs to know of a field's values ([`field_needs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldNeed {
+    /// Nothing: its storage follows from its type (floats, times, types refused whatever
+    /// the values).
+    Nothing,
+    /// Only whether a value is missing (integers become float64, booleans are refused).
+    Nulls,
+    /// Its values (text: the widest value and the sentinel; categoricals: the categories).
+    Values,
+}
+
+/// What each field of a frame's Arrow schema (by position) needs read by the first pass.
+pub fn field_needs(schema: &FrameSchema) -> Vec<FieldNeed> {
+    schema
+        .arrow_schema()
+        .fields()
+        .iter()
+        .map(|f| plan::field_need(f.data_type()))
+        .collect()
+}
+
+/// The first pass's batches and what is known without them ([`FramePasses::survey`]).
+pub struct Survey<'a> {
+    /// The fields the batches hold (positions in the frame's Arrow schema), in order.
+    pub fields: Vec<usize>,
+    /// Fields not read whose missing values are known (whether there is one).
+    pub nulls: Vec<(usize, bool)>,
+    /// Every row of the frame, in any order.
+    pub batches: Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>,
+}
+
+impl std::fmt::Debug for Survey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Survey")
+            .field("fields", &self.fields)
+            .field("nulls", &self.nulls)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A frame in memory, passed over as often as asked.
@@ -295,7 +348,8 @@ fn write_table(
         .as_ref()
         .map(Existing::own_sentinels)
         .unwrap_or_default();
-    let stats = survey(schema, rows, frames.pass()?, &watch)?;
+    let needs = field_needs(schema);
+    let stats = survey(rows, &needs, frames.survey(&needs)?, &watch)?;
     let table = plan_table(
         schema,
         rows,
@@ -532,27 +586,37 @@ impl Existing {
     }
 }
 
-/// The first pass: the statistics of every Arrow field of the frame's record batches (by
-/// position), the present text values in `watch` noted. The batches must hold `rows` rows.
+/// The first pass: the statistics of every Arrow field of the frame (by position; `needs`
+/// has one entry per field) from the survey's batches and known missing values, the present
+/// text values in `watch` noted. The batches must hold `rows` rows, and every field the plan
+/// needs to know something of must be read or its missing values known.
 fn survey(
-    schema: &FrameSchema,
     rows: u64,
-    batches: Box<dyn Iterator<Item = Result<RecordBatch>> + '_>,
+    needs: &[FieldNeed],
+    survey: Survey<'_>,
     watch: &HashSet<String>,
 ) -> Result<Vec<ColumnStats>> {
-    let fields = schema.arrow_schema().fields().len();
-    let mut stats = vec![ColumnStats::default(); fields];
+    let mut stats = vec![ColumnStats::default(); needs.len()];
+    check_survey_covers(needs, &survey)?;
+    for &(pos, nulls) in &survey.nulls {
+        if let Some(s) = stats.get_mut(pos) {
+            s.note_nulls(nulls);
+        }
+    }
+    let fields = survey.fields.len();
     let mut seen = 0u64;
-    for batch in batches {
+    for batch in survey.batches {
         let batch = batch?;
         if batch.num_columns() != fields {
             return Err(Error::mismatch(format!(
-                "a record batch of {} fields where the frame has {fields}",
+                "a record batch of {} fields where {fields} were selected",
                 batch.num_columns()
             )));
         }
-        for (s, a) in stats.iter_mut().zip(batch.columns()) {
-            s.add(a.as_ref(), watch)?;
+        for (&pos, a) in survey.fields.iter().zip(batch.columns()) {
+            if let Some(s) = stats.get_mut(pos) {
+                s.add(a.as_ref(), watch)?;
+            }
         }
         seen += batch.num_rows() as u64;
     }
@@ -562,6 +626,34 @@ fn survey(
         )));
     }
     Ok(stats)
+}
+
+/// Refuses a survey that leaves out a field the plan needs, or names one the frame lacks.
+fn check_survey_covers(needs: &[FieldNeed], survey: &Survey<'_>) -> Result<()> {
+    let n = needs.len();
+    let known = survey.nulls.iter().map(|&(p, _)| p);
+    if let Some(bad) = survey.fields.iter().copied().chain(known).find(|&p| p >= n) {
+        return Err(Error::mismatch(format!(
+            "the first pass gives field {bad} of a frame of {n} fields"
+        )));
+    }
+    let read = |p: usize| survey.fields.contains(&p);
+    let nulls_known = |p: usize| survey.nulls.iter().any(|&(q, _)| q == p);
+    let missing = needs.iter().enumerate().find(|&(p, need)| match need {
+        FieldNeed::Nothing => false,
+        FieldNeed::Nulls => !read(p) && !nulls_known(p),
+        FieldNeed::Values => !read(p),
+    });
+    match missing {
+        Some((p, need)) => Err(Error::mismatch(format!(
+            "the first pass leaves out field {p}, whose {} the plan needs",
+            match need {
+                FieldNeed::Values => "values",
+                _ => "missing values",
+            }
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The table of a frame (its schema, rows and each field's statistics): index, values

@@ -233,6 +233,11 @@ impl ColumnStats {
         Ok(())
     }
 
+    /// Records whether a value is missing, known without the values (a footer's counts).
+    pub(crate) fn note_nulls(&mut self, nulls: bool) {
+        self.nulls |= nulls;
+    }
+
     /// Whether a value is missing.
     pub(crate) fn nulls(&self) -> bool {
         self.nulls
@@ -266,6 +271,40 @@ impl ColumnStats {
                 "column {label:?}: a categorical without rows has no categories to store"
             ))
         })
+    }
+}
+
+/// What [`plan_column_of`] reads of the statistics of a column of type `dt`: nothing for
+/// floats and times (missing values are NaN / NaT whatever they are) and for types refused
+/// whatever the values; whether a value is missing for integers and booleans (and the
+/// dictionaries of those, decoded); the values for the rest (text, categoricals, nested).
+pub(crate) fn field_need(dt: &DataType) -> super::FieldNeed {
+    use super::FieldNeed;
+    match dt {
+        DataType::Float16
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Timestamp(..)
+        | DataType::Duration(_)
+        | DataType::Date32
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView => FieldNeed::Nothing,
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+        | DataType::Boolean => FieldNeed::Nulls,
+        DataType::Dictionary(_, values) if !is_text(values) => match field_need(values) {
+            FieldNeed::Nothing => FieldNeed::Nothing,
+            // A dictionary's missing values are its null keys and the keys of null values.
+            _ => FieldNeed::Values,
+        },
+        _ => FieldNeed::Values,
     }
 }
 
