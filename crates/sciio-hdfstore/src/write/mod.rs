@@ -30,6 +30,7 @@
 //! `where` on string data columns and the index gives the rows it gives on pandas' own key).
 
 mod attrs;
+mod block_order;
 mod fixed;
 mod plan;
 
@@ -45,6 +46,7 @@ use sciio_pytables::write::{Filters, PtGroup, PtTable, PtWriter};
 
 use crate::table::StoredSentinel;
 use attrs::{flag, i64_attr, pickled, text};
+use block_order::BlockKind;
 use plan::{encode, plan_column, plan_column_of, ColumnStats, Elem, Enc};
 
 /// The layout of a key pandas writes.
@@ -628,6 +630,32 @@ fn survey(
     Ok(stats)
 }
 
+/// The values blocks (in the order of their first column, of the `kinds` pyarrow makes them
+/// of) in the order of the blocks of the frame `pd.read_parquet` gives, which `to_hdf` keeps
+/// ([`block_order`]), renamed `values_block_N` in that order. Left in column order when a
+/// block's kind is unknown. With data columns pandas reindexes the frame first
+/// (`_get_blocks_and_items`): not reordered then.
+fn in_pyarrow_order(blocks: Vec<TableCol>, kinds: &[Option<BlockKind>]) -> Vec<TableCol> {
+    let order = kinds
+        .iter()
+        .copied()
+        .collect::<Option<Vec<_>>>()
+        .and_then(|k| block_order::pyarrow_order(&k));
+    let Some(order) = order.filter(|o| o.len() == blocks.len()) else {
+        return blocks;
+    };
+    let mut slots: Vec<Option<TableCol>> = blocks.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .enumerate()
+        .map(|(n, mut b)| {
+            b.name = format!("values_block_{n}");
+            b
+        })
+        .collect()
+}
+
 /// Refuses a survey that leaves out a field the plan needs, or names one the frame lacks.
 fn check_survey_covers(needs: &[FieldNeed], survey: &Survey<'_>) -> Result<()> {
     let n = needs.len();
@@ -820,10 +848,12 @@ fn plan_table(
         }
     }
 
-    // Values blocks: columns of one consolidating dtype together, in first-seen order.
+    // Values blocks: columns of one consolidating dtype together, in first-seen order (then
+    // put in pyarrow's order, below).
     let mut blocks: Vec<TableCol> = Vec::new();
+    let mut kinds: Vec<Option<BlockKind>> = Vec::new();
     let mut data: Vec<TableCol> = Vec::new();
-    for (label, source, elem) in columns {
+    for (position, (label, source, elem)) in columns.into_iter().enumerate() {
         if dc.contains(&label) {
             data.push(TableCol {
                 name: label.clone(),
@@ -845,15 +875,24 @@ fn plan_table(
                 b.sources.push(source);
                 b.encs.push(elem.enc);
             }
-            None => blocks.push(TableCol {
-                name: format!("values_block_{}", blocks.len()),
-                labels: vec![label],
-                sources: vec![source],
-                encs: vec![elem.enc.clone()],
-                elem,
-                block: true,
-            }),
+            None => {
+                kinds.push(match elem.consolidates {
+                    true => block_order::writer_type(&elem.dtype).map(BlockKind::Consolidated),
+                    false => Some(BlockKind::Alone(position)),
+                });
+                blocks.push(TableCol {
+                    name: format!("values_block_{}", blocks.len()),
+                    labels: vec![label],
+                    sources: vec![source],
+                    encs: vec![elem.enc.clone()],
+                    elem,
+                    block: true,
+                })
+            }
         }
+    }
+    if data.is_empty() {
+        blocks = in_pyarrow_order(blocks, &kinds);
     }
     // Data columns in data_columns order.
     data.sort_by_key(|c| dc.iter().position(|d| *d == c.name));
