@@ -42,6 +42,31 @@ fn parquet_frames_become_table_keys_pandas_reads_back_equal() {
     assert!(n >= 31, "{n}");
 }
 
+/// The values blocks come in the order pandas' own `to_hdf` of `pd.read_parquet`'s frame
+/// writes them (the order of the blocks pyarrow makes): table description and key attributes
+/// (`values_block_N_kind`/`_dtype`/`_meta`, `values_cols`, `non_index_axes`) alike, for frames
+/// mixing int, float, bool, string, categorical, tz and naive datetime, timedelta columns.
+#[test]
+fn values_blocks_come_in_the_order_pandas_writes_them() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let listing = run_python_script(SCRIPT, &["layout_gen", &d]);
+    let mut n = 0;
+    for name in listing.lines() {
+        ok(&[
+            "convert",
+            &format!("{d}/{name}.parquet"),
+            &format!("{d}/{name}.h5:/df"),
+        ]);
+        n += 1;
+    }
+    let verdict = run_python_script(SCRIPT, &["layout_check", &d]);
+    let failures: Vec<&str> = verdict.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(verdict.contains(&format!("CHECKED {n}")), "{verdict}");
+    assert!(n >= 10, "{n}");
+}
+
 #[test]
 fn what_pandas_cannot_store_is_refused_with_its_reason() {
     let dir = tempdir();
