@@ -47,6 +47,7 @@ use sciio_pytables::write::{Filters, PtGroup, PtTable, PtWriter};
 use crate::table::StoredSentinel;
 use attrs::{flag, i64_attr, pickled, text};
 use block_order::BlockKind;
+pub use plan::FieldNeed;
 use plan::{encode, plan_column, plan_column_of, ColumnStats, Elem, Enc};
 
 /// The layout of a key pandas writes.
@@ -217,18 +218,6 @@ pub trait FramePasses {
             batches: self.pass()?,
         })
     }
-}
-
-/// What planning a table needs to know of a field's values ([`field_needs`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldNeed {
-    /// Nothing: its storage follows from its type (floats, times, types refused whatever
-    /// the values).
-    Nothing,
-    /// Only whether a value is missing (integers become float64, booleans are refused).
-    Nulls,
-    /// Its values (text: the widest value and the sentinel; categoricals: the categories).
-    Values,
 }
 
 /// What each field of a frame's Arrow schema (by position) needs read by the first pass.

@@ -274,12 +274,23 @@ impl ColumnStats {
     }
 }
 
+/// What planning a table needs to know of a field's values ([`super::field_needs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldNeed {
+    /// Nothing: its storage follows from its type (floats, times, types refused whatever
+    /// the values).
+    Nothing,
+    /// Only whether a value is missing (integers become float64, booleans are refused).
+    Nulls,
+    /// Its values (text: the widest value and the sentinel; categoricals: the categories).
+    Values,
+}
+
 /// What [`plan_column_of`] reads of the statistics of a column of type `dt`: nothing for
 /// floats and times (missing values are NaN / NaT whatever they are) and for types refused
 /// whatever the values; whether a value is missing for integers and booleans (and the
 /// dictionaries of those, decoded); the values for the rest (text, categoricals, nested).
-pub(crate) fn field_need(dt: &DataType) -> super::FieldNeed {
-    use super::FieldNeed;
+pub(crate) fn field_need(dt: &DataType) -> FieldNeed {
     match dt {
         DataType::Float16
         | DataType::Float32
