@@ -404,6 +404,11 @@ parts = [part(['aaaaaaaa', 'b'], ['nan', 'a longer value'], [None, 'y'], 0),
          part(['_nan_', 'e'], ['e', 'f'], ['g', 'h'], 4)]
 for n, p in enumerate(parts):
     p.to_parquet(f'{d}/a{n + 1}.parquet')
+# pandas' own keys are of the frames pd.read_parquet gives (their blocks in pyarrow's order:
+# the int column first); the `old` key is of the frame built here (the strings first), so
+# that appending to it reorders the appended blocks as pandas does.
+built = parts
+parts = [pd.read_parquet(f'{d}/a{n + 1}.parquet') for n in range(len(built))]
 def before_3_1(path, key):
     # what pandas 3.1 adds (markers and sentinels) stripped: a table as older pandas wrote it
     with tables.open_file(path, 'a') as f:
@@ -414,7 +419,7 @@ def before_3_1(path, key):
             if name.endswith('_nan_rep'):
                 g.table._v_attrs.__delattr__(name)
 for store in ['s.h5', 'pandas.h5']:
-    parts[0].to_hdf(f'{d}/{store}', key='old', format='table', nan_rep='nan')
+    built[0].to_hdf(f'{d}/{store}', key='old', format='table', nan_rep='nan')
     before_3_1(f'{d}/{store}', '/old')
 for key, dc in [('df', None), ('dc', True)]:
     parts[0].to_hdf(f'{d}/pandas.h5', key=key, format='table', data_columns=dc)

@@ -496,6 +496,8 @@ struct Existing {
     row: H5Type,
     data_columns: Vec<String>,
     order: Vec<String>,
+    /// Each values block (field name) and the labels of its columns, in the table's order.
+    blocks: Vec<(String, Vec<String>)>,
     /// Categories of each categorical column, by field name.
     categories: Vec<(String, ArrayRef)>,
     /// How each string column (`index` included) marks missing values, by field name.
@@ -542,8 +544,12 @@ fn existing_layout(path: &Path, key: &str) -> Result<Option<Existing>> {
         .dtype
         .ok_or_else(|| Error::format("the key holds no table").with_node(key.to_string()))?;
     let mut categories = Vec::new();
+    let mut blocks = Vec::new();
     let tattrs = crate::attrs::Attrs::read(file, &format!("{key}/table"))?;
     for name in crate::table::str_list(&attrs, "values_cols")? {
+        // Labels that are not text leave the block unmatched: the plan's order then stands.
+        let labels = crate::table::str_list(&tattrs, &format!("{name}_kind")).unwrap_or_default();
+        blocks.push((name.clone(), labels));
         if tattrs.str(&format!("{name}_meta"))?.as_deref() == Some("category") {
             let cats = crate::table::categories(file, key, &name)?;
             categories.push((name, cats));
@@ -554,6 +560,7 @@ fn existing_layout(path: &Path, key: &str) -> Result<Option<Existing>> {
         row,
         data_columns,
         order,
+        blocks,
         categories,
         sentinels,
         stored: StoredValues {
@@ -965,6 +972,25 @@ fn sentinel_collision(col: &str, sentinel: &str, index: bool) -> Error {
 
 /// Makes an appended plan take the existing table's layout: same fields and types (strings
 /// up to the stored size), same labels, same categories.
+/// The plan's values blocks in the order and under the names of the table's blocks of the
+/// same columns, as pandas reorders the appended frame's blocks (`_get_blocks_and_items`
+/// when the table exists); blocks matching none follow (the layout check refuses them).
+fn in_existing_order(cols: &mut Vec<TableCol>, blocks: &[(String, Vec<String>)]) {
+    let (mut mine, data): (Vec<TableCol>, Vec<TableCol>) =
+        std::mem::take(cols).into_iter().partition(|c| c.block);
+    let mut ordered = Vec::with_capacity(mine.len() + data.len());
+    for (name, labels) in blocks {
+        if let Some(i) = mine.iter().position(|c| &c.labels == labels) {
+            let mut c = mine.remove(i);
+            c.name = name.clone();
+            ordered.push(c);
+        }
+    }
+    ordered.extend(mine);
+    ordered.extend(data);
+    *cols = ordered;
+}
+
 fn match_existing(plan: &mut TablePlan, e: &Existing) -> Result<()> {
     let mismatch = |what: String| {
         Error::invalid_input(format!(
@@ -979,6 +1005,7 @@ fn match_existing(plan: &mut TablePlan, e: &Existing) -> Result<()> {
             e.order.join(", ")
         )));
     }
+    in_existing_order(&mut plan.cols, &e.blocks);
     let H5Type::Compound { fields, .. } = &e.row else {
         return Err(Error::format("the key's table is not a compound"));
     };
