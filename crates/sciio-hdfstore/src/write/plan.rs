@@ -569,6 +569,22 @@ fn parse_offset(tz: &str) -> Option<i64> {
     Some(sign * (h * 3600 + m * 60))
 }
 
+/// Refuses missing values in an encoding without a mark for them (integers, booleans): the
+/// plan chose it because the first pass found none (or a Parquet footer counted none), and
+/// writing the arrays' placeholder values would change them silently.
+fn check_no_missing(enc: &Enc, a: &dyn Array) -> Result<()> {
+    let unmarked = matches!(enc, Enc::Copy { null: None, .. } | Enc::Bool);
+    if unmarked && a.null_count() > 0 {
+        return Err(Error::mismatch(format!(
+            "{} missing values in a {} column planned without any (the first pass, or the \
+             Parquet footer's statistics, counted none)",
+            a.null_count(),
+            a.data_type()
+        )));
+    }
+    Ok(())
+}
+
 /// Writes rows `[from, from + n)` of `a` (encoded as `enc`) into `out`: row `i` at
 /// `out[i * stride + at ..]`.
 pub(crate) fn encode(
@@ -586,6 +602,7 @@ pub(crate) fn encode(
     }
     let a = a.slice(from, n);
     let a = a.as_ref();
+    check_no_missing(enc, a)?;
     macro_rules! prim {
         ($t:ty) => {{
             let p = a.as_primitive::<$t>();
@@ -708,4 +725,28 @@ fn arrow_cast_f64(a: &dyn Array) -> Result<Vec<f64>> {
         DataType::UInt64 => conv!(UInt64Type),
         other => return Err(Error::mismatch(format!("{other} values as float64"))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{encode, Enc};
+    use arrow_array::{BooleanArray, Int64Array};
+
+    #[test]
+    fn missing_values_without_a_mark_are_refused_not_written() {
+        let mut out = vec![0u8; 16];
+        let ints = Int64Array::from(vec![Some(1), None]);
+        let copy = Enc::Copy {
+            size: 8,
+            null: None,
+        };
+        let e = encode(&copy, &ints, 0, 2, &mut out, 8, 0).unwrap_err();
+        assert!(e.to_string().contains("1 missing values"), "{e}");
+        let bools = BooleanArray::from(vec![Some(true), None]);
+        assert!(encode(&Enc::Bool, &bools, 0, 2, &mut out, 1, 0).is_err());
+        // Without missing values, written.
+        let ints = Int64Array::from(vec![1, 2]);
+        encode(&copy, &ints, 0, 2, &mut out, 8, 0).unwrap();
+        assert_eq!(out[8], 2);
+    }
 }
