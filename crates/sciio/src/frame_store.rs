@@ -194,7 +194,25 @@ fn decoded_ahead(readers: Vec<ParquetReader>) -> impl Iterator<Item = Result<Rec
 
 #[cfg(test)]
 mod tests {
-    use super::share_of;
+    use super::{share_of, survey_fields};
+    use sciio_hdfstore::FieldNeed::{Nothing, Nulls, Values};
+
+    #[test]
+    fn the_first_pass_reads_what_the_footer_does_not_tell() {
+        // text read; an integer counted by the footer not read, one without a count read;
+        // a float not read.
+        let needs = [Values, Nulls, Nulls, Nothing];
+        let footer = [Some(0), Some(3), None, Some(2)];
+        assert_eq!(
+            survey_fields(&needs, &footer),
+            (vec![0, 2], vec![(1, true)])
+        );
+        // Nothing to read: one field still counts the rows.
+        assert_eq!(
+            survey_fields(&[Nothing, Nulls], &[None, Some(0)]),
+            (vec![0], vec![(1, false)])
+        );
+    }
 
     #[test]
     fn progress_shares_stay_within_the_file() {

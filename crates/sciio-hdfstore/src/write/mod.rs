@@ -1388,3 +1388,33 @@ fn write_categories(
     let batches = Box::new(frame.batches().iter().cloned().map(Ok));
     append_rows(&mut table, &plan, batches)
 }
+
+#[cfg(test)]
+mod survey_tests {
+    use super::{check_survey_covers, FieldNeed, Survey};
+
+    fn survey(fields: Vec<usize>, nulls: Vec<(usize, bool)>) -> Survey<'static> {
+        Survey {
+            fields,
+            nulls,
+            batches: Box::new(std::iter::empty()),
+        }
+    }
+
+    #[test]
+    fn a_first_pass_leaving_out_what_the_plan_needs_is_refused() {
+        let needs = [FieldNeed::Values, FieldNeed::Nulls, FieldNeed::Nothing];
+        assert!(check_survey_covers(&needs, &survey(vec![0], vec![(1, false)])).is_ok());
+        assert!(check_survey_covers(&needs, &survey(vec![0, 1], vec![])).is_ok());
+        let e = check_survey_covers(&needs, &survey(vec![0], vec![])).unwrap_err();
+        assert!(
+            e.to_string().contains("field 1, whose missing values"),
+            "{e}"
+        );
+        // Known missing values do not stand for the values.
+        let e = check_survey_covers(&needs, &survey(vec![1], vec![(0, false)])).unwrap_err();
+        assert!(e.to_string().contains("field 0, whose values"), "{e}");
+        let e = check_survey_covers(&needs, &survey(vec![0, 1, 7], vec![])).unwrap_err();
+        assert!(e.to_string().contains("field 7"), "{e}");
+    }
+}
