@@ -42,6 +42,31 @@ fn parquet_frames_become_table_keys_pandas_reads_back_equal() {
     assert!(n >= 31, "{n}");
 }
 
+/// The values blocks come in the order pandas' own `to_hdf` of `pd.read_parquet`'s frame
+/// writes them (the order of the blocks pyarrow makes): table description and key attributes
+/// (`values_block_N_kind`/`_dtype`/`_meta`, `values_cols`, `non_index_axes`) alike, for frames
+/// mixing int, float, bool, string, categorical, tz and naive datetime, timedelta columns.
+#[test]
+fn values_blocks_come_in_the_order_pandas_writes_them() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let listing = run_python_script(SCRIPT, &["layout_gen", &d]);
+    let mut n = 0;
+    for name in listing.lines() {
+        ok(&[
+            "convert",
+            &format!("{d}/{name}.parquet"),
+            &format!("{d}/{name}.h5:/df"),
+        ]);
+        n += 1;
+    }
+    let verdict = run_python_script(SCRIPT, &["layout_check", &d]);
+    let failures: Vec<&str> = verdict.lines().filter(|l| l.starts_with("FAIL")).collect();
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    assert!(verdict.contains(&format!("CHECKED {n}")), "{verdict}");
+    assert!(n >= 10, "{n}");
+}
+
 #[test]
 fn what_pandas_cannot_store_is_refused_with_its_reason() {
     let dir = tempdir();
@@ -379,6 +404,11 @@ parts = [part(['aaaaaaaa', 'b'], ['nan', 'a longer value'], [None, 'y'], 0),
          part(['_nan_', 'e'], ['e', 'f'], ['g', 'h'], 4)]
 for n, p in enumerate(parts):
     p.to_parquet(f'{d}/a{n + 1}.parquet')
+# pandas' own keys are of the frames pd.read_parquet gives (their blocks in pyarrow's order:
+# the int column first); the `old` key is of the frame built here (the strings first), so
+# that appending to it reorders the appended blocks as pandas does.
+built = parts
+parts = [pd.read_parquet(f'{d}/a{n + 1}.parquet') for n in range(len(built))]
 def before_3_1(path, key):
     # what pandas 3.1 adds (markers and sentinels) stripped: a table as older pandas wrote it
     with tables.open_file(path, 'a') as f:
@@ -389,7 +419,7 @@ def before_3_1(path, key):
             if name.endswith('_nan_rep'):
                 g.table._v_attrs.__delattr__(name)
 for store in ['s.h5', 'pandas.h5']:
-    parts[0].to_hdf(f'{d}/{store}', key='old', format='table', nan_rep='nan')
+    built[0].to_hdf(f'{d}/{store}', key='old', format='table', nan_rep='nan')
     before_3_1(f'{d}/{store}', '/old')
 for key, dc in [('df', None), ('dc', True)]:
     parts[0].to_hdf(f'{d}/pandas.h5', key=key, format='table', data_columns=dc)

@@ -52,7 +52,8 @@ use sciio_pytables::{NodeClass, NodeInfo, PtFile};
 use crate::attrs::Attrs;
 
 pub use write::{
-    write, write_streamed, DataColumns, FramePasses, StoreFormat, WriteOptions, Written,
+    field_needs, write, write_streamed, DataColumns, FieldNeed, FramePasses, StoreFormat, Survey,
+    WriteOptions, Written,
 };
 
 /// A column of a key that the frame read does not hold, and why (Arrow has no type for it,

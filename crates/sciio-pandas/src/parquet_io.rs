@@ -64,6 +64,7 @@ pub struct ReadOptions {
     bad_metadata: BadMetadata,
     limits: Limits,
     threads: usize,
+    fields: Option<Vec<usize>>,
 }
 
 impl Default for ReadOptions {
@@ -73,6 +74,7 @@ impl Default for ReadOptions {
             bad_metadata: BadMetadata::Error,
             limits: Limits::default(),
             threads: std::thread::available_parallelism().map_or(1, usize::from),
+            fields: None,
         }
     }
 }
@@ -100,6 +102,15 @@ impl ReadOptions {
     /// Threads decoding row groups in [`read_frame_with`] (at least 1).
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n.max(1);
+        self
+    }
+    /// A [`ParquetReader`] decoding only the fields at `positions` of the frame's Arrow schema
+    /// ([`FrameSchema::arrow_schema`]; index columns are fields like the others, a range index
+    /// none): its [`ParquetReader::schema`] stays the whole frame's, its batches hold the
+    /// selected fields only, in the schema's order (duplicates once), typed as the schema
+    /// types them ([`ParquetReader::batch_fields`]). Only the streaming reader projects.
+    pub fn fields(mut self, positions: Vec<usize>) -> Self {
+        self.fields = Some(positions);
         self
     }
 }
@@ -138,6 +149,13 @@ pub struct ParquetReader {
     oversized: Option<Error>,
     /// Re-reads one row group column by column to name the column that fails to decode.
     probe: ColumnProbe,
+    /// The frame's fields the batches hold (positions in the schema), in order.
+    batch_fields: Vec<usize>,
+    /// Whether the batches hold fewer fields than the schema ([`ReadOptions::fields`]).
+    projected: bool,
+    /// Each field's missing values in the selected row groups, from the footer's statistics
+    /// (`None`: not a flat column, or a row group without the count).
+    footer_nulls: Vec<Option<u64>>,
 }
 
 /// A second handle on the input and its footer, used only after a decoding failure: each leaf
@@ -350,14 +368,19 @@ impl ParquetReader {
         for w in warning.into_iter().chain(footer_warning) {
             schema.add_warning(w);
         }
+        let all_fields = schema.arrow_schema().fields().len();
+        let batch_fields = selected_fields(options.fields.as_deref(), all_fields)?;
+        let projected = batch_fields.len() != all_fields;
+        // Categorical fields keyed by their position in the batches.
         let mut categorical = Vec::new();
         let mut physical = HashMap::new();
-        for (pos, f) in schema.arrow_schema().fields().iter().enumerate() {
+        for (at, &pos) in batch_fields.iter().enumerate() {
+            let f = schema.arrow_schema().field(pos);
             if let (DataType::Dictionary(_, v), Some(&(leaf, p))) =
                 (f.data_type(), leaf_of.get(f.name()))
             {
-                categorical.push((pos, leaf, v.as_ref().clone()));
-                physical.insert(pos, p);
+                categorical.push((at, leaf, v.as_ref().clone()));
+                physical.insert(at, p);
             }
         }
         let categories = contain_panics("parquet: reading the dictionary pages", || {
@@ -365,17 +388,33 @@ impl ParquetReader {
         })?;
         let groups = selected_groups(meta.metadata(), row_groups.as_deref())?;
         let data_bytes = uncompressed_bytes(meta.metadata(), &groups);
+        let footer_nulls = schema
+            .arrow_schema()
+            .fields()
+            .iter()
+            .map(|f| {
+                let &(leaf, _) = leaf_of.get(f.name())?;
+                footer_null_count(meta.metadata(), &groups, leaf)
+            })
+            .collect();
+        let mask = projected
+            .then(|| ProjectionMask::roots(meta.parquet_schema(), batch_fields.iter().copied()));
         // Listing the file needs no page: oversized chunks fail the first read instead.
         let oversized = check_chunk_sizes(meta.metadata(), &groups, &options.limits).err();
         let input = Shared(Arc::new(input));
         let probe = ColumnProbe::new(input.clone(), meta.clone());
         let batch_size = options.batch_size;
         let open = move |group: usize| {
-            ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), meta.clone())
-                .with_row_groups(vec![group])
-                .with_batch_size(batch_size)
-                .build()
-                .map_err(parquet_err)
+            let builder =
+                ParquetRecordBatchReaderBuilder::new_with_metadata(input.clone(), meta.clone())
+                    .with_row_groups(vec![group])
+                    .with_batch_size(batch_size);
+            match &mask {
+                Some(mask) => builder.with_projection(mask.clone()),
+                None => builder,
+            }
+            .build()
+            .map_err(parquet_err)
         };
         let mut inner = GroupReaders {
             open: Box::new(open),
@@ -401,7 +440,23 @@ impl ParquetReader {
             failed: false,
             oversized,
             probe,
+            batch_fields,
+            projected,
+            footer_nulls,
         })
+    }
+
+    /// The frame's fields (positions in [`Self::schema`]'s Arrow schema) the batches hold, in
+    /// order: every field unless [`ReadOptions::fields`] selected some.
+    pub fn batch_fields(&self) -> &[usize] {
+        &self.batch_fields
+    }
+
+    /// Each field's count of missing values in the row groups read, as the footer's column
+    /// statistics give it, without decoding a page: `None` for a field that is not a flat
+    /// column or when a row group's statistics leave the count out.
+    pub fn footer_null_counts(&self) -> &[Option<u64>] {
+        &self.footer_nulls
     }
 
     /// The frame's schema.
@@ -431,6 +486,31 @@ impl ParquetReader {
         let batches = self.collect::<Result<Vec<_>>>()?;
         Frame::new(schema, batches)
     }
+}
+
+/// The fields a reader decodes: `selection` sorted and deduplicated, or all `count` fields.
+fn selected_fields(selection: Option<&[usize]>, count: usize) -> Result<Vec<usize>> {
+    let Some(selection) = selection else {
+        return Ok((0..count).collect());
+    };
+    if let Some(&bad) = selection.iter().find(|&&p| p >= count) {
+        return Err(Error::invalid_input(format!(
+            "field {bad} selected to read, the frame has {count} fields"
+        )));
+    }
+    let mut fields = selection.to_vec();
+    fields.sort_unstable();
+    fields.dedup();
+    Ok(fields)
+}
+
+/// The missing values of leaf column `leaf` in `groups`, summed from the footer's statistics
+/// (`None` when a group's statistics leave the count out).
+fn footer_null_count(meta: &ParquetMetaData, groups: &[(usize, u64)], leaf: usize) -> Option<u64> {
+    groups.iter().try_fold(0u64, |total, &(g, _)| {
+        let chunk = meta.row_groups().get(g)?.columns().get(leaf)?;
+        total.checked_add(chunk.statistics()?.null_count_opt()?)
+    })
 }
 
 fn parse_checked(json: &str, limits: &Limits) -> Result<PandasMetadata> {
@@ -526,7 +606,10 @@ impl Iterator for ParquetReader {
             None => self.check_complete().err().map(Err),
             Some(batch) => Some(
                 batch
-                    .and_then(|b| self.schema.apply_fixes(b))
+                    .and_then(|b| match self.projected {
+                        true => self.schema.apply_fixes_at(b, &self.batch_fields),
+                        false => self.schema.apply_fixes(b),
+                    })
                     .and_then(|b| {
                         crate::categorical::restore_categories(b, &self.categories, &self.physical)
                     }),

@@ -803,6 +803,34 @@ impl FrameSchema {
             .map_err(|e| Error::format(format!("batch does not match the frame schema: {e}")))
     }
 
+    /// [`Self::apply_fixes`] for a batch of the fields at `positions` only (sorted, in range):
+    /// the batch takes the schema's types of those fields.
+    pub(crate) fn apply_fixes_at(
+        &self,
+        batch: RecordBatch,
+        positions: &[usize],
+    ) -> Result<RecordBatch> {
+        let arrow = self
+            .arrow
+            .project(positions)
+            .map_err(|e| Error::format(format!("selecting fields of the frame schema: {e}")))?;
+        let columns = batch
+            .columns()
+            .iter()
+            .zip(positions)
+            .map(
+                |(col, &pos)| match (self.fixes.get(pos), self.columns.get(pos)) {
+                    (Some(Some(Fix::Cast(dt))), Some(c)) => {
+                        cast_column(col, dt).map_err(|e| e.with_node(c.field_name.clone()))
+                    }
+                    _ => Ok(col.clone()),
+                },
+            )
+            .collect::<Result<Vec<ArrayRef>>>()?;
+        RecordBatch::try_new(Arc::new(arrow), columns)
+            .map_err(|e| Error::format(format!("batch does not match the frame schema: {e}")))
+    }
+
     /// The name a stored or range index level gets as an array (`npz` member, print header):
     /// its name, else its field name, else `index` / `level_N` like `DataFrame.reset_index`.
     pub fn index_level_label(&self, i: usize) -> String {

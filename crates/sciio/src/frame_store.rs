@@ -11,7 +11,7 @@
 use std::path::Path;
 
 use sciio_core::{Limits, Result};
-use sciio_hdfstore::{FramePasses, WriteOptions};
+use sciio_hdfstore::{FieldNeed, FramePasses, Survey, WriteOptions};
 use sciio_pandas::arrow_array::RecordBatch;
 use sciio_pandas::{ParquetReader, ReadOptions};
 
@@ -80,10 +80,55 @@ impl FramePasses for ParquetPasses<'_> {
     fn pass(&mut self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>> {
         let readers = if self.passes == 0 {
             // The first pass only gathers statistics: any order, every core decoding.
-            part_readers(self.file, &self.limits)?
+            part_readers(self.file, &ReadOptions::new().limits(self.limits))?
         } else {
             vec![open(self.file, &self.limits)?]
         };
+        Ok(self.counted(readers))
+    }
+
+    /// Decodes only the fields whose values the plan needs, and those whose missing values
+    /// it needs and the footer's statistics do not count.
+    fn survey(&mut self, needs: &[FieldNeed]) -> Result<Survey<'_>> {
+        let footer = open(self.file, &self.limits)?.footer_null_counts().to_vec();
+        let (fields, nulls) = survey_fields(needs, &footer);
+        let options = ReadOptions::new()
+            .limits(self.limits)
+            .fields(fields.clone());
+        let readers = part_readers(self.file, &options)?;
+        Ok(Survey {
+            fields,
+            nulls,
+            batches: self.counted(readers),
+        })
+    }
+}
+
+/// The fields the first pass decodes (positions, in order), and the missing values of the
+/// others it needs, counted by the footer. At least one field is decoded: the batches count
+/// the rows.
+fn survey_fields(needs: &[FieldNeed], footer: &[Option<u64>]) -> (Vec<usize>, Vec<(usize, bool)>) {
+    let mut fields = Vec::new();
+    let mut nulls = Vec::new();
+    for (pos, need) in needs.iter().enumerate() {
+        match (need, footer.get(pos).copied().flatten()) {
+            (FieldNeed::Nothing, _) => {}
+            (FieldNeed::Nulls, Some(n)) => nulls.push((pos, n > 0)),
+            _ => fields.push(pos),
+        }
+    }
+    if fields.is_empty() && !needs.is_empty() {
+        fields.push(0);
+    }
+    (fields, nulls)
+}
+
+impl<'a> ParquetPasses<'a> {
+    /// The readers' batches, decoded ahead, counted for the progress and the memory figure.
+    fn counted(
+        &mut self,
+        readers: Vec<ParquetReader>,
+    ) -> Box<dyn Iterator<Item = Result<RecordBatch>> + '_> {
         let batches = decoded_ahead(readers);
         let file = self.file;
         let before = self.passes.min(1).saturating_mul(self.file_bytes);
@@ -91,14 +136,14 @@ impl FramePasses for ParquetPasses<'_> {
         self.passes += 1;
         self.array_bytes = 0;
         let mut rows_done = 0u64;
-        Ok(Box::new(batches.map(move |batch| {
+        Box::new(batches.map(move |batch| {
             let batch = batch.map_err(|e| e.with_file(file))?;
             rows_done += batch.num_rows() as u64;
             self.array_bytes += batch.get_array_memory_size() as u64;
             let share = share_of(self.file_bytes, rows_done, self.rows);
             (self.progress)((before + share).min(total), total);
             Ok(batch)
-        })))
+        }))
     }
 }
 
@@ -111,20 +156,20 @@ fn share_of(bytes: u64, done: u64, all: u64) -> u64 {
 }
 
 /// Readers of contiguous runs of the file's row groups, one per core (at most one per group).
-fn part_readers(file: &Path, limits: &Limits) -> Result<Vec<ParquetReader>> {
-    let groups = open(file, limits)?.num_row_groups();
+fn part_readers(file: &Path, options: &ReadOptions) -> Result<Vec<ParquetReader>> {
+    let whole = || ParquetReader::open_with(file, options).map_err(|e| e.with_file(file));
+    let groups = whole()?.num_row_groups();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     let parts = cores.min(groups).max(1);
     if parts == 1 {
-        return Ok(vec![open(file, limits)?]);
+        return Ok(vec![whole()?]);
     }
     let per = groups.div_ceil(parts);
-    let options = ReadOptions::new().limits(*limits);
     (0..groups)
         .step_by(per)
         .map(|start| {
             let run = (start..(start + per).min(groups)).collect();
-            ParquetReader::open_row_groups(file, run, &options)
+            ParquetReader::open_row_groups(file, run, options)
         })
         .collect()
 }
@@ -149,7 +194,25 @@ fn decoded_ahead(readers: Vec<ParquetReader>) -> impl Iterator<Item = Result<Rec
 
 #[cfg(test)]
 mod tests {
-    use super::share_of;
+    use super::{share_of, survey_fields};
+    use sciio_hdfstore::FieldNeed::{Nothing, Nulls, Values};
+
+    #[test]
+    fn the_first_pass_reads_what_the_footer_does_not_tell() {
+        // text read; an integer counted by the footer not read, one without a count read;
+        // a float not read.
+        let needs = [Values, Nulls, Nulls, Nothing];
+        let footer = [Some(0), Some(3), None, Some(2)];
+        assert_eq!(
+            survey_fields(&needs, &footer),
+            (vec![0, 2], vec![(1, true)])
+        );
+        // Nothing to read: one field still counts the rows.
+        assert_eq!(
+            survey_fields(&[Nothing, Nulls], &[None, Some(0)]),
+            (vec![0], vec![(1, false)])
+        );
+    }
 
     #[test]
     fn progress_shares_stay_within_the_file() {

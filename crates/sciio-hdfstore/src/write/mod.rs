@@ -30,6 +30,7 @@
 //! `where` on string data columns and the index gives the rows it gives on pandas' own key).
 
 mod attrs;
+mod block_order;
 mod fixed;
 mod plan;
 
@@ -45,6 +46,8 @@ use sciio_pytables::write::{Filters, PtGroup, PtTable, PtWriter};
 
 use crate::table::StoredSentinel;
 use attrs::{flag, i64_attr, pickled, text};
+use block_order::BlockKind;
+pub use plan::FieldNeed;
 use plan::{encode, plan_column, plan_column_of, ColumnStats, Elem, Enc};
 
 /// The layout of a key pandas writes.
@@ -200,9 +203,50 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
 /// missing values and the sentinel avoiding its values, categories), a second writes it.
 pub trait FramePasses {
     /// One pass over the frame's record batches (of the frame's schema, as `Frame::batches`
-    /// holds them), in order; the first pass, which only gathers statistics, may give them
-    /// in any order (parts of the frame decoded on several threads).
+    /// holds them), in order: the second pass, and the first unless [`Self::survey`] says
+    /// otherwise.
     fn pass(&mut self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>>;
+
+    /// The first pass, which only gathers statistics: `needs` says, field by field (positions
+    /// in the frame's Arrow schema), what the plan needs of its values; the batches may come
+    /// in any order (parts of the frame decoded on several threads) and hold only some fields
+    /// ([`Survey`]). By default every field of every batch of [`Self::pass`].
+    fn survey(&mut self, needs: &[FieldNeed]) -> Result<Survey<'_>> {
+        Ok(Survey {
+            fields: (0..needs.len()).collect(),
+            nulls: Vec::new(),
+            batches: self.pass()?,
+        })
+    }
+}
+
+/// What each field of a frame's Arrow schema (by position) needs read by the first pass.
+pub fn field_needs(schema: &FrameSchema) -> Vec<FieldNeed> {
+    schema
+        .arrow_schema()
+        .fields()
+        .iter()
+        .map(|f| plan::field_need(f.data_type()))
+        .collect()
+}
+
+/// The first pass's batches and what is known without them ([`FramePasses::survey`]).
+pub struct Survey<'a> {
+    /// The fields the batches hold (positions in the frame's Arrow schema), in order.
+    pub fields: Vec<usize>,
+    /// Fields not read whose missing values are known (whether there is one).
+    pub nulls: Vec<(usize, bool)>,
+    /// Every row of the frame, in any order.
+    pub batches: Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>,
+}
+
+impl std::fmt::Debug for Survey<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Survey")
+            .field("fields", &self.fields)
+            .field("nulls", &self.nulls)
+            .finish_non_exhaustive()
+    }
 }
 
 /// A frame in memory, passed over as often as asked.
@@ -295,7 +339,8 @@ fn write_table(
         .as_ref()
         .map(Existing::own_sentinels)
         .unwrap_or_default();
-    let stats = survey(schema, rows, frames.pass()?, &watch)?;
+    let needs = field_needs(schema);
+    let stats = survey(rows, &needs, frames.survey(&needs)?, &watch)?;
     let table = plan_table(
         schema,
         rows,
@@ -451,6 +496,8 @@ struct Existing {
     row: H5Type,
     data_columns: Vec<String>,
     order: Vec<String>,
+    /// Each values block (field name) and the labels of its columns, in the table's order.
+    blocks: Vec<(String, Vec<String>)>,
     /// Categories of each categorical column, by field name.
     categories: Vec<(String, ArrayRef)>,
     /// How each string column (`index` included) marks missing values, by field name.
@@ -497,8 +544,12 @@ fn existing_layout(path: &Path, key: &str) -> Result<Option<Existing>> {
         .dtype
         .ok_or_else(|| Error::format("the key holds no table").with_node(key.to_string()))?;
     let mut categories = Vec::new();
+    let mut blocks = Vec::new();
     let tattrs = crate::attrs::Attrs::read(file, &format!("{key}/table"))?;
     for name in crate::table::str_list(&attrs, "values_cols")? {
+        // Labels that are not text leave the block unmatched: the plan's order then stands.
+        let labels = crate::table::str_list(&tattrs, &format!("{name}_kind")).unwrap_or_default();
+        blocks.push((name.clone(), labels));
         if tattrs.str(&format!("{name}_meta"))?.as_deref() == Some("category") {
             let cats = crate::table::categories(file, key, &name)?;
             categories.push((name, cats));
@@ -509,6 +560,7 @@ fn existing_layout(path: &Path, key: &str) -> Result<Option<Existing>> {
         row,
         data_columns,
         order,
+        blocks,
         categories,
         sentinels,
         stored: StoredValues {
@@ -532,27 +584,37 @@ impl Existing {
     }
 }
 
-/// The first pass: the statistics of every Arrow field of the frame's record batches (by
-/// position), the present text values in `watch` noted. The batches must hold `rows` rows.
+/// The first pass: the statistics of every Arrow field of the frame (by position; `needs`
+/// has one entry per field) from the survey's batches and known missing values, the present
+/// text values in `watch` noted. The batches must hold `rows` rows, and every field the plan
+/// needs to know something of must be read or its missing values known.
 fn survey(
-    schema: &FrameSchema,
     rows: u64,
-    batches: Box<dyn Iterator<Item = Result<RecordBatch>> + '_>,
+    needs: &[FieldNeed],
+    survey: Survey<'_>,
     watch: &HashSet<String>,
 ) -> Result<Vec<ColumnStats>> {
-    let fields = schema.arrow_schema().fields().len();
-    let mut stats = vec![ColumnStats::default(); fields];
+    let mut stats = vec![ColumnStats::default(); needs.len()];
+    check_survey_covers(needs, &survey)?;
+    for &(pos, nulls) in &survey.nulls {
+        if let Some(s) = stats.get_mut(pos) {
+            s.note_nulls(nulls);
+        }
+    }
+    let fields = survey.fields.len();
     let mut seen = 0u64;
-    for batch in batches {
+    for batch in survey.batches {
         let batch = batch?;
         if batch.num_columns() != fields {
             return Err(Error::mismatch(format!(
-                "a record batch of {} fields where the frame has {fields}",
+                "a record batch of {} fields where {fields} were selected",
                 batch.num_columns()
             )));
         }
-        for (s, a) in stats.iter_mut().zip(batch.columns()) {
-            s.add(a.as_ref(), watch)?;
+        for (&pos, a) in survey.fields.iter().zip(batch.columns()) {
+            if let Some(s) = stats.get_mut(pos) {
+                s.add(a.as_ref(), watch)?;
+            }
         }
         seen += batch.num_rows() as u64;
     }
@@ -562,6 +624,60 @@ fn survey(
         )));
     }
     Ok(stats)
+}
+
+/// The values blocks (in the order of their first column, of the `kinds` pyarrow makes them
+/// of) in the order of the blocks of the frame `pd.read_parquet` gives, which `to_hdf` keeps
+/// ([`block_order`]), renamed `values_block_N` in that order. Left in column order when a
+/// block's kind is unknown. With data columns pandas reindexes the frame first
+/// (`_get_blocks_and_items`): not reordered then.
+fn in_pyarrow_order(blocks: Vec<TableCol>, kinds: &[Option<BlockKind>]) -> Vec<TableCol> {
+    let order = kinds
+        .iter()
+        .copied()
+        .collect::<Option<Vec<_>>>()
+        .and_then(|k| block_order::pyarrow_order(&k));
+    let Some(order) = order.filter(|o| o.len() == blocks.len()) else {
+        return blocks;
+    };
+    let mut slots: Vec<Option<TableCol>> = blocks.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .enumerate()
+        .map(|(n, mut b)| {
+            b.name = format!("values_block_{n}");
+            b
+        })
+        .collect()
+}
+
+/// Refuses a survey that leaves out a field the plan needs, or names one the frame lacks.
+fn check_survey_covers(needs: &[FieldNeed], survey: &Survey<'_>) -> Result<()> {
+    let n = needs.len();
+    let known = survey.nulls.iter().map(|&(p, _)| p);
+    if let Some(bad) = survey.fields.iter().copied().chain(known).find(|&p| p >= n) {
+        return Err(Error::mismatch(format!(
+            "the first pass gives field {bad} of a frame of {n} fields"
+        )));
+    }
+    let read = |p: usize| survey.fields.contains(&p);
+    let nulls_known = |p: usize| survey.nulls.iter().any(|&(q, _)| q == p);
+    let missing = needs.iter().enumerate().find(|&(p, need)| match need {
+        FieldNeed::Nothing => false,
+        FieldNeed::Nulls => !read(p) && !nulls_known(p),
+        FieldNeed::Values => !read(p),
+    });
+    match missing {
+        Some((p, need)) => Err(Error::mismatch(format!(
+            "the first pass leaves out field {p}, whose {} the plan needs",
+            match need {
+                FieldNeed::Values => "values",
+                _ => "missing values",
+            }
+        ))),
+        None => Ok(()),
+    }
 }
 
 /// The table of a frame (its schema, rows and each field's statistics): index, values
@@ -728,10 +844,12 @@ fn plan_table(
         }
     }
 
-    // Values blocks: columns of one consolidating dtype together, in first-seen order.
+    // Values blocks: columns of one consolidating dtype together, in first-seen order (then
+    // put in pyarrow's order, below).
     let mut blocks: Vec<TableCol> = Vec::new();
+    let mut kinds: Vec<Option<BlockKind>> = Vec::new();
     let mut data: Vec<TableCol> = Vec::new();
-    for (label, source, elem) in columns {
+    for (position, (label, source, elem)) in columns.into_iter().enumerate() {
         if dc.contains(&label) {
             data.push(TableCol {
                 name: label.clone(),
@@ -753,15 +871,24 @@ fn plan_table(
                 b.sources.push(source);
                 b.encs.push(elem.enc);
             }
-            None => blocks.push(TableCol {
-                name: format!("values_block_{}", blocks.len()),
-                labels: vec![label],
-                sources: vec![source],
-                encs: vec![elem.enc.clone()],
-                elem,
-                block: true,
-            }),
+            None => {
+                kinds.push(match elem.consolidates {
+                    true => block_order::writer_type(&elem.dtype).map(BlockKind::Consolidated),
+                    false => Some(BlockKind::Alone(position)),
+                });
+                blocks.push(TableCol {
+                    name: format!("values_block_{}", blocks.len()),
+                    labels: vec![label],
+                    sources: vec![source],
+                    encs: vec![elem.enc.clone()],
+                    elem,
+                    block: true,
+                })
+            }
         }
+    }
+    if data.is_empty() {
+        blocks = in_pyarrow_order(blocks, &kinds);
     }
     // Data columns in data_columns order.
     data.sort_by_key(|c| dc.iter().position(|d| *d == c.name));
@@ -845,6 +972,25 @@ fn sentinel_collision(col: &str, sentinel: &str, index: bool) -> Error {
 
 /// Makes an appended plan take the existing table's layout: same fields and types (strings
 /// up to the stored size), same labels, same categories.
+/// The plan's values blocks in the order and under the names of the table's blocks of the
+/// same columns, as pandas reorders the appended frame's blocks (`_get_blocks_and_items`
+/// when the table exists); blocks matching none follow (the layout check refuses them).
+fn in_existing_order(cols: &mut Vec<TableCol>, blocks: &[(String, Vec<String>)]) {
+    let (mut mine, data): (Vec<TableCol>, Vec<TableCol>) =
+        std::mem::take(cols).into_iter().partition(|c| c.block);
+    let mut ordered = Vec::with_capacity(mine.len() + data.len());
+    for (name, labels) in blocks {
+        if let Some(i) = mine.iter().position(|c| &c.labels == labels) {
+            let mut c = mine.remove(i);
+            c.name = name.clone();
+            ordered.push(c);
+        }
+    }
+    ordered.extend(mine);
+    ordered.extend(data);
+    *cols = ordered;
+}
+
 fn match_existing(plan: &mut TablePlan, e: &Existing) -> Result<()> {
     let mismatch = |what: String| {
         Error::invalid_input(format!(
@@ -859,6 +1005,7 @@ fn match_existing(plan: &mut TablePlan, e: &Existing) -> Result<()> {
             e.order.join(", ")
         )));
     }
+    in_existing_order(&mut plan.cols, &e.blocks);
     let H5Type::Compound { fields, .. } = &e.row else {
         return Err(Error::format("the key's table is not a compound"));
     };
@@ -1240,4 +1387,34 @@ fn write_categories(
         .build()?;
     let batches = Box::new(frame.batches().iter().cloned().map(Ok));
     append_rows(&mut table, &plan, batches)
+}
+
+#[cfg(test)]
+mod survey_tests {
+    use super::{check_survey_covers, FieldNeed, Survey};
+
+    fn survey(fields: Vec<usize>, nulls: Vec<(usize, bool)>) -> Survey<'static> {
+        Survey {
+            fields,
+            nulls,
+            batches: Box::new(std::iter::empty()),
+        }
+    }
+
+    #[test]
+    fn a_first_pass_leaving_out_what_the_plan_needs_is_refused() {
+        let needs = [FieldNeed::Values, FieldNeed::Nulls, FieldNeed::Nothing];
+        assert!(check_survey_covers(&needs, &survey(vec![0], vec![(1, false)])).is_ok());
+        assert!(check_survey_covers(&needs, &survey(vec![0, 1], vec![])).is_ok());
+        let e = check_survey_covers(&needs, &survey(vec![0], vec![])).unwrap_err();
+        assert!(
+            e.to_string().contains("field 1, whose missing values"),
+            "{e}"
+        );
+        // Known missing values do not stand for the values.
+        let e = check_survey_covers(&needs, &survey(vec![1], vec![(0, false)])).unwrap_err();
+        assert!(e.to_string().contains("field 0, whose values"), "{e}");
+        let e = check_survey_covers(&needs, &survey(vec![0, 1, 7], vec![])).unwrap_err();
+        assert!(e.to_string().contains("field 7"), "{e}");
+    }
 }

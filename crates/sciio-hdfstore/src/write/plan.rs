@@ -233,6 +233,11 @@ impl ColumnStats {
         Ok(())
     }
 
+    /// Records whether a value is missing, known without the values (a footer's counts).
+    pub(crate) fn note_nulls(&mut self, nulls: bool) {
+        self.nulls |= nulls;
+    }
+
     /// Whether a value is missing.
     pub(crate) fn nulls(&self) -> bool {
         self.nulls
@@ -266,6 +271,51 @@ impl ColumnStats {
                 "column {label:?}: a categorical without rows has no categories to store"
             ))
         })
+    }
+}
+
+/// What planning a table needs to know of a field's values ([`super::field_needs`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldNeed {
+    /// Nothing: its storage follows from its type (floats, times, types refused whatever
+    /// the values).
+    Nothing,
+    /// Only whether a value is missing (integers become float64, booleans are refused).
+    Nulls,
+    /// Its values (text: the widest value and the sentinel; categoricals: the categories).
+    Values,
+}
+
+/// What [`plan_column_of`] reads of the statistics of a column of type `dt`: nothing for
+/// floats and times (missing values are NaN / NaT whatever they are) and for types refused
+/// whatever the values; whether a value is missing for integers and booleans (and the
+/// dictionaries of those, decoded); the values for the rest (text, categoricals, nested).
+pub(crate) fn field_need(dt: &DataType) -> FieldNeed {
+    match dt {
+        DataType::Float16
+        | DataType::Float32
+        | DataType::Float64
+        | DataType::Timestamp(..)
+        | DataType::Duration(_)
+        | DataType::Date32
+        | DataType::Binary
+        | DataType::LargeBinary
+        | DataType::BinaryView => FieldNeed::Nothing,
+        DataType::Int8
+        | DataType::Int16
+        | DataType::Int32
+        | DataType::Int64
+        | DataType::UInt8
+        | DataType::UInt16
+        | DataType::UInt32
+        | DataType::UInt64
+        | DataType::Boolean => FieldNeed::Nulls,
+        DataType::Dictionary(_, values) if !is_text(values) => match field_need(values) {
+            FieldNeed::Nothing => FieldNeed::Nothing,
+            // A dictionary's missing values are its null keys and the keys of null values.
+            _ => FieldNeed::Values,
+        },
+        _ => FieldNeed::Values,
     }
 }
 
@@ -519,6 +569,22 @@ fn parse_offset(tz: &str) -> Option<i64> {
     Some(sign * (h * 3600 + m * 60))
 }
 
+/// Refuses missing values in an encoding without a mark for them (integers, booleans): the
+/// plan chose it because the first pass found none (or a Parquet footer counted none), and
+/// writing the arrays' placeholder values would change them silently.
+fn check_no_missing(enc: &Enc, a: &dyn Array) -> Result<()> {
+    let unmarked = matches!(enc, Enc::Copy { null: None, .. } | Enc::Bool);
+    if unmarked && a.null_count() > 0 {
+        return Err(Error::mismatch(format!(
+            "{} missing values in a {} column planned without any (the first pass, or the \
+             Parquet footer's statistics, counted none)",
+            a.null_count(),
+            a.data_type()
+        )));
+    }
+    Ok(())
+}
+
 /// Writes rows `[from, from + n)` of `a` (encoded as `enc`) into `out`: row `i` at
 /// `out[i * stride + at ..]`.
 pub(crate) fn encode(
@@ -536,6 +602,7 @@ pub(crate) fn encode(
     }
     let a = a.slice(from, n);
     let a = a.as_ref();
+    check_no_missing(enc, a)?;
     macro_rules! prim {
         ($t:ty) => {{
             let p = a.as_primitive::<$t>();
@@ -658,4 +725,28 @@ fn arrow_cast_f64(a: &dyn Array) -> Result<Vec<f64>> {
         DataType::UInt64 => conv!(UInt64Type),
         other => return Err(Error::mismatch(format!("{other} values as float64"))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{encode, Enc};
+    use arrow_array::{BooleanArray, Int64Array};
+
+    #[test]
+    fn missing_values_without_a_mark_are_refused_not_written() {
+        let mut out = vec![0u8; 16];
+        let ints = Int64Array::from(vec![Some(1), None]);
+        let copy = Enc::Copy {
+            size: 8,
+            null: None,
+        };
+        let e = encode(&copy, &ints, 0, 2, &mut out, 8, 0).unwrap_err();
+        assert!(e.to_string().contains("1 missing values"), "{e}");
+        let bools = BooleanArray::from(vec![Some(true), None]);
+        assert!(encode(&Enc::Bool, &bools, 0, 2, &mut out, 1, 0).is_err());
+        // Without missing values, written.
+        let ints = Int64Array::from(vec![1, 2]);
+        encode(&copy, &ints, 0, 2, &mut out, 8, 0).unwrap();
+        assert_eq!(out[8], 2);
+    }
 }
