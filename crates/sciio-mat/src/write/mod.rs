@@ -344,18 +344,29 @@ impl MatWriter {
                 .write(name, value)
                 .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
         }
+        self.replace_variable(name, |w, root| w.value(root, name, value, meta).map(|_| ()))
+    }
+
+    /// Writes variable `name` of a v7.3 file with `make` (given the root group), replacing
+    /// one of that name; errors are located at the variable.
+    fn replace_variable(
+        &mut self,
+        name: &str,
+        make: impl FnOnce(&mut Self, &Group) -> Result<()>,
+    ) -> Result<()> {
         if let Some(rewrite) = &mut self.rewrite {
             rewrite.written.insert(name.to_string());
         }
         let root = self.root()?;
         let path = self.path.clone();
-        let mut run = || -> Result<()> {
-            if root.contains(name)? {
-                root.unlink(name)?;
-            }
-            self.value(&root, name, value, meta).map(|_| ())
+        let cleared = match root.contains(name) {
+            Ok(true) => root.unlink(name),
+            Ok(false) => Ok(()),
+            Err(e) => Err(e),
         };
-        run().map_err(|e| e.with_node(format!("/{name}")).with_file(&path))
+        cleared
+            .and_then(|()| make(self, &root))
+            .map_err(|e| e.with_node(format!("/{name}")).with_file(&path))
     }
 
     /// Closes the file and, for a new file, writes the MAT header into the userblock.

@@ -42,19 +42,11 @@ impl MatWriter {
                 .write_pieces(name, array)
                 .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
         }
-        if let Some(rewrite) = &mut self.rewrite {
-            rewrite.written.insert(name.to_string());
-        }
-        let root = self.root()?;
-        let path = self.path.clone();
-        let mut run = || -> Result<()> {
-            if root.contains(name)? {
-                root.unlink(name)?;
-            }
-            let obj = self.numeric_pieces(&root, name, &mut array)?;
+        self.replace_variable(name, |w, root| {
+            let obj = w.numeric_pieces(root, name, &mut array)?;
             match meta.and_then(|m| m.attrs.as_ref()) {
                 Some(attrs) => python_attrs(&obj, attrs),
-                None if self.opts.python_metadata => {
+                None if w.opts.python_metadata => {
                     let shape: Vec<u64> = at_least_2d(&array.shape)
                         .iter()
                         .map(|&d| d as u64)
@@ -63,8 +55,7 @@ impl MatWriter {
                 }
                 None => Ok(()),
             }
-        };
-        run().map_err(|e| e.with_node(format!("/{name}")).with_file(&path))
+        })
     }
 
     /// The dataset `numeric` makes of the whole array, its data filled piece by piece.
