@@ -32,6 +32,21 @@ struct Leaf {
     held: Option<sciio_core::NdArray>,
 }
 
+#[cfg(any(feature = "mat", feature = "hdf5"))]
+impl Leaf {
+    /// The leaf's data: what the plan holds, else read from `src` into `read`.
+    fn array<'a>(
+        &'a self,
+        src: &mut crate::File,
+        read: &'a mut Option<sciio_core::NdArray>,
+    ) -> Result<&'a sciio_core::NdArray> {
+        match &self.held {
+            Some(held) => Ok(held),
+            None => Ok(read.insert(src.read_array(&self.src_path)?)),
+        }
+    }
+}
+
 impl Leaf {
     fn new(src_path: String, info: ArrayInfo) -> Leaf {
         Leaf {
@@ -88,14 +103,8 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                         })
                         .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
                 if !streamed {
-                    let read;
-                    let array = match &leaf.held {
-                        Some(held) => held,
-                        None => {
-                            read = src.read_array(&leaf.src_path)?;
-                            &read
-                        }
-                    };
+                    let mut read = None;
+                    let array = leaf.array(src, &mut read)?;
                     out.write(&leaf.name, array)
                         .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
                 }
@@ -134,14 +143,8 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                         )
                         .map_err(|e| e.with_file(dst))?);
                 if !streamed {
-                    let read;
-                    let array = match &leaf.held {
-                        Some(held) => held,
-                        None => {
-                            read = src.read_array(&leaf.src_path)?;
-                            &read
-                        }
-                    };
+                    let mut read = None;
+                    let array = leaf.array(src, &mut read)?;
                     out.write(&leaf.name, array)
                         .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
                 }
