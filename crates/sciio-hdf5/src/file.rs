@@ -864,24 +864,39 @@ impl Dataset {
         let mut buf = vec![0u8; bytes];
         if bytes > 0 {
             let mspace = simple_space(shape)?;
-            // SAFETY: valid ids; the memory type is `size` bytes per element (asked of the
-            // type itself) and `buf` holds `shape`'s elements of it: libhdf5 writes exactly
-            // `bytes` bytes.
-            check(
-                unsafe {
-                    H5Dread(
-                        self.hid.id(),
-                        mtype.id(),
-                        mspace.id(),
-                        space.id(),
-                        H5P_DEFAULT,
-                        buf.as_mut_ptr().cast(),
-                    )
-                },
-                || "cannot read the data".into(),
-            )?;
+            // SAFETY: the memory type is `size` bytes per element (asked of the type itself)
+            // and `buf` holds `shape`'s elements of it: libhdf5 writes exactly `bytes` bytes.
+            unsafe { self.read_into(mtype, &mspace, space, buf.as_mut_ptr().cast())? };
         }
         Ok(buf)
+    }
+
+    /// `H5Dread` of the file selection `space` into `buf`, laid out as `mspace` in `mtype`.
+    ///
+    /// # Safety
+    /// `buf` must hold `mspace`'s elements of `mtype`, and the ids must be valid.
+    unsafe fn read_into(
+        &self,
+        mtype: &Hid,
+        mspace: &Hid,
+        space: &Hid,
+        buf: *mut c_void,
+    ) -> Result<()> {
+        check(
+            // SAFETY: the caller's contract.
+            unsafe {
+                H5Dread(
+                    self.hid.id(),
+                    mtype.id(),
+                    mspace.id(),
+                    space.id(),
+                    H5P_DEFAULT,
+                    buf,
+                )
+            },
+            || "cannot read the data".into(),
+        )
+        .map(|_| ())
     }
 
     /// The memory type for reading `ty`: the file type itself (no conversion), except IEEE
@@ -949,21 +964,10 @@ impl Dataset {
                 n,
                 &self.file.limits,
                 |buf| {
-                    // SAFETY: `buf` holds `n` descriptors of the memory type.
                     let mspace = simple_space(&shape)?;
-                    check(
-                        unsafe {
-                            H5Dread(
-                                self.hid.id(),
-                                mtype.id(),
-                                mspace.id(),
-                                space.id(),
-                                H5P_DEFAULT,
-                                buf,
-                            )
-                        },
-                        || "cannot read the data".into(),
-                    )?;
+                    // SAFETY: `buf` holds `n` descriptors of the memory type, `n` the
+                    // elements of `shape`.
+                    unsafe { self.read_into(&mtype, &mspace, &space, buf)? };
                     Ok(mspace)
                 },
                 &ty,
