@@ -301,15 +301,8 @@ pub(crate) fn field_need(dt: &DataType) -> FieldNeed {
         | DataType::Binary
         | DataType::LargeBinary
         | DataType::BinaryView => FieldNeed::Nothing,
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Boolean => FieldNeed::Nulls,
+        DataType::Boolean => FieldNeed::Nulls,
+        int if int.is_integer() => FieldNeed::Nulls,
         DataType::Dictionary(_, values) if !is_text(values) => match field_need(values) {
             FieldNeed::Nothing => FieldNeed::Nothing,
             // A dictionary's missing values are its null keys and the keys of null values.
