@@ -88,6 +88,32 @@ with tables.open_file(sys.argv[2], 'w') as f:
         r['s'] = np.array(b.column('s').to_pylist(), dtype='S12')
         t.append(r)
 """,
+    # .npy -> MAT v7.3 (as hdf5storage lays it out, with its filters: gzip 3 + shuffle, as sciio
+    # writes; hdf5storage itself needs the whole array): h5py writes the transposed slices of a
+    # memmap into the (64, N) dataset MATLAB reads as N-by-64.
+    "npy_mat73": """
+import sys, numpy as np, h5py
+a = np.load(sys.argv[1], mmap_mode='r')
+with h5py.File(sys.argv[2], 'w', userblock_size=512) as f:
+    x = f.create_dataset('x', shape=a.shape[::-1], dtype=a.dtype, chunks=True,
+                         compression='gzip', compression_opts=3, shuffle=True)
+    x.attrs['MATLAB_class'] = np.bytes_('double')
+    for i in range(0, len(a), 1 << 18):
+        x[:, i:i + (1 << 18)] = a[i:i + (1 << 18)].T
+with open(sys.argv[2], 'r+b') as f:
+    f.write(b'MATLAB 7.3 MAT-file, Platform: GLNXA64, HDF5 schema 1.00 .'.ljust(116) + bytes(8)
+            + b'\\x00\\x02IM')
+""",
+    # MAT v7.3 -> .npy: h5py reads column slices of the (64, N) dataset into a memmap.
+    "mat73_npy": """
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    x = f['x']
+    out = np.lib.format.open_memmap(sys.argv[2], mode='w+', dtype=x.dtype, shape=x.shape[::-1])
+    for i in range(0, x.shape[1], 1 << 18):
+        out[i:i + (1 << 18)] = x[:, i:i + (1 << 18)].T
+    out.flush()
+""",
 }
 
 # (label, source kind, source extension, node, destination, sciio's extra arguments, peer)
@@ -106,6 +132,10 @@ PAIRS = [
     (".parquet -> h5 Table", "parquet", "parquet", "", "out.h5", ["--store-format", "pytables"],
      "parquet_h5"),
     (".parquet -> HDFStore table key", "parquet", "parquet", "", "out.h5", [], None),
+    (".npy -> MAT v7.3", "npy", "npy", "", "out.mat", [], "npy_mat73"),
+    # scipy.io.savemat (the peer for v5/v7) needs the whole array in memory: no peer at 20 GB.
+    (".npy -> MAT v7 (zlib)", "npy", "npy", "", "out.mat", ["--mat-version", "7"], None),
+    ("MAT v7.3 -> .npy", "mat73", "mat", ":x", "out.npy", [], "mat73_npy"),
 ]
 
 

@@ -130,12 +130,15 @@ def main():
         write_mat73_tall(path, n)
     elif kind == "parquet":
         import pyarrow as pa
+        import pyarrow.compute as pc
         import pyarrow.parquet as pq
         writer = None
         for a, b in slices(n):
-            r = records(REC, a, b)
-            t = pa.table({"i": r["i"], "x": r["x"], "y": r["y"],
-                          "s": pa.array(r["s"].astype("U12"), pa.string())})
+            # The columns of records(REC, a, b), built column by column (the text by Arrow:
+            # pa.array of a numpy U12 array is 15x slower; the values are equal).
+            idx = np.arange(a, b, dtype=np.int64)
+            text = pc.binary_join_element_wise("row", pc.cast(pa.array(idx % 100000), pa.string()), "")
+            t = pa.table({"i": idx, "x": idx * 0.5, "y": (idx % 1000).astype(np.float32), "s": text})
             if writer is None:
                 writer = pq.ParquetWriter(path, t.schema)
             writer.write_table(t)

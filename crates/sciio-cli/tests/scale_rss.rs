@@ -2,12 +2,13 @@
 //! source differs in the converting process's peak RSS (`ru_maxrss` of the child, from
 //! `wait4`) by less than 64 MiB (issue 17). Sources come from python/scale_sources.py (numpy,
 //! PyTables, pyarrow); every output is checked against the source by the Python tool at the
-//! small size. The cases run one at a time (a lock) and remove their files as they go, so the
-//! scratch disk holds at most one source and one output (about 1 GiB).
+//! small size. At most two cases run at once (each child's `ru_maxrss` is its own) and they
+//! remove their files as they go, so the scratch disk holds at most two sources and two outputs
+//! (about 2 GiB).
 
 use std::path::Path;
 use std::process::Command;
-use std::sync::Mutex;
+use std::sync::{Condvar, Mutex};
 
 fn s(p: &Path) -> &str {
     p.to_str().unwrap()
@@ -18,7 +19,33 @@ const LARGE: u64 = 512 << 20;
 /// The most the peak RSS may grow from the small to the large source.
 const GROWTH: u64 = 64 << 20;
 
-static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+/// How many cases may run at once: two keep both cores of CI busy (source generation is one
+/// Python thread) while bounding the scratch disk.
+const AT_ONCE: usize = 2;
+
+static RUNNING: Mutex<usize> = Mutex::new(0);
+static SLOT_FREED: Condvar = Condvar::new();
+
+/// One of the [`AT_ONCE`] places to run a case, held until dropped.
+struct Slot;
+
+impl Slot {
+    fn take() -> Slot {
+        let mut running = RUNNING.lock().unwrap_or_else(|e| e.into_inner());
+        while *running >= AT_ONCE {
+            running = SLOT_FREED.wait(running).unwrap_or_else(|e| e.into_inner());
+        }
+        *running += 1;
+        Slot
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        *RUNNING.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        SLOT_FREED.notify_one();
+    }
+}
 
 /// Runs `sciio args...` and returns its peak RSS in bytes, failing the test when it fails.
 // The child is reaped by wait4 below, which std's Child does not know about.
@@ -76,7 +103,7 @@ fn bounded_after(
     extra: &[&str],
     check: &str,
 ) {
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let _slot = Slot::take();
     let dir = sciio_testkit::tempdir();
     let src = dir.path().join(format!("src.{src_ext}"));
     let out = dir.path().join(dst);
