@@ -29,8 +29,17 @@ use crate::parquet_convert::npz_member;
 use crate::plan::{Item, LeftOut};
 use sciio_zip::ZipWriter;
 
-/// Files smaller than this are read whole: one pass instead of two.
-pub(crate) const STREAM_MIN_BYTES: u64 = 32 << 20;
+/// Frames smaller than this both on disk and in memory are read whole: one pass instead of two.
+const STREAM_MIN_BYTES: u64 = 32 << 20;
+
+/// Whether a Parquet frame is large enough to stream: [`STREAM_MIN_BYTES`] on disk or in
+/// memory (the footer's uncompressed size: a well-compressed file can hold many times its size).
+pub(crate) fn large_enough_to_stream(src: &File) -> Result<bool> {
+    if src.size_on_disk() >= STREAM_MIN_BYTES {
+        return Ok(true);
+    }
+    Ok(open(src.path(), src.limits())?.data_bytes() >= STREAM_MIN_BYTES)
+}
 
 /// Record batches decoded ahead of the writer.
 const IN_FLIGHT: usize = 2;
@@ -46,7 +55,7 @@ pub(crate) fn frame_to_npy(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>>
         .compress
         .as_ref()
         .is_some_and(|s| !s.is_uncompressed());
-    if compressed || src.size_on_disk() < STREAM_MIN_BYTES {
+    if compressed || !large_enough_to_stream(src)? {
         return Ok(None);
     }
     let Some((source, layout)) = Source::of(src, None)? else {
@@ -120,7 +129,7 @@ pub(crate) fn frame_to_npz(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>>
     let [(src, _)] = &*job.sources else {
         return Ok(None);
     };
-    if src.size_on_disk() < STREAM_MIN_BYTES {
+    if !large_enough_to_stream(src)? {
         return Ok(None);
     }
     let compression = npz_compression(options.compress.as_ref())?;

@@ -16,14 +16,14 @@ use sciio_pandas::arrow_array::RecordBatch;
 use sciio_pandas::{ParquetReader, ReadOptions};
 
 use crate::file::File;
-use crate::frame_numpy::STREAM_MIN_BYTES;
+use crate::frame_numpy::large_enough_to_stream;
 
 /// Record batches decoded ahead of the planner or the writer.
 const IN_FLIGHT: usize = 2;
 
 /// Writes `src` as `key` of the store at `dst`, streamed; the bytes of the batches' arrays.
-/// `None` (nothing written) for a `fixed` key and for a frame under [`STREAM_MIN_BYTES`] both
-/// on disk and in memory (the footer's uncompressed size): one pass instead of two.
+/// `None` (nothing written) for a `fixed` key and for a frame too small to stream
+/// ([`large_enough_to_stream`]): one pass instead of two.
 pub(crate) fn write_key(
     src: &File,
     dst: &Path,
@@ -34,10 +34,10 @@ pub(crate) fn write_key(
     if options.format != sciio_hdfstore::StoreFormat::Table {
         return Ok(None);
     }
-    let reader = open(src.path(), src.limits())?;
-    if src.size_on_disk().max(reader.data_bytes()) < STREAM_MIN_BYTES {
+    if !large_enough_to_stream(src)? {
         return Ok(None);
     }
+    let reader = open(src.path(), src.limits())?;
     let schema = reader.schema().clone();
     let rows = reader.num_rows();
     drop(reader);
