@@ -251,8 +251,9 @@ impl HdfStore {
     }
 
     /// Reads a `table`-format key in slices of `batch_rows` rows, each slice a frame of the
-    /// same schema (`pd.read_hdf(..., start=, stop=)` slice by slice): memory is bounded by
-    /// one slice whatever the key's length. `None` for keys read whole only (`fixed` keys,
+    /// same schema (`pd.read_hdf(..., start=, stop=)` slice by slice, the values blocks' text
+    /// columns `str` in every slice: see [`FrameBatches::text_missing_throughout`]): memory is
+    /// bounded by one slice whatever the key's length. `None` for keys read whole only (`fixed` keys,
     /// plain PyTables tables, empty tables): use [`HdfStore::read`].
     pub fn read_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
         let key = normalise(key);
@@ -288,12 +289,17 @@ impl HdfStore {
             left_out: Vec::new(),
             columns: None,
             bytes_read: 0,
+            null_text: Vec::new(),
+            missing_text: None,
         }))
     }
 
     /// Rows `start..stop` (`stop` clamped to the key's length; an empty range is an error) of
     /// a `table`-format key as one frame, as `pd.read_hdf(path, key, start=start, stop=stop)`
-    /// returns them, with the key's number of rows; `None` for keys read whole only (see [`HdfStore::read_batches`]). A reader that
+    /// returns them — except that the values blocks' text columns are `str` even where every
+    /// value of these rows is missing (pandas infers `object` then), so that the slices of one
+    /// key share a schema — with the key's number of rows; `None` for keys read whole only
+    /// (see [`HdfStore::read_batches`]). A reader that
     /// owns the store (a stream handed to another thread) reads slice by slice with this.
     ///
     /// ```no_run
@@ -384,6 +390,10 @@ pub struct FrameBatches<'a> {
     /// The frame columns to read (`None`: all).
     columns: Option<Vec<String>>,
     bytes_read: u64,
+    /// Text columns read as object columns of missing values ([`FrameBatches::missing_text_as_null`]).
+    null_text: Vec<String>,
+    /// The values blocks' text columns missing in every slice read so far (`None`: none read).
+    missing_text: Option<Vec<String>>,
 }
 
 impl FrameBatches<'_> {
@@ -396,6 +406,23 @@ impl FrameBatches<'_> {
     /// slice: known once the first is read).
     pub fn left_out(&self) -> &[LeftOutColumn] {
         &self.left_out
+    }
+
+    /// The text columns of values blocks that had no value in any slice read so far. Every
+    /// slice holds them as `str` columns; once the last slice is read, these are the columns
+    /// `pd.read_hdf` of the whole key gives as `object` columns of missing values (it infers
+    /// text columns' dtypes from the values): read the key again with
+    /// [`FrameBatches::missing_text_as_null`] to get the whole key's frame slice by slice.
+    pub fn text_missing_throughout(&self) -> &[String] {
+        self.missing_text.as_deref().unwrap_or_default()
+    }
+
+    /// Slices in which the text columns `labels` (found by
+    /// [`FrameBatches::text_missing_throughout`]) are object columns of missing values
+    /// (Arrow null), as `pd.read_hdf` of the whole key gives them, when they have no value.
+    pub fn missing_text_as_null(mut self, labels: Vec<String>) -> Self {
+        self.null_text = labels;
+        self
     }
 }
 
@@ -410,6 +437,11 @@ impl Iterator for FrameBatches<'_> {
         let rows = table::RowsOf {
             rows: sciio_pytables::Rows::range(self.next, stop, 1),
             columns: self.columns.as_deref(),
+            text_dtype: if self.null_text.is_empty() {
+                table::TextDtype::Str
+            } else {
+                table::TextDtype::NullFor(&self.null_text)
+            },
         };
         self.next = stop;
         let mut left_out = Vec::new();
@@ -423,9 +455,16 @@ impl Iterator for FrameBatches<'_> {
         )
         .map_err(|e| locate(e, &self.key).with_file(&self.store.path));
         self.left_out = left_out;
-        Some(read.map(|(frame, bytes)| {
-            self.bytes_read += bytes;
-            frame
+        Some(read.map(|slice| {
+            self.bytes_read += slice.bytes;
+            self.missing_text = Some(match self.missing_text.take() {
+                None => slice.missing_text,
+                Some(before) => before
+                    .into_iter()
+                    .filter(|l| slice.missing_text.contains(l))
+                    .collect(),
+            });
+            slice.frame
         }))
     }
 }

@@ -26,6 +26,18 @@ struct Col {
     ordered: Option<bool>,
     dtype: Option<String>,
     left_out: Option<String>,
+    /// A values block's text column with every value read missing ([`text_all_missing`]).
+    missing_text: bool,
+}
+
+/// Rows of a `table` key read by [`read_rows`].
+pub(crate) struct Slice {
+    pub(crate) frame: Frame,
+    /// Bytes of the table's rows read.
+    pub(crate) bytes: u64,
+    /// The values blocks' text columns with every value of these rows missing (pandas infers
+    /// `object` for them, see [`TextDtype`]).
+    pub(crate) missing_text: Vec<String>,
 }
 
 /// Reads a `table` key as `pd.read_hdf` does.
@@ -36,22 +48,64 @@ pub(crate) fn read(
     series: bool,
     left_out: &mut Vec<LeftOutColumn>,
 ) -> Result<Frame> {
-    read_rows(file, key, attrs, series, rows_all(), left_out).map(|(frame, _)| frame)
+    read_rows(file, key, attrs, series, rows_all(), left_out).map(|slice| slice.frame)
 }
 
 fn rows_all() -> RowsOf<'static> {
     RowsOf {
         rows: Rows::all(),
         columns: None,
+        text_dtype: TextDtype::Inferred,
     }
 }
 
-/// Which rows of a `table` key to read, and which of its frame's columns (`reset_index()`'s
-/// labels; `None`: all).
+/// Which rows of a `table` key to read, which of its frame's columns (`reset_index()`'s
+/// labels; `None`: all) and how text columns get their dtype.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct RowsOf<'a> {
     pub(crate) rows: Rows,
     pub(crate) columns: Option<&'a [String]>,
+    pub(crate) text_dtype: TextDtype<'a>,
+}
+
+/// The pandas dtype of a text column of a values block (a data column, a series' values and
+/// the index have their own `_meta` or kind and stay `str`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TextDtype<'a> {
+    /// As `pd.read_hdf` infers it from the rows read (`DataFrame` of the block's object
+    /// array, pytables.py `read`): `str`, or `object` when every value read is missing (an
+    /// object column of missing values is Arrow null, as `to_parquet` writes it).
+    Inferred,
+    /// `str` whatever the rows: slices of one stream share a schema.
+    Str,
+    /// `object` (Arrow null) for these columns, `str` for the others: the slices of a stream
+    /// whose whole key was found to have no value in them.
+    NullFor(&'a [String]),
+}
+
+impl TextDtype<'_> {
+    /// Whether a text column read as `values` becomes an object column of missing values.
+    fn is_null(self, label: &str, missing: bool) -> bool {
+        match self {
+            TextDtype::Inferred => missing,
+            TextDtype::Str => false,
+            TextDtype::NullFor(labels) => missing && labels.iter().any(|l| l == label),
+        }
+    }
+}
+
+/// Whether a values block's text column read as `values` is one pandas infers `object` for:
+/// every value read is missing and no `{label}_meta` attribute (a data column's) makes it
+/// `str` again (pytables.py: `df[column].astype(dtype)` for meta `str`/`string`).
+fn text_all_missing(values: &dyn Array, tattrs: &Attrs, label: &str) -> Result<bool> {
+    if values.is_empty()
+        || values.null_count() != values.len()
+        || !matches!(values.data_type(), arrow_schema::DataType::Utf8)
+    {
+        return Ok(false);
+    }
+    let own = tattrs.str(&format!("{label}_meta"))?;
+    Ok(!matches!(own.as_deref(), Some("str" | "string")))
 }
 
 /// Reads `rows` of a `table` key (`pd.read_hdf(..., start=, stop=)`), with the bytes of the
@@ -65,7 +119,7 @@ pub(crate) fn read_rows(
     series: bool,
     rows: RowsOf<'_>,
     left_out: &mut Vec<LeftOutColumn>,
-) -> Result<(Frame, u64)> {
+) -> Result<Slice> {
     let table_type = attrs.str("table_type")?.unwrap_or_default();
     let known = [
         "appendable_frame",
@@ -85,7 +139,7 @@ pub(crate) fn read_rows(
         .columns
         .filter(|_| !series)
         .map(|c| c.iter().chain(&levels).cloned().collect());
-    let (index, cols, bytes) = read_columns(file, key, attrs, rows.rows, wanted.as_deref())?;
+    let (index, cols, bytes) = read_columns(file, key, attrs, rows, wanted.as_deref())?;
     let (index, cols): (Vec<Level>, Vec<Col>) = if levels.is_empty() {
         (vec![index], cols)
     } else {
@@ -111,7 +165,11 @@ pub(crate) fn read_rows(
     // pandas reads a series table's `values` column as an unnamed Series (its name is None).
     let unnamed = series && matches!(cols.as_slice(), [only] if only.label == "values");
     let mut builder = Frame::builder();
+    let mut missing_text = Vec::new();
     for c in cols {
+        if c.missing_text {
+            missing_text.push(c.label.clone());
+        }
         if let Some(reason) = c.left_out {
             left_out.push(LeftOutColumn {
                 column: c.label,
@@ -124,7 +182,11 @@ pub(crate) fn read_rows(
             None => column::add_column(builder, (!unnamed).then_some(c.label), c.values, c.dtype),
         };
     }
-    Ok((column::add_index(builder, index).build()?, bytes))
+    Ok(Slice {
+        frame: column::add_index(builder, index).build()?,
+        bytes,
+        missing_text,
+    })
 }
 
 /// The index column, the other columns in `non_index_axes` order (those in `wanted` only,
@@ -133,9 +195,10 @@ fn read_columns(
     file: &PtFile,
     key: &str,
     attrs: &Attrs,
-    rows: Rows,
+    rows: RowsOf<'_>,
     wanted: Option<&[String]>,
 ) -> Result<(Level, Vec<Col>, u64)> {
+    let (text_dtype, rows) = (rows.text_dtype, rows.rows);
     let path = format!("{key}/table");
     let tattrs = Attrs::read(file, &path)?;
     let info = attrs.value("info")?.unwrap_or(Value::None);
@@ -211,6 +274,7 @@ fn read_columns(
                     ordered: None,
                     dtype: None,
                     left_out: Some(reason.clone()),
+                    missing_text: false,
                 });
             }
             continue;
@@ -257,6 +321,12 @@ fn read_columns(
                         .is_some_and(truthy),
                 );
             }
+            let missing_text = text_all_missing(values.as_ref(), &tattrs, &label)?;
+            if text_dtype.is_null(&label, missing_text) {
+                // pandas' object column of missing values, as `to_parquet` writes it: Arrow
+                // null (pandas_type `empty`, numpy_type `object`).
+                values = arrow_array::new_null_array(&arrow_schema::DataType::Null, values.len());
+            }
             let period = matches!(meaning, Meaning::Period { .. }).then(|| dtype.clone());
             found.push(Col {
                 label,
@@ -264,6 +334,7 @@ fn read_columns(
                 ordered,
                 dtype: period,
                 left_out: None,
+                missing_text,
             });
         }
     }
@@ -492,7 +563,12 @@ pub(crate) fn stored_sentinels(
 pub(crate) fn categories(file: &PtFile, key: &str, col: &str) -> Result<ArrayRef> {
     let meta_key = format!("{key}/meta/{col}/meta");
     let attrs = Attrs::read(file, &meta_key)?;
-    let (_, cols, _) = read_columns(file, &meta_key, &attrs, Rows::all(), None)?;
+    // Categories are values, not a frame: no dtype to infer.
+    let rows = RowsOf {
+        text_dtype: TextDtype::Str,
+        ..rows_all()
+    };
+    let (_, cols, _) = read_columns(file, &meta_key, &attrs, rows, None)?;
     cols.into_iter()
         .next()
         .map(|c| c.values)

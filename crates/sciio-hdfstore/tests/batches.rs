@@ -47,3 +47,68 @@ df['x'].to_hdf(sys.argv[1], key='series', format='table')
         }
     }
 }
+
+/// A values block's text column with no value anywhere in the key is an object column of
+/// missing values for `pd.read_hdf` (it infers the dtype from what it read): slices keep it
+/// `str`, say which columns had no value in any slice, and read again with those columns null
+/// give the whole key's frame; a column whose only value is in the last slice stays `str`.
+#[test]
+fn text_columns_missing_throughout_are_found_over_the_slices() {
+    let dir = tempdir();
+    let path = dir.path().join("t.h5");
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np
+n = 9
+df = pd.DataFrame({
+    'none': pd.Series([None] * n, dtype='str'),
+    'late': pd.Series([None] * (n - 1) + ['z'], dtype='str'),
+    'dc': pd.Series([None] * n, dtype='str'),
+    'i': np.arange(n),
+})
+df.to_hdf(sys.argv[1], key='df', format='table', data_columns=['dc'])
+assert str(pd.read_hdf(sys.argv[1], 'df').dtypes['none']) == 'object'
+assert str(pd.read_hdf(sys.argv[1], 'df').dtypes['late']) == 'str'
+assert str(pd.read_hdf(sys.argv[1], 'df').dtypes['dc']) == 'str'
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let store = HdfStore::open(&path).unwrap();
+    let whole = store.read("/df").unwrap();
+    let types: Vec<String> = whole
+        .schema()
+        .arrow_schema()
+        .fields()
+        .iter()
+        .map(|f| f.data_type().to_string())
+        .collect();
+    assert_eq!(types[..3], ["Null", "Utf8", "Utf8"], "{types:?}");
+    let whole_batch = concat_batches(whole.schema().arrow_schema(), whole.batches()).unwrap();
+    for slice in [1, 2, 4, 9] {
+        let mut batches = store.read_batches("/df", slice).unwrap().unwrap();
+        for part in batches.by_ref() {
+            let part = part.unwrap();
+            assert_eq!(
+                part.schema()
+                    .arrow_schema()
+                    .field(0)
+                    .data_type()
+                    .to_string(),
+                "Utf8"
+            );
+        }
+        assert_eq!(batches.text_missing_throughout(), ["none"], "by {slice}");
+        let again = store.read_batches("/df", slice).unwrap().unwrap();
+        let parts: Vec<_> = again
+            .missing_text_as_null(vec!["none".to_string()])
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        let mut joined = Vec::new();
+        for p in &parts {
+            assert_eq!(p.schema(), whole.schema(), "by {slice}");
+            joined.extend(p.batches().iter().cloned());
+        }
+        let joined = concat_batches(whole.schema().arrow_schema(), &joined).unwrap();
+        assert_eq!(joined, whole_batch, "by {slice}");
+    }
+}

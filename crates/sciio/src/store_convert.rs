@@ -159,7 +159,10 @@ pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
 /// Rows of a `table` key read per slice while written: memory bounded by a slice.
 const STREAM_ROWS: usize = 1 << 20;
 
-/// A `table` key → Parquet slice by slice (`None`: the key is read whole).
+/// A `table` key → Parquet slice by slice (`None`: the key is read whole). A values block's
+/// text column found to have no value in the whole key is an object column of missing values
+/// for pandas (Arrow null), which only the last slice tells: the key is then written again
+/// with those columns null (rare: such a column holds nothing).
 fn stream_key(
     store: &HdfStore,
     key: &str,
@@ -168,17 +171,45 @@ fn stream_key(
     plan: &mut Plan,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<Written>> {
-    let Some(mut batches) = store.read_batches(key, STREAM_ROWS)? else {
+    let Some(batches) = store.read_batches(key, STREAM_ROWS)? else {
         return Ok(None);
     };
+    let Some((written, missing)) = stream_slices(batches, key, dst, parquet, Some(plan), progress)?
+    else {
+        return Ok(None);
+    };
+    if missing.is_empty() {
+        return Ok(Some(written));
+    }
+    let Some(batches) = store.read_batches(key, STREAM_ROWS)? else {
+        return Ok(None);
+    };
+    let again = batches.missing_text_as_null(missing);
+    let written = stream_slices(again, key, dst, parquet, None, progress)?;
+    Ok(written.map(|(written, _)| written))
+}
+
+/// Writes the slices of a `table` key as one Parquet file, with the values blocks' text
+/// columns that had no value in any slice ([`sciio_hdfstore::FrameBatches::text_missing_throughout`]).
+/// The columns left out go to `plan` (given the first time a key is written).
+fn stream_slices(
+    mut batches: sciio_hdfstore::FrameBatches<'_>,
+    key: &str,
+    dst: &Path,
+    parquet: &sciio_pandas::ParquetOptions,
+    plan: Option<&mut Plan>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Option<(Written, Vec<String>)>> {
     let total = batches.num_rows();
     let Some(first) = batches.next().transpose()? else {
         return Ok(None);
     };
     // Every slice leaves out the same columns: known from the first, refused before writing
     // with --strict.
-    plan.extend(columns_left_out(key, batches.left_out().to_vec()));
-    plan.ready()?;
+    if let Some(plan) = plan {
+        plan.extend(columns_left_out(key, batches.left_out().to_vec()));
+        plan.ready()?;
+    }
     let arrays: Vec<String> = first
         .schema()
         .columns()
@@ -217,10 +248,12 @@ fn stream_key(
         }
         .with_file(dst)
     })?;
-    Ok(Some(Written {
+    let missing = batches.text_missing_throughout().to_vec();
+    let written = Written {
         arrays,
         data_bytes: bytes,
-    }))
+    };
+    Ok(Some((written, missing)))
 }
 
 fn is_folder(dst: &Path) -> bool {
