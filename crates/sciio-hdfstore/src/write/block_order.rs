@@ -108,6 +108,7 @@ pub(crate) enum BlockKind {
 /// dtype pyarrow does not make a consolidated block of).
 pub(crate) fn writer_type(dtype: &str) -> Option<usize> {
     Some(match dtype {
+        "object" => 0,
         "uint8" => 1,
         "int8" => 2,
         "uint16" => 3,

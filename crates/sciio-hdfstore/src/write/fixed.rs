@@ -75,7 +75,11 @@ pub(super) fn write(
         } else {
             vec![label.clone()]
         });
-        let key = elem.block_key();
+        // Objects are pickled one column per block (an object block of several columns would
+        // be a 2-d array): pandas reads the frame the same.
+        let key = elem
+            .block_key()
+            .filter(|_| !matches!(elem.enc, Enc::Str { .. }));
         match blocks
             .iter_mut()
             .find(|b| key.is_some() && b.elem.block_key() == key)
@@ -570,7 +574,8 @@ fn coded_from(codes: &[i64], n: usize) -> RawData {
     }
 }
 
-/// The items of a string column as Python objects (missing values `nan`).
+/// The items of a string column as Python objects (missing values `nan`; `None` in an object
+/// column of missing values).
 fn string_items(batches: &[RecordBatch], pos: usize) -> Result<Vec<Value>> {
     use arrow_array::cast::AsArray;
     use arrow_schema::DataType;
@@ -584,6 +589,8 @@ fn string_items(batches: &[RecordBatch], pos: usize) -> Result<Vec<Value>> {
             DataType::Utf8 => a.as_string::<i32>().iter().for_each(&mut push),
             DataType::LargeUtf8 => a.as_string::<i64>().iter().for_each(&mut push),
             DataType::Utf8View => a.as_string_view().iter().for_each(&mut push),
+            // pandas' object column of missing values holds None (pd.read_parquet of null).
+            DataType::Null => items.extend((0..a.len()).map(|_| Value::None)),
             other => return Err(Error::mismatch(format!("{other} as strings"))),
         }
     }

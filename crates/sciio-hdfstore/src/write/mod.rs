@@ -873,7 +873,9 @@ fn plan_table(
             }
             None => {
                 kinds.push(match elem.consolidates {
-                    true => block_order::writer_type(&elem.dtype).map(BlockKind::Consolidated),
+                    true => {
+                        block_order::writer_type(elem.writer_dtype()).map(BlockKind::Consolidated)
+                    }
                     false => Some(BlockKind::Alone(position)),
                 });
                 blocks.push(TableCol {

@@ -97,6 +97,15 @@ impl Elem {
     pub fn block_key(&self) -> Option<String> {
         self.consolidates.then(|| self.dtype.clone())
     }
+
+    /// The numpy dtype of the frame's block this column comes from, as pyarrow makes it:
+    /// `object` for an object column of text, else the stored dtype.
+    pub(crate) fn writer_dtype(&self) -> &str {
+        match (&self.enc, self.meta) {
+            (Enc::Str { .. }, None) => "object",
+            _ => &self.dtype,
+        }
+    }
 }
 
 /// The sentinel pandas tries first for a missing string (and the one of every store written
@@ -208,7 +217,8 @@ impl ColumnStats {
     }
 
     fn add_values(&mut self, a: &dyn Array, watch: &HashSet<String>) {
-        self.nulls |= a.null_count() > 0;
+        // An Arrow null array has no validity buffer: its values are missing all the same.
+        self.nulls |= a.null_count() > 0 || (*a.data_type() == DataType::Null && !a.is_empty());
         for v in present_strs(a) {
             self.max_len = self.max_len.max(v.len());
             if let Some(k) = sentinel_number(v) {
@@ -431,24 +441,10 @@ pub(crate) fn plan_column_of(
             let dtype = format!("timedelta64[{}]", unit_name(unit));
             plain(le_int(8, true), &dtype, &dtype, 8, nat)
         }
-        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => {
-            let mut itemsize = stats.max_len.max(1);
-            // The column's own sentinel for its missing values, only when it has some.
-            let nan_rep = nulls.then(|| stats.choose_sentinel(&HashSet::new()));
-            if let Some(n) = &nan_rep {
-                itemsize = itemsize.max(n.len());
-            }
-            Elem {
-                ty: string_type(itemsize),
-                dtype: format!("bytes{}", itemsize * 8),
-                index_kind: "string".into(),
-                meta: Some("str"),
-                info: Vec::new(),
-                enc: Enc::Str { itemsize, nan_rep },
-                categories: None,
-                consolidates: false,
-            }
-        }
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View => text_elem(stats, false),
+        // pandas' object column of missing values (pd.read_parquet of Arrow null): to_hdf
+        // fills it with the sentinel and stores it as text, in an object block (no `_meta`).
+        DataType::Null => text_elem(stats, true),
         // pd.read_parquet gives the values of a dictionary column of numbers or times (pyarrow
         // keeps only dictionaries of strings as categoricals).
         DataType::Dictionary(_, values) if !is_text(values) => {
@@ -516,6 +512,27 @@ pub(crate) fn plan_column_of(
             )))
         }
     })
+}
+
+/// The storage of a text column: a `str` column (its own block, `_meta` `str`), or an object
+/// column of text (`object`: blocks of objects consolidate, no `_meta`).
+fn text_elem(stats: &ColumnStats, object: bool) -> Elem {
+    let mut itemsize = stats.max_len.max(1);
+    // The column's own sentinel for its missing values, only when it has some.
+    let nan_rep = stats.nulls.then(|| stats.choose_sentinel(&HashSet::new()));
+    if let Some(n) = &nan_rep {
+        itemsize = itemsize.max(n.len());
+    }
+    Elem {
+        ty: string_type(itemsize),
+        dtype: format!("bytes{}", itemsize * 8),
+        index_kind: "string".into(),
+        meta: (!object).then_some("str"),
+        info: Vec::new(),
+        enc: Enc::Str { itemsize, nan_rep },
+        categories: None,
+        consolidates: object,
+    }
 }
 
 /// A time zone as pandas keeps it in `info`: an IANA name as text, UTC and fixed offsets as
@@ -673,6 +690,7 @@ pub(crate) fn encode(
                     .iter()
                     .enumerate()
                     .for_each(|(i, v)| put(i, v)),
+                DataType::Null => (0..n).for_each(|i| put(i, None)),
                 other => return Err(Error::mismatch(format!("{other} values as strings"))),
             }
         }
