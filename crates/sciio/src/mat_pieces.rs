@@ -509,19 +509,19 @@ pub(crate) fn numeric_kind(info: &ArrayInfo) -> Option<ScalarKind> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use std::io::Write as _;
 
     /// An array of `shape` (values that tell every element apart) in `order`.
-    fn array(shape: &[usize], order: Order) -> NdArray {
+    pub(crate) fn array(shape: &[usize], order: Order) -> NdArray {
         let n: usize = shape.iter().product();
         let values: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 3.0).collect();
         NdArray::from_vec(values, shape).unwrap().to_order(order)
     }
 
     /// `a` saved as `x.npy`, or as member `x` of a deflated `x.npz` (`npz`), opened.
-    fn saved(dir: &Path, a: &NdArray, npz: bool) -> (crate::file::File, String) {
+    pub(crate) fn saved(dir: &Path, a: &NdArray, npz: bool) -> (crate::file::File, String) {
         let mut npy = Vec::new();
         sciio_npy::write_array(&mut npy, a).unwrap();
         let path = match npz {
@@ -595,7 +595,7 @@ mod tests {
         (out, route)
     }
 
-    fn sizes(block_bytes: usize, transpose_from: u64) -> Sizes {
+    pub(crate) fn sizes(block_bytes: usize, transpose_from: u64) -> Sizes {
         Sizes {
             pieces_from: 0,
             block_bytes,

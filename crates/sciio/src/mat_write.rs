@@ -543,4 +543,52 @@ mod tests {
         );
         assert!(saved_sparse(&fields[..4]).is_none());
     }
+
+    /// A variable written piece by piece by each route is the file the whole array makes,
+    /// byte for byte, in every MAT version (at one `SOURCE_DATE_EPOCH`).
+    #[test]
+    fn streamed_variables_make_the_whole_arrays_file() {
+        use crate::mat_pieces::tests::{array, saved, sizes};
+        use crate::options::MatOutVersion;
+        static EPOCH: std::sync::Once = std::sync::Once::new();
+        EPOCH.call_once(|| std::env::set_var("SOURCE_DATE_EPOCH", "1700000000"));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let cases = [
+            (vec![40, 30, 20], Order::C, false, sizes(2 * 600 * 8, 0)),
+            (
+                vec![40, 30, 20],
+                Order::C,
+                true,
+                sizes(2 * 600 * 8, u64::MAX),
+            ),
+            (vec![40, 30, 20], Order::F, false, sizes(4096, 0)),
+            (vec![40, 30, 20], Order::F, true, sizes(4096, 0)),
+            (vec![6, 5000], Order::C, false, sizes(4096, 0)),
+            (vec![6, 5000], Order::C, true, sizes(4096, 0)),
+        ];
+        for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
+            for (shape, order, npz, sizes) in &cases {
+                let a = array(shape, *order);
+                let whole = d.join("whole.mat");
+                let mut out = MatOut::create(&whole, None, version).unwrap();
+                out.write("x", &a).unwrap();
+                out.finish(&whole).unwrap();
+                let (mut file, at) = saved(d, &a, *npz);
+                let info = ArrayInfo::of(&a);
+                let pieces = d.join("pieces.mat");
+                let mut out = MatOut::create(&pieces, None, version).unwrap();
+                let streamed = out
+                    .write_streamed_with("x", &mut file, &at, &info, &mut |_| {}, *sizes)
+                    .unwrap();
+                assert!(streamed, "{shape:?} {order:?}");
+                out.finish(&pieces).unwrap();
+                let read = |p| std::fs::read(p).unwrap();
+                assert!(
+                    read(&whole) == read(&pieces),
+                    "{version:?} {shape:?} {order:?} npz {npz}"
+                );
+            }
+        }
+    }
 }
