@@ -22,6 +22,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use sciio_core::{Error, Result};
 
 use crate::file::File;
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 use crate::node::ArrayInfo;
 
 /// Bytes of one batch of rows moved between the reader and the writer.
@@ -31,16 +32,19 @@ pub(crate) const BATCH_BYTES: usize = 8 << 20;
 const IN_FLIGHT: usize = 2;
 
 /// [`ArrayInfo::row_ordered`]: the array streams by rows.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn row_ordered(info: &ArrayInfo) -> bool {
     info.row_ordered()
 }
 
 /// [`ArrayInfo::row_bytes`].
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn row_bytes(info: &ArrayInfo) -> usize {
     info.row_bytes()
 }
 
 /// Rows per batch for rows of `row_bytes` bytes.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn batch_rows(row_bytes: usize) -> usize {
     (BATCH_BYTES / row_bytes.max(1)).max(1)
 }
@@ -187,11 +191,13 @@ pub(crate) fn write_h5_leaf(
 
 /// Fortran-order arrays from this size on stream through a temporary file
 /// ([`for_each_transposed_batch`]); smaller ones are read whole.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 const TRANSPOSE_FROM: u64 = 16 << 20;
 
 /// Whether the array is a Fortran-order array of scalars of two or more dimensions (a MAT
 /// matrix or N-d array, a Fortran-order `.npy`) large enough to stream by
 /// [`for_each_transposed_batch`].
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn transposable(info: &ArrayInfo) -> bool {
     info.shape.len() >= 2
         && info.order == sciio_core::Order::F
@@ -207,6 +213,7 @@ pub(crate) fn transposable(info: &ArrayInfo) -> bool {
 /// gathered column by column on a thread of its own while `consume` takes the one before.
 /// Column `c` is the Fortran-order index of the trailing axes: its run of rows `a..b` is
 /// one read, its place in a C-order row that index's C-order one.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn for_each_transposed_batch(
     src: &mut File,
     path: &str,
@@ -262,6 +269,7 @@ pub(crate) fn for_each_transposed_batch(
 }
 
 /// Blocks of C-order rows gathered from the Fortran-order bytes of an array in a file.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 struct Gather<'f> {
     file: &'f std::fs::File,
     rows: u64,
@@ -270,6 +278,7 @@ struct Gather<'f> {
     item: u64,
 }
 
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 impl<'f> Gather<'f> {
     fn new(file: &'f std::fs::File, info: &ArrayInfo) -> Gather<'f> {
         Gather {
@@ -305,6 +314,7 @@ impl<'f> Gather<'f> {
 }
 
 /// The C-order index of each index of an array of shape `dims`, taken in Fortran order.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 struct CPlaces {
     dims: Vec<u64>,
     /// C-order strides, in elements.
@@ -312,6 +322,7 @@ struct CPlaces {
     at: Option<Vec<u64>>,
 }
 
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 impl CPlaces {
     fn new(dims: &[u64]) -> CPlaces {
         let mut strides = vec![1u64; dims.len()];
@@ -994,6 +1005,7 @@ mod tests {
 
     /// Fortran-order arrays of two or more dimensions come out as blocks of C-order rows,
     /// the copy into the temporary file reported as it goes.
+    #[cfg(any(feature = "hdf5", feature = "parquet"))]
     #[test]
     fn fortran_order_arrays_come_out_in_c_order_rows() {
         let dir = tempfile::tempdir().unwrap();
