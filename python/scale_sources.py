@@ -18,6 +18,8 @@ KIND (BYTES is the size of the data, not of the file):
              (HDF5 dataset (64, N), h5py's automatic chunks)
   mat73_tall v7.3 MAT file, x: a MATLAB 4Mi-by-M double matrix (HDF5 (M, 4Mi), chunks (2, 65536):
              two columns thick, each column 32 MiB)
+  mat73_wide v7.3 MAT file, x: a MATLAB 8Mi-by-M double matrix (HDF5 (M, 8Mi), chunks (2, 65536):
+             two columns thick, each column 64 MiB, so a chunk row is 128 MiB)
   mat73_3d   v7.3 MAT file, x: a MATLAB N-by-64-by-8 double array (HDF5 dataset (8, 64, N))
 Prints the number of rows written.
 """
@@ -90,14 +92,16 @@ def write_mat73_3d(path, n):
 TALL_ROWS = 1 << 22
 
 
-def write_mat73_tall(path, m):
-    """MATLAB's x (4Mi-by-m): column j holds j * 4Mi + arange(4Mi), times 0.5."""
+def write_mat73_tall(path, m, rows=TALL_ROWS):
+    """MATLAB's x (rows-by-m): column j holds j * rows + arange(rows), times 0.5."""
     import h5py
     with h5py.File(path, "w", userblock_size=512) as f:
-        x = f.create_dataset("x", shape=(m, TALL_ROWS), dtype="<f8", chunks=(2, 65536))
+        x = f.create_dataset("x", shape=(m, rows), dtype="<f8", chunks=(2, 65536))
         x.attrs["MATLAB_class"] = np.bytes_("double")
         for j in range(m):
-            x[j, :] = (np.arange(TALL_ROWS, dtype=np.float64) + j * TALL_ROWS) * 0.5
+            for a in range(0, rows, TALL_ROWS):
+                b = min(rows, a + TALL_ROWS)
+                x[j, a:b] = (np.arange(a, b, dtype=np.float64) + j * rows) * 0.5
     text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
     with open(path, "r+b") as f:
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
@@ -117,6 +121,8 @@ def main():
         n = max(1, nbytes // SUB.itemsize)
     elif kind == "mat73_tall":
         n = max(2, nbytes // (TALL_ROWS * 8))
+    elif kind == "mat73_wide":
+        n = max(2, nbytes // (2 * TALL_ROWS * 8))
     else:
         raise SystemExit(f"unknown kind {kind}")
     if kind == "earray":
@@ -170,6 +176,8 @@ def main():
         write_mat73(path, n)
     elif kind == "mat73_tall":
         write_mat73_tall(path, n)
+    elif kind == "mat73_wide":
+        write_mat73_tall(path, n, 2 * TALL_ROWS)
     elif kind == "mat73_3d":
         write_mat73_3d(path, n)
     elif kind == "parquet":

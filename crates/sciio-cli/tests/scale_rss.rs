@@ -455,6 +455,27 @@ assert np.array_equal(got, want)
 }
 
 #[test]
+fn mat73_matrix_in_thick_wide_chunks_to_npy_streams() {
+    // Chunks two columns thick, each column 64 MiB: a chunk row (128 MiB) is read in bands,
+    // windows of whole chunks, the second column through a temporary file.
+    bounded(
+        "mat73_wide",
+        "mat",
+        ":x",
+        "out.npy",
+        &[],
+        "
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+got = np.load(sys.argv[2], mmap_mode='r')
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
+assert np.array_equal(got, want)
+",
+    );
+}
+
+#[test]
 fn mat73_matrix_to_h5_array_streams() {
     // MATLAB's column-major matrix becomes a C-order PyTables array: transposed through a
     // temporary file, a block of rows at a time.
