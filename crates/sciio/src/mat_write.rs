@@ -578,10 +578,21 @@ mod tests {
                 let info = ArrayInfo::of(&a);
                 let pieces = d.join("pieces.mat");
                 let mut out = MatOut::create(&pieces, None, version).unwrap();
+                let mut reported = Vec::new();
                 let streamed = out
-                    .write_streamed_with("x", &mut file, &at, &info, &mut |_| {}, *sizes)
+                    .write_streamed_with(
+                        "x",
+                        &mut file,
+                        &at,
+                        &info,
+                        &mut |d| reported.push(d),
+                        *sizes,
+                    )
                     .unwrap();
                 assert!(streamed, "{shape:?} {order:?}");
+                // Progress moves on through a staged copy and ends at the array's bytes.
+                assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
+                assert_eq!(reported.last(), Some(&info.nbytes()), "{shape:?} {order:?}");
                 out.finish(&pieces).unwrap();
                 let read = |p| std::fs::read(p).unwrap();
                 assert!(
