@@ -6,6 +6,9 @@ written slice by slice so that this script's own memory stays small whatever the
 KIND (BYTES is the size of the data, not of the file):
   earray     PyTables file, /x: EArray float64 (N, 64), uncompressed
   npy        .npy float64 (N, 64)
+  npy3       .npy float64 (N, 64, 8), C order (a 3-d array)
+  npy_f      .npy float64 (N, 64), Fortran order
+  npy_wide   .npy float64 (N, 2Mi): rows of 16 MiB
   npy_rec    .npy structured (i <i8, x <f8, y <f4, s S12) (what a PyTables Table of it holds)
   npz        .npz (stored) with one member `x`: float64 (N, 64)
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
@@ -15,6 +18,9 @@ KIND (BYTES is the size of the data, not of the file):
              (HDF5 dataset (64, N), h5py's automatic chunks)
   mat73_tall v7.3 MAT file, x: a MATLAB 4Mi-by-M double matrix (HDF5 (M, 4Mi), chunks (2, 65536):
              two columns thick, each column 32 MiB)
+  mat73_wide v7.3 MAT file, x: a MATLAB 8Mi-by-M double matrix (HDF5 (M, 8Mi), chunks (2, 65536):
+             two columns thick, each column 64 MiB, so a chunk row is 128 MiB)
+  mat73_3d   v7.3 MAT file, x: a MATLAB N-by-64-by-8 double array (HDF5 dataset (8, 64, N))
 Prints the number of rows written.
 """
 import sys
@@ -45,6 +51,13 @@ def block(start, stop):
     return (np.arange(start * 64, stop * 64, dtype=np.float64) * 0.5).reshape(-1, 64)
 
 
+def block3(start, stop):
+    return (np.arange(start * 512, stop * 512, dtype=np.float64) * 0.5).reshape(-1, 64, 8)
+
+
+WIDE = 1 << 21
+
+
 def slices(n):
     for start in range(0, n, SLICE_ROWS):
         yield start, min(n, start + SLICE_ROWS)
@@ -63,17 +76,32 @@ def write_mat73(path, n):
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
 
 
+def write_mat73_3d(path, n):
+    """MATLAB's x = block3(0, n) (N-by-64-by-8): HDF5 holds it with its axes reversed."""
+    import h5py
+    with h5py.File(path, "w", userblock_size=512) as f:
+        x = f.create_dataset("x", shape=(8, 64, n), dtype="<f8", chunks=True)
+        x.attrs["MATLAB_class"] = np.bytes_("double")
+        for a, b in slices(n):
+            x[:, :, a:b] = block3(a, b).T
+    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
+    with open(path, "r+b") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
+
+
 TALL_ROWS = 1 << 22
 
 
-def write_mat73_tall(path, m):
-    """MATLAB's x (4Mi-by-m): column j holds j * 4Mi + arange(4Mi), times 0.5."""
+def write_mat73_tall(path, m, rows=TALL_ROWS):
+    """MATLAB's x (rows-by-m): column j holds j * rows + arange(rows), times 0.5."""
     import h5py
     with h5py.File(path, "w", userblock_size=512) as f:
-        x = f.create_dataset("x", shape=(m, TALL_ROWS), dtype="<f8", chunks=(2, 65536))
+        x = f.create_dataset("x", shape=(m, rows), dtype="<f8", chunks=(2, 65536))
         x.attrs["MATLAB_class"] = np.bytes_("double")
         for j in range(m):
-            x[j, :] = (np.arange(TALL_ROWS, dtype=np.float64) + j * TALL_ROWS) * 0.5
+            for a in range(0, rows, TALL_ROWS):
+                b = min(rows, a + TALL_ROWS)
+                x[j, a:b] = (np.arange(a, b, dtype=np.float64) + j * rows) * 0.5
     text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
     with open(path, "r+b") as f:
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
@@ -81,14 +109,20 @@ def write_mat73_tall(path, m):
 
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    if kind in ("earray", "npy", "npz", "mat73"):
+    if kind in ("earray", "npy", "npy_f", "npz", "mat73"):
         n = max(1, nbytes // (64 * 8))
+    elif kind in ("npy3", "mat73_3d"):
+        n = max(1, nbytes // (512 * 8))
+    elif kind == "npy_wide":
+        n = max(2, nbytes // (WIDE * 8))
     elif kind in ("npy_rec", "table", "parquet"):
         n = max(1, nbytes // REC.itemsize)
     elif kind == "table_sub":
         n = max(1, nbytes // SUB.itemsize)
     elif kind == "mat73_tall":
         n = max(2, nbytes // (TALL_ROWS * 8))
+    elif kind == "mat73_wide":
+        n = max(2, nbytes // (2 * TALL_ROWS * 8))
     else:
         raise SystemExit(f"unknown kind {kind}")
     if kind == "earray":
@@ -101,6 +135,20 @@ def main():
         out = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n, 64))
         for a, b in slices(n):
             out[a:b] = block(a, b)
+        out.flush()
+        del out
+    elif kind in ("npy3", "npy_f", "npy_wide"):
+        shape, make, step = {
+            "npy3": ((n, 64, 8), block3, SLICE_ROWS),
+            "npy_f": ((n, 64), block, SLICE_ROWS),
+            "npy_wide": ((n, WIDE), lambda a, b: (np.arange(a * WIDE, b * WIDE, dtype=np.float64)
+                                                  * 0.5).reshape(-1, WIDE), 1),
+        }[kind]
+        out = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=shape,
+                                        fortran_order=kind == "npy_f")
+        for a in range(0, n, step):
+            b = min(n, a + step)
+            out[a:b] = make(a, b)
         out.flush()
         del out
     elif kind == "npy_rec":
@@ -128,6 +176,10 @@ def main():
         write_mat73(path, n)
     elif kind == "mat73_tall":
         write_mat73_tall(path, n)
+    elif kind == "mat73_wide":
+        write_mat73_tall(path, n, 2 * TALL_ROWS)
+    elif kind == "mat73_3d":
+        write_mat73_3d(path, n)
     elif kind == "parquet":
         import pyarrow as pa
         import pyarrow.compute as pc

@@ -171,11 +171,13 @@ fn convert_at_fixed_time(args: &[&str]) {
     );
 }
 
-/// Large numeric matrices from a `.npy`, an `.npz` member or an HDF5 file go into MAT files
-/// piece by piece (each matrix transposed into MATLAB's column-major order a run of columns at
-/// a time); the file is byte for byte the one the whole array makes (a Fortran-order `.npy`
-/// is read whole), in every MAT version, and scipy (v5/v7) and h5py (v7.3) read the arrays
-/// numpy holds.
+/// Large numeric arrays from a `.npy`, an `.npz` member or an HDF5 file go into MAT files
+/// piece by piece: matrices and 3-d arrays in C order transposed into MATLAB's column-major
+/// order a run of columns at a time, Fortran-order ones as stored, a matrix whose rows are
+/// over 8 MiB a row at a time. The C-order and Fortran-order sources make the same file byte
+/// for byte (two different routes; each is the whole array's file in the unit tests of
+/// `mat_write.rs`), and so do HDF5 and a deflated `.npz`, in every MAT version; scipy
+/// (v5/v7) and h5py (v7.3) read the arrays numpy holds.
 #[test]
 fn large_matrices_into_mat_stream_the_whole_arrays_file() {
     let dir = tempdir();
@@ -190,12 +192,14 @@ arrays = {
     "b": (np.arange(4500 * 4000) % 7 == 0).reshape(4500, 4000),
     "z": (np.arange(1500 * 1500, dtype=np.float32) + 1j).astype(np.complex64).reshape(1500, 1500),
     "v": np.arange(2_200_000, dtype=np.float64),
+    "n": (np.arange(130 * 120 * 140, dtype=np.float64) - 7.5).reshape(130, 120, 140),
+    "w": (np.arange(2 * 1_200_000, dtype=np.float64) * 0.25).reshape(2, 1_200_000),
 }
 np.savez(d + "/all.npz", **arrays)
 os.mkdir(d + "/c")
 os.mkdir(d + "/f")
-for k in "xtbz":
-    # C order streams; Fortran order is read whole (the reference).
+for k in "xtbznw":
+    # C order and Fortran order, both streamed (by different routes).
     np.save(d + f"/c/{k}.npy", arrays[k])
     np.save(d + f"/f/{k}.npy", np.asfortranarray(arrays[k]))
 # h5py stores bool as an enum, which sciio reads as int8: no `b` in the HDF5 file. The
@@ -215,14 +219,14 @@ with h5py.File(d + "/all.h5", "w") as f:
         let convert = |src: &str, out: &std::path::Path| {
             convert_at_fixed_time(&[&[src, s(out)], &v[..]].concat());
         };
-        // One matrix: streamed from C order, whole from Fortran order.
-        for name in ["x", "t", "b", "z"] {
+        // One array: streamed from C order and from Fortran order.
+        for name in ["x", "t", "b", "z", "n", "w"] {
             let (c, f) = (path(&format!("c_{name}")), path(&format!("f_{name}")));
             convert(s(&d.join(format!("c/{name}.npy"))), &c);
             convert(s(&d.join(format!("f/{name}.npy"))), &f);
             assert!(
                 read(&c) == read(&f),
-                "v{version}: {name} streamed and whole differ"
+                "v{version}: {name} from C and Fortran order differ"
             );
         }
         // Several from HDF5 and from a deflated .npz (a 1-d array too), both streamed.
@@ -251,10 +255,10 @@ def load(path, names):
             want_class = "logical" if k == "b" else str(want[k].real.dtype).replace("float64", "double").replace("float32", "single")
             assert f[k].attrs["MATLAB_class"] == want_class.encode(), (k, f[k].attrs["MATLAB_class"])
     return got
-got = load(h5, ["t", "v", "x", "z"])
+got = load(h5, ["n", "t", "v", "w", "x", "z"])
 got.update(load(npy_b, ["b"]))
 for k, g in got.items():
-    w = want[k] if want[k].ndim == 2 else want[k][None, :]
+    w = want[k] if want[k].ndim >= 2 else want[k][None, :]
     assert g.shape == w.shape and np.array_equal(g.astype(w.dtype), w), (k, g.shape, w.shape)
 print("ok")
 "#;
@@ -266,8 +270,9 @@ print("ok")
     }
 }
 
-/// Large MAT matrices (v7.3 from hdf5storage's layout, v7 from scipy) go into `.h5` and
-/// `.parquet` through a temporary file of their column-major bytes, a block of rows at a time;
+/// Large MAT matrices and 3-d arrays (v7.3 from hdf5storage's layout, v7 from scipy) go into
+/// `.h5` and `.parquet` through a temporary file of their column-major bytes, a block of rows
+/// at a time;
 /// PyTables and pyarrow read the arrays scipy and h5py see, and smaller matrices (read whole)
 /// alike.
 #[test]
@@ -281,9 +286,11 @@ d = sys.argv[1]
 x = (np.arange(3000 * 900, dtype=np.float64) * 0.5).reshape(3000, 900)
 t = (np.arange(700_000 * 7, dtype=np.int32) % 1000 - 500).reshape(700_000, 7)
 small = np.arange(12.0).reshape(3, 4)
-scipy.io.savemat(d + "/v7.mat", {"x": x, "t": t, "small": small}, do_compression=True)
+n = (np.arange(130 * 120 * 140, dtype=np.float64) - 7.5).reshape(130, 120, 140)
+np.save(d + "/n.npy", n)
+scipy.io.savemat(d + "/v7.mat", {"x": x, "t": t, "small": small, "n": n}, do_compression=True)
 with h5py.File(d + "/v73.mat", "w", userblock_size=512) as f:
-    for k, a in (("x", x), ("t", t), ("small", small)):
+    for k, a in (("x", x), ("t", t), ("small", small), ("n", n)):
         f.create_dataset(k, data=a.T, chunks=True, compression="gzip")
         f[k].attrs["MATLAB_class"] = np.bytes_("double" if a.dtype == np.float64 else "int32")
 with open(d + "/v73.mat", "r+b") as f:
@@ -297,8 +304,9 @@ with open(d + "/v73.mat", "r+b") as f:
         let check = r#"
 import sys, numpy as np, tables
 with tables.open_file(sys.argv[1]) as f:
-    got = {k: f.get_node("/" + k).read() for k in ("x", "t", "small")}
+    got = {k: f.get_node("/" + k).read() for k in ("x", "t", "small", "n")}
 want = {
+    "n": (np.arange(130 * 120 * 140, dtype=np.float64) - 7.5).reshape(130, 120, 140),
     "x": (np.arange(3000 * 900, dtype=np.float64) * 0.5).reshape(3000, 900),
     "t": (np.arange(700_000 * 7, dtype=np.int32) % 1000 - 500).reshape(700_000, 7),
     "small": np.arange(12.0).reshape(3, 4),
@@ -321,5 +329,20 @@ assert got.shape == want.shape and np.array_equal(got, want), got.shape
 print("ok")
 "#;
         assert_eq!(run_python(check, &[s(&parquet)]).trim(), "ok", "{src}");
+        // A 3-d array: the table the same array in C order makes (rows read as stored).
+        let (from_mat, from_npy) = (d.join("n_mat.parquet"), d.join("n_npy.parquet"));
+        ok(&["convert", &format!("{}:n", s(&d.join(src))), s(&from_mat)]);
+        ok(&["convert", s(&d.join("n.npy")), s(&from_npy)]);
+        let check = r#"
+import sys, pyarrow.parquet as pq
+a, b = pq.read_table(sys.argv[1]), pq.read_table(sys.argv[2])
+assert a.num_rows == 130 and a.column(0).equals(b.column(0)), (a.schema, b.schema)
+print("ok")
+"#;
+        assert_eq!(
+            run_python(check, &[s(&from_mat), s(&from_npy)]).trim(),
+            "ok",
+            "{src}"
+        );
     }
 }

@@ -422,38 +422,19 @@ fn h5_earray_to_mat73_streams() {
     bounded("earray", "h5", ":/x", "out.mat", &[], SAME_MATRIX_MAT);
 }
 
-#[test]
-fn mat73_matrix_in_thick_chunks_to_npy_streams() {
-    // A MATLAB 4Mi-by-M double whose HDF5 chunks are two columns thick, each column 32 MiB:
-    // read in runs of whole chunk rows (two columns at a time).
-    bounded(
-        "mat73_tall",
-        "mat",
-        ":x",
-        "out.npy",
-        &[],
-        "
+/// The output `.npy` holds the MAT source's `x` as numpy sees it (h5py: the dataset's
+/// transpose).
+const MAT_X_AS_NPY: &str = "
 import sys, numpy as np, h5py
 with h5py.File(sys.argv[1], 'r') as f:
     want = f['x'][()].T
 got = np.load(sys.argv[2], mmap_mode='r')
 assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
 assert np.array_equal(got, want)
-",
-    );
-}
+";
 
-#[test]
-fn mat73_matrix_to_h5_array_streams() {
-    // MATLAB's column-major matrix becomes a C-order PyTables array: transposed through a
-    // temporary file, a block of rows at a time.
-    bounded(
-        "mat73",
-        "mat",
-        ":x",
-        "out.h5",
-        &[],
-        "
+/// The output `.h5`'s PyTables array `/x` holds the MAT source's `x` as numpy sees it.
+const MAT_X_AS_H5: &str = "
 import sys, numpy as np, h5py, tables
 with h5py.File(sys.argv[1], 'r') as f:
     want = f['x'][()].T
@@ -461,8 +442,59 @@ with tables.open_file(sys.argv[2]) as f:
     got = f.root.x.read()
 assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape)
 assert np.array_equal(got, want)
-",
+";
+
+#[test]
+fn npy_3d_to_mat73_streams() {
+    // A C-order N-by-64-by-8 array: blocks of rows put in Fortran order through a temporary
+    // file, read on a thread of its own.
+    bounded("npy3", "npy", "", "out.mat", &[], SAME_MATRIX_MAT);
+}
+
+#[test]
+fn fortran_order_npy_to_mat5_streams() {
+    // Its stored bytes are MATLAB's order: read where they are, a piece ahead.
+    bounded(
+        "npy_f",
+        "npy",
+        "",
+        "out.mat",
+        &["--mat-version", "5"],
+        SAME_MATRIX_MAT,
     );
+}
+
+#[test]
+fn npy_with_16_mib_rows_to_mat73_streams() {
+    // Rows over a block: a run of columns is one read per row of the .npy itself.
+    bounded("npy_wide", "npy", "", "out.mat", &[], SAME_MATRIX_MAT);
+}
+
+#[test]
+fn mat73_3d_array_to_h5_array_streams() {
+    // MATLAB's N-by-64-by-8 array becomes a C-order PyTables array of the same shape.
+    bounded("mat73_3d", "mat", ":x", "out.h5", &[], MAT_X_AS_H5);
+}
+
+#[test]
+fn mat73_matrix_in_thick_chunks_to_npy_streams() {
+    // A MATLAB 4Mi-by-M double whose HDF5 chunks are two columns thick, each column 32 MiB:
+    // read in runs of whole chunk rows (two columns at a time).
+    bounded("mat73_tall", "mat", ":x", "out.npy", &[], MAT_X_AS_NPY);
+}
+
+#[test]
+fn mat73_matrix_in_thick_wide_chunks_to_npy_streams() {
+    // Chunks two columns thick, each column 64 MiB: a chunk row (128 MiB) is read in bands,
+    // windows of whole chunks, the second column through a temporary file.
+    bounded("mat73_wide", "mat", ":x", "out.npy", &[], MAT_X_AS_NPY);
+}
+
+#[test]
+fn mat73_matrix_to_h5_array_streams() {
+    // MATLAB's column-major matrix becomes a C-order PyTables array: transposed through a
+    // temporary file, a block of rows at a time.
+    bounded("mat73", "mat", ":x", "out.h5", &[], MAT_X_AS_H5);
 }
 
 #[test]

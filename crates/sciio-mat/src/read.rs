@@ -336,8 +336,17 @@ impl Mat73 {
         progress: &mut dyn FnMut(u64),
     ) -> Result<bool> {
         let path = self.variable_path(name)?;
-        let Some((d, pieces)) = self.streamable(&path, dtype, dims)? else {
+        let Some((d, reading)) = self.streamable(&path, dtype, dims)? else {
             return Ok(false);
+        };
+        let pieces = match reading {
+            Reading::Pieces(pieces) => pieces,
+            Reading::Bands(bands) => {
+                bands
+                    .copy(&d, out, progress)
+                    .map_err(|e| self.locate(e, &path))?;
+                return Ok(true);
+            }
         };
         let mut done = 0u64;
         for slices in pieces {
@@ -358,7 +367,7 @@ impl Mat73 {
         path: &str,
         dtype: &DType,
         dims: &[usize],
-    ) -> Result<Option<(Dataset, Pieces)>> {
+    ) -> Result<Option<(Dataset, Reading)>> {
         let Ok(Node::Dataset(d)) = self.node(path) else {
             return Ok(None);
         };
@@ -387,17 +396,26 @@ impl Mat73 {
             return Ok(None);
         };
         let (layout, chunk, _) = d.storage()?;
-        let pieces = match (layout, chunk) {
-            (Layout::Contiguous, _) => Some(pieces),
-            (Layout::Chunked, Some(chunk)) if pieces.suits_chunks(&chunk) => Some(pieces),
+        let item = ty.size() as u64;
+        let reading = match (layout, chunk) {
+            (Layout::Contiguous, _) => Some(Reading::Pieces(pieces)),
+            (Layout::Chunked, Some(chunk)) if pieces.suits_chunks(&chunk) => {
+                Some(Reading::Pieces(pieces))
+            }
             // Chunks thicker than one index along the axes the plan takes one at a time:
-            // runs of whole chunk rows instead.
+            // runs of whole chunk rows instead, or bands of them through a file when a chunk
+            // row is too large to hold.
             (Layout::Chunked, Some(chunk)) => {
-                Pieces::whole_chunk_rows(&shape, ty.size() as u64, &chunk, STREAM_BLOCK_BYTES)
+                match Pieces::whole_chunk_rows(&shape, item, &chunk, STREAM_BLOCK_BYTES) {
+                    Some(p) => Some(Reading::Pieces(p)),
+                    None => {
+                        Bands::plan(&shape, item, &chunk, STREAM_BLOCK_BYTES).map(Reading::Bands)
+                    }
+                }
             }
             _ => None,
         };
-        Ok(pieces.map(|p| (d, p)))
+        Ok(reading.map(|r| (d, r)))
     }
 
     /// A walk over this file's objects from a fresh start (`outline`: see [`Mat73::outline`]).
@@ -999,6 +1017,144 @@ fn read_piece(d: &Dataset, slices: &[sciio_hdf5::Slice]) -> Result<RawData> {
         }
     }
     d.read_slices(Some(slices))
+}
+
+/// How a streamed copy reads a dataset ([`Mat73::copy_plain`]).
+#[derive(Debug)]
+enum Reading {
+    /// Hyperslabs in stored order.
+    Pieces(Pieces),
+    /// Bands of whole chunk rows too large to hold, through a temporary file.
+    Bands(Bands),
+}
+
+/// A dataset whose chunk rows (a chunk's thickness along the first axis, whole along the
+/// others) are larger than [`MAX_CHUNK_ROW_BYTES`], read a band of one chunk row at a time:
+/// windows of whole chunks along the second axis (each chunk decoded once), the band's first
+/// row written out as its windows come and the other rows put in place in an unnamed
+/// temporary file, then copied out after it. Memory holds one window (about a block).
+#[derive(Debug)]
+struct Bands {
+    shape: Vec<u64>,
+    /// Rows of a band (the chunks' thickness along the first axis).
+    thick: u64,
+    /// Indices of a window along the second axis (a whole number of chunks).
+    width: u64,
+    /// Bytes of one index along the second axis (the later axes whole).
+    inner: u64,
+}
+
+impl Bands {
+    /// `None` when the data has one axis or a window of one chunk is over a block's 4 times.
+    fn plan(shape: &[u64], itemsize: u64, chunk: &[u64], block: u64) -> Option<Bands> {
+        if shape.len() < 2 || chunk.len() != shape.len() || chunk[0] == 0 || chunk[1] == 0 {
+            return None;
+        }
+        let inner = shape[2..]
+            .iter()
+            .try_fold(itemsize, |a, &n| a.checked_mul(n))?;
+        let thick = chunk[0].min(shape[0]).max(1);
+        let one = thick.checked_mul(chunk[1])?.checked_mul(inner)?;
+        if one > block.saturating_mul(4) {
+            return None;
+        }
+        let width = (block / one.max(1)).max(1) * chunk[1];
+        Some(Bands {
+            shape: shape.to_vec(),
+            thick,
+            width: width.min(shape[1]),
+            inner,
+        })
+    }
+
+    /// Copies the dataset to `out` in stored order, band by band.
+    fn copy(
+        &self,
+        d: &Dataset,
+        out: &mut dyn std::io::Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let io = |what: &'static str| move |e| Error::io(what, e);
+        let temp = tempfile::tempfile().map_err(io("cannot create a temporary file"))?;
+        let (rows, cols) = (self.shape[0], self.shape[1]);
+        let row_bytes = cols * self.inner;
+        let mut done = 0u64;
+        let mut a = 0;
+        while a < rows {
+            let height = self.thick.min(rows - a);
+            let mut b = 0;
+            while b < cols {
+                let w = self.width.min(cols - b);
+                let slices = self.window(a, height, b, w);
+                let raw = d.read_slices(Some(&slices))?;
+                let segment = (w * self.inner) as usize;
+                if raw.bytes.len() != segment * height as usize {
+                    return Err(Error::truncated("a window of the dataset is short"));
+                }
+                for (r, part) in raw.bytes.chunks_exact(segment).enumerate() {
+                    if r == 0 {
+                        out.write_all(part).map_err(io("cannot write"))?;
+                        done += part.len() as u64;
+                        progress(done);
+                    } else {
+                        let at = (r as u64 - 1) * row_bytes + b * self.inner;
+                        write_at(&temp, part, at).map_err(io("cannot write a temporary file"))?;
+                    }
+                }
+                b += w;
+            }
+            // The band's other rows, from the temporary file.
+            let rest = (height - 1) * row_bytes;
+            let mut buf = vec![0u8; STREAM_BLOCK_BYTES.min(rest.max(1)) as usize];
+            let mut at = 0;
+            while at < rest {
+                let n = (rest - at).min(buf.len() as u64) as usize;
+                read_at(&temp, &mut buf[..n], at).map_err(io("cannot read a temporary file"))?;
+                out.write_all(&buf[..n]).map_err(io("cannot write"))?;
+                at += n as u64;
+                done += n as u64;
+                progress(done);
+            }
+            a += height;
+        }
+        Ok(())
+    }
+
+    /// The hyperslab of rows `a..a + height`, indices `b..b + w` along the second axis.
+    fn window(&self, a: u64, height: u64, b: u64, w: u64) -> Vec<sciio_hdf5::Slice> {
+        let slice = |start, count| sciio_hdf5::Slice {
+            start,
+            count,
+            step: 1,
+        };
+        let mut slices = vec![slice(a, height), slice(b, w)];
+        slices.extend(self.shape[2..].iter().map(|&n| slice(0, n)));
+        slices
+    }
+}
+
+#[cfg(unix)]
+fn write_at(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+fn write_at(mut file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Seek, Write};
+    file.seek(std::io::SeekFrom::Start(offset))?;
+    file.write_all(buf)
+}
+
+#[cfg(not(unix))]
+fn read_at(mut file: &std::fs::File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek};
+    file.seek(std::io::SeekFrom::Start(offset))?;
+    file.read_exact(buf)
 }
 
 /// The hyperslabs that read a C-order dataset in stored order, each at most a block of bytes
@@ -1678,7 +1834,40 @@ impl MatFile {
 
 #[cfg(test)]
 mod tests {
-    use super::Pieces;
+    use super::{Bands, Pieces};
+
+    /// A dataset in chunks two rows thick read band by band (blocks small enough that a
+    /// band takes several windows and a short last band) gives the whole read's bytes.
+    #[test]
+    fn bands_of_thick_chunks_give_the_whole_reads_bytes() {
+        let dir = sciio_testkit::tempdir();
+        let path = dir.path().join("thick.h5");
+        sciio_testkit::run_python(
+            "
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], 'w') as f:
+    f.create_dataset('x', data=np.arange(5 * 1000, dtype='<f8').reshape(5, 1000) * 0.5,
+                     chunks=(2, 64), compression='gzip')
+    f.create_dataset('y', data=np.arange(3 * 300 * 4, dtype='<i4').reshape(3, 300, 4),
+                     chunks=(2, 32, 4))
+",
+            &[path.to_str().unwrap()],
+        );
+        let file = sciio_hdf5::File::open(&path).unwrap();
+        for (name, item, block) in [("x", 8, 2 * 64 * 8 * 3), ("y", 4, 2 * 32 * 16)] {
+            let d = file.dataset(name).unwrap();
+            let shape = d.shape().unwrap();
+            let (_, chunk, _) = d.storage().unwrap();
+            let bands = Bands::plan(&shape, item, &chunk.unwrap(), block).expect("bands");
+            assert!(bands.width < shape[1], "{name}: one window per band");
+            let mut out = Vec::new();
+            let mut reported = 0;
+            bands.copy(&d, &mut out, &mut |d| reported = d).unwrap();
+            let whole = d.read_slices(None).unwrap().bytes;
+            assert!(out == whole, "{name}");
+            assert_eq!(reported, whole.len() as u64, "{name}");
+        }
+    }
 
     /// The flat (C-order) element indices the pieces of `shape` read, in order.
     fn flat_order(shape: &[u64], block: u64) -> Vec<u64> {

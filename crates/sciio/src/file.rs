@@ -443,7 +443,7 @@ impl File {
     /// The array data of a `.npy` file as a byte range of the file: the file opened again, the
     /// data's offset and its length (`None` for other formats: their data is decoded, or
     /// checked as it is read). Lets a writer copy the bytes file to file.
-    #[cfg(feature = "hdf5")]
+    #[cfg(any(feature = "hdf5", feature = "mat"))]
     pub(crate) fn raw_array_range(&self, path: &str) -> Result<Option<(fs::File, u64, u64)>> {
         let Backend::Npy(header) = &self.backend else {
             return Ok(None);

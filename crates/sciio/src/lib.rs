@@ -83,6 +83,8 @@ mod mat;
 #[cfg(feature = "mat")]
 mod mat_convert;
 #[cfg(feature = "mat")]
+mod mat_pieces;
+#[cfg(feature = "mat")]
 mod mat_write;
 mod options;
 #[cfg(feature = "parquet")]
@@ -95,7 +97,7 @@ mod store;
 #[cfg(feature = "hdfstore")]
 mod store_convert;
 // Streaming writes into .h5 or .parquet: nothing to stream into with neither.
-#[cfg(any(feature = "hdf5", feature = "parquet"))]
+#[cfg(any(feature = "hdf5", feature = "parquet", feature = "mat"))]
 mod stream;
 
 pub use convert::{

@@ -13,6 +13,7 @@ use sciio_mat::{
 };
 
 use crate::compress::CompressSpec;
+use crate::mat_pieces::{numeric_kind, route, stage, Columns, Prefetch, Route, Sizes};
 use crate::node::ArrayInfo;
 
 /// A MAT file being written: into a temporary file in the destination's folder, renamed into
@@ -121,9 +122,11 @@ impl MatOut {
 
     /// Writes the array at `path` of `src` as top-level variable `name` piece by piece
     /// ([`sciio_mat::MatWriter::write_pieces`]: the same file as [`MatOut::write`] makes of
-    /// the whole array) when it is a large numeric or logical array of at most two
-    /// dimensions read by rows from a `.npy` or HDF5 file; `false`, having written nothing,
-    /// otherwise. `progress` is told the bytes written so far.
+    /// the whole array) when it is a large numeric or logical array from a `.npy`, `.npz` or
+    /// HDF5 file, of any number of dimensions, in C or Fortran order (the routes are in
+    /// `mat_pieces.rs`); `false`, having written nothing, otherwise. `progress` is told the
+    /// bytes done so far: an array staged through a temporary file counts its copy as the
+    /// first half of its bytes and its writing as the second.
     pub(crate) fn write_streamed(
         &mut self,
         name: &str,
@@ -132,8 +135,21 @@ impl MatOut {
         info: &ArrayInfo,
         progress: &mut dyn FnMut(u64),
     ) -> Result<bool> {
+        self.write_streamed_with(name, src, path, info, progress, Sizes::DEFAULT)
+    }
+
+    /// [`MatOut::write_streamed`] with the sizes that choose the route (smaller in tests).
+    fn write_streamed_with(
+        &mut self,
+        name: &str,
+        src: &mut crate::file::File,
+        path: &str,
+        info: &ArrayInfo,
+        progress: &mut dyn FnMut(u64),
+        sizes: Sizes,
+    ) -> Result<bool> {
         let name = name.trim_matches('/');
-        let Some(kind) = streamable(src, info, name) else {
+        let Some((kind, route)) = streamable(src, info, name, sizes) else {
             return Ok(false);
         };
         if self.nested.contains(name) {
@@ -145,14 +161,41 @@ impl MatOut {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => std::path::PathBuf::from("."),
         };
-        let mut columns = Columns::new(src, path, info, &folder, progress);
-        let mut fill = |first: u64, buf: &mut [u8]| columns.fill(first, buf);
-        let array = sciio_mat::ArrayPieces {
-            kind,
-            shape: info.shape.clone(),
-            fill: &mut fill,
+        let shape = info.shape.clone();
+        let mut done = 0u64;
+        let Route::Staged { block_rows, stored } = route else {
+            let mut columns = Columns::new(src, path, info, &folder, sizes);
+            let mut fill = |first: u64, buf: &mut [u8]| {
+                columns.fill(first, buf, route)?;
+                done += buf.len() as u64;
+                progress(done);
+                Ok(())
+            };
+            let fill = &mut fill;
+            let array = sciio_mat::ArrayPieces { kind, shape, fill };
+            self.writer.write_pieces(name, array, Some(&meta))?;
+            return Ok(true);
         };
-        self.writer.write_pieces(name, array, Some(&meta))?;
+        let (staged, copied) = stage(src, path, info, (block_rows, stored), &folder, &mut |d| {
+            progress(d / 2)
+        })?;
+        let (base, share) = match copied {
+            true => (info.nbytes() / 2, 2),
+            false => (0, 1),
+        };
+        let elements = info.nbytes() / info.dtype.itemsize().max(1) as u64;
+        let writer = &mut self.writer;
+        Prefetch::run(&staged, elements, |prefetch| {
+            let mut fill = |first: u64, buf: &mut [u8]| {
+                prefetch.fill(first, buf)?;
+                done += buf.len() as u64;
+                progress(base + done / share);
+                Ok(())
+            };
+            let fill = &mut fill;
+            let array = sciio_mat::ArrayPieces { kind, shape, fill };
+            writer.write_pieces(name, array, Some(&meta))
+        })?;
         Ok(true)
     }
 
@@ -171,292 +214,24 @@ impl MatOut {
     }
 }
 
-/// Arrays from this size on are written piece by piece ([`MatOut::write_streamed`]).
-const PIECES_FROM: u64 = 16 << 20;
-
-/// Rows read at a time when gathering columns.
-const BLOCK_BYTES: usize = 8 << 20;
-
-/// The element kind of an array [`MatOut::write_streamed`] writes piece by piece, or `None`.
-fn streamable(src: &crate::file::File, info: &ArrayInfo, name: &str) -> Option<ScalarKind> {
-    let kind = info.dtype.as_scalar()?.kind;
-    let row_bytes = info.row_bytes();
+/// The element kind and route of an array [`MatOut::write_streamed`] writes piece by piece,
+/// or `None`.
+fn streamable(
+    src: &crate::file::File,
+    info: &ArrayInfo,
+    name: &str,
+    sizes: Sizes,
+) -> Option<(ScalarKind, Route)> {
     let source = matches!(
         src.format(),
         crate::format::Format::Npy | crate::format::Format::Npz
     );
     #[cfg(feature = "hdf5")]
     let source = source || src.format() == crate::format::Format::Hdf5;
-    let fits = (1..=2).contains(&info.shape.len())
-        && info.row_ordered()
-        && row_bytes > 0
-        && row_bytes <= BLOCK_BYTES
-        && info.nbytes() >= PIECES_FROM;
-    (source
-        && fits
-        && !name.contains('/')
-        && sciio_mat::MatClass::of_kind(kind).is_some()
-        && sciio_mat::no_class_reason(&info.dtype).is_none())
-    .then_some(kind)
-}
-
-/// Matrices from this size on are transposed through a temporary file (see [`Columns`]).
-const TRANSPOSE_FROM: u64 = 64 << 20;
-
-/// The elements of a C-order array of one or two dimensions in MATLAB's order (column by
-/// column). One row or one column: the stored order, read as asked. A matrix: a run of
-/// columns needs every row, so reading the source for each piece would read it once per
-/// piece (quadratic in its size). Small matrices do that (from blocks of whole rows, in the
-/// page cache); larger ones are first read once, block of rows by block of rows, each block
-/// written column-major into an unnamed temporary file beside the destination, from which a
-/// run of columns is then one read per block.
-struct Columns<'a> {
-    src: &'a mut crate::file::File,
-    path: &'a str,
-    rows: u64,
-    cols: u64,
-    item: usize,
-    /// Where the temporary files go (the destination's folder).
-    folder: &'a Path,
-    /// The stored element type.
-    dtype: sciio_core::DType,
-    /// An `.npz` member's data copied into a temporary file (members are read from their
-    /// start: reading rows from the member itself would inflate it again for every block).
-    copy: Option<Option<std::fs::File>>,
-    transposed: Option<Transposed>,
-    progress: &'a mut dyn FnMut(u64),
-    done: u64,
-}
-
-/// The matrix in a temporary file as blocks of rows, each column-major.
-struct Transposed {
-    file: std::fs::File,
-    /// Rows per block (the last block holds the rest).
-    block_rows: u64,
-}
-
-impl<'a> Columns<'a> {
-    fn new(
-        src: &'a mut crate::file::File,
-        path: &'a str,
-        info: &ArrayInfo,
-        folder: &'a Path,
-        progress: &'a mut dyn FnMut(u64),
-    ) -> Columns<'a> {
-        let rows = info.shape[0] as u64;
-        let cols = info.shape.get(1).map_or(1, |&c| c as u64);
-        Columns {
-            path,
-            rows,
-            cols,
-            item: info.dtype.itemsize(),
-            folder,
-            dtype: info.dtype.clone(),
-            copy: match src.format() {
-                crate::format::Format::Npz => Some(None),
-                _ => None,
-            },
-            src,
-            transposed: None,
-            progress,
-            done: 0,
-        }
+    if !source || name.contains('/') {
+        return None;
     }
-
-    /// Rows `lo..hi` in native byte order, C order.
-    fn rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
-        let block = match self.copy.is_some() {
-            true => self.copied_rows(lo, hi)?,
-            false => self.src.read_array_rows(self.path, lo, hi)?,
-        };
-        let want = (hi - lo) as usize * self.cols as usize * self.item;
-        if block.nbytes() != want {
-            return Err(Error::truncated(format!(
-                "rows {lo}..{hi} hold {} bytes, not {want}",
-                block.nbytes()
-            ))
-            .with_node(self.path.to_string()));
-        }
-        Ok(match block.dtype().is_native() {
-            true => block.to_order(Order::C),
-            false => block.to_native().to_order(Order::C),
-        })
-    }
-
-    /// Rows `lo..hi` (stored dtype) from the copy of the data, made at the first call.
-    fn copied_rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
-        let row = self.cols * self.item as u64;
-        if let Some(None) = self.copy {
-            use std::io::Write as _;
-            let io = |e| Error::io("cannot write the temporary copy of the array", e);
-            let file = tempfile::tempfile_in(self.folder)
-                .map_err(io)
-                .map_err(|e| e.with_file(self.folder))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            self.src.copy_array_data(self.path, &mut w, &mut |_| {})?;
-            w.flush().map_err(io)?;
-            let file = w.into_inner().map_err(|e| io(e.into_error()))?;
-            if file.metadata().map_err(io)?.len() != self.rows * row {
-                return Err(
-                    Error::truncated("the member's data is shorter than its shape")
-                        .with_node(self.path.to_string()),
-                );
-            }
-            self.copy = Some(Some(file));
-        }
-        let Some(Some(file)) = &self.copy else {
-            return Err(Error::invalid_input("internal: no copy of the array"));
-        };
-        let mut bytes = vec![0u8; ((hi - lo) * row) as usize];
-        crate::atomic::read_at(file, &mut bytes, lo * row)
-            .map_err(|e| Error::io("cannot read the temporary copy of the array", e))?;
-        NdArray::from_bytes(
-            self.dtype.clone(),
-            &[(hi - lo) as usize, self.cols as usize],
-            Order::C,
-            &bytes,
-        )
-    }
-
-    /// Rows per block read at a time.
-    fn block_rows(&self) -> u64 {
-        let row_bytes = self.cols as usize * self.item;
-        ((BLOCK_BYTES / row_bytes.max(1)).max(1)) as u64
-    }
-
-    /// Fills `buf` with the elements from `first` on in column-major order.
-    fn fill(&mut self, first: u64, buf: &mut [u8]) -> Result<()> {
-        let item = self.item.max(1);
-        let n = (buf.len() / item) as u64;
-        let end = first + n;
-        if n == 0 {
-            return Ok(());
-        }
-        let bytes = self.rows * self.cols * item as u64;
-        if self.cols == 1 || self.rows == 1 {
-            // One column or one row: column-major order is the stored order.
-            let (lo, hi) = match self.cols {
-                1 => (first, end),
-                _ => (0, 1),
-            };
-            let block = self.rows(lo, hi)?;
-            let at = match self.cols {
-                1 => 0,
-                _ => first as usize * item,
-            };
-            buf.copy_from_slice(&block.as_bytes()[at..at + buf.len()]);
-        } else if bytes < TRANSPOSE_FROM {
-            self.scatter(first, end, buf)?;
-        } else {
-            if self.transposed.is_none() {
-                self.transposed = Some(self.transpose()?);
-            }
-            self.read_transposed(first, end, buf)?;
-        }
-        self.done += buf.len() as u64;
-        (self.progress)(self.done);
-        Ok(())
-    }
-
-    /// Elements `first..end` (column-major) of a matrix, read by blocks of whole rows.
-    fn scatter(&mut self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {
-        let (rows, item) = (self.rows, self.item);
-        let (j0, j1) = (first / rows, (end - 1) / rows + 1);
-        let (lo, hi) = match j1 - j0 {
-            1 => (first % rows, (end - 1) % rows + 1),
-            _ => (0, rows),
-        };
-        let row_bytes = self.cols as usize * item;
-        let per_block = self.block_rows();
-        let mut a = lo;
-        while a < hi {
-            let b = (a + per_block).min(hi);
-            let block = self.rows(a, b)?;
-            let bytes = block.as_bytes();
-            for i in a..b {
-                let row = &bytes[(i - a) as usize * row_bytes..][..row_bytes];
-                for j in j0..j1 {
-                    let k = j * rows + i;
-                    if k < first || k >= end {
-                        continue;
-                    }
-                    let to = (k - first) as usize * item;
-                    let from = j as usize * item;
-                    buf[to..to + item].copy_from_slice(&row[from..from + item]);
-                }
-            }
-            a = b;
-        }
-        Ok(())
-    }
-
-    /// Reads the whole matrix once into a temporary file, block of rows by block of rows,
-    /// each block column-major.
-    fn transpose(&mut self) -> Result<Transposed> {
-        use std::io::Write as _;
-        let io = |e| {
-            Error::io(
-                "cannot write the temporary file of the transposed matrix",
-                e,
-            )
-        };
-        let file = tempfile::tempfile_in(self.folder)
-            .map_err(io)
-            .map_err(|e| e.with_file(self.folder))?;
-        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-        let block_rows = self.block_rows();
-        let mut a = 0;
-        while a < self.rows {
-            let b = (a + block_rows).min(self.rows);
-            let block = self.rows(a, b)?.to_order(Order::F);
-            out.write_all(block.as_bytes()).map_err(io)?;
-            a = b;
-        }
-        let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-        Ok(Transposed { file, block_rows })
-    }
-
-    /// Elements `first..end` (column-major) from the transposed blocks: one read per block
-    /// (the run of columns is contiguous in each), then each column's rows put in place.
-    fn read_transposed(&mut self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {
-        let (rows, item) = (self.rows, self.item as u64);
-        let Some(t) = &self.transposed else {
-            return Err(Error::invalid_input(
-                "internal: the matrix is not transposed",
-            ));
-        };
-        let (j0, j1) = (first / rows, (end - 1) / rows + 1);
-        let mut scratch = Vec::new();
-        let mut a = 0;
-        while a < rows {
-            let b = (a + t.block_rows).min(rows);
-            let height = b - a;
-            // This block's column j holds rows a..b at block start + j * height.
-            let start = a * self.cols * item;
-            scratch.resize(((j1 - j0) * height * item) as usize, 0);
-            crate::atomic::read_at(&t.file, &mut scratch, start + j0 * height * item)
-                .map_err(|e| Error::io("cannot read the temporary file of the matrix", e))?;
-            for j in j0..j1 {
-                // The rows of column j inside first..end, and inside this block.
-                let lo = if j == j0 { first % rows } else { 0 }.max(a);
-                let hi = if j == j1 - 1 {
-                    (end - 1) % rows + 1
-                } else {
-                    rows
-                }
-                .min(b);
-                if lo >= hi {
-                    continue;
-                }
-                let from = (((j - j0) * height + (lo - a)) * item) as usize;
-                let to = ((j * rows + lo - first) * item) as usize;
-                let len = ((hi - lo) * item) as usize;
-                buf[to..to + len].copy_from_slice(&scratch[from..from + len]);
-            }
-            a = b;
-        }
-        Ok(())
-    }
+    Some((numeric_kind(info)?, route(info, sizes)?))
 }
 
 fn both_value_and_struct(name: &str) -> Error {
@@ -767,5 +542,64 @@ mod tests {
             (vec![1, 0, 1], vec![0, 1, 2, 3])
         );
         assert!(saved_sparse(&fields[..4]).is_none());
+    }
+
+    /// A variable written piece by piece by each route is the file the whole array makes,
+    /// byte for byte, in every MAT version (at one `SOURCE_DATE_EPOCH`).
+    #[test]
+    fn streamed_variables_make_the_whole_arrays_file() {
+        use crate::mat_pieces::tests::{array, saved, sizes};
+        use crate::options::MatOutVersion;
+        static EPOCH: std::sync::Once = std::sync::Once::new();
+        EPOCH.call_once(|| std::env::set_var("SOURCE_DATE_EPOCH", "1700000000"));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let cases = [
+            (vec![40, 30, 20], Order::C, false, sizes(2 * 600 * 8, 0)),
+            (
+                vec![40, 30, 20],
+                Order::C,
+                true,
+                sizes(2 * 600 * 8, u64::MAX),
+            ),
+            (vec![40, 30, 20], Order::F, false, sizes(4096, 0)),
+            (vec![40, 30, 20], Order::F, true, sizes(4096, 0)),
+            (vec![6, 5000], Order::C, false, sizes(4096, 0)),
+            (vec![6, 5000], Order::C, true, sizes(4096, 0)),
+        ];
+        for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
+            for (shape, order, npz, sizes) in &cases {
+                let a = array(shape, *order);
+                let whole = d.join("whole.mat");
+                let mut out = MatOut::create(&whole, None, version).unwrap();
+                out.write("x", &a).unwrap();
+                out.finish(&whole).unwrap();
+                let (mut file, at) = saved(d, &a, *npz);
+                let info = ArrayInfo::of(&a);
+                let pieces = d.join("pieces.mat");
+                let mut out = MatOut::create(&pieces, None, version).unwrap();
+                let mut reported = Vec::new();
+                let streamed = out
+                    .write_streamed_with(
+                        "x",
+                        &mut file,
+                        &at,
+                        &info,
+                        &mut |d| reported.push(d),
+                        *sizes,
+                    )
+                    .unwrap();
+                assert!(streamed, "{shape:?} {order:?}");
+                // Progress moves on through a staged copy and ends at the array's bytes.
+                assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
+                assert_eq!(reported.last(), Some(&info.nbytes()), "{shape:?} {order:?}");
+                out.finish(&pieces).unwrap();
+                let read = |p| std::fs::read(p).unwrap();
+                assert!(
+                    read(&whole) == read(&pieces),
+                    "{version:?} {shape:?} {order:?} npz {npz}"
+                );
+            }
+        }
     }
 }

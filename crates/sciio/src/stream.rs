@@ -22,6 +22,7 @@ use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use sciio_core::{Error, Result};
 
 use crate::file::File;
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 use crate::node::ArrayInfo;
 
 /// Bytes of one batch of rows moved between the reader and the writer.
@@ -31,16 +32,19 @@ pub(crate) const BATCH_BYTES: usize = 8 << 20;
 const IN_FLIGHT: usize = 2;
 
 /// [`ArrayInfo::row_ordered`]: the array streams by rows.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn row_ordered(info: &ArrayInfo) -> bool {
     info.row_ordered()
 }
 
 /// [`ArrayInfo::row_bytes`].
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn row_bytes(info: &ArrayInfo) -> usize {
     info.row_bytes()
 }
 
 /// Rows per batch for rows of `row_bytes` bytes.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn batch_rows(row_bytes: usize) -> usize {
     (BATCH_BYTES / row_bytes.max(1)).max(1)
 }
@@ -185,14 +189,17 @@ pub(crate) fn write_h5_leaf(
     Ok(true)
 }
 
-/// Fortran-order matrices from this size on stream through a temporary file
+/// Fortran-order arrays from this size on stream through a temporary file
 /// ([`for_each_transposed_batch`]); smaller ones are read whole.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 const TRANSPOSE_FROM: u64 = 16 << 20;
 
-/// Whether the array is a 2-d Fortran-order matrix of scalars (a MAT matrix, a Fortran-order
-/// `.npy`) large enough to stream by [`for_each_transposed_batch`].
+/// Whether the array is a Fortran-order array of scalars of two or more dimensions (a MAT
+/// matrix or N-d array, a Fortran-order `.npy`) large enough to stream by
+/// [`for_each_transposed_batch`].
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn transposable(info: &ArrayInfo) -> bool {
-    info.shape.len() == 2
+    info.shape.len() >= 2
         && info.order == sciio_core::Order::F
         && !row_ordered(info)
         && info.dtype.as_scalar().is_some()
@@ -200,64 +207,154 @@ pub(crate) fn transposable(info: &ArrayInfo) -> bool {
 }
 
 /// Calls `consume` with each block of `batch_rows` rows (C order, the last block shorter) of
-/// the [`transposable`] matrix at `path` of `src`, in bounded memory: its stored column-major
+/// the [`transposable`] array at `path` of `src`, in bounded memory: its stored column-major
 /// bytes are first copied, as the source streams them, into an unnamed temporary file in
-/// `folder`, from which each block of rows is then gathered column by column.
+/// `folder` (`copied` gets the bytes copied so far), from which each block of rows is then
+/// gathered column by column on a thread of its own while `consume` takes the one before.
+/// Column `c` is the Fortran-order index of the trailing axes: its run of rows `a..b` is
+/// one read, its place in a C-order row that index's C-order one.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 pub(crate) fn for_each_transposed_batch(
     src: &mut File,
     path: &str,
     info: &ArrayInfo,
     folder: &std::path::Path,
     batch_rows: usize,
+    copied: &mut dyn FnMut(u64),
     consume: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
-    let item = info.dtype.itemsize() as u64;
-    let (rows, cols) = match info.shape[..] {
-        [r, c] => (r as u64, c as u64),
-        _ => return Err(Error::invalid_input("internal: not a matrix")),
-    };
-    let io = |e| {
-        Error::io(
-            "cannot write the temporary file of the transposed matrix",
-            e,
-        )
-    };
+    if info.shape.len() < 2 {
+        return Err(Error::invalid_input("internal: not an array of rows"));
+    }
+    let io = |e| Error::io("cannot write the temporary file of the transposed array", e);
     let temp = tempfile::tempfile_in(folder)
         .map_err(io)
         .map_err(|e| e.with_file(folder))?;
     let mut w = io::BufWriter::with_capacity(1 << 20, temp);
-    src.copy_array_data(path, &mut w, &mut |_| {})?;
+    src.copy_array_data(path, &mut w, copied)?;
     let temp = w.into_inner().map_err(|e| io(e.into_error()))?;
-    let copied = temp.metadata().map_err(io)?.len();
-    if copied != info.nbytes() {
+    let length = temp.metadata().map_err(io)?.len();
+    if length != info.nbytes() {
         return Err(Error::truncated(format!(
-            "the array's data is {copied} bytes, not the {} its shape and dtype make",
+            "the array's data is {length} bytes, not the {} its shape and dtype make",
             info.nbytes()
         ))
         .with_node(path.to_string()));
     }
-    let (width, item) = ((cols * item) as usize, item as usize);
-    let mut column = Vec::new();
-    let mut block = Vec::new();
-    let mut a = 0;
-    while a < rows {
-        let b = (a + batch_rows.max(1) as u64).min(rows);
-        let height = (b - a) as usize;
-        block.clear();
-        block.resize(height * width, 0);
-        column.resize(height * item, 0);
-        for j in 0..cols {
-            crate::atomic::read_at(&temp, &mut column, (j * rows + a) * item as u64)
-                .map_err(|e| Error::io("cannot read the temporary file of the matrix", e))?;
-            for (i, value) in column.chunks_exact(item).enumerate() {
-                let to = i * width + j as usize * item;
-                block[to..to + item].copy_from_slice(value);
+    let gather = Gather::new(&temp, info);
+    let (full_tx, full_rx) = sync_channel::<Result<Vec<u8>>>(1);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut a = 0;
+            while a < gather.rows {
+                let b = (a + batch_rows.max(1) as u64).min(gather.rows);
+                let block = gather.rows(a, b);
+                let failed = block.is_err();
+                if full_tx.send(block).is_err() || failed {
+                    return;
+                }
+                a = b;
+            }
+        });
+        let mut consumed = Ok(());
+        for block in full_rx.iter() {
+            consumed = block.and_then(|block| consume(&block));
+            if consumed.is_err() {
+                // Dropping the receiver stops the gathering thread at its next block.
+                break;
             }
         }
-        consume(&block)?;
-        a = b;
+        consumed
+    })
+}
+
+/// Blocks of C-order rows gathered from the Fortran-order bytes of an array in a file.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
+struct Gather<'f> {
+    file: &'f std::fs::File,
+    rows: u64,
+    /// The trailing axes (a row's shape).
+    trailing: Vec<u64>,
+    item: u64,
+}
+
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
+impl<'f> Gather<'f> {
+    fn new(file: &'f std::fs::File, info: &ArrayInfo) -> Gather<'f> {
+        Gather {
+            file,
+            rows: info.shape[0] as u64,
+            trailing: info.shape[1..].iter().map(|&d| d as u64).collect(),
+            item: info.dtype.itemsize() as u64,
+        }
     }
-    Ok(())
+
+    /// Rows `a..b` in C order: one read per column, the columns in Fortran order of the
+    /// trailing axes, each put at its C-order place in the rows.
+    fn rows(&self, a: u64, b: u64) -> Result<Vec<u8>> {
+        let (item, height) = (self.item as usize, (b - a) as usize);
+        let width = self.trailing.iter().product::<u64>() as usize * item;
+        let mut block = vec![0u8; height * width];
+        let mut column = vec![0u8; height * item];
+        let mut places = CPlaces::new(&self.trailing);
+        let mut c = 0u64;
+        while let Some(place) = places.next_place() {
+            let at = (c * self.rows + a) * self.item;
+            crate::atomic::read_at(self.file, &mut column, at)
+                .map_err(|e| Error::io("cannot read the temporary file of the array", e))?;
+            let place = place as usize * item;
+            for (i, value) in column.chunks_exact(item).enumerate() {
+                let to = i * width + place;
+                block[to..to + item].copy_from_slice(value);
+            }
+            c += 1;
+        }
+        Ok(block)
+    }
+}
+
+/// The C-order index of each index of an array of shape `dims`, taken in Fortran order.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
+struct CPlaces {
+    dims: Vec<u64>,
+    /// C-order strides, in elements.
+    strides: Vec<u64>,
+    at: Option<Vec<u64>>,
+}
+
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
+impl CPlaces {
+    fn new(dims: &[u64]) -> CPlaces {
+        let mut strides = vec![1u64; dims.len()];
+        for k in (0..dims.len().saturating_sub(1)).rev() {
+            strides[k] = strides[k + 1] * dims[k + 1];
+        }
+        let empty = dims.contains(&0);
+        CPlaces {
+            dims: dims.to_vec(),
+            strides,
+            at: (!empty).then(|| vec![0; dims.len()]),
+        }
+    }
+
+    fn next_place(&mut self) -> Option<u64> {
+        let at = self.at.as_mut()?;
+        let place = at.iter().zip(&self.strides).map(|(i, s)| i * s).sum();
+        // Advance the first axis fastest (Fortran order); past the last index, done.
+        let mut carried = true;
+        for (k, i) in at.iter_mut().enumerate() {
+            *i += 1;
+            if *i < self.dims[k] {
+                carried = false;
+                break;
+            }
+            *i = 0;
+        }
+        if carried {
+            self.at = None;
+        }
+        Some(place)
+    }
 }
 
 /// Writes the [`transposable`] matrix at `path` of `src` as node `name` of `out` (C order,
@@ -279,14 +376,26 @@ pub(crate) fn write_h5_leaf_transposed(
     }
     let mut fill = out.start(name, info)?;
     let row = row_bytes(info);
+    // The copy into the temporary file is the first half of the bytes, the writing the second.
+    let progress = std::cell::RefCell::new(progress);
+    let half = info.nbytes() / 2;
     let mut done = 0u64;
-    for_each_transposed_batch(src, path, info, folder, batch_rows(row), &mut |block| {
-        fill.append(block)
-            .map_err(|e| e.with_node(name.to_string()))?;
-        done += block.len() as u64;
-        progress(done);
-        Ok(())
-    })?;
+    let mut copied = |d: u64| (progress.borrow_mut())(d / 2);
+    for_each_transposed_batch(
+        src,
+        path,
+        info,
+        folder,
+        batch_rows(row),
+        &mut copied,
+        &mut |block| {
+            fill.append(block)
+                .map_err(|e| e.with_node(name.to_string()))?;
+            done += block.len() as u64;
+            (progress.borrow_mut())(half + done / 2);
+            Ok(())
+        },
+    )?;
     fill.finish().map_err(|e| e.with_node(name.to_string()))?;
     Ok(true)
 }
@@ -414,11 +523,23 @@ mod parquet {
             Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
             _ => std::path::PathBuf::from("."),
         };
+        // A transposed array's copy into its temporary file is the first half of the bytes.
+        let (base, share) = match transposed {
+            true => (total / 2, 2),
+            false => (0, 1),
+        };
+        let progress = std::cell::RefCell::new(progress);
         let mut convert = |src: &mut File, send: &mut SendBatch<'_>| {
             let batches =
                 |src: &mut File, consume: &mut dyn FnMut(&[u8]) -> Result<()>| match transposed {
                     true => super::for_each_transposed_batch(
-                        src, path, &info, &folder, per_batch, consume,
+                        src,
+                        path,
+                        &info,
+                        &folder,
+                        per_batch,
+                        &mut |d| (progress.borrow_mut())(d / 2, total),
+                        consume,
                     ),
                     false => for_each_batch(src, path, row, per_batch, consume),
                 };
@@ -436,7 +557,7 @@ mod parquet {
                     send(batch.clone())?;
                 }
                 done += bytes.len() as u64;
-                progress(done, total);
+                (progress.borrow_mut())(base + done / share, total);
                 Ok(())
             })
         };
@@ -880,6 +1001,42 @@ mod tests {
         sciio_npy::write_array(&mut bytes, &array).unwrap();
         std::fs::write(&path, bytes).unwrap();
         File::open(&path).unwrap()
+    }
+
+    /// Fortran-order arrays of two or more dimensions come out as blocks of C-order rows,
+    /// the copy into the temporary file reported as it goes.
+    #[cfg(any(feature = "hdf5", feature = "parquet"))]
+    #[test]
+    fn fortran_order_arrays_come_out_in_c_order_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        for shape in [vec![9, 4], vec![7, 5, 6], vec![5, 3, 2, 4], vec![4, 1, 3]] {
+            let n: usize = shape.iter().product();
+            let values: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
+            let a = sciio_core::NdArray::from_vec(values, &shape).unwrap();
+            let f = a.to_order(sciio_core::Order::F);
+            let path = dir.path().join("f.npy");
+            let mut bytes = Vec::new();
+            sciio_npy::write_array(&mut bytes, &f).unwrap();
+            std::fs::write(&path, bytes).unwrap();
+            let mut file = File::open(&path).unwrap();
+            let info = ArrayInfo::of(&f);
+            let (mut got, mut copied) = (Vec::new(), Vec::new());
+            for_each_transposed_batch(
+                &mut file,
+                "/",
+                &info,
+                dir.path(),
+                2,
+                &mut |d| copied.push(d),
+                &mut |block| {
+                    got.extend_from_slice(block);
+                    Ok(())
+                },
+            )
+            .unwrap();
+            assert!(got == a.as_bytes(), "{shape:?}");
+            assert_eq!(copied.last(), Some(&info.nbytes()), "{shape:?}");
+        }
     }
 
     #[test]

@@ -954,16 +954,29 @@ fn ref_dataset(loc: &Group, name: &str, shape: &[usize], refs: &[u64]) -> Result
     plain_dataset(loc, name, H5Type::ObjectRef, dims, &le_bytes(refs))
 }
 
+/// Rows (HDF5's first dimension) wider than this are cut into chunks ([`chunk_shape`]).
+const WIDE_ROW_BYTES: usize = 4 << 20;
+
 /// Chunks are slabs along the first (slowest) HDF5 dimension, about `chunk_bytes` each, so
-/// each is a contiguous run of the data; rows too wide for that (beyond 64 MiB, where a chunk
-/// would approach libhdf5's 4 GiB limit) are cut along the last dimension instead.
+/// each is a contiguous run of the data; rows wider than [`WIDE_ROW_BYTES`] are cut into
+/// contiguous runs of about `chunk_bytes` instead (whole inner dimensions and part of one):
+/// a chunk of a whole wide row would make every reader and writer hold rows of the data's
+/// size (a 3-d array's page, a long column), so memory would grow with the data.
 fn chunk_shape(dims: &[u64], item: usize, chunk_bytes: usize) -> Vec<u64> {
     let row_elems: u64 = dims[1..].iter().product();
     let row_bytes = (row_elems as usize).saturating_mul(item).max(1);
-    if row_bytes > 64 << 20 {
+    if row_bytes > WIDE_ROW_BYTES.max(chunk_bytes) {
         let mut chunk: Vec<u64> = dims.iter().map(|_| 1).collect();
-        let last = dims.len() - 1;
-        chunk[last] = ((chunk_bytes / item.max(1)).max(1) as u64).min(dims[last]);
+        let mut inner = item.max(1) as u64;
+        for k in (1..dims.len()).rev() {
+            let fit = (chunk_bytes as u64 / inner).max(1);
+            if fit < dims[k] {
+                chunk[k] = fit;
+                break;
+            }
+            chunk[k] = dims[k];
+            inner *= dims[k];
+        }
         return chunk;
     }
     let rows_per = ((chunk_bytes / row_bytes).max(1) as u64).min(dims[0]);
@@ -1089,6 +1102,16 @@ mod tests {
         assert_eq!(chunk_shape(&[100, 1000], 8, 1 << 20), vec![100, 1000]);
         assert_eq!(chunk_shape(&[1000, 1000], 8, 1 << 20), vec![131, 1000]);
         assert_eq!(chunk_shape(&[10, 1 << 24], 8, 1 << 20), vec![1, 1 << 17]);
-        assert_eq!(chunk_shape(&[3, 1 << 20], 8, 1 << 20), vec![1, 1 << 20]);
+        assert_eq!(chunk_shape(&[3, 1 << 19], 8, 1 << 20), vec![1, 1 << 19]);
+        // Rows over 4 MiB: runs of about a chunk, whole inner dimensions first.
+        assert_eq!(chunk_shape(&[3, 1 << 20], 8, 1 << 20), vec![1, 1 << 17]);
+        assert_eq!(
+            chunk_shape(&[8, 1 << 17, 64], 8, 1 << 20),
+            vec![1, 2048, 64]
+        );
+        assert_eq!(
+            chunk_shape(&[8, 64, 1 << 17], 8, 1 << 20),
+            vec![1, 1, 1 << 17]
+        );
     }
 }

@@ -1,0 +1,704 @@
+//! The elements of a numpy array in MATLAB's order (column-major), given piece by piece to
+//! `sciio_mat::MatWriter::write_pieces` by `MatOut::write_streamed` (`mat_write.rs`), for
+//! arrays of any number of dimensions in C or Fortran order.
+//!
+//! MATLAB's order of an array of shape `(d0, d1, …)` is numpy's Fortran order: element
+//! `(i0, i1, …)` at `i0 + d0 * c`, `c` the Fortran-order index of `(i1, …)` among the trailing
+//! axes. So the array is a matrix of `d0` rows and `c` columns, and a block of whole rows
+//! put in Fortran order holds, for each column in turn, that column's run of rows. The
+//! routes ([`Route`]):
+//! - **stored**: one row or one column of at most two dimensions: the stored order is
+//!   MATLAB's, rows read as asked;
+//! - **scatter**: a small C-order array (under 64 MiB): each piece gathered from blocks of
+//!   whole rows read again (in the page cache);
+//! - **staged**: the data put once into a file of blocks of rows, each block in Fortran
+//!   order, from which a run of columns is one read per block. A Fortran-order array (or
+//!   one with at most one axis longer than 1) is one block: its stored bytes; a 2-d C-order
+//!   matrix whose rows are over a block is blocks of one row: its stored bytes too. A native
+//!   `.npy` of either is read where it is (no copy); otherwise the source is read on a thread
+//!   of its own (`stream::for_each_batch`) while this one transposes and writes the blocks
+//!   into an unnamed temporary file beside the destination. While the writer takes a piece,
+//!   a second thread reads the next one from that file ([`Prefetch`]).
+//!
+//! A C-order array of three or more dimensions whose rows are over a block is read whole.
+
+use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
+
+use crate::node::ArrayInfo;
+
+/// The sizes that choose a route; [`Sizes::DEFAULT`] but in tests.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sizes {
+    /// Arrays from this size on are written piece by piece.
+    pub(crate) pieces_from: u64,
+    /// Bytes of a block of rows.
+    pub(crate) block_bytes: usize,
+    /// C-order arrays from this size on are staged (smaller ones scattered).
+    pub(crate) transpose_from: u64,
+}
+
+impl Sizes {
+    pub(crate) const DEFAULT: Sizes = Sizes {
+        pieces_from: 16 << 20,
+        block_bytes: 8 << 20,
+        transpose_from: 64 << 20,
+    };
+}
+
+/// How an array's pieces are made (see the module's description).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Route {
+    Stored,
+    Scatter,
+    /// Blocks of this many rows in the staged file; `stored`: the blocks are the stored
+    /// bytes (Fortran order, or rows of one axis one at a time).
+    Staged {
+        block_rows: u64,
+        stored: bool,
+    },
+}
+
+/// The route of an array of `info` (any source: the caller checks the kind and format), or
+/// `None` when it is read whole.
+pub(crate) fn route(info: &ArrayInfo, sizes: Sizes) -> Option<Route> {
+    let shape = &info.shape;
+    if shape.is_empty() || info.nbytes() < sizes.pieces_from || info.dtype.as_scalar().is_none() {
+        return None;
+    }
+    let row_bytes = info.row_bytes();
+    if row_bytes == 0 {
+        return None;
+    }
+    let (rows, cols) = matrix_of(shape);
+    let matlab_order = info.order == Order::F || shape.iter().filter(|&&d| d > 1).count() <= 1;
+    if shape.len() <= 2
+        && info.row_ordered()
+        && (cols == 1 || (rows == 1 && row_bytes <= sizes.block_bytes))
+    {
+        return Some(Route::Stored);
+    }
+    if matlab_order {
+        let (block_rows, stored) = (rows, true);
+        return Some(Route::Staged { block_rows, stored });
+    }
+    if row_bytes > sizes.block_bytes {
+        // Blocks of one row hold the stored bytes only when the row is one axis.
+        let (block_rows, stored) = (1, true);
+        return (shape.len() == 2).then_some(Route::Staged { block_rows, stored });
+    }
+    if info.nbytes() < sizes.transpose_from {
+        return Some(Route::Scatter);
+    }
+    let block_rows = (sizes.block_bytes / row_bytes).max(1) as u64;
+    let stored = false;
+    Some(Route::Staged { block_rows, stored })
+}
+
+/// Rows (the first axis) and columns (the product of the others) of `shape`.
+fn matrix_of(shape: &[usize]) -> (u64, u64) {
+    let rows = shape.first().map_or(1, |&r| r as u64);
+    let cols = shape.iter().skip(1).map(|&d| d as u64).product();
+    (rows, cols)
+}
+
+/// The array's data as blocks of rows, each in Fortran order, in a file.
+#[derive(Debug)]
+pub(crate) struct Staged {
+    file: std::fs::File,
+    /// Where the first block starts in `file`.
+    offset: u64,
+    block_rows: u64,
+    rows: u64,
+    cols: u64,
+    item: u64,
+}
+
+impl Staged {
+    /// Elements `first..end` (MATLAB's order) into `buf`: one read per block (a run of
+    /// columns is contiguous in each), then each column's rows put in place.
+    pub(crate) fn read(&self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {
+        let (rows, item) = (self.rows, self.item);
+        let read = |buf: &mut [u8], at: u64| {
+            crate::atomic::read_at(&self.file, buf, self.offset + at)
+                .map_err(|e| Error::io("cannot read the staged data of the array", e))
+        };
+        if self.block_rows >= rows {
+            // One block: MATLAB's order itself.
+            return read(buf, first * item);
+        }
+        let (j0, j1) = (first / rows, (end - 1) / rows + 1);
+        let mut scratch = Vec::new();
+        let mut a = 0;
+        while a < rows {
+            let b = (a + self.block_rows).min(rows);
+            let height = b - a;
+            // This block's column j holds rows a..b at block start + j * height.
+            scratch.resize(((j1 - j0) * height * item) as usize, 0);
+            read(&mut scratch, (a * self.cols + j0 * height) * item)?;
+            for j in j0..j1 {
+                // The rows of column j inside first..end, and inside this block.
+                let lo = if j == j0 { first % rows } else { 0 }.max(a);
+                let hi = if j == j1 - 1 {
+                    (end - 1) % rows + 1
+                } else {
+                    rows
+                }
+                .min(b);
+                if lo >= hi {
+                    continue;
+                }
+                let from = (((j - j0) * height + (lo - a)) * item) as usize;
+                let to = ((j * rows + lo - first) * item) as usize;
+                let len = ((hi - lo) * item) as usize;
+                buf[to..to + len].copy_from_slice(&scratch[from..from + len]);
+            }
+            a = b;
+        }
+        Ok(())
+    }
+}
+
+/// Stages the array at `path` of `src` (route [`Route::Staged`] with `block_rows` and
+/// `as_stored`): a native `.npy` whose blocks are its stored bytes is used where it is; anything else is read on a
+/// thread of its own and written, each block of rows in Fortran order, into an unnamed
+/// temporary file in `folder`. `progress` gets the bytes staged so far; `Ok((staged, copied))`,
+/// `copied` false when nothing was copied.
+pub(crate) fn stage(
+    src: &mut crate::file::File,
+    path: &str,
+    info: &ArrayInfo,
+    (block_rows, as_stored): (u64, bool),
+    folder: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<(Staged, bool)> {
+    let (rows, cols) = matrix_of(&info.shape);
+    let item = info.dtype.itemsize() as u64;
+    let staged = |file, offset| Staged {
+        file,
+        offset,
+        block_rows,
+        rows,
+        cols,
+        item,
+    };
+    if as_stored && info.dtype.is_native() {
+        if let Some((file, offset, len)) = raw_npy(src, path)? {
+            if len != info.nbytes() {
+                return Err(short(len, info.nbytes(), path));
+            }
+            return Ok((staged(file, offset), false));
+        }
+    }
+    let file = write_blocks(src, path, info, block_rows, as_stored, folder, progress)?;
+    Ok((staged(file, 0), true))
+}
+
+/// The data of a `.npy` source where it lies: the file, the offset and length of its data.
+fn raw_npy(src: &crate::file::File, path: &str) -> Result<Option<(std::fs::File, u64, u64)>> {
+    src.raw_array_range(path)
+}
+
+fn short(got: u64, want: u64, path: &str) -> Error {
+    Error::truncated(format!(
+        "the array's data is {got} bytes, not the {want} its shape and dtype make"
+    ))
+    .with_node(path.to_string())
+}
+
+/// Writes the staged blocks into a temporary file in `folder`, the source read on a thread of
+/// its own (`as_stored`: the stored bytes, in native byte order; else each block of
+/// `block_rows` rows put in Fortran order).
+fn write_blocks(
+    src: &mut crate::file::File,
+    path: &str,
+    info: &ArrayInfo,
+    block_rows: u64,
+    as_stored: bool,
+    folder: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<std::fs::File> {
+    use std::io::Write as _;
+    let io = |e| Error::io("cannot write the temporary file of the array", e);
+    let file = tempfile::tempfile_in(folder)
+        .map_err(io)
+        .map_err(|e| e.with_file(folder))?;
+    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+    let item = info.dtype.itemsize();
+    let trailing = &info.shape[1..];
+    // Batches of whole elements (as stored) or of whole blocks of rows.
+    let (unit, per_batch) = match as_stored {
+        true => (item, crate::stream::BATCH_BYTES / item.max(1)),
+        false => (info.row_bytes(), block_rows as usize),
+    };
+    let mut done = 0u64;
+    crate::stream::for_each_batch(src, path, unit, per_batch, &mut |batch| {
+        let n = batch.len() / unit.max(1);
+        let shape: Vec<usize> = match as_stored {
+            true => vec![n],
+            false => std::iter::once(n).chain(trailing.iter().copied()).collect(),
+        };
+        let native = info.dtype.is_native();
+        if as_stored && native {
+            out.write_all(batch).map_err(io)?;
+        } else {
+            let block = NdArray::from_bytes(info.dtype.clone(), &shape, Order::C, batch)?;
+            let block = match native {
+                true => block,
+                false => block.to_native(),
+            };
+            out.write_all(block.to_order(Order::F).as_bytes())
+                .map_err(io)?;
+        }
+        done += batch.len() as u64;
+        progress(done);
+        Ok(())
+    })?;
+    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
+    let len = file.metadata().map_err(io)?.len();
+    if len != info.nbytes() {
+        return Err(short(len, info.nbytes(), path));
+    }
+    Ok(file)
+}
+
+/// Reads the next piece of a [`Staged`] array on a thread of its own while the writer takes
+/// the current one: each [`Prefetch::fill`] asks for the run that follows it.
+pub(crate) struct Prefetch<'s> {
+    staged: &'s Staged,
+    ask: SyncSender<(u64, usize)>,
+    got: Receiver<Result<Vec<u8>>>,
+    /// The piece asked for and not taken yet (first element, bytes).
+    pending: Option<(u64, usize)>,
+    elements: u64,
+}
+
+impl<'s> Prefetch<'s> {
+    /// Runs `write` with a [`Prefetch`] over `staged` (the reading thread lives as long).
+    pub(crate) fn run<T>(
+        staged: &'s Staged,
+        elements: u64,
+        write: impl FnOnce(&mut Prefetch<'s>) -> Result<T>,
+    ) -> Result<T> {
+        let (ask, asked) = sync_channel::<(u64, usize)>(1);
+        let (give, got) = sync_channel::<Result<Vec<u8>>>(1);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for (first, len) in asked {
+                    let mut buf = vec![0u8; len];
+                    let end = first + len as u64 / staged.item.max(1);
+                    let read = staged.read(first, end, &mut buf).map(|()| buf);
+                    if give.send(read).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut prefetch = Prefetch {
+                staged,
+                ask,
+                got,
+                pending: None,
+                elements,
+            };
+            // Dropping the prefetch (its sender) ends the reading thread.
+            write(&mut prefetch)
+        })
+    }
+
+    /// Fills `buf` with the elements from `first` on (MATLAB's order): the piece read ahead
+    /// when it is this one, else read now; then asks for the run that follows.
+    pub(crate) fn fill(&mut self, first: u64, buf: &mut [u8]) -> Result<()> {
+        let item = self.staged.item.max(1);
+        let n = buf.len() as u64 / item;
+        let mut ready = None;
+        if let Some(asked) = self.pending.take() {
+            let read = self
+                .got
+                .recv()
+                .map_err(|_| Error::invalid_input("internal: the reading thread stopped"))?;
+            // A piece read ahead but not asked for is dropped (its error too).
+            if asked == (first, buf.len()) {
+                ready = Some(read?);
+            }
+        }
+        match ready {
+            Some(piece) => buf.copy_from_slice(&piece),
+            None => self.staged.read(first, first + n, buf)?,
+        }
+        let next = first + n;
+        if next < self.elements && n > 0 {
+            let len = ((self.elements - next).min(n) * item) as usize;
+            if self.ask.send((next, len)).is_ok() {
+                self.pending = Some((next, len));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The elements of a C-order array of one or two dimensions in MATLAB's order read from the
+/// source for each piece (routes [`Route::Stored`] and [`Route::Scatter`]); a scattered
+/// array may have more dimensions (each block of rows is put in Fortran order).
+pub(crate) struct Columns<'a> {
+    src: &'a mut crate::file::File,
+    path: &'a str,
+    shape: Vec<usize>,
+    rows: u64,
+    cols: u64,
+    item: usize,
+    block_bytes: usize,
+    /// Where the temporary copy of an `.npz` member goes (the destination's folder).
+    folder: &'a Path,
+    /// The stored element type.
+    dtype: DType,
+    /// An `.npz` member's data copied into a temporary file (members are read from their
+    /// start: reading rows from the member itself would inflate it again for every block).
+    copy: Option<Option<std::fs::File>>,
+}
+
+impl<'a> Columns<'a> {
+    pub(crate) fn new(
+        src: &'a mut crate::file::File,
+        path: &'a str,
+        info: &ArrayInfo,
+        folder: &'a Path,
+        sizes: Sizes,
+    ) -> Columns<'a> {
+        let (rows, cols) = matrix_of(&info.shape);
+        Columns {
+            path,
+            shape: info.shape.clone(),
+            rows,
+            cols,
+            item: info.dtype.itemsize(),
+            block_bytes: sizes.block_bytes,
+            folder,
+            dtype: info.dtype.clone(),
+            copy: match src.format() {
+                crate::format::Format::Npz => Some(None),
+                _ => None,
+            },
+            src,
+        }
+    }
+
+    /// Rows `lo..hi` in native byte order and Fortran order (rows of one axis: also C order).
+    fn rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
+        let block = match self.copy.is_some() {
+            true => self.copied_rows(lo, hi)?,
+            false => self.src.read_array_rows(self.path, lo, hi)?,
+        };
+        let want = (hi - lo) as usize * self.cols as usize * self.item;
+        if block.nbytes() != want {
+            return Err(Error::truncated(format!(
+                "rows {lo}..{hi} hold {} bytes, not {want}",
+                block.nbytes()
+            ))
+            .with_node(self.path.to_string()));
+        }
+        Ok(match block.dtype().is_native() {
+            true => block.to_order(Order::F),
+            false => block.to_native().to_order(Order::F),
+        })
+    }
+
+    /// Rows `lo..hi` (stored dtype) from the copy of the data, made at the first call.
+    fn copied_rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
+        let row = self.cols * self.item as u64;
+        if let Some(None) = self.copy {
+            use std::io::Write as _;
+            let io = |e| Error::io("cannot write the temporary copy of the array", e);
+            let file = tempfile::tempfile_in(self.folder)
+                .map_err(io)
+                .map_err(|e| e.with_file(self.folder))?;
+            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+            self.src.copy_array_data(self.path, &mut w, &mut |_| {})?;
+            w.flush().map_err(io)?;
+            let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+            if file.metadata().map_err(io)?.len() != self.rows * row {
+                return Err(
+                    Error::truncated("the member's data is shorter than its shape")
+                        .with_node(self.path.to_string()),
+                );
+            }
+            self.copy = Some(Some(file));
+        }
+        let Some(Some(file)) = &self.copy else {
+            return Err(Error::invalid_input("internal: no copy of the array"));
+        };
+        let mut bytes = vec![0u8; ((hi - lo) * row) as usize];
+        crate::atomic::read_at(file, &mut bytes, lo * row)
+            .map_err(|e| Error::io("cannot read the temporary copy of the array", e))?;
+        let shape: Vec<usize> = std::iter::once((hi - lo) as usize)
+            .chain(self.shape[1..].iter().copied())
+            .collect();
+        NdArray::from_bytes(self.dtype.clone(), &shape, Order::C, &bytes)
+    }
+
+    /// Rows per block read at a time.
+    fn block_rows(&self) -> u64 {
+        let row_bytes = self.cols as usize * self.item;
+        ((self.block_bytes / row_bytes.max(1)).max(1)) as u64
+    }
+
+    /// Fills `buf` with the elements from `first` on in MATLAB's order.
+    pub(crate) fn fill(&mut self, first: u64, buf: &mut [u8], route: Route) -> Result<()> {
+        let item = self.item.max(1);
+        let n = (buf.len() / item) as u64;
+        let end = first + n;
+        if n == 0 {
+            return Ok(());
+        }
+        if route != Route::Stored {
+            return self.scatter(first, end, buf);
+        }
+        // One row or one column: MATLAB's order is the stored order.
+        let (lo, hi) = match self.cols {
+            1 => (first, end),
+            _ => (0, 1),
+        };
+        let block = self.rows(lo, hi)?;
+        let at = match self.cols {
+            1 => 0,
+            _ => first as usize * item,
+        };
+        buf.copy_from_slice(&block.as_bytes()[at..at + buf.len()]);
+        Ok(())
+    }
+
+    /// Elements `first..end` (MATLAB's order), read by blocks of whole rows.
+    fn scatter(&mut self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {
+        let (rows, item) = (self.rows, self.item);
+        let (j0, j1) = (first / rows, (end - 1) / rows + 1);
+        let (lo, hi) = match j1 - j0 {
+            1 => (first % rows, (end - 1) % rows + 1),
+            _ => (0, rows),
+        };
+        let per_block = self.block_rows();
+        let mut a = lo;
+        while a < hi {
+            let b = (a + per_block).min(hi);
+            // Fortran order: column j of this block holds its rows at j * height.
+            let block = self.rows(a, b)?;
+            let (bytes, height) = (block.as_bytes(), b - a);
+            for j in j0..j1 {
+                let from_row = (j * rows).max(first).max(j * rows + a) - j * rows;
+                let to_row = ((j + 1) * rows).min(end).min(j * rows + b) - j * rows;
+                if from_row >= to_row {
+                    continue;
+                }
+                let from = ((j * height + from_row - a) as usize) * item;
+                let to = ((j * rows + from_row - first) as usize) * item;
+                let len = ((to_row - from_row) as usize) * item;
+                buf[to..to + len].copy_from_slice(&bytes[from..from + len]);
+            }
+            a = b;
+        }
+        Ok(())
+    }
+}
+
+/// The element kind of `info` when it is one MATLAB numeric classes hold, else `None`.
+pub(crate) fn numeric_kind(info: &ArrayInfo) -> Option<ScalarKind> {
+    let kind = info.dtype.as_scalar()?.kind;
+    (sciio_mat::MatClass::of_kind(kind).is_some()
+        && sciio_mat::no_class_reason(&info.dtype).is_none())
+    .then_some(kind)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use std::io::Write as _;
+
+    /// An array of `shape` (values that tell every element apart) in `order`.
+    pub(crate) fn array(shape: &[usize], order: Order) -> NdArray {
+        let n: usize = shape.iter().product();
+        let values: Vec<f64> = (0..n).map(|i| i as f64 * 0.5 - 3.0).collect();
+        NdArray::from_vec(values, shape).unwrap().to_order(order)
+    }
+
+    /// `a` saved as `x.npy`, or as member `x` of a deflated `x.npz` (`npz`), opened.
+    pub(crate) fn saved(dir: &Path, a: &NdArray, npz: bool) -> (crate::file::File, String) {
+        let mut npy = Vec::new();
+        sciio_npy::write_array(&mut npy, a).unwrap();
+        let path = match npz {
+            false => {
+                let p = dir.join("x.npy");
+                std::fs::write(&p, &npy).unwrap();
+                p
+            }
+            true => {
+                let p = dir.join("x.npz");
+                let mut zip = sciio_zip::ZipWriter::create(&p).unwrap();
+                let mut member = zip.start_member("x.npy").unwrap();
+                member.write_all(&npy).unwrap();
+                member.finish().unwrap();
+                zip.finish().unwrap();
+                p
+            }
+        };
+        let file = crate::file::File::open(&path).unwrap();
+        let at = file.single_array_path(None).unwrap();
+        (file, at)
+    }
+
+    /// The elements in MATLAB's order the array's route gives, asked in pieces of `piece`
+    /// elements (the last shorter), in order; and the route.
+    fn pieces(dir: &Path, a: &NdArray, npz: bool, sizes: Sizes, piece: u64) -> (Vec<u8>, Route) {
+        let (mut file, at) = saved(dir, a, npz);
+        let info = ArrayInfo::of(a);
+        let route = route(&info, sizes).expect("a route");
+        let item = a.dtype().itemsize() as u64;
+        let n = a.len() as u64;
+        let mut out = vec![0u8; (n * item) as usize];
+        let mut staged_progress = Vec::new();
+        let mut each = |fill: &mut dyn FnMut(u64, &mut [u8]) -> Result<()>| {
+            let mut first = 0;
+            while first < n {
+                let end = (first + piece).min(n);
+                fill(
+                    first,
+                    &mut out[(first * item) as usize..(end * item) as usize],
+                )
+                .unwrap();
+                first = end;
+            }
+        };
+        match route {
+            Route::Staged { block_rows, stored } => {
+                let (staged, _) =
+                    stage(&mut file, &at, &info, (block_rows, stored), dir, &mut |d| {
+                        staged_progress.push(d)
+                    })
+                    .unwrap();
+                Prefetch::run(&staged, n, |p| {
+                    each(&mut |first, buf| p.fill(first, buf));
+                    // A piece out of order (not the one read ahead) is read as asked.
+                    let mut again = vec![0u8; item as usize];
+                    p.fill(n / 3, &mut again)?;
+                    let want = a.to_native().to_order(Order::F);
+                    let at = (n / 3 * item) as usize;
+                    assert_eq!(again, want.as_bytes()[at..at + item as usize]);
+                    Ok(())
+                })
+                .unwrap();
+            }
+            _ => {
+                let mut columns = Columns::new(&mut file, &at, &info, dir, sizes);
+                each(&mut |first, buf| columns.fill(first, buf, route));
+            }
+        }
+        assert!(staged_progress.windows(2).all(|w| w[0] <= w[1]));
+        (out, route)
+    }
+
+    pub(crate) fn sizes(block_bytes: usize, transpose_from: u64) -> Sizes {
+        Sizes {
+            pieces_from: 0,
+            block_bytes,
+            transpose_from,
+        }
+    }
+
+    /// Every route gives the array's Fortran-order bytes (what the whole array's MAT variable
+    /// holds), whatever the pieces, in any number of dimensions, from `.npy` and `.npz`.
+    #[test]
+    fn every_route_gives_matlab_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let staged = |block_rows, stored| Route::Staged { block_rows, stored };
+        let cases: Vec<(Vec<usize>, Order, Sizes, Route)> = vec![
+            // C order, 3-d and 4-d: blocks of two rows transposed; or scattered when small.
+            (
+                vec![7, 5, 6],
+                Order::C,
+                sizes(2 * 30 * 8, 0),
+                staged(2, false),
+            ),
+            (
+                vec![4, 3, 2, 5],
+                Order::C,
+                sizes(30 * 8, 0),
+                staged(1, false),
+            ),
+            (
+                vec![7, 5, 6],
+                Order::C,
+                sizes(2 * 30 * 8, u64::MAX),
+                Route::Scatter,
+            ),
+            (
+                vec![9, 4],
+                Order::C,
+                sizes(3 * 4 * 8, u64::MAX),
+                Route::Scatter,
+            ),
+            // Fortran order, any dimensions: the stored bytes.
+            (vec![7, 5, 6], Order::F, sizes(8, 0), staged(7, true)),
+            (vec![6, 11], Order::F, sizes(1 << 20, 0), staged(6, true)),
+            // Rows over a block, 2-d: one row a block, as stored.
+            (vec![3, 40], Order::C, sizes(100, 0), staged(1, true)),
+            // One column, one row, 1-d: read as stored.
+            (vec![50], Order::C, sizes(16, 0), Route::Stored),
+            (vec![1, 50], Order::C, sizes(1 << 20, 0), Route::Stored),
+        ];
+        for (shape, order, sizes, want_route) in cases {
+            let a = array(&shape, order);
+            let want = a.to_order(Order::F);
+            for npz in [false, true] {
+                for piece in [1, 7, 64, 1000] {
+                    let (got, route) = pieces(d, &a, npz, sizes, piece);
+                    assert_eq!(route, want_route, "{shape:?} {order:?}");
+                    assert!(
+                        got == want.as_bytes(),
+                        "{shape:?} {order:?} npz {npz} pieces of {piece}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// Big-endian data is staged in native byte order.
+    #[test]
+    fn big_endian_data_is_staged_native() {
+        let dir = tempfile::tempdir().unwrap();
+        let a = array(&[6, 5, 4], Order::F);
+        let be = NdArray::from_bytes(
+            DType::scalar(ScalarKind::Float(8)).with_order(sciio_core::ByteOrder::Big),
+            a.shape(),
+            Order::F,
+            &a.as_bytes()
+                .chunks_exact(8)
+                .flat_map(|c| c.iter().rev().copied())
+                .collect::<Vec<_>>(),
+        )
+        .unwrap();
+        let (got, route) = pieces(dir.path(), &be, false, sizes(8, 0), 13);
+        assert_eq!(
+            route,
+            Route::Staged {
+                block_rows: 6,
+                stored: true
+            }
+        );
+        assert!(got == a.as_bytes());
+    }
+
+    /// C-order arrays of three or more dimensions whose rows are over a block are read whole.
+    #[test]
+    fn wide_rows_of_several_axes_are_read_whole() {
+        let info = ArrayInfo::of(&array(&[3, 4, 5], Order::C));
+        assert_eq!(route(&info, sizes(8, 0)), None);
+        let info = ArrayInfo::of(&array(&[3, 20], Order::C));
+        assert_eq!(
+            route(&info, sizes(8, 0)),
+            Some(Route::Staged {
+                block_rows: 1,
+                stored: true
+            })
+        );
+    }
+}
