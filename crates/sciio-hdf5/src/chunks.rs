@@ -119,7 +119,7 @@ impl Dataset {
                     && rust_decodes(&pipeline) =>
             {
                 if chunk[1..] == shape[1..] {
-                    self.slabs(&shape, chunk[0], &pipeline, start, count, elem, reuse)?
+                    self.slabs(&shape, chunk[0], &pipeline, (start, count), elem, reuse)?
                 } else if !pipeline.is_empty() {
                     self.parallel(&shape, &chunk, &pipeline, start, count, elem)?
                 } else {
@@ -228,7 +228,14 @@ impl Dataset {
                     && chunk[1..] == shape[1..]
                     && rust_decodes(&pipeline) =>
             {
-                self.slabs(&shape, chunk[0], &pipeline, start, count, elem, Vec::new())?
+                self.slabs(
+                    &shape,
+                    chunk[0],
+                    &pipeline,
+                    (start, count),
+                    elem,
+                    Vec::new(),
+                )?
             }
             _ => None,
         };
@@ -350,8 +357,7 @@ impl Dataset {
         shape: &[u64],
         chunk_rows: u64,
         pipeline: &[Filter],
-        start: u64,
-        count: u64,
+        (start, count): (u64, u64),
         elem: usize,
         reuse: Vec<u8>,
     ) -> Result<Option<Vec<u8>>> {
