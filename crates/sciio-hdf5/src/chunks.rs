@@ -26,13 +26,10 @@ use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
 use crate::chunk_decode::{decode_into, Scratch};
-use crate::file::{Dataset, Filter, Layout, RawData, Slice};
+use crate::file::{ChunkIndex, Dataset, Filter, Layout, RawData, Slice};
 use crate::filters;
 use crate::handle::{check, locked};
 use crate::types::H5Type;
-
-/// Chunk offset (element coordinates) -> (absolute file address, stored size, filter mask).
-pub(crate) type ChunkIndex = HashMap<Vec<u64>, (u64, u64, u32)>;
 
 /// Chunks fetched per batch by the scatter path: bounds the compressed bytes held at once.
 const BATCH: usize = 256;

@@ -36,8 +36,12 @@ use crate::handle::{
 use crate::types::{CharSet, H5Type};
 pub use sciio_h5native::{AttrValue, Attribute, RawData, Slice, VlenData};
 
+/// Chunk offset (element coordinates) -> (absolute file address, stored size, filter mask):
+/// a chunked dataset's index, as `chunks.rs` lists it.
+pub(crate) type ChunkIndex = std::collections::HashMap<Vec<u64>, (u64, u64, u32)>;
+
 /// A dataset's path and its chunk index.
-type LastChunkIndex = std::sync::Mutex<Option<(String, Arc<crate::chunks::ChunkIndex>)>>;
+type LastChunkIndex = std::sync::Mutex<Option<(String, Arc<ChunkIndex>)>>;
 
 struct FileInner {
     hid: Hid,
@@ -146,8 +150,8 @@ impl File {
     pub(crate) fn last_chunk_index(
         &self,
         path: &str,
-        list: impl FnOnce() -> Result<Arc<crate::chunks::ChunkIndex>>,
-    ) -> Result<Arc<crate::chunks::ChunkIndex>> {
+        list: impl FnOnce() -> Result<Arc<ChunkIndex>>,
+    ) -> Result<Arc<ChunkIndex>> {
         let kept = self.inner.last_chunk_index.lock().ok().and_then(|last| {
             last.as_ref()
                 .filter(|(p, _)| p == path)
