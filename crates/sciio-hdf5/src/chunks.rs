@@ -26,13 +26,10 @@ use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
 use crate::chunk_decode::{decode_into, Scratch};
-use crate::file::{Dataset, Filter, Layout, RawData, Slice};
+use crate::file::{ChunkIndex, Dataset, Filter, Layout, RawData, Slice};
 use crate::filters;
 use crate::handle::{check, locked};
 use crate::types::H5Type;
-
-/// Chunk offset (element coordinates) -> (absolute file address, stored size, filter mask).
-type ChunkIndex = HashMap<Vec<u64>, (u64, u64, u32)>;
 
 /// Chunks fetched per batch by the scatter path: bounds the compressed bytes held at once.
 const BATCH: usize = 256;
@@ -65,6 +62,20 @@ impl Dataset {
     /// # Ok::<(), sciio_core::Error>(())
     /// ```
     pub fn read_rows_parallel(&self, start: u64, count: u64) -> Result<RawData> {
+        self.read_rows_parallel_into(start, count, Vec::new())
+    }
+
+    /// [`Dataset::read_rows_parallel`] into `reuse` when the rows are read straight from
+    /// the file (unfiltered contiguous data, chunks of whole rows): a reader of block after
+    /// block hands back the previous block's buffer, and its pages are neither zeroed nor
+    /// faulted in again (a read of the same size overwrites every byte). Other reads
+    /// allocate as before.
+    pub fn read_rows_parallel_into(
+        &self,
+        start: u64,
+        count: u64,
+        reuse: Vec<u8>,
+    ) -> Result<RawData> {
         let shape = self.shape()?;
         let (layout, chunk_shape, pipeline) = self.storage()?;
         let ty = self.dtype()?;
@@ -97,7 +108,7 @@ impl Dataset {
         let fast = match (layout, chunk_shape) {
             _ if !raw_bytes_ok => None,
             (Layout::Contiguous, _) if pipeline.is_empty() => {
-                self.contiguous(&shape, start, count, elem)?
+                self.contiguous(&shape, start, count, elem, reuse)?
             }
             (Layout::Chunked, Some(chunk))
                 if chunk.len() == shape.len()
@@ -105,7 +116,7 @@ impl Dataset {
                     && rust_decodes(&pipeline) =>
             {
                 if chunk[1..] == shape[1..] {
-                    self.slabs(&shape, chunk[0], &pipeline, start, count, elem)?
+                    self.slabs(&shape, chunk[0], &pipeline, (start, count), elem, reuse)?
                 } else if !pipeline.is_empty() {
                     self.parallel(&shape, &chunk, &pipeline, start, count, elem)?
                 } else {
@@ -206,7 +217,7 @@ impl Dataset {
         let elem = crate::vlen_guard::DESCRIPTOR;
         let stored = match (layout, chunk_shape) {
             (Layout::Contiguous, _) if pipeline.is_empty() => {
-                self.contiguous(&shape, start, count, elem)?
+                self.contiguous(&shape, start, count, elem, Vec::new())?
             }
             (Layout::Chunked, Some(chunk))
                 if chunk.len() == shape.len()
@@ -214,7 +225,14 @@ impl Dataset {
                     && chunk[1..] == shape[1..]
                     && rust_decodes(&pipeline) =>
             {
-                self.slabs(&shape, chunk[0], &pipeline, start, count, elem)?
+                self.slabs(
+                    &shape,
+                    chunk[0],
+                    &pipeline,
+                    (start, count),
+                    elem,
+                    Vec::new(),
+                )?
             }
             _ => None,
         };
@@ -288,6 +306,7 @@ impl Dataset {
         start: u64,
         count: u64,
         elem: usize,
+        reuse: Vec<u8>,
     ) -> Result<Option<Vec<u8>>> {
         let (row_bytes, total) = self.row_sizes(shape, count, elem)?;
         // SAFETY: plain queries on a valid dataset id.
@@ -316,7 +335,7 @@ impl Dataset {
             ));
         }
         let first = addr + start * row_bytes as u64;
-        let mut out = output_buffer(total);
+        let mut out = reused_buffer(reuse, total);
         out.par_chunks_mut(PIECE)
             .enumerate()
             .try_for_each(|(i, piece)| {
@@ -335,9 +354,9 @@ impl Dataset {
         shape: &[u64],
         chunk_rows: u64,
         pipeline: &[Filter],
-        start: u64,
-        count: u64,
+        (start, count): (u64, u64),
         elem: usize,
+        reuse: Vec<u8>,
     ) -> Result<Option<Vec<u8>>> {
         let (row_bytes, total) = self.row_sizes(shape, count, elem)?;
         let chunk_bytes = usize::try_from(chunk_rows)
@@ -345,19 +364,24 @@ impl Dataset {
             .and_then(|r| r.checked_mul(row_bytes))
             .filter(|&n| n <= filters::MAX_CHUNK_BYTES)
             .ok_or_else(|| self.locate(Error::format("chunk larger than 4 GiB")))?;
-        let index = if count > 0 {
-            self.chunk_index()?
-        } else {
-            ChunkIndex::new()
-        };
         let mut tasks = Vec::new();
         if count > 0 {
-            let mut key = vec![0u64; shape.len()];
-            for r in start / chunk_rows..=(start + count - 1) / chunk_rows {
-                key[0] = r * chunk_rows;
-                let Some(&(addr, size, mask)) = index.get(&key) else {
-                    return Ok(None);
-                };
+            let keys: Vec<Vec<u64>> = (start / chunk_rows..=(start + count - 1) / chunk_rows)
+                .map(|r| {
+                    let mut key = vec![0u64; shape.len()];
+                    key[0] = r * chunk_rows;
+                    key
+                })
+                .collect();
+            let index = self.chunk_index()?;
+            let Some(located) = keys
+                .iter()
+                .map(|k| index.get(k).copied())
+                .collect::<Option<Vec<_>>>()
+            else {
+                return Ok(None);
+            };
+            for (key, (addr, size, mask)) in keys.iter().zip(located) {
                 let lo = key[0].max(start);
                 let hi = (key[0] + chunk_rows).min(start + count);
                 tasks.push(Slab {
@@ -370,7 +394,7 @@ impl Dataset {
             }
         }
         let (disk, file_len) = self.reopen()?;
-        let mut out = output_buffer(total);
+        let mut out = reused_buffer(reuse, total);
         let mut jobs = Vec::with_capacity(tasks.len());
         let mut rest: &mut [u8] = &mut out;
         for task in tasks {
@@ -516,8 +540,18 @@ impl Dataset {
     }
 
     /// Every allocated chunk: its offset (element coordinates) -> (absolute file address,
-    /// stored size, filter mask), from one pass over the chunk index (`H5Dchunk_iter`).
-    fn chunk_index(&self) -> Result<ChunkIndex> {
+    /// stored size, filter mask), from one pass over the chunk index (`H5Dchunk_iter`). The
+    /// file keeps the last dataset's (it is read-only: the index cannot change), so that a
+    /// dataset read a block of rows at a time lists its index once, not at every block: that
+    /// made a streamed read quadratic (a 20 GB table of 19 000 chunks listed it 2 400 times,
+    /// twice). libhdf5's `H5Dget_chunk_info_by_coord` is no way out: it lists the index too.
+    fn chunk_index(&self) -> Result<std::sync::Arc<ChunkIndex>> {
+        self.file()
+            .last_chunk_index(self.path(), || self.list_chunks().map(std::sync::Arc::new))
+    }
+
+    /// [`Dataset::chunk_index`] listed now.
+    fn list_chunks(&self) -> Result<ChunkIndex> {
         struct State {
             rank: usize,
             map: ChunkIndex,
@@ -649,6 +683,17 @@ fn is_quad_float(ty: &H5Type) -> bool {
 /// A zeroed output buffer of `len` bytes with transparent huge pages requested (Linux; only a
 /// hint). Large `vec![0; n]` allocations are fresh anonymous maps (calloc skips the zeroing),
 /// so the pages are only faulted in by whoever writes them first.
+/// `reuse` made `len` bytes long when it can hold them without growing (bytes it had are
+/// left as they are, for the caller to overwrite all of them), else a fresh [`output_buffer`].
+fn reused_buffer(mut reuse: Vec<u8>, len: usize) -> Vec<u8> {
+    if reuse.capacity() < len {
+        return output_buffer(len);
+    }
+    reuse.truncate(len);
+    reuse.resize(len, 0);
+    reuse
+}
+
 fn output_buffer(len: usize) -> Vec<u8> {
     let buf = vec![0u8; len];
     advise_huge_pages(&buf);

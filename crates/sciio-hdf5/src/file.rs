@@ -36,6 +36,13 @@ use crate::handle::{
 use crate::types::{CharSet, H5Type};
 pub use sciio_h5native::{AttrValue, Attribute, RawData, Slice, VlenData};
 
+/// Chunk offset (element coordinates) -> (absolute file address, stored size, filter mask):
+/// a chunked dataset's index, as `chunks.rs` lists it.
+pub(crate) type ChunkIndex = std::collections::HashMap<Vec<u64>, (u64, u64, u32)>;
+
+/// A dataset's path and its chunk index.
+type LastChunkIndex = std::sync::Mutex<Option<(String, Arc<ChunkIndex>)>>;
+
 struct FileInner {
     hid: Hid,
     path: PathBuf,
@@ -45,6 +52,9 @@ struct FileInner {
     /// The file for checking object headers before libhdf5 loads them (`header.rs`), when its
     /// superblock is one sciio reads.
     disk: Option<crate::header::Disk>,
+    /// The chunk index of the chunked dataset read last (its path and index): the file is
+    /// read-only, and a dataset read a block of rows at a time needs it at every block.
+    last_chunk_index: LastChunkIndex,
 }
 
 impl std::fmt::Debug for FileInner {
@@ -129,9 +139,32 @@ impl File {
                 path: path.to_path_buf(),
                 image,
                 disk,
+                last_chunk_index: std::sync::Mutex::new(None),
             }),
             limits,
         })
+    }
+
+    /// The chunk index of the dataset at `path`: the one kept from the last call for the same
+    /// path, else listed by `list` (and kept instead).
+    pub(crate) fn last_chunk_index(
+        &self,
+        path: &str,
+        list: impl FnOnce() -> Result<Arc<ChunkIndex>>,
+    ) -> Result<Arc<ChunkIndex>> {
+        let kept = self.inner.last_chunk_index.lock().ok().and_then(|last| {
+            last.as_ref()
+                .filter(|(p, _)| p == path)
+                .map(|(_, index)| Arc::clone(index))
+        });
+        if let Some(index) = kept {
+            return Ok(index);
+        }
+        let index = list()?;
+        if let Ok(mut last) = self.inner.last_chunk_index.lock() {
+            *last = Some((path.to_string(), Arc::clone(&index)));
+        }
+        Ok(index)
     }
 
     /// The path the file was opened from.

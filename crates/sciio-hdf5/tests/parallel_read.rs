@@ -168,6 +168,44 @@ fn every_storage_path_reads_row_ranges_like_h5py() {
     assert_eq!(checked, 9 * 5);
 }
 
+/// Reads into a reused buffer (`read_rows_parallel_into`, as a stream reads block after
+/// block) give h5py's bytes: every byte of the buffer handed back is overwritten, whatever it
+/// held (here a pattern, and before it the other datasets' rows: the file's kept chunk index
+/// moves from dataset to dataset on the way), at every storage path.
+#[test]
+fn reads_into_a_reused_buffer_are_h5pys_rows_whatever_the_buffer_held() {
+    let dir = tempdir();
+    let path = dir.path().join("nodes.h5");
+    let listing = run_python(
+        PYTABLES_NODES,
+        &[path.to_str().unwrap(), dir.path().to_str().unwrap()],
+    );
+    let file = File::open(&path).unwrap();
+    let mut buffer = vec![0xAB_u8; 1 << 20];
+    let mut checked = 0;
+    // twice through the listing: the second pass finds every dataset's index listed before
+    for line in listing.lines().chain(listing.lines()) {
+        let parts: Vec<&str> = line.split_whitespace().collect();
+        let (name, start, count) = (
+            parts[0],
+            parts[1].parse::<u64>().unwrap(),
+            parts[2].parse::<u64>().unwrap(),
+        );
+        let expected =
+            std::fs::read(dir.path().join(format!("{name}_{start}_{count}.bin"))).unwrap();
+        let data = file
+            .dataset(&format!("/{name}"))
+            .unwrap()
+            .read_rows_parallel_into(start, count, std::mem::take(&mut buffer))
+            .unwrap_or_else(|e| panic!("{name} {start}+{count}: {e}"));
+        assert!(data.bytes == expected, "{name} rows {start}+{count} differ");
+        buffer = data.bytes;
+        buffer.fill(0xAB);
+        checked += 1;
+    }
+    assert_eq!(checked, 2 * 9 * 5);
+}
+
 #[test]
 fn rows_outside_the_dataset_are_refused() {
     let dir = tempdir();

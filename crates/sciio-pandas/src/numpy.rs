@@ -822,7 +822,9 @@ fn list_column<'a>(
 
 /// `span` bytes at `offset` of each of `rows` rows of `itemsize` bytes (`bytes` holds them
 /// all: checked by [`records_of`]), one after the other in an Arrow buffer (aligned for any
-/// native type).
+/// native type), which is never zeroed first (it is all overwritten): spans of 1 to 16 bytes
+/// (every numeric field) collected as words of their width, others (subarray fields) row by
+/// row.
 fn gather(
     bytes: &[u8],
     rows: usize,
@@ -830,32 +832,39 @@ fn gather(
     offset: usize,
     span: usize,
 ) -> arrow_buffer::Buffer {
-    fn copy<const N: usize>(out: &mut [u8], bytes: &[u8], itemsize: usize, offset: usize) {
-        for (dst, row) in out.chunks_exact_mut(N).zip(bytes.chunks_exact(itemsize)) {
-            if let Some(src) = row.get(offset..offset + N) {
-                dst.copy_from_slice(src);
-            }
-        }
+    let records = || bytes.chunks_exact(itemsize.max(1)).take(rows);
+    macro_rules! words {
+        ($t:ty) => {{
+            const N: usize = std::mem::size_of::<$t>();
+            let words: Vec<$t> = records()
+                .map(|row| {
+                    let mut word = [0u8; N];
+                    if let Some(src) = row.get(offset..offset + N) {
+                        word.copy_from_slice(src);
+                    }
+                    <$t>::from_ne_bytes(word)
+                })
+                .collect();
+            arrow_buffer::Buffer::from_vec(words)
+        }};
     }
-    let mut out = arrow_buffer::MutableBuffer::from_len_zeroed(rows * span);
-    let dst = out.as_slice_mut();
     match span {
-        1 => copy::<1>(dst, bytes, itemsize, offset),
-        2 => copy::<2>(dst, bytes, itemsize, offset),
-        4 => copy::<4>(dst, bytes, itemsize, offset),
-        8 => copy::<8>(dst, bytes, itemsize, offset),
-        16 => copy::<16>(dst, bytes, itemsize, offset),
-        32 => copy::<32>(dst, bytes, itemsize, offset),
-        64 => copy::<64>(dst, bytes, itemsize, offset),
+        1 => words!(u8),
+        2 => words!(u16),
+        4 => words!(u32),
+        8 => words!(u64),
+        16 => words!(u128),
         _ => {
-            for (d, row) in dst.chunks_exact_mut(span).zip(bytes.chunks_exact(itemsize)) {
-                if let Some(src) = row.get(offset..offset + span) {
-                    d.copy_from_slice(src);
+            let mut out = arrow_buffer::MutableBuffer::with_capacity(rows * span);
+            for row in records() {
+                match row.get(offset..offset + span) {
+                    Some(src) => out.extend_from_slice(src),
+                    None => out.extend_zeros(span),
                 }
             }
+            out.into()
         }
     }
-    out.into()
 }
 
 /// `values` (every cell's values, row after row) as fixed-size lists of shape `cell`, one

@@ -247,6 +247,13 @@ impl PtFile {
 
     /// Reads rows of a Table as structured records in the file's layout.
     pub fn read_table(&self, path: &str, rows: Rows) -> Result<RawData> {
+        self.read_table_into(path, rows, Vec::new())
+    }
+
+    /// [`PtFile::read_table`] reading the rows into `reuse` where it can
+    /// ([`sciio_hdf5::Dataset::read_rows_parallel_into`]): a reader of block after block
+    /// hands back the buffer of the block before.
+    pub fn read_table_into(&self, path: &str, rows: Rows, reuse: Vec<u8>) -> Result<RawData> {
         let ds = self.dataset(path)?;
         let shape = ds.shape()?;
         if shape.len() != 1 || !matches!(ds.dtype()?, H5Type::Compound { .. }) {
@@ -256,7 +263,7 @@ impl PtFile {
         }
         let sel = rows.resolve(shape[0]).map_err(|e| e.with_node(path))?;
         let mut data = if sel.step == 1 {
-            ds.read_rows_parallel(sel.start, sel.count)?
+            ds.read_rows_parallel_into(sel.start, sel.count, reuse)?
         } else {
             ds.read_slices(Some(&[sel]))?
         };
@@ -298,12 +305,18 @@ impl PtFile {
     /// Reads an Array/CArray/EArray, selecting `rows` along the first dimension (a 0-d array
     /// is read whole).
     pub fn read_array(&self, path: &str, rows: Rows) -> Result<RawData> {
-        let mut data = self.read_array_raw(path, rows)?;
+        self.read_array_into(path, rows, Vec::new())
+    }
+
+    /// [`PtFile::read_array`] reading a range of rows into `reuse` where it can, as
+    /// [`PtFile::read_table_into`].
+    pub fn read_array_into(&self, path: &str, rows: Rows, reuse: Vec<u8>) -> Result<RawData> {
+        let mut data = self.read_array_raw(path, rows, reuse)?;
         time::convert_time64(&mut data);
         Ok(self.to_read_layout(data, false))
     }
 
-    fn read_array_raw(&self, path: &str, rows: Rows) -> Result<RawData> {
+    fn read_array_raw(&self, path: &str, rows: Rows, reuse: Vec<u8>) -> Result<RawData> {
         let ds = self.dataset(path)?;
         let shape = ds.shape()?;
         if shape.is_empty() || rows == Rows::all() {
@@ -314,7 +327,7 @@ impl PtFile {
         }
         let first = rows.resolve(shape[0]).map_err(|e| e.with_node(path))?;
         if first.step == 1 {
-            return ds.read_rows_parallel(first.start, first.count);
+            return ds.read_rows_parallel_into(first.start, first.count, reuse);
         }
         let mut sel = vec![first];
         sel.extend(shape[1..].iter().map(|&d| Slice {

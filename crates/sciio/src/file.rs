@@ -440,6 +440,33 @@ impl File {
         self.copy_array_data_of(path, None, out, progress)
     }
 
+    /// Hands the raw data bytes of the array at `path` (as [`File::copy_array_data`] gives
+    /// them) to `take` in blocks of `block_rows` rows, each block read into a buffer `spare`
+    /// gives, when the source can read straight into it (HDF5 arrays and tables): `false`
+    /// (nothing taken) for other sources and arrays, which [`File::copy_array_data`] streams.
+    pub(crate) fn for_each_array_block(
+        &mut self,
+        path: &str,
+        block_rows: usize,
+        spare: &mut dyn FnMut() -> Vec<u8>,
+        take: &mut dyn FnMut(Vec<u8>) -> Result<()>,
+    ) -> Result<bool> {
+        #[cfg(not(feature = "hdf5"))]
+        let _ = (path, block_rows, spare, take);
+        match &self.backend {
+            #[cfg(feature = "hdf5")]
+            Backend::Hdf5(h5) => {
+                let path = normalise(path);
+                let file = self.path.clone();
+                let located = |e: Error| e.with_file(&file).with_node(path.clone());
+                let info = array_info_at(&self.root, &path).map_err(located)?;
+                h5.for_each_block(&path, &info, block_rows, spare, take)
+                    .map_err(located)
+            }
+            _ => Ok(false),
+        }
+    }
+
     /// The array data of a `.npy` file as a byte range of the file: the file opened again, the
     /// data's offset and its length (`None` for other formats: their data is decoded, or
     /// checked as it is read). Lets a writer copy the bytes file to file.

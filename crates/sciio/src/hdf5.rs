@@ -235,6 +235,38 @@ impl Hdf5 {
         dataset_storage(&self.file.hdf5().dataset(path)?)
     }
 
+    /// Hands the dataset's bytes in numpy C order to `take`, `block_rows` rows at a time (the
+    /// last block shorter), each block read into a buffer `spare` gives (one `take` had
+    /// before, or an empty one): no copy of the bytes read, no buffer zeroed again.
+    /// Datasets with no rows axis (0-d) are not read here: `false`, nothing taken.
+    pub(crate) fn for_each_block(
+        &self,
+        path: &str,
+        info: &ArrayInfo,
+        block_rows: usize,
+        spare: &mut dyn FnMut() -> Vec<u8>,
+        take: &mut dyn FnMut(Vec<u8>) -> Result<()>,
+    ) -> Result<bool> {
+        let Some(&rows) = info.shape.first() else {
+            return Ok(false);
+        };
+        let (rows, per_block) = (rows as u64, block_rows.max(1) as u64);
+        let is_table = self.file.node(path)?.class == NodeClass::Table;
+        let mut start = 0u64;
+        while start < rows {
+            let stop = (start + per_block).min(rows);
+            let range = Rows::range(start, stop, 1);
+            let raw = if is_table {
+                self.file.read_table_into(path, range, spare())?
+            } else {
+                self.file.read_array_into(path, range, spare())?
+            };
+            take(raw.bytes)?;
+            start = stop;
+        }
+        Ok(true)
+    }
+
     /// Streams the dataset's bytes in numpy C order, row block by row block.
     pub(crate) fn copy_array_data(
         &self,

@@ -68,6 +68,24 @@ pub(crate) fn for_each_batch(
     let (spare_tx, spare_rx) = sync_channel::<Vec<u8>>(IN_FLIGHT + 2);
     std::thread::scope(|scope| {
         let reader = scope.spawn(move || {
+            // Sources that read into a given buffer hand each batch over as it was read.
+            let mut stopped = false;
+            let direct = src.for_each_array_block(
+                path,
+                batch_rows.max(1),
+                &mut || spare_rx.try_recv().unwrap_or_default(),
+                &mut |batch| {
+                    full_tx.send(batch).map_err(|_| {
+                        stopped = true;
+                        Error::invalid_input("internal: the writer stopped")
+                    })
+                },
+            );
+            match direct {
+                Ok(true) => return (Ok(()), false),
+                Err(e) => return (Err(e), stopped),
+                Ok(false) => {}
+            }
             let mut sink = Batcher {
                 full: full_tx,
                 spare: spare_rx,
@@ -94,8 +112,8 @@ pub(crate) fn for_each_batch(
                 // Dropping the receiver stops the reader at its next batch.
                 break;
             }
-            let mut batch = batch;
-            batch.clear();
+            // Handed back with its bytes: a direct read overwrites them all (no zeroing);
+            // the Batcher clears it before filling it.
             let _ = spare_tx.try_send(batch);
         }
         drop(full_rx);
@@ -123,10 +141,13 @@ struct Batcher {
 
 impl Batcher {
     fn send(&mut self) -> io::Result<()> {
-        let next = self
-            .spare
-            .try_recv()
-            .unwrap_or_else(|_| Vec::with_capacity(self.batch_bytes));
+        let next = match self.spare.try_recv() {
+            Ok(mut spare) => {
+                spare.clear();
+                spare
+            }
+            Err(_) => Vec::with_capacity(self.batch_bytes),
+        };
         let full = std::mem::replace(&mut self.buf, next);
         self.full.send(full).map_err(|_| {
             self.stopped = true;
@@ -402,7 +423,7 @@ pub(crate) fn write_h5_leaf_transposed(
 
 /// Bytes copied file to file between two progress reports.
 #[cfg(feature = "hdf5")]
-const COPY_STEP: u64 = 64 << 20;
+const COPY_STEP: u64 = 256 << 20;
 
 /// Fills `fill` by copying the source's bytes file to file (`copy_file_range`: the data does
 /// not pass through this process) when the source is a `.npy` file and the node an

@@ -160,9 +160,10 @@ impl AppendState {
         // Runs of chunks lying end to end in the file: (file address, source offset, bytes).
         let mut runs: Vec<(u64, u64, u64)> = Vec::new();
         let mut pad = None;
+        let addresses = ds.chunk_addresses_from(self.rows)?;
         let mut row = self.rows;
         while row < end {
-            let Some(addr) = ds.chunk_address(&offset(row, self.chunk.len()))? else {
+            let Some(&addr) = addresses.get(&row) else {
                 return Err(ds.locate(Error::invalid_input(format!(
                     "the chunk at row {row} has no storage to copy into"
                 ))));

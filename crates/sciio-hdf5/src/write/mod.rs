@@ -676,6 +676,63 @@ impl DatasetWriter {
         .map_err(|e| self.locate(e))
     }
 
+    /// The file addresses of the stored chunks whose first row is `from` or later, by first
+    /// row, from one pass over the chunk index (`H5Dchunk_iter`): looking chunks up one by
+    /// one ([`DatasetWriter::chunk_address`]) lists the index for each (libhdf5's
+    /// `H5Dget_chunk_info_by_coord` iterates it), which made copying a 20 GB table
+    /// quadratic. Chunks not at the start of the other dimensions are not listed.
+    pub fn chunk_addresses_from(&self, from: u64) -> Result<std::collections::HashMap<u64, u64>> {
+        struct State {
+            rank: usize,
+            from: u64,
+            found: std::collections::HashMap<u64, u64>,
+        }
+        // SAFETY: called by libhdf5's H5Dchunk_iter only, with `rank` offsets and `data` our
+        // State, as it documents.
+        unsafe extern "C" fn visit(
+            offset: *const hsize_t,
+            _mask: std::ffi::c_uint,
+            addr: u64,
+            size: hsize_t,
+            data: *mut std::ffi::c_void,
+        ) -> std::ffi::c_int {
+            // SAFETY: libhdf5 passes `rank` offsets; `data` is our State.
+            unsafe {
+                let state = &mut *(data as *mut State);
+                let offset = std::slice::from_raw_parts(offset, state.rank);
+                if let Some((&row, rest)) = offset.split_first() {
+                    if row >= state.from && rest.iter().all(|&o| o == 0) && size > 0 {
+                        state.found.insert(row, addr);
+                    }
+                }
+            }
+            0
+        }
+        let rank = self.chunk.as_ref().map_or(0, Vec::len);
+        locked(|| {
+            let mut state = State {
+                rank,
+                from,
+                found: std::collections::HashMap::new(),
+            };
+            // SAFETY: a valid dataset id; the callback only fills `state`, which outlives
+            // the call.
+            check(
+                unsafe {
+                    hdf5_sys::h5d::H5Dchunk_iter(
+                        self.hid.id(),
+                        H5P_DEFAULT,
+                        Some(visit),
+                        &mut state as *mut State as *mut std::ffi::c_void,
+                    )
+                },
+                || "cannot list the chunks".into(),
+            )?;
+            Ok(state.found)
+        })
+        .map_err(|e| self.locate(e))
+    }
+
     /// The file address of the stored chunk at `offset` (element coordinates of its first
     /// element), `None` when it has no storage yet.
     pub fn chunk_address(&self, offset: &[u64]) -> Result<Option<u64>> {
