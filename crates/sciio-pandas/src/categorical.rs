@@ -348,7 +348,28 @@ impl DictionaryChunk {
     ) -> Result<()> {
         self.codes.reserve(keys.len());
         let nulls = keys.nulls();
-        for (i, k) in keys.values().iter().enumerate() {
+        let mut done = 0;
+        if nulls.is_none() {
+            // the common case: every row has a value whose code is known
+            for k in keys.values() {
+                if self.defined.is_some() {
+                    break;
+                }
+                let k = k.to_usize();
+                match k.and_then(|k| remap.code.get(k)) {
+                    Some(&Some(c)) if c != UNSEEN => {
+                        self.codes.push(c);
+                        self.rows += 1;
+                    }
+                    _ => {
+                        let code = self.code_of(k, remap)?;
+                        self.push_row(code);
+                    }
+                }
+                done += 1;
+            }
+        }
+        for (i, k) in keys.values().iter().enumerate().skip(done) {
             let code = match nulls.is_none_or(|n| n.is_valid(i)) {
                 true => self.code_of(k.to_usize(), remap)?,
                 false => None,

@@ -1246,12 +1246,13 @@ impl ParquetOptions {
 }
 
 /// A streaming writer: batches in, row groups out; the pandas metadata and `ARROW:schema` are
-/// written like pyarrow does. Batches are buffered up to [`ParquetOptions::row_group_rows`] rows
-/// (memory stays bounded by a few row groups), then the row group's columns are encoded in
-/// the background on [`ParquetOptions::threads`] threads (with more than one: see the
-/// `encode_pool` module) while the next rows come in; row groups reach the file in order, the
-/// same bytes as with one thread. The file writer is created at the first batch so the
-/// metadata can record the categories of categorical columns.
+/// written like pyarrow does. Each batch's rows go to the open row group's column encoders as
+/// they come, on [`ParquetOptions::threads`] threads (with more than one: see the
+/// `column_lanes` and `encode_pool` modules) while the next rows come in; a row group holds
+/// [`ParquetOptions::row_group_rows`] rows (memory stays bounded by a few row groups); row
+/// groups reach the file in order, the same bytes as with one thread. The file writer is
+/// created at the first batch so the metadata can record the categories of categorical
+/// columns.
 pub struct ParquetWriter<W: Write + Send> {
     schema: FrameSchema,
     options: ParquetOptions,

@@ -21,7 +21,7 @@ use crate::job::{Job, Written};
 use crate::node::{normalise, AttrValue, Node, NodeKind};
 use crate::options::npz_compression;
 use crate::parquet::{
-    array_frame, numpy_columns, options_for, read_frame, reader, records_of, write_frame, write_npz,
+    array_frame, numpy_columns, options_for, read_frame, records_of, write_frame, write_npz,
 };
 #[cfg(feature = "hdf5")]
 use crate::parquet::{frame_table, table_name};
