@@ -1759,14 +1759,16 @@ pub fn write_frame(path: impl AsRef<Path>, frame: &Frame, options: &ParquetOptio
 }
 
 /// `x.parquet → y.parquet`: copies batch by batch (bounded memory), keeping the pandas metadata
-/// (index, labels, per-column metadata) and re-encoding with `options`. Returns the rows copied.
+/// (index, labels, per-column metadata) and re-encoding with `options`; dictionary-encoded
+/// string columns keep their dictionaries ([`ReadOptions::dictionary_strings`]). Returns the
+/// rows copied.
 pub fn copy_parquet(
     src: impl AsRef<Path>,
     dst: impl AsRef<Path>,
     options: &ParquetOptions,
 ) -> Result<u64> {
     let (src, dst) = (src.as_ref(), dst.as_ref());
-    let reader = ParquetReader::open(src)?;
+    let reader = ParquetReader::open_with(src, &ReadOptions::new().dictionary_strings(true))?;
     let mut writer = ParquetWriter::create(dst, reader.schema(), options)?;
     let mut rows = 0u64;
     for batch in reader {
