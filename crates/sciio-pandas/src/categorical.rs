@@ -30,7 +30,7 @@ use arrow_buffer::{ArrowNativeType, NullBuffer};
 use arrow_cast::CastOptions;
 use arrow_schema::{DataType, TimeUnit};
 use bytes::Bytes;
-use parquet::basic::{Compression, Encoding, LogicalType, Type as PhysicalType};
+use parquet::basic::{Compression, Encoding, LogicalType, PageType, Type as PhysicalType};
 use parquet::column::page::{CompressedPage, Page, PageReader, PageWriteSpec, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::compression::{create_codec, CodecOptionsBuilder};
@@ -746,6 +746,27 @@ pub(crate) fn has_dictionary_first(chunk: &ColumnChunkMetaData) -> bool {
     chunk
         .encodings()
         .any(|e| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY))
+}
+
+/// Whether every data page of the chunk is dictionary-encoded, as far as the footer tells:
+/// by its page encoding statistics when it has them (a chunk whose dictionary overflowed has
+/// PLAIN data pages too), else by a dictionary among its encodings.
+pub(crate) fn all_pages_dictionary(chunk: &ColumnChunkMetaData) -> bool {
+    let dictionary =
+        |e: Encoding| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY);
+    if !has_dictionary_first(chunk) {
+        return false;
+    }
+    if let Some(mask) = chunk.page_encoding_stats_mask() {
+        return mask.is_only(Encoding::PLAIN_DICTIONARY) || mask.is_only(Encoding::RLE_DICTIONARY);
+    }
+    match chunk.page_encoding_stats() {
+        Some(stats) => stats
+            .iter()
+            .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
+            .all(|s| dictionary(s.encoding)),
+        None => true,
+    }
 }
 
 fn chunk_physical(meta: &ParquetMetaData, leaf: usize) -> PhysicalType {

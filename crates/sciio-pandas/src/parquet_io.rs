@@ -638,8 +638,9 @@ impl Iterator for ParquetReader {
     }
 }
 
-/// The footer's reading with the string columns that are dictionary-encoded in every selected
-/// row group read as `Dictionary(Int32, <string type>)`, and the frame schema with those
+/// The footer's reading with the string columns whose pages are all dictionary-encoded in every
+/// selected row group (a dictionary that overflowed into plain pages holds many distinct
+/// values: those are read as strings) read as `Dictionary(Int32, <string type>)`, and the frame schema with those
 /// fields so typed (`None`, and `meta` as it was, when no column qualifies or arrow-rs
 /// refuses the hint). Only flat columns that arrow-rs reads as the frame has them (no fix).
 fn dictionary_strings(
@@ -659,7 +660,7 @@ fn dictionary_strings(
             row_groups
                 .get(g)
                 .and_then(|rg| rg.columns().get(leaf))
-                .is_some_and(categorical::has_dictionary_first)
+                .is_some_and(categorical::all_pages_dictionary)
         })
     };
     let mut hint = Vec::with_capacity(read.fields().len());

@@ -26,7 +26,7 @@ cols = {
     # dictionary-encoded, some rows missing, each source row group its own dictionary
     "s": s,
     # pandas' str dtype (large_string in Arrow)
-    "t": pd.Series(words[(k // 3) % 1500], dtype="str"),
+    "t": pd.Series(words[(k // 3) % 500], dtype="str"),
     # many distinct values: the dictionary page overflows, later pages are plain
     "u": pd.Series([f"unique value {i}" for i in k], dtype=object),
     # plain-encoded (use_dictionary below leaves it out)
@@ -117,8 +117,9 @@ fn strings_passed_through_as_dictionaries_read_as_the_plain_copy() {
         let plain = dir.path().join(format!("plain-{with_cat}.parquet"));
         let mut as_dictionary = copy(&src, &passed, true);
         as_dictionary.sort();
-        // the plain-encoded column is read as strings; the others as the file's dictionaries
-        assert_eq!(as_dictionary, ["long", "s", "t", "u"], "{with_cat}");
+        // the plain-encoded column and the one whose dictionary overflowed into plain pages
+        // are read as strings; the others as the file's dictionaries
+        assert_eq!(as_dictionary, ["long", "s", "t"], "{with_cat}");
         assert!(copy(&src, &plain, false).is_empty());
         let out = run_python(
             COMPARE,
