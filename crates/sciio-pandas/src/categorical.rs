@@ -19,23 +19,27 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
-use arrow_array::types::{Int32Type, Int64Type, UInt32Type, UInt64Type};
-use arrow_array::{
-    Array, ArrayRef, BinaryArray, DictionaryArray, Float32Array, Float64Array, Int32Array,
-    Int64Array, PrimitiveArray, RecordBatch,
+use arrow_array::types::{
+    Int16Type, Int32Type, Int64Type, Int8Type, UInt16Type, UInt32Type, UInt64Type, UInt8Type,
 };
-use arrow_buffer::NullBuffer;
+use arrow_array::{
+    Array, ArrayRef, ArrowPrimitiveType, BinaryArray, DictionaryArray, Float32Array, Float64Array,
+    Int32Array, Int64Array, PrimitiveArray, RecordBatch,
+};
+use arrow_buffer::{ArrowNativeType, NullBuffer};
 use arrow_cast::CastOptions;
 use arrow_schema::{DataType, TimeUnit};
 use bytes::Bytes;
-use parquet::basic::{Compression, Encoding, LogicalType, Type as PhysicalType};
+use parquet::basic::{Compression, Encoding, LogicalType, PageType, Type as PhysicalType};
 use parquet::column::page::{CompressedPage, Page, PageReader, PageWriteSpec, PageWriter};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::compression::{create_codec, CodecOptionsBuilder};
+use parquet::data_type::ByteArray;
 use parquet::encodings::rle::RleEncoder;
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::serialized_reader::SerializedPageReader;
+use parquet::file::statistics::Statistics;
 use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
@@ -180,48 +184,6 @@ impl Categories {
     }
 }
 
-/// The codes of the rows of one dictionary array in the unified categories (`None`: missing),
-/// extending `categories` with values it has not seen.
-fn unified_codes(
-    array: &ArrayRef,
-    physical: PhysicalType,
-    categories: &mut Categories,
-    codes: &mut Vec<Option<u32>>,
-) -> Result<()> {
-    let dict = array
-        .as_any_dictionary_opt()
-        .ok_or_else(|| Error::mismatch("categorical column is not a dictionary array"))?;
-    let values = plain_values(dict.values().as_ref(), physical)
-        .ok_or_else(|| Error::unsupported("categories of this type"))?;
-    let mut remap = Vec::with_capacity(values.len());
-    for v in values {
-        remap.push(v.map(|v| categories.intern(v)).transpose()?);
-    }
-    let keys = arrow_cast::cast(dict.keys(), &DataType::Int64)
-        .map_err(|e| Error::mismatch(format!("dictionary keys: {e}")))?;
-    let keys = keys.as_primitive::<Int64Type>();
-    codes.reserve(keys.len());
-    let lookup = |k: i64| -> Result<Option<u32>> {
-        usize::try_from(k)
-            .ok()
-            .and_then(|k| remap.get(k).copied())
-            .ok_or_else(|| Error::format(format!("dictionary key {k} out of range")))
-    };
-    match keys.nulls() {
-        None => {
-            for &k in keys.values() {
-                codes.push(lookup(k)?);
-            }
-        }
-        Some(n) => {
-            for (i, &k) in keys.values().iter().enumerate() {
-                codes.push(if n.is_valid(i) { lookup(k)? } else { None });
-            }
-        }
-    }
-    Ok(())
-}
-
 /// A column chunk encoded here, ready to be spliced into a row group.
 pub(crate) struct EncodedChunk {
     pub(crate) bytes: Bytes,
@@ -242,88 +204,335 @@ fn rle(bit_width: u8, values: impl Iterator<Item = u64>, n: usize) -> Vec<u8> {
     enc.consume()
 }
 
-/// Encodes the dictionary arrays of one categorical column for one row group: a PLAIN
-/// dictionary page of the unified categories (those of the first array, in order, then values
-/// first seen in later arrays), then RLE_DICTIONARY data pages of about `page_bytes`.
-pub(crate) fn encode_chunk(
-    descr: &ColumnDescPtr,
-    arrays: &[ArrayRef],
+/// One dictionary column chunk, fed dictionary arrays batch by batch: a PLAIN dictionary page
+/// of the unified values (in order of the first array's dictionary, then values first seen
+/// later, as pyarrow unifies), then RLE_DICTIONARY data pages of about `page_bytes`.
+///
+/// Two uses: a pandas categorical keeps every category, used or not, in order
+/// ([`DictionaryChunk::categorical`]); a string column read as a dictionary
+/// (`ReadOptions::dictionary_strings`) keeps only the values rows use, with the chunk's
+/// statistics of those ([`DictionaryChunk::strings`]), as a writer interning each value would.
+pub(crate) struct DictionaryChunk {
+    descr: ColumnDescPtr,
     compression: Compression,
     page_bytes: usize,
-) -> Result<EncodedChunk> {
-    let physical = descr.physical_type();
-    let mut categories = Categories::default();
-    let mut codes = Vec::new();
-    for a in arrays {
-        unified_codes(a, physical, &mut categories, &mut codes)?;
+    /// Keep every dictionary value (categoricals), or only those rows use.
+    keep_unused: bool,
+    /// Write min/max/null count statistics (used values only).
+    statistics: bool,
+    categories: Categories,
+    /// The code of each row with a value, in row order.
+    codes: Vec<u32>,
+    /// Per row, whether it has a value; `None` while every row has one.
+    defined: Option<Vec<bool>>,
+    rows: usize,
+    /// The last dictionary seen and its codes: the batches of one row group of the source
+    /// share their dictionary, so it is looked up once.
+    last: Option<Remap>,
+}
+
+/// A code not given yet: no row used that dictionary value so far.
+const UNSEEN: u32 = u32::MAX;
+
+/// The codes of one dictionary's values in the chunk's unified values.
+struct Remap {
+    values: ArrayRef,
+    /// Per value: `None` for a null value, `Some(UNSEEN)` until a row uses it, else its code.
+    code: Vec<Option<u32>>,
+    /// The PLAIN encoding of each value not interned yet.
+    plain: Vec<Option<Vec<u8>>>,
+}
+
+/// Longest min/max value written in the statistics (arrow-rs's default truncation length):
+/// with a longer one, min and max are left out (the null count stays).
+const STATISTICS_MAX_VALUE: usize = 64;
+
+impl DictionaryChunk {
+    /// A pandas categorical column: every category in the dictionary page, no statistics.
+    pub(crate) fn categorical(
+        descr: ColumnDescPtr,
+        compression: Compression,
+        page_bytes: usize,
+    ) -> Self {
+        Self::new(descr, compression, page_bytes, true, false)
     }
-    let nullable = descr.max_def_level() > 0;
-    if !nullable && codes.iter().any(Option::is_none) {
-        return Err(Error::invalid_input(format!(
-            "column {} is not nullable but has missing values",
-            descr.name()
-        )));
+
+    /// A string column fed as dictionaries: the used values only, statistics if `statistics`.
+    pub(crate) fn strings(
+        descr: ColumnDescPtr,
+        compression: Compression,
+        page_bytes: usize,
+        statistics: bool,
+    ) -> Self {
+        Self::new(descr, compression, page_bytes, false, statistics)
     }
-    let mut codec =
-        create_codec(compression, &CodecOptionsBuilder::default().build()).map_err(parquet_err)?;
-    let mut compress = |raw: Vec<u8>| -> Result<(Bytes, usize)> {
-        let len = raw.len();
-        match codec.as_mut() {
-            None => Ok((Bytes::from(raw), len)),
-            Some(c) => {
-                let mut out = Vec::new();
-                c.compress(&raw, &mut out).map_err(parquet_err)?;
-                Ok((Bytes::from(out), len))
+
+    fn new(
+        descr: ColumnDescPtr,
+        compression: Compression,
+        page_bytes: usize,
+        keep_unused: bool,
+        statistics: bool,
+    ) -> Self {
+        DictionaryChunk {
+            descr,
+            compression,
+            page_bytes,
+            keep_unused,
+            statistics,
+            categories: Categories::default(),
+            codes: Vec::new(),
+            defined: None,
+            rows: 0,
+            last: None,
+        }
+    }
+
+    /// Appends the rows of one dictionary array.
+    pub(crate) fn push(&mut self, array: &ArrayRef) -> Result<()> {
+        let dict = array
+            .as_any_dictionary_opt()
+            .ok_or_else(|| Error::mismatch("dictionary column is not a dictionary array"))?;
+        let values = dict.values();
+        let mut remap = match self.last.take() {
+            Some(last) if Arc::ptr_eq(&last.values, values) => last,
+            _ => self.remap_of(values)?,
+        };
+        let keys = dict.keys();
+        let outcome = match keys.data_type() {
+            DataType::Int8 => self.push_keys(keys.as_primitive::<Int8Type>(), &mut remap),
+            DataType::Int16 => self.push_keys(keys.as_primitive::<Int16Type>(), &mut remap),
+            DataType::Int32 => self.push_keys(keys.as_primitive::<Int32Type>(), &mut remap),
+            DataType::Int64 => self.push_keys(keys.as_primitive::<Int64Type>(), &mut remap),
+            DataType::UInt8 => self.push_keys(keys.as_primitive::<UInt8Type>(), &mut remap),
+            DataType::UInt16 => self.push_keys(keys.as_primitive::<UInt16Type>(), &mut remap),
+            DataType::UInt32 => self.push_keys(keys.as_primitive::<UInt32Type>(), &mut remap),
+            DataType::UInt64 => self.push_keys(keys.as_primitive::<UInt64Type>(), &mut remap),
+            other => Err(Error::unsupported(format!(
+                "dictionary keys of type {other}"
+            ))),
+        };
+        self.last = Some(remap);
+        outcome
+    }
+
+    /// The codes of a new dictionary's values: all interned now for a categorical (its
+    /// categories in order), else interned as rows use them.
+    fn remap_of(&mut self, values: &ArrayRef) -> Result<Remap> {
+        let mut plain = plain_values(values.as_ref(), self.descr.physical_type())
+            .ok_or_else(|| Error::unsupported("dictionary values of this type"))?;
+        let mut code = Vec::with_capacity(plain.len());
+        for slot in &mut plain {
+            code.push(match slot.take() {
+                None => None,
+                Some(v) if self.keep_unused => Some(self.categories.intern(v)?),
+                Some(v) => {
+                    *slot = Some(v);
+                    Some(UNSEEN)
+                }
+            });
+        }
+        Ok(Remap {
+            values: values.clone(),
+            code,
+            plain,
+        })
+    }
+
+    /// Appends the rows of keys `keys` into the dictionary of `remap`: the codes, written as
+    /// they are (no widening, no vector of options).
+    fn push_keys<K: ArrowPrimitiveType>(
+        &mut self,
+        keys: &PrimitiveArray<K>,
+        remap: &mut Remap,
+    ) -> Result<()> {
+        self.codes.reserve(keys.len());
+        let nulls = keys.nulls();
+        let mut done = 0;
+        if nulls.is_none() {
+            // the common case: every row has a value whose code is known
+            for k in keys.values() {
+                if self.defined.is_some() {
+                    break;
+                }
+                let k = k.to_usize();
+                match k.and_then(|k| remap.code.get(k)) {
+                    Some(&Some(c)) if c != UNSEEN => {
+                        self.codes.push(c);
+                        self.rows += 1;
+                    }
+                    _ => {
+                        let code = self.code_of(k, remap)?;
+                        self.push_row(code);
+                    }
+                }
+                done += 1;
             }
         }
-    };
-
-    let mut pages = Vec::new();
-    let n_categories = categories.plain.len();
-    let (buf, raw_len) = compress(categories.plain.concat())?;
-    pages.push(CompressedPage::new(
-        Page::DictionaryPage {
-            buf,
-            num_values: u32::try_from(n_categories)
-                .map_err(|_| Error::invalid_input("too many categories"))?,
-            encoding: Encoding::PLAIN,
-            is_sorted: false,
-        },
-        raw_len,
-    ));
-    let width = bit_width(n_categories);
-    let rows_per_page = (page_bytes.saturating_mul(8) / usize::from(width)).max(1);
-    for page in codes.chunks(rows_per_page) {
-        let mut raw = Vec::new();
-        if nullable {
-            let levels = rle(1, page.iter().map(|c| u64::from(c.is_some())), page.len());
-            let len = u32::try_from(levels.len())
-                .map_err(|_| Error::invalid_input("definition levels over 4 GiB"))?;
-            raw.extend_from_slice(&len.to_le_bytes());
-            raw.extend_from_slice(&levels);
+        for (i, k) in keys.values().iter().enumerate().skip(done) {
+            let code = match nulls.is_none_or(|n| n.is_valid(i)) {
+                true => self.code_of(k.to_usize(), remap)?,
+                false => None,
+            };
+            self.push_row(code);
         }
-        raw.push(width);
-        let present = page.iter().flatten().count();
-        raw.extend(rle(
-            width,
-            page.iter().flatten().map(|&c| u64::from(c)),
-            present,
-        ));
-        let (buf, raw_len) = compress(raw)?;
+        Ok(())
+    }
+
+    /// The code of dictionary key `key` (`None`: a null value), interning its value when it
+    /// is the first row using it.
+    fn code_of(&mut self, key: Option<usize>, remap: &mut Remap) -> Result<Option<u32>> {
+        let out_of_range = || Error::format(format!("dictionary key {key:?} out of range"));
+        let k = key.ok_or_else(out_of_range)?;
+        match remap.code.get(k).copied().ok_or_else(out_of_range)? {
+            Some(UNSEEN) => {
+                let value = remap
+                    .plain
+                    .get_mut(k)
+                    .and_then(Option::take)
+                    .ok_or_else(|| Error::format("internal: a dictionary value interned twice"))?;
+                let code = self.categories.intern(value)?;
+                if let Some(slot) = remap.code.get_mut(k) {
+                    *slot = Some(code);
+                }
+                Ok(Some(code))
+            }
+            code => Ok(code),
+        }
+    }
+
+    fn push_row(&mut self, code: Option<u32>) {
+        match code {
+            Some(c) => self.codes.push(c),
+            None if self.defined.is_none() => self.defined = Some(vec![true; self.rows]),
+            None => {}
+        }
+        if let Some(defined) = &mut self.defined {
+            defined.push(code.is_some());
+        }
+        self.rows += 1;
+    }
+
+    /// The chunk's statistics: min and max of the used values (byte order, as Parquet orders
+    /// UTF-8) and the missing rows.
+    fn statistics(&self) -> Option<Statistics> {
+        if !self.statistics {
+            return None;
+        }
+        let nulls = (self.rows - self.codes.len()) as u64;
+        // a PLAIN byte array is its length (4 bytes) and its bytes
+        let bytes = |plain: &Vec<u8>| plain.get(4..).map(<[u8]>::to_vec).unwrap_or_default();
+        let min = self.categories.plain.iter().map(bytes).min();
+        let max = self.categories.plain.iter().map(bytes).max();
+        let (min, max) = match (min, max) {
+            (Some(lo), Some(hi))
+                if lo.len() <= STATISTICS_MAX_VALUE && hi.len() <= STATISTICS_MAX_VALUE =>
+            {
+                (Some(ByteArray::from(lo)), Some(ByteArray::from(hi)))
+            }
+            _ => (None, None),
+        };
+        Some(Statistics::new(min, max, None, Some(nulls), false))
+    }
+
+    /// The encoded column chunk: the dictionary page, then the data pages.
+    pub(crate) fn finish(self) -> Result<EncodedChunk> {
+        let descr = &self.descr;
+        let nullable = descr.max_def_level() > 0;
+        if !nullable && self.defined.is_some() {
+            return Err(Error::invalid_input(format!(
+                "column {} is not nullable but has missing values",
+                descr.name()
+            )));
+        }
+        let compression = self.compression;
+        let mut codec = create_codec(compression, &CodecOptionsBuilder::default().build())
+            .map_err(parquet_err)?;
+        let mut compress = |raw: Vec<u8>| -> Result<(Bytes, usize)> {
+            let len = raw.len();
+            match codec.as_mut() {
+                None => Ok((Bytes::from(raw), len)),
+                Some(c) => {
+                    let mut out = Vec::new();
+                    c.compress(&raw, &mut out).map_err(parquet_err)?;
+                    Ok((Bytes::from(out), len))
+                }
+            }
+        };
+
+        let mut pages = Vec::new();
+        let n_categories = self.categories.plain.len();
+        let (buf, raw_len) = compress(self.categories.plain.concat())?;
         pages.push(CompressedPage::new(
-            Page::DataPage {
+            Page::DictionaryPage {
                 buf,
-                num_values: u32::try_from(page.len())
-                    .map_err(|_| Error::invalid_input("page of over 2^32 rows"))?,
-                encoding: Encoding::RLE_DICTIONARY,
-                def_level_encoding: Encoding::RLE,
-                rep_level_encoding: Encoding::RLE,
-                statistics: None,
+                num_values: u32::try_from(n_categories)
+                    .map_err(|_| Error::invalid_input("too many categories"))?,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
             },
             raw_len,
         ));
+        let width = bit_width(n_categories);
+        let rows_per_page = (self.page_bytes.saturating_mul(8) / usize::from(width)).max(1);
+        let mut next_code = 0usize;
+        for first in (0..self.rows).step_by(rows_per_page) {
+            let rows = rows_per_page.min(self.rows - first);
+            let mut raw = Vec::new();
+            let present = match &self.defined {
+                Some(defined) if nullable => {
+                    let page = defined.get(first..first + rows).unwrap_or_default();
+                    let levels = rle(1, page.iter().map(|&d| u64::from(d)), page.len());
+                    let len = u32::try_from(levels.len())
+                        .map_err(|_| Error::invalid_input("definition levels over 4 GiB"))?;
+                    raw.extend_from_slice(&len.to_le_bytes());
+                    raw.extend_from_slice(&levels);
+                    page.iter().filter(|&&d| d).count()
+                }
+                _ if nullable => {
+                    let levels = rle(1, std::iter::repeat_n(1, rows), rows);
+                    let len = u32::try_from(levels.len())
+                        .map_err(|_| Error::invalid_input("definition levels over 4 GiB"))?;
+                    raw.extend_from_slice(&len.to_le_bytes());
+                    raw.extend_from_slice(&levels);
+                    rows
+                }
+                _ => rows,
+            };
+            let codes = self
+                .codes
+                .get(next_code..next_code + present)
+                .ok_or_else(|| Error::format("internal: fewer codes than rows with a value"))?;
+            next_code += present;
+            raw.push(width);
+            raw.extend(rle(width, codes.iter().map(|&c| u64::from(c)), present));
+            let (buf, raw_len) = compress(raw)?;
+            pages.push(CompressedPage::new(
+                Page::DataPage {
+                    buf,
+                    num_values: u32::try_from(rows)
+                        .map_err(|_| Error::invalid_input("page of over 2^32 rows"))?,
+                    encoding: Encoding::RLE_DICTIONARY,
+                    def_level_encoding: Encoding::RLE,
+                    rep_level_encoding: Encoding::RLE,
+                    statistics: None,
+                },
+                raw_len,
+            ));
+        }
+        let statistics = self.statistics();
+        splice(descr, compression, pages, self.rows as u64, statistics)
     }
+}
 
+/// The pages serialized as one column chunk, with its metadata.
+fn splice(
+    descr: &ColumnDescPtr,
+    compression: Compression,
+    pages: Vec<CompressedPage>,
+    rows: u64,
+    statistics: Option<Statistics>,
+) -> Result<EncodedChunk> {
     let mut sink = TrackedWrite::new(Vec::new());
     let mut specs: Vec<PageWriteSpec> = Vec::with_capacity(pages.len());
     {
@@ -339,7 +548,6 @@ pub(crate) fn encode_chunk(
     let uncompressed = sum(|s| s.uncompressed_size as u64);
     let data_offset = specs.get(1).map_or(0, |s| s.offset);
     let as_i64 = |v: u64| i64::try_from(v).map_err(|_| Error::invalid_input("chunk over 2^63"));
-    let rows = codes.len() as u64;
     let metadata = ColumnChunkMetaData::builder(descr.clone())
         .set_encodings(vec![
             Encoding::PLAIN,
@@ -351,9 +559,13 @@ pub(crate) fn encode_chunk(
         .set_total_compressed_size(as_i64(compressed)?)
         .set_total_uncompressed_size(as_i64(uncompressed)?)
         .set_dictionary_page_offset(Some(0))
-        .set_data_page_offset(as_i64(data_offset)?)
-        .build()
-        .map_err(parquet_err)?;
+        .set_data_page_offset(as_i64(data_offset)?);
+    let metadata = match statistics {
+        Some(s) => metadata.set_statistics(s),
+        None => metadata,
+    }
+    .build()
+    .map_err(parquet_err)?;
     Ok(EncodedChunk {
         bytes,
         close: ColumnCloseResult {
@@ -530,10 +742,31 @@ pub(crate) fn read_categories<R: ChunkReader>(
     Ok(out)
 }
 
-fn has_dictionary_first(chunk: &ColumnChunkMetaData) -> bool {
+pub(crate) fn has_dictionary_first(chunk: &ColumnChunkMetaData) -> bool {
     chunk
         .encodings()
         .any(|e| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY))
+}
+
+/// Whether every data page of the chunk is dictionary-encoded, as far as the footer tells:
+/// by its page encoding statistics when it has them (a chunk whose dictionary overflowed has
+/// PLAIN data pages too), else by a dictionary among its encodings.
+pub(crate) fn all_pages_dictionary(chunk: &ColumnChunkMetaData) -> bool {
+    let dictionary =
+        |e: Encoding| matches!(e, Encoding::PLAIN_DICTIONARY | Encoding::RLE_DICTIONARY);
+    if !has_dictionary_first(chunk) {
+        return false;
+    }
+    if let Some(mask) = chunk.page_encoding_stats_mask() {
+        return mask.is_only(Encoding::PLAIN_DICTIONARY) || mask.is_only(Encoding::RLE_DICTIONARY);
+    }
+    match chunk.page_encoding_stats() {
+        Some(stats) => stats
+            .iter()
+            .filter(|s| matches!(s.page_type, PageType::DATA_PAGE | PageType::DATA_PAGE_V2))
+            .all(|s| dictionary(s.encoding)),
+        None => true,
+    }
 }
 
 fn chunk_physical(meta: &ParquetMetaData, leaf: usize) -> PhysicalType {

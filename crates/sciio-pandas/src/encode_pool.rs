@@ -1,11 +1,10 @@
 //! Worker threads that encode the column chunks of Parquet row groups in the background.
 //!
-//! The writer hands each row group's columns to the pool as jobs (heaviest first) and keeps a
-//! [`Pending`] ticket per row group; the workers take jobs from one shared queue in order, so
-//! a thread that finishes its part of one row group starts on the next row group's columns
-//! instead of waiting for the slowest column, and the caller goes on preparing (or reading)
-//! the next rows meanwhile. The tickets are redeemed in row-group order, so the file is the
-//! same bytes as a sequential writer's.
+//! The writer hands each batch's columns to the pool as jobs (see `column_lanes`), then
+//! each row group's closing, keeping a [`Pending`] ticket per row group; the workers take
+//! jobs from one shared queue in order, so both threads encode from the first batch on and
+//! the caller goes on preparing (or reading) the next rows meanwhile. The tickets are
+//! redeemed in row-group order, so the file is the same bytes as a sequential writer's.
 //!
 //! A job that fails or panics is reported through its ticket (panics contained as errors);
 //! a worker that dies without answering makes the ticket an error too, never a wait forever.

@@ -40,6 +40,7 @@
 #![forbid(unsafe_code)]
 
 mod categorical;
+mod column_lanes;
 mod encode_pool;
 mod footer;
 mod frame;

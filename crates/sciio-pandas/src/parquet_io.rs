@@ -15,10 +15,7 @@ use parquet::arrow::arrow_reader::{
     ArrowReaderMetadata, ArrowReaderOptions, ParquetRecordBatchReader,
     ParquetRecordBatchReaderBuilder,
 };
-use parquet::arrow::arrow_writer::{
-    compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn,
-    ArrowRowGroupWriterFactory,
-};
+use parquet::arrow::arrow_writer::{compute_leaves, ArrowRowGroupWriterFactory};
 use parquet::arrow::{add_encoded_arrow_schema_to_metadata, ArrowSchemaConverter, ProjectionMask};
 use parquet::basic::{
     BrotliLevel, ConvertedType, GzipLevel, LogicalType, Type as PhysicalType, ZstdLevel,
@@ -28,7 +25,8 @@ use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::ChunkReader;
 use parquet::file::writer::SerializedFileWriter;
 
-use crate::categorical;
+use crate::categorical::{self, DictionaryChunk};
+use crate::column_lanes::{self, Chunk, ColumnEncoder, Lane, LaneJob, Piece};
 use crate::encode_pool::{EncodePool, Pending};
 use crate::frame::Frame;
 use crate::metadata::{PandasMetadata, PANDAS_KEY};
@@ -65,6 +63,7 @@ pub struct ReadOptions {
     limits: Limits,
     threads: usize,
     fields: Option<Vec<usize>>,
+    dictionary_strings: bool,
 }
 
 impl Default for ReadOptions {
@@ -75,6 +74,7 @@ impl Default for ReadOptions {
             limits: Limits::default(),
             threads: std::thread::available_parallelism().map_or(1, usize::from),
             fields: None,
+            dictionary_strings: false,
         }
     }
 }
@@ -111,6 +111,15 @@ impl ReadOptions {
     /// types them ([`ParquetReader::batch_fields`]). Only the streaming reader projects.
     pub fn fields(mut self, positions: Vec<usize>) -> Self {
         self.fields = Some(positions);
+        self
+    }
+    /// Batches hold the string columns that are dictionary-encoded in every row group as
+    /// Arrow `Dictionary(Int32, <the string type>)` arrays: the file's dictionary and keys as
+    /// they are, not a string per row (for a [`ParquetWriter`], which writes them back as the
+    /// same string columns without interning every value again). The schema stays the
+    /// frame's; only unprojected streaming reads do this.
+    pub fn dictionary_strings(mut self, on: bool) -> Self {
+        self.dictionary_strings = on;
         self
     }
 }
@@ -156,6 +165,9 @@ pub struct ParquetReader {
     /// Each field's missing values in the selected row groups, from the footer's statistics
     /// (`None`: not a flat column, or a row group without the count).
     footer_nulls: Vec<Option<u64>>,
+    /// The batches' schema when string columns are read as dictionaries
+    /// ([`ReadOptions::dictionary_strings`]).
+    dictionary_schema: Option<SchemaRef>,
 }
 
 /// A second handle on the input and its footer, used only after a decoding failure: each leaf
@@ -397,6 +409,10 @@ impl ParquetReader {
                 footer_null_count(meta.metadata(), &groups, leaf)
             })
             .collect();
+        let (meta, dictionary_schema) = match options.dictionary_strings && !projected {
+            true => dictionary_strings(meta, &schema, &leaf_of, &groups),
+            false => (meta, None),
+        };
         let mask = projected
             .then(|| ProjectionMask::roots(meta.parquet_schema(), batch_fields.iter().copied()));
         // Listing the file needs no page: oversized chunks fail the first read instead.
@@ -443,6 +459,7 @@ impl ParquetReader {
             batch_fields,
             projected,
             footer_nulls,
+            dictionary_schema,
         })
     }
 
@@ -606,9 +623,10 @@ impl Iterator for ParquetReader {
             None => self.check_complete().err().map(Err),
             Some(batch) => Some(
                 batch
-                    .and_then(|b| match self.projected {
-                        true => self.schema.apply_fixes_at(b, &self.batch_fields),
-                        false => self.schema.apply_fixes(b),
+                    .and_then(|b| match (self.projected, &self.dictionary_schema) {
+                        (true, _) => self.schema.apply_fixes_at(b, &self.batch_fields),
+                        (false, Some(target)) => self.schema.apply_fixes_as(b, target),
+                        (false, None) => self.schema.apply_fixes(b),
                     })
                     .and_then(|b| {
                         crate::categorical::restore_categories(b, &self.categories, &self.physical)
@@ -617,6 +635,74 @@ impl Iterator for ParquetReader {
         };
         self.failed = matches!(item, Some(Err(_)));
         item
+    }
+}
+
+/// The footer's reading with the string columns whose pages are all dictionary-encoded in every
+/// selected row group (a dictionary that overflowed into plain pages holds many distinct
+/// values: those are read as strings) read as `Dictionary(Int32, <string type>)`, and the frame schema with those
+/// fields so typed (`None`, and `meta` as it was, when no column qualifies or arrow-rs
+/// refuses the hint). Only flat columns that arrow-rs reads as the frame has them (no fix).
+fn dictionary_strings(
+    meta: ArrowReaderMetadata,
+    schema: &FrameSchema,
+    leaf_of: &HashMap<String, (usize, PhysicalType)>,
+    groups: &[(usize, u64)],
+) -> (ArrowReaderMetadata, Option<SchemaRef>) {
+    let read = meta.schema().clone();
+    let frame = schema.arrow_schema();
+    if read.fields().len() != frame.fields().len() {
+        return (meta, None);
+    }
+    let row_groups = meta.metadata().row_groups();
+    let all_dictionary = |leaf: usize| {
+        groups.iter().all(|&(g, _)| {
+            row_groups
+                .get(g)
+                .and_then(|rg| rg.columns().get(leaf))
+                .is_some_and(categorical::all_pages_dictionary)
+        })
+    };
+    let mut hint = Vec::with_capacity(read.fields().len());
+    let mut typed = Vec::with_capacity(read.fields().len());
+    let mut any = false;
+    for (pos, (r, f)) in read.fields().iter().zip(frame.fields()).enumerate() {
+        let qualifies = matches!(f.data_type(), DataType::Utf8 | DataType::LargeUtf8)
+            && r.data_type() == f.data_type()
+            && r.name() == f.name()
+            && schema.read_as_is(pos)
+            && leaf_of
+                .get(f.name())
+                .is_some_and(|&(leaf, p)| p == PhysicalType::BYTE_ARRAY && all_dictionary(leaf));
+        if !qualifies {
+            hint.push(r.clone());
+            typed.push(f.clone());
+            continue;
+        }
+        any = true;
+        let dictionary =
+            |v: &DataType| DataType::Dictionary(Box::new(DataType::Int32), Box::new(v.clone()));
+        hint.push(Arc::new(
+            r.as_ref().clone().with_data_type(dictionary(r.data_type())),
+        ));
+        typed.push(Arc::new(
+            f.as_ref().clone().with_data_type(dictionary(f.data_type())),
+        ));
+    }
+    if !any {
+        return (meta, None);
+    }
+    let hint = Arc::new(Schema::new_with_metadata(hint, read.metadata().clone()));
+    let options = ArrowReaderOptions::new().with_schema(hint);
+    match ArrowReaderMetadata::try_new(meta.metadata().clone(), options) {
+        Ok(hinted) => (
+            hinted,
+            Some(Arc::new(Schema::new_with_metadata(
+                typed,
+                frame.metadata().clone(),
+            ))),
+        ),
+        Err(_) => (meta, None),
     }
 }
 
@@ -1161,12 +1247,13 @@ impl ParquetOptions {
 }
 
 /// A streaming writer: batches in, row groups out; the pandas metadata and `ARROW:schema` are
-/// written like pyarrow does. Batches are buffered up to [`ParquetOptions::row_group_rows`] rows
-/// (memory stays bounded by a few row groups), then the row group's columns are encoded in
-/// the background on [`ParquetOptions::threads`] threads (with more than one: see the
-/// `encode_pool` module) while the next rows come in; row groups reach the file in order, the
-/// same bytes as with one thread. The file writer is created at the first batch so the
-/// metadata can record the categories of categorical columns.
+/// written like pyarrow does. Each batch's rows go to the open row group's column encoders as
+/// they come, on [`ParquetOptions::threads`] threads (with more than one: see the
+/// `column_lanes` and `encode_pool` modules) while the next rows come in; a row group holds
+/// [`ParquetOptions::row_group_rows`] rows (memory stays bounded by a few row groups); row
+/// groups reach the file in order, the same bytes as with one thread. The file writer is
+/// created at the first batch so the metadata can record the categories of categorical
+/// columns.
 pub struct ParquetWriter<W: Write + Send> {
     schema: FrameSchema,
     options: ParquetOptions,
@@ -1178,16 +1265,36 @@ struct Encoder<W: Write + Send> {
     file: SerializedFileWriter<W>,
     factory: ArrowRowGroupWriterFactory,
     arrow: SchemaRef,
-    pending: Vec<RecordBatch>,
+    /// How each field's column chunks are encoded.
+    kinds: Vec<FieldKind>,
+    /// The field of each leaf column.
+    field_of: Vec<usize>,
+    /// The leaf columns of the open row group (none open: empty).
+    lanes: Vec<Arc<Lane>>,
+    /// Rows fed to the open row group.
     pending_rows: usize,
-    /// Row groups handed to the encoders so far (each one's index in the file).
+    /// Row groups opened so far (each one's index in the file).
     row_groups_started: usize,
     compression: parquet::basic::Compression,
     page_bytes: usize,
-    /// The background encoders (none with one thread: row groups are encoded in `flush`).
-    pool: Option<EncodePool<ColumnJob, Chunk>>,
-    /// Row groups queued to the pool, oldest first.
-    in_flight: std::collections::VecDeque<InFlight>,
+    statistics: bool,
+    /// The background encoders (none with one thread: batches are encoded in `write`).
+    pool: Option<EncodePool<LaneJob, Option<Chunk>>>,
+    /// Closed row groups queued to the pool, oldest first.
+    in_flight: std::collections::VecDeque<Pending<Option<Chunk>>>,
+}
+
+/// How a field's column chunks are encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum FieldKind {
+    /// By arrow-rs, from the field's leaf arrays.
+    Arrow,
+    /// A categorical with its categories as they are ([`DictionaryChunk::categorical`]).
+    Categorical,
+    /// A string field fed as dictionary arrays (read with
+    /// [`ReadOptions::dictionary_strings`]): their keys and used values, not every value
+    /// interned again ([`DictionaryChunk::strings`]).
+    DictionaryStrings,
 }
 
 impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
@@ -1226,7 +1333,9 @@ impl<W: Write + Send> ParquetWriter<W> {
         let mut cats = HashMap::new();
         if let Some(b) = first {
             for (col, f) in b.columns().iter().zip(self.schema.arrow_schema().fields()) {
-                if let Some(d) = col.as_any_dictionary_opt() {
+                if let (Some(d), DataType::Dictionary(..)) =
+                    (col.as_any_dictionary_opt(), f.data_type())
+                {
                     cats.insert(f.name().clone(), d.values().len());
                 }
             }
@@ -1247,37 +1356,59 @@ impl<W: Write + Send> ParquetWriter<W> {
             Some(b) if self.options.dictionary => mostly_distinct_columns(b),
             _ => Vec::new(),
         };
-        let mut props = self.options.properties(json, &plain, !cats.is_empty())?;
-        add_encoded_arrow_schema_to_metadata(&arrow, &mut props);
+        // the writer properties' default, as the file writer converts the schema
         let parquet_schema = ArrowSchemaConverter::new()
-            .with_coerce_types(props.coerce_types())
             .convert(&arrow)
             .map_err(parquet_err)?;
-        let file =
-            SerializedFileWriter::new(out, parquet_schema.root_schema_ptr(), Arc::new(props))
-                .map_err(parquet_err)?;
+        let descr = parquet_schema.root_schema_ptr();
+        let field_of: Vec<usize> = (0..parquet_schema.num_columns())
+            .map(|leaf| parquet_schema.get_column_root_idx(leaf))
+            .collect();
+        let kinds = field_kinds(
+            &arrow,
+            &parquet_schema,
+            &field_of,
+            first.filter(|_| self.options.dictionary),
+        );
+        let dictionaries = kinds.iter().any(|k| *k != FieldKind::Arrow);
+        let mut props = self.options.properties(json, &plain, dictionaries)?;
+        add_encoded_arrow_schema_to_metadata(&arrow, &mut props);
+        let file = SerializedFileWriter::new(out, descr, Arc::new(props)).map_err(parquet_err)?;
         let factory = ArrowRowGroupWriterFactory::new(&file, arrow.clone());
         self.inner = Some(Encoder {
             file,
             factory,
             arrow,
-            pending: Vec::new(),
+            kinds,
+            field_of,
+            lanes: Vec::new(),
             pending_rows: 0,
             row_groups_started: 0,
             compression: self.options.compression.to_parquet()?,
             page_bytes: self.options.data_page_bytes,
+            statistics: self.options.statistics,
             pool: match self.options.threads {
                 0 | 1 => None,
-                n => Some(EncodePool::new(n, encode_column)?),
+                n => Some(EncodePool::new(n, column_lanes::run)?),
             },
             in_flight: std::collections::VecDeque::new(),
         });
         Ok(())
     }
 
-    /// Writes one batch (fields as in the schema); row groups are written as they fill.
+    /// Writes one batch (fields as in the schema; a string field may come as a dictionary
+    /// of its strings); its rows go to the open row group's encoders at once, and row groups
+    /// are written as they fill.
     pub fn write(&mut self, batch: &RecordBatch) -> Result<()> {
-        if batch.schema().fields() != self.schema.arrow_schema().fields() {
+        let schema = batch.schema();
+        let fields = self.schema.arrow_schema().fields();
+        if schema.fields().len() != fields.len()
+            || !schema
+                .fields()
+                .iter()
+                .zip(fields)
+                .all(|(b, f)| same_field(b, f))
+        {
             return Err(Error::mismatch(
                 "record batch fields differ from the frame schema being written",
             ));
@@ -1290,14 +1421,15 @@ impl<W: Write + Send> ParquetWriter<W> {
             .inner
             .as_mut()
             .ok_or_else(|| Error::invalid_input("writer already finished"))?;
-        let mut rest = batch.clone();
-        while rest.num_rows() > 0 {
-            let take = (limit - enc.pending_rows).min(rest.num_rows());
-            enc.pending.push(rest.slice(0, take));
-            enc.pending_rows += take;
-            rest = rest.slice(take, rest.num_rows() - take);
+        let columns = enc.conform(batch)?;
+        let rows = batch.num_rows();
+        let mut offset = 0;
+        while offset < rows {
+            let take = (limit - enc.pending_rows).min(rows - offset);
+            enc.feed(&columns, offset, take)?;
+            offset += take;
             if enc.pending_rows == limit {
-                enc.flush()?;
+                enc.close_row_group()?;
             }
         }
         Ok(())
@@ -1311,7 +1443,7 @@ impl<W: Write + Send> ParquetWriter<W> {
         match self.inner.take() {
             Some(mut enc) => {
                 if enc.pending_rows > 0 {
-                    enc.flush()?;
+                    enc.close_row_group()?;
                 }
                 enc.write_all_queued()?;
                 enc.file.close().map(|_| ()).map_err(parquet_err)
@@ -1322,47 +1454,140 @@ impl<W: Write + Send> ParquetWriter<W> {
 }
 
 impl<W: Write + Send> Encoder<W> {
-    /// Encodes the pending rows as one row group: on this thread with one thread, else queued
-    /// for the background encoders (at most [`ROW_GROUPS_IN_FLIGHT`] row groups wait; the
-    /// oldest is written to the file when that many are queued).
-    fn flush(&mut self) -> Result<()> {
-        let (jobs, weights) = self.column_jobs()?;
+    /// The batch's columns as the encoders take them: string fields written from
+    /// dictionaries as dictionary arrays, every other field as its schema types it.
+    fn conform(&self, batch: &RecordBatch) -> Result<Vec<ArrayRef>> {
+        let fields = self.arrow.fields();
+        batch
+            .columns()
+            .iter()
+            .zip(fields)
+            .zip(&self.kinds)
+            .map(|((column, field), kind)| {
+                let wanted = match kind {
+                    FieldKind::DictionaryStrings => DataType::Dictionary(
+                        Box::new(DataType::Int32),
+                        Box::new(field.data_type().clone()),
+                    ),
+                    _ => field.data_type().clone(),
+                };
+                let as_dictionary = *kind == FieldKind::DictionaryStrings
+                    && matches!(column.data_type(), DataType::Dictionary(..));
+                if as_dictionary || *column.data_type() == wanted {
+                    return Ok(column.clone());
+                }
+                arrow_cast::cast(column, &wanted)
+                    .map_err(|e| arrow_err(e).with_node(field.name().clone()))
+            })
+            .collect()
+    }
+
+    /// Opens a row group: a lane per leaf column with its encoder.
+    fn open_row_group(&mut self) -> Result<()> {
+        let writers = self
+            .factory
+            .create_column_writers(self.row_groups_started)
+            .map_err(parquet_err)?;
+        self.row_groups_started += 1;
+        let descr = self.file.schema_descr();
+        let mut lanes = Vec::with_capacity(writers.len());
+        for (leaf, writer) in writers.into_iter().enumerate() {
+            let column = descr.column(leaf);
+            let kind = self
+                .field_of
+                .get(leaf)
+                .and_then(|&f| self.kinds.get(f))
+                .copied()
+                .unwrap_or(FieldKind::Arrow);
+            let (c, b) = (self.compression, self.page_bytes);
+            let encoder = match kind {
+                FieldKind::Arrow => ColumnEncoder::Arrow(Box::new(writer)),
+                FieldKind::Categorical => ColumnEncoder::Dictionary(Box::new(
+                    DictionaryChunk::categorical(column.clone(), c, b),
+                )),
+                FieldKind::DictionaryStrings => ColumnEncoder::Dictionary(Box::new(
+                    DictionaryChunk::strings(column.clone(), c, b, self.statistics),
+                )),
+            };
+            lanes.push(Lane::new(column.path().string(), encoder));
+        }
+        self.lanes = lanes;
+        Ok(())
+    }
+
+    /// Feeds rows `offset..offset + rows` of the batch's `columns` to the open row group
+    /// (opening one if none is): encoded on the pool's threads, or here with one thread.
+    fn feed(&mut self, columns: &[ArrayRef], offset: usize, rows: usize) -> Result<()> {
+        if self.lanes.is_empty() {
+            self.open_row_group()?;
+        }
+        let mut lanes = self.lanes.iter();
+        let mut next_lane = || {
+            lanes
+                .next()
+                .ok_or_else(|| Error::format("more leaf columns than the schema has"))
+        };
+        for ((field, column), kind) in self.arrow.fields().iter().zip(columns).zip(&self.kinds) {
+            let part = column.slice(offset, rows);
+            match kind {
+                FieldKind::Arrow => {
+                    for leaf in compute_leaves(field, &part).map_err(parquet_err)? {
+                        next_lane()?.queue(Piece::Leaf(leaf))?;
+                    }
+                }
+                FieldKind::Categorical | FieldKind::DictionaryStrings => {
+                    next_lane()?.queue(Piece::Dictionary(part))?;
+                }
+            }
+        }
+        self.pending_rows += rows;
+        match self.pool.as_ref() {
+            // a feed's outcome is its lane's: a failure is reported when the lane closes
+            Some(pool) => drop(
+                pool.submit(
+                    self.lanes
+                        .iter()
+                        .map(|l| LaneJob::Feed(Arc::clone(l)))
+                        .collect(),
+                )?,
+            ),
+            None => {
+                for lane in &self.lanes {
+                    lane.feed()?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Closes the open row group: written here with one thread, else its chunks are closed
+    /// in the background (at most [`ROW_GROUPS_IN_FLIGHT`] closed row groups wait; the oldest
+    /// is written to the file when more are queued).
+    fn close_row_group(&mut self) -> Result<()> {
+        let lanes = std::mem::take(&mut self.lanes);
+        self.pending_rows = 0;
         let Some(pool) = self.pool.as_ref() else {
-            let chunks = jobs
-                .into_iter()
-                .map(encode_column)
+            let chunks = lanes
+                .iter()
+                .map(|l| l.close())
                 .collect::<Result<Vec<_>>>()?;
             return self.append_row_group(chunks);
         };
-        // heaviest column first: the last job to start is a light one
-        let mut order: Vec<usize> = (0..jobs.len()).collect();
-        order.sort_by_key(|&i| std::cmp::Reverse(weights.get(i).copied().unwrap_or(0)));
-        let mut slots: Vec<Option<ColumnJob>> = jobs.into_iter().map(Some).collect();
-        let queued = order
-            .iter()
-            .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
-            .collect();
-        let pending = pool.submit(queued)?;
-        self.in_flight.push_back(InFlight { order, pending });
+        let pending = pool.submit(lanes.into_iter().map(LaneJob::Close).collect())?;
+        self.in_flight.push_back(pending);
         while self.in_flight.len() > ROW_GROUPS_IN_FLIGHT {
             self.write_oldest()?;
         }
         Ok(())
     }
 
-    /// Waits for the oldest queued row group and writes it to the file.
+    /// Waits for the oldest closed row group and writes it to the file.
     fn write_oldest(&mut self) -> Result<()> {
-        let Some(InFlight { order, pending }) = self.in_flight.pop_front() else {
+        let Some(pending) = self.in_flight.pop_front() else {
             return Ok(());
         };
-        let done = pending.wait()?;
-        let mut chunks: Vec<Option<Chunk>> = order.iter().map(|_| None).collect();
-        for (i, chunk) in order.into_iter().zip(done) {
-            if let Some(slot) = chunks.get_mut(i) {
-                *slot = Some(chunk);
-            }
-        }
-        let chunks = chunks
+        let chunks = pending
+            .wait()?
             .into_iter()
             .map(|c| c.ok_or_else(|| Error::format("a column chunk was not encoded")))
             .collect::<Result<Vec<_>>>()?;
@@ -1377,103 +1602,13 @@ impl<W: Write + Send> Encoder<W> {
         Ok(())
     }
 
-    /// The pending rows' column chunks to encode, in leaf column order, with the cost of each
-    /// (the memory of its field's arrays, shared between the field's leaves).
-    fn column_jobs(&mut self) -> Result<(Vec<ColumnJob>, Vec<usize>)> {
-        let writers = self
-            .factory
-            .create_column_writers(self.row_groups_started)
-            .map_err(parquet_err)?;
-        self.row_groups_started += 1;
-        let fields = self.arrow.fields();
-        let descr = self.file.schema_descr();
-        // the field of each leaf column, and how many leaves each field has
-        let field_of: Vec<usize> = (0..writers.len())
-            .map(|leaf| descr.get_column_root_idx(leaf))
-            .collect();
-        let mut leaf_count = vec![0usize; fields.len()];
-        for &f in &field_of {
-            if let Some(n) = leaf_count.get_mut(f) {
-                *n += 1;
-            }
-        }
-        // categorical columns (one leaf) are encoded here, with their categories as they are
-        // (see the categorical module); everything else by arrow-rs
-        let exact: Vec<bool> = fields
-            .iter()
-            .enumerate()
-            .map(|(i, f)| {
-                let leaf = field_of.iter().position(|&r| r == i);
-                leaf_count.get(i) == Some(&1)
-                    && leaf.is_some_and(|l| {
-                        categorical::writes_exactly(f.data_type(), &descr.column(l))
-                    })
-            })
-            .collect();
-        // memory of each field's arrays: the encoding cost used to balance the threads
-        let mut weights = vec![0usize; fields.len()];
-        for batch in &self.pending {
-            for (w, a) in weights.iter_mut().zip(batch.columns()) {
-                *w += a.get_array_memory_size();
-            }
-        }
-        // the leaf columns of every pending batch, per Parquet leaf column
-        let mut leaves: Vec<Vec<ArrowLeafColumn>> = writers.iter().map(|_| Vec::new()).collect();
-        let mut dictionaries: Vec<Vec<ArrayRef>> = fields.iter().map(|_| Vec::new()).collect();
-        for batch in self.pending.drain(..) {
-            let mut leaf = 0;
-            for (i, (field, array)) in fields.iter().zip(batch.columns()).enumerate() {
-                if exact.get(i) == Some(&true) {
-                    dictionaries[i].push(array.clone());
-                    leaf += 1;
-                    continue;
-                }
-                for l in compute_leaves(field, array).map_err(parquet_err)? {
-                    leaves
-                        .get_mut(leaf)
-                        .ok_or_else(|| Error::format("more leaf columns than the schema has"))?
-                        .push(l);
-                    leaf += 1;
-                }
-            }
-        }
-        self.pending_rows = 0;
-        let mut jobs = Vec::with_capacity(writers.len());
-        let mut leaf_weights = Vec::with_capacity(writers.len());
-        for (leaf, (writer, leaves)) in writers.into_iter().zip(leaves).enumerate() {
-            let field = field_of.get(leaf).copied().unwrap_or(0);
-            let share = leaf_count.get(field).copied().unwrap_or(1).max(1);
-            leaf_weights.push(weights.get(field).copied().unwrap_or(0) / share);
-            jobs.push(if exact.get(field) == Some(&true) {
-                ColumnJob::Categorical {
-                    descr: descr.column(leaf),
-                    arrays: dictionaries
-                        .get_mut(field)
-                        .map(std::mem::take)
-                        .unwrap_or_default(),
-                    compression: self.compression,
-                    page_bytes: self.page_bytes,
-                }
-            } else {
-                ColumnJob::Arrow {
-                    column: descr.column(leaf).path().string(),
-                    writer: Box::new(writer),
-                    leaves,
-                }
-            });
-        }
-        Ok((jobs, leaf_weights))
-    }
-
     /// Appends one row group's encoded column chunks (in column order) to the file.
     fn append_row_group(&mut self, chunks: Vec<Chunk>) -> Result<()> {
         let mut rg = self.file.next_row_group().map_err(parquet_err)?;
         for chunk in chunks {
             match chunk {
                 Chunk::Arrow(c) => c.append_to_row_group(&mut rg).map_err(parquet_err)?,
-                Chunk::Categorical(c) => {
-                    rg.append_column(&c.bytes, c.close).map_err(parquet_err)?
-                }
+                Chunk::Dictionary(c) => rg.append_column(&c.bytes, c.close).map_err(parquet_err)?,
             }
         }
         rg.close().map_err(parquet_err)?;
@@ -1481,67 +1616,58 @@ impl<W: Write + Send> Encoder<W> {
     }
 }
 
-/// Row groups queued for the background encoders besides the newest before the writer waits
-/// for the oldest: the previous row group finishes while the new one's columns start, and the
-/// next rows gather while the new one encodes; memory holds about three row groups (two was
-/// no faster on 2 cores and held 100 MiB more in `h5 Table -> .parquet`).
-const ROW_GROUPS_IN_FLIGHT: usize = 1;
-
-/// A row group queued for encoding: its ticket and the column of each queued job.
-struct InFlight {
-    order: Vec<usize>,
-    pending: Pending<Chunk>,
-}
-
-/// One column chunk to encode.
-pub(crate) enum ColumnJob {
-    /// By arrow-rs: its writer and the leaf arrays of the row group.
-    Arrow {
-        /// The leaf column's path, for errors.
-        column: String,
-        writer: Box<ArrowColumnWriter>,
-        leaves: Vec<ArrowLeafColumn>,
-    },
-    /// A categorical column, by [`categorical::encode_chunk`].
-    Categorical {
-        descr: parquet::schema::types::ColumnDescPtr,
-        arrays: Vec<ArrayRef>,
-        compression: parquet::basic::Compression,
-        page_bytes: usize,
-    },
-}
-
-/// An encoded column chunk.
-pub(crate) enum Chunk {
-    Arrow(ArrowColumnChunk),
-    Categorical(categorical::EncodedChunk),
-}
-
-fn encode_column(job: ColumnJob) -> Result<Chunk> {
-    match job {
-        ColumnJob::Arrow {
-            column,
-            mut writer,
-            leaves,
-        } => {
-            let encoded = leaves
-                .iter()
-                .try_for_each(|l| writer.write(l))
-                .and_then(|()| writer.close());
-            encoded
-                .map(Chunk::Arrow)
-                .map_err(|e| parquet_err(e).with_node(column))
+/// Whether a batch's field `batch` can be written as the schema's `field`: the same, or a
+/// dictionary of the strings of a string field.
+fn same_field(batch: &arrow_schema::Field, field: &arrow_schema::Field) -> bool {
+    match (batch.data_type(), field.data_type()) {
+        (DataType::Dictionary(_, v), t @ (DataType::Utf8 | DataType::LargeUtf8)) => {
+            v.as_ref() == t && batch.clone().with_data_type(t.clone()) == *field
         }
-        ColumnJob::Categorical {
-            descr,
-            arrays,
-            compression,
-            page_bytes,
-        } => categorical::encode_chunk(&descr, &arrays, compression, page_bytes)
-            .map(Chunk::Categorical)
-            .map_err(|e| e.with_node(descr.name().to_string())),
+        _ => batch == field,
     }
 }
+
+/// How each field of `arrow` is encoded: categoricals whose values [`DictionaryChunk`]
+/// writes as they are, flat string fields the `first` batch gives as dictionaries (`None`
+/// when dictionary encoding is off), the rest by arrow-rs.
+fn field_kinds(
+    arrow: &Schema,
+    parquet: &parquet::schema::types::SchemaDescriptor,
+    field_of: &[usize],
+    first: Option<&RecordBatch>,
+) -> Vec<FieldKind> {
+    arrow
+        .fields()
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            let mut leaves = field_of.iter().enumerate().filter(|&(_, &r)| r == i);
+            let (Some((leaf, _)), None) = (leaves.next(), leaves.next()) else {
+                return FieldKind::Arrow;
+            };
+            let descr = parquet.column(leaf);
+            if categorical::writes_exactly(f.data_type(), &descr) {
+                return FieldKind::Categorical;
+            }
+            let given = first
+                .and_then(|b| b.columns().get(i))
+                .map(|c| c.data_type());
+            match (f.data_type(), given) {
+                (t @ (DataType::Utf8 | DataType::LargeUtf8), Some(DataType::Dictionary(_, v)))
+                    if v.as_ref() == t && descr.max_rep_level() == 0 =>
+                {
+                    FieldKind::DictionaryStrings
+                }
+                _ => FieldKind::Arrow,
+            }
+        })
+        .collect()
+}
+
+/// Row groups closed and queued for the background encoders besides the newest before the
+/// writer waits for the oldest: the previous row group finishes while the new one's rows are
+/// encoded as they come; memory holds about three row groups.
+const ROW_GROUPS_IN_FLIGHT: usize = 1;
 
 /// Values of the first batch sampled to judge a column's cardinality.
 const DICTIONARY_SAMPLE: usize = 65_536;
@@ -1634,14 +1760,16 @@ pub fn write_frame(path: impl AsRef<Path>, frame: &Frame, options: &ParquetOptio
 }
 
 /// `x.parquet → y.parquet`: copies batch by batch (bounded memory), keeping the pandas metadata
-/// (index, labels, per-column metadata) and re-encoding with `options`. Returns the rows copied.
+/// (index, labels, per-column metadata) and re-encoding with `options`; dictionary-encoded
+/// string columns keep their dictionaries ([`ReadOptions::dictionary_strings`]). Returns the
+/// rows copied.
 pub fn copy_parquet(
     src: impl AsRef<Path>,
     dst: impl AsRef<Path>,
     options: &ParquetOptions,
 ) -> Result<u64> {
     let (src, dst) = (src.as_ref(), dst.as_ref());
-    let reader = ParquetReader::open(src)?;
+    let reader = ParquetReader::open_with(src, &ReadOptions::new().dictionary_strings(true))?;
     let mut writer = ParquetWriter::create(dst, reader.schema(), options)?;
     let mut rows = 0u64;
     for batch in reader {

@@ -784,6 +784,23 @@ impl FrameSchema {
     /// Adjusts a batch read from the file to this schema (time zones from the metadata,
     /// fastparquet categoricals and timedeltas).
     pub(crate) fn apply_fixes(&self, batch: RecordBatch) -> Result<RecordBatch> {
+        self.apply_fixes_as(batch, &self.arrow)
+    }
+
+    /// Whether the field at `position` is read as arrow-rs reads it (no fix applies) and is
+    /// not JSON text.
+    pub(crate) fn read_as_is(&self, position: usize) -> bool {
+        matches!(self.fixes.get(position), Some(None))
+            && self.columns.get(position).is_some_and(|c| !self.is_json(c))
+    }
+
+    /// [`Self::apply_fixes`] into `target`: this schema with some fields read otherwise
+    /// (string columns read as dictionaries, see `ReadOptions::dictionary_strings`).
+    pub(crate) fn apply_fixes_as(
+        &self,
+        batch: RecordBatch,
+        target: &SchemaRef,
+    ) -> Result<RecordBatch> {
         if self.fixes.iter().all(Option::is_none) {
             return Ok(batch);
         }
@@ -799,7 +816,7 @@ impl FrameSchema {
                 }
             })
             .collect::<Result<Vec<ArrayRef>>>()?;
-        RecordBatch::try_new(self.arrow.clone(), columns)
+        RecordBatch::try_new(target.clone(), columns)
             .map_err(|e| Error::format(format!("batch does not match the frame schema: {e}")))
     }
 

@@ -12,7 +12,7 @@
 use std::path::Path;
 
 use sciio_core::{Error, Limits, NdArray, Result};
-use sciio_pandas::{Frame, IndexLevel, ParquetOptions, ParquetWriter};
+use sciio_pandas::{Frame, IndexLevel, ParquetOptions, ParquetReader, ParquetWriter, ReadOptions};
 
 use crate::atomic::write_atomically;
 use crate::file::File;
@@ -21,7 +21,7 @@ use crate::job::{Job, Written};
 use crate::node::{normalise, AttrValue, Node, NodeKind};
 use crate::options::npz_compression;
 use crate::parquet::{
-    array_frame, numpy_columns, options_for, read_frame, reader, records_of, write_frame, write_npz,
+    array_frame, numpy_columns, options_for, read_frame, records_of, write_frame, write_npz,
 };
 #[cfg(feature = "hdf5")]
 use crate::parquet::{frame_table, table_name};
@@ -36,7 +36,9 @@ pub(crate) fn copy(
     options: &ParquetOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<u64> {
-    let reader = reader(src, limits)?;
+    // string columns stay dictionaries from the source's pages to the written ones
+    let read = ReadOptions::new().limits(*limits).dictionary_strings(true);
+    let reader = ParquetReader::open_with(src, &read).map_err(|e| e.with_file(src))?;
     let total = reader.num_rows();
     let schema = reader.schema().clone();
     write_atomically(dst, |out| {
