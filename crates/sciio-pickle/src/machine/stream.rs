@@ -22,6 +22,9 @@ use crate::{ParseLimits, StringColumn, Value};
 /// Bytes read at a time by default; an item longer than this widens the window to hold it.
 pub const PIECE: usize = 1 << 20;
 
+/// Most bytes before the data list read in pieces (pandas writes a few hundred).
+const PREFIX: usize = 1 << 20;
+
 /// The machine's state between windows (its bytes are the window's, which moves).
 struct Parts {
     limits: ParseLimits,
@@ -258,11 +261,21 @@ impl<R: Read> StringBatches<R> {
         if usize::try_from(len).is_err() || !stream.refill()? {
             return Ok(None);
         }
-        let mut m = Machine::with_nodes(&stream.window, limits, 64);
-        m.end = stream.end();
-        let Ok((expected, list)) = to_data_list(&mut m) else {
-            return Ok(None);
+        // The stream before the data list (a few hundred bytes) is read again from its start
+        // while the window is too short for it.
+        let (expected, list, m) = loop {
+            let mut m = Machine::with_nodes(&stream.window, limits, 64);
+            m.end = usize::try_from(len).unwrap_or(usize::MAX);
+            match to_data_list(&mut m) {
+                Ok((expected, list)) => break (expected, list, m),
+                Err(GiveUp) if m.short && stream.window.len() < PREFIX => {}
+                Err(GiveUp) => return Ok(None),
+            }
+            if !stream.refill()? {
+                return Ok(None);
+            }
         };
+        let mut m = m;
         if m.own_texts().is_err() {
             return Ok(None);
         }
