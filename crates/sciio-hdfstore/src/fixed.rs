@@ -8,7 +8,8 @@ use sciio_pandas::Frame;
 use sciio_pytables::sciio_hdf5::H5Type;
 use sciio_pytables::{PtFile, Rows};
 
-use sciio_pickle::Value;
+use sciio_pickle::{StringBatches, Value};
+use sciio_pytables::sciio_hdf5::VlenElementReader;
 
 use crate::attrs::Attrs;
 use crate::column::{self, Layout, Level, Meaning, Unit};
@@ -570,4 +571,237 @@ fn label_strings(a: &dyn Array) -> Result<Vec<String>> {
         "column labels of type {}",
         a.data_type()
     )))
+}
+
+/// Rows of a batch of a `fixed` frame read as a stream: a batch of a million short strings
+/// would be the whole column, this is a few MiB.
+const FIXED_BATCH_ROWS: usize = 1 << 16;
+
+/// A `fixed` frame read in batches of rows ([`stream_frame`]): its string blocks are read
+/// from their pickles as streams ([`sciio_pickle::stream_string_array`]), never held whole;
+/// the index and the other blocks are read whole and sliced.
+#[derive(Debug)]
+pub(crate) struct FixedBatches {
+    labels: Vec<String>,
+    level_names: Option<LevelNames>,
+    level_dtypes: Vec<Option<&'static str>>,
+    index: Vec<Level>,
+    /// Each column's values, in label order.
+    columns: Vec<Source>,
+    streams: Vec<StringBatches<VlenElementReader>>,
+    pub(crate) rows: usize,
+    next: usize,
+    batch_rows: usize,
+    pub(crate) left_out: Vec<LeftOutColumn>,
+}
+
+/// Where a column of a [`FixedBatches`] comes from.
+#[derive(Debug)]
+enum Source {
+    Whole(ArrayRef, Option<String>),
+    /// Stream `k`, with the pandas dtype name.
+    Streamed(usize, Option<String>),
+    LeftOut(String),
+}
+
+/// A `fixed` frame whose string blocks can be read as streams, as [`FixedBatches`] of up to
+/// `batch_rows` rows; `None` when it has none (or one is not what the stream reads: the
+/// whole path reads it, and says what is wrong).
+pub(crate) fn stream_frame(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    batch_rows: usize,
+) -> Result<Option<FixedBatches>> {
+    if attrs.int("ndim")?.unwrap_or(2) != 2 {
+        return Ok(None);
+    }
+    let columns = read_index(file, key, "axis0", attrs)?;
+    let (labels, level_names) = column_labels(&columns, key, "axis0")?;
+    let level_dtypes = columns
+        .iter()
+        .map(|l| label_dtype(l.values.as_ref()))
+        .collect();
+    let index = read_index(file, key, "axis1", attrs)?;
+    let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
+    if rows == 0 {
+        return Ok(None);
+    }
+    let batch_rows = batch_rows.clamp(1, FIXED_BATCH_ROWS);
+    // The string blocks first: a frame without one is read whole, its blocks read once.
+    let mut blocks = Vec::new();
+    let mut streams = Vec::new();
+    for i in 0..attrs.required_int("nblocks")?.max(0) {
+        let items_key = format!("block{i}_items");
+        let items = read_index(file, key, &items_key, attrs)?;
+        let (items, _) = column_labels(&items, key, &items_key)?;
+        let path = format!("{key}/block{i}_values");
+        let stream = stream_block(file, &path, items.len(), rows, batch_rows)?.map(|(s, dtype)| {
+            streams.push(s);
+            Source::Streamed(streams.len() - 1, dtype)
+        });
+        blocks.push((items, path, stream));
+    }
+    if streams.is_empty() {
+        return Ok(None);
+    }
+    let mut found: Vec<Option<Source>> = (0..labels.len()).map(|_| None).collect();
+    let mut left_out = Vec::new();
+    for (items, path, stream) in blocks {
+        let sources = match stream {
+            Some(source) => vec![source],
+            None => {
+                let cols = read_values(file, &path, items.len())?;
+                let mut sources = Vec::new();
+                for values in cols {
+                    sources.push(match values {
+                        ColValues::Array(values, _) if values.len() != rows => return Ok(None),
+                        ColValues::Array(values, dtype) => Source::Whole(values, dtype),
+                        ColValues::LeftOut(reason) => Source::LeftOut(reason),
+                    });
+                }
+                sources
+            }
+        };
+        for (item, source) in items.iter().zip(sources) {
+            let Some(slot) = labels.iter().position(|l| l == item) else {
+                return Ok(None);
+            };
+            found[slot] = Some(source);
+        }
+    }
+    let Some(columns) = found.into_iter().collect::<Option<Vec<Source>>>() else {
+        return Ok(None);
+    };
+    for (label, source) in labels.iter().zip(&columns) {
+        if let Source::LeftOut(reason) = source {
+            left_out.push(LeftOutColumn {
+                column: label.clone(),
+                reason: reason.clone(),
+            });
+        }
+    }
+    Ok(Some(FixedBatches {
+        labels,
+        level_names,
+        level_dtypes,
+        index,
+        columns,
+        streams,
+        rows,
+        next: 0,
+        batch_rows,
+        left_out,
+    }))
+}
+
+/// An object block of one column read as a stream of string batches, with the pandas dtype
+/// name of its values; `None` when it is not one the stream reads.
+fn stream_block(
+    file: &PtFile,
+    path: &str,
+    ncols: usize,
+    rows: usize,
+    batch_rows: usize,
+) -> Result<Option<(StringBatches<VlenElementReader>, Option<String>)>> {
+    if ncols != 1 || !is_vlarray(file, path)? {
+        return Ok(None);
+    }
+    let attrs = Attrs::read(file, path)?;
+    let dtype = match attrs.str("value_type")?.as_deref() {
+        None | Some("str") => None,
+        Some("string") => Some("string".to_string()),
+        Some(_) => return Ok(None),
+    };
+    let transposed = attrs.flag("transposed")?;
+    let dataset = file.hdf5().dataset(path)?;
+    let reader = || dataset.vlen_element_reader(0);
+    let Some(first) = reader()? else {
+        return Ok(None);
+    };
+    let limits = sciio_pickle::ParseLimits::default();
+    let len = first.len();
+    let Some(scan) = sciio_pickle::scan_string_array(first, len, &limits, sciio_pickle::PIECE)?
+    else {
+        return Ok(None);
+    };
+    let Ok(shape) = pyobj::shape_of(scan.value.clone()) else {
+        return Ok(None);
+    };
+    let fits = Layout::of(&shape, transposed).is_ok_and(|l| l.cols == 1 && l.rows == rows);
+    if !fits || scan.rows != rows {
+        return Ok(None);
+    }
+    let Some(again) = reader()? else {
+        return Ok(None);
+    };
+    let stream = sciio_pickle::stream_string_array(
+        again,
+        len,
+        &limits,
+        &scan,
+        batch_rows,
+        sciio_pickle::PIECE,
+    )?;
+    Ok(Some((stream, dtype)))
+}
+
+impl Iterator for FixedBatches {
+    type Item = Result<Frame>;
+
+    fn next(&mut self) -> Option<Result<Frame>> {
+        if self.next >= self.rows {
+            return None;
+        }
+        let start = self.next;
+        let n = self.batch_rows.min(self.rows - start);
+        self.next += n;
+        Some(self.batch(start, n))
+    }
+}
+
+impl FixedBatches {
+    /// Rows `start..start + n`: the next batch of every stream, slices of the rest.
+    fn batch(&mut self, start: usize, n: usize) -> Result<Frame> {
+        let mut streamed = Vec::with_capacity(self.streams.len());
+        for stream in &mut self.streams {
+            let column = stream
+                .next()
+                .transpose()?
+                .ok_or_else(|| Error::format("a string block ends before the index"))?;
+            let array = pyobj::string_array(column)?;
+            if array.len() != n {
+                return Err(Error::format(format!(
+                    "a string block gives {} rows where the index has {n}",
+                    array.len()
+                )));
+            }
+            streamed.push(array);
+        }
+        let mut builder = Frame::builder();
+        for (label, source) in self.labels.iter().zip(&self.columns) {
+            let (values, dtype): (ArrayRef, _) = match source {
+                Source::Whole(values, dtype) => (values.slice(start, n), dtype.clone()),
+                Source::Streamed(k, dtype) => match streamed.get(*k) {
+                    Some(a) => (std::sync::Arc::new(a.clone()), dtype.clone()),
+                    None => return Err(Error::format("a string block was not read")),
+                },
+                Source::LeftOut(_) => continue,
+            };
+            builder = column::add_column(builder, Some(label.clone()), values, dtype);
+        }
+        if let Some(names) = &self.level_names {
+            builder = builder.column_levels(names);
+        }
+        builder = builder.column_level_dtypes(&self.level_dtypes);
+        let index = self
+            .index
+            .iter()
+            .map(|l| Level {
+                values: l.values.slice(start, n),
+                ..l.clone()
+            })
+            .collect();
+        column::add_index(builder, index).build()
+    }
 }

@@ -252,9 +252,42 @@ impl HdfStore {
 
     /// Reads a `table`-format key in slices of `batch_rows` rows, each slice a frame of the
     /// same schema (`pd.read_hdf(..., start=, stop=)` slice by slice): memory is bounded by
-    /// one slice whatever the key's length. `None` for keys read whole only (`fixed` keys,
-    /// plain PyTables tables, empty tables): use [`HdfStore::read`].
+    /// one slice whatever the key's length. A `fixed` frame with string blocks is read so
+    /// too, its strings parsed from their pickles as streams (in batches of at most 64 Ki
+    /// rows; its index and other blocks are read whole). `None` for keys read whole only
+    /// (other `fixed` keys, plain PyTables tables, empty tables): use [`HdfStore::read`].
     pub fn read_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
+        let key = normalise(key);
+        let located = |e: Error| locate(e, &key).with_file(&self.path);
+        let Some(info) = self.key_at(&key).map_err(located)? else {
+            return Ok(None);
+        };
+        if info.pandas_type == "frame" {
+            let attrs = Attrs::read(&self.file, &key).map_err(located)?;
+            let Some(fixed) =
+                fixed::stream_frame(&self.file, &key, &attrs, batch_rows).map_err(located)?
+            else {
+                return Ok(None);
+            };
+            return Ok(Some(FrameBatches {
+                store: self,
+                key,
+                attrs,
+                series: false,
+                rows: fixed.rows as u64,
+                next: 0,
+                batch_rows: batch_rows.max(1) as u64,
+                left_out: fixed.left_out.clone(),
+                columns: None,
+                bytes_read: 0,
+                fixed: Some(fixed),
+            }));
+        }
+        self.table_batches(&key, batch_rows)
+    }
+
+    /// [`HdfStore::read_batches`] of a `table`-format key.
+    fn table_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
         let key = normalise(key);
         let located = |e: Error| locate(e, &key).with_file(&self.path);
         let Some(info) = self.key_at(&key).map_err(located)? else {
@@ -288,6 +321,7 @@ impl HdfStore {
             left_out: Vec::new(),
             columns: None,
             bytes_read: 0,
+            fixed: None,
         }))
     }
 
@@ -328,7 +362,7 @@ impl HdfStore {
         stop: u64,
         columns: Option<&[String]>,
     ) -> Result<Option<RowsRead>> {
-        let Some(mut slices) = self.read_batches(key, 1)? else {
+        let Some(mut slices) = self.table_batches(key, 1)? else {
             return Ok(None);
         };
         slices.columns = columns.map(<[String]>::to_vec);
@@ -384,6 +418,8 @@ pub struct FrameBatches<'a> {
     /// The frame columns to read (`None`: all).
     columns: Option<Vec<String>>,
     bytes_read: u64,
+    /// A `fixed` frame read as a stream.
+    fixed: Option<fixed::FixedBatches>,
 }
 
 impl FrameBatches<'_> {
@@ -403,6 +439,12 @@ impl Iterator for FrameBatches<'_> {
     type Item = Result<Frame>;
 
     fn next(&mut self) -> Option<Result<Frame>> {
+        if let Some(fixed) = &mut self.fixed {
+            let (key, path) = (&self.key, &self.store.path);
+            return fixed
+                .next()
+                .map(|r| r.map_err(|e| locate(e, key).with_file(path)));
+        }
         if self.next >= self.rows {
             return None;
         }

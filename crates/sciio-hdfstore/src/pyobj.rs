@@ -190,7 +190,7 @@ pub(crate) fn parse_object_array(bytes: &[u8]) -> Result<ObjectArray> {
 }
 
 /// A string column read straight from a pickle as Arrow's, its buffers taken over.
-fn string_array(column: StringColumn) -> Result<StringArray> {
+pub(crate) fn string_array(column: StringColumn) -> Result<StringArray> {
     let nulls = column.valid.map(NullBuffer::from);
     StringArray::try_new(
         OffsetBuffer::new(ScalarBuffer::from(column.offsets)),
@@ -198,6 +198,11 @@ fn string_array(column: StringColumn) -> Result<StringArray> {
         nulls,
     )
     .map_err(|e| Error::format(format!("string column: {e}")))
+}
+
+/// The shape of a pickled numpy object array whose data list was read apart (empty).
+pub(crate) fn shape_of(v: Value) -> Result<Vec<usize>> {
+    Ok(object_array(v)?.shape)
 }
 
 /// [`parse_object_array`] by the general machine only: the reference for the string path.
