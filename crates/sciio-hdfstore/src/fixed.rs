@@ -585,7 +585,9 @@ pub(crate) struct FixedBatches {
     labels: Vec<String>,
     level_names: Option<LevelNames>,
     level_dtypes: Vec<Option<&'static str>>,
-    index: Vec<Level>,
+    index: Vec<IndexPart>,
+    /// Read from for the index levels read by row ranges.
+    file: PtFile,
     /// Each column's values, in label order.
     columns: Vec<Source>,
     streams: Vec<StringBatches<VlenElementReader>>,
@@ -593,6 +595,15 @@ pub(crate) struct FixedBatches {
     next: usize,
     batch_rows: usize,
     pub(crate) left_out: Vec<LeftOutColumn>,
+}
+
+/// An index level of a [`FixedBatches`]: read whole and sliced, or (a plain number or
+/// datetime array) read by row ranges, batch by batch.
+#[derive(Debug)]
+enum IndexPart {
+    Whole(Level),
+    /// The level's name and kind (its values empty), its node and what its numbers mean.
+    Ranged(Level, String, Meaning),
 }
 
 /// Where a column of a [`FixedBatches`] comes from.
@@ -622,8 +633,14 @@ pub(crate) fn stream_frame(
         .iter()
         .map(|l| label_dtype(l.values.as_ref()))
         .collect();
-    let index = read_index(file, key, "axis1", attrs)?;
-    let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
+    let (index, rows) = match ranged_index(file, key, attrs)? {
+        Some((part, rows)) => (vec![part], rows),
+        None => {
+            let index = read_index(file, key, "axis1", attrs)?;
+            let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
+            (index.into_iter().map(IndexPart::Whole).collect(), rows)
+        }
+    };
     if rows == 0 {
         return Ok(None);
     }
@@ -686,6 +703,7 @@ pub(crate) fn stream_frame(
         level_names,
         level_dtypes,
         index,
+        file: file.clone(),
         columns,
         streams,
         rows,
@@ -761,6 +779,11 @@ impl Iterator for FixedBatches {
 }
 
 impl FixedBatches {
+    /// Rows of each batch (the last one shorter).
+    pub(crate) fn batch_rows(&self) -> usize {
+        self.batch_rows
+    }
+
     /// Rows `start..start + n`: the next batch of every stream, slices of the rest.
     fn batch(&mut self, start: usize, n: usize) -> Result<Frame> {
         let mut streamed = Vec::with_capacity(self.streams.len());
@@ -794,14 +817,74 @@ impl FixedBatches {
             builder = builder.column_levels(names);
         }
         builder = builder.column_level_dtypes(&self.level_dtypes);
-        let index = self
-            .index
-            .iter()
-            .map(|l| Level {
-                values: l.values.slice(start, n),
-                ..l.clone()
-            })
-            .collect();
+        let mut index = Vec::with_capacity(self.index.len());
+        for part in &self.index {
+            index.push(match part {
+                IndexPart::Whole(l) => Level {
+                    values: l.values.slice(start, n),
+                    ..l.clone()
+                },
+                IndexPart::Ranged(l, path, meaning) => {
+                    let rows = Rows::range(start as u64, (start + n) as u64, 1);
+                    let raw = self.file.read_array(path, rows)?;
+                    let layout = Layout::of(&raw.shape, true)?;
+                    let values = column::numeric((&raw).into(), layout, 0, meaning)
+                        .map_err(|e| e.with_node(path.clone()))?;
+                    if values.len() != n {
+                        return Err(Error::format("the index ends before the blocks")
+                            .with_node(path.clone()));
+                    }
+                    Level {
+                        values,
+                        ..l.clone()
+                    }
+                }
+            });
+        }
         column::add_index(builder, index).build()
     }
+}
+
+/// The index `axis1` when it is one plain level of numbers or datetimes (what
+/// [`read_index_node`] reads by `column::numeric`), to be read batch by batch: its part and
+/// rows. `None` for any other index (read whole).
+fn ranged_index(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Option<(IndexPart, usize)>> {
+    if !matches!(
+        attrs.str("axis1_variety")?.as_deref(),
+        None | Some("regular")
+    ) {
+        return Ok(None);
+    }
+    let path = format!("{key}/axis1");
+    if is_vlarray(file, &path)? {
+        return Ok(None);
+    }
+    let node_attrs = Attrs::read(file, &path)?;
+    if node_attrs.has("shape") || node_attrs.has("index_class") {
+        return Ok(None);
+    }
+    let kind = node_attrs.str("kind")?.unwrap_or_default();
+    let meaning = match kind.as_str() {
+        "integer" | "float" => Meaning::Plain,
+        k if k.starts_with("datetime64") => Meaning::Datetime {
+            unit: Unit::of_dtype(k)?,
+            tz: crate::zone::tz_of(&node_attrs)?,
+        },
+        _ => return Ok(None),
+    };
+    let node = file.node(&path)?;
+    let ([rows], Some(H5Type::Int { .. } | H5Type::Float { .. })) =
+        (node.shape.as_slice(), &node.dtype)
+    else {
+        return Ok(None);
+    };
+    let Ok(rows) = usize::try_from(*rows) else {
+        return Ok(None);
+    };
+    let name = index_name(&node_attrs)?;
+    let empty = arrow_array::new_empty_array(&arrow_schema::DataType::Null);
+    Ok(Some((
+        IndexPart::Ranged(Level::new(name, empty), path, meaning),
+        rows,
+    )))
 }

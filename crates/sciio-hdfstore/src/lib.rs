@@ -428,6 +428,13 @@ impl FrameBatches<'_> {
         self.rows
     }
 
+    /// Rows of each slice when the key is a `fixed` frame parsed as a stream (its slices are
+    /// at most 64 Ki rows whatever was asked): a writer that buffers no more than this many
+    /// rows keeps the whole conversion small. `None` for `table` keys.
+    pub fn stream_rows(&self) -> Option<usize> {
+        self.fixed.as_ref().map(fixed::FixedBatches::batch_rows)
+    }
+
     /// The columns the slices read so far leave out, with the reason (the same for every
     /// slice: known once the first is read).
     pub fn left_out(&self) -> &[LeftOutColumn] {
