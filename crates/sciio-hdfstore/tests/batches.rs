@@ -51,7 +51,8 @@ df['x'].to_hdf(sys.argv[1], key='series', format='table')
 /// A `fixed` frame with string blocks is read in batches too, its pickles parsed as
 /// streams: the batches joined are the frame `read` gives (the whole path, the reference),
 /// under pickle protocols 2 to 5, with missing values, non-ASCII text, several string blocks
-/// beside numeric ones, a 2-d object block and pandas' masked `string` (read whole and
+/// beside numeric ones, indexes read by row ranges (integer, float, zoned datetime) or
+/// whole (MultiIndex), a 2-d object block and pandas' masked `string` (read whole and
 /// sliced); a frame without a string block is read whole only.
 #[test]
 fn fixed_frames_with_string_blocks_read_in_batches_equal_the_whole_key() {
@@ -74,13 +75,18 @@ for protocol in range(6):
     pickle.HIGHEST_PROTOCOL = max(protocol, 2)
     df.to_hdf(sys.argv[1], key=f'p{protocol}', format='fixed')
 df[['s']].to_hdf(sys.argv[1], key='one', format='fixed')
+flat = df.reset_index(drop=True)
+flat.to_hdf(sys.argv[1], key='range', format='fixed')
+flat.set_index(pd.date_range('2024-03-30', periods=n, freq='5h', tz='Europe/Paris', name='t')).to_hdf(
+    sys.argv[1], key='zoned', format='fixed')
+flat.set_index(pd.Index(np.linspace(0, 1, n), name='f'))[['o', 's']].to_hdf(sys.argv[1], key='floats', format='fixed')
 df[['i', 'x']].to_hdf(sys.argv[1], key='numbers', format='fixed')
 "#,
         &[path.to_str().unwrap()],
     );
     let store = HdfStore::open(&path).unwrap();
     assert!(store.read_batches("/numbers", 4).unwrap().is_none());
-    for key in ["/p0", "/p2", "/p4", "/p5", "/one"] {
+    for key in ["/p0", "/p2", "/p4", "/p5", "/one", "/range", "/zoned", "/floats"] {
         let whole = store.read(key).unwrap();
         let whole_batch = concat_batches(whole.schema().arrow_schema(), whole.batches()).unwrap();
         for slice in [1, 4, 29, 100] {
