@@ -98,6 +98,9 @@ pub struct StringArrayScan {
     needed: Vec<usize>,
 }
 
+/// The text and validity of the items later copies need, by item.
+type Kept = HashMap<usize, (Vec<u8>, bool)>;
+
 /// Where the items go: nowhere but counts (first pass), or batches of rows (second pass).
 struct Sink {
     /// The batch being filled (second pass); its text only, offsets from 0.
@@ -107,7 +110,7 @@ struct Sink {
     list: ListState,
     max_items: usize,
     /// Second pass: items `needed` by later copies, and their text once read.
-    keep: Option<(HashSet<usize>, HashMap<usize, (Vec<u8>, bool)>)>,
+    keep: Option<(HashSet<usize>, Kept)>,
     /// First pass: items copied later, whether any item is missing, items seen.
     needed: Vec<usize>,
     missing: bool,
@@ -339,7 +342,7 @@ impl<R: Read> StringBatches<R> {
             }
         }
         let last = self.take_batch();
-        Ok((last.len() > 0).then_some(last))
+        Ok((!last.is_empty()).then_some(last))
     }
 
     fn take_batch(&mut self) -> StringColumn {
