@@ -86,7 +86,9 @@ df[['i', 'x']].to_hdf(sys.argv[1], key='numbers', format='fixed')
     );
     let store = HdfStore::open(&path).unwrap();
     assert!(store.read_batches("/numbers", 4).unwrap().is_none());
-    for key in ["/p0", "/p2", "/p4", "/p5", "/one", "/range", "/zoned", "/floats"] {
+    for key in [
+        "/p0", "/p2", "/p4", "/p5", "/one", "/range", "/zoned", "/floats",
+    ] {
         let whole = store.read(key).unwrap();
         let whole_batch = concat_batches(whole.schema().arrow_schema(), whole.batches()).unwrap();
         for slice in [1, 4, 29, 100] {

@@ -105,7 +105,7 @@ pub(crate) struct Machine<'a> {
 /// The memo: keys are dense from 0 in what Python writes (MEMOIZE uses the memo's length,
 /// BINPUT counts up), so they live in a vector; any other key in a map. Disjoint: a key
 /// moves from the map to the vector when the vector reaches it. Entries for the items of a
-/// list read apart ([`strings::item_ref`]) are kept as runs of consecutive keys for
+/// list read apart ([`item_ref`]) are kept as runs of consecutive keys for
 /// consecutive items (Python memoizes every string): a million strings cost one run, not a
 /// million entries. Disjoint from the vector and the map too.
 #[derive(Default)]
@@ -138,7 +138,7 @@ impl Memo {
                 .sparse
                 .get(&key)
                 .copied()
-                .or_else(|| self.item_of(key).map(strings::item_ref)),
+                .or_else(|| self.item_of(key).map(item_ref)),
         }
     }
 
@@ -175,7 +175,7 @@ impl Memo {
             .last()
             .is_none_or(|r| key >= r.key.saturating_add(r.len as u64));
         if !beyond || self.get(key).is_some() {
-            self.put(key, strings::item_ref(item));
+            self.put(key, item_ref(item));
             return;
         }
         self.item_entries += 1;
@@ -213,6 +213,12 @@ impl Memo {
             self.items.remove(at);
         }
     }
+}
+
+/// A memo entry made for item `j` of the column, told apart from arena node indices (which
+/// stay far below: the arena is bounded by [`crate::ParseLimits::max_values`]).
+pub(crate) fn item_ref(j: usize) -> usize {
+    usize::MAX - j
 }
 
 fn format_at(at: usize, what: impl Into<String>) -> Error {

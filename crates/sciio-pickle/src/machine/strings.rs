@@ -50,12 +50,6 @@ impl StringColumn {
     }
 }
 
-/// A memo entry made for item `j` of the column, told apart from arena node indices (which
-/// stay far below: the arena is bounded by [`crate::ParseLimits::max_values`]).
-pub(crate) fn item_ref(j: usize) -> usize {
-    usize::MAX - j
-}
-
 /// The item a memo entry refers to, when it refers to one.
 fn item_of(memo_value: usize, nodes: usize) -> Option<usize> {
     (memo_value >= nodes).then(|| usize::MAX - memo_value)
@@ -227,7 +221,7 @@ impl Machine<'_> {
 
     /// Reads the items of the data list just pushed (`expected` of them, as the shape says)
     /// up to the first opcode that is not about them, which is left for the general machine.
-    /// Memo entries for items hold [`item_ref`]s: the general machine refuses to hand them out.
+    /// Memo entries for items hold [`super::item_ref`]s: the general machine refuses to hand them out.
     pub(crate) fn read_string_items(&mut self, expected: usize) -> Apart<StringColumn> {
         let remaining = self.bytes.len() - self.at;
         // Each item takes a byte of the stream at least: a shape beyond that is not believed.
