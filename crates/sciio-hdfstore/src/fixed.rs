@@ -574,8 +574,10 @@ fn label_strings(a: &dyn Array) -> Result<Vec<String>> {
 }
 
 /// Rows of a batch of a `fixed` frame read as a stream: a batch of a million short strings
-/// would be the whole column, this is a few MiB.
-const FIXED_BATCH_ROWS: usize = 1 << 16;
+/// would be the whole column; 16 Ki rows of them are half a MiB. A conversion holds a few
+/// batches at once (being read, queued, encoded): 64 Ki rows made that 20 MiB beside a 26
+/// MiB column.
+const FIXED_BATCH_ROWS: usize = 1 << 14;
 
 /// A `fixed` frame read in batches of rows ([`stream_frame`]): its string blocks are read
 /// from their pickles as streams ([`sciio_pickle::stream_string_array`]), never held whole;

@@ -253,7 +253,7 @@ impl HdfStore {
     /// Reads a `table`-format key in slices of `batch_rows` rows, each slice a frame of the
     /// same schema (`pd.read_hdf(..., start=, stop=)` slice by slice): memory is bounded by
     /// one slice whatever the key's length. A `fixed` frame with string blocks is read so
-    /// too, its strings parsed from their pickles as streams (in batches of at most 64 Ki
+    /// too, its strings parsed from their pickles as streams (in batches of at most 16 Ki
     /// rows; its index and other blocks are read whole). `None` for keys read whole only
     /// (other `fixed` keys, plain PyTables tables, empty tables): use [`HdfStore::read`].
     pub fn read_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
