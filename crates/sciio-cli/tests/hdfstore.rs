@@ -261,7 +261,7 @@ df[['c', 'x']].to_hdf(p, key='table', format='table')
     assert!(ls.contains("\"c\": left out (complex128 values"), "{ls}");
 }
 
-/// `fixed` frames of more rows than one batch (64 Ki) whose string blocks are read from
+/// `fixed` frames of more rows than one batch (16 Ki) whose string blocks are read from
 /// their pickles as streams: one string column, several, with missing values and non-ASCII
 /// text, beside numeric blocks, a 2-d object block (read whole), pandas' masked `string`
 /// (`pd.NA`: read whole), under every pickle protocol pandas may meet.

@@ -429,7 +429,7 @@ impl FrameBatches<'_> {
     }
 
     /// Rows of each slice when the key is a `fixed` frame parsed as a stream (its slices are
-    /// at most 64 Ki rows whatever was asked): a writer that buffers no more than this many
+    /// at most 16 Ki rows whatever was asked): a writer that buffers no more than this many
     /// rows keeps the whole conversion small. `None` for `table` keys.
     pub fn stream_rows(&self) -> Option<usize> {
         self.fixed.as_ref().map(fixed::FixedBatches::batch_rows)
