@@ -260,3 +260,58 @@ df[['c', 'x']].to_hdf(p, key='table', format='table')
     let ls = ok(&["ls", s(&store)]);
     assert!(ls.contains("\"c\": left out (complex128 values"), "{ls}");
 }
+
+/// `fixed` frames of more rows than one batch (16 Ki) whose string blocks are read from
+/// their pickles as streams: one string column, several, with missing values and non-ASCII
+/// text, beside numeric blocks, a 2-d object block (read whole), pandas' masked `string`
+/// (`pd.NA`: read whole), under every pickle protocol pandas may meet.
+const MAKE_LONG_FIXED: &str = r#"
+import sys, pickle, numpy as np, pandas as pd
+d, rows = sys.argv[1], 150_001
+words = np.array(["alpha", "ünïcødé ☃", "", "𝄞 x", "row"], dtype=object)
+rng = np.random.default_rng(3)
+def pick():
+    return words[rng.integers(0, len(words), rows)]
+s = pd.Series(pick(), dtype="str")
+s[::7] = None
+frames = {
+    "one": pd.DataFrame({"s": pd.Series([f"row {i} " + "x" * (i % 17) for i in range(rows)], dtype="str")}),
+    "mixed": pd.DataFrame({"n": np.arange(rows), "s": s, "x": rng.normal(size=rows),
+                           "u": pd.Series(pick(), dtype="str")},
+                          index=pd.date_range("2020-01-01", periods=rows, freq="min", tz="UTC")),
+    "objects": pd.DataFrame({"a": pd.Series(pick(), dtype=object), "b": pd.Series(pick(), dtype=object),
+                             "t": pd.Series(pick(), dtype="string")}),
+}
+frames["objects"].loc[3, "t"] = pd.NA
+for name, df in frames.items():
+    df.to_hdf(f"{d}/{name}.h5", key="df", format="fixed", mode="w")
+    print(name)
+"#;
+
+/// sciio's Parquet file against what `pd.read_hdf(store, key).to_parquet(out)` writes (an
+/// index's `freq` is not kept by Parquet).
+const CHECK_PARQUET: &str = r#"
+import sys, pandas as pd
+got = pd.read_parquet(sys.argv[2])
+pd.read_hdf(sys.argv[1], "df").to_parquet(sys.argv[2] + ".pandas.parquet")
+want = pd.read_parquet(sys.argv[2] + ".pandas.parquet")
+pd.testing.assert_frame_equal(got, want, check_dtype=True, check_index_type=True)
+print("EQUAL", len(got))
+"#;
+
+#[test]
+fn long_fixed_frames_stream_their_string_blocks_and_equal_read_hdf() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let names = run_python(MAKE_LONG_FIXED, &[&d]);
+    assert_eq!(names.lines().count(), 3, "{names}");
+    for name in names.lines() {
+        let store = format!("{d}/{name}.h5");
+        let out = format!("{d}/{name}.parquet");
+        ok(&["convert", &format!("{store}:/df"), &out]);
+        let verdict = run_python(CHECK_PARQUET, &[&store, &out]);
+        assert!(verdict.contains("EQUAL 150001"), "{name}: {verdict}");
+        let ls = ok(&["ls", &store]);
+        assert!(ls.contains("150001 rows"), "{name}: {ls}");
+    }
+}

@@ -1050,6 +1050,36 @@ impl Dataset {
         }))
     }
 
+    /// Row `row` of a dataset of byte sequences (PyTables' `ObjectAtom`: a pickle per row) as
+    /// a reader of positioned reads from its global heap object, checked as
+    /// [`Dataset::read_vlen`] checks it: a large pickle parsed as a stream, never held whole.
+    /// `None` when the dataset is not that or its storage is not one this reads.
+    pub fn vlen_element_reader(
+        &self,
+        row: u64,
+    ) -> Result<Option<crate::vlen_direct::VlenElementReader>> {
+        let ty = self.dtype()?;
+        let H5Type::VarLen { base } = &ty else {
+            return Ok(None);
+        };
+        if !matches!(**base, H5Type::Int { size: 1, .. }) || self.shape()?.len() != 1 {
+            return Ok(None);
+        }
+        let Some(disk) = crate::vlen_guard::disk_of(self.hid()).map_err(|e| self.locate(e))? else {
+            return Ok(None);
+        };
+        let Some(stored) = self.checked_descriptors(&ty, row, 1, false)? else {
+            return Ok(None);
+        };
+        let Some(d) = stored.get(..crate::vlen_guard::DESCRIPTOR) else {
+            return Ok(None);
+        };
+        let index = usize::try_from(row).unwrap_or(usize::MAX);
+        crate::vlen_direct::element_reader(disk, index, d, &self.file.limits)
+            .map(Some)
+            .map_err(|e| self.locate(e))
+    }
+
     /// The rows (first dimension) a selection touches, as (start, count); all rows for
     /// `None`, none for an empty selection.
     fn rows_spanned(&self, slices: Option<&[Slice]>) -> Result<(u64, u64)> {

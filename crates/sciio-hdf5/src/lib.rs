@@ -51,3 +51,4 @@ pub use handle::libhdf5_version;
 pub use layout::{native_order, Packing, Relayout};
 pub use sciio_h5native::{AttrValue, Attribute, RawData, Slice, VlenData};
 pub use types::{native_long_double, ByteOrder, CharSet, Field, H5Type};
+pub use vlen_direct::VlenElementReader;

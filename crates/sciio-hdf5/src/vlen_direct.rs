@@ -34,52 +34,148 @@ pub(crate) fn read_elements(
     descriptors: &[u8],
     limits: &Limits,
 ) -> Result<Vec<Vec<u8>>> {
-    let mut collections: HashMap<u64, HashMap<u16, HeapObject>> = HashMap::new();
+    let mut collections = HashMap::new();
     let mut items = Vec::with_capacity(descriptors.len() / DESCRIPTOR);
     let mut total: u64 = 0;
     for (i, d) in descriptors.chunks_exact(DESCRIPTOR).enumerate() {
-        let length = u64::from(u32_at(d, 0).unwrap_or(0));
-        let addr = u64_at(d, 4).unwrap_or(0);
-        let index = u32_at(d, 12).unwrap_or(0);
-        if length == 0 {
+        let Some((start, len)) = locate(disk, &mut collections, i, d, limits)? else {
             items.push(Vec::new());
             continue;
-        }
-        let corrupt = |why: String| {
-            Error::new(
-                ErrorKind::Corrupt,
-                format!("variable-length element {i}: {why}"),
-            )
         };
-        let table = match collections.entry(addr) {
-            std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
-            std::collections::hash_map::Entry::Vacant(e) => e.insert(objects(disk, addr, limits)?),
-        };
-        let object = u16::try_from(index)
-            .ok()
-            .and_then(|k| table.get(&k).copied())
-            .ok_or_else(|| {
-                corrupt(format!(
-                    "object {index} is not in the global heap collection at byte {addr}"
-                ))
-            })?;
-        if length > object.size {
-            return Err(corrupt(format!(
-                "it claims {length} bytes, its heap object holds {}",
-                object.size
-            )));
-        }
-        total = total.saturating_add(length);
+        total = total.saturating_add(len);
         limits.check_alloc(total, "variable-length data")?;
-        let len = usize::try_from(length).map_err(|_| corrupt("too large".into()))?;
+        let len = usize::try_from(len).map_err(|_| too_large(i))?;
         // Zeroed pages of a fresh mapping for a large buffer: the read is the one write.
         let mut data = vec![0u8; len];
         disk.file
-            .read_exact_at(&mut data, object.data)
+            .read_exact_at(&mut data, start)
             .map_err(|e| Error::io(format!("cannot read variable-length element {i}"), e))?;
         items.push(data);
     }
     Ok(items)
+}
+
+fn too_large(i: usize) -> Error {
+    Error::new(
+        ErrorKind::Corrupt,
+        format!("variable-length element {i}: too large"),
+    )
+}
+
+/// The file offset and length of element `i`'s data (descriptor `d`), checked against its
+/// heap object; `None` for an empty element.
+fn locate(
+    disk: &Disk,
+    collections: &mut HashMap<u64, HashMap<u16, HeapObject>>,
+    i: usize,
+    d: &[u8],
+    limits: &Limits,
+) -> Result<Option<(u64, u64)>> {
+    let length = u64::from(u32_at(d, 0).unwrap_or(0));
+    let addr = u64_at(d, 4).unwrap_or(0);
+    let index = u32_at(d, 12).unwrap_or(0);
+    if length == 0 {
+        return Ok(None);
+    }
+    let corrupt = |why: String| {
+        Error::new(
+            ErrorKind::Corrupt,
+            format!("variable-length element {i}: {why}"),
+        )
+    };
+    let table = match collections.entry(addr) {
+        std::collections::hash_map::Entry::Occupied(e) => e.into_mut(),
+        std::collections::hash_map::Entry::Vacant(e) => e.insert(objects(disk, addr, limits)?),
+    };
+    let object = u16::try_from(index)
+        .ok()
+        .and_then(|k| table.get(&k).copied())
+        .ok_or_else(|| {
+            corrupt(format!(
+                "object {index} is not in the global heap collection at byte {addr}"
+            ))
+        })?;
+    if length > object.size {
+        return Err(corrupt(format!(
+            "it claims {length} bytes, its heap object holds {}",
+            object.size
+        )));
+    }
+    Ok(Some((object.data, length)))
+}
+
+/// One variable-length element read in pieces by positioned reads (a large pickle parsed as
+/// a stream, [`crate::Dataset::vlen_element_reader`]): its place and length were checked
+/// against its global heap object and the file.
+pub struct VlenElementReader {
+    file: std::fs::File,
+    start: u64,
+    len: u64,
+    pos: u64,
+}
+
+impl VlenElementReader {
+    /// The element's length in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the element is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+}
+
+impl std::fmt::Debug for VlenElementReader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "VlenElementReader({} bytes at {})", self.len, self.start)
+    }
+}
+
+impl std::io::Read for VlenElementReader {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let left = self.len.saturating_sub(self.pos);
+        let n = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        if n == 0 {
+            return Ok(0);
+        }
+        self.file
+            .read_exact_at(&mut buf[..n], self.start + self.pos)?;
+        self.pos += n as u64;
+        Ok(n)
+    }
+}
+
+impl std::io::Seek for VlenElementReader {
+    fn seek(&mut self, to: std::io::SeekFrom) -> std::io::Result<u64> {
+        let pos = match to {
+            std::io::SeekFrom::Start(p) => Some(p),
+            std::io::SeekFrom::End(d) => self.len.checked_add_signed(d),
+            std::io::SeekFrom::Current(d) => self.pos.checked_add_signed(d),
+        };
+        let pos = pos.ok_or_else(|| {
+            std::io::Error::new(std::io::ErrorKind::InvalidInput, "seek before the start")
+        })?;
+        self.pos = pos;
+        Ok(pos)
+    }
+}
+
+/// A reader of the one element descriptor `d` describes (index `i` for errors).
+pub(crate) fn element_reader(
+    disk: Disk,
+    i: usize,
+    d: &[u8],
+    limits: &Limits,
+) -> Result<VlenElementReader> {
+    let mut collections = HashMap::new();
+    let (start, len) = locate(&disk, &mut collections, i, d, limits)?.unwrap_or((0, 0));
+    Ok(VlenElementReader {
+        file: disk.file,
+        start,
+        len,
+        pos: 0,
+    })
 }
 
 /// The objects of the global heap collection at `addr` ("GCOL", version, 3 reserved bytes,

@@ -8,7 +8,8 @@ use sciio_pandas::Frame;
 use sciio_pytables::sciio_hdf5::H5Type;
 use sciio_pytables::{PtFile, Rows};
 
-use sciio_pickle::Value;
+use sciio_pickle::{StringBatches, Value};
+use sciio_pytables::sciio_hdf5::VlenElementReader;
 
 use crate::attrs::Attrs;
 use crate::column::{self, Layout, Level, Meaning, Unit};
@@ -569,5 +570,323 @@ fn label_strings(a: &dyn Array) -> Result<Vec<String>> {
     Err(Error::unsupported(format!(
         "column labels of type {}",
         a.data_type()
+    )))
+}
+
+/// Rows of a batch of a `fixed` frame read as a stream: a batch of a million short strings
+/// would be the whole column; 16 Ki rows of them are half a MiB. A conversion holds a few
+/// batches at once (being read, queued, encoded): 64 Ki rows made that 20 MiB beside a 26
+/// MiB column.
+const FIXED_BATCH_ROWS: usize = 1 << 14;
+
+/// A `fixed` frame read in batches of rows ([`stream_frame`]): its string blocks are read
+/// from their pickles as streams ([`sciio_pickle::stream_string_array`]), never held whole;
+/// the index and the other blocks are read whole and sliced.
+#[derive(Debug)]
+pub(crate) struct FixedBatches {
+    labels: Vec<String>,
+    level_names: Option<LevelNames>,
+    level_dtypes: Vec<Option<&'static str>>,
+    index: Vec<IndexPart>,
+    /// Read from for the index levels read by row ranges.
+    file: PtFile,
+    /// Each column's values, in label order.
+    columns: Vec<Source>,
+    streams: Vec<StringBatches<VlenElementReader>>,
+    pub(crate) rows: usize,
+    next: usize,
+    batch_rows: usize,
+    pub(crate) left_out: Vec<LeftOutColumn>,
+}
+
+/// An index level of a [`FixedBatches`]: read whole and sliced, or (a plain number or
+/// datetime array) read by row ranges, batch by batch.
+#[derive(Debug)]
+enum IndexPart {
+    Whole(Level),
+    /// The level's name and kind (its values empty), its node and what its numbers mean.
+    Ranged(Level, String, Meaning),
+}
+
+/// Where a column of a [`FixedBatches`] comes from.
+#[derive(Debug)]
+enum Source {
+    Whole(ArrayRef, Option<String>),
+    /// Stream `k`, with the pandas dtype name.
+    Streamed(usize, Option<String>),
+    LeftOut(String),
+}
+
+/// A `fixed` frame whose string blocks can be read as streams, as [`FixedBatches`] of up to
+/// `batch_rows` rows; `None` when it has none (or one is not what the stream reads: the
+/// whole path reads it, and says what is wrong).
+pub(crate) fn stream_frame(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    batch_rows: usize,
+) -> Result<Option<FixedBatches>> {
+    if attrs.int("ndim")?.unwrap_or(2) != 2 {
+        return Ok(None);
+    }
+    let columns = read_index(file, key, "axis0", attrs)?;
+    let (labels, level_names) = column_labels(&columns, key, "axis0")?;
+    let level_dtypes = columns
+        .iter()
+        .map(|l| label_dtype(l.values.as_ref()))
+        .collect();
+    let (index, rows) = match ranged_index(file, key, attrs)? {
+        Some((part, rows)) => (vec![part], rows),
+        None => {
+            let index = read_index(file, key, "axis1", attrs)?;
+            let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
+            (index.into_iter().map(IndexPart::Whole).collect(), rows)
+        }
+    };
+    if rows == 0 {
+        return Ok(None);
+    }
+    let batch_rows = batch_rows.clamp(1, FIXED_BATCH_ROWS);
+    // The string blocks first: a frame without one is read whole, its blocks read once.
+    let mut blocks = Vec::new();
+    let mut streams = Vec::new();
+    for i in 0..attrs.required_int("nblocks")?.max(0) {
+        let items_key = format!("block{i}_items");
+        let items = read_index(file, key, &items_key, attrs)?;
+        let (items, _) = column_labels(&items, key, &items_key)?;
+        let path = format!("{key}/block{i}_values");
+        let stream = stream_block(file, &path, items.len(), rows, batch_rows)?.map(|(s, dtype)| {
+            streams.push(s);
+            Source::Streamed(streams.len() - 1, dtype)
+        });
+        blocks.push((items, path, stream));
+    }
+    if streams.is_empty() {
+        return Ok(None);
+    }
+    let mut found: Vec<Option<Source>> = (0..labels.len()).map(|_| None).collect();
+    let mut left_out = Vec::new();
+    for (items, path, stream) in blocks {
+        let sources = match stream {
+            Some(source) => vec![source],
+            None => {
+                let cols = read_values(file, &path, items.len())?;
+                let mut sources = Vec::new();
+                for values in cols {
+                    sources.push(match values {
+                        ColValues::Array(values, _) if values.len() != rows => return Ok(None),
+                        ColValues::Array(values, dtype) => Source::Whole(values, dtype),
+                        ColValues::LeftOut(reason) => Source::LeftOut(reason),
+                    });
+                }
+                sources
+            }
+        };
+        for (item, source) in items.iter().zip(sources) {
+            let Some(slot) = labels.iter().position(|l| l == item) else {
+                return Ok(None);
+            };
+            found[slot] = Some(source);
+        }
+    }
+    let Some(columns) = found.into_iter().collect::<Option<Vec<Source>>>() else {
+        return Ok(None);
+    };
+    for (label, source) in labels.iter().zip(&columns) {
+        if let Source::LeftOut(reason) = source {
+            left_out.push(LeftOutColumn {
+                column: label.clone(),
+                reason: reason.clone(),
+            });
+        }
+    }
+    Ok(Some(FixedBatches {
+        labels,
+        level_names,
+        level_dtypes,
+        index,
+        file: file.clone(),
+        columns,
+        streams,
+        rows,
+        next: 0,
+        batch_rows,
+        left_out,
+    }))
+}
+
+/// An object block of one column read as a stream of string batches, with the pandas dtype
+/// name of its values; `None` when it is not one the stream reads.
+fn stream_block(
+    file: &PtFile,
+    path: &str,
+    ncols: usize,
+    rows: usize,
+    batch_rows: usize,
+) -> Result<Option<(StringBatches<VlenElementReader>, Option<String>)>> {
+    if ncols != 1 || !is_vlarray(file, path)? {
+        return Ok(None);
+    }
+    let attrs = Attrs::read(file, path)?;
+    let dtype = match attrs.str("value_type")?.as_deref() {
+        None | Some("str") => None,
+        Some("string") => Some("string".to_string()),
+        Some(_) => return Ok(None),
+    };
+    let transposed = attrs.flag("transposed")?;
+    let dataset = file.hdf5().dataset(path)?;
+    let reader = || dataset.vlen_element_reader(0);
+    let Some(first) = reader()? else {
+        return Ok(None);
+    };
+    let limits = sciio_pickle::ParseLimits::default();
+    let len = first.len();
+    let Some(scan) = sciio_pickle::scan_string_array(first, len, &limits, sciio_pickle::PIECE)?
+    else {
+        return Ok(None);
+    };
+    let Ok(shape) = pyobj::shape_of(scan.value.clone()) else {
+        return Ok(None);
+    };
+    let fits = Layout::of(&shape, transposed).is_ok_and(|l| l.cols == 1 && l.rows == rows);
+    if !fits || scan.rows != rows {
+        return Ok(None);
+    }
+    let Some(again) = reader()? else {
+        return Ok(None);
+    };
+    let stream = sciio_pickle::stream_string_array(
+        again,
+        len,
+        &limits,
+        &scan,
+        batch_rows,
+        sciio_pickle::PIECE,
+    )?;
+    Ok(Some((stream, dtype)))
+}
+
+impl Iterator for FixedBatches {
+    type Item = Result<Frame>;
+
+    fn next(&mut self) -> Option<Result<Frame>> {
+        if self.next >= self.rows {
+            return None;
+        }
+        let start = self.next;
+        let n = self.batch_rows.min(self.rows - start);
+        self.next += n;
+        Some(self.batch(start, n))
+    }
+}
+
+impl FixedBatches {
+    /// Rows of each batch (the last one shorter).
+    pub(crate) fn batch_rows(&self) -> usize {
+        self.batch_rows
+    }
+
+    /// Rows `start..start + n`: the next batch of every stream, slices of the rest.
+    fn batch(&mut self, start: usize, n: usize) -> Result<Frame> {
+        let mut streamed = Vec::with_capacity(self.streams.len());
+        for stream in &mut self.streams {
+            let column = stream
+                .next()
+                .transpose()?
+                .ok_or_else(|| Error::format("a string block ends before the index"))?;
+            let array = pyobj::string_array(column)?;
+            if array.len() != n {
+                return Err(Error::format(format!(
+                    "a string block gives {} rows where the index has {n}",
+                    array.len()
+                )));
+            }
+            streamed.push(array);
+        }
+        let mut builder = Frame::builder();
+        for (label, source) in self.labels.iter().zip(&self.columns) {
+            let (values, dtype): (ArrayRef, _) = match source {
+                Source::Whole(values, dtype) => (values.slice(start, n), dtype.clone()),
+                Source::Streamed(k, dtype) => match streamed.get(*k) {
+                    Some(a) => (std::sync::Arc::new(a.clone()), dtype.clone()),
+                    None => return Err(Error::format("a string block was not read")),
+                },
+                Source::LeftOut(_) => continue,
+            };
+            builder = column::add_column(builder, Some(label.clone()), values, dtype);
+        }
+        if let Some(names) = &self.level_names {
+            builder = builder.column_levels(names);
+        }
+        builder = builder.column_level_dtypes(&self.level_dtypes);
+        let mut index = Vec::with_capacity(self.index.len());
+        for part in &self.index {
+            index.push(match part {
+                IndexPart::Whole(l) => Level {
+                    values: l.values.slice(start, n),
+                    ..l.clone()
+                },
+                IndexPart::Ranged(l, path, meaning) => {
+                    let rows = Rows::range(start as u64, (start + n) as u64, 1);
+                    let raw = self.file.read_array(path, rows)?;
+                    let layout = Layout::of(&raw.shape, true)?;
+                    let values = column::numeric((&raw).into(), layout, 0, meaning)
+                        .map_err(|e| e.with_node(path.clone()))?;
+                    if values.len() != n {
+                        return Err(Error::format("the index ends before the blocks")
+                            .with_node(path.clone()));
+                    }
+                    Level {
+                        values,
+                        ..l.clone()
+                    }
+                }
+            });
+        }
+        column::add_index(builder, index).build()
+    }
+}
+
+/// The index `axis1` when it is one plain level of numbers or datetimes (what
+/// [`read_index_node`] reads by `column::numeric`), to be read batch by batch: its part and
+/// rows. `None` for any other index (read whole).
+fn ranged_index(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Option<(IndexPart, usize)>> {
+    if !matches!(
+        attrs.str("axis1_variety")?.as_deref(),
+        None | Some("regular")
+    ) {
+        return Ok(None);
+    }
+    let path = format!("{key}/axis1");
+    if is_vlarray(file, &path)? {
+        return Ok(None);
+    }
+    let node_attrs = Attrs::read(file, &path)?;
+    if node_attrs.has("shape") || node_attrs.has("index_class") {
+        return Ok(None);
+    }
+    let kind = node_attrs.str("kind")?.unwrap_or_default();
+    let meaning = match kind.as_str() {
+        "integer" | "float" => Meaning::Plain,
+        k if k.starts_with("datetime64") => Meaning::Datetime {
+            unit: Unit::of_dtype(k)?,
+            tz: crate::zone::tz_of(&node_attrs)?,
+        },
+        _ => return Ok(None),
+    };
+    let node = file.node(&path)?;
+    let ([rows], Some(H5Type::Int { .. } | H5Type::Float { .. })) =
+        (node.shape.as_slice(), &node.dtype)
+    else {
+        return Ok(None);
+    };
+    let Ok(rows) = usize::try_from(*rows) else {
+        return Ok(None);
+    };
+    let name = index_name(&node_attrs)?;
+    let empty = arrow_array::new_empty_array(&arrow_schema::DataType::Null);
+    Ok(Some((
+        IndexPart::Ranged(Level::new(name, empty), path, meaning),
+        rows,
     )))
 }

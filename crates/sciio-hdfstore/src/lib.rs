@@ -253,9 +253,44 @@ impl HdfStore {
     /// Reads a `table`-format key in slices of `batch_rows` rows, each slice a frame of the
     /// same schema (`pd.read_hdf(..., start=, stop=)` slice by slice, the values blocks' text
     /// columns `str` in every slice: see [`FrameBatches::text_missing_throughout`]): memory is
-    /// bounded by one slice whatever the key's length. `None` for keys read whole only (`fixed` keys,
-    /// plain PyTables tables, empty tables): use [`HdfStore::read`].
+    /// bounded by one slice whatever the key's length. A `fixed` frame with string blocks is
+    /// read so too, its strings parsed from their pickles as streams (in batches of at most
+    /// 16 Ki rows; its index and other blocks are read whole). `None` for keys read whole only
+    /// (other `fixed` keys, plain PyTables tables, empty tables): use [`HdfStore::read`].
     pub fn read_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
+        let key = normalise(key);
+        let located = |e: Error| locate(e, &key).with_file(&self.path);
+        let Some(info) = self.key_at(&key).map_err(located)? else {
+            return Ok(None);
+        };
+        if info.pandas_type == "frame" {
+            let attrs = Attrs::read(&self.file, &key).map_err(located)?;
+            let Some(fixed) =
+                fixed::stream_frame(&self.file, &key, &attrs, batch_rows).map_err(located)?
+            else {
+                return Ok(None);
+            };
+            return Ok(Some(FrameBatches {
+                store: self,
+                key,
+                attrs,
+                series: false,
+                rows: fixed.rows as u64,
+                next: 0,
+                batch_rows: batch_rows.max(1) as u64,
+                left_out: fixed.left_out.clone(),
+                columns: None,
+                bytes_read: 0,
+                null_text: Vec::new(),
+                missing_text: None,
+                fixed: Some(fixed),
+            }));
+        }
+        self.table_batches(&key, batch_rows)
+    }
+
+    /// [`HdfStore::read_batches`] of a `table`-format key.
+    fn table_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
         let key = normalise(key);
         let located = |e: Error| locate(e, &key).with_file(&self.path);
         let Some(info) = self.key_at(&key).map_err(located)? else {
@@ -291,6 +326,7 @@ impl HdfStore {
             bytes_read: 0,
             null_text: Vec::new(),
             missing_text: None,
+            fixed: None,
         }))
     }
 
@@ -334,7 +370,7 @@ impl HdfStore {
         stop: u64,
         columns: Option<&[String]>,
     ) -> Result<Option<RowsRead>> {
-        let Some(mut slices) = self.read_batches(key, 1)? else {
+        let Some(mut slices) = self.table_batches(key, 1)? else {
             return Ok(None);
         };
         slices.columns = columns.map(<[String]>::to_vec);
@@ -394,12 +430,21 @@ pub struct FrameBatches<'a> {
     null_text: Vec<String>,
     /// The values blocks' text columns missing in every slice read so far (`None`: none read).
     missing_text: Option<Vec<String>>,
+    /// A `fixed` frame read as a stream.
+    fixed: Option<fixed::FixedBatches>,
 }
 
 impl FrameBatches<'_> {
     /// Rows in the key.
     pub fn num_rows(&self) -> u64 {
         self.rows
+    }
+
+    /// Rows of each slice when the key is a `fixed` frame parsed as a stream (its slices are
+    /// at most 16 Ki rows whatever was asked): a writer that buffers no more than this many
+    /// rows keeps the whole conversion small. `None` for `table` keys.
+    pub fn stream_rows(&self) -> Option<usize> {
+        self.fixed.as_ref().map(fixed::FixedBatches::batch_rows)
     }
 
     /// The columns the slices read so far leave out, with the reason (the same for every
@@ -430,6 +475,12 @@ impl Iterator for FrameBatches<'_> {
     type Item = Result<Frame>;
 
     fn next(&mut self) -> Option<Result<Frame>> {
+        if let Some(fixed) = &mut self.fixed {
+            let (key, path) = (&self.key, &self.store.path);
+            return fixed
+                .next()
+                .map(|r| r.map_err(|e| locate(e, key).with_file(path)));
+        }
         if self.next >= self.rows {
             return None;
         }

@@ -190,7 +190,7 @@ pub(crate) fn parse_object_array(bytes: &[u8]) -> Result<ObjectArray> {
 }
 
 /// A string column read straight from a pickle as Arrow's, its buffers taken over.
-fn string_array(column: StringColumn) -> Result<StringArray> {
+pub(crate) fn string_array(column: StringColumn) -> Result<StringArray> {
     let nulls = column.valid.map(NullBuffer::from);
     StringArray::try_new(
         OffsetBuffer::new(ScalarBuffer::from(column.offsets)),
@@ -198,6 +198,11 @@ fn string_array(column: StringColumn) -> Result<StringArray> {
         nulls,
     )
     .map_err(|e| Error::format(format!("string column: {e}")))
+}
+
+/// The shape of a pickled numpy object array whose data list was read apart (empty).
+pub(crate) fn shape_of(v: Value) -> Result<Vec<usize>> {
+    Ok(object_array(v)?.shape)
 }
 
 /// [`parse_object_array`] by the general machine only: the reference for the string path.
@@ -536,6 +541,83 @@ for name, df in frames.items():
                         (Ok(f), Ok(g)) => assert_eq!(f, g, "{name} flipped at {at}"),
                         (f, g) => assert!(f.is_err() && g.is_err(), "{name} at {at}: {f:?} {g:?}"),
                     }
+                }
+            }
+        }
+    }
+
+    /// Every item of a string column (`None`: missing).
+    fn items_of(columns: &[sciio_pickle::StringColumn]) -> Vec<Option<String>> {
+        columns
+            .iter()
+            .flat_map(|c| (0..c.len()).map(|i| c.get(i).map(str::to_string)))
+            .collect()
+    }
+
+    /// The pickle read in pieces of `piece` bytes and batches of `rows` (`None`: the scan
+    /// gave up).
+    fn streamed(
+        bytes: &[u8],
+        piece: usize,
+        rows: usize,
+    ) -> Option<Vec<sciio_pickle::StringColumn>> {
+        let limits = sciio_pickle::ParseLimits::default();
+        let len = bytes.len() as u64;
+        let scan = sciio_pickle::scan_string_array(bytes, len, &limits, piece).unwrap()?;
+        let batches: Vec<_> =
+            sciio_pickle::stream_string_array(bytes, len, &limits, &scan, rows, piece)
+                .unwrap()
+                .collect::<sciio_core::Result<_>>()
+                .unwrap();
+        assert_eq!(batches.iter().map(|b| b.len()).sum::<usize>(), scan.rows);
+        assert!(batches.iter().all(|b| b.len() <= rows && !b.is_empty()));
+        let missing = batches.iter().any(|b| b.valid.is_some());
+        assert_eq!(missing, scan.has_missing);
+        Some(batches)
+    }
+
+    #[test]
+    fn string_pickles_read_in_pieces_give_the_straight_column() {
+        let limits = sciio_pickle::ParseLimits::default();
+        for (name, bytes, _) in object_array_pickles() {
+            let straight = sciio_pickle::parse_string_array(&bytes, &limits);
+            for (piece, rows) in [(1, 1), (7, 3), (64, 1000), (sciio_pickle::PIECE, 1 << 20)] {
+                let streamed = streamed(&bytes, piece, rows);
+                assert_eq!(
+                    streamed.is_some(),
+                    straight.is_some(),
+                    "{name} {piece} {rows}"
+                );
+                if let (Some(s), Some((_, whole))) = (&streamed, &straight) {
+                    assert_eq!(items_of(s), items_of(std::slice::from_ref(whole)), "{name}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn cut_and_damaged_string_pickles_read_in_pieces_fall_back_or_agree() {
+        let limits = sciio_pickle::ParseLimits::default();
+        for (name, bytes, _) in object_array_pickles().iter().step_by(3) {
+            if bytes.len() > 4000 {
+                continue;
+            }
+            for cut in 0..bytes.len() {
+                assert!(
+                    streamed(&bytes[..cut], 5, 2).is_none(),
+                    "{name} cut at {cut}"
+                );
+            }
+            for at in 0..bytes.len() {
+                for flip in [0x01u8, 0x80, 0xFF] {
+                    let mut damaged = bytes.clone();
+                    damaged[at] ^= flip;
+                    let Some(pieces) = streamed(&damaged, 5, 2) else {
+                        continue;
+                    };
+                    let whole = sciio_pickle::parse_string_array(&damaged, &limits);
+                    let whole = whole.unwrap_or_else(|| panic!("{name} flipped at {at}"));
+                    assert_eq!(items_of(&pieces), items_of(&[whole.1]), "{name} at {at}");
                 }
             }
         }

@@ -41,6 +41,7 @@ mod write;
 
 use sciio_core::Result;
 
+pub use machine::stream::{StringArrayScan, StringBatches, PIECE};
 pub use machine::strings::StringColumn;
 pub use machine::{ParseLimits, TextColumn};
 pub use write::{to_protocol0, to_protocol3};
@@ -155,4 +156,34 @@ pub fn parse_text_column(
 /// [`parse`], which say what is wrong.
 pub fn parse_string_array(bytes: &[u8], limits: &ParseLimits) -> Option<(Value, StringColumn)> {
     machine::Machine::run_strings(bytes, limits)
+}
+
+/// The first of the two passes that read a pickled numpy object array of strings from a
+/// stream of `len` bytes in pieces, never holding the pickle nor the whole column: checks
+/// that the pickle is what [`parse_string_array`] reads (the same checks), keeping no text,
+/// and tells the items' count and whether any is missing (what a listing needs). `Ok(None)`
+/// when it is not: read it whole. Errors are the reader's only. The stream is read `piece`
+/// bytes at a time ([`PIECE`]; an item longer than that is read whole).
+pub fn scan_string_array<R: std::io::Read>(
+    reader: R,
+    len: u64,
+    limits: &ParseLimits,
+    piece: usize,
+) -> Result<Option<StringArrayScan>> {
+    machine::stream::scan(reader, len, limits, piece)
+}
+
+/// The second pass: the items of the array `scan` describes (read from the same stream,
+/// from its start) as columns of `batch_rows` items (the last one shorter), equal to the
+/// column [`parse_string_array`] gives cut into pieces. A stream that no longer matches the
+/// scan is an error.
+pub fn stream_string_array<R: std::io::Read>(
+    reader: R,
+    len: u64,
+    limits: &ParseLimits,
+    scan: &StringArrayScan,
+    batch_rows: usize,
+    piece: usize,
+) -> Result<StringBatches<R>> {
+    StringBatches::start(reader, len, limits, scan, (batch_rows, piece))
 }

@@ -8,6 +8,7 @@ use sciio_core::{Error, ErrorKind, Result};
 
 use crate::Value;
 
+pub(crate) mod stream;
 pub(crate) mod strings;
 
 use strings::{GiveUp, StringColumn};
@@ -90,6 +91,11 @@ enum Slot {
 pub(crate) struct Machine<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// Where the stream ends, counted from `bytes[0]`: beyond `bytes` when they are a window
+    /// of a stream read in pieces ([`stream`]).
+    end: usize,
+    /// Set when a read ran past `bytes` but not past `end`: more of the stream is needed.
+    short: bool,
     limits: ParseLimits,
     nodes: Vec<Node>,
     stack: Vec<Slot>,
@@ -98,26 +104,57 @@ pub(crate) struct Machine<'a> {
 
 /// The memo: keys are dense from 0 in what Python writes (MEMOIZE uses the memo's length,
 /// BINPUT counts up), so they live in a vector; any other key in a map. Disjoint: a key
-/// moves from the map to the vector when the vector reaches it.
+/// moves from the map to the vector when the vector reaches it. Entries for the items of a
+/// list read apart ([`item_ref`]) are kept as runs of consecutive keys for
+/// consecutive items (Python memoizes every string): a million strings cost one run, not a
+/// million entries. Disjoint from the vector and the map too.
 #[derive(Default)]
 struct Memo {
     dense: Vec<usize>,
     sparse: HashMap<u64, usize>,
+    /// Runs sorted by key, none overlapping.
+    items: Vec<ItemRun>,
+    /// Entries in `items`.
+    item_entries: usize,
+}
+
+/// Keys `key..key + len` refer to items `item..item + len` of a list read apart.
+#[derive(Clone, Copy)]
+struct ItemRun {
+    key: u64,
+    item: usize,
+    len: usize,
 }
 
 impl Memo {
     fn len(&self) -> usize {
-        self.dense.len() + self.sparse.len()
+        self.dense.len() + self.sparse.len() + self.item_entries
     }
 
     fn get(&self, key: u64) -> Option<usize> {
         match usize::try_from(key) {
             Ok(k) if k < self.dense.len() => Some(self.dense[k]),
-            _ => self.sparse.get(&key).copied(),
+            _ => self
+                .sparse
+                .get(&key)
+                .copied()
+                .or_else(|| self.item_of(key).map(item_ref)),
         }
     }
 
+    /// The item a key of the runs refers to.
+    fn item_of(&self, key: u64) -> Option<usize> {
+        let at = self
+            .items
+            .partition_point(|r| r.key <= key)
+            .checked_sub(1)?;
+        let run = self.items[at];
+        let off = usize::try_from(key - run.key).ok()?;
+        (off < run.len).then(|| run.item + off)
+    }
+
     fn put(&mut self, key: u64, node: usize) {
+        self.forget_item(key);
         match usize::try_from(key) {
             Ok(k) if k < self.dense.len() => self.dense[k] = node,
             Ok(k) if k == self.dense.len() => {
@@ -129,6 +166,59 @@ impl Memo {
             }
         }
     }
+
+    /// Stores item `item` of the list read apart at `key`: in a run when `key` is new and
+    /// beyond every run, as any entry otherwise.
+    fn put_item(&mut self, key: u64, item: usize) {
+        let beyond = self
+            .items
+            .last()
+            .is_none_or(|r| key >= r.key.saturating_add(r.len as u64));
+        if !beyond || self.get(key).is_some() {
+            self.put(key, item_ref(item));
+            return;
+        }
+        self.item_entries += 1;
+        if let Some(last) = self.items.last_mut() {
+            if last.key + last.len as u64 == key && last.item + last.len == item {
+                last.len += 1;
+                return;
+            }
+        }
+        self.items.push(ItemRun { key, item, len: 1 });
+    }
+
+    /// Takes `key` out of the runs (a later PUT replaces it).
+    fn forget_item(&mut self, key: u64) {
+        let Some(at) = self.items.partition_point(|r| r.key <= key).checked_sub(1) else {
+            return;
+        };
+        let run = self.items[at];
+        let off = key - run.key;
+        if off >= run.len as u64 {
+            return;
+        }
+        let off = off as usize;
+        self.item_entries -= 1;
+        let after = ItemRun {
+            key: key + 1,
+            item: run.item + off + 1,
+            len: run.len - off - 1,
+        };
+        self.items[at].len = off;
+        if after.len > 0 {
+            self.items.insert(at + 1, after);
+        }
+        if off == 0 {
+            self.items.remove(at);
+        }
+    }
+}
+
+/// A memo entry made for item `j` of the column, told apart from arena node indices (which
+/// stay far below: the arena is bounded by [`crate::ParseLimits::max_values`]).
+pub(crate) fn item_ref(j: usize) -> usize {
+    usize::MAX - j
 }
 
 fn format_at(at: usize, what: impl Into<String>) -> Error {
@@ -149,6 +239,8 @@ impl<'a> Machine<'a> {
         Machine {
             bytes,
             at: 0,
+            end: bytes.len(),
+            short: false,
             limits: *limits,
             nodes: Vec::with_capacity(nodes),
             stack: Vec::new(),
@@ -161,6 +253,7 @@ impl<'a> Machine<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
         let end = self.at.checked_add(n).filter(|&e| e <= self.bytes.len());
         let Some(end) = end else {
+            self.short = self.at.checked_add(n).is_some_and(|e| e <= self.end);
             return Err(Error::truncated(format!(
                 "pickle: the stream ends at byte {} inside an item of {n} bytes",
                 self.bytes.len()
@@ -209,6 +302,7 @@ impl<'a> Machine<'a> {
     fn line(&mut self) -> Result<&'a [u8]> {
         let rest = &self.bytes[self.at..];
         let Some(len) = rest.iter().position(|&b| b == b'\n') else {
+            self.short = self.bytes.len() < self.end;
             return Err(Error::truncated(format!(
                 "pickle: the stream ends at byte {} inside a text line",
                 self.bytes.len()
@@ -462,7 +556,7 @@ impl<'a> Machine<'a> {
             }
             0x95 => {
                 let n = self.u64()?;
-                if n > (self.bytes.len() - self.at) as u64 {
+                if n > self.end.saturating_sub(self.at) as u64 {
                     return Err(Error::truncated("pickle: a frame runs past the stream"));
                 }
             }

@@ -22,13 +22,12 @@ pub(crate) fn describe(store: &HdfStore, path: &Path) -> Result<Option<String>> 
         } else {
             "frame"
         };
-        match store.read_leaving_out(&key.key) {
-            Ok((frame, left_out)) => {
+        match key_schema(store, &key) {
+            Ok((frame, rows, left_out)) => {
                 out += &format!(
-                    "\n{} ({} {kind}, {} rows × {} columns)\n",
+                    "\n{} ({} {kind}, {rows} rows × {} columns)\n",
                     key.key,
                     key.format(),
-                    frame.num_rows(),
                     frame.schema().columns().count()
                 );
                 for line in frame.schema().describe().lines() {
@@ -49,6 +48,25 @@ pub(crate) fn describe(store: &HdfStore, path: &Path) -> Result<Option<String>> 
         }
     }
     Ok(Some(out))
+}
+
+/// What `ls` shows of a key: a frame of its schema, its rows, the columns left out. A
+/// `fixed` frame with string blocks is read as a stream for its first row (the pickles
+/// scanned without keeping their text), any other key whole.
+fn key_schema(
+    store: &HdfStore,
+    key: &sciio_hdfstore::StoreKey,
+) -> Result<(sciio_pandas::Frame, u64, Vec<sciio_hdfstore::LeftOutColumn>)> {
+    if key.format() == "fixed" {
+        if let Some(mut batches) = store.read_batches(&key.key, 1)? {
+            if let Some(first) = batches.next().transpose()? {
+                return Ok((first, batches.num_rows(), batches.left_out().to_vec()));
+            }
+        }
+    }
+    let (frame, left_out) = store.read_leaving_out(&key.key)?;
+    let rows = frame.num_rows() as u64;
+    Ok((frame, rows, left_out))
 }
 
 /// The key at `node` when it is read as a pandas frame: a pandas key, or a group holding a

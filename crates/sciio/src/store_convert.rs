@@ -201,6 +201,12 @@ fn stream_slices(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<(Written, Vec<String>)>> {
     let total = batches.num_rows();
+    // A `fixed` key parsed as a stream: row groups of its slices, else the writer would hold
+    // a million rows of Arrow data before encoding them (the memory the stream saves).
+    let parquet = match batches.stream_rows() {
+        Some(rows) => &parquet.clone().row_group_rows(rows),
+        None => parquet,
+    };
     let Some(first) = batches.next().transpose()? else {
         return Ok(None);
     };

@@ -50,12 +50,6 @@ impl StringColumn {
     }
 }
 
-/// A memo entry made for item `j` of the column, told apart from arena node indices (which
-/// stay far below: the arena is bounded by [`crate::ParseLimits::max_values`]).
-pub(crate) fn item_ref(j: usize) -> usize {
-    usize::MAX - j
-}
-
 /// The item a memo entry refers to, when it refers to one.
 fn item_of(memo_value: usize, nodes: usize) -> Option<usize> {
     (memo_value >= nodes).then(|| usize::MAX - memo_value)
@@ -66,18 +60,47 @@ pub(crate) struct GiveUp;
 
 type Apart<T> = std::result::Result<T, GiveUp>;
 
+/// Where the items of the data list stand against the list opcodes around them.
+#[derive(Default)]
+pub(crate) struct ListState {
+    /// Items pushed since the list's last APPEND / APPENDS (appended in order when it comes).
+    pub(crate) pending: usize,
+    /// Inside a MARK ... APPENDS.
+    pub(crate) in_mark: bool,
+}
+
+impl ListState {
+    /// Checks that item `n` (counted from 0) may be pushed now, and counts it.
+    pub(crate) fn item(&mut self, n: usize, max_items: usize) -> Apart<()> {
+        if n >= max_items || (self.pending > 0 && !self.in_mark) {
+            return Err(GiveUp);
+        }
+        self.pending += 1;
+        Ok(())
+    }
+}
+
+/// What the items of the data list are read into: one column ([`Builder`]), or batches of
+/// rows ([`super::stream`]).
+pub(crate) trait ItemSink {
+    fn push_text(&mut self, text: &[u8]) -> Apart<()>;
+    fn push_missing(&mut self) -> Apart<()>;
+    /// A copy of item `j` (a memo reference to an item already read).
+    fn push_copy(&mut self, j: usize) -> Apart<()>;
+    /// Items read so far.
+    fn items(&self) -> usize;
+    fn list(&mut self) -> &mut ListState;
+}
+
 /// The column being built, with the state of the list opcodes around its items.
 struct Builder {
     column: StringColumn,
-    /// Items pushed since the list's last APPEND / APPENDS (appended in order when it comes).
-    pending: usize,
-    /// Inside a MARK ... APPENDS.
-    in_mark: bool,
+    list: ListState,
     /// Most items (the limits' value count).
     max_items: usize,
 }
 
-impl Builder {
+impl ItemSink for Builder {
     fn push_text(&mut self, text: &[u8]) -> Apart<()> {
         self.column.data.extend_from_slice(text);
         self.end_item(true)
@@ -87,43 +110,57 @@ impl Builder {
         self.end_item(false)
     }
 
-    /// A copy of item `j` (a memo reference to an item already read).
     fn push_copy(&mut self, j: usize) -> Apart<()> {
-        let offsets = &self.column.offsets;
-        let (Some(&start), Some(&end)) = (offsets.get(j), offsets.get(j + 1)) else {
-            return Err(GiveUp);
-        };
-        let valid = self
-            .column
-            .valid
-            .as_ref()
-            .is_none_or(|v| v.get(j) == Some(&true));
-        let range = usize::try_from(start).map_err(|_| GiveUp)?
-            ..usize::try_from(end).map_err(|_| GiveUp)?;
+        let (range, valid) = self.column.item_range(j)?;
         self.column.data.extend_from_within(range);
         self.end_item(valid)
     }
 
-    fn end_item(&mut self, valid: bool) -> Apart<()> {
-        let n = self.column.len();
-        if n >= self.max_items || (self.pending > 0 && !self.in_mark) {
+    fn items(&self) -> usize {
+        self.column.len()
+    }
+
+    fn list(&mut self) -> &mut ListState {
+        &mut self.list
+    }
+}
+
+impl StringColumn {
+    /// The byte range and validity of item `j`.
+    pub(crate) fn item_range(&self, j: usize) -> Apart<(std::ops::Range<usize>, bool)> {
+        let (Some(&start), Some(&end)) = (self.offsets.get(j), self.offsets.get(j + 1)) else {
             return Err(GiveUp);
-        }
+        };
+        let valid = self.valid.as_ref().is_none_or(|v| v.get(j) == Some(&true));
+        let range = usize::try_from(start).map_err(|_| GiveUp)?
+            ..usize::try_from(end).map_err(|_| GiveUp)?;
+        Ok((range, valid))
+    }
+
+    /// Ends the item whose text was just appended to `data`.
+    pub(crate) fn end_item(&mut self, valid: bool) -> Apart<()> {
+        let n = self.len();
         // Arrow's i32 offsets: a larger column is the general path's (it says why).
-        let end = i32::try_from(self.column.data.len()).map_err(|_| GiveUp)?;
-        self.column.offsets.push(end);
-        match (&mut self.column.valid, valid) {
+        let end = i32::try_from(self.data.len()).map_err(|_| GiveUp)?;
+        self.offsets.push(end);
+        match (&mut self.valid, valid) {
             (Some(v), _) => v.push(valid),
             (None, true) => {}
             (None, false) => {
-                let mut v = Vec::with_capacity(self.column.offsets.capacity());
+                let mut v = Vec::with_capacity(self.offsets.capacity());
                 v.resize(n, true);
                 v.push(false);
-                self.column.valid = Some(v);
+                self.valid = Some(v);
             }
         }
-        self.pending += 1;
         Ok(())
+    }
+}
+
+impl Builder {
+    fn end_item(&mut self, valid: bool) -> Apart<()> {
+        self.list.item(self.column.len(), self.max_items)?;
+        self.column.end_item(valid)
     }
 }
 
@@ -184,7 +221,7 @@ impl Machine<'_> {
 
     /// Reads the items of the data list just pushed (`expected` of them, as the shape says)
     /// up to the first opcode that is not about them, which is left for the general machine.
-    /// Memo entries for items hold [`item_ref`]s: the general machine refuses to hand them out.
+    /// Memo entries for items hold [`super::item_ref`]s: the general machine refuses to hand them out.
     pub(crate) fn read_string_items(&mut self, expected: usize) -> Apart<StringColumn> {
         let remaining = self.bytes.len() - self.at;
         // Each item takes a byte of the stream at least: a shape beyond that is not believed.
@@ -196,8 +233,7 @@ impl Machine<'_> {
                 data: Vec::with_capacity(remaining),
                 valid: None,
             },
-            pending: 0,
-            in_mark: false,
+            list: ListState::default(),
             max_items: self.limits.max_values,
         };
         b.column.offsets.push(0);
@@ -205,10 +241,7 @@ impl Machine<'_> {
             let at = self.at;
             let op = self.u8().map_err(|_| GiveUp)?;
             if !self.string_item_op(op, &mut b)? {
-                if b.in_mark || b.pending > 0 {
-                    return Err(GiveUp);
-                }
-                self.at = at;
+                self.end_items(at, &mut b)?;
                 break;
             }
         }
@@ -218,8 +251,19 @@ impl Machine<'_> {
         Ok(b.column)
     }
 
+    /// The items end at `at` (an opcode not about them, left for the general machine): none
+    /// may be left outside the list.
+    pub(crate) fn end_items(&mut self, at: usize, b: &mut impl ItemSink) -> Apart<()> {
+        let list = b.list();
+        if list.in_mark || list.pending > 0 {
+            return Err(GiveUp);
+        }
+        self.at = at;
+        Ok(())
+    }
+
     /// Applies one opcode of the list's items; `false` when `op` is not one of them.
-    fn string_item_op(&mut self, op: u8, b: &mut Builder) -> Apart<bool> {
+    pub(crate) fn string_item_op(&mut self, op: u8, b: &mut impl ItemSink) -> Apart<bool> {
         let ok = |r: sciio_core::Result<()>| r.map_err(|_| GiveUp);
         match op {
             0x8c | b'X' | 0x8d => {
@@ -264,7 +308,8 @@ impl Machine<'_> {
                     0x94 => self.memo.len() as u64,
                     _ => self.get_key(op)?,
                 };
-                match (b.pending, b.in_mark) {
+                let state = (b.list().pending, b.list().in_mark);
+                match state {
                     // The list itself (protocol 0 and 1 memoize it after LIST).
                     (0, false) => ok(self.memo_put(key, op))?,
                     (0, true) => return Err(GiveUp),
@@ -272,23 +317,17 @@ impl Machine<'_> {
                         if self.memo.len() >= self.limits.max_values {
                             return Err(GiveUp);
                         }
-                        self.memo.put(key, item_ref(b.column.len() - 1));
+                        self.memo.put_item(key, b.items().saturating_sub(1));
                     }
                 }
             }
             0x95 => {
                 let n = self.u64().map_err(|_| GiveUp)?;
-                if n > (self.bytes.len() - self.at) as u64 {
+                if n > self.end.saturating_sub(self.at) as u64 {
                     return Err(GiveUp);
                 }
             }
-            b'(' if !b.in_mark && b.pending == 0 => b.in_mark = true,
-            b'e' if b.in_mark => {
-                b.in_mark = false;
-                b.pending = 0;
-            }
-            b'a' if !b.in_mark && b.pending == 1 => b.pending = 0,
-            _ => return Ok(false),
+            _ => return Ok(list_op(op, b.list())),
         }
         Ok(true)
     }
@@ -322,7 +361,7 @@ impl Machine<'_> {
 
     /// An item that is a memo reference: to an item read before, or to a string or missing
     /// value of the stream before the list (Python shares interned one-letter strings).
-    fn push_memo_item(&mut self, key: u64, b: &mut Builder) -> Apart<()> {
+    fn push_memo_item(&mut self, key: u64, b: &mut impl ItemSink) -> Apart<()> {
         let i = self.memo.get(key).ok_or(GiveUp)?;
         if let Some(j) = item_of(i, self.nodes.len()) {
             return b.push_copy(j);
@@ -345,4 +384,19 @@ impl Machine<'_> {
             _ => Err(GiveUp),
         }
     }
+}
+
+/// MARK, APPENDS and APPEND around the items; `false` for any other opcode (or one out of
+/// place).
+fn list_op(op: u8, list: &mut ListState) -> bool {
+    match op {
+        b'(' if !list.in_mark && list.pending == 0 => list.in_mark = true,
+        b'e' if list.in_mark => {
+            list.in_mark = false;
+            list.pending = 0;
+        }
+        b'a' if !list.in_mark && list.pending == 1 => list.pending = 0,
+        _ => return false,
+    }
+    true
 }
