@@ -11,8 +11,10 @@ $SCIIO_BENCH_SCALE_REPEAT (default 1) runs each tool that many times, in alterna
 and keeps each tool's best.
 
 The peers work in slices (1 Mi rows, 256 Ki rows of 64 values) so that they too run in bounded
-memory: PyTables appending slices, pyarrow writing a record batch per slice. sciio is the release
-binary (built here).
+memory: PyTables appending slices, pyarrow writing a record batch per slice, h5py writing or
+reading the MAT v7.3 matrix's transposed slices (with sciio's filters, gzip 3 + shuffle, as
+hdf5storage lays the file out: hdf5storage and scipy.io need the whole array, so MAT v7 has no
+peer). sciio is the release binary (built here).
 """
 import json
 import os
