@@ -148,14 +148,7 @@ fn every_storage_path_reads_row_ranges_like_h5py() {
     let file = File::open(&path).unwrap();
     let mut checked = 0;
     for line in listing.lines() {
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        let (name, start, count) = (
-            parts[0],
-            parts[1].parse::<u64>().unwrap(),
-            parts[2].parse::<u64>().unwrap(),
-        );
-        let expected =
-            std::fs::read(dir.path().join(format!("{name}_{start}_{count}.bin"))).unwrap();
+        let (name, start, count, expected) = listed_rows(line, dir.path());
         let data = file
             .dataset(&format!("/{name}"))
             .unwrap()
@@ -166,6 +159,18 @@ fn every_storage_path_reads_row_ranges_like_h5py() {
         checked += 1;
     }
     assert_eq!(checked, 9 * 5);
+}
+
+/// A line of the script's listing (`name start count`) and h5py's bytes of those rows.
+fn listed_rows<'a>(line: &'a str, dir: &std::path::Path) -> (&'a str, u64, u64, Vec<u8>) {
+    let parts: Vec<&str> = line.split_whitespace().collect();
+    let (name, start, count) = (
+        parts[0],
+        parts[1].parse::<u64>().unwrap(),
+        parts[2].parse::<u64>().unwrap(),
+    );
+    let expected = std::fs::read(dir.join(format!("{name}_{start}_{count}.bin"))).unwrap();
+    (name, start, count, expected)
 }
 
 /// Reads into a reused buffer (`read_rows_parallel_into`, as a stream reads block after
@@ -185,14 +190,7 @@ fn reads_into_a_reused_buffer_are_h5pys_rows_whatever_the_buffer_held() {
     let mut checked = 0;
     // twice through the listing: the second pass finds every dataset's index listed before
     for line in listing.lines().chain(listing.lines()) {
-        let parts: Vec<&str> = line.split_whitespace().collect();
-        let (name, start, count) = (
-            parts[0],
-            parts[1].parse::<u64>().unwrap(),
-            parts[2].parse::<u64>().unwrap(),
-        );
-        let expected =
-            std::fs::read(dir.path().join(format!("{name}_{start}_{count}.bin"))).unwrap();
+        let (name, start, count, expected) = listed_rows(line, dir.path());
         let data = file
             .dataset(&format!("/{name}"))
             .unwrap()

@@ -27,24 +27,30 @@ df['x'].to_hdf(sys.argv[1], key='series', format='table')
     );
     let store = HdfStore::open(&path).unwrap();
     for key in ["/flat", "/multi", "/series"] {
-        let whole = store.read(key).unwrap();
-        let whole_batch = concat_batches(whole.schema().arrow_schema(), whole.batches()).unwrap();
-        for slice in [1, 4, 7, 23, 100] {
-            let parts: Vec<_> = store
-                .read_batches(key, slice)
-                .unwrap()
-                .expect("a table key streams")
-                .collect::<Result<Vec<_>, _>>()
-                .unwrap();
-            assert_eq!(parts.len(), 23usize.div_ceil(slice), "{key} by {slice}");
-            let mut batches = Vec::new();
-            for p in &parts {
-                assert_eq!(p.schema(), whole.schema(), "{key} by {slice}");
-                batches.extend(p.batches().iter().cloned());
-            }
-            let joined = concat_batches(whole.schema().arrow_schema(), &batches).unwrap();
-            assert_eq!(joined, whole_batch, "{key} by {slice}");
+        slices_join_to_the_whole(&store, key, &[1, 4, 7, 23, 100], 23);
+    }
+}
+
+/// `key` read in slices of each of `lengths` rows: as many slices as `rows` needs, each of
+/// the whole read's schema, joined equal to the whole read.
+fn slices_join_to_the_whole(store: &HdfStore, key: &str, lengths: &[usize], rows: usize) {
+    let whole = store.read(key).unwrap();
+    let whole_batch = concat_batches(whole.schema().arrow_schema(), whole.batches()).unwrap();
+    for &slice in lengths {
+        let parts: Vec<_> = store
+            .read_batches(key, slice)
+            .unwrap()
+            .expect("the key streams")
+            .collect::<Result<Vec<_>, _>>()
+            .unwrap();
+        assert_eq!(parts.len(), rows.div_ceil(slice), "{key} by {slice}");
+        let mut batches = Vec::new();
+        for p in &parts {
+            assert_eq!(p.schema(), whole.schema(), "{key} by {slice}");
+            batches.extend(p.batches().iter().cloned());
         }
+        let joined = concat_batches(whole.schema().arrow_schema(), &batches).unwrap();
+        assert_eq!(joined, whole_batch, "{key} by {slice}");
     }
 }
 
@@ -89,24 +95,7 @@ df[['i', 'x']].to_hdf(sys.argv[1], key='numbers', format='fixed')
     for key in [
         "/p0", "/p2", "/p4", "/p5", "/one", "/range", "/zoned", "/floats",
     ] {
-        let whole = store.read(key).unwrap();
-        let whole_batch = concat_batches(whole.schema().arrow_schema(), whole.batches()).unwrap();
-        for slice in [1, 4, 29, 100] {
-            let parts: Vec<_> = store
-                .read_batches(key, slice)
-                .unwrap()
-                .expect("a fixed frame with strings streams")
-                .collect::<Result<Vec<_>, _>>()
-                .unwrap();
-            assert_eq!(parts.len(), 29usize.div_ceil(slice), "{key} by {slice}");
-            let mut batches = Vec::new();
-            for p in &parts {
-                assert_eq!(p.schema(), whole.schema(), "{key} by {slice}");
-                batches.extend(p.batches().iter().cloned());
-            }
-            let joined = concat_batches(whole.schema().arrow_schema(), &batches).unwrap();
-            assert_eq!(joined, whole_batch, "{key} by {slice}");
-        }
+        slices_join_to_the_whole(&store, key, &[1, 4, 29, 100], 29);
     }
 }
 
