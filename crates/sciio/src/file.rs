@@ -444,6 +444,7 @@ impl File {
     /// them) to `take` in blocks of `block_rows` rows, each block read into a buffer `spare`
     /// gives, when the source can read straight into it (HDF5 arrays and tables): `false`
     /// (nothing taken) for other sources and arrays, which [`File::copy_array_data`] streams.
+    #[cfg(any(feature = "hdf5", feature = "parquet", feature = "mat"))]
     pub(crate) fn for_each_array_block(
         &mut self,
         path: &str,
