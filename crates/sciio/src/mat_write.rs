@@ -176,9 +176,8 @@ impl MatOut {
             self.writer.write_pieces(name, array, Some(&meta))?;
             return Ok(true);
         };
-        let (staged, copied) = stage(src, path, info, (block_rows, stored), &folder, &mut |d| {
-            progress(d / 2)
-        })?;
+        let how = (block_rows, stored, sizes.block_bytes);
+        let (staged, copied) = stage(src, path, info, how, &folder, &mut |d| progress(d / 2))?;
         let (base, share) = match copied {
             true => (info.nbytes() / 2, 2),
             false => (0, 1),
@@ -566,6 +565,9 @@ mod tests {
             (vec![40, 30, 20], Order::F, true, sizes(4096, 0)),
             (vec![6, 5000], Order::C, false, sizes(4096, 0)),
             (vec![6, 5000], Order::C, true, sizes(4096, 0)),
+            // Rows of two axes over a block: each row put in Fortran order piece by piece.
+            (vec![6, 40, 30], Order::C, false, sizes(4096, 0)),
+            (vec![6, 40, 30], Order::C, true, sizes(4096, 0)),
         ];
         for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
             for (shape, order, npz, sizes) in &cases {

@@ -70,9 +70,11 @@ pub(crate) fn for_each_batch(
         let reader = scope.spawn(move || {
             // Sources that read into a given buffer hand each batch over as it was read.
             let mut stopped = false;
+            // In blocks of about the batch's bytes: the source's rows need not be the
+            // caller's (batches of elements).
             let direct = src.for_each_array_block(
                 path,
-                batch_rows.max(1),
+                batch_bytes,
                 &mut || spare_rx.try_recv().unwrap_or_default(),
                 &mut |batch| {
                     full_tx.send(batch).map_err(|_| {
