@@ -616,27 +616,36 @@ impl<'a> Columns<'a> {
         })
     }
 
+    /// Makes the temporary copy of an `.npz` member's data (`progress` gets the bytes copied
+    /// so far) when it is one and not copied yet: `true` when it copied.
+    pub(crate) fn copy_member(&mut self, progress: &mut dyn FnMut(u64)) -> Result<bool> {
+        use std::io::Write as _;
+        let Some(None) = self.copy else {
+            return Ok(false);
+        };
+        let row = self.cols * self.item as u64;
+        let io = |e| Error::io("cannot write the temporary copy of the array", e);
+        let file = tempfile::tempfile_in(self.folder)
+            .map_err(io)
+            .map_err(|e| e.with_file(self.folder))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        self.src.copy_array_data(self.path, &mut w, progress)?;
+        w.flush().map_err(io)?;
+        let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+        if file.metadata().map_err(io)?.len() != self.rows * row {
+            return Err(
+                Error::truncated("the member's data is shorter than its shape")
+                    .with_node(self.path.to_string()),
+            );
+        }
+        self.copy = Some(Some(file));
+        Ok(true)
+    }
+
     /// Rows `lo..hi` (stored dtype) from the copy of the data, made at the first call.
     fn copied_rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
         let row = self.cols * self.item as u64;
-        if let Some(None) = self.copy {
-            use std::io::Write as _;
-            let io = |e| Error::io("cannot write the temporary copy of the array", e);
-            let file = tempfile::tempfile_in(self.folder)
-                .map_err(io)
-                .map_err(|e| e.with_file(self.folder))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            self.src.copy_array_data(self.path, &mut w, &mut |_| {})?;
-            w.flush().map_err(io)?;
-            let file = w.into_inner().map_err(|e| io(e.into_error()))?;
-            if file.metadata().map_err(io)?.len() != self.rows * row {
-                return Err(
-                    Error::truncated("the member's data is shorter than its shape")
-                        .with_node(self.path.to_string()),
-                );
-            }
-            self.copy = Some(Some(file));
-        }
+        self.copy_member(&mut |_| {})?;
         let Some(Some(file)) = &self.copy else {
             return Err(Error::invalid_input("internal: no copy of the array"));
         };
