@@ -1075,7 +1075,8 @@ impl Bands {
         out: &mut dyn std::io::Write,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
-        let (ready, windows) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
+        // A rendezvous: the thread reads the next window while this one writes, no more.
+        let (ready, windows) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(0);
         std::thread::scope(|scope| {
             scope.spawn(move || {
                 for (a, height, b, w) in self.windows() {
