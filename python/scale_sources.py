@@ -9,6 +9,7 @@ KIND (BYTES is the size of the data, not of the file):
   npy3       .npy float64 (N, 64, 8), C order (a 3-d array)
   npy_f      .npy float64 (N, 64), Fortran order
   npy_wide   .npy float64 (N, 2Mi): rows of 16 MiB
+  npy3_wide  .npy float64 (N, 2048, 1024), C order: rows of two axes, 16 MiB each
   npy_rec    .npy structured (i <i8, x <f8, y <f4, s S12) (what a PyTables Table of it holds)
   npz        .npz (stored) with one member `x`: float64 (N, 64)
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
@@ -113,7 +114,7 @@ def main():
         n = max(1, nbytes // (64 * 8))
     elif kind in ("npy3", "mat73_3d"):
         n = max(1, nbytes // (512 * 8))
-    elif kind == "npy_wide":
+    elif kind in ("npy_wide", "npy3_wide"):
         n = max(2, nbytes // (WIDE * 8))
     elif kind in ("npy_rec", "table", "parquet"):
         n = max(1, nbytes // REC.itemsize)
@@ -137,12 +138,15 @@ def main():
             out[a:b] = block(a, b)
         out.flush()
         del out
-    elif kind in ("npy3", "npy_f", "npy_wide"):
+    elif kind in ("npy3", "npy_f", "npy_wide", "npy3_wide"):
         shape, make, step = {
             "npy3": ((n, 64, 8), block3, SLICE_ROWS),
             "npy_f": ((n, 64), block, SLICE_ROWS),
             "npy_wide": ((n, WIDE), lambda a, b: (np.arange(a * WIDE, b * WIDE, dtype=np.float64)
                                                   * 0.5).reshape(-1, WIDE), 1),
+            "npy3_wide": ((n, 2048, WIDE // 2048),
+                          lambda a, b: (np.arange(a * WIDE, b * WIDE, dtype=np.float64)
+                                        * 0.5).reshape(-1, 2048, WIDE // 2048), 1),
         }[kind]
         out = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=shape,
                                         fortran_order=kind == "npy_f")

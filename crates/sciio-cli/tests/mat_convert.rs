@@ -174,7 +174,8 @@ fn convert_at_fixed_time(args: &[&str]) {
 /// Large numeric arrays from a `.npy`, an `.npz` member or an HDF5 file go into MAT files
 /// piece by piece: matrices and 3-d arrays in C order transposed into MATLAB's column-major
 /// order a run of columns at a time, Fortran-order ones as stored, a matrix whose rows are
-/// over 8 MiB a row at a time. The C-order and Fortran-order sources make the same file byte
+/// over 8 MiB a row at a time, a 3-d array whose rows are over 8 MiB a row at a time, each
+/// row put in Fortran order through a temporary file of its own. The C-order and Fortran-order sources make the same file byte
 /// for byte (two different routes; each is the whole array's file in the unit tests of
 /// `mat_write.rs`), and so do HDF5 and a deflated `.npz`, in every MAT version; scipy
 /// (v5/v7) and h5py (v7.3) read the arrays numpy holds.
@@ -194,11 +195,12 @@ arrays = {
     "v": np.arange(2_200_000, dtype=np.float64),
     "n": (np.arange(130 * 120 * 140, dtype=np.float64) - 7.5).reshape(130, 120, 140),
     "w": (np.arange(2 * 1_200_000, dtype=np.float64) * 0.25).reshape(2, 1_200_000),
+    "r": (np.arange(2 * 1100 * 1000, dtype=np.float64) * 0.75 - 3).reshape(2, 1100, 1000),
 }
 np.savez(d + "/all.npz", **arrays)
 os.mkdir(d + "/c")
 os.mkdir(d + "/f")
-for k in "xtbznw":
+for k in "xtbznwr":
     # C order and Fortran order, both streamed (by different routes).
     np.save(d + f"/c/{k}.npy", arrays[k])
     np.save(d + f"/f/{k}.npy", np.asfortranarray(arrays[k]))
@@ -220,7 +222,7 @@ with h5py.File(d + "/all.h5", "w") as f:
             convert_at_fixed_time(&[&[src, s(out)], &v[..]].concat());
         };
         // One array: streamed from C order and from Fortran order.
-        for name in ["x", "t", "b", "z", "n", "w"] {
+        for name in ["x", "t", "b", "z", "n", "w", "r"] {
             let (c, f) = (path(&format!("c_{name}")), path(&format!("f_{name}")));
             convert(s(&d.join(format!("c/{name}.npy"))), &c);
             convert(s(&d.join(format!("f/{name}.npy"))), &f);
@@ -255,7 +257,7 @@ def load(path, names):
             want_class = "logical" if k == "b" else str(want[k].real.dtype).replace("float64", "double").replace("float32", "single")
             assert f[k].attrs["MATLAB_class"] == want_class.encode(), (k, f[k].attrs["MATLAB_class"])
     return got
-got = load(h5, ["n", "t", "v", "w", "x", "z"])
+got = load(h5, ["n", "r", "t", "v", "w", "x", "z"])
 got.update(load(npy_b, ["b"]))
 for k, g in got.items():
     w = want[k] if want[k].ndim >= 2 else want[k][None, :]

@@ -471,6 +471,13 @@ fn npy_with_16_mib_rows_to_mat73_streams() {
 }
 
 #[test]
+fn npy_with_16_mib_rows_of_two_axes_to_mat73_streams() {
+    // Rows of two axes over a block: each row put in Fortran order through a temporary file
+    // of its own, a block of its rows at a time, then read back piece by piece.
+    bounded("npy3_wide", "npy", "", "out.mat", &[], SAME_MATRIX_MAT);
+}
+
+#[test]
 fn mat73_3d_array_to_h5_array_streams() {
     // MATLAB's N-by-64-by-8 array becomes a C-order PyTables array of the same shape.
     bounded("mat73_3d", "mat", ":x", "out.h5", &[], MAT_X_AS_H5);

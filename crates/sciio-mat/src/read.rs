@@ -1067,10 +1067,49 @@ impl Bands {
         })
     }
 
-    /// Copies the dataset to `out` in stored order, band by band.
+    /// Copies the dataset to `out` in stored order, band by band: the windows are read (and
+    /// decoded) on a thread of its own, one ahead, while this one writes the one before.
     fn copy(
         &self,
         d: &Dataset,
+        out: &mut dyn std::io::Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        // A rendezvous: the thread reads the next window while this one writes, no more.
+        let (ready, windows) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(0);
+        std::thread::scope(|scope| {
+            scope.spawn(move || {
+                for (a, height, b, w) in self.windows() {
+                    let raw = d.read_slices(Some(&self.window(a, height, b, w)));
+                    let failed = raw.is_err();
+                    // A dropped receiver (the writer failed) stops the reading.
+                    if ready.send(raw.map(|r| r.bytes)).is_err() || failed {
+                        return;
+                    }
+                }
+            });
+            let written = self.write_windows(&windows, out, progress);
+            // Dropping the receiver ends the reading thread at its next window.
+            drop(windows);
+            written
+        })
+    }
+
+    /// Every window in order: rows `a..a + height`, indices `b..b + w` along the second axis.
+    fn windows(&self) -> impl Iterator<Item = (u64, u64, u64, u64)> + '_ {
+        let (rows, cols) = (self.shape[0], self.shape[1]);
+        let starts = |end: u64, step: u64| (0..end).step_by(step.max(1) as usize);
+        starts(rows, self.thick).flat_map(move |a| {
+            let height = self.thick.min(rows - a);
+            starts(cols, self.width).map(move |b| (a, height, b, self.width.min(cols - b)))
+        })
+    }
+
+    /// Writes the windows read by [`Bands::copy`]'s reading thread, as they come: each band's
+    /// first row to `out`, its other rows into a temporary file copied out after the band.
+    fn write_windows(
+        &self,
+        windows: &std::sync::mpsc::Receiver<Result<Vec<u8>>>,
         out: &mut dyn std::io::Write,
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
@@ -1079,19 +1118,23 @@ impl Bands {
         let (rows, cols) = (self.shape[0], self.shape[1]);
         let row_bytes = cols * self.inner;
         let mut done = 0u64;
+        let mut window = self.windows();
+        let stopped = || Error::invalid_input("internal: the reading thread stopped");
         let mut a = 0;
         while a < rows {
             let height = self.thick.min(rows - a);
             let mut b = 0;
             while b < cols {
                 let w = self.width.min(cols - b);
-                let slices = self.window(a, height, b, w);
-                let raw = d.read_slices(Some(&slices))?;
+                if window.next() != Some((a, height, b, w)) {
+                    return Err(Error::invalid_input("internal: windows out of order"));
+                }
+                let raw = windows.recv().map_err(|_| stopped())??;
                 let segment = (w * self.inner) as usize;
-                if raw.bytes.len() != segment * height as usize {
+                if raw.len() != segment * height as usize {
                     return Err(Error::truncated("a window of the dataset is short"));
                 }
-                for (r, part) in raw.bytes.chunks_exact(segment).enumerate() {
+                for (r, part) in raw.chunks_exact(segment).enumerate() {
                     if r == 0 {
                         out.write_all(part).map_err(io("cannot write"))?;
                         done += part.len() as u64;

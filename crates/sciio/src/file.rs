@@ -441,19 +441,20 @@ impl File {
     }
 
     /// Hands the raw data bytes of the array at `path` (as [`File::copy_array_data`] gives
-    /// them) to `take` in blocks of `block_rows` rows, each block read into a buffer `spare`
-    /// gives, when the source can read straight into it (HDF5 arrays and tables): `false`
-    /// (nothing taken) for other sources and arrays, which [`File::copy_array_data`] streams.
+    /// them) to `take` in blocks of whole rows, about `block_bytes` each (at least one row),
+    /// each block read into a buffer `spare` gives, when the source can read straight into it
+    /// (HDF5 arrays and tables): `false` (nothing taken) for other sources and arrays, which
+    /// [`File::copy_array_data`] streams.
     #[cfg(any(feature = "hdf5", feature = "parquet", feature = "mat"))]
     pub(crate) fn for_each_array_block(
         &mut self,
         path: &str,
-        block_rows: usize,
+        block_bytes: usize,
         spare: &mut dyn FnMut() -> Vec<u8>,
         take: &mut dyn FnMut(Vec<u8>) -> Result<()>,
     ) -> Result<bool> {
         #[cfg(not(feature = "hdf5"))]
-        let _ = (path, block_rows, spare, take);
+        let _ = (path, block_bytes, spare, take);
         match &self.backend {
             #[cfg(feature = "hdf5")]
             Backend::Hdf5(h5) => {
@@ -461,7 +462,7 @@ impl File {
                 let file = self.path.clone();
                 let located = |e: Error| e.with_file(&file).with_node(path.clone());
                 let info = array_info_at(&self.root, &path).map_err(located)?;
-                h5.for_each_block(&path, &info, block_rows, spare, take)
+                h5.for_each_block(&path, &info, block_bytes, spare, take)
                     .map_err(located)
             }
             _ => Ok(false),

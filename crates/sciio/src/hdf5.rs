@@ -235,22 +235,24 @@ impl Hdf5 {
         dataset_storage(&self.file.hdf5().dataset(path)?)
     }
 
-    /// Hands the dataset's bytes in numpy C order to `take`, `block_rows` rows at a time (the
-    /// last block shorter), each block read into a buffer `spare` gives (one `take` had
-    /// before, or an empty one): no copy of the bytes read, no buffer zeroed again.
+    /// Hands the dataset's bytes in numpy C order to `take` in blocks of whole rows of about
+    /// `block_bytes` (at least one row; the last block shorter), each block read into a
+    /// buffer `spare` gives (one `take` had before, or an empty one): no copy of the bytes
+    /// read, no buffer zeroed again.
     /// Datasets with no rows axis (0-d) are not read here: `false`, nothing taken.
     pub(crate) fn for_each_block(
         &self,
         path: &str,
         info: &ArrayInfo,
-        block_rows: usize,
+        block_bytes: usize,
         spare: &mut dyn FnMut() -> Vec<u8>,
         take: &mut dyn FnMut(Vec<u8>) -> Result<()>,
     ) -> Result<bool> {
         let Some(&rows) = info.shape.first() else {
             return Ok(false);
         };
-        let (rows, per_block) = (rows as u64, block_rows.max(1) as u64);
+        let block_rows = (block_bytes / info.row_bytes().max(1)).max(1);
+        let (rows, per_block) = (rows as u64, block_rows as u64);
         let is_table = self.file.node(path)?.class == NodeClass::Table;
         let mut start = 0u64;
         while start < rows {

@@ -16,11 +16,14 @@
 //!   one with at most one axis longer than 1) is one block: its stored bytes; a 2-d C-order
 //!   matrix whose rows are over a block is blocks of one row: its stored bytes too. A native
 //!   `.npy` of either is read where it is (no copy); otherwise the source is read on a thread
-//!   of its own (`stream::for_each_batch`) while this one transposes and writes the blocks
-//!   into an unnamed temporary file beside the destination. While the writer takes a piece,
-//!   a second thread reads the next one from that file ([`Prefetch`]).
-//!
-//! A C-order array of three or more dimensions whose rows are over a block is read whole.
+//!   of its own (`stream::for_each_batch`, in batches of elements) while this one transposes
+//!   and writes the blocks into an unnamed temporary file beside the destination
+//!   ([`Fortran`]). A C-order array of three or more dimensions whose rows are over a block
+//!   is blocks of one row, each row put in Fortran order over its trailing axes the same way
+//!   (the row staged in a temporary file of its own and read back in MATLAB order piece by
+//!   piece; rows of rows over a block again so): memory holds about a block per axis
+//!   whatever the row's size. While the writer takes a piece, a second thread reads the
+//!   next one from that file ([`Prefetch`]).
 
 use std::path::Path;
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
@@ -85,9 +88,10 @@ pub(crate) fn route(info: &ArrayInfo, sizes: Sizes) -> Option<Route> {
         return Some(Route::Staged { block_rows, stored });
     }
     if row_bytes > sizes.block_bytes {
-        // Blocks of one row hold the stored bytes only when the row is one axis.
-        let (block_rows, stored) = (1, true);
-        return (shape.len() == 2).then_some(Route::Staged { block_rows, stored });
+        // Blocks of one row: the stored bytes when the row is one axis, else each row put
+        // in Fortran order piece by piece ([`Fortran`]).
+        let (block_rows, stored) = (1, shape.len() == 2);
+        return Some(Route::Staged { block_rows, stored });
     }
     if info.nbytes() < sizes.transpose_from {
         return Some(Route::Scatter);
@@ -162,15 +166,15 @@ impl Staged {
 }
 
 /// Stages the array at `path` of `src` (route [`Route::Staged`] with `block_rows` and
-/// `as_stored`): a native `.npy` whose blocks are its stored bytes is used where it is; anything else is read on a
-/// thread of its own and written, each block of rows in Fortran order, into an unnamed
-/// temporary file in `folder`. `progress` gets the bytes staged so far; `Ok((staged, copied))`,
-/// `copied` false when nothing was copied.
+/// `as_stored`, chosen for `block_bytes`): a native `.npy` whose blocks are its stored bytes is
+/// used where it is; anything else is read on a thread of its own and written, each block of
+/// rows in Fortran order, into an unnamed temporary file in `folder`. `progress` gets the
+/// bytes staged so far; `Ok((staged, copied))`, `copied` false when nothing was copied.
 pub(crate) fn stage(
     src: &mut crate::file::File,
     path: &str,
     info: &ArrayInfo,
-    (block_rows, as_stored): (u64, bool),
+    (block_rows, as_stored, block_bytes): (u64, bool, usize),
     folder: &Path,
     progress: &mut dyn FnMut(u64),
 ) -> Result<(Staged, bool)> {
@@ -192,7 +196,20 @@ pub(crate) fn stage(
             return Ok((staged(file, offset), false));
         }
     }
-    let file = write_blocks(src, path, info, block_rows, as_stored, folder, progress)?;
+    let blocks = match as_stored {
+        true => None,
+        false => {
+            let fortran = Fortran::new(&info.dtype, &info.shape, block_bytes, folder)?;
+            if fortran.block_rows() != block_rows {
+                return Err(Error::invalid_input(format!(
+                    "internal: blocks of {} rows staged, not the {block_rows} asked",
+                    fortran.block_rows()
+                )));
+            }
+            Some(fortran)
+        }
+    };
+    let file = write_blocks(src, path, info, blocks, folder, progress)?;
     Ok((staged(file, 0), true))
 }
 
@@ -208,60 +225,255 @@ fn short(got: u64, want: u64, path: &str) -> Error {
     .with_node(path.to_string())
 }
 
+fn temp_write_error(e: std::io::Error) -> Error {
+    Error::io("cannot write the temporary file of the array", e)
+}
+
 /// Writes the staged blocks into a temporary file in `folder`, the source read on a thread of
-/// its own (`as_stored`: the stored bytes, in native byte order; else each block of
-/// `block_rows` rows put in Fortran order).
+/// its own in batches of elements: the stored bytes in native byte order (`blocks` `None`), or
+/// blocks of rows put in Fortran order by `blocks`.
 fn write_blocks(
     src: &mut crate::file::File,
     path: &str,
     info: &ArrayInfo,
-    block_rows: u64,
-    as_stored: bool,
+    mut blocks: Option<Fortran>,
     folder: &Path,
     progress: &mut dyn FnMut(u64),
 ) -> Result<std::fs::File> {
-    use std::io::Write as _;
-    let io = |e| Error::io("cannot write the temporary file of the array", e);
     let file = tempfile::tempfile_in(folder)
-        .map_err(io)
+        .map_err(temp_write_error)
         .map_err(|e| e.with_file(folder))?;
     let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
     let item = info.dtype.itemsize();
-    let trailing = &info.shape[1..];
-    // Batches of whole elements (as stored) or of whole blocks of rows.
-    let (unit, per_batch) = match as_stored {
-        true => (item, crate::stream::BATCH_BYTES / item.max(1)),
-        false => (info.row_bytes(), block_rows as usize),
-    };
     let mut done = 0u64;
-    crate::stream::for_each_batch(src, path, unit, per_batch, &mut |batch| {
-        let n = batch.len() / unit.max(1);
-        let shape: Vec<usize> = match as_stored {
-            true => vec![n],
-            false => std::iter::once(n).chain(trailing.iter().copied()).collect(),
-        };
-        let native = info.dtype.is_native();
-        if as_stored && native {
-            out.write_all(batch).map_err(io)?;
-        } else {
-            let block = NdArray::from_bytes(info.dtype.clone(), &shape, Order::C, batch)?;
-            let block = match native {
-                true => block,
-                false => block.to_native(),
-            };
-            out.write_all(block.to_order(Order::F).as_bytes())
-                .map_err(io)?;
+    let per_batch = crate::stream::BATCH_BYTES / item.max(1);
+    crate::stream::for_each_batch(src, path, item, per_batch, &mut |batch| {
+        match &mut blocks {
+            Some(fortran) => fortran.put(batch, &mut out)?,
+            None => write_native(&info.dtype, batch, &mut out)?,
         }
         done += batch.len() as u64;
         progress(done);
         Ok(())
     })?;
-    let file = out.into_inner().map_err(|e| io(e.into_error()))?;
-    let len = file.metadata().map_err(io)?.len();
+    if let Some(fortran) = &mut blocks {
+        fortran.finish(&mut out)?;
+    }
+    let file = out
+        .into_inner()
+        .map_err(|e| temp_write_error(e.into_error()))?;
+    let len = file.metadata().map_err(temp_write_error)?.len();
     if len != info.nbytes() {
         return Err(short(len, info.nbytes(), path));
     }
     Ok(file)
+}
+
+/// Writes elements of `dtype` (whole ones, in order) in native byte order.
+fn write_native(dtype: &DType, bytes: &[u8], out: &mut dyn std::io::Write) -> Result<()> {
+    if dtype.is_native() {
+        return out.write_all(bytes).map_err(temp_write_error);
+    }
+    let n = bytes.len() / dtype.itemsize().max(1);
+    let native = NdArray::from_bytes(dtype.clone(), &[n], Order::C, bytes)?.to_native();
+    out.write_all(native.as_bytes()).map_err(temp_write_error)
+}
+
+/// Writes whole C-order rows of `trailing` axes (`bytes`, elements of `dtype`) as one block
+/// in Fortran order, native byte order.
+fn write_block(
+    dtype: &DType,
+    trailing: &[usize],
+    bytes: &[u8],
+    out: &mut dyn std::io::Write,
+) -> Result<()> {
+    let row_bytes = trailing.iter().product::<usize>() * dtype.itemsize();
+    let n = bytes.len() / row_bytes.max(1);
+    let shape: Vec<usize> = std::iter::once(n).chain(trailing.iter().copied()).collect();
+    let block = NdArray::from_bytes(dtype.clone(), &shape, Order::C, bytes)?;
+    let block = match dtype.is_native() {
+        true => block,
+        false => block.to_native(),
+    };
+    out.write_all(block.to_order(Order::F).as_bytes())
+        .map_err(temp_write_error)
+}
+
+/// A C-order array's bytes, taken in order in batches of whole elements of any length, written
+/// as [`Staged`] reads them (native byte order) in memory bounded by about a block per axis.
+struct Fortran {
+    dtype: DType,
+    /// The array's shape (C order), at least one axis.
+    shape: Vec<usize>,
+    row_bytes: usize,
+    /// Bytes taken so far.
+    taken: u64,
+    layout: Layout,
+}
+
+enum Layout {
+    /// One axis, or rows of one axis over a block (blocks of one row): the stored bytes.
+    Stored,
+    /// Rows within a block: `block_rows` rows gathered in `pending`, then put in Fortran order.
+    Blocks { block_rows: usize, pending: Vec<u8> },
+    /// Rows of several axes over a block: blocks of one row, each put in Fortran order.
+    Rows(Box<RowStage>),
+}
+
+/// One row at a time of a [`Layout::Rows`] array, staged by `row` (a [`Fortran`] of the
+/// row's shape) into a temporary file and read back from it in MATLAB order.
+struct RowStage {
+    row: Fortran,
+    file: std::io::BufWriter<std::fs::File>,
+    back: Staged,
+    piece_bytes: usize,
+}
+
+impl Fortran {
+    fn new(dtype: &DType, shape: &[usize], block_bytes: usize, folder: &Path) -> Result<Fortran> {
+        let row_bytes = shape.iter().skip(1).product::<usize>() * dtype.itemsize();
+        let layout = if shape.len() <= 1 || (shape.len() == 2 && row_bytes > block_bytes) {
+            Layout::Stored
+        } else if row_bytes <= block_bytes {
+            let block_rows = (block_bytes / row_bytes.max(1)).max(1);
+            let pending = Vec::new();
+            Layout::Blocks {
+                block_rows,
+                pending,
+            }
+        } else {
+            Layout::Rows(Box::new(RowStage::new(
+                dtype,
+                &shape[1..],
+                block_bytes,
+                folder,
+            )?))
+        };
+        Ok(Fortran {
+            dtype: dtype.clone(),
+            shape: shape.to_vec(),
+            row_bytes,
+            taken: 0,
+            layout,
+        })
+    }
+
+    /// Rows of each block in the staged layout.
+    fn block_rows(&self) -> u64 {
+        match &self.layout {
+            Layout::Stored if self.shape.len() <= 1 => matrix_of(&self.shape).0,
+            Layout::Blocks { block_rows, .. } => *block_rows as u64,
+            Layout::Stored | Layout::Rows(_) => 1,
+        }
+    }
+
+    /// Takes the next `bytes` of the array (whole elements), writing what is complete to `out`.
+    fn put(&mut self, mut bytes: &[u8], out: &mut dyn std::io::Write) -> Result<()> {
+        let row_bytes = self.row_bytes.max(1);
+        match &mut self.layout {
+            Layout::Stored => {
+                self.taken += bytes.len() as u64;
+                write_native(&self.dtype, bytes, out)
+            }
+            Layout::Blocks {
+                block_rows,
+                pending,
+            } => {
+                self.taken += bytes.len() as u64;
+                let block = *block_rows * row_bytes;
+                while !bytes.is_empty() {
+                    if pending.is_empty() && bytes.len() >= block {
+                        // A whole block in the batch: put in order from where it is.
+                        write_block(&self.dtype, &self.shape[1..], &bytes[..block], out)?;
+                        bytes = &bytes[block..];
+                        continue;
+                    }
+                    let take = (block - pending.len()).min(bytes.len());
+                    pending.extend_from_slice(&bytes[..take]);
+                    bytes = &bytes[take..];
+                    if pending.len() == block {
+                        write_block(&self.dtype, &self.shape[1..], pending, out)?;
+                        pending.clear();
+                    }
+                }
+                Ok(())
+            }
+            Layout::Rows(stage) => {
+                let stage = &mut **stage;
+                while !bytes.is_empty() {
+                    let at = (self.taken % row_bytes as u64) as usize;
+                    let take = (row_bytes - at).min(bytes.len());
+                    stage.row.put(&bytes[..take], &mut stage.file)?;
+                    self.taken += take as u64;
+                    bytes = &bytes[take..];
+                    if at + take == row_bytes {
+                        stage.drain(out)?;
+                    }
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Writes the last block, shorter than the others.
+    fn finish(&mut self, out: &mut dyn std::io::Write) -> Result<()> {
+        if let Layout::Blocks { pending, .. } = &mut self.layout {
+            if !pending.is_empty() {
+                write_block(&self.dtype, &self.shape[1..], pending, out)?;
+                pending.clear();
+            }
+        }
+        Ok(())
+    }
+}
+
+impl RowStage {
+    fn new(dtype: &DType, row_shape: &[usize], block_bytes: usize, folder: &Path) -> Result<Self> {
+        let row = Fortran::new(dtype, row_shape, block_bytes, folder)?;
+        let file = tempfile::tempfile_in(folder)
+            .map_err(temp_write_error)
+            .map_err(|e| e.with_file(folder))?;
+        let (rows, cols) = matrix_of(row_shape);
+        let back = Staged {
+            file: file.try_clone().map_err(temp_write_error)?,
+            offset: 0,
+            block_rows: row.block_rows(),
+            rows,
+            cols,
+            item: dtype.itemsize() as u64,
+        };
+        Ok(RowStage {
+            row,
+            file: std::io::BufWriter::with_capacity(1 << 20, file),
+            back,
+            piece_bytes: block_bytes,
+        })
+    }
+
+    /// The row staged whole: writes it to `out` in MATLAB order (Fortran order over its axes)
+    /// piece by piece, then starts the file again for the next row.
+    fn drain(&mut self, out: &mut dyn std::io::Write) -> Result<()> {
+        use std::io::{Seek as _, Write as _};
+        self.row.finish(&mut self.file)?;
+        self.file.flush().map_err(temp_write_error)?;
+        let item = self.back.item.max(1);
+        let elements = self.back.rows * self.back.cols;
+        let per_piece = (self.piece_bytes as u64 / item).max(1);
+        let mut buf = Vec::new();
+        let mut first = 0;
+        while first < elements {
+            let end = (first + per_piece).min(elements);
+            buf.resize(((end - first) * item) as usize, 0);
+            self.back.read(first, end, &mut buf)?;
+            out.write_all(&buf).map_err(temp_write_error)?;
+            first = end;
+        }
+        self.file
+            .seek(std::io::SeekFrom::Start(0))
+            .map_err(temp_write_error)?;
+        self.row.taken = 0;
+        Ok(())
+    }
 }
 
 /// Reads the next piece of a [`Staged`] array on a thread of its own while the writer takes
@@ -404,27 +616,36 @@ impl<'a> Columns<'a> {
         })
     }
 
+    /// Makes the temporary copy of an `.npz` member's data (`progress` gets the bytes copied
+    /// so far) when it is one and not copied yet: `true` when it copied.
+    pub(crate) fn copy_member(&mut self, progress: &mut dyn FnMut(u64)) -> Result<bool> {
+        use std::io::Write as _;
+        let Some(None) = self.copy else {
+            return Ok(false);
+        };
+        let row = self.cols * self.item as u64;
+        let io = |e| Error::io("cannot write the temporary copy of the array", e);
+        let file = tempfile::tempfile_in(self.folder)
+            .map_err(io)
+            .map_err(|e| e.with_file(self.folder))?;
+        let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
+        self.src.copy_array_data(self.path, &mut w, progress)?;
+        w.flush().map_err(io)?;
+        let file = w.into_inner().map_err(|e| io(e.into_error()))?;
+        if file.metadata().map_err(io)?.len() != self.rows * row {
+            return Err(
+                Error::truncated("the member's data is shorter than its shape")
+                    .with_node(self.path.to_string()),
+            );
+        }
+        self.copy = Some(Some(file));
+        Ok(true)
+    }
+
     /// Rows `lo..hi` (stored dtype) from the copy of the data, made at the first call.
     fn copied_rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
         let row = self.cols * self.item as u64;
-        if let Some(None) = self.copy {
-            use std::io::Write as _;
-            let io = |e| Error::io("cannot write the temporary copy of the array", e);
-            let file = tempfile::tempfile_in(self.folder)
-                .map_err(io)
-                .map_err(|e| e.with_file(self.folder))?;
-            let mut w = std::io::BufWriter::with_capacity(1 << 20, file);
-            self.src.copy_array_data(self.path, &mut w, &mut |_| {})?;
-            w.flush().map_err(io)?;
-            let file = w.into_inner().map_err(|e| io(e.into_error()))?;
-            if file.metadata().map_err(io)?.len() != self.rows * row {
-                return Err(
-                    Error::truncated("the member's data is shorter than its shape")
-                        .with_node(self.path.to_string()),
-                );
-            }
-            self.copy = Some(Some(file));
-        }
+        self.copy_member(&mut |_| {})?;
         let Some(Some(file)) = &self.copy else {
             return Err(Error::invalid_input("internal: no copy of the array"));
         };
@@ -569,11 +790,11 @@ pub(crate) mod tests {
         };
         match route {
             Route::Staged { block_rows, stored } => {
-                let (staged, _) =
-                    stage(&mut file, &at, &info, (block_rows, stored), dir, &mut |d| {
-                        staged_progress.push(d)
-                    })
-                    .unwrap();
+                let how = (block_rows, stored, sizes.block_bytes);
+                let (staged, _) = stage(&mut file, &at, &info, how, dir, &mut |d| {
+                    staged_progress.push(d)
+                })
+                .unwrap();
                 Prefetch::run(&staged, n, |p| {
                     each(&mut |first, buf| p.fill(first, buf));
                     // A piece out of order (not the one read ahead) is read as asked.
@@ -641,6 +862,29 @@ pub(crate) mod tests {
             (vec![6, 11], Order::F, sizes(1 << 20, 0), staged(6, true)),
             // Rows over a block, 2-d: one row a block, as stored.
             (vec![3, 40], Order::C, sizes(100, 0), staged(1, true)),
+            // Rows of several axes over a block: one row a block, each staged on its own as
+            // blocks of its rows (one, or four then two), or of rows of one axis as stored,
+            // or rows of rows over a block again (4-d).
+            (vec![3, 4, 5], Order::C, sizes(6 * 8, 0), staged(1, false)),
+            (
+                vec![5, 6, 7],
+                Order::C,
+                sizes(4 * 7 * 8, 0),
+                staged(1, false),
+            ),
+            (vec![3, 4, 50], Order::C, sizes(100, 0), staged(1, false)),
+            (
+                vec![3, 4, 5, 6],
+                Order::C,
+                sizes(7 * 8, 0),
+                staged(1, false),
+            ),
+            (
+                vec![2, 3, 4, 5, 2],
+                Order::C,
+                sizes(3 * 8, 0),
+                staged(1, false),
+            ),
             // One column, one row, 1-d: read as stored.
             (vec![50], Order::C, sizes(16, 0), Route::Stored),
             (vec![1, 50], Order::C, sizes(1 << 20, 0), Route::Stored),
@@ -685,13 +929,31 @@ pub(crate) mod tests {
             }
         );
         assert!(got == a.as_bytes());
+        // C order, rows of several axes over a block: each row put in Fortran order, native.
+        let c = be.to_order(Order::C);
+        let (got, route) = pieces(dir.path(), &c, true, sizes(4 * 8, 0), 13);
+        assert_eq!(
+            route,
+            Route::Staged {
+                block_rows: 1,
+                stored: false
+            }
+        );
+        assert!(got == a.as_bytes());
     }
 
-    /// C-order arrays of three or more dimensions whose rows are over a block are read whole.
+    /// C-order arrays of three or more dimensions whose rows are over a block are blocks of
+    /// one row put in Fortran order (not read whole); of two, blocks of one row as stored.
     #[test]
-    fn wide_rows_of_several_axes_are_read_whole() {
+    fn wide_rows_of_several_axes_are_staged_a_row_a_block() {
         let info = ArrayInfo::of(&array(&[3, 4, 5], Order::C));
-        assert_eq!(route(&info, sizes(8, 0)), None);
+        assert_eq!(
+            route(&info, sizes(8, 0)),
+            Some(Route::Staged {
+                block_rows: 1,
+                stored: false
+            })
+        );
         let info = ArrayInfo::of(&array(&[3, 20], Order::C));
         assert_eq!(
             route(&info, sizes(8, 0)),

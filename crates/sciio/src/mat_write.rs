@@ -125,8 +125,9 @@ impl MatOut {
     /// the whole array) when it is a large numeric or logical array from a `.npy`, `.npz` or
     /// HDF5 file, of any number of dimensions, in C or Fortran order (the routes are in
     /// `mat_pieces.rs`); `false`, having written nothing, otherwise. `progress` is told the
-    /// bytes done so far: an array staged through a temporary file counts its copy as the
-    /// first half of its bytes and its writing as the second.
+    /// bytes done so far: an array staged through a temporary file (or an `.npz` member
+    /// copied into one) counts its copy as the first half of its bytes and its writing as
+    /// the second.
     pub(crate) fn write_streamed(
         &mut self,
         name: &str,
@@ -165,10 +166,15 @@ impl MatOut {
         let mut done = 0u64;
         let Route::Staged { block_rows, stored } = route else {
             let mut columns = Columns::new(src, path, info, &folder, sizes);
+            // An `.npz` member's copy into its temporary file is the first half of the bytes.
+            let (base, share) = match columns.copy_member(&mut |d| progress(d / 2))? {
+                true => (info.nbytes() / 2, 2),
+                false => (0, 1),
+            };
             let mut fill = |first: u64, buf: &mut [u8]| {
                 columns.fill(first, buf, route)?;
                 done += buf.len() as u64;
-                progress(done);
+                progress(base + done / share);
                 Ok(())
             };
             let fill = &mut fill;
@@ -176,9 +182,8 @@ impl MatOut {
             self.writer.write_pieces(name, array, Some(&meta))?;
             return Ok(true);
         };
-        let (staged, copied) = stage(src, path, info, (block_rows, stored), &folder, &mut |d| {
-            progress(d / 2)
-        })?;
+        let how = (block_rows, stored, sizes.block_bytes);
+        let (staged, copied) = stage(src, path, info, how, &folder, &mut |d| progress(d / 2))?;
         let (base, share) = match copied {
             true => (info.nbytes() / 2, 2),
             false => (0, 1),
@@ -566,6 +571,9 @@ mod tests {
             (vec![40, 30, 20], Order::F, true, sizes(4096, 0)),
             (vec![6, 5000], Order::C, false, sizes(4096, 0)),
             (vec![6, 5000], Order::C, true, sizes(4096, 0)),
+            // Rows of two axes over a block: each row put in Fortran order piece by piece.
+            (vec![6, 40, 30], Order::C, false, sizes(4096, 0)),
+            (vec![6, 40, 30], Order::C, true, sizes(4096, 0)),
         ];
         for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
             for (shape, order, npz, sizes) in &cases {

@@ -33,8 +33,8 @@ use std::sync::{Arc, Mutex};
 use hdf5_sys::h5::hsize_t;
 use hdf5_sys::h5a::{H5Acreate2, H5Adelete, H5Aexists, H5Awrite};
 use hdf5_sys::h5d::{
-    H5D_alloc_time_t, H5Dcreate2, H5Dget_chunk_info_by_coord, H5Dget_create_plist, H5Dget_space,
-    H5Dget_type, H5Dopen2, H5Dset_extent, H5Dwrite, H5Dwrite_chunk,
+    H5D_alloc_time_t, H5Dcreate2, H5Dget_create_plist, H5Dget_space, H5Dget_type, H5Dopen2,
+    H5Dset_extent, H5Dwrite, H5Dwrite_chunk,
 };
 use hdf5_sys::h5f::{
     H5F_close_degree_t, H5F_libver_t, H5F_scope_t, H5Fclose, H5Fcreate, H5Fflush, H5Fopen,
@@ -678,9 +678,8 @@ impl DatasetWriter {
 
     /// The file addresses of the stored chunks whose first row is `from` or later, by first
     /// row, from one pass over the chunk index (`H5Dchunk_iter`): looking chunks up one by
-    /// one ([`DatasetWriter::chunk_address`]) lists the index for each (libhdf5's
-    /// `H5Dget_chunk_info_by_coord` iterates it), which made copying a 20 GB table
-    /// quadratic. Chunks not at the start of the other dimensions are not listed.
+    /// one (`H5Dget_chunk_info_by_coord`) lists the index for each, which made copying a
+    /// 20 GB table quadratic. Chunks not at the start of the other dimensions are not listed.
     pub fn chunk_addresses_from(&self, from: u64) -> Result<std::collections::HashMap<u64, u64>> {
         struct State {
             rank: usize,
@@ -729,38 +728,6 @@ impl DatasetWriter {
                 || "cannot list the chunks".into(),
             )?;
             Ok(state.found)
-        })
-        .map_err(|e| self.locate(e))
-    }
-
-    /// The file address of the stored chunk at `offset` (element coordinates of its first
-    /// element), `None` when it has no storage yet.
-    pub fn chunk_address(&self, offset: &[u64]) -> Result<Option<u64>> {
-        let rank = self.chunk.as_ref().map_or(0, Vec::len);
-        if offset.len() != rank {
-            return Err(self.locate(Error::invalid_input(format!(
-                "chunk offset {offset:?} does not fit the dataset's chunks"
-            ))));
-        }
-        locked(|| -> Result<Option<u64>> {
-            let mut mask = 0u32;
-            let mut addr: hdf5_sys::h5::haddr_t = 0;
-            let mut size: hsize_t = 0;
-            // SAFETY: a valid dataset id; `offset` has the dataset's rank (checked above); the
-            // three out-pointers are locals.
-            check(
-                unsafe {
-                    H5Dget_chunk_info_by_coord(
-                        self.hid.id(),
-                        offset.as_ptr(),
-                        &mut mask,
-                        &mut addr,
-                        &mut size,
-                    )
-                },
-                || format!("cannot look up the chunk at {offset:?}"),
-            )?;
-            Ok((addr != hdf5_sys::h5::HADDR_UNDEF && size > 0).then_some(addr))
         })
         .map_err(|e| self.locate(e))
     }
