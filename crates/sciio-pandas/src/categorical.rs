@@ -35,7 +35,6 @@ use parquet::column::page::{CompressedPage, Page, PageReader, PageWriteSpec, Pag
 use parquet::column::writer::ColumnCloseResult;
 use parquet::compression::{create_codec, CodecOptionsBuilder};
 use parquet::data_type::ByteArray;
-use parquet::encodings::rle::RleEncoder;
 use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::serialized_reader::SerializedPageReader;
@@ -46,6 +45,7 @@ use parquet::schema::types::ColumnDescPtr;
 use sciio_core::{Error, Result};
 
 use crate::parquet_error::parquet_err;
+use crate::rle_codes;
 
 /// The PLAIN encoding of each dictionary value in the column's physical type (`None` for a
 /// null value), or `None` when this value type is left to arrow-rs (it would store it
@@ -196,14 +196,6 @@ fn bit_width(n: usize) -> u8 {
     (64 - max.leading_zeros()).max(1) as u8
 }
 
-fn rle(bit_width: u8, values: impl Iterator<Item = u64>, n: usize) -> Vec<u8> {
-    let mut enc = RleEncoder::new(bit_width, RleEncoder::max_buffer_size(bit_width, n));
-    for v in values {
-        enc.put(v);
-    }
-    enc.consume()
-}
-
 /// One dictionary column chunk, fed dictionary arrays batch by batch: a PLAIN dictionary page
 /// of the unified values (in order of the first array's dictionary, then values first seen
 /// later, as pyarrow unifies), then RLE_DICTIONARY data pages of about `page_bytes`.
@@ -233,6 +225,15 @@ pub(crate) struct DictionaryChunk {
 
 /// A code not given yet: no row used that dictionary value so far.
 const UNSEEN: u32 = u32::MAX;
+
+/// The code of dictionary key `key` when a row used its value before (`None`: out of range,
+/// a null value or not coded yet).
+fn known_code(code: &[Option<u32>], key: Option<usize>) -> Option<u32> {
+    match code.get(key?) {
+        Some(&Some(c)) if c != UNSEEN => Some(c),
+        _ => None,
+    }
+}
 
 /// The codes of one dictionary's values in the chunk's unified values.
 struct Remap {
@@ -348,28 +349,29 @@ impl DictionaryChunk {
     ) -> Result<()> {
         self.codes.reserve(keys.len());
         let nulls = keys.nulls();
+        let values = keys.values();
         let mut done = 0;
         if nulls.is_none() {
-            // the common case: every row has a value whose code is known
-            for k in keys.values() {
-                if self.defined.is_some() {
-                    break;
+            // the common case: every row has a value; runs of rows whose code is known are
+            // copied in one go, a row with a value not coded yet takes the general path
+            while done < values.len() && self.defined.is_none() {
+                let rest = values.get(done..).unwrap_or_default();
+                let before = self.codes.len();
+                self.codes.extend(
+                    rest.iter()
+                        .map_while(|k| known_code(&remap.code, k.to_usize())),
+                );
+                let copied = self.codes.len() - before;
+                self.rows += copied;
+                done += copied;
+                if let Some(k) = values.get(done) {
+                    let code = self.code_of(k.to_usize(), remap)?;
+                    self.push_row(code);
+                    done += 1;
                 }
-                let k = k.to_usize();
-                match k.and_then(|k| remap.code.get(k)) {
-                    Some(&Some(c)) if c != UNSEEN => {
-                        self.codes.push(c);
-                        self.rows += 1;
-                    }
-                    _ => {
-                        let code = self.code_of(k, remap)?;
-                        self.push_row(code);
-                    }
-                }
-                done += 1;
             }
         }
-        for (i, k) in keys.values().iter().enumerate().skip(done) {
+        for (i, k) in values.iter().enumerate().skip(done) {
             let code = match nulls.is_none_or(|n| n.is_valid(i)) {
                 true => self.code_of(k.to_usize(), remap)?,
                 false => None,
@@ -482,7 +484,8 @@ impl DictionaryChunk {
             let present = match &self.defined {
                 Some(defined) if nullable => {
                     let page = defined.get(first..first + rows).unwrap_or_default();
-                    let levels = rle(1, page.iter().map(|&d| u64::from(d)), page.len());
+                    let levels =
+                        rle_codes::by_value(1, page.iter().map(|&d| u64::from(d)), page.len());
                     let len = u32::try_from(levels.len())
                         .map_err(|_| Error::invalid_input("definition levels over 4 GiB"))?;
                     raw.extend_from_slice(&len.to_le_bytes());
@@ -490,7 +493,7 @@ impl DictionaryChunk {
                     page.iter().filter(|&&d| d).count()
                 }
                 _ if nullable => {
-                    let levels = rle(1, std::iter::repeat_n(1, rows), rows);
+                    let levels = rle_codes::all_ones(rows);
                     let len = u32::try_from(levels.len())
                         .map_err(|_| Error::invalid_input("definition levels over 4 GiB"))?;
                     raw.extend_from_slice(&len.to_le_bytes());
@@ -505,7 +508,7 @@ impl DictionaryChunk {
                 .ok_or_else(|| Error::format("internal: fewer codes than rows with a value"))?;
             next_code += present;
             raw.push(width);
-            raw.extend(rle(width, codes.iter().map(|&c| u64::from(c)), present));
+            raw.extend(rle_codes::encode(width, codes));
             let (buf, raw_len) = compress(raw)?;
             pages.push(CompressedPage::new(
                 Page::DataPage {

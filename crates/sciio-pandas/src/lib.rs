@@ -49,6 +49,7 @@ pub mod metadata;
 mod numpy;
 mod parquet_error;
 mod parquet_io;
+mod rle_codes;
 mod schema;
 
 pub use frame::{period_freq, Frame, FrameBuilder, PERIOD_EXTENSION};
