@@ -14,10 +14,13 @@
 //! them, pages of about the configured data page size (whole lists, at most the properties'
 //! row count limit), the configured codec.
 //!
-//! Dictionary encoding: only columns written without one are encoded here (dictionary off for
-//! the file, or for this column because its first values are mostly distinct, see
-//! `parquet_io::mostly_distinct_columns`); a column whose values repeat keeps arrow-rs's path,
-//! whose dictionary pages make the file small, so the file size is arrow-rs's in both cases.
+//! Dictionary encoding, when the writer properties enable it for the column, as arrow-rs does
+//! it: values are interned (keyed by their bits, with a one-multiply hash) in batches of lists
+//! as arrow-rs takes them until the dictionary outgrows the dictionary page limit; those pages
+//! are RLE_DICTIONARY after a PLAIN dictionary page, the rest of the chunk PLAIN. So the file
+//! size stays arrow-rs's whether values repeat or not. (A column whose dictionary would outgrow
+//! its page early in the row group is written without one, see
+//! `parquet_io::list_dictionary_overflows`.)
 //!
 //! A piece with a null list or a null value (never from PyTables or numpy) turns the chunk over
 //! to arrow-rs's writer: the lists kept so far are fed to it first, then the rest of the chunk.
@@ -146,6 +149,9 @@ pub(crate) fn chunk_encoder(
         offset_index: !props.offset_index_disabled(),
         page_bytes: props.column_data_page_size_limit(&path),
         page_rows: props.data_page_row_count_limit(),
+        dictionary: props
+            .dictionary_enabled(&path)
+            .then(|| props.column_dictionary_page_size_limit(&path)),
         field,
         descr,
     };
@@ -180,6 +186,9 @@ struct Settings {
     offset_index: bool,
     page_bytes: usize,
     page_rows: usize,
+    /// The dictionary page limit when a dictionary is tried: as arrow-rs, values are
+    /// dictionary-encoded until the dictionary outgrows it, the rest PLAIN.
+    dictionary: Option<usize>,
 }
 
 /// A child type as Parquet stores it: its physical value (8- and 16-bit integers widened to
@@ -197,6 +206,8 @@ trait Child: ArrowPrimitiveType {
         v
     }
     fn statistics(s: ValueStatistics<Self::Physical>) -> Statistics;
+    /// The value's bits, its dictionary key (-0.0 is not 0.0; NaN is a value).
+    fn bits(v: Self::Native) -> u64;
 }
 
 macro_rules! int_child {
@@ -215,6 +226,9 @@ macro_rules! int_child {
             }
             fn statistics(s: ValueStatistics<$phys>) -> Statistics {
                 Statistics::$variant(s)
+            }
+            fn bits(v: Self::Native) -> u64 {
+                v as u64
             }
         }
     };
@@ -251,6 +265,9 @@ macro_rules! float_child {
             fn statistics(s: ValueStatistics<$phys>) -> Statistics {
                 Statistics::$variant(s)
             }
+            fn bits(v: $phys) -> u64 {
+                u64::from(v.to_bits())
+            }
         }
     };
 }
@@ -267,6 +284,8 @@ struct FixedListChunk<T: Child> {
     pages: Vec<Vec<T::Native>>,
     /// The page being filled.
     open: Vec<T::Native>,
+    /// The dictionary while it is tried or was used.
+    dictionary: Option<Dictionary<T>>,
     /// arrow-rs's writer for this chunk; it has the chunk once `fallen_back`.
     arrow: Box<ArrowColumnWriter>,
     fallen_back: bool,
@@ -285,31 +304,46 @@ where
             settings.page_rows,
         );
         Box::new(FixedListChunk::<T> {
-            settings,
             lists_per_page,
             pages: Vec::new(),
             open: Vec::new(),
+            dictionary: settings
+                .dictionary
+                .map(|limit| Dictionary::new(&settings, limit)),
+            settings,
             arrow,
             fallen_back: false,
         })
     }
 
-    fn page_values(&self) -> usize {
-        self.lists_per_page.saturating_mul(self.settings.n)
-    }
-
-    /// Appends the values of lists with no null, cutting pages of whole lists.
+    /// Appends the values of lists with no null, cutting pages of whole lists; while a
+    /// dictionary is tried, in batches of lists as arrow-rs takes them, the dictionary's size
+    /// checked after each (its page ends where it outgrows its limit).
     fn keep(&mut self, mut values: &[T::Native]) {
-        let per_page = self.page_values();
         while !values.is_empty() {
+            let trying = self.dictionary.as_ref().is_some_and(|d| !d.full);
+            let per_page = match (&self.dictionary, trying) {
+                (Some(d), true) => d.lists_per_page,
+                _ => self.lists_per_page,
+            }
+            .saturating_mul(self.settings.n);
             if self.open.capacity() == 0 {
                 self.open.reserve_exact(per_page);
             }
-            let room = per_page - self.open.len();
-            let (now, later) = values.split_at(room.min(values.len()));
+            let mut take = (per_page - self.open.len()).min(values.len());
+            let mut outgrown = false;
+            if let (Some(d), true) = (self.dictionary.as_mut(), trying) {
+                take = take.min(d.batch_values);
+                d.intern(values.get(..take).unwrap_or_default());
+                outgrown = d.outgrown();
+            }
+            let (now, later) = values.split_at(take);
             self.open.extend_from_slice(now);
             values = later;
-            if self.open.len() == per_page {
+            if self.open.len() == per_page || outgrown {
+                if let (Some(d), true) = (self.dictionary.as_mut(), trying) {
+                    d.seal_page(outgrown);
+                }
                 self.pages.push(std::mem::take(&mut self.open));
             }
         }
@@ -347,15 +381,40 @@ where
             settings,
             pages: full,
             open,
+            mut dictionary,
             ..
         } = self;
+        if let Some(d) = dictionary.as_mut() {
+            d.seal_page(false);
+        }
         let s = &settings;
         let descr = &s.descr;
         let mut codec = create_codec(s.compression, &CodecOptionsBuilder::default().build())
             .map_err(parquet_err)?;
         let mut levels = Levels::new(descr, s.n);
         let mut index = PageIndex::<T>::new(descr, s.statistics, s.offset_index);
-        let mut pages = Vec::with_capacity(full.len() + 1);
+        let mut pages = Vec::with_capacity(full.len() + 2);
+        let mut codes = Vec::new();
+        if let Some(d) = dictionary.filter(|d| !d.pages.is_empty()) {
+            let mut raw = Vec::with_capacity(d.values.len() * T::WIDTH);
+            for &v in &d.values {
+                T::plain(T::physical(v), &mut raw);
+            }
+            let uncompressed = raw.len();
+            pages.push(CompressedPage::new(
+                Page::DictionaryPage {
+                    buf: compress(codec.as_mut(), raw)?,
+                    num_values: u32::try_from(d.values.len())
+                        .map_err(|_| Error::invalid_input("dictionary of over 2^32 values"))?,
+                    encoding: Encoding::PLAIN,
+                    is_sorted: false,
+                },
+                uncompressed,
+            ));
+            let width = code_bits(d.values.len());
+            codes = d.pages.into_iter().map(|c| (width, c)).collect();
+        }
+        let mut codes = codes.into_iter();
         for values in full.into_iter().chain(std::iter::once(open)) {
             if values.is_empty() {
                 continue;
@@ -364,7 +423,19 @@ where
             let prefix = levels.of(lists)?;
             let mut raw = Vec::with_capacity(prefix.len() + values.len() * T::WIDTH);
             raw.extend_from_slice(prefix);
-            if T::NATIVE_BYTES && cfg!(target_endian = "little") {
+            let page_codes = codes.next();
+            let encoding = match &page_codes {
+                Some(_) => Encoding::RLE_DICTIONARY,
+                None => Encoding::PLAIN,
+            };
+            if let Some((width, c)) = page_codes {
+                raw.push(width);
+                let mut enc = RleEncoder::new(width, RleEncoder::max_buffer_size(width, c.len()));
+                for code in c {
+                    enc.put(u64::from(code));
+                }
+                raw.extend_from_slice(&enc.consume());
+            } else if T::NATIVE_BYTES && cfg!(target_endian = "little") {
                 // little-endian native values are their PLAIN encoding: one copy
                 raw.extend_from_slice(values.as_slice().to_byte_slice());
             } else {
@@ -379,7 +450,7 @@ where
                     buf,
                     num_values: u32::try_from(values.len())
                         .map_err(|_| Error::invalid_input("page of over 2^32 values"))?,
-                    encoding: Encoding::PLAIN,
+                    encoding,
                     def_level_encoding: Encoding::RLE,
                     rep_level_encoding: Encoding::RLE,
                     statistics: None,
@@ -461,6 +532,93 @@ fn lists_per_page(n: usize, list_bytes: usize, page_bytes: usize, page_rows: usi
         .min(page_rows.div_ceil(batch))
         .max(1);
     batches.saturating_mul(batch)
+}
+
+/// Bits of dictionary codes `0..n` (at least 1: readers differ on bit width 0).
+fn code_bits(n: usize) -> u8 {
+    let max = n.saturating_sub(1) as u64;
+    (64 - max.leading_zeros()).max(1) as u8
+}
+
+/// A hasher for 64-bit keys (the dictionary's value bits): one multiply, where std's SipHash
+/// would be most of the dictionary's time.
+#[derive(Default)]
+struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        let x = (self.0 ^ v).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = x ^ (x >> 29);
+    }
+}
+
+/// A chunk's dictionary while tried: its values in order of first appearance and the codes of
+/// the dictionary-encoded pages.
+struct Dictionary<T: Child> {
+    limit: usize,
+    full: bool,
+    position: HashMap<u64, u32, std::hash::BuildHasherDefault<WordHasher>>,
+    values: Vec<T::Native>,
+    /// Codes of each sealed dictionary-encoded page.
+    pages: Vec<Vec<u32>>,
+    open: Vec<u32>,
+    /// Values interned at a time before checking the dictionary's size (arrow-rs's batch).
+    batch_values: usize,
+    /// Lists per dictionary-encoded page (codes weigh 4 bytes at most).
+    lists_per_page: usize,
+}
+
+impl<T: Child> Dictionary<T> {
+    fn new(s: &Settings, limit: usize) -> Self {
+        let batch = WRITE_BATCH_LEVELS.div_ceil(s.n.max(1)).max(1);
+        Dictionary {
+            limit,
+            full: false,
+            position: HashMap::default(),
+            values: Vec::new(),
+            pages: Vec::new(),
+            open: Vec::new(),
+            batch_values: batch.saturating_mul(s.n),
+            lists_per_page: lists_per_page(s.n, s.n.saturating_mul(4), s.page_bytes, s.page_rows),
+        }
+    }
+
+    fn intern(&mut self, values: &[T::Native]) {
+        self.open.reserve(values.len());
+        for &v in values {
+            let next = self.values.len() as u32;
+            let code = *self.position.entry(T::bits(v)).or_insert(next);
+            if code == next {
+                self.values.push(v);
+            }
+            self.open.push(code);
+        }
+    }
+
+    /// Whether the dictionary page has outgrown its limit (PLAIN values).
+    fn outgrown(&self) -> bool {
+        self.values.len().saturating_mul(T::WIDTH) > self.limit
+    }
+
+    /// Ends the open dictionary-encoded page; `last`: no more values are interned (the
+    /// hash table is dropped).
+    fn seal_page(&mut self, last: bool) {
+        if !self.open.is_empty() {
+            self.pages.push(std::mem::take(&mut self.open));
+        }
+        if last {
+            self.full = true;
+            self.position = HashMap::default();
+        }
+    }
 }
 
 fn compress(codec: Option<&mut Box<dyn Codec>>, raw: Vec<u8>) -> Result<Bytes> {
@@ -706,7 +864,23 @@ fn splice<T: Child>(
 where
     T::Native: PartialOrd,
 {
-    let pages_written = pages.len();
+    // (page type, encoding) runs, in order, as arrow-rs counts them
+    let mut encoding_stats: Vec<PageEncodingStats> = Vec::new();
+    for p in &pages {
+        match encoding_stats.last_mut() {
+            Some(last) if last.page_type == p.page_type() && last.encoding == p.encoding() => {
+                last.count += 1
+            }
+            _ => encoding_stats.push(PageEncodingStats {
+                page_type: p.page_type(),
+                encoding: p.encoding(),
+                count: 1,
+            }),
+        }
+    }
+    let dictionary = encoding_stats
+        .first()
+        .is_some_and(|e| e.page_type == PageType::DICTIONARY_PAGE);
     let mut sink = TrackedWrite::new(Vec::new());
     let mut specs: Vec<PageWriteSpec> = Vec::with_capacity(pages.len());
     {
@@ -719,7 +893,10 @@ where
     let bytes = Bytes::from(sink.into_inner().map_err(parquet_err)?);
     let as_i64 = |v: u64| i64::try_from(v).map_err(|_| Error::invalid_input("chunk over 2^63"));
     if let Some(o) = index.offset_index.as_mut() {
-        for spec in &specs {
+        for spec in specs
+            .iter()
+            .filter(|s| s.page_type != PageType::DICTIONARY_PAGE)
+        {
             let size = i32::try_from(spec.compressed_size)
                 .map_err(|_| Error::invalid_input("page over 2 GiB"))?;
             o.append_offset_and_size(as_i64(spec.offset)?, size);
@@ -728,24 +905,26 @@ where
     let sum = |f: fn(&PageWriteSpec) -> u64| specs.iter().map(f).sum::<u64>();
     let compressed = sum(|s| s.compressed_size as u64);
     let uncompressed = sum(|s| s.uncompressed_size as u64);
-    let values = sum(|s| u64::from(s.num_values));
+    let data_pages = || {
+        specs
+            .iter()
+            .filter(|s| s.page_type != PageType::DICTIONARY_PAGE)
+    };
+    let values = data_pages().map(|s| u64::from(s.num_values)).sum::<u64>();
+    let data_offset = data_pages().next().map_or(0, |s| s.offset);
+    let mut encodings = vec![Encoding::PLAIN, Encoding::RLE];
+    if dictionary {
+        encodings.push(Encoding::RLE_DICTIONARY);
+    }
     let mut metadata = ColumnChunkMetaData::builder(s.descr.clone())
-        .set_encodings(vec![Encoding::PLAIN, Encoding::RLE])
-        .set_page_encoding_stats(if pages_written == 0 {
-            Vec::new()
-        } else {
-            vec![PageEncodingStats {
-                page_type: PageType::DATA_PAGE,
-                encoding: Encoding::PLAIN,
-                count: i32::try_from(pages_written)
-                    .map_err(|_| Error::invalid_input("over 2^31 pages"))?,
-            }]
-        })
+        .set_encodings(encodings)
+        .set_page_encoding_stats(encoding_stats)
         .set_compression(s.compression)
         .set_num_values(as_i64(values)?)
         .set_total_compressed_size(as_i64(compressed)?)
         .set_total_uncompressed_size(as_i64(uncompressed)?)
-        .set_data_page_offset(0);
+        .set_dictionary_page_offset(dictionary.then_some(0))
+        .set_data_page_offset(as_i64(data_offset)?);
     if let Some(stats) = index.chunk_statistics(&s.descr) {
         metadata = metadata
             .set_statistics(stats)

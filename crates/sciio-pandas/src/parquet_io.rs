@@ -1389,15 +1389,7 @@ impl<W: Write + Send> ParquetWriter<W> {
             first.filter(|_| self.options.dictionary),
         );
         if self.options.fixed_list_encoder {
-            let without_dictionary =
-                |leaf: usize| !self.options.dictionary || plain_leaves.contains(&leaf);
-            mark_fixed_lists(
-                &mut kinds,
-                &arrow,
-                &parquet_schema,
-                &field_of,
-                without_dictionary,
-            );
+            mark_fixed_lists(&mut kinds, &arrow, &parquet_schema, &field_of);
         }
         let plain: Vec<ColumnPath> = plain_leaves
             .iter()
@@ -1715,24 +1707,19 @@ fn field_kinds(
         .collect()
 }
 
-/// Marks the fields `fixed_list` writes: fixed-size lists of primitives (one leaf) whose leaf
-/// is written `without_dictionary` (a column whose values repeat keeps arrow-rs's dictionary).
+/// Marks the fields `fixed_list` writes: fixed-size lists of primitives (one leaf).
 fn mark_fixed_lists(
     kinds: &mut [FieldKind],
     arrow: &Schema,
     parquet: &parquet::schema::types::SchemaDescriptor,
     field_of: &[usize],
-    without_dictionary: impl Fn(usize) -> bool,
 ) {
     for (i, (kind, f)) in kinds.iter_mut().zip(arrow.fields()).enumerate() {
         let mut leaves = field_of.iter().enumerate().filter(|&(_, &r)| r == i);
         let (Some((leaf, _)), None) = (leaves.next(), leaves.next()) else {
             continue;
         };
-        if *kind == FieldKind::Arrow
-            && without_dictionary(leaf)
-            && fixed_list::writes(f.data_type(), &parquet.column(leaf))
-        {
+        if *kind == FieldKind::Arrow && fixed_list::writes(f.data_type(), &parquet.column(leaf)) {
             *kind = FieldKind::FixedList;
         }
     }

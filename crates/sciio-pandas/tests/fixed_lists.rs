@@ -4,8 +4,8 @@
 //! the Arrow schema), the same table and frame, the same chunk statistics (NaN, -0.0 and
 //! unsigned values included), the same page index presence, a size within a few %; every codec,
 //! row groups and pages cut at several sizes, lists of 1 to 64 values of every numeric type.
-//! Nulls hand the chunk back to arrow-rs's writer; columns whose values repeat keep arrow-rs's
-//! dictionary.
+//! Dictionary encoding as arrow-rs does it (tried until the dictionary outgrows its page, the
+//! rest PLAIN); nulls hand the chunk back to arrow-rs's writer.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -392,33 +392,55 @@ fn a_dictionary_that_would_overflow_early_in_the_row_group_is_not_tried() {
     let case = Case::new(DataType::Float64, 8, 100_000, Values::Random);
     let (a, b, engaged) = both(dir.path(), "overflow", &case, &ParquetOptions::new());
     assert!(engaged, "sciio's encoder did not write the column");
-    // a small row group: the dictionary fits, arrow-rs's path writes it
+    // a small row group: the dictionary fits, sciio's encoder writes it
     let small = ParquetOptions::new().row_group_rows(10_000);
     let (c, d, engaged) = both(dir.path(), "fits", &case, &small);
-    assert!(!engaged, "a dictionary that fits was not tried");
-    let checked = check_same(&[(a, b), (c, d)]);
+    assert!(engaged, "sciio's encoder did not write the column");
+    // a dictionary that outgrows its page in the row group: dictionary pages, then PLAIN
+    let mid = ParquetOptions::new().row_group_rows(40_000);
+    let (e, f, engaged) = both(dir.path(), "outgrown", &case, &mid);
+    assert!(engaged, "sciio's encoder did not write the column");
+    let checked = check_same(&[(a, b), (c, d), (e, f)]);
     assert!(!checked[0].dictionary);
     assert!(checked[1].dictionary);
+    assert!(checked[2].dictionary);
+    for (c, what) in checked.iter().zip(["overflow", "fits", "outgrown"]) {
+        assert_size_near(c, what);
+    }
 }
 
 #[test]
-fn values_that_repeat_keep_a_dictionary_or_stay_near_its_size() {
+fn values_that_repeat_are_dictionary_encoded_as_arrow_rs_does() {
     let dir = tempdir();
+    let mut pairs = Vec::new();
+    for (k, child) in [DataType::Float64, DataType::Int8, DataType::UInt32]
+        .into_iter()
+        .enumerate()
+    {
+        let case = Case::new(child, 8, 30_000, Values::Few);
+        let (a, b, engaged) = both(
+            dir.path(),
+            &format!("few{k}"),
+            &case,
+            &ParquetOptions::new(),
+        );
+        assert!(
+            engaged,
+            "{case:?}: sciio's encoder did not write the column"
+        );
+        pairs.push((a, b));
+    }
+    // dictionary off: both plain, about the same size
     let case = Case::new(DataType::Float64, 8, 30_000, Values::Few);
-    // dictionary on: arrow-rs's path with its dictionary, the same file
-    let (a, b, engaged) = both(dir.path(), "few-dict", &case, &ParquetOptions::new());
-    assert!(
-        !engaged,
-        "a repeating column left arrow-rs's dictionary path"
-    );
-    // dictionary off: both plain, sciio's encoder, about the same size
     let off = ParquetOptions::new().dictionary(false);
     let (c, d, engaged) = both(dir.path(), "few-plain", &case, &off);
     assert!(engaged);
-    let checked = check_same(&[(a, b), (c, d)]);
-    assert!(checked[0].dictionary, "the dictionary was not used");
-    assert!(!checked[1].dictionary);
-    assert_size_near(&checked[1], "few values, no dictionary");
+    pairs.push((c, d));
+    let checked = check_same(&pairs);
+    for (k, c) in checked.iter().enumerate() {
+        assert_eq!(c.dictionary, k < 3, "case {k}");
+        assert_size_near(c, &format!("few values, case {k}"));
+    }
 }
 
 #[test]
