@@ -21,6 +21,7 @@ use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowLea
 use sciio_core::{Error, Result};
 
 use crate::categorical::{DictionaryChunk, EncodedChunk};
+use crate::fixed_list::{ListChunk, ListChunkEncoder};
 use crate::parquet_error::parquet_err;
 
 /// A column chunk's encoder.
@@ -30,18 +31,23 @@ pub(crate) enum ColumnEncoder {
     /// Dictionary arrays written as their keys and values (categoricals, strings read as
     /// dictionaries), by [`DictionaryChunk`].
     Dictionary(Box<DictionaryChunk>),
+    /// Fixed-size lists of primitives, by `fixed_list` (arrow-rs's after a null).
+    FixedList(Box<dyn ListChunkEncoder>),
 }
 
 /// A part of a column's rows for its encoder.
 pub(crate) enum Piece {
+    /// A leaf column computed by arrow-rs (for its writer).
     Leaf(ArrowLeafColumn),
-    Dictionary(ArrayRef),
+    /// The field's array as it is (for sciio's encoders).
+    Array(ArrayRef),
 }
 
 /// An encoded column chunk.
 pub(crate) enum Chunk {
     Arrow(ArrowColumnChunk),
-    Dictionary(EncodedChunk),
+    /// Encoded by sciio, spliced into the row group as bytes.
+    Spliced(EncodedChunk),
 }
 
 /// One leaf column of the open row group.
@@ -130,8 +136,13 @@ impl Lane {
                 .map_err(|e| parquet_err(e).with_node(self.column.clone())),
             Some(Ok(ColumnEncoder::Dictionary(chunk))) => chunk
                 .finish()
-                .map(Chunk::Dictionary)
+                .map(Chunk::Spliced)
                 .map_err(|e| e.with_node(self.column.clone())),
+            Some(Ok(ColumnEncoder::FixedList(chunk))) => match chunk.finish() {
+                Ok(ListChunk::Spliced(c)) => Ok(Chunk::Spliced(c)),
+                Ok(ListChunk::Arrow(c)) => Ok(Chunk::Arrow(c)),
+                Err(e) => Err(e.with_node(self.column.clone())),
+            },
             Some(Err(e)) => Err(e),
             None => Err(Error::invalid_input(format!(
                 "internal: column {} closed twice",
@@ -144,7 +155,8 @@ impl Lane {
 fn encode(encoder: &mut ColumnEncoder, piece: Piece) -> Result<()> {
     match (encoder, piece) {
         (ColumnEncoder::Arrow(w), Piece::Leaf(leaf)) => w.write(&leaf).map_err(parquet_err),
-        (ColumnEncoder::Dictionary(d), Piece::Dictionary(array)) => d.push(&array),
+        (ColumnEncoder::Dictionary(d), Piece::Array(array)) => d.push(&array),
+        (ColumnEncoder::FixedList(l), Piece::Array(array)) => l.push(&array),
         _ => Err(Error::mismatch(
             "internal: a column's piece does not suit its encoder",
         )),

@@ -42,6 +42,7 @@
 mod categorical;
 mod column_lanes;
 mod encode_pool;
+mod fixed_list;
 mod footer;
 mod frame;
 mod frame_json;
@@ -52,6 +53,8 @@ mod parquet_io;
 mod rle_codes;
 mod schema;
 
+#[doc(hidden)]
+pub use fixed_list::chunks_encoded_here as fixed_list_chunks_encoded_here;
 pub use frame::{period_freq, Frame, FrameBuilder, PERIOD_EXTENSION};
 pub use metadata::{
     ColumnMeta, Creator, IndexDescriptor, ObjectEncoding, PandasMetadata, PandasType, RangeIndex,

@@ -24,10 +24,12 @@ use parquet::file::metadata::{FileMetaData, KeyValue, ParquetMetaData, ParquetMe
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::reader::ChunkReader;
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnPath;
 
 use crate::categorical::{self, DictionaryChunk};
 use crate::column_lanes::{self, Chunk, ColumnEncoder, Lane, LaneJob, Piece};
 use crate::encode_pool::{EncodePool, Pending};
+use crate::fixed_list;
 use crate::frame::Frame;
 use crate::metadata::{PandasMetadata, PANDAS_KEY};
 use crate::schema::FrameSchema;
@@ -1127,6 +1129,7 @@ pub struct ParquetOptions {
     statistics: bool,
     threads: usize,
     key_value: Vec<(String, String)>,
+    fixed_list_encoder: bool,
 }
 
 impl Default for ParquetOptions {
@@ -1139,6 +1142,7 @@ impl Default for ParquetOptions {
             statistics: true,
             threads: std::thread::available_parallelism().map_or(1, usize::from),
             key_value: Vec::new(),
+            fixed_list_encoder: true,
         }
     }
 }
@@ -1183,6 +1187,13 @@ impl ParquetOptions {
         self.threads = n.max(1);
         self
     }
+    /// Fixed-size lists of primitives with no dictionary encoded by sciio's own column chunk
+    /// encoder (default on) or, off, by arrow-rs's; for tests comparing the two.
+    #[doc(hidden)]
+    pub fn fixed_list_encoder(mut self, on: bool) -> Self {
+        self.fixed_list_encoder = on;
+        self
+    }
     /// An extra entry of the file's key-value metadata, also set on the Arrow schema (pyarrow
     /// shows it in `schema.metadata`). The `pandas` key is the writer's own and cannot be set.
     ///
@@ -1203,22 +1214,19 @@ impl ParquetOptions {
         &self.key_value
     }
 
-    /// The writer properties; `plain` names the columns written without dictionary encoding.
+    /// The writer properties; `plain`: the leaf columns written without dictionary encoding.
     /// `categoricals`: the file has categorical columns, whose chunks (encoded by
     /// categorical.rs) carry no offset index; parquet 59's footer writer panics on a file where
     /// only some chunks have one, so such files get none (chunk statistics, no page index).
     fn properties(
         &self,
         pandas_json: String,
-        plain: &[String],
+        plain: &[ColumnPath],
         categoricals: bool,
     ) -> Result<WriterProperties> {
         let mut builder = WriterProperties::builder().set_offset_index_disabled(categoricals);
-        for name in plain {
-            builder = builder.set_column_dictionary_enabled(
-                parquet::schema::types::ColumnPath::new(vec![name.clone()]),
-                false,
-            );
+        for path in plain {
+            builder = builder.set_column_dictionary_enabled(path.clone(), false);
         }
         Ok(builder
             .set_compression(self.compression.to_parquet()?)
@@ -1295,6 +1303,8 @@ enum FieldKind {
     /// [`ReadOptions::dictionary_strings`]): their keys and used values, not every value
     /// interned again ([`DictionaryChunk::strings`]).
     DictionaryStrings,
+    /// A fixed-size list of primitives written without dictionary: by `fixed_list`.
+    FixedList,
 }
 
 impl<W: Write + Send> std::fmt::Debug for ParquetWriter<W> {
@@ -1353,7 +1363,9 @@ impl<W: Write + Send> ParquetWriter<W> {
             .take()
             .ok_or_else(|| Error::invalid_input("writer already finished"))?;
         let plain = match first {
-            Some(b) if self.options.dictionary => mostly_distinct_columns(b),
+            Some(b) if self.options.dictionary => {
+                mostly_distinct_columns(b, self.options.row_group_rows)
+            }
             _ => Vec::new(),
         };
         // the writer properties' default, as the file writer converts the schema
@@ -1364,13 +1376,30 @@ impl<W: Write + Send> ParquetWriter<W> {
         let field_of: Vec<usize> = (0..parquet_schema.num_columns())
             .map(|leaf| parquet_schema.get_column_root_idx(leaf))
             .collect();
-        let kinds = field_kinds(
+        let plain_leaves: Vec<usize> = (0..field_of.len())
+            .filter(|&leaf| {
+                let field = field_of.get(leaf).and_then(|&f| arrow.fields().get(f));
+                field.is_some_and(|f| plain.contains(f.name()))
+            })
+            .collect();
+        let mut kinds = field_kinds(
             &arrow,
             &parquet_schema,
             &field_of,
             first.filter(|_| self.options.dictionary),
         );
-        let dictionaries = kinds.iter().any(|k| *k != FieldKind::Arrow);
+        if self.options.fixed_list_encoder {
+            mark_fixed_lists(&mut kinds, &arrow, &parquet_schema, &field_of);
+        }
+        let plain: Vec<ColumnPath> = plain_leaves
+            .iter()
+            .map(|&leaf| parquet_schema.column(leaf).path().clone())
+            .collect();
+        // sciio's dictionary chunks carry no page index (see `properties`); its fixed-size
+        // list chunks carry arrow-rs's
+        let dictionaries = kinds
+            .iter()
+            .any(|k| matches!(k, FieldKind::Categorical | FieldKind::DictionaryStrings));
         let mut props = self.options.properties(json, &plain, dictionaries)?;
         add_encoded_arrow_schema_to_metadata(&arrow, &mut props);
         let file = SerializedFileWriter::new(out, descr, Arc::new(props)).map_err(parquet_err)?;
@@ -1490,6 +1519,7 @@ impl<W: Write + Send> Encoder<W> {
             .map_err(parquet_err)?;
         self.row_groups_started += 1;
         let descr = self.file.schema_descr();
+        let props = self.file.properties().clone();
         let mut lanes = Vec::with_capacity(writers.len());
         for (leaf, writer) in writers.into_iter().enumerate() {
             let column = descr.column(leaf);
@@ -1502,6 +1532,19 @@ impl<W: Write + Send> Encoder<W> {
             let (c, b) = (self.compression, self.page_bytes);
             let encoder = match kind {
                 FieldKind::Arrow => ColumnEncoder::Arrow(Box::new(writer)),
+                FieldKind::FixedList => {
+                    let field = self
+                        .field_of
+                        .get(leaf)
+                        .and_then(|&f| self.arrow.fields().get(f))
+                        .ok_or_else(|| Error::format("a leaf column without its field"))?;
+                    ColumnEncoder::FixedList(fixed_list::chunk_encoder(
+                        field.clone(),
+                        column.clone(),
+                        &props,
+                        Box::new(writer),
+                    )?)
+                }
                 FieldKind::Categorical => ColumnEncoder::Dictionary(Box::new(
                     DictionaryChunk::categorical(column.clone(), c, b),
                 )),
@@ -1535,8 +1578,8 @@ impl<W: Write + Send> Encoder<W> {
                         next_lane()?.queue(Piece::Leaf(leaf))?;
                     }
                 }
-                FieldKind::Categorical | FieldKind::DictionaryStrings => {
-                    next_lane()?.queue(Piece::Dictionary(part))?;
+                FieldKind::Categorical | FieldKind::DictionaryStrings | FieldKind::FixedList => {
+                    next_lane()?.queue(Piece::Array(part))?;
                 }
             }
         }
@@ -1608,7 +1651,7 @@ impl<W: Write + Send> Encoder<W> {
         for chunk in chunks {
             match chunk {
                 Chunk::Arrow(c) => c.append_to_row_group(&mut rg).map_err(parquet_err)?,
-                Chunk::Dictionary(c) => rg.append_column(&c.bytes, c.close).map_err(parquet_err)?,
+                Chunk::Spliced(c) => rg.append_column(&c.bytes, c.close).map_err(parquet_err)?,
             }
         }
         rg.close().map_err(parquet_err)?;
@@ -1664,6 +1707,24 @@ fn field_kinds(
         .collect()
 }
 
+/// Marks the fields `fixed_list` writes: fixed-size lists of primitives (one leaf).
+fn mark_fixed_lists(
+    kinds: &mut [FieldKind],
+    arrow: &Schema,
+    parquet: &parquet::schema::types::SchemaDescriptor,
+    field_of: &[usize],
+) {
+    for (i, (kind, f)) in kinds.iter_mut().zip(arrow.fields()).enumerate() {
+        let mut leaves = field_of.iter().enumerate().filter(|&(_, &r)| r == i);
+        let (Some((leaf, _)), None) = (leaves.next(), leaves.next()) else {
+            continue;
+        };
+        if *kind == FieldKind::Arrow && fixed_list::writes(f.data_type(), &parquet.column(leaf)) {
+            *kind = FieldKind::FixedList;
+        }
+    }
+}
+
 /// Row groups closed and queued for the background encoders besides the newest before the
 /// writer waits for the oldest: the previous row group finishes while the new one's rows are
 /// encoded as they come; memory holds about three row groups.
@@ -1676,11 +1737,25 @@ const DICTIONARY_SAMPLE: usize = 65_536;
 /// values are more than half distinct: a dictionary of those fills its page and falls back to
 /// plain encoding anyway, after hashing every value and leaving dictionary-encoded pages behind
 /// that compress worse than plain ones (polars encodes such columns plain too). Written plain.
-fn mostly_distinct_columns(batch: &RecordBatch) -> Vec<String> {
+/// Fixed-size lists of 4- and 8-byte values too, when their dictionary would outgrow its page
+/// early in a row group of `group_rows` rows ([`list_dictionary_overflows`]).
+fn mostly_distinct_columns(batch: &RecordBatch, group_rows: usize) -> Vec<String> {
     use arrow_array::Array;
     let mut out = Vec::new();
     for (field, column) in batch.schema().fields().iter().zip(batch.columns()) {
         if matches!(field.data_type(), DataType::Dictionary(..)) {
+            continue;
+        }
+        if let Some(list) = column.as_fixed_size_list_opt() {
+            let values = list.values();
+            let group_values = group_rows.saturating_mul(list.value_length().max(0) as usize);
+            let overflows = match values.data_type().primitive_width() {
+                Some(w @ (4 | 8)) => list_dictionary_overflows(values, w, group_values),
+                _ => false,
+            };
+            if overflows {
+                out.push(field.name().clone());
+            }
             continue;
         }
         let n = column.len().min(DICTIONARY_SAMPLE);
@@ -1712,6 +1787,30 @@ fn mostly_distinct_columns(batch: &RecordBatch) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether a dictionary of a fixed-size list column's `width`-byte values (`group_values` per
+/// row group) would outgrow arrow-rs's dictionary page limit within the first quarter of a
+/// row group: arrow-rs then writes the rest PLAIN anyway, so writing the whole chunk PLAIN (by
+/// sciio's own encoder, `fixed_list`) changes the file size little and spares hashing. Judged
+/// on the first [`DICTIONARY_SAMPLE`] values: new values are assumed to keep coming at the
+/// rate of the sample's second half (a column of few values stops adding any).
+fn list_dictionary_overflows(values: &ArrayRef, width: usize, group_values: usize) -> bool {
+    let n = values.len().min(DICTIONARY_SAMPLE);
+    let half = n / 2;
+    if half == 0 {
+        return false;
+    }
+    let (Some((first, _)), Some((all, _))) = (
+        distinct_words(&values.slice(0, half), width),
+        distinct_words(&values.slice(0, n), width),
+    ) else {
+        return false;
+    };
+    let rate = all.saturating_sub(first) as f64 / (n - half) as f64;
+    let expected = all as f64 + rate * group_values.saturating_sub(n) as f64;
+    let limit = parquet::file::properties::DEFAULT_DICTIONARY_PAGE_SIZE_LIMIT as f64;
+    expected * width as f64 > 4.0 * limit
 }
 
 /// Distinct values and valid values among `values`.
