@@ -322,8 +322,8 @@ impl Mat73 {
         Ok(join_path("/", name))
     }
 
-    /// Copies the data of variable `name`, a real numeric matrix of `dtype` (native byte
-    /// order) and MATLAB size `dims`, to `out` as stored (column-major), a block of rows of
+    /// Copies the data of variable `name`, a real (or complex) numeric matrix of `dtype`
+    /// (native byte order) and MATLAB size `dims`, to `out` as stored (column-major), a block of rows of
     /// the HDF5 dataset at a time: memory holds one block whatever the variable's size.
     /// `Ok(false)` (nothing written) for anything else, and for small variables, which the
     /// caller reads whole.
@@ -384,7 +384,13 @@ impl Mat73 {
         let (Some(kind), Some(scalar)) = (class.numeric_kind(), scalar_of(&ty)) else {
             return Ok(None);
         };
-        // Complex (a compound) and big-endian data are converted by the whole read.
+        // Complex: a compound of the class's float as real and imaginary parts, packed
+        // (`complex_parts`): its bytes are numpy's complex layout. Big-endian data is
+        // converted by the whole read.
+        let kind = match (kind, scalar.kind) {
+            (ScalarKind::Float(n), ScalarKind::Complex(c)) if c == 2 * n => scalar.kind,
+            _ => kind,
+        };
         if scalar.kind != kind || DType::from(scalar) != *dtype {
             return Ok(None);
         }
@@ -1837,8 +1843,9 @@ impl MatFile {
 
     /// Streams variable `name`'s data to `out` without holding the array, when it is a large
     /// variable holding one real numeric array of `dtype` and MATLAB size `dims` stored in the
-    /// machine's byte order: MATLAB's column-major bytes, what [`MatFile::read`]'s array holds
-    /// in Fortran order. A compressed v7 variable inflates on a second thread while this one
+    /// machine's byte order (v7.3: complex too, real and imaginary parts interleaved as numpy
+    /// holds them): MATLAB's column-major bytes, what [`MatFile::read`]'s array holds in
+    /// Fortran order. A compressed v7 variable inflates on a second thread while this one
     /// writes; a v7.3 variable is read a block of its dataset at a time (16 MiB, chunks decoded
     /// on all cores). `Ok(false)`, with nothing written, for any other variable: read it with
     /// [`MatFile::read`]. A damaged stream

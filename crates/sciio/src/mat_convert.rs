@@ -150,11 +150,16 @@ enum Planned {
 /// readers' streams: smaller ones are read whole by them anyway).
 const LARGE_BYTES: u64 = 16 << 20;
 
-/// The element kind of a top-level variable worth streaming: real, numeric (not logical,
-/// sparse or complex) and of at least [`LARGE_BYTES`].
-fn large_kind(info: &VarInfo) -> Option<ScalarKind> {
-    let kind = info.class.numeric_kind()?;
-    if info.complex || info.sparse {
+/// The element kind of a top-level variable worth streaming: numeric (not logical or
+/// sparse) and of at least [`LARGE_BYTES`]; complex only when `complex` (into v7.3: the
+/// v5/v7 writer asks for a complex variable's elements twice, real parts then imaginary).
+fn large_kind(info: &VarInfo, complex: bool) -> Option<ScalarKind> {
+    let kind = match (info.class.numeric_kind()?, info.complex) {
+        (ScalarKind::Float(n), true) if complex => ScalarKind::Complex(2 * n),
+        (_, true) => return None,
+        (kind, false) => kind,
+    };
+    if info.sparse {
         return None;
     }
     let bytes = info
@@ -264,7 +269,9 @@ fn plan_values(
     let mut left_out = Vec::new();
     for (src, node) in sources {
         let file = MatFile::open_with_limits(src.path(), *src.limits())?;
-        for (name, value) in selected_values(&file, files.len(), *node, &mut left_out)? {
+        let complex = options.mat_version == crate::options::MatOutVersion::V73;
+        let large = |info: &VarInfo| large_kind(info, complex);
+        for (name, value) in selected_values(&file, files.len(), *node, &large, &mut left_out)? {
             let src_path = match node {
                 Some(n) => crate::file::normalise(n),
                 None => format!("/{name}"),
@@ -375,6 +382,7 @@ fn selected_values(
     file: &MatFile,
     index: usize,
     node: Option<&str>,
+    large: &dyn Fn(&VarInfo) -> Option<ScalarKind>,
     left_out: &mut Vec<LeftOut>,
 ) -> Result<Vec<(String, Planned)>> {
     let Some(node) = node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) else {
@@ -382,7 +390,7 @@ fn selected_values(
         let mut first_error = None;
         for name in file.names()? {
             let large = file.info(&name).ok().and_then(|info| {
-                let kind = large_kind(&info)?;
+                let kind = large(&info)?;
                 Some(Planned::Large {
                     file: index,
                     var: name.clone(),

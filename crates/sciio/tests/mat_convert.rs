@@ -196,7 +196,8 @@ fn mat_values_numpy_has_no_array_for_are_left_out_of_npz() {
     assert_eq!(out.trim(), "True (1, 10000)");
 }
 
-/// Sources of several variables, two over 16 MiB (copied piece by piece), as the real tools
+/// Sources of several variables, three over 16 MiB (copied piece by piece; the complex one
+/// only from v7.3 into v7.3), as the real tools
 /// write them: `scipy.io.savemat` (v7, compressed) and `hdf5storage.savemat` (v7.3).
 const LARGE_SOURCES: &str = r#"
 import sys, numpy as np, scipy.io, hdf5storage
@@ -204,7 +205,8 @@ d = sys.argv[1]
 big = np.arange(1500 * 1500, dtype=np.float64).reshape(1500, 1500, order="F") / 7.0
 cube = (np.arange(300 * 200 * 150) % 30011 - 15000).astype(np.int16).reshape(300, 200, 150)
 small = np.arange(12, dtype=np.int32).reshape(3, 4)
-values = {"big": big, "cube": cube, "small": small, "s": {"a": 1.5, "b": "text"}}
+z = (np.arange(1100 * 1000) - 1j * (np.arange(1100 * 1000) % 977)).reshape(1100, 1000) / 3
+values = {"big": big, "cube": cube, "small": small, "s": {"a": 1.5, "b": "text"}, "z": z}
 scipy.io.savemat(d + "/v7.mat", values, do_compression=True)
 hdf5storage.savemat(d + "/v73.mat", values, format="7.3", matlab_compatible=True,
                     store_python_metadata=False)
@@ -219,7 +221,7 @@ def load(p):
         return hdf5storage.loadmat(p)
     return scipy.io.loadmat(p)
 a, b = load(sys.argv[1]), load(sys.argv[2])
-for k in ("big", "cube", "small"):
+for k in ("big", "cube", "small", "z"):
     x, y = np.asarray(a[k]), np.asarray(b[k])
     assert x.dtype == y.dtype and x.shape == y.shape, (k, x.dtype, y.dtype, x.shape, y.shape)
     assert np.array_equal(x, y), k
@@ -249,12 +251,12 @@ fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
         let summary = convert(&mut file, None, &dst, &options, &mut |done, _| last = done).unwrap();
         let mut names = summary.arrays.clone();
         names.sort();
-        assert_eq!(names, vec!["big", "cube", "s", "small"], "{dst:?}");
+        assert_eq!(names, vec!["big", "cube", "s", "small", "z"], "{dst:?}");
         assert!(summary.left_out.is_empty(), "{:?}", summary.left_out);
         assert!(last >= 2 * 18_000_000, "progress ended at {last}");
         // The copy holds what the whole value read from the source holds.
         let (original, copy) = (MatFile::open(&src).unwrap(), MatFile::open(&dst).unwrap());
-        for name in ["big", "cube", "s", "small"] {
+        for name in ["big", "cube", "s", "small", "z"] {
             assert_eq!(
                 copy.read(name).unwrap(),
                 original.read(name).unwrap(),
@@ -281,6 +283,10 @@ fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
             SAME_NUMBERS,
             &[src.to_str().unwrap(), dst.to_str().unwrap()],
         );
-        assert_eq!(out.trim(), "same ['big', 'cube', 's', 'small']", "{dst:?}");
+        assert_eq!(
+            out.trim(),
+            "same ['big', 'cube', 's', 'small', 'z']",
+            "{dst:?}"
+        );
     }
 }
