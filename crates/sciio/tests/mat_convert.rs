@@ -290,3 +290,62 @@ fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
         );
     }
 }
+
+/// A v7.3 file (h5py, as MATLAB lays it out) of big-endian variables over 16 MiB: a double
+/// matrix, a complex single (a compound of big-endian floats) and an int16.
+const BIG_ENDIAN_SOURCE: &str = r#"
+import sys, numpy as np, h5py
+shape = (2100, 1100)
+n = shape[0] * shape[1]
+with h5py.File(sys.argv[1], "w", userblock_size=512) as f:
+    x = f.create_dataset("x", data=(np.arange(n, dtype=">f8") / 7).reshape(shape), chunks=True)
+    x.attrs["MATLAB_class"] = np.bytes_("double")
+    pair = np.dtype([("real", ">f4"), ("imag", ">f4")])
+    z = np.empty(shape, pair)
+    z["real"] = np.arange(n).reshape(shape)
+    z["imag"] = -np.arange(n).reshape(shape) / 3
+    f.create_dataset("z", data=z, chunks=True).attrs["MATLAB_class"] = np.bytes_("single")
+    w = (np.arange(4 * n) % 30011 - 15000).astype(">i2").reshape(2 * shape[0], 2 * shape[1])
+    f.create_dataset("w", data=w, chunks=True).attrs["MATLAB_class"] = np.bytes_("int16")
+text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: test HDF5 schema 1.00 ."
+with open(sys.argv[1], "r+b") as f:
+    f.write(text.ljust(116) + bytes(8) + b"\x00\x02IM")
+"#;
+
+/// The `.npy` (argv[2]) of variable argv[3] of the MAT file argv[1] is byte for byte what
+/// `np.save` makes of h5py's value in native order (MATLAB's matrix, Fortran-ordered).
+const NPY_OF_H5PY_VALUE: &str = r#"
+import sys, io, numpy as np, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    want = f[sys.argv[3]][()]
+if want.dtype.names:
+    want = want["real"] + 1j * want["imag"].astype(want["real"].dtype.newbyteorder("="))
+want = np.asfortranarray(want.astype(want.dtype.newbyteorder("=")).T)
+buf = io.BytesIO()
+np.save(buf, want)
+got = open(sys.argv[2], "rb").read()
+assert got == buf.getvalue(), (len(got), len(buf.getvalue()), np.load(sys.argv[2]).dtype, want.dtype)
+print("same")
+"#;
+
+#[test]
+fn big_endian_and_complex_v73_variables_go_into_npy_as_numpy_saves_them() {
+    let dir = tempdir();
+    let src = dir.path().join("be.mat");
+    run_python(BIG_ENDIAN_SOURCE, &[src.to_str().unwrap()]);
+    let mut file = sciio::File::open(&src).unwrap();
+    for var in ["x", "z", "w"] {
+        let dst = dir.path().join(format!("{var}.npy"));
+        let node = format!("/{var}");
+        convert(
+            &mut file,
+            Some(&node),
+            &dst,
+            &ConvertOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let args = [src.to_str().unwrap(), dst.to_str().unwrap(), var];
+        assert_eq!(run_python(NPY_OF_H5PY_VALUE, &args).trim(), "same", "{var}");
+    }
+}
