@@ -17,6 +17,7 @@ KIND (BYTES is the size of the data, not of the file):
   parquet    .parquet (pyarrow, snappy): i int64, x float64, y float32, s string
   mat73      v7.3 MAT file (h5py, as hdf5storage lays it out), x: a MATLAB N-by-64 double matrix
              (HDF5 dataset (64, N), h5py's automatic chunks)
+  mat73_be   as mat73, x big-endian
   mat73_complex  as mat73, x complex (a compound of real and imaginary doubles, as MATLAB)
   mat73_tall v7.3 MAT file, x: a MATLAB 4Mi-by-M double matrix (HDF5 (M, 4Mi), chunks (2, 65536):
              two columns thick, each column 32 MiB)
@@ -65,11 +66,11 @@ def slices(n):
         yield start, min(n, start + SLICE_ROWS)
 
 
-def write_mat73(path, n):
+def write_mat73(path, n, dtype="<f8"):
     """MATLAB's x = block(0, n) (N-by-64): column-major, so HDF5 holds its transpose."""
     import h5py
     with h5py.File(path, "w", userblock_size=512) as f:
-        x = f.create_dataset("x", shape=(64, n), dtype="<f8", chunks=True)
+        x = f.create_dataset("x", shape=(64, n), dtype=dtype, chunks=True)
         x.attrs["MATLAB_class"] = np.bytes_("double")
         for a, b in slices(n):
             x[:, a:b] = block(a, b).T
@@ -129,7 +130,7 @@ def write_mat73_tall(path, m, rows=TALL_ROWS):
 
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    if kind in ("earray", "npy", "npy_f", "npz", "mat73"):
+    if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be"):
         n = max(1, nbytes // (64 * 8))
     elif kind == "mat73_complex":
         n = max(1, nbytes // (64 * 16))
@@ -199,6 +200,8 @@ def main():
                 t.append(records(dtype, a, b))
     elif kind == "mat73":
         write_mat73(path, n)
+    elif kind == "mat73_be":
+        write_mat73(path, n, ">f8")
     elif kind == "mat73_complex":
         write_mat73_complex(path, n)
     elif kind == "mat73_tall":

@@ -580,3 +580,24 @@ assert np.array_equal(got, want)
 ",
     );
 }
+
+#[test]
+fn mat73_big_endian_matrix_to_npy_streams() {
+    // Each double's bytes reversed as the blocks pass (was: the whole variable read).
+    bounded(
+        "mat73_be",
+        "mat",
+        ":x",
+        "out.npy",
+        &[],
+        "
+import sys, numpy as np, h5py
+with h5py.File(sys.argv[1], 'r') as f:
+    want = f['x'][()].T
+assert want.dtype == np.dtype('>f8'), want.dtype
+got = np.load(sys.argv[2], mmap_mode='r')
+assert got.shape == want.shape and got.dtype == np.dtype('=f8'), (got.shape, got.dtype)
+assert np.array_equal(got, want)
+",
+    );
+}
