@@ -17,6 +17,8 @@ KIND (BYTES is the size of the data, not of the file):
   parquet    .parquet (pyarrow, snappy): i int64, x float64, y float32, s string
   mat73      v7.3 MAT file (h5py, as hdf5storage lays it out), x: a MATLAB N-by-64 double matrix
              (HDF5 dataset (64, N), h5py's automatic chunks)
+  mat73_be   as mat73, x big-endian
+  mat73_complex  as mat73, x complex (a compound of real and imaginary doubles, as MATLAB)
   mat73_tall v7.3 MAT file, x: a MATLAB 4Mi-by-M double matrix (HDF5 (M, 4Mi), chunks (2, 65536):
              two columns thick, each column 32 MiB)
   mat73_wide v7.3 MAT file, x: a MATLAB 8Mi-by-M double matrix (HDF5 (M, 8Mi), chunks (2, 65536):
@@ -64,14 +66,32 @@ def slices(n):
         yield start, min(n, start + SLICE_ROWS)
 
 
-def write_mat73(path, n):
+def write_mat73(path, n, dtype="<f8"):
     """MATLAB's x = block(0, n) (N-by-64): column-major, so HDF5 holds its transpose."""
     import h5py
     with h5py.File(path, "w", userblock_size=512) as f:
-        x = f.create_dataset("x", shape=(64, n), dtype="<f8", chunks=True)
+        x = f.create_dataset("x", shape=(64, n), dtype=dtype, chunks=True)
         x.attrs["MATLAB_class"] = np.bytes_("double")
         for a, b in slices(n):
             x[:, a:b] = block(a, b).T
+    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
+    with open(path, "r+b") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
+
+
+def write_mat73_complex(path, n):
+    """MATLAB's complex x = block(0, n) - 1i * block(0, n) / 3 (N-by-64), stored as MATLAB
+    does: a compound of real and imaginary doubles."""
+    import h5py
+    pair = np.dtype([("real", "<f8"), ("imag", "<f8")])
+    with h5py.File(path, "w", userblock_size=512) as f:
+        x = f.create_dataset("x", shape=(64, n), dtype=pair, chunks=True)
+        x.attrs["MATLAB_class"] = np.bytes_("double")
+        for a, b in slices(n):
+            part = np.empty((64, b - a), dtype=pair)
+            part["real"] = block(a, b).T
+            part["imag"] = -block(a, b).T / 3
+            x[:, a:b] = part
     text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
     with open(path, "r+b") as f:
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
@@ -110,8 +130,10 @@ def write_mat73_tall(path, m, rows=TALL_ROWS):
 
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    if kind in ("earray", "npy", "npy_f", "npz", "mat73"):
+    if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be"):
         n = max(1, nbytes // (64 * 8))
+    elif kind == "mat73_complex":
+        n = max(1, nbytes // (64 * 16))
     elif kind in ("npy3", "mat73_3d"):
         n = max(1, nbytes // (512 * 8))
     elif kind in ("npy_wide", "npy3_wide"):
@@ -178,6 +200,10 @@ def main():
                 t.append(records(dtype, a, b))
     elif kind == "mat73":
         write_mat73(path, n)
+    elif kind == "mat73_be":
+        write_mat73(path, n, ">f8")
+    elif kind == "mat73_complex":
+        write_mat73_complex(path, n)
     elif kind == "mat73_tall":
         write_mat73_tall(path, n)
     elif kind == "mat73_wide":

@@ -322,8 +322,8 @@ impl Mat73 {
         Ok(join_path("/", name))
     }
 
-    /// Copies the data of variable `name`, a real numeric matrix of `dtype` (native byte
-    /// order) and MATLAB size `dims`, to `out` as stored (column-major), a block of rows of
+    /// Copies the data of variable `name`, a real (or complex) numeric matrix of `dtype`
+    /// (native byte order) and MATLAB size `dims`, to `out` as stored (column-major), a block of rows of
     /// the HDF5 dataset at a time: memory holds one block whatever the variable's size.
     /// `Ok(false)` (nothing written) for anything else, and for small variables, which the
     /// caller reads whole.
@@ -336,8 +336,20 @@ impl Mat73 {
         progress: &mut dyn FnMut(u64),
     ) -> Result<bool> {
         let path = self.variable_path(name)?;
-        let Some((d, reading)) = self.streamable(&path, dtype, dims)? else {
+        let Some((d, reading, swap)) = self.streamable(&path, dtype, dims)? else {
             return Ok(false);
+        };
+        let mut swapped;
+        let out: &mut dyn std::io::Write = match swap {
+            0 => out,
+            unit => {
+                swapped = Swapped {
+                    out,
+                    unit,
+                    carry: Vec::new(),
+                };
+                &mut swapped
+            }
         };
         let pieces = match reading {
             Reading::Pieces(pieces) => pieces,
@@ -359,15 +371,17 @@ impl Mat73 {
         Ok(true)
     }
 
-    /// The dataset of a plain real numeric variable at `path` whose stored type is `dtype` and
-    /// whose MATLAB size is `dims`, larger than one block, with the pieces that read it in
-    /// stored order; `None` when it is anything else or its chunks do not suit such pieces.
+    /// The dataset of a plain numeric variable at `path` whose elements are `dtype`'s (stored
+    /// in either byte order) and whose MATLAB size is `dims`, larger than one block, with the
+    /// pieces that read it in stored order and the size of the units whose bytes are reversed
+    /// into `dtype`'s order (0: none); `None` when it is anything else or its chunks do not
+    /// suit such pieces.
     fn streamable(
         &self,
         path: &str,
         dtype: &DType,
         dims: &[usize],
-    ) -> Result<Option<(Dataset, Reading)>> {
+    ) -> Result<Option<(Dataset, Reading, usize)>> {
         let Ok(Node::Dataset(d)) = self.node(path) else {
             return Ok(None);
         };
@@ -384,10 +398,26 @@ impl Mat73 {
         let (Some(kind), Some(scalar)) = (class.numeric_kind(), scalar_of(&ty)) else {
             return Ok(None);
         };
-        // Complex (a compound) and big-endian data are converted by the whole read.
-        if scalar.kind != kind || DType::from(scalar) != *dtype {
+        // Complex: a compound of the class's float as real and imaginary parts, packed
+        // (`complex_parts`): its bytes are numpy's complex layout.
+        let kind = match (kind, scalar.kind) {
+            (ScalarKind::Float(n), ScalarKind::Complex(c)) if c == 2 * n => scalar.kind,
+            _ => kind,
+        };
+        let DType::Scalar(want) = dtype else {
+            return Ok(None);
+        };
+        if scalar.kind != kind || want.kind != kind {
             return Ok(None);
         }
+        // The other byte order: each number (each part of a complex) reversed as it passes.
+        let swap = match (scalar.order, want.order) {
+            (a, b) if a == b || kind.itemsize() == 1 => 0,
+            _ => match kind {
+                ScalarKind::Complex(c) => usize::from(c / 2),
+                _ => kind.itemsize(),
+            },
+        };
         let shape = d.shape()?;
         if shape.is_empty() || matlab_dims(&shape) != dims {
             return Ok(None);
@@ -415,7 +445,7 @@ impl Mat73 {
             }
             _ => None,
         };
-        Ok(reading.map(|r| (d, r)))
+        Ok(reading.map(|r| (d, r, swap)))
     }
 
     /// A walk over this file's objects from a fresh start (`outline`: see [`Mat73::outline`]).
@@ -1017,6 +1047,31 @@ fn read_piece(d: &Dataset, slices: &[sciio_hdf5::Slice]) -> Result<RawData> {
         }
     }
     d.read_slices(Some(slices))
+}
+
+/// A writer passing on bytes with each `unit`-byte number reversed (the other byte order),
+/// a number split between two writes carried over to the next.
+struct Swapped<'a> {
+    out: &'a mut dyn std::io::Write,
+    unit: usize,
+    carry: Vec<u8>,
+}
+
+impl std::io::Write for Swapped<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let unit = self.unit.max(1);
+        let mut bytes = std::mem::take(&mut self.carry);
+        bytes.extend_from_slice(buf);
+        let whole = bytes.len() - bytes.len() % unit;
+        self.carry = bytes.split_off(whole);
+        bytes.chunks_exact_mut(unit).for_each(|n| n.reverse());
+        self.out.write_all(&bytes)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// How a streamed copy reads a dataset ([`Mat73::copy_plain`]).
@@ -1837,8 +1892,9 @@ impl MatFile {
 
     /// Streams variable `name`'s data to `out` without holding the array, when it is a large
     /// variable holding one real numeric array of `dtype` and MATLAB size `dims` stored in the
-    /// machine's byte order: MATLAB's column-major bytes, what [`MatFile::read`]'s array holds
-    /// in Fortran order. A compressed v7 variable inflates on a second thread while this one
+    /// machine's byte order (v7.3: complex too, real and imaginary parts interleaved as numpy
+    /// holds them): MATLAB's column-major bytes, what [`MatFile::read`]'s array holds in
+    /// Fortran order. A compressed v7 variable inflates on a second thread while this one
     /// writes; a v7.3 variable is read a block of its dataset at a time (16 MiB, chunks decoded
     /// on all cores). `Ok(false)`, with nothing written, for any other variable: read it with
     /// [`MatFile::read`]. A damaged stream

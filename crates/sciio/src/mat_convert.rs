@@ -4,8 +4,8 @@
 
 use std::path::Path;
 
-use sciio_core::{Error, Result};
-use sciio_mat::{MatFile, MatValue, StructArray};
+use sciio_core::{DType, Error, Result, ScalarKind};
+use sciio_mat::{MatFile, MatValue, StructArray, VarInfo};
 
 use crate::job::{Job, Written};
 use crate::mat::{sparse_part, step, value_bytes, At};
@@ -83,7 +83,7 @@ pub(crate) fn save_npz_to_sparse(job: &mut Job<'_, '_, '_>) -> Result<Option<Wri
 /// A value holding a MATLAB object (which only MATLAB can create) is left out.
 pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
     let (dst, options) = (job.dst, job.options);
-    let (planned, left_out) = plan_values(job.sources, dst, options)?;
+    let (files, planned, left_out) = plan_values(job.sources, dst, options)?;
     job.plan.extend(left_out);
     job.plan.ready()?;
     let progress = &mut *job.progress;
@@ -91,6 +91,36 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
     let mut names = Vec::new();
     let mut bytes = 0u64;
     for (name, value) in planned {
+        let value = match value {
+            Planned::Value(value) => value,
+            Planned::Large {
+                file,
+                var,
+                kind,
+                dims,
+            } => {
+                let large = Large {
+                    file: &files[file],
+                    var: &var,
+                    kind,
+                    dims: &dims,
+                };
+                let base = bytes;
+                let streamed = write_large(&mut out, &name, &large, &mut |d| {
+                    progress(base + d, base + d)
+                })
+                .map_err(|e| e.with_file(dst))?;
+                match streamed {
+                    Some(n) => {
+                        bytes += n;
+                        names.push(name);
+                        continue;
+                    }
+                    // Not a plain native-order array after all: read whole, as before.
+                    None => files[file].read(&var)?,
+                }
+            }
+        };
         bytes += value_bytes(&value);
         out.write_value(&name, value)
             .map_err(|e| e.with_file(dst))?;
@@ -104,32 +134,148 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
     }))
 }
 
-/// MATLAB values with their names in the destination.
-type NamedValues = Vec<(String, MatValue)>;
+/// A value a MAT → MAT copy writes: read whole, or a large real numeric variable copied
+/// piece by piece from `files[file]` ([`write_large`]).
+enum Planned {
+    Value(MatValue),
+    Large {
+        file: usize,
+        var: String,
+        kind: ScalarKind,
+        dims: Vec<usize>,
+    },
+}
 
-/// The values a MAT → MAT copy writes, named in the destination, and those it leaves out.
+/// Variables of at least this many bytes are copied piece by piece (one block of the
+/// readers' streams: smaller ones are read whole by them anyway).
+const LARGE_BYTES: u64 = 16 << 20;
+
+/// The element kind of a top-level variable worth streaming: numeric (not logical or
+/// sparse) and of at least [`LARGE_BYTES`]; complex only when `complex` (into v7.3: the
+/// v5/v7 writer asks for a complex variable's elements twice, real parts then imaginary).
+fn large_kind(info: &VarInfo, complex: bool) -> Option<ScalarKind> {
+    let kind = match (info.class.numeric_kind()?, info.complex) {
+        (ScalarKind::Float(n), true) if complex => ScalarKind::Complex(2 * n),
+        (_, true) => return None,
+        (kind, false) => kind,
+    };
+    if info.sparse {
+        return None;
+    }
+    let bytes = info
+        .shape
+        .iter()
+        .try_fold(kind.itemsize() as u64, |a, &d| a.checked_mul(d as u64))?;
+    (bytes >= LARGE_BYTES).then_some(kind)
+}
+
+/// A large variable of a source MAT file to copy piece by piece.
+struct Large<'a> {
+    file: &'a MatFile,
+    var: &'a str,
+    kind: ScalarKind,
+    dims: &'a [usize],
+}
+
+/// Copies `large` into `out` as `name` without holding it: its stored column-major bytes
+/// ([`MatFile::copy_plain_data`], on a thread of its own) are handed over block by block to
+/// [`MatOut::write_pieces`], which asks for them in the same order. `Some(bytes)` once
+/// written; `None`, having written nothing, when the variable is not stored as a plain
+/// native-order array (big-endian, say): the caller reads it whole.
+fn write_large(
+    out: &mut MatOut,
+    name: &str,
+    large: &Large<'_>,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Option<u64>> {
+    let dtype = DType::scalar(large.kind);
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut sink = Handover { tx: &tx };
+            let copied =
+                large
+                    .file
+                    .copy_plain_data(large.var, &dtype, large.dims, &mut sink, &mut |_| {});
+            if let Err(e) = copied {
+                // The receiver may be gone already (the writer failed first): nothing to tell.
+                let _ = tx.send(Err(e));
+            }
+        });
+        // Nothing sent before the thread ended: `copy_plain_data` declined the variable.
+        let Ok(first) = rx.recv() else {
+            return Ok(None);
+        };
+        let mut pending = first?;
+        let mut used = 0usize;
+        let mut next = 0u64;
+        let mut fill = |first: u64, buf: &mut [u8]| -> Result<()> {
+            if first != next {
+                return Err(Error::format(format!(
+                    "elements asked from {first} while the stream is at {next}"
+                )));
+            }
+            let mut at = 0;
+            while at < buf.len() {
+                if used == pending.len() {
+                    pending = rx.recv().map_err(|_| {
+                        Error::format("the variable's data ended before its size")
+                    })??;
+                    used = 0;
+                }
+                let n = (buf.len() - at).min(pending.len() - used);
+                buf[at..at + n].copy_from_slice(&pending[used..used + n]);
+                (at, used) = (at + n, used + n);
+            }
+            next = first + (buf.len() / large.kind.itemsize().max(1)) as u64;
+            progress(next * large.kind.itemsize() as u64);
+            Ok(())
+        };
+        out.write_pieces(name, large.kind, large.dims.to_vec(), &mut fill)?;
+        Ok(Some(next * large.kind.itemsize() as u64))
+    })
+}
+
+/// The writing end of [`write_large`]'s hand-over: each block written is sent as it is.
+struct Handover<'a> {
+    tx: &'a std::sync::mpsc::SyncSender<Result<Vec<u8>>>,
+}
+
+impl std::io::Write for Handover<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.tx
+            .send(Ok(buf.to_vec()))
+            .map_err(|_| std::io::Error::other("the MAT writer stopped"))?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// MATLAB values with their names in the destination.
+type NamedValues = Vec<(String, Planned)>;
+
+/// The values a MAT → MAT copy writes, named in the destination, and those it leaves out,
+/// with the source files the large ones are copied from.
 fn plan_values(
     sources: &[(&mut crate::file::File, Option<&str>)],
     dst: &Path,
     options: &ConvertOptions,
-) -> Result<(NamedValues, Vec<LeftOut>)> {
+) -> Result<(Vec<MatFile>, NamedValues, Vec<LeftOut>)> {
+    let mut files = Vec::new();
     let mut planned: NamedValues = Vec::new();
     let mut left_out = Vec::new();
     for (src, node) in sources {
         let file = MatFile::open_with_limits(src.path(), *src.limits())?;
-        for (name, value) in selected_values(&file, *node, &mut left_out)? {
+        let complex = options.mat_version == crate::options::MatOutVersion::V73;
+        let large = |info: &VarInfo| large_kind(info, complex);
+        for (name, value) in selected_values(&file, files.len(), *node, &large, &mut left_out)? {
             let src_path = match node {
                 Some(n) => crate::file::normalise(n),
                 None => format!("/{name}"),
             };
-            let value = drop_absent_fields(value, &src_path, &mut left_out);
-            let mut notes = Vec::new();
-            let plain = value.into_plain(&src_path, &mut notes);
-            left_out.extend(notes.into_iter().map(|n| match n.dropped {
-                true => LeftOut::node(n.path, n.what, n.reason),
-                false => LeftOut::attribute(n.path, "MATLAB_class", n.reason),
-            }));
-            let Some(value) = plain else { continue };
             let name = match options.dst_node.as_deref().map(|d| d.trim_matches('/')) {
                 Some(d) if node.is_some() => d.to_string(),
                 Some(d) => format!("{d}/{name}"),
@@ -141,10 +287,35 @@ fn plan_values(
                 ))
                 .with_file(dst));
             }
+            let value = match value {
+                // Only top-level variables are written piece by piece: read a nested one.
+                Planned::Large { var, .. } if name.contains('/') => {
+                    Planned::Value(file.read(&var)?)
+                }
+                Planned::Large { .. } => value,
+                Planned::Value(value) => match plain_value(value, &src_path, &mut left_out) {
+                    Some(value) => Planned::Value(value),
+                    None => continue,
+                },
+            };
             planned.push((name, value));
         }
+        files.push(file);
     }
-    Ok((planned, left_out))
+    Ok((files, planned, left_out))
+}
+
+/// `value` as a MAT file can hold it: absent struct fields and MATLAB objects left out (and
+/// noted in `left_out`); `None` when nothing is left.
+fn plain_value(value: MatValue, src_path: &str, left_out: &mut Vec<LeftOut>) -> Option<MatValue> {
+    let value = drop_absent_fields(value, src_path, left_out);
+    let mut notes = Vec::new();
+    let plain = value.into_plain(src_path, &mut notes);
+    left_out.extend(notes.into_iter().map(|n| match n.dropped {
+        true => LeftOut::node(n.path, n.what, n.reason),
+        false => LeftOut::attribute(n.path, "MATLAB_class", n.reason),
+    }));
+    plain
 }
 
 /// `value` without the struct fields a damaged file's `MATLAB_fields` names but does not hold
@@ -204,19 +375,35 @@ fn drop_absent_fields(value: MatValue, path: &str, left_out: &mut Vec<LeftOut>) 
     }
 }
 
-/// Every variable (`node` = `None`; one that cannot be read is left out with the reason), or
-/// the value at `node`, with its name.
+/// Every variable (`node` = `None`; one that cannot be read is left out with the reason;
+/// a large real numeric one is not read but noted as [`Planned::Large`] of `files[index]`),
+/// or the value at `node`, with its name.
 fn selected_values(
     file: &MatFile,
+    index: usize,
     node: Option<&str>,
+    large: &dyn Fn(&VarInfo) -> Option<ScalarKind>,
     left_out: &mut Vec<LeftOut>,
-) -> Result<Vec<(String, MatValue)>> {
+) -> Result<Vec<(String, Planned)>> {
     let Some(node) = node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) else {
         let mut values = Vec::new();
         let mut first_error = None;
         for name in file.names()? {
+            let large = file.info(&name).ok().and_then(|info| {
+                let kind = large(&info)?;
+                Some(Planned::Large {
+                    file: index,
+                    var: name.clone(),
+                    kind,
+                    dims: info.shape,
+                })
+            });
+            if let Some(large) = large {
+                values.push((name, large));
+                continue;
+            }
             match file.read(&name) {
-                Ok(value) => values.push((name, value)),
+                Ok(value) => values.push((name, Planned::Value(value))),
                 Err(e) if crate::mat::whole_file(&e) => return Err(e),
                 Err(e) => {
                     let what = match file.info(&name) {
@@ -262,5 +449,5 @@ fn selected_values(
                 .collect(),
         )),
     };
-    Ok(vec![(last.to_string(), picked)])
+    Ok(vec![(last.to_string(), Planned::Value(picked))])
 }

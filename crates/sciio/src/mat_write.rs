@@ -120,6 +120,25 @@ impl MatOut {
             .map_err(|e| e.with_node(node()))
     }
 
+    /// Writes a numeric array of `kind` and MATLAB size `shape` as top-level variable `name`
+    /// (MATLAB's own value, no `Python.*` attributes: what [`MatOut::write_value`] makes of
+    /// the whole array), `fill` giving its column-major elements piece by piece in order.
+    pub(crate) fn write_pieces(
+        &mut self,
+        name: &str,
+        kind: ScalarKind,
+        shape: Vec<usize>,
+        fill: &mut sciio_mat::FillElements<'_>,
+    ) -> Result<()> {
+        let name = name.trim_matches('/');
+        if self.nested.contains(name) {
+            return Err(both_value_and_struct(name).with_node(format!("/{name}")));
+        }
+        self.written.insert(name.to_string());
+        let array = sciio_mat::ArrayPieces { kind, shape, fill };
+        self.writer.write_pieces(name, array, None)
+    }
+
     /// Writes the array at `path` of `src` as top-level variable `name` piece by piece
     /// ([`sciio_mat::MatWriter::write_pieces`]: the same file as [`MatOut::write`] makes of
     /// the whole array) when it is a large numeric or logical array from a `.npy`, `.npz` or

@@ -8,6 +8,10 @@ use sciio_core::NdArray;
 use sciio_mat::{CellArray, MatFile, MatValue, SparseMatrix, StructArray, WriteOptions};
 use sciio_testkit::{run_python, tempdir};
 
+/// Held by every test while it writes MAT files (the writers read `SOURCE_DATE_EPOCH`, which
+/// one test sets: setting a variable while another thread reads one is a data race in libc).
+static ENV: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn values() -> Vec<(String, MatValue)> {
     let sa = StructArray {
         shape: vec![1, 2],
@@ -41,6 +45,7 @@ fn values() -> Vec<(String, MatValue)> {
 
 #[test]
 fn mat_to_mat_copies_struct_arrays_sparse_and_nested_cells() {
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempdir();
     let src = dir.path().join("src.mat");
     sciio_mat::write_mat(&src, &values(), &WriteOptions::default()).unwrap();
@@ -88,6 +93,7 @@ fn mat_to_mat_copies_struct_arrays_sparse_and_nested_cells() {
 
 #[test]
 fn mat_objects_are_left_out_of_a_copy_and_strict_writes_nothing() {
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempdir();
     sciio_testkit::run_python_script(
         "python/mat_mcos_fixtures.py",
@@ -157,6 +163,7 @@ fn mat_objects_are_left_out_of_a_copy_and_strict_writes_nothing() {
 
 #[test]
 fn mat_values_numpy_has_no_array_for_are_left_out_of_npz() {
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempdir();
     let src = dir.path().join("src.mat");
     sciio_mat::write_mat(&src, &values(), &WriteOptions::default()).unwrap();
@@ -187,4 +194,158 @@ fn mat_values_numpy_has_no_array_for_are_left_out_of_npz() {
         &[dst.to_str().unwrap()],
     );
     assert_eq!(out.trim(), "True (1, 10000)");
+}
+
+/// Sources of several variables, three over 16 MiB (copied piece by piece; the complex one
+/// only from v7.3 into v7.3), as the real tools
+/// write them: `scipy.io.savemat` (v7, compressed) and `hdf5storage.savemat` (v7.3).
+const LARGE_SOURCES: &str = r#"
+import sys, numpy as np, scipy.io, hdf5storage
+d = sys.argv[1]
+big = np.arange(1500 * 1500, dtype=np.float64).reshape(1500, 1500, order="F") / 7.0
+cube = (np.arange(300 * 200 * 150) % 30011 - 15000).astype(np.int16).reshape(300, 200, 150)
+small = np.arange(12, dtype=np.int32).reshape(3, 4)
+z = (np.arange(1100 * 1000) - 1j * (np.arange(1100 * 1000) % 977)).reshape(1100, 1000) / 3
+values = {"big": big, "cube": cube, "small": small, "s": {"a": 1.5, "b": "text"}, "z": z}
+scipy.io.savemat(d + "/v7.mat", values, do_compression=True)
+hdf5storage.savemat(d + "/v73.mat", values, format="7.3", matlab_compatible=True,
+                    store_python_metadata=False)
+"#;
+
+/// Each numeric variable of two MAT files (any version) read by scipy.io (v7) or hdf5storage
+/// (v7.3): same dtype and values.
+const SAME_NUMBERS: &str = r#"
+import sys, numpy as np, scipy.io, hdf5storage, h5py
+def load(p):
+    if h5py.is_hdf5(p):
+        return hdf5storage.loadmat(p)
+    return scipy.io.loadmat(p)
+a, b = load(sys.argv[1]), load(sys.argv[2])
+for k in ("big", "cube", "small", "z"):
+    x, y = np.asarray(a[k]), np.asarray(b[k])
+    assert x.dtype == y.dtype and x.shape == y.shape, (k, x.dtype, y.dtype, x.shape, y.shape)
+    assert np.array_equal(x, y), k
+print("same", sorted(k for k in b if not k.startswith("__")))
+"#;
+
+#[test]
+fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var("SOURCE_DATE_EPOCH", "1700000000");
+    let dir = tempdir();
+    let d = dir.path();
+    run_python(LARGE_SOURCES, &[d.to_str().unwrap()]);
+    let cases = [
+        ("v73.mat", "v73_v73.mat", sciio::MatOutVersion::V73),
+        ("v7.mat", "v7_v73.mat", sciio::MatOutVersion::V73),
+        ("v73.mat", "v73_v7.mat", sciio::MatOutVersion::V7),
+    ];
+    for (src, dst, version) in cases {
+        let (src, dst) = (d.join(src), d.join(dst));
+        let options = ConvertOptions {
+            mat_version: version,
+            ..ConvertOptions::default()
+        };
+        let mut file = sciio::File::open(&src).unwrap();
+        let mut last = 0;
+        let summary = convert(&mut file, None, &dst, &options, &mut |done, _| last = done).unwrap();
+        let mut names = summary.arrays.clone();
+        names.sort();
+        assert_eq!(names, vec!["big", "cube", "s", "small", "z"], "{dst:?}");
+        assert!(summary.left_out.is_empty(), "{:?}", summary.left_out);
+        assert!(last >= 2 * 18_000_000, "progress ended at {last}");
+        // The copy holds what the whole value read from the source holds.
+        let (original, copy) = (MatFile::open(&src).unwrap(), MatFile::open(&dst).unwrap());
+        for name in ["big", "cube", "s", "small", "z"] {
+            assert_eq!(
+                copy.read(name).unwrap(),
+                original.read(name).unwrap(),
+                "{name}"
+            );
+        }
+        // Byte for byte the file the whole values make (both dated `SOURCE_DATE_EPOCH`).
+        let whole = d.join("whole.mat");
+        let write = match version {
+            sciio::MatOutVersion::V7 => WriteOptions::default()
+                .version(sciio_mat::MatVersion::V7)
+                .compression(Some(3)),
+            _ => WriteOptions::default(),
+        };
+        sciio_mat::write_mat(&whole, &original.read_all().unwrap(), &write).unwrap();
+        let (a, b) = (std::fs::read(&dst).unwrap(), std::fs::read(&whole).unwrap());
+        match version {
+            // The v7 writer's deflate streams of a variable written in pieces and of the whole
+            // value differ here by a few bytes (same values: checked below); v7.3 is exact.
+            sciio::MatOutVersion::V7 => assert!(a.len().abs_diff(b.len()) < 64, "{dst:?}"),
+            _ => assert!(a == b, "{dst:?} differs from the whole values' file"),
+        }
+        let out = run_python(
+            SAME_NUMBERS,
+            &[src.to_str().unwrap(), dst.to_str().unwrap()],
+        );
+        assert_eq!(
+            out.trim(),
+            "same ['big', 'cube', 's', 'small', 'z']",
+            "{dst:?}"
+        );
+    }
+}
+
+/// A v7.3 file (h5py, as MATLAB lays it out) of big-endian variables over 16 MiB: a double
+/// matrix, a complex single (a compound of big-endian floats) and an int16.
+const BIG_ENDIAN_SOURCE: &str = r#"
+import sys, numpy as np, h5py
+shape = (2100, 1100)
+n = shape[0] * shape[1]
+with h5py.File(sys.argv[1], "w", userblock_size=512) as f:
+    x = f.create_dataset("x", data=(np.arange(n, dtype=">f8") / 7).reshape(shape), chunks=True)
+    x.attrs["MATLAB_class"] = np.bytes_("double")
+    pair = np.dtype([("real", ">f4"), ("imag", ">f4")])
+    z = np.empty(shape, pair)
+    z["real"] = np.arange(n).reshape(shape)
+    z["imag"] = -np.arange(n).reshape(shape) / 3
+    f.create_dataset("z", data=z, chunks=True).attrs["MATLAB_class"] = np.bytes_("single")
+    w = (np.arange(4 * n) % 30011 - 15000).astype(">i2").reshape(2 * shape[0], 2 * shape[1])
+    f.create_dataset("w", data=w, chunks=True).attrs["MATLAB_class"] = np.bytes_("int16")
+text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: test HDF5 schema 1.00 ."
+with open(sys.argv[1], "r+b") as f:
+    f.write(text.ljust(116) + bytes(8) + b"\x00\x02IM")
+"#;
+
+/// The `.npy` (argv[2]) of variable argv[3] of the MAT file argv[1] is byte for byte what
+/// `np.save` makes of h5py's value in native order (MATLAB's matrix, Fortran-ordered).
+const NPY_OF_H5PY_VALUE: &str = r#"
+import sys, io, numpy as np, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    want = f[sys.argv[3]][()]
+if want.dtype.names:
+    want = want["real"] + 1j * want["imag"].astype(want["real"].dtype.newbyteorder("="))
+want = np.asfortranarray(want.astype(want.dtype.newbyteorder("=")).T)
+buf = io.BytesIO()
+np.save(buf, want)
+got = open(sys.argv[2], "rb").read()
+assert got == buf.getvalue(), (len(got), len(buf.getvalue()), np.load(sys.argv[2]).dtype, want.dtype)
+print("same")
+"#;
+
+#[test]
+fn big_endian_and_complex_v73_variables_go_into_npy_as_numpy_saves_them() {
+    let dir = tempdir();
+    let src = dir.path().join("be.mat");
+    run_python(BIG_ENDIAN_SOURCE, &[src.to_str().unwrap()]);
+    let mut file = sciio::File::open(&src).unwrap();
+    for var in ["x", "z", "w"] {
+        let dst = dir.path().join(format!("{var}.npy"));
+        let node = format!("/{var}");
+        convert(
+            &mut file,
+            Some(&node),
+            &dst,
+            &ConvertOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let args = [src.to_str().unwrap(), dst.to_str().unwrap(), var];
+        assert_eq!(run_python(NPY_OF_H5PY_VALUE, &args).trim(), "same", "{var}");
+    }
 }
