@@ -536,16 +536,7 @@ fn splice(
     rows: u64,
     statistics: Option<Statistics>,
 ) -> Result<EncodedChunk> {
-    let mut sink = TrackedWrite::new(Vec::new());
-    let mut specs: Vec<PageWriteSpec> = Vec::with_capacity(pages.len());
-    {
-        let mut writer = SerializedPageWriter::new(&mut sink);
-        for p in pages {
-            specs.push(writer.write_page(p).map_err(parquet_err)?);
-        }
-        writer.close().map_err(parquet_err)?;
-    }
-    let bytes = Bytes::from(sink.into_inner().map_err(parquet_err)?);
+    let (bytes, specs) = serialize_pages(pages)?;
     let sum = |f: fn(&PageWriteSpec) -> u64| specs.iter().map(f).sum::<u64>();
     let compressed = sum(|s| s.compressed_size as u64);
     let uncompressed = sum(|s| s.uncompressed_size as u64);
@@ -580,6 +571,21 @@ fn splice(
             offset_index: None,
         },
     })
+}
+
+/// The pages serialized one after the other (headers and bodies), with where each one went.
+pub(crate) fn serialize_pages(pages: Vec<CompressedPage>) -> Result<(Bytes, Vec<PageWriteSpec>)> {
+    let mut sink = TrackedWrite::new(Vec::new());
+    let mut specs: Vec<PageWriteSpec> = Vec::with_capacity(pages.len());
+    {
+        let mut writer = SerializedPageWriter::new(&mut sink);
+        for p in pages {
+            specs.push(writer.write_page(p).map_err(parquet_err)?);
+        }
+        writer.close().map_err(parquet_err)?;
+    }
+    let bytes = Bytes::from(sink.into_inner().map_err(parquet_err)?);
+    Ok((bytes, specs))
 }
 
 /// A [`ChunkReader`] over a borrowed one, so the dictionary pages can be read before the

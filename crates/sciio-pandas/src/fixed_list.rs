@@ -40,7 +40,7 @@ use arrow_schema::{DataType, FieldRef};
 use bytes::Bytes;
 use parquet::arrow::arrow_writer::{compute_leaves, ArrowColumnChunk, ArrowColumnWriter};
 use parquet::basic::{BoundaryOrder, Compression, Encoding, PageType};
-use parquet::column::page::{CompressedPage, Page, PageWriteSpec, PageWriter};
+use parquet::column::page::{CompressedPage, Page, PageWriteSpec};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::compression::{create_codec, Codec, CodecOptionsBuilder};
 use parquet::encodings::rle::RleEncoder;
@@ -49,12 +49,11 @@ use parquet::file::metadata::{
 };
 use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::statistics::{Statistics, ValueStatistics};
-use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use sciio_core::{Error, Result};
 
-use crate::categorical::EncodedChunk;
+use crate::categorical::{serialize_pages, EncodedChunk};
 use crate::parquet_error::parquet_err;
 
 std::thread_local! {
@@ -881,16 +880,7 @@ where
     let dictionary = encoding_stats
         .first()
         .is_some_and(|e| e.page_type == PageType::DICTIONARY_PAGE);
-    let mut sink = TrackedWrite::new(Vec::new());
-    let mut specs: Vec<PageWriteSpec> = Vec::with_capacity(pages.len());
-    {
-        let mut writer = SerializedPageWriter::new(&mut sink);
-        for p in pages {
-            specs.push(writer.write_page(p).map_err(parquet_err)?);
-        }
-        writer.close().map_err(parquet_err)?;
-    }
-    let bytes = Bytes::from(sink.into_inner().map_err(parquet_err)?);
+    let (bytes, specs) = serialize_pages(pages)?;
     let as_i64 = |v: u64| i64::try_from(v).map_err(|_| Error::invalid_input("chunk over 2^63"));
     if let Some(o) = index.offset_index.as_mut() {
         for spec in specs
