@@ -31,7 +31,7 @@ use arrow_cast::CastOptions;
 use arrow_schema::{DataType, TimeUnit};
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding, LogicalType, PageType, Type as PhysicalType};
-use parquet::column::page::{CompressedPage, Page, PageReader, PageWriteSpec, PageWriter};
+use parquet::column::page::{CompressedPage, Page, PageReader, PageWriteSpec};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::compression::{create_codec, CodecOptionsBuilder};
 use parquet::data_type::ByteArray;
@@ -39,13 +39,13 @@ use parquet::file::metadata::{ColumnChunkMetaData, ParquetMetaData};
 use parquet::file::reader::{ChunkReader, Length};
 use parquet::file::serialized_reader::SerializedPageReader;
 use parquet::file::statistics::Statistics;
-use parquet::file::writer::{SerializedPageWriter, TrackedWrite};
 use parquet::schema::types::ColumnDescPtr;
 
 use sciio_core::{Error, Result};
 
 use crate::parquet_error::parquet_err;
 use crate::rle_codes;
+use crate::spliced::{serialize_pages, EncodedChunk};
 
 /// The PLAIN encoding of each dictionary value in the column's physical type (`None` for a
 /// null value), or `None` when this value type is left to arrow-rs (it would store it
@@ -182,12 +182,6 @@ impl Categories {
         self.position.insert(value, p);
         Ok(p)
     }
-}
-
-/// A column chunk encoded here, ready to be spliced into a row group.
-pub(crate) struct EncodedChunk {
-    pub(crate) bytes: Bytes,
-    pub(crate) close: ColumnCloseResult,
 }
 
 /// Number of bits of codes `0..n` (at least 1: readers differ on bit width 0).
@@ -571,21 +565,6 @@ fn splice(
             offset_index: None,
         },
     })
-}
-
-/// The pages serialized one after the other (headers and bodies), with where each one went.
-pub(crate) fn serialize_pages(pages: Vec<CompressedPage>) -> Result<(Bytes, Vec<PageWriteSpec>)> {
-    let mut sink = TrackedWrite::new(Vec::new());
-    let mut specs: Vec<PageWriteSpec> = Vec::with_capacity(pages.len());
-    {
-        let mut writer = SerializedPageWriter::new(&mut sink);
-        for p in pages {
-            specs.push(writer.write_page(p).map_err(parquet_err)?);
-        }
-        writer.close().map_err(parquet_err)?;
-    }
-    let bytes = Bytes::from(sink.into_inner().map_err(parquet_err)?);
-    Ok((bytes, specs))
 }
 
 /// A [`ChunkReader`] over a borrowed one, so the dictionary pages can be read before the

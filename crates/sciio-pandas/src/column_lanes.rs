@@ -20,9 +20,10 @@ use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowLea
 
 use sciio_core::{Error, Result};
 
-use crate::categorical::{DictionaryChunk, EncodedChunk};
+use crate::categorical::DictionaryChunk;
 use crate::fixed_list::{ListChunk, ListChunkEncoder};
 use crate::parquet_error::parquet_err;
+use crate::spliced::EncodedChunk;
 
 /// A column chunk's encoder.
 pub(crate) enum ColumnEncoder {

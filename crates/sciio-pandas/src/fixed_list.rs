@@ -22,9 +22,11 @@
 //! its page early in the row group is written without one, see
 //! `parquet_io::list_dictionary_overflows`.)
 //!
-//! A piece with a null list or a null value (never from PyTables or numpy) turns the chunk over
-//! to arrow-rs's writer: the lists kept so far are fed to it first, then the rest of the chunk.
-//! So the values are kept as they came until the chunk closes, and compressed then.
+//! Pages are encoded, compressed and serialized as they are cut (the codes' bit width as the
+//! dictionary stands then, as arrow-rs does), so a chunk in the making holds what arrow-rs's
+//! writer would: its compressed pages and the open page's values. A piece with a null list or
+//! a null value (never from PyTables or numpy) turns the chunk over to arrow-rs's writer: the
+//! pages cut so far are decoded back one at a time and fed to it first, then the rest.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -43,7 +45,7 @@ use parquet::basic::{BoundaryOrder, Compression, Encoding, PageType};
 use parquet::column::page::{CompressedPage, Page, PageWriteSpec};
 use parquet::column::writer::ColumnCloseResult;
 use parquet::compression::{create_codec, Codec, CodecOptionsBuilder};
-use parquet::encodings::rle::RleEncoder;
+use parquet::encodings::rle::{RleDecoder, RleEncoder};
 use parquet::file::metadata::{
     ColumnChunkMetaData, ColumnIndexBuilder, LevelHistogram, OffsetIndexBuilder, PageEncodingStats,
 };
@@ -53,8 +55,8 @@ use parquet::schema::types::ColumnDescPtr;
 
 use sciio_core::{Error, Result};
 
-use crate::categorical::{serialize_pages, EncodedChunk};
 use crate::parquet_error::parquet_err;
+use crate::spliced::{serialize_page, ChunkBytes, EncodedChunk, SerializedPage};
 
 std::thread_local! {
     /// Chunks encoded here by this thread (tests tell this encoder's files from arrow-rs's).
@@ -154,7 +156,7 @@ pub(crate) fn chunk_encoder(
         field,
         descr,
     };
-    Ok(match child.data_type() {
+    match child.data_type() {
         DataType::Float32 => FixedListChunk::<Float32Type>::boxed(settings, arrow),
         DataType::Float64 => FixedListChunk::<Float64Type>::boxed(settings, arrow),
         DataType::Int8 => FixedListChunk::<Int8Type>::boxed(settings, arrow),
@@ -165,12 +167,10 @@ pub(crate) fn chunk_encoder(
         DataType::UInt16 => FixedListChunk::<UInt16Type>::boxed(settings, arrow),
         DataType::UInt32 => FixedListChunk::<UInt32Type>::boxed(settings, arrow),
         DataType::UInt64 => FixedListChunk::<UInt64Type>::boxed(settings, arrow),
-        other => {
-            return Err(Error::unsupported(format!(
-                "internal: fixed-size lists of {other} are left to arrow-rs"
-            )))
-        }
-    })
+        other => Err(Error::unsupported(format!(
+            "internal: fixed-size lists of {other} are left to arrow-rs"
+        ))),
+    }
 }
 
 /// What a chunk is written with.
@@ -200,6 +200,8 @@ trait Child: ArrowPrimitiveType {
     const NATIVE_BYTES: bool;
     fn physical(v: Self::Native) -> Self::Physical;
     fn plain(v: Self::Physical, out: &mut Vec<u8>);
+    /// The value of its PLAIN bytes (`WIDTH` of them).
+    fn from_plain(bytes: &[u8]) -> Self::Native;
     /// Zero written as -0.0 (`negative`) or +0.0 for floats, as arrow-rs and the spec do.
     fn signed_zero(v: Self::Physical, _negative: bool) -> Self::Physical {
         v
@@ -222,6 +224,12 @@ macro_rules! int_child {
             }
             fn plain(v: $phys, out: &mut Vec<u8>) {
                 out.extend_from_slice(&v.to_le_bytes());
+            }
+            fn from_plain(bytes: &[u8]) -> Self::Native {
+                let mut le = [0; std::mem::size_of::<$phys>()];
+                le.copy_from_slice(bytes);
+                // narrowing undoes `physical`'s widening (or reinterprets the same bits)
+                <$phys>::from_le_bytes(le) as Self::Native
             }
             fn statistics(s: ValueStatistics<$phys>) -> Statistics {
                 Statistics::$variant(s)
@@ -254,6 +262,12 @@ macro_rules! float_child {
             fn plain(v: $phys, out: &mut Vec<u8>) {
                 out.extend_from_slice(&v.to_le_bytes());
             }
+            fn from_plain(bytes: &[u8]) -> Self::Native {
+                let mut le = [0; std::mem::size_of::<$phys>()];
+                le.copy_from_slice(bytes);
+                // narrowing undoes `physical`'s widening (or reinterprets the same bits)
+                <$phys>::from_le_bytes(le) as Self::Native
+            }
             fn signed_zero(v: $phys, negative: bool) -> $phys {
                 match (v == 0.0, negative) {
                     (true, true) => -0.0,
@@ -274,17 +288,21 @@ macro_rules! float_child {
 float_child!(Float32Type, f32, Float);
 float_child!(Float64Type, f64, Double);
 
-/// One chunk's lists: whole pages of values as they came, or arrow-rs's writer after a null.
+/// One chunk's lists: pages compressed and serialized as they are cut (the values of the open
+/// page the only ones kept), or arrow-rs's writer after a null.
 struct FixedListChunk<T: Child> {
     settings: Settings,
     /// Lists per page: as arrow-rs cuts them ([`lists_per_page`]).
     lists_per_page: usize,
-    /// Full pages of values.
-    pages: Vec<Vec<T::Native>>,
-    /// The page being filled.
+    /// The data pages cut so far, as they go into the file.
+    pages: Vec<SerializedPage>,
+    /// The values of the page being filled.
     open: Vec<T::Native>,
     /// The dictionary while it is tried or was used.
     dictionary: Option<Dictionary<T>>,
+    codec: Option<Box<dyn Codec>>,
+    levels: Levels,
+    index: PageIndex<T>,
     /// arrow-rs's writer for this chunk; it has the chunk once `fallen_back`.
     arrow: Box<ArrowColumnWriter>,
     fallen_back: bool,
@@ -294,7 +312,10 @@ impl<T: Child> FixedListChunk<T>
 where
     T::Native: PartialOrd,
 {
-    fn boxed(settings: Settings, arrow: Box<ArrowColumnWriter>) -> Box<dyn ListChunkEncoder> {
+    fn boxed(
+        settings: Settings,
+        arrow: Box<ArrowColumnWriter>,
+    ) -> Result<Box<dyn ListChunkEncoder>> {
         let list_bytes = settings.n.saturating_mul(T::WIDTH).max(1);
         let lists_per_page = lists_per_page(
             settings.n,
@@ -302,36 +323,44 @@ where
             settings.page_bytes,
             settings.page_rows,
         );
-        Box::new(FixedListChunk::<T> {
+        let codec = create_codec(
+            settings.compression,
+            &CodecOptionsBuilder::default().build(),
+        )
+        .map_err(parquet_err)?;
+        Ok(Box::new(FixedListChunk::<T> {
             lists_per_page,
             pages: Vec::new(),
             open: Vec::new(),
             dictionary: settings
                 .dictionary
                 .map(|limit| Dictionary::new(&settings, limit)),
+            codec,
+            levels: Levels::new(&settings.descr, settings.n),
+            index: PageIndex::new(&settings.descr, settings.statistics, settings.offset_index),
             settings,
             arrow,
             fallen_back: false,
-        })
+        }))
     }
 
     /// Appends the values of lists with no null, cutting pages of whole lists; while a
     /// dictionary is tried, in batches of lists as arrow-rs takes them, the dictionary's size
     /// checked after each (its page ends where it outgrows its limit).
-    fn keep(&mut self, mut values: &[T::Native]) {
+    fn keep(&mut self, mut values: &[T::Native]) -> Result<()> {
         while !values.is_empty() {
-            let trying = self.dictionary.as_ref().is_some_and(|d| !d.full);
-            let per_page = match (&self.dictionary, trying) {
+            let coding = self.coding();
+            let per_page = match (&self.dictionary, coding) {
                 (Some(d), true) => d.lists_per_page,
                 _ => self.lists_per_page,
             }
             .saturating_mul(self.settings.n);
-            if self.open.capacity() == 0 {
-                self.open.reserve_exact(per_page);
+            if self.open.capacity() < per_page {
+                self.open.reserve_exact(per_page - self.open.len());
             }
             let mut take = (per_page - self.open.len()).min(values.len());
             let mut outgrown = false;
-            if let (Some(d), true) = (self.dictionary.as_mut(), trying) {
+            if let (Some(d), true) = (self.dictionary.as_mut(), coding) {
                 take = take.min(d.batch_values);
                 d.intern(values.get(..take).unwrap_or_default());
                 outgrown = d.outgrown();
@@ -340,30 +369,133 @@ where
             self.open.extend_from_slice(now);
             values = later;
             if self.open.len() == per_page || outgrown {
-                if let (Some(d), true) = (self.dictionary.as_mut(), trying) {
-                    d.seal_page(outgrown);
-                }
-                self.pages.push(std::mem::take(&mut self.open));
+                self.cut_page(outgrown)?;
             }
         }
+        Ok(())
     }
 
-    /// Hands the chunk to arrow-rs: the lists kept so far first.
+    /// Whether the lists coming are dictionary-encoded.
+    fn coding(&self) -> bool {
+        self.dictionary.as_ref().is_some_and(|d| !d.full)
+    }
+
+    /// Encodes, compresses and serializes the open page (dictionary codes while the
+    /// dictionary is tried, else PLAIN values); `last_coded`: the dictionary takes no more.
+    fn cut_page(&mut self, last_coded: bool) -> Result<()> {
+        if self.open.is_empty() {
+            return Ok(());
+        }
+        let n = self.settings.n;
+        let lists = self.open.len() / n;
+        let coding = self.coding();
+        let prefix = self.levels.of(lists)?;
+        let mut raw = Vec::with_capacity(prefix.len() + self.open.len() * T::WIDTH);
+        raw.extend_from_slice(prefix);
+        let encoding = match self.dictionary.as_mut().filter(|_| coding) {
+            Some(d) => {
+                // the codes' width as the dictionary stands now, as arrow-rs writes each page
+                let width = code_bits(d.values.len());
+                let codes = d.take_page(last_coded);
+                raw.push(width);
+                let mut enc =
+                    RleEncoder::new(width, RleEncoder::max_buffer_size(width, codes.len()));
+                for code in codes {
+                    enc.put(u64::from(code));
+                }
+                raw.extend_from_slice(&enc.consume());
+                Encoding::RLE_DICTIONARY
+            }
+            None => {
+                plain_values::<T>(&self.open, &mut raw);
+                Encoding::PLAIN
+            }
+        };
+        let uncompressed = raw.len();
+        let page = CompressedPage::new(
+            Page::DataPage {
+                buf: compress(self.codec.as_mut(), raw)?,
+                num_values: u32::try_from(self.open.len())
+                    .map_err(|_| Error::invalid_input("page of over 2^32 values"))?,
+                encoding,
+                def_level_encoding: Encoding::RLE,
+                rep_level_encoding: Encoding::RLE,
+                statistics: None,
+            },
+            uncompressed,
+        );
+        self.pages.push(serialize_page(page)?);
+        self.index.page(&self.open, lists);
+        self.open.clear();
+        Ok(())
+    }
+
+    /// Hands the chunk to arrow-rs: the lists of the pages cut so far first (decoded back
+    /// from their pages, one page at a time), then the open page's.
     fn fall_back(&mut self) -> Result<()> {
         self.fallen_back = true;
-        let mut pages = std::mem::take(&mut self.pages);
-        pages.push(std::mem::take(&mut self.open));
+        for page in std::mem::take(&mut self.pages) {
+            let values = self.page_values(&page)?;
+            self.write_values(values)?;
+        }
+        let open = std::mem::take(&mut self.open);
+        self.write_values(open)
+    }
+
+    /// The values of a page cut here.
+    fn page_values(&mut self, page: &SerializedPage) -> Result<Vec<T::Native>> {
+        let body = page.body();
+        let raw = match self.codec.as_mut() {
+            None => body.to_vec(),
+            Some(codec) => {
+                let mut raw = Vec::with_capacity(page.raw_body);
+                codec
+                    .decompress(&body, &mut raw, Some(page.raw_body))
+                    .map_err(parquet_err)?;
+                raw
+            }
+        };
+        let count = page.spec.num_values as usize;
+        let skip = self.levels.of(count / self.settings.n)?.len();
+        let data = raw
+            .get(skip..)
+            .ok_or_else(|| Error::format("internal: a page shorter than its levels"))?;
+        if page.encoding != Encoding::RLE_DICTIONARY {
+            return Ok(data.chunks_exact(T::WIDTH).map(T::from_plain).collect());
+        }
+        let (Some(d), Some((&width, codes))) = (self.dictionary.as_ref(), data.split_first())
+        else {
+            return Err(Error::format(
+                "internal: a dictionary page without dictionary",
+            ));
+        };
+        let mut decoder = RleDecoder::new(width);
+        decoder
+            .set_data(Bytes::copy_from_slice(codes))
+            .map_err(parquet_err)?;
+        let mut values = vec![T::Native::default(); count];
+        let got = decoder
+            .get_batch_with_dict(&d.values, &mut values, count)
+            .map_err(parquet_err)?;
+        if got != count {
+            return Err(Error::format("internal: a page's codes cut short"));
+        }
+        Ok(values)
+    }
+
+    /// Writes values of whole lists with arrow-rs's writer.
+    fn write_values(&mut self, values: Vec<T::Native>) -> Result<()> {
+        if values.is_empty() {
+            return Ok(());
+        }
         let n = i32::try_from(self.settings.n)
             .map_err(|_| Error::invalid_input("fixed-size list longer than 2^31"))?;
-        for page in pages.into_iter().filter(|p| !p.is_empty()) {
-            let values = PrimitiveArray::<T>::new(ScalarBuffer::from(page), None)
-                .with_data_type(self.settings.child.data_type().clone());
-            let list =
-                FixedSizeListArray::try_new(self.settings.child.clone(), n, Arc::new(values), None)
-                    .map_err(|e| Error::format(format!("fixed-size list: {e}")))?;
-            self.write_arrow(&(Arc::new(list) as ArrayRef))?;
-        }
-        Ok(())
+        let values = PrimitiveArray::<T>::new(ScalarBuffer::from(values), None)
+            .with_data_type(self.settings.child.data_type().clone());
+        let list =
+            FixedSizeListArray::try_new(self.settings.child.clone(), n, Arc::new(values), None)
+                .map_err(|e| Error::format(format!("fixed-size list: {e}")))?;
+        self.write_arrow(&(Arc::new(list) as ArrayRef))
     }
 
     fn write_arrow(&mut self, array: &ArrayRef) -> Result<()> {
@@ -373,92 +505,43 @@ where
         Ok(())
     }
 
-    /// The pages encoded and serialized as one column chunk (each page's values dropped once
-    /// compressed, so the chunk is not held twice).
-    fn encode(self) -> Result<EncodedChunk> {
-        let FixedListChunk {
-            settings,
-            pages: full,
-            open,
-            mut dictionary,
-            ..
-        } = self;
-        if let Some(d) = dictionary.as_mut() {
-            d.seal_page(false);
+    /// The chunk: the dictionary page (when a page was dictionary-encoded), then the pages.
+    fn encode(mut self) -> Result<EncodedChunk> {
+        self.cut_page(false)?;
+        let dictionary = match self.dictionary.take().filter(|d| d.coded_pages > 0) {
+            Some(d) => Some(self.dictionary_page(&d.values)?),
+            None => None,
+        };
+        let pages = dictionary.into_iter().chain(self.pages);
+        splice(&self.settings, pages, self.index)
+    }
+
+    fn dictionary_page(&mut self, values: &[T::Native]) -> Result<SerializedPage> {
+        let mut raw = Vec::with_capacity(values.len() * T::WIDTH);
+        plain_values::<T>(values, &mut raw);
+        let uncompressed = raw.len();
+        serialize_page(CompressedPage::new(
+            Page::DictionaryPage {
+                buf: compress(self.codec.as_mut(), raw)?,
+                num_values: u32::try_from(values.len())
+                    .map_err(|_| Error::invalid_input("dictionary of over 2^32 values"))?,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
+            },
+            uncompressed,
+        ))
+    }
+}
+
+/// The PLAIN encoding of the values, appended to `out`.
+fn plain_values<T: Child>(values: &[T::Native], out: &mut Vec<u8>) {
+    if T::NATIVE_BYTES && cfg!(target_endian = "little") {
+        // little-endian native values are their PLAIN encoding: one copy
+        out.extend_from_slice(values.to_byte_slice());
+    } else {
+        for &v in values {
+            T::plain(T::physical(v), out);
         }
-        let s = &settings;
-        let descr = &s.descr;
-        let mut codec = create_codec(s.compression, &CodecOptionsBuilder::default().build())
-            .map_err(parquet_err)?;
-        let mut levels = Levels::new(descr, s.n);
-        let mut index = PageIndex::<T>::new(descr, s.statistics, s.offset_index);
-        let mut pages = Vec::with_capacity(full.len() + 2);
-        let mut codes = Vec::new();
-        if let Some(d) = dictionary.filter(|d| !d.pages.is_empty()) {
-            let mut raw = Vec::with_capacity(d.values.len() * T::WIDTH);
-            for &v in &d.values {
-                T::plain(T::physical(v), &mut raw);
-            }
-            let uncompressed = raw.len();
-            pages.push(CompressedPage::new(
-                Page::DictionaryPage {
-                    buf: compress(codec.as_mut(), raw)?,
-                    num_values: u32::try_from(d.values.len())
-                        .map_err(|_| Error::invalid_input("dictionary of over 2^32 values"))?,
-                    encoding: Encoding::PLAIN,
-                    is_sorted: false,
-                },
-                uncompressed,
-            ));
-            let width = code_bits(d.values.len());
-            codes = d.pages.into_iter().map(|c| (width, c)).collect();
-        }
-        let mut codes = codes.into_iter();
-        for values in full.into_iter().chain(std::iter::once(open)) {
-            if values.is_empty() {
-                continue;
-            }
-            let lists = values.len() / s.n;
-            let prefix = levels.of(lists)?;
-            let mut raw = Vec::with_capacity(prefix.len() + values.len() * T::WIDTH);
-            raw.extend_from_slice(prefix);
-            let page_codes = codes.next();
-            let encoding = match &page_codes {
-                Some(_) => Encoding::RLE_DICTIONARY,
-                None => Encoding::PLAIN,
-            };
-            if let Some((width, c)) = page_codes {
-                raw.push(width);
-                let mut enc = RleEncoder::new(width, RleEncoder::max_buffer_size(width, c.len()));
-                for code in c {
-                    enc.put(u64::from(code));
-                }
-                raw.extend_from_slice(&enc.consume());
-            } else if T::NATIVE_BYTES && cfg!(target_endian = "little") {
-                // little-endian native values are their PLAIN encoding: one copy
-                raw.extend_from_slice(values.as_slice().to_byte_slice());
-            } else {
-                for &v in &values {
-                    T::plain(T::physical(v), &mut raw);
-                }
-            }
-            let uncompressed = raw.len();
-            let buf = compress(codec.as_mut(), raw)?;
-            pages.push(CompressedPage::new(
-                Page::DataPage {
-                    buf,
-                    num_values: u32::try_from(values.len())
-                        .map_err(|_| Error::invalid_input("page of over 2^32 values"))?,
-                    encoding,
-                    def_level_encoding: Encoding::RLE,
-                    rep_level_encoding: Encoding::RLE,
-                    statistics: None,
-                },
-                uncompressed,
-            ));
-            index.page(&values, lists);
-        }
-        splice(s, pages, index)
     }
 }
 
@@ -492,8 +575,7 @@ where
                 child.data_type()
             ))
         })?;
-        self.keep(values.values());
-        Ok(())
+        self.keep(values.values())
     }
 
     fn finish(self: Box<Self>) -> Result<ListChunk> {
@@ -566,8 +648,9 @@ struct Dictionary<T: Child> {
     full: bool,
     position: HashMap<u64, u32, std::hash::BuildHasherDefault<WordHasher>>,
     values: Vec<T::Native>,
-    /// Codes of each sealed dictionary-encoded page.
-    pages: Vec<Vec<u32>>,
+    /// Dictionary-encoded pages cut.
+    coded_pages: usize,
+    /// Codes of the open page.
     open: Vec<u32>,
     /// Values interned at a time before checking the dictionary's size (arrow-rs's batch).
     batch_values: usize,
@@ -583,7 +666,7 @@ impl<T: Child> Dictionary<T> {
             full: false,
             position: HashMap::default(),
             values: Vec::new(),
-            pages: Vec::new(),
+            coded_pages: 0,
             open: Vec::new(),
             batch_values: batch.saturating_mul(s.n),
             lists_per_page: lists_per_page(s.n, s.n.saturating_mul(4), s.page_bytes, s.page_rows),
@@ -607,16 +690,15 @@ impl<T: Child> Dictionary<T> {
         self.values.len().saturating_mul(T::WIDTH) > self.limit
     }
 
-    /// Ends the open dictionary-encoded page; `last`: no more values are interned (the
-    /// hash table is dropped).
-    fn seal_page(&mut self, last: bool) {
-        if !self.open.is_empty() {
-            self.pages.push(std::mem::take(&mut self.open));
-        }
+    /// The codes of the open dictionary-encoded page, which ends; `last`: no more values are
+    /// interned (the hash table is dropped).
+    fn take_page(&mut self, last: bool) -> Vec<u32> {
+        self.coded_pages += 1;
         if last {
             self.full = true;
             self.position = HashMap::default();
         }
+        std::mem::take(&mut self.open)
     }
 }
 
@@ -857,7 +939,7 @@ fn physical_min_max<T: Child>(lo: T::Native, hi: T::Native) -> (T::Physical, T::
 /// The pages serialized as one column chunk, with its metadata and page index.
 fn splice<T: Child>(
     s: &Settings,
-    pages: Vec<CompressedPage>,
+    pages: impl Iterator<Item = SerializedPage>,
     mut index: PageIndex<T>,
 ) -> Result<EncodedChunk>
 where
@@ -865,22 +947,23 @@ where
 {
     // (page type, encoding) runs, in order, as arrow-rs counts them
     let mut encoding_stats: Vec<PageEncodingStats> = Vec::new();
-    for p in &pages {
+    let pages = pages.inspect(|p| {
+        let page_type = p.spec.page_type;
         match encoding_stats.last_mut() {
-            Some(last) if last.page_type == p.page_type() && last.encoding == p.encoding() => {
+            Some(last) if last.page_type == page_type && last.encoding == p.encoding => {
                 last.count += 1
             }
             _ => encoding_stats.push(PageEncodingStats {
-                page_type: p.page_type(),
-                encoding: p.encoding(),
+                page_type,
+                encoding: p.encoding,
                 count: 1,
             }),
         }
-    }
+    });
+    let (bytes, specs) = ChunkBytes::of_pages(pages);
     let dictionary = encoding_stats
         .first()
         .is_some_and(|e| e.page_type == PageType::DICTIONARY_PAGE);
-    let (bytes, specs) = serialize_pages(pages)?;
     let as_i64 = |v: u64| i64::try_from(v).map_err(|_| Error::invalid_input("chunk over 2^63"));
     if let Some(o) = index.offset_index.as_mut() {
         for spec in specs

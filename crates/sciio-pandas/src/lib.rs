@@ -52,6 +52,7 @@ mod parquet_error;
 mod parquet_io;
 mod rle_codes;
 mod schema;
+mod spliced;
 
 #[doc(hidden)]
 pub use fixed_list::chunks_encoded_here as fixed_list_chunks_encoded_here;

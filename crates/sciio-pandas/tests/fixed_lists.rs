@@ -480,3 +480,56 @@ print(v.null_count, v[5000].is_valid, v[5001].is_valid)
     );
     assert_eq!(out.trim(), "1 False True");
 }
+
+#[test]
+fn a_null_after_pages_were_cut_hands_them_back_decoded() {
+    // the encoder compresses pages as it cuts them; a null later in the row group makes it
+    // decode those pages back (dictionary codes or PLAIN values, every codec) for arrow-rs
+    let dir = tempdir();
+    let cases = [
+        // dictionary pages, then PLAIN ones once it outgrew its page, then the null
+        (
+            DataType::Float64,
+            Values::Random,
+            true,
+            Compression::Zstd(Some(3)),
+        ),
+        (DataType::Int8, Values::Few, true, Compression::None),
+        (
+            DataType::Int16,
+            Values::Random,
+            true,
+            Compression::Gzip(None),
+        ),
+        (DataType::UInt64, Values::Random, false, Compression::Snappy),
+        (DataType::Int8, Values::Random, false, Compression::Lz4),
+        (
+            DataType::Float32,
+            Values::NanAndZeros,
+            false,
+            Compression::Brotli(Some(1)),
+        ),
+    ];
+    let mut pairs = Vec::new();
+    for (k, (child, values, dictionary, compression)) in cases.iter().enumerate() {
+        let mut case = Case::new(child.clone(), 8, 40_000, *values);
+        match k % 2 {
+            0 => case.null_value = Some(29_000),
+            _ => case.null_list = Some(25_000),
+        }
+        let options = ParquetOptions::new()
+            .row_group_rows(30_000)
+            .data_page_bytes(8192)
+            .dictionary(*dictionary)
+            .compression(*compression);
+        let (a, b, engaged) = both(dir.path(), &format!("late-null{k}"), &case, &options);
+        // the second row group has no null: sciio's
+        assert!(engaged, "{case:?}: sciio's encoder wrote no chunk");
+        pairs.push((a, b));
+    }
+    let checked = check_same(&pairs);
+    assert!(checked[0].dictionary && checked[1].dictionary && checked[2].dictionary);
+    for (c, case) in checked.iter().zip(&cases) {
+        assert_size_near(c, &format!("{case:?}"));
+    }
+}

@@ -726,10 +726,6 @@ mod parquet {
             .iter()
             .filter(|n| earlier_part(n).is_some_and(|i| i >= parts))
             .collect();
-        // Fixed-size list columns of parts by arrow-rs's encoder: sciio's own holds a chunk's
-        // values until the chunk closes, and over many parts the peak RSS grew with the data
-        // (scale_rss: 139 MiB at 64 MiB, 213 MiB at 512 MiB).
-        let options = &options.clone().fixed_list_encoder(false);
         let (tx, rx) = sync_channel::<RecordBatch>(IN_FLIGHT);
         std::thread::scope(|scope| {
             let writer = scope.spawn(move || -> Result<()> {
