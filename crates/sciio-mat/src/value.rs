@@ -638,6 +638,23 @@ pub struct Opaque {
     pub note: String,
 }
 
+/// What [`MatValue::map_contents`] made of a value.
+pub(crate) enum Contents {
+    /// A cell or struct array, its contents mapped.
+    Mapped(MatValue),
+    /// Any other value, as it was.
+    NotContainer(MatValue),
+}
+
+impl Contents {
+    /// The value, mapped or not.
+    pub(crate) fn value(self) -> MatValue {
+        match self {
+            Contents::Mapped(v) | Contents::NotContainer(v) => v,
+        }
+    }
+}
+
 /// One MATLAB value.
 ///
 /// ```
@@ -669,6 +686,31 @@ pub enum MatValue {
 }
 
 impl MatValue {
+    /// A cell or struct array with `f` applied to each of its cells or field values (the
+    /// walks that resolve or mark objects inside containers); any other value given back
+    /// unchanged, for the caller.
+    pub(crate) fn map_contents(self, mut f: impl FnMut(MatValue) -> MatValue) -> Contents {
+        Contents::Mapped(match self {
+            MatValue::Cell(CellArray { shape, items }) => MatValue::Cell(CellArray {
+                shape,
+                items: items.into_iter().map(f).collect(),
+            }),
+            MatValue::Struct(StructArray {
+                shape,
+                fields,
+                elements,
+            }) => MatValue::Struct(StructArray {
+                shape,
+                fields,
+                elements: elements
+                    .into_iter()
+                    .map(|e| e.into_iter().map(&mut f).collect())
+                    .collect(),
+            }),
+            other => return Contents::NotContainer(other),
+        })
+    }
+
     /// MATLAB's class of the value.
     pub fn class(&self) -> MatClass {
         match self {

@@ -16,8 +16,8 @@ use super::{refs_of, Mat73, Walk, MAX_DEPTH};
 use crate::mcos::{
     defaults_of, dynamic_property, enumeration, object_value, FileWrapper, ObjectRef, PropertyValue,
 };
+use crate::value::MatValue;
 use crate::value::Properties;
-use crate::value::{CellArray, MatValue, StructArray};
 
 impl Mat73 {
     fn subsystem_cached(&self) -> Option<Arc<Subsystem>> {
@@ -161,25 +161,7 @@ impl Walk<'_> {
                 }
             };
         }
-        match value {
-            MatValue::Cell(CellArray { shape, items }) => MatValue::Cell(CellArray {
-                shape,
-                items: items.into_iter().map(|v| self.resolve_nested(v)).collect(),
-            }),
-            MatValue::Struct(StructArray {
-                shape,
-                fields,
-                elements,
-            }) => MatValue::Struct(StructArray {
-                shape,
-                fields,
-                elements: elements
-                    .into_iter()
-                    .map(|e| e.into_iter().map(|v| self.resolve_nested(v)).collect())
-                    .collect(),
-            }),
-            other => other,
-        }
+        value.map_contents(|v| self.resolve_nested(v)).value()
     }
 
     /// An enumeration instance stored as a struct (a variable of an enumeration class, or a

@@ -22,7 +22,7 @@ use crate::mcos::{
 use crate::object_values::transposed_column;
 use crate::value::opaque;
 use crate::value::Properties;
-use crate::value::{CellArray, MatValue, Opaque, StructArray};
+use crate::value::{Contents, MatValue, Opaque};
 
 /// Deepest nesting of objects followed.
 const MAX_DEPTH: usize = 64;
@@ -168,23 +168,7 @@ fn mark_failed(v: MatValue, why: &str) -> MatValue {
             o.note = format!("MATLAB object not decoded: {why}");
             MatValue::Opaque(o)
         }
-        MatValue::Cell(CellArray { shape, items }) => MatValue::Cell(CellArray {
-            shape,
-            items: items.into_iter().map(|x| mark_failed(x, why)).collect(),
-        }),
-        MatValue::Struct(StructArray {
-            shape,
-            fields,
-            elements,
-        }) => MatValue::Struct(StructArray {
-            shape,
-            fields,
-            elements: elements
-                .into_iter()
-                .map(|e| e.into_iter().map(|x| mark_failed(x, why)).collect())
-                .collect(),
-        }),
-        other => other,
+        other => other.map_contents(|x| mark_failed(x, why)).value(),
     }
 }
 
@@ -227,23 +211,7 @@ impl Resolver<'_> {
                     Err(e) => opaque(&class, *payload, e.message().to_string()),
                 }
             }
-            MatValue::Cell(CellArray { shape, items }) => MatValue::Cell(CellArray {
-                shape,
-                items: items.into_iter().map(|x| self.top(x)).collect(),
-            }),
-            MatValue::Struct(StructArray {
-                shape,
-                fields,
-                elements,
-            }) => MatValue::Struct(StructArray {
-                shape,
-                fields,
-                elements: elements
-                    .into_iter()
-                    .map(|e| e.into_iter().map(|x| self.top(x)).collect())
-                    .collect(),
-            }),
-            other => other,
+            other => other.map_contents(|x| self.top(x)).value(),
         }
     }
 
@@ -368,24 +336,9 @@ impl Resolver<'_> {
                 }
             };
         }
-        match value {
-            MatValue::Cell(CellArray { shape, items }) => MatValue::Cell(CellArray {
-                shape,
-                items: items.into_iter().map(|v| self.nested(v)).collect(),
-            }),
-            MatValue::Struct(StructArray {
-                shape,
-                fields,
-                elements,
-            }) => MatValue::Struct(StructArray {
-                shape,
-                fields,
-                elements: elements
-                    .into_iter()
-                    .map(|e| e.into_iter().map(|v| self.nested(v)).collect())
-                    .collect(),
-            }),
-            other => self.top(other),
+        match value.map_contents(|v| self.nested(v)) {
+            Contents::Mapped(v) => v,
+            Contents::NotContainer(other) => self.top(other),
         }
     }
 }
