@@ -100,19 +100,7 @@ pub(crate) fn writes(data_type: &DataType, descr: &ColumnDescPtr) -> bool {
 }
 
 fn supported_child(dt: &DataType) -> bool {
-    matches!(
-        dt,
-        DataType::Float32
-            | DataType::Float64
-            | DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-            | DataType::UInt64
-    )
+    dt.is_integer() || matches!(dt, DataType::Float32 | DataType::Float64)
 }
 
 fn expected_physical(dt: &DataType) -> parquet::basic::Type {

@@ -196,19 +196,11 @@ pub fn array_to_masked_ndarray(
         }
     }
     let rows = a.len();
-    let maskable = matches!(
-        a.data_type(),
-        DataType::Boolean
-            | DataType::Int8
-            | DataType::Int16
-            | DataType::Int32
-            | DataType::Int64
-            | DataType::UInt8
-            | DataType::UInt16
-            | DataType::UInt32
-            | DataType::UInt64
-            | DataType::FixedSizeBinary(_)
-    );
+    let maskable = a.data_type().is_integer()
+        || matches!(
+            a.data_type(),
+            DataType::Boolean | DataType::FixedSizeBinary(_)
+        );
     if !maskable || a.null_count() == 0 {
         return Ok((array_to_ndarray(a, limits)?, None));
     }

@@ -292,17 +292,7 @@ pub fn arrow_type_text(dt: &DataType) -> String {
 pub fn numpy_type_of(dt: &DataType) -> String {
     match dt {
         DataType::Boolean => "bool".into(),
-        DataType::Int8
-        | DataType::Int16
-        | DataType::Int32
-        | DataType::Int64
-        | DataType::UInt8
-        | DataType::UInt16
-        | DataType::UInt32
-        | DataType::UInt64
-        | DataType::Float16
-        | DataType::Float32
-        | DataType::Float64 => pandas_type_of(dt).as_str().to_string(),
+        dt if dt.is_integer() || dt.is_floating() => pandas_type_of(dt).as_str().to_string(),
         DataType::Timestamp(u, _) => format!("datetime64[{}]", unit_str(u)),
         DataType::Duration(u) => format!("timedelta64[{}]", unit_str(u)),
         DataType::Dictionary(k, _) => pandas_type_of(k).as_str().to_string(),
