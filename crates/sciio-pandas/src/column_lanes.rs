@@ -11,9 +11,13 @@
 //!
 //! A piece that fails to encode makes the lane failed: its later pieces are skipped and the
 //! close reports the error.
+//!
+//! The lanes of a writer share a [`Backlog`]: the bytes queued and not encoded yet. When the
+//! batches come faster than the threads encode them, the writer waits for the backlog to
+//! shrink instead of queueing the rest of the row group (and the next ones) in memory.
 
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard, TryLockError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, TryLockError};
 
 use arrow_array::ArrayRef;
 use parquet::arrow::arrow_writer::{ArrowColumnChunk, ArrowColumnWriter, ArrowLeafColumn};
@@ -51,11 +55,70 @@ pub(crate) enum Chunk {
     Spliced(EncodedChunk),
 }
 
+/// Bytes of the pieces queued in a writer's lanes and not encoded yet.
+#[derive(Default)]
+pub(crate) struct Backlog {
+    state: Mutex<BacklogState>,
+    shrunk: Condvar,
+}
+
+#[derive(Default)]
+struct BacklogState {
+    bytes: usize,
+    /// An encoder panicked: its lane's pieces may never be drained, so nobody waits (the
+    /// panic is reported when the row group closes).
+    broken: bool,
+}
+
+impl Backlog {
+    fn add(&self, n: usize) {
+        if let Ok(mut state) = self.state.lock() {
+            state.bytes += n;
+        }
+    }
+
+    fn done(&self, n: usize, panicked: bool) {
+        if let Ok(mut state) = self.state.lock() {
+            state.bytes = state.bytes.saturating_sub(n);
+            state.broken |= panicked;
+        }
+        self.shrunk.notify_all();
+    }
+
+    /// Waits until at most `limit` bytes are queued (the encoders drain the queues on their
+    /// own threads: each queued piece had a feed job submitted after it).
+    pub(crate) fn wait_below(&self, limit: usize) -> Result<()> {
+        let failed = || Error::invalid_input("internal: a Parquet encoding thread failed");
+        let state = self.state.lock().map_err(|_| failed())?;
+        let state = self
+            .shrunk
+            .wait_while(state, |s| s.bytes > limit && !s.broken)
+            .map_err(|_| failed())?;
+        drop(state);
+        Ok(())
+    }
+}
+
+/// Marks a piece's bytes done when dropped: after it is encoded, or while a panic in its
+/// encoder unwinds (the backlog is then broken, so the writer does not wait for it).
+struct Encoding<'a> {
+    backlog: &'a Backlog,
+    bytes: usize,
+}
+
+impl Drop for Encoding<'_> {
+    fn drop(&mut self) {
+        self.backlog.done(self.bytes, std::thread::panicking());
+    }
+}
+
 /// One leaf column of the open row group.
 pub(crate) struct Lane {
     /// The leaf column's path, for errors.
     column: String,
-    queue: Mutex<VecDeque<Piece>>,
+    /// The pieces not encoded yet, with their bytes.
+    queue: Mutex<VecDeque<(Piece, usize)>>,
+    backlog: Arc<Backlog>,
     /// The encoder; `None` once closed. The first error is kept in its place.
     encoder: Mutex<Option<Result<ColumnEncoder>>>,
 }
@@ -69,24 +132,26 @@ pub(crate) enum LaneJob {
 }
 
 impl Lane {
-    pub(crate) fn new(column: String, encoder: ColumnEncoder) -> Arc<Self> {
+    pub(crate) fn new(column: String, encoder: ColumnEncoder, backlog: Arc<Backlog>) -> Arc<Self> {
         Arc::new(Lane {
             column,
             queue: Mutex::new(VecDeque::new()),
+            backlog,
             encoder: Mutex::new(Some(Ok(encoder))),
         })
     }
 
-    /// Queues a piece (encoded by the next feed or close of this lane).
-    pub(crate) fn queue(&self, piece: Piece) -> Result<()> {
+    /// Queues a piece of `bytes` bytes (encoded by the next feed or close of this lane).
+    pub(crate) fn queue(&self, piece: Piece, bytes: usize) -> Result<()> {
         self.queue
             .lock()
             .map_err(|_| poisoned(&self.column))?
-            .push_back(piece);
+            .push_back((piece, bytes));
+        self.backlog.add(bytes);
         Ok(())
     }
 
-    fn next_piece(&self) -> Result<Option<Piece>> {
+    fn next_piece(&self) -> Result<Option<(Piece, usize)>> {
         Ok(self
             .queue
             .lock()
@@ -101,7 +166,11 @@ impl Lane {
     /// Encodes the queued pieces in order with the held encoder; a failure takes the
     /// encoder's place.
     fn drain(&self, encoder: &mut MutexGuard<'_, Option<Result<ColumnEncoder>>>) -> Result<()> {
-        while let Some(piece) = self.next_piece()? {
+        while let Some((piece, bytes)) = self.next_piece()? {
+            let _done = Encoding {
+                backlog: &self.backlog,
+                bytes,
+            };
             if let Some(Ok(e)) = encoder.as_mut() {
                 if let Err(err) = encode(e, piece) {
                     **encoder = Some(Err(err.with_node(self.column.clone())));
@@ -175,5 +244,48 @@ pub(crate) fn run(job: LaneJob) -> Result<Option<Chunk>> {
     match job {
         LaneJob::Feed(lane) => lane.feed().map(|()| None),
         LaneJob::Close(lane) => lane.close().map(Some),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_writer_waits_until_the_encoders_catch_up() {
+        let backlog = Arc::new(Backlog::default());
+        backlog.add(100);
+        let encoder = {
+            let backlog = Arc::clone(&backlog);
+            std::thread::spawn(move || {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+                backlog.done(60, false);
+            })
+        };
+        let started = std::time::Instant::now();
+        backlog.wait_below(40).unwrap();
+        assert!(started.elapsed() >= std::time::Duration::from_millis(40));
+        assert_eq!(backlog.state.lock().unwrap().bytes, 40);
+        encoder.join().unwrap();
+    }
+
+    #[test]
+    fn a_panicking_encoder_does_not_leave_the_writer_waiting() {
+        let backlog = Arc::new(Backlog::default());
+        backlog.add(100);
+        let encoder = {
+            let backlog = Arc::clone(&backlog);
+            std::thread::spawn(move || {
+                let _done = Encoding {
+                    backlog: &backlog,
+                    bytes: 10,
+                };
+                panic!("an encoder failed");
+            })
+        };
+        assert!(encoder.join().is_err());
+        // 90 bytes are still queued, yet the wait returns
+        backlog.wait_below(0).unwrap();
+        assert!(backlog.state.lock().unwrap().broken);
     }
 }

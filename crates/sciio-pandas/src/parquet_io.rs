@@ -27,7 +27,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnPath;
 
 use crate::categorical::{self, DictionaryChunk};
-use crate::column_lanes::{self, Chunk, ColumnEncoder, Lane, LaneJob, Piece};
+use crate::column_lanes::{self, Backlog, Chunk, ColumnEncoder, Lane, LaneJob, Piece};
 use crate::encode_pool::{EncodePool, Pending};
 use crate::fixed_list;
 use crate::frame::Frame;
@@ -1290,7 +1290,25 @@ struct Encoder<W: Write + Send> {
     pool: Option<EncodePool<LaneJob, Option<Chunk>>>,
     /// Closed row groups queued to the pool, oldest first.
     in_flight: std::collections::VecDeque<Pending<Option<Chunk>>>,
+    /// Bytes queued in the lanes and not encoded yet.
+    backlog: Arc<Backlog>,
 }
+
+/// Bytes a piece of a batch holds for its encoder: a slice's share of its buffers (a
+/// dictionary array's keys: its values are shared by every piece).
+fn piece_bytes(part: &ArrayRef) -> usize {
+    let data = match part.as_any_dictionary_opt() {
+        Some(d) => d.keys().to_data(),
+        None => part.to_data(),
+    };
+    data.get_slice_memory_size().unwrap_or(0)
+}
+
+/// Bytes of batches queued for the encoding threads before the writer waits for them (or
+/// two batches' bytes if more): the threads always have work, and memory does not hold the
+/// row group's batches as well as the row groups being closed when the batches come faster
+/// than they are encoded.
+const BACKLOG_BYTES: usize = 16 << 20;
 
 /// How a field's column chunks are encoded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1421,6 +1439,7 @@ impl<W: Write + Send> ParquetWriter<W> {
                 n => Some(EncodePool::new(n, column_lanes::run)?),
             },
             in_flight: std::collections::VecDeque::new(),
+            backlog: Arc::default(),
         });
         Ok(())
     }
@@ -1552,7 +1571,11 @@ impl<W: Write + Send> Encoder<W> {
                     DictionaryChunk::strings(column.clone(), c, b, self.statistics),
                 )),
             };
-            lanes.push(Lane::new(column.path().string(), encoder));
+            lanes.push(Lane::new(
+                column.path().string(),
+                encoder,
+                Arc::clone(&self.backlog),
+            ));
         }
         self.lanes = lanes;
         Ok(())
@@ -1570,16 +1593,21 @@ impl<W: Write + Send> Encoder<W> {
                 .next()
                 .ok_or_else(|| Error::format("more leaf columns than the schema has"))
         };
+        let mut fed = 0;
         for ((field, column), kind) in self.arrow.fields().iter().zip(columns).zip(&self.kinds) {
             let part = column.slice(offset, rows);
+            let bytes = piece_bytes(&part);
+            fed += bytes;
             match kind {
                 FieldKind::Arrow => {
-                    for leaf in compute_leaves(field, &part).map_err(parquet_err)? {
-                        next_lane()?.queue(Piece::Leaf(leaf))?;
+                    let leaves = compute_leaves(field, &part).map_err(parquet_err)?;
+                    let share = bytes / leaves.len().max(1);
+                    for leaf in leaves {
+                        next_lane()?.queue(Piece::Leaf(leaf), share)?;
                     }
                 }
                 FieldKind::Categorical | FieldKind::DictionaryStrings | FieldKind::FixedList => {
-                    next_lane()?.queue(Piece::Array(part))?;
+                    next_lane()?.queue(Piece::Array(part), bytes)?;
                 }
             }
         }
@@ -1600,7 +1628,9 @@ impl<W: Write + Send> Encoder<W> {
                 }
             }
         }
-        Ok(())
+        // two batches' worth at least, so the next batch is prepared while this one encodes
+        self.backlog
+            .wait_below(BACKLOG_BYTES.max(fed.saturating_mul(2)))
     }
 
     /// Closes the open row group: written here with one thread, else its chunks are closed
