@@ -86,7 +86,7 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
     let (files, planned, left_out) = plan_values(job.sources, dst, options)?;
     job.plan.extend(left_out);
     job.plan.ready()?;
-    let progress = &mut *job.progress;
+    let (progress, plan) = (&mut *job.progress, &mut job.plan);
     let mut out = MatOut::create(dst, options.compress.as_ref(), options.mat_version)?;
     let mut names = Vec::new();
     let mut bytes = 0u64;
@@ -110,14 +110,26 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
                     progress(base + d, base + d)
                 })
                 .map_err(|e| e.with_file(dst))?;
-                match streamed {
-                    Some(n) => {
+                let whole = match streamed {
+                    Streamed::Written(n) => {
                         bytes += n;
                         names.push(name);
                         continue;
                     }
                     // Not a plain native-order array after all: read whole, as before.
-                    None => files[file].read(&var)?,
+                    Streamed::Declined => files[file].read(&var),
+                    Streamed::Unreadable(e) => Err(e),
+                };
+                match whole {
+                    Ok(value) => value,
+                    Err(e) if crate::mat::whole_file(&e) => return Err(e),
+                    // Found unreadable before any of it was written: left out, as planning
+                    // leaves out what it finds unreadable (`--strict` refuses).
+                    Err(e) => {
+                        plan.extend([unreadable(&files[file], &var, &e)]);
+                        plan.ready()?;
+                        continue;
+                    }
                 }
             }
         };
@@ -177,17 +189,28 @@ struct Large<'a> {
     dims: &'a [usize],
 }
 
+/// What [`write_large`] did with a large variable.
+enum Streamed {
+    /// Written, this many bytes of data.
+    Written(u64),
+    /// Nothing written: not stored as a plain array it streams; the caller reads it whole.
+    Declined,
+    /// Nothing written: its stream failed before its first bytes.
+    Unreadable(Error),
+}
+
 /// Copies `large` into `out` as `name` without holding it: its stored column-major bytes
 /// ([`MatFile::copy_plain_data`], on a thread of its own) are handed over block by block to
-/// [`MatOut::write_pieces`], which asks for them in the same order. `Some(bytes)` once
-/// written; `None`, having written nothing, when the variable is not stored as a plain
-/// native-order array (big-endian, say): the caller reads it whole.
+/// [`MatOut::write_pieces`], which asks for them in the same order. Nothing is written
+/// before the stream's first bytes have come ([`Streamed`]); a stream failing after that is
+/// an error naming the source file, the variable and why (the destination, written into a
+/// temporary file, is then removed by the caller's error).
 fn write_large(
     out: &mut MatOut,
     name: &str,
     large: &Large<'_>,
     progress: &mut dyn FnMut(u64),
-) -> Result<Option<u64>> {
+) -> Result<Streamed> {
     let dtype = DType::scalar(large.kind);
     let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
     std::thread::scope(|scope| {
@@ -202,11 +225,15 @@ fn write_large(
                 let _ = tx.send(Err(e));
             }
         });
+        // Owned here: dropped when this returns (a write failed, say), so that the reading
+        // thread's next hand-over fails and it ends rather than wait for ever.
+        let rx = rx;
         // Nothing sent before the thread ended: `copy_plain_data` declined the variable.
-        let Ok(first) = rx.recv() else {
-            return Ok(None);
+        let mut pending = match rx.recv() {
+            Ok(Ok(first)) => first,
+            Ok(Err(e)) => return Ok(Streamed::Unreadable(e)),
+            Err(_) => return Ok(Streamed::Declined),
         };
-        let mut pending = first?;
         let mut used = 0usize;
         let mut next = 0u64;
         let mut fill = |first: u64, buf: &mut [u8]| -> Result<()> {
@@ -232,7 +259,20 @@ fn write_large(
             Ok(())
         };
         out.write_pieces(name, large.kind, large.dims.to_vec(), &mut fill)?;
-        Ok(Some(next * large.kind.itemsize() as u64))
+        // The stream's end (a v7 stream's checksum, say) may still fail after its last
+        // bytes were taken: wait for the reading thread's word.
+        loop {
+            match rx.recv() {
+                Err(_) => return Ok(Streamed::Written(next * large.kind.itemsize() as u64)),
+                Ok(Err(e)) => return Err(e),
+                Ok(Ok(more)) if more.is_empty() => continue,
+                Ok(Ok(_)) => {
+                    return Err(Error::format("the variable's data runs past its size")
+                        .with_file(large.file.path())
+                        .with_node(format!("/{}", large.var)))
+                }
+            }
+        }
     })
 }
 
@@ -289,9 +329,14 @@ fn plan_values(
             }
             let value = match value {
                 // Only top-level variables are written piece by piece: read a nested one.
-                Planned::Large { var, .. } if name.contains('/') => {
-                    Planned::Value(file.read(&var)?)
-                }
+                Planned::Large { var, .. } if name.contains('/') => match file.read(&var) {
+                    Ok(value) => Planned::Value(value),
+                    Err(e) if crate::mat::whole_file(&e) => return Err(e),
+                    Err(e) => {
+                        left_out.push(unreadable(&file, &var, &e));
+                        continue;
+                    }
+                },
                 Planned::Large { .. } => value,
                 Planned::Value(value) => match plain_value(value, &src_path, &mut left_out) {
                     Some(value) => Planned::Value(value),
@@ -375,6 +420,19 @@ fn drop_absent_fields(value: MatValue, path: &str, left_out: &mut Vec<LeftOut>) 
     }
 }
 
+/// Variable `name` of `file`, which cannot be read (`e`), left out with the reason.
+fn unreadable(file: &MatFile, name: &str, e: &Error) -> LeftOut {
+    let what = match file.info(name) {
+        Ok(info) => format!("a {} variable", info.class.name()),
+        Err(_) => "a variable".to_string(),
+    };
+    LeftOut::node(
+        format!("/{name}"),
+        what,
+        format!("cannot be read: {}", e.message()),
+    )
+}
+
 /// Every variable (`node` = `None`; one that cannot be read is left out with the reason;
 /// a large real numeric one is not read but noted as [`Planned::Large`] of `files[index]`),
 /// or the value at `node`, with its name.
@@ -391,30 +449,26 @@ fn selected_values(
         for name in file.names()? {
             let large = file.info(&name).ok().and_then(|info| {
                 let kind = large(&info)?;
-                Some(Planned::Large {
-                    file: index,
-                    var: name.clone(),
-                    kind,
-                    dims: info.shape,
-                })
+                Some((kind, info.shape))
             });
-            if let Some(large) = large {
-                values.push((name, large));
-                continue;
-            }
-            match file.read(&name) {
-                Ok(value) => values.push((name, Planned::Value(value))),
+            // A large one is not read now: the cheap checks of its headers (and, v7.3, of its
+            // first and last chunks) tell whether it can be, as reading it all would.
+            let planned = match large {
+                Some((kind, dims)) => file
+                    .check_plain_data(&name, &DType::scalar(kind), &dims)
+                    .map(|_| Planned::Large {
+                        file: index,
+                        var: name.clone(),
+                        kind,
+                        dims,
+                    }),
+                None => file.read(&name).map(Planned::Value),
+            };
+            match planned {
+                Ok(planned) => values.push((name, planned)),
                 Err(e) if crate::mat::whole_file(&e) => return Err(e),
                 Err(e) => {
-                    let what = match file.info(&name) {
-                        Ok(info) => format!("a {} variable", info.class.name()),
-                        Err(_) => "a variable".to_string(),
-                    };
-                    left_out.push(LeftOut::node(
-                        format!("/{name}"),
-                        what,
-                        format!("cannot be read: {}", e.message()),
-                    ));
+                    left_out.push(unreadable(file, &name, &e));
                     first_error.get_or_insert(e);
                 }
             }

@@ -107,47 +107,81 @@ fn finish(
 }
 
 impl Mat5File {
-    /// The headers of a plain variable's compressed element `data`, or `None` when it is not
-    /// one (or anything about it is unexpected: the general decoder then reports it).
-    fn plain_start(&self, data: &[u8], offset: u64) -> Option<PlainStart> {
+    /// The headers of a plain variable's compressed element `data`: `Ok(None)` when it is not
+    /// one (complex, logical, big-endian, stored in another type, headers the general decoder
+    /// reads differently: [`Mat5File::decode`] then reads it and reports what is wrong). An
+    /// error, at the element's `offset`, when the stream's first bytes do not inflate, when its
+    /// real part's length disagrees with its size, or when it is over the limits.
+    fn plain_start(&self, data: &[u8], offset: u64) -> Result<Option<PlainStart>> {
         let mut d = Decompress::new(true);
         let mut head = Vec::with_capacity(4096);
         d.decompress_vec(data, &mut head, FlushDecompress::None)
-            .ok()?;
+            .map_err(|e| {
+                Error::format(format!(
+                    "corrupted zlib stream in an miCOMPRESSED element: {e}"
+                ))
+                .with_offset(offset)
+            })?;
         // The miMATRIX tag, the array header, then the real part's tag.
         let mut c = Cursor::new(&head, offset, false, self.endian);
-        let (ty, size) = (c.u32("").ok()?, c.u32("").ok()? as usize);
-        let h = (Decoder {
+        let (Ok(ty), Ok(size)) = (c.u32(""), c.u32("")) else {
+            return Ok(None);
+        };
+        let decoder = Decoder {
             limits: &self.limits,
-        })
-        .header(&mut c)
-        .ok()??;
-        let kind = class_kind(h.class)?;
+        };
+        let Ok(Some(h)) = decoder.header(&mut c) else {
+            return Ok(None);
+        };
+        let Some(kind) = class_kind(h.class) else {
+            return Ok(None);
+        };
         if ty != MI_MATRIX || h.complex() || h.logical() || self.endian.swap() {
-            return None;
+            return Ok(None);
         }
-        let (data_ty, len) = (c.u32("").ok()?, c.u32("").ok()? as usize);
+        let (Ok(data_ty), Ok(len)) = (c.u32(""), c.u32("")) else {
+            return Ok(None);
+        };
+        let (size, len) = (size as usize, len as usize);
         if data_ty >> 16 != 0 || cursor::storage_kind(data_ty) != Some(kind) {
-            return None;
+            return Ok(None);
         }
-        if h.count().ok()?.checked_mul(kind.itemsize())? != len {
-            return None;
+        let Some(need) = h.count().ok().and_then(|n| n.checked_mul(kind.itemsize())) else {
+            return Ok(None);
+        };
+        let damaged = |why: String| Err(Error::format(why).with_offset(offset));
+        if need != len {
+            return damaged(format!(
+                "its real part holds {len} bytes where its {:?} elements of {} bytes take {need}",
+                h.dims,
+                kind.itemsize()
+            ));
         }
         // The real part ends the element (its padding inside the stream or not).
         let start = c.position();
-        let tail = size.checked_add(8)?.checked_sub(start)?.checked_sub(len)?;
+        let Some(tail) = size
+            .saturating_add(8)
+            .checked_sub(start)
+            .and_then(|t| t.checked_sub(len))
+        else {
+            return damaged(format!(
+                "its real part of {len} bytes runs past the end of its miMATRIX element \
+                 ({size} bytes)"
+            ));
+        };
         if tail > 7 {
-            return None;
+            return Ok(None);
         }
         // The bounds `cursor::inflate` applies to the whole element.
         let total = (size as u64).saturating_add(8);
+        let bounded = |e: Error| e.with_offset(offset);
         self.limits
             .check_alloc(total, "an inflated miCOMPRESSED element")
-            .ok()?;
+            .map_err(bounded)?;
         self.limits
             .check_ratio(data.len() as u64, total, "an miCOMPRESSED element")
-            .ok()?;
-        Some(PlainStart {
+            .map_err(bounded)?;
+        Ok(Some(PlainStart {
             d,
             head,
             start,
@@ -155,7 +189,31 @@ impl Mat5File {
             tail,
             kind,
             dims: h.dims,
-        })
+        }))
+    }
+
+    /// Whether [`Mat5File::copy_plain`] streams variable `name` as `dtype` and `dims`, from its
+    /// headers and the first bytes of its stream ([`Mat5File::plain_start`]: an error when
+    /// these show it damaged); see `MatFile::check_plain_data`.
+    pub(crate) fn check_plain(&self, name: &str, dtype: &DType, dims: &[usize]) -> Result<bool> {
+        let var = self.var(name)?;
+        let Stored::Level5 {
+            start,
+            end,
+            compressed: true,
+        } = var.stored
+        else {
+            return Ok(false);
+        };
+        let data = self.bytes.get(start..end).unwrap_or_default();
+        if data.len() < PLAIN_FROM {
+            return Ok(false);
+        }
+        let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
+        let Some(p) = self.plain_start(data, var.offset).map_err(located)? else {
+            return Ok(false);
+        };
+        Ok(DType::scalar(p.kind) == *dtype && p.dims == dims)
     }
 
     /// A plain compressed variable's array, its data inflated straight into it. `None` for
@@ -163,7 +221,7 @@ impl Mat5File {
     /// [`Mat5File::decode`] then decodes the element the general way, and reports what is
     /// wrong with it.
     pub(super) fn decode_plain(&self, data: &[u8], offset: u64) -> Option<MatValue> {
-        let mut p = self.plain_start(data, offset)?;
+        let mut p = self.plain_start(data, offset).ok().flatten()?;
         let mut array = NdArray::zeroed(DType::scalar(p.kind), &p.dims, Order::F).ok()?;
         let out = array.as_bytes_mut().ok()?;
         let first = p.first();
@@ -209,13 +267,13 @@ impl Mat5File {
             return Ok(false);
         }
         let offset = var.offset;
-        let Some(mut p) = self.plain_start(data, offset) else {
+        let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
+        let Some(mut p) = self.plain_start(data, offset).map_err(located)? else {
             return Ok(false);
         };
         if DType::scalar(p.kind) != *dtype || p.dims != dims {
             return Ok(false);
         }
-        let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
         let corrupt = |why: String| {
             located(
                 Error::format(format!(
