@@ -1915,13 +1915,15 @@ impl MatFile {
     }
 
     /// Streams variable `name`'s data to `out` without holding the array, when it is a large
-    /// variable holding one real numeric array of `dtype` and MATLAB size `dims` stored in the
-    /// machine's byte order (v7.3: complex too, real and imaginary parts interleaved as numpy
-    /// holds them): MATLAB's column-major bytes, what [`MatFile::read`]'s array holds in
-    /// Fortran order. A compressed v7 variable inflates on a second thread while this one
-    /// writes; a v7.3 variable is read a block of its dataset at a time (16 MiB, chunks decoded
-    /// on all cores). `Ok(false)`, with nothing written, for any other variable: read it with
-    /// [`MatFile::read`]. A damaged stream
+    /// variable holding one numeric array of `dtype` (in the machine's byte order) and MATLAB
+    /// size `dims`, real or complex (real and imaginary parts interleaved as numpy holds
+    /// them), stored in either byte order (each number reversed as it passes): MATLAB's
+    /// column-major bytes, what [`MatFile::read`]'s array holds in Fortran order. A compressed
+    /// v7 variable inflates on a second thread while this one writes (a complex one through
+    /// two inflaters over its stream, one at its real part, one at its imaginary part); a v7.3
+    /// variable is read a block of its dataset at a time (16 MiB, chunks decoded on all
+    /// cores). `Ok(false)`, with nothing written, for any other variable (uncompressed
+    /// Level-5 ones included): read it with [`MatFile::read`]. A damaged stream
     /// found after the first bytes were written is an error, with `out` incomplete.
     /// `progress` gets the number of bytes written so far.
     pub fn copy_plain_data(

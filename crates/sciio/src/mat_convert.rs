@@ -163,11 +163,10 @@ enum Planned {
 const LARGE_BYTES: u64 = 16 << 20;
 
 /// The element kind of a top-level variable worth streaming: numeric (not logical or
-/// sparse) and of at least [`LARGE_BYTES`]; complex only when `complex` (into v7.3: the
-/// v5/v7 writer asks for a complex variable's elements twice, real parts then imaginary).
-fn large_kind(info: &VarInfo, complex: bool) -> Option<ScalarKind> {
+/// sparse; complex of a float class) and of at least [`LARGE_BYTES`].
+fn large_kind(info: &VarInfo) -> Option<ScalarKind> {
     let kind = match (info.class.numeric_kind()?, info.complex) {
-        (ScalarKind::Float(n), true) if complex => ScalarKind::Complex(2 * n),
+        (ScalarKind::Float(n), true) => ScalarKind::Complex(2 * n),
         (_, true) => return None,
         (kind, false) => kind,
     };
@@ -211,32 +210,26 @@ fn write_large(
     large: &Large<'_>,
     progress: &mut dyn FnMut(u64),
 ) -> Result<Streamed> {
-    let dtype = DType::scalar(large.kind);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
+    let item = large.kind.itemsize().max(1);
     std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut sink = Handover { tx: &tx };
-            let copied =
-                large
-                    .file
-                    .copy_plain_data(large.var, &dtype, large.dims, &mut sink, &mut |_| {});
-            if let Err(e) = copied {
-                // The receiver may be gone already (the writer failed first): nothing to tell.
-                let _ = tx.send(Err(e));
-            }
-        });
         // Owned here: dropped when this returns (a write failed, say), so that the reading
         // thread's next hand-over fails and it ends rather than wait for ever.
-        let rx = rx;
+        let mut rx = start_pass(scope, large);
         // Nothing sent before the thread ended: `copy_plain_data` declined the variable.
         let mut pending = match rx.recv() {
             Ok(Ok(first)) => first,
             Ok(Err(e)) => return Ok(Streamed::Unreadable(e)),
             Err(_) => return Ok(Streamed::Declined),
         };
-        let mut used = 0usize;
-        let mut next = 0u64;
+        let (mut used, mut next, mut reported) = (0usize, 0u64, 0u64);
         let mut fill = |first: u64, buf: &mut [u8]| -> Result<()> {
+            if first == 0 && next != 0 {
+                // Asked again from the start (a complex variable into MAT v5/v7: its real
+                // parts, then its imaginary ones): the variable streamed once more.
+                end_of_pass(&rx, large)?;
+                rx = start_pass(scope, large);
+                (pending, used, next) = (Vec::new(), 0, 0);
+            }
             if first != next {
                 return Err(Error::format(format!(
                     "elements asked from {first} while the stream is at {next}"
@@ -254,26 +247,55 @@ fn write_large(
                 buf[at..at + n].copy_from_slice(&pending[used..used + n]);
                 (at, used) = (at + n, used + n);
             }
-            next = first + (buf.len() / large.kind.itemsize().max(1)) as u64;
-            progress(next * large.kind.itemsize() as u64);
+            next = first + (buf.len() / item) as u64;
+            // Over a second pass, shown once it goes past the first.
+            reported = reported.max(next * item as u64);
+            progress(reported);
             Ok(())
         };
         out.write_pieces(name, large.kind, large.dims.to_vec(), &mut fill)?;
-        // The stream's end (a v7 stream's checksum, say) may still fail after its last
-        // bytes were taken: wait for the reading thread's word.
-        loop {
-            match rx.recv() {
-                Err(_) => return Ok(Streamed::Written(next * large.kind.itemsize() as u64)),
-                Ok(Err(e)) => return Err(e),
-                Ok(Ok(more)) if more.is_empty() => continue,
-                Ok(Ok(_)) => {
-                    return Err(Error::format("the variable's data runs past its size")
-                        .with_file(large.file.path())
-                        .with_node(format!("/{}", large.var)))
-                }
+        end_of_pass(&rx, large)?;
+        Ok(Streamed::Written(reported))
+    })
+}
+
+/// The receiving end of a thread streaming `large`'s data ([`MatFile::copy_plain_data`]):
+/// its blocks as they come, then its error if it fails (nothing at all when it declines).
+fn start_pass<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    large: &'env Large<'env>,
+) -> std::sync::mpsc::Receiver<Result<Vec<u8>>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
+    scope.spawn(move || {
+        let dtype = DType::scalar(large.kind);
+        let mut sink = Handover { tx: &tx };
+        let copied =
+            large
+                .file
+                .copy_plain_data(large.var, &dtype, large.dims, &mut sink, &mut |_| {});
+        if let Err(e) = copied {
+            // The receiver may be gone already (the writer failed first): nothing to tell.
+            let _ = tx.send(Err(e));
+        }
+    });
+    rx
+}
+
+/// The end of a pass over `large` whose elements were all taken: the stream's end (a v7
+/// stream's checksum, say) may still fail, or hold more than its size.
+fn end_of_pass(rx: &std::sync::mpsc::Receiver<Result<Vec<u8>>>, large: &Large<'_>) -> Result<()> {
+    loop {
+        match rx.recv() {
+            Err(_) => return Ok(()),
+            Ok(Err(e)) => return Err(e),
+            Ok(Ok(more)) if more.is_empty() => continue,
+            Ok(Ok(_)) => {
+                return Err(Error::format("the variable's data runs past its size")
+                    .with_file(large.file.path())
+                    .with_node(format!("/{}", large.var)))
             }
         }
-    })
+    }
 }
 
 /// The writing end of [`write_large`]'s hand-over: each block written is sent as it is.
@@ -309,9 +331,7 @@ fn plan_values(
     let mut left_out = Vec::new();
     for (src, node) in sources {
         let file = MatFile::open_with_limits(src.path(), *src.limits())?;
-        let complex = options.mat_version == crate::options::MatOutVersion::V73;
-        let large = |info: &VarInfo| large_kind(info, complex);
-        for (name, value) in selected_values(&file, files.len(), *node, &large, &mut left_out)? {
+        for (name, value) in selected_values(&file, files.len(), *node, &mut left_out)? {
             let src_path = match node {
                 Some(n) => crate::file::normalise(n),
                 None => format!("/{name}"),
@@ -440,7 +460,6 @@ fn selected_values(
     file: &MatFile,
     index: usize,
     node: Option<&str>,
-    large: &dyn Fn(&VarInfo) -> Option<ScalarKind>,
     left_out: &mut Vec<LeftOut>,
 ) -> Result<Vec<(String, Planned)>> {
     let Some(node) = node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) else {
@@ -448,7 +467,7 @@ fn selected_values(
         let mut first_error = None;
         for name in file.names()? {
             let large = file.info(&name).ok().and_then(|info| {
-                let kind = large(&info)?;
+                let kind = large_kind(&info)?;
                 Some((kind, info.shape))
             });
             // A large one is not read now: the cheap checks of its headers (and, v7.3, of its

@@ -1,12 +1,14 @@
-//! Large compressed variables holding one real numeric array stored in its class's own type
-//! and the machine's byte order (a large double matrix from MATLAB or scipy): their data is
-//! inflated straight into the array ([`Mat5File::decode_plain`]), or streamed to a writer as
-//! it inflates, inflating on a second thread ([`Mat5File::copy_plain`]): no inflated copy of
-//! the whole element, no zero-filled array of its size.
+//! Large compressed variables holding one numeric array stored in its class's own type (a
+//! large double matrix from MATLAB or scipy): real ones in the machine's byte order have
+//! their data inflated straight into the array ([`Mat5File::decode_plain`]); real or complex
+//! ones in either byte order are streamed to a writer as they inflate, inflating on a second
+//! thread ([`Mat5File::copy_plain`]; complex and big-endian ones: [`Mat5File::copy_parts`]):
+//! no inflated copy of the whole element, no zero-filled array of its size.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::sync::mpsc;
 
+use flate2::read::ZlibDecoder;
 use flate2::{Decompress, FlushDecompress, Status};
 use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 
@@ -31,11 +33,39 @@ struct PlainStart {
     len: usize,
     /// The bytes between the data's end and the element's end (padding, at most 7).
     tail: usize,
+    /// The kind of one number of a part (a complex variable's: of its real part).
     kind: ScalarKind,
     dims: Vec<usize>,
+    /// The real part's data type (the imaginary part's must be the same).
+    data_ty: u32,
+    /// An imaginary part follows the real one (`tail` then counts after it).
+    complex: bool,
+    /// Numbers stored in the other byte order (a big-endian file).
+    swap: bool,
 }
 
 impl PlainStart {
+    /// The kind of the elements the stream gives (complex: numpy's real/imaginary pairs).
+    fn out_kind(&self) -> ScalarKind {
+        match (self.complex, self.kind) {
+            (true, ScalarKind::Float(n)) => ScalarKind::Complex(2 * n),
+            (_, kind) => kind,
+        }
+    }
+
+    /// Whether [`Mat5File::copy_plain`] streams it as `dtype` and `dims`: of that kind and
+    /// size, and of at least [`PLAIN_FROM`] bytes inflated (whatever its compressed size: a
+    /// stream of few distinct values inflates up to a thousand times its size).
+    fn streams(&self, dtype: &DType, dims: &[usize]) -> bool {
+        DType::scalar(self.out_kind()) == *dtype && self.dims == dims && self.len >= PLAIN_FROM
+    }
+
+    /// Where the imaginary part's tag is in the inflated element: after the real part and
+    /// its padding.
+    fn imag_tag(&self) -> usize {
+        self.start + self.len.div_ceil(8) * 8
+    }
+
     /// The data's first bytes, inflated with the headers.
     fn first(&self) -> &[u8] {
         let first = self.head.get(self.start..).unwrap_or_default();
@@ -136,7 +166,9 @@ impl Mat5File {
         let Some(kind) = class_kind(h.class) else {
             return Ok(None);
         };
-        if ty != MI_MATRIX || h.complex() || h.logical() || self.endian.swap() {
+        // Complex: of a float class (numpy has no complex integers).
+        let complex = h.complex();
+        if ty != MI_MATRIX || h.logical() || (complex && !matches!(kind, ScalarKind::Float(_))) {
             return Ok(None);
         }
         let (Ok(data_ty), Ok(len)) = (c.u32(""), c.u32("")) else {
@@ -157,16 +189,21 @@ impl Mat5File {
                 kind.itemsize()
             ));
         }
-        // The real part ends the element (its padding inside the stream or not).
+        // The real part (or the imaginary part after it, of the same length) ends the element
+        // (its padding inside the stream or not).
         let start = c.position();
+        let parts = match complex {
+            true => len.div_ceil(8) * 8 + 8 + len,
+            false => len,
+        };
         let Some(tail) = size
             .saturating_add(8)
             .checked_sub(start)
-            .and_then(|t| t.checked_sub(len))
+            .and_then(|t| t.checked_sub(parts))
         else {
             return damaged(format!(
-                "its real part of {len} bytes runs past the end of its miMATRIX element \
-                 ({size} bytes)"
+                "its parts of {len} bytes run past the end of its miMATRIX element ({size} \
+                 bytes)"
             ));
         };
         if tail > 7 {
@@ -189,6 +226,9 @@ impl Mat5File {
             tail,
             kind,
             dims: h.dims,
+            data_ty,
+            complex,
+            swap: self.endian.swap(),
         }))
     }
 
@@ -206,14 +246,11 @@ impl Mat5File {
             return Ok(false);
         };
         let data = self.bytes.get(start..end).unwrap_or_default();
-        if data.len() < PLAIN_FROM {
-            return Ok(false);
-        }
         let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
         let Some(p) = self.plain_start(data, var.offset).map_err(located)? else {
             return Ok(false);
         };
-        Ok(DType::scalar(p.kind) == *dtype && p.dims == dims)
+        Ok(p.streams(dtype, dims))
     }
 
     /// A plain compressed variable's array, its data inflated straight into it. `None` for
@@ -222,6 +259,9 @@ impl Mat5File {
     /// wrong with it.
     pub(super) fn decode_plain(&self, data: &[u8], offset: u64) -> Option<MatValue> {
         let mut p = self.plain_start(data, offset).ok().flatten()?;
+        if p.complex || p.swap {
+            return None;
+        }
         let mut array = NdArray::zeroed(DType::scalar(p.kind), &p.dims, Order::F).ok()?;
         let out = array.as_bytes_mut().ok()?;
         let first = p.first();
@@ -263,16 +303,17 @@ impl Mat5File {
             return Ok(false);
         };
         let data = self.bytes.get(start..end).unwrap_or_default();
-        if data.len() < PLAIN_FROM {
-            return Ok(false);
-        }
         let offset = var.offset;
         let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
         let Some(mut p) = self.plain_start(data, offset).map_err(located)? else {
             return Ok(false);
         };
-        if DType::scalar(p.kind) != *dtype || p.dims != dims {
+        if !p.streams(dtype, dims) {
             return Ok(false);
+        }
+        if p.complex || p.swap {
+            self.copy_parts(data, &p, offset, &located, out, progress)?;
+            return Ok(true);
         }
         let corrupt = |why: String| {
             located(
@@ -347,6 +388,153 @@ impl Mat5File {
                 }
             }
             Ok(true)
+        })
+    }
+}
+
+/// Numbers of a part a piece of [`Mat5File::copy_parts`] takes (of each part: a complex
+/// piece is twice this).
+const PART_PIECE: usize = 1 << 17;
+
+/// `n` bytes of `z` passed over.
+fn skip(z: &mut ZlibDecoder<&[u8]>, n: usize) -> std::io::Result<()> {
+    let skipped = std::io::copy(&mut z.by_ref().take(n as u64), &mut std::io::sink())?;
+    match skipped == n as u64 {
+        true => Ok(()),
+        false => Err(std::io::ErrorKind::UnexpectedEof.into()),
+    }
+}
+
+/// A piece of the stream's elements from the bytes of `real` (and `imag`) parts: numbers of
+/// `item` bytes reversed when `swap`, a real number followed by its imaginary one.
+fn interleave(real: &[u8], imag: Option<&[u8]>, item: usize, swap: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(real.len() * if imag.is_some() { 2 } else { 1 });
+    match imag {
+        None => out.extend_from_slice(real),
+        Some(imag) => {
+            for (r, i) in real.chunks_exact(item).zip(imag.chunks_exact(item)) {
+                out.extend_from_slice(r);
+                out.extend_from_slice(i);
+            }
+        }
+    }
+    if swap && item > 1 {
+        out.chunks_exact_mut(item).for_each(<[u8]>::reverse);
+    }
+    out
+}
+
+impl Mat5File {
+    /// [`Mat5File::copy_plain`] of a complex or big-endian variable (`p`, element `data` at
+    /// `offset`): its real part and, complex, its imaginary part — read by a second inflater
+    /// over the same stream, which passes over the real part first — a piece at a time, each
+    /// number reversed into the machine's order, real and imaginary numbers interleaved as
+    /// numpy holds them. Inflated on a second thread while this one writes; the end of the
+    /// stream (padding, checksum, nothing after it) checked after the last piece.
+    fn copy_parts(
+        &self,
+        data: &[u8],
+        p: &PlainStart,
+        offset: u64,
+        located: &dyn Fn(Error) -> Error,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let corrupt = |why: String| {
+            located(
+                Error::format(format!(
+                    "corrupted zlib stream in an miCOMPRESSED element: {why}"
+                ))
+                .with_offset(offset),
+            )
+        };
+        let item = p.kind.itemsize().max(1);
+        let (len, tail, swap, endian) = (p.len, p.tail, p.swap, self.endian);
+        let (start, imag_tag, data_ty, complex) = (p.start, p.imag_tag(), p.data_ty, p.complex);
+        std::thread::scope(|scope| -> Result<()> {
+            let (tx, rx) = mpsc::sync_channel::<std::result::Result<Vec<u8>, String>>(2);
+            scope.spawn(move || {
+                let io = |e: std::io::Error| match e.kind() {
+                    std::io::ErrorKind::UnexpectedEof => "the stream ends early".to_string(),
+                    _ => e.to_string(),
+                };
+                let produce = || -> std::result::Result<(), String> {
+                    let mut real = ZlibDecoder::new(data);
+                    skip(&mut real, start).map_err(io)?;
+                    let mut imag = match complex {
+                        false => None,
+                        true => {
+                            let mut z = ZlibDecoder::new(data);
+                            skip(&mut z, imag_tag).map_err(io)?;
+                            let mut tag = [0u8; 8];
+                            z.read_exact(&mut tag).map_err(io)?;
+                            let word = |at: usize| {
+                                let mut w = [0u8; 4];
+                                w.copy_from_slice(&tag[at..at + 4]);
+                                endian.u32(w)
+                            };
+                            if (word(0), word(4) as usize) != (data_ty, len) {
+                                return Err(format!(
+                                    "the imaginary part's tag (type {}, {} bytes) is not the \
+                                     real part's (type {data_ty}, {len} bytes)",
+                                    word(0),
+                                    word(4)
+                                ));
+                            }
+                            Some(z)
+                        }
+                    };
+                    let (mut left, mut r, mut i) = (len, Vec::new(), Vec::new());
+                    while left > 0 {
+                        let n = (PART_PIECE * item).min(left);
+                        r.resize(n, 0);
+                        real.read_exact(&mut r).map_err(io)?;
+                        if let Some(z) = imag.as_mut() {
+                            i.resize(n, 0);
+                            z.read_exact(&mut i).map_err(io)?;
+                        }
+                        let piece = interleave(&r, imag.as_ref().map(|_| &i[..]), item, swap);
+                        if tx.send(Ok(piece)).is_err() {
+                            // The writer stopped (its error is the one reported).
+                            return Ok(());
+                        }
+                        left -= n;
+                    }
+                    // The padding, the end of the stream (its checksum checked), nothing after.
+                    let last = imag.as_mut().unwrap_or(&mut real);
+                    let mut rest = Vec::new();
+                    last.by_ref().take(16).read_to_end(&mut rest).map_err(io)?;
+                    if rest.len() != tail {
+                        return Err(format!(
+                            "{} bytes after the data, the element announces {tail}",
+                            rest.len()
+                        ));
+                    }
+                    if last.total_in() != data.len() as u64 {
+                        return Err(format!(
+                            "{} bytes after the end of the stream",
+                            (data.len() as u64).saturating_sub(last.total_in())
+                        ));
+                    }
+                    Ok(())
+                };
+                if let Err(why) = produce() {
+                    let _ = tx.send(Err(why));
+                }
+            });
+            let mut done = 0u64;
+            for piece in rx {
+                let piece = piece.map_err(corrupt)?;
+                out.write_all(&piece)
+                    .map_err(|e| located(Error::io("cannot write", e)))?;
+                done += piece.len() as u64;
+                progress(done);
+            }
+            let want = len as u64 * if complex { 2 } else { 1 };
+            match done == want {
+                true => Ok(()),
+                false => Err(corrupt(format!("{done} of {want} bytes inflated"))),
+            }
         })
     }
 }
