@@ -378,7 +378,7 @@ print("same")
 "#;
 
 #[test]
-fn complex_and_big_endian_v7_variables_go_into_npy_as_numpy_saves_them() {
+fn complex_and_big_endian_v7_variables_go_into_npy_and_h5_as_numpy_saves_them() {
     let dir = tempdir();
     let (le, be) = (dir.path().join("le.mat"), dir.path().join("be.mat"));
     run_python(V7_COMPLEX_SOURCE, &[le.to_str().unwrap()]);
@@ -403,5 +403,26 @@ fn complex_and_big_endian_v7_variables_go_into_npy_as_numpy_saves_them() {
             let same = run_python(NPY_OF_SCIPY_VALUE, &args);
             assert_eq!(same.trim(), "same", "{src:?} {var}");
         }
+        // Into .h5: the rows gathered from the streamed column-major bytes.
+        let h5 = dir.path().join("out.h5");
+        convert(
+            &mut file,
+            None,
+            &h5,
+            &ConvertOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let same = run_python(
+            "import sys, numpy as np, scipy.io, h5py\n\
+             a = scipy.io.loadmat(sys.argv[1])\n\
+             with h5py.File(sys.argv[2], 'r') as f:\n\
+             \x20   for k in ('z', 'zs', 'x', 'w'):\n\
+             \x20       assert np.array_equal(f[k][()], a[k]) and f[k].dtype == a[k].dtype.newbyteorder('='), k\n\
+             print('same')",
+            &[src.to_str().unwrap(), h5.to_str().unwrap()],
+        );
+        assert_eq!(same.trim(), "same", "{src:?} -> .h5");
+        std::fs::remove_file(&h5).unwrap();
     }
 }
