@@ -1,4 +1,4 @@
-//! `MatFile::copy_plain_data` of Level-5 (v7) variables stored complex or big-endian: the
+//! `MatFile::copy_plain_data` of Level-5 (v7 and v5) variables stored complex or big-endian: the
 //! real and imaginary parts interleaved as numpy holds complex numbers, big-endian numbers
 //! reversed as they pass — the bytes of `scipy.io.loadmat`'s array in Fortran order and the
 //! machine's byte order. Sources: `scipy.io.savemat` (little-endian) and its big-endian copy
@@ -9,7 +9,8 @@ use sciio_mat::MatFile;
 use sciio_testkit::{run_python, run_python_script, tempdir};
 
 /// Variables compressed to over 1 MiB (random numbers), written by scipy.io (argv[1]: the
-/// folder) as `le.mat`; each variable's expected bytes in `<name>.bin`.
+/// folder) as `le.mat` (v7) and `le5.mat` (v5, uncompressed); each variable's expected bytes
+/// in `<name>.bin`.
 const SOURCES: &str = r#"
 import sys, numpy as np, scipy.io
 d = sys.argv[1]
@@ -19,28 +20,32 @@ v = {"z": r.random((600, 400)) - 1j * r.random((600, 400)),
      "x": r.random((500, 400)),
      "w": r.integers(-30000, 30000, (1001, 700)).astype(np.int16)}
 scipy.io.savemat(d + "/le.mat", v, do_compression=True)
+scipy.io.savemat(d + "/le5.mat", v)
 for k, a in scipy.io.loadmat(d + "/le.mat").items():
     if not k.startswith("__"):
         open(f"{d}/{k}.bin", "wb").write(a.astype(a.dtype.newbyteorder("=")).tobytes(order="F"))
 "#;
 
 #[test]
-fn complex_and_big_endian_v7_variables_stream_as_scipy_reads_them() {
+fn complex_and_big_endian_v5_and_v7_variables_stream_as_scipy_reads_them() {
     let dir = tempdir();
     let d = dir.path();
     run_python(SOURCES, &[d.to_str().unwrap()]);
     let (le, be) = (d.join("le.mat"), d.join("be.mat"));
-    run_python_script(
-        "python/mat5_big_endian.py",
-        &[le.to_str().unwrap(), be.to_str().unwrap()],
-    );
+    let (le5, be5) = (d.join("le5.mat"), d.join("be5.mat"));
+    for (src, dst) in [(&le, &be), (&le5, &be5)] {
+        run_python_script(
+            "python/mat5_big_endian.py",
+            &[src.to_str().unwrap(), dst.to_str().unwrap()],
+        );
+    }
     let vars = [
         ("z", ScalarKind::Complex(16), [600, 400]),
         ("zs", ScalarKind::Complex(8), [700, 501]),
         ("x", ScalarKind::Float(8), [500, 400]),
         ("w", ScalarKind::Int(2), [1001, 700]),
     ];
-    for path in [&le, &be] {
+    for path in [&le, &be, &le5, &be5] {
         let file = MatFile::open(path).unwrap();
         for (name, kind, dims) in vars {
             let dtype = DType::scalar(kind);

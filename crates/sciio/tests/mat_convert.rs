@@ -351,17 +351,19 @@ fn big_endian_and_complex_v73_variables_go_into_npy_as_numpy_saves_them() {
     }
 }
 
-/// v7 variables compressed to over 1 MiB (random numbers) as `scipy.io.savemat` writes them
-/// (argv[1]); a big-endian copy is made by `python/mat5_big_endian.py`.
+/// Variables of over 1 MiB (random numbers) as `scipy.io.savemat` writes them, v7 (argv[1])
+/// and v5 (argv[2]); big-endian copies are made by `python/mat5_big_endian.py`.
 const V7_COMPLEX_SOURCE: &str = r#"
 import sys, numpy as np, scipy.io
 r = np.random.default_rng(11)
-scipy.io.savemat(sys.argv[1], {
+v = {
     "z": r.random((700, 300)) - 1j * r.random((700, 300)),
     "zs": (r.random((501, 600)) + 1j * r.random((501, 600))).astype(np.complex64),
     "x": r.random((400, 500)),
     "w": r.integers(-30000, 30000, (900, 800)).astype(np.int16),
-}, do_compression=True)
+}
+scipy.io.savemat(sys.argv[1], v, do_compression=True)
+scipy.io.savemat(sys.argv[2], v)
 "#;
 
 /// The `.npy` (argv[2]) of variable argv[3] of the Level-5 file argv[1] is byte for byte
@@ -378,15 +380,26 @@ print("same")
 "#;
 
 #[test]
-fn complex_and_big_endian_v7_variables_go_into_npy_and_h5_as_numpy_saves_them() {
+fn complex_and_big_endian_v5_v7_variables_go_into_npy_and_h5_as_numpy_saves_them() {
     let dir = tempdir();
-    let (le, be) = (dir.path().join("le.mat"), dir.path().join("be.mat"));
-    run_python(V7_COMPLEX_SOURCE, &[le.to_str().unwrap()]);
-    sciio_testkit::run_python_script(
-        "python/mat5_big_endian.py",
-        &[le.to_str().unwrap(), be.to_str().unwrap()],
+    let d = dir.path();
+    let (le, be, le5, be5) = (
+        d.join("le.mat"),
+        d.join("be.mat"),
+        d.join("le5.mat"),
+        d.join("be5.mat"),
     );
-    for src in [&le, &be] {
+    run_python(
+        V7_COMPLEX_SOURCE,
+        &[le.to_str().unwrap(), le5.to_str().unwrap()],
+    );
+    for (src, dst) in [(&le, &be), (&le5, &be5)] {
+        sciio_testkit::run_python_script(
+            "python/mat5_big_endian.py",
+            &[src.to_str().unwrap(), dst.to_str().unwrap()],
+        );
+    }
+    for src in [&le, &be, &le5, &be5] {
         let mut file = sciio::File::open(src).unwrap();
         for var in ["z", "zs", "x", "w"] {
             let dst = dir.path().join(format!("{var}.npy"));

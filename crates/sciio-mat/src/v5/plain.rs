@@ -22,14 +22,11 @@ use crate::value::MatValue;
 /// stay in the cores' caches between the two threads).
 const PIECE: usize = 1 << 20;
 
-/// The start of a plain variable's stream: its first inflated bytes and where its data is.
-struct PlainStart {
-    d: Decompress,
-    /// What was inflated to read the headers (the data's first bytes included).
-    head: Vec<u8>,
-    /// Where the data starts in `head`.
+/// Where a plain variable's parts are in its `miMATRIX` element, and what they hold.
+struct Layout {
+    /// Where the real part's data starts (in the buffer its header was read from).
     start: usize,
-    /// The data's length in bytes.
+    /// The real part's length in bytes (the imaginary part's too).
     len: usize,
     /// The bytes between the data's end and the element's end (padding, at most 7).
     tail: usize,
@@ -44,7 +41,7 @@ struct PlainStart {
     swap: bool,
 }
 
-impl PlainStart {
+impl Layout {
     /// The kind of the elements the stream gives (complex: numpy's real/imaginary pairs).
     fn out_kind(&self) -> ScalarKind {
         match (self.complex, self.kind) {
@@ -60,16 +57,28 @@ impl PlainStart {
         DType::scalar(self.out_kind()) == *dtype && self.dims == dims && self.len >= PLAIN_FROM
     }
 
-    /// Where the imaginary part's tag is in the inflated element: after the real part and
-    /// its padding.
+    /// Where the imaginary part's tag is: after the real part and its padding.
     fn imag_tag(&self) -> usize {
         self.start + self.len.div_ceil(8) * 8
     }
+}
 
+/// The start of a plain variable's stream: its first inflated bytes and where its data is.
+struct PlainStart {
+    d: Decompress,
+    /// What was inflated to read the headers (the data's first bytes included).
+    head: Vec<u8>,
+    /// Where its parts are in `head`'s coordinates.
+    at: Layout,
+}
+
+impl PlainStart {
     /// The data's first bytes, inflated with the headers.
     fn first(&self) -> &[u8] {
-        let first = self.head.get(self.start..).unwrap_or_default();
-        first.get(..self.len.min(first.len())).unwrap_or_default()
+        let first = self.head.get(self.at.start..).unwrap_or_default();
+        first
+            .get(..self.at.len.min(first.len()))
+            .unwrap_or_default()
     }
 }
 
@@ -157,10 +166,33 @@ impl Mat5File {
         let (Ok(ty), Ok(size)) = (c.u32(""), c.u32("")) else {
             return Ok(None);
         };
+        if ty != MI_MATRIX {
+            return Ok(None);
+        }
+        let size = size as usize;
+        let Some(at) = self.layout(&mut c, size.saturating_add(8), offset)? else {
+            return Ok(None);
+        };
+        // The bounds `cursor::inflate` applies to the whole element.
+        let total = (size as u64).saturating_add(8);
+        let bounded = |e: Error| e.with_offset(offset);
+        self.limits
+            .check_alloc(total, "an inflated miCOMPRESSED element")
+            .map_err(bounded)?;
+        self.limits
+            .check_ratio(data.len() as u64, total, "an miCOMPRESSED element")
+            .map_err(bounded)?;
+        Ok(Some(PlainStart { d, head, at }))
+    }
+
+    /// The layout of a plain variable whose array header `c` is at, its `miMATRIX` element
+    /// ending at `end` (in `c`'s coordinates): `Ok(None)` when it is not one; an error when
+    /// its real part's length disagrees with its size or its parts run past `end`.
+    fn layout(&self, c: &mut Cursor<'_>, end: usize, offset: u64) -> Result<Option<Layout>> {
         let decoder = Decoder {
             limits: &self.limits,
         };
-        let Ok(Some(h)) = decoder.header(&mut c) else {
+        let Ok(Some(h)) = decoder.header(c) else {
             return Ok(None);
         };
         let Some(kind) = class_kind(h.class) else {
@@ -168,13 +200,13 @@ impl Mat5File {
         };
         // Complex: of a float class (numpy has no complex integers).
         let complex = h.complex();
-        if ty != MI_MATRIX || h.logical() || (complex && !matches!(kind, ScalarKind::Float(_))) {
+        if h.logical() || (complex && !matches!(kind, ScalarKind::Float(_))) {
             return Ok(None);
         }
         let (Ok(data_ty), Ok(len)) = (c.u32(""), c.u32("")) else {
             return Ok(None);
         };
-        let (size, len) = (size as usize, len as usize);
+        let len = len as usize;
         if data_ty >> 16 != 0 || cursor::storage_kind(data_ty) != Some(kind) {
             return Ok(None);
         }
@@ -196,31 +228,15 @@ impl Mat5File {
             true => len.div_ceil(8) * 8 + 8 + len,
             false => len,
         };
-        let Some(tail) = size
-            .saturating_add(8)
-            .checked_sub(start)
-            .and_then(|t| t.checked_sub(parts))
-        else {
+        let Some(tail) = end.checked_sub(start).and_then(|t| t.checked_sub(parts)) else {
             return damaged(format!(
-                "its parts of {len} bytes run past the end of its miMATRIX element ({size} \
-                 bytes)"
+                "its parts of {len} bytes run past the end of its miMATRIX element"
             ));
         };
         if tail > 7 {
             return Ok(None);
         }
-        // The bounds `cursor::inflate` applies to the whole element.
-        let total = (size as u64).saturating_add(8);
-        let bounded = |e: Error| e.with_offset(offset);
-        self.limits
-            .check_alloc(total, "an inflated miCOMPRESSED element")
-            .map_err(bounded)?;
-        self.limits
-            .check_ratio(data.len() as u64, total, "an miCOMPRESSED element")
-            .map_err(bounded)?;
-        Ok(Some(PlainStart {
-            d,
-            head,
+        Ok(Some(Layout {
             start,
             len,
             tail,
@@ -240,17 +256,21 @@ impl Mat5File {
         let Stored::Level5 {
             start,
             end,
-            compressed: true,
+            compressed,
         } = var.stored
         else {
             return Ok(false);
         };
         let data = self.bytes.get(start..end).unwrap_or_default();
         let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
-        let Some(p) = self.plain_start(data, var.offset).map_err(located)? else {
+        let layout = match compressed {
+            true => self.plain_start(data, var.offset).map(|p| p.map(|p| p.at)),
+            false => self.raw_layout(data, var.offset),
+        };
+        let Some(at) = layout.map_err(located)? else {
             return Ok(false);
         };
-        Ok(p.streams(dtype, dims))
+        Ok(at.streams(dtype, dims))
     }
 
     /// A plain compressed variable's array, its data inflated straight into it. `None` for
@@ -259,21 +279,21 @@ impl Mat5File {
     /// wrong with it.
     pub(super) fn decode_plain(&self, data: &[u8], offset: u64) -> Option<MatValue> {
         let mut p = self.plain_start(data, offset).ok().flatten()?;
-        if p.complex || p.swap {
+        if p.at.complex || p.at.swap {
             return None;
         }
-        let mut array = NdArray::zeroed(DType::scalar(p.kind), &p.dims, Order::F).ok()?;
+        let mut array = NdArray::zeroed(DType::scalar(p.at.kind), &p.at.dims, Order::F).ok()?;
         let out = array.as_bytes_mut().ok()?;
         let first = p.first();
         out.get_mut(..first.len())?.copy_from_slice(first);
         let filled = first.len();
         // Bytes inflated past the data already (padding) count toward the tail.
-        let tail_seen = p.head.len().saturating_sub(p.start + p.len);
+        let tail_seen = p.head.len().saturating_sub(p.at.start + p.at.len);
         let (more, ended) = inflate_into(&mut p.d, data, out.get_mut(filled..)?).ok()?;
-        if filled + more != p.len {
+        if filled + more != p.at.len {
             return None;
         }
-        finish(&mut p.d, data, tail_seen, p.tail, ended).ok()?;
+        finish(&mut p.d, data, tail_seen, p.at.tail, ended).ok()?;
         Some(MatValue::Numeric(array))
     }
 
@@ -297,7 +317,7 @@ impl Mat5File {
         let Stored::Level5 {
             start,
             end,
-            compressed: true,
+            compressed,
         } = var.stored
         else {
             return Ok(false);
@@ -305,14 +325,24 @@ impl Mat5File {
         let data = self.bytes.get(start..end).unwrap_or_default();
         let offset = var.offset;
         let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
+        if !compressed {
+            let Some(at) = self.raw_layout(data, offset).map_err(located)? else {
+                return Ok(false);
+            };
+            if !at.streams(dtype, dims) {
+                return Ok(false);
+            }
+            self.copy_raw(data, &at, offset, &located, out, progress)?;
+            return Ok(true);
+        }
         let Some(mut p) = self.plain_start(data, offset).map_err(located)? else {
             return Ok(false);
         };
-        if !p.streams(dtype, dims) {
+        if !p.at.streams(dtype, dims) {
             return Ok(false);
         }
-        if p.complex || p.swap {
-            self.copy_parts(data, &p, offset, &located, out, progress)?;
+        if p.at.complex || p.at.swap {
+            self.copy_parts(data, &p.at, offset, &located, out, progress)?;
             return Ok(true);
         }
         let corrupt = |why: String| {
@@ -328,8 +358,8 @@ impl Mat5File {
                 .map_err(|e| located(Error::io("cannot write", e)))
         };
         let first_len = p.first().len();
-        let tail_seen = p.head.len().saturating_sub(p.start + p.len);
-        let (len, tail) = (p.len, p.tail);
+        let tail_seen = p.head.len().saturating_sub(p.at.start + p.at.len);
+        let (len, tail) = (p.at.len, p.at.tail);
         let rest = len - first_len;
         std::thread::scope(|scope| -> Result<bool> {
             // Inflated pieces one way, emptied ones back: at most four pieces exist.
@@ -370,7 +400,9 @@ impl Mat5File {
             });
             write(
                 out,
-                p.head.get(p.start..p.start + first_len).unwrap_or_default(),
+                p.head
+                    .get(p.at.start..p.at.start + first_len)
+                    .unwrap_or_default(),
             )?;
             let mut done = first_len as u64;
             progress(done);
@@ -434,7 +466,7 @@ impl Mat5File {
     fn copy_parts(
         &self,
         data: &[u8],
-        p: &PlainStart,
+        p: &Layout,
         offset: u64,
         located: &dyn Fn(Error) -> Error,
         out: &mut dyn Write,
@@ -536,5 +568,64 @@ impl Mat5File {
                 false => Err(corrupt(format!("{done} of {want} bytes inflated"))),
             }
         })
+    }
+}
+
+impl Mat5File {
+    /// The layout of an uncompressed variable's `miMATRIX` data `data` (the element at file
+    /// offset `offset`), as [`Mat5File::layout`].
+    fn raw_layout(&self, data: &[u8], offset: u64) -> Result<Option<Layout>> {
+        let mut c = Cursor::new(data, offset.saturating_add(8), true, self.endian);
+        self.layout(&mut c, data.len(), offset)
+    }
+
+    /// [`Mat5File::copy_plain`] of an uncompressed variable (`at` in its `miMATRIX` data
+    /// `data`), whose parts are in memory already: written a piece at a time, real and
+    /// imaginary numbers interleaved, each number reversed into the machine's order.
+    fn copy_raw(
+        &self,
+        data: &[u8],
+        at: &Layout,
+        offset: u64,
+        located: &dyn Fn(Error) -> Error,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let damaged = |why: &str| located(Error::format(why.to_string()).with_offset(offset));
+        let part = |from: usize| data.get(from..from.saturating_add(at.len));
+        let real = part(at.start).ok_or_else(|| damaged("its real part runs past its element"))?;
+        let imag = match at.complex {
+            false => None,
+            true => {
+                let t = at.imag_tag();
+                let tag = data
+                    .get(t..t.saturating_add(8))
+                    .ok_or_else(|| damaged("its imaginary part runs past its element"))?;
+                let word = |i: usize| {
+                    self.endian
+                        .u32([tag[i], tag[i + 1], tag[i + 2], tag[i + 3]])
+                };
+                if (word(0), word(4) as usize) != (at.data_ty, at.len) {
+                    return Err(damaged(
+                        "its imaginary part's tag is not its real part's (type and length)",
+                    ));
+                }
+                let imag = part(t.saturating_add(8))
+                    .ok_or_else(|| damaged("its imaginary part runs past its element"))?;
+                Some(imag)
+            }
+        };
+        let item = at.kind.itemsize().max(1);
+        let step = PART_PIECE * item;
+        let mut done = 0u64;
+        for a in (0..at.len).step_by(step) {
+            let b = (a + step).min(at.len);
+            let piece = interleave(&real[a..b], imag.map(|i| &i[a..b]), item, at.swap);
+            out.write_all(&piece)
+                .map_err(|e| located(Error::io("cannot write", e)))?;
+            done += piece.len() as u64;
+            progress(done);
+        }
+        Ok(())
     }
 }
