@@ -146,8 +146,8 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
     }))
 }
 
-/// A value a MAT → MAT copy writes: read whole, or a large real numeric variable copied
-/// piece by piece from `files[file]` ([`write_large`]).
+/// A value a MAT → MAT copy writes: read whole, or a large numeric variable (real or
+/// complex) copied piece by piece from `files[file]` ([`write_large`]).
 enum Planned {
     Value(MatValue),
     Large {
@@ -454,8 +454,8 @@ fn unreadable(file: &MatFile, name: &str, e: &Error) -> LeftOut {
 }
 
 /// Every variable (`node` = `None`; one that cannot be read is left out with the reason;
-/// a large real numeric one is not read but noted as [`Planned::Large`] of `files[index]`),
-/// or the value at `node`, with its name.
+/// a large numeric one is not read but checked ([`MatFile::check_plain_data`]) and noted as
+/// [`Planned::Large`] of `files[index]`), or the value at `node`, with its name.
 fn selected_values(
     file: &MatFile,
     index: usize,
