@@ -24,6 +24,10 @@ KIND (BYTES is the size of the data, not of the file):
   mat73_wide v7.3 MAT file, x: a MATLAB 8Mi-by-M double matrix (HDF5 (M, 8Mi), chunks (2, 65536):
              two columns thick, each column 64 MiB, so a chunk row is 128 MiB)
   mat73_3d   v7.3 MAT file, x: a MATLAB N-by-64-by-8 double array (HDF5 dataset (8, 64, N))
+  mat7_complex  v7 MAT file (one miCOMPRESSED variable, as scipy.io.savemat writes it), x: a
+             complex MATLAB N-by-64 double matrix of few distinct values (real part (k % 1000)
+             / 2, imaginary part -(k % 999) / 3 at column-major index k), so that the file is
+             small: sciio reads a Level-5 file into memory whole
 Prints the number of rows written.
 """
 import sys
@@ -97,6 +101,31 @@ def write_mat73_complex(path, n):
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
 
 
+def write_mat7_complex(path, n):
+    """See mat7_complex above: the element written and deflated a slice at a time."""
+    import struct
+    import zlib
+    part = n * 64 * 8
+    head = struct.pack("<2I", 6, 8) + struct.pack("<2I", 6 | 0x800, 0)  # double, complex
+    head += struct.pack("<2I", 5, 8) + struct.pack("<2i", n, 64)  # dimensions
+    head += struct.pack("<I", 1 << 16 | 1) + b"x\0\0\0"  # name: a small miINT8 element
+    size = len(head) + 2 * (8 + part)
+    z = zlib.compressobj(6)
+    text = b"MATLAB 5.0 MAT-file, Platform: GLNXA64, Created on: scale_sources.py"
+    with open(path, "wb") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x01IM")
+        f.write(struct.pack("<2I", 15, 0))
+        packed = f.write(z.compress(struct.pack("<2I", 14, size) + head))
+        for sign, period, scale in ((1, 1000, 2), (-1, 999, 3)):
+            packed += f.write(z.compress(struct.pack("<2I", 9, part)))
+            for a, b in slices(n * 64):
+                k = np.arange(a, b, dtype=np.int64)
+                packed += f.write(z.compress((sign * (k % period) / scale).tobytes()))
+        packed += f.write(z.flush())
+        f.seek(128 + 4)
+        f.write(struct.pack("<I", packed))
+
+
 def write_mat73_3d(path, n):
     """MATLAB's x = block3(0, n) (N-by-64-by-8): HDF5 holds it with its axes reversed."""
     import h5py
@@ -132,7 +161,7 @@ def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be"):
         n = max(1, nbytes // (64 * 8))
-    elif kind == "mat73_complex":
+    elif kind in ("mat73_complex", "mat7_complex"):
         n = max(1, nbytes // (64 * 16))
     elif kind in ("npy3", "mat73_3d"):
         n = max(1, nbytes // (512 * 8))
@@ -204,6 +233,8 @@ def main():
         write_mat73(path, n, ">f8")
     elif kind == "mat73_complex":
         write_mat73_complex(path, n)
+    elif kind == "mat7_complex":
+        write_mat7_complex(path, n)
     elif kind == "mat73_tall":
         write_mat73_tall(path, n)
     elif kind == "mat73_wide":

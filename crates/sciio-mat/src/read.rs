@@ -362,11 +362,35 @@ impl Mat73 {
         };
         let mut done = 0u64;
         for slices in pieces {
-            let raw = read_piece(&d, &slices)?;
+            let raw = read_piece(&d, &slices).map_err(|e| self.locate(e, &path))?;
             out.write_all(&raw.bytes)
                 .map_err(|e| self.locate(Error::io("cannot write", e), &path))?;
             done += raw.bytes.len() as u64;
             progress(done);
+        }
+        Ok(true)
+    }
+
+    /// Whether [`Mat73::copy_plain`] streams variable `name` (see
+    /// [`MatFile::check_plain_data`]): its dataset, datatype and attributes as it takes them,
+    /// and its first and last elements read (their chunks decoded through the filter
+    /// pipeline; the last one where the storage ends).
+    pub(crate) fn check_plain(&self, name: &str, dtype: &DType, dims: &[usize]) -> Result<bool> {
+        let path = self.variable_path(name)?;
+        let located = |e: Error| self.locate(e, &path);
+        let Some((d, _, _)) = self.streamable(&path, dtype, dims).map_err(located)? else {
+            return Ok(false);
+        };
+        let shape = d.shape().map_err(located)?;
+        let one = |start| sciio_hdf5::Slice {
+            start,
+            count: 1,
+            step: 1,
+        };
+        let first: Vec<_> = shape.iter().map(|_| one(0)).collect();
+        let last: Vec<_> = shape.iter().map(|&n| one(n.saturating_sub(1))).collect();
+        for slices in [first, last] {
+            d.read_slices(Some(&slices)).map_err(located)?;
         }
         Ok(true)
     }
@@ -1891,13 +1915,15 @@ impl MatFile {
     }
 
     /// Streams variable `name`'s data to `out` without holding the array, when it is a large
-    /// variable holding one real numeric array of `dtype` and MATLAB size `dims` stored in the
-    /// machine's byte order (v7.3: complex too, real and imaginary parts interleaved as numpy
-    /// holds them): MATLAB's column-major bytes, what [`MatFile::read`]'s array holds in
-    /// Fortran order. A compressed v7 variable inflates on a second thread while this one
-    /// writes; a v7.3 variable is read a block of its dataset at a time (16 MiB, chunks decoded
-    /// on all cores). `Ok(false)`, with nothing written, for any other variable: read it with
-    /// [`MatFile::read`]. A damaged stream
+    /// variable holding one numeric array of `dtype` (in the machine's byte order) and MATLAB
+    /// size `dims`, real or complex (real and imaginary parts interleaved as numpy holds
+    /// them), stored in either byte order (each number reversed as it passes): MATLAB's
+    /// column-major bytes, what [`MatFile::read`]'s array holds in Fortran order. A compressed
+    /// v7 variable inflates on a second thread while this one writes (a complex one through
+    /// two inflaters over its stream, one at its real part, one at its imaginary part); a v7.3
+    /// variable is read a block of its dataset at a time (16 MiB, chunks decoded on all
+    /// cores). `Ok(false)`, with nothing written, for any other variable (uncompressed
+    /// Level-5 ones included): read it with [`MatFile::read`]. A damaged stream
     /// found after the first bytes were written is an error, with `out` incomplete.
     /// `progress` gets the number of bytes written so far.
     pub fn copy_plain_data(
@@ -1911,6 +1937,26 @@ impl MatFile {
         match &self.inner {
             Inner::V73(f) => f.copy_plain(name, dtype, dims, out, progress),
             Inner::Level5(f) => f.copy_plain(name, dtype, dims, out, progress),
+        }
+    }
+
+    /// Whether [`MatFile::copy_plain_data`] streams variable `name` as `dtype` and `dims`,
+    /// found by cheap checks that read none of its data but a few elements: its header, its
+    /// dataset's datatype and attributes (v7.3: its first and last elements read, their
+    /// chunks decoded through the filter pipeline), the sizes its headers announce (Level 5:
+    /// the real part's length against its size, the zlib stream's first bytes). `Ok(false)`:
+    /// not a variable it streams ([`MatFile::read`] reads it); an error, with the file and
+    /// the variable: it cannot be read, and why. Damage further inside the data is found
+    /// only by reading it.
+    pub fn check_plain_data(
+        &self,
+        name: &str,
+        dtype: &sciio_core::DType,
+        dims: &[usize],
+    ) -> Result<bool> {
+        match &self.inner {
+            Inner::V73(f) => f.check_plain(name, dtype, dims),
+            Inner::Level5(f) => f.check_plain(name, dtype, dims),
         }
     }
 

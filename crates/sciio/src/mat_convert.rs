@@ -86,7 +86,7 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
     let (files, planned, left_out) = plan_values(job.sources, dst, options)?;
     job.plan.extend(left_out);
     job.plan.ready()?;
-    let progress = &mut *job.progress;
+    let (progress, plan) = (&mut *job.progress, &mut job.plan);
     let mut out = MatOut::create(dst, options.compress.as_ref(), options.mat_version)?;
     let mut names = Vec::new();
     let mut bytes = 0u64;
@@ -110,14 +110,26 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
                     progress(base + d, base + d)
                 })
                 .map_err(|e| e.with_file(dst))?;
-                match streamed {
-                    Some(n) => {
+                let whole = match streamed {
+                    Streamed::Written(n) => {
                         bytes += n;
                         names.push(name);
                         continue;
                     }
                     // Not a plain native-order array after all: read whole, as before.
-                    None => files[file].read(&var)?,
+                    Streamed::Declined => files[file].read(&var),
+                    Streamed::Unreadable(e) => Err(e),
+                };
+                match whole {
+                    Ok(value) => value,
+                    Err(e) if crate::mat::whole_file(&e) => return Err(e),
+                    // Found unreadable before any of it was written: left out, as planning
+                    // leaves out what it finds unreadable (`--strict` refuses).
+                    Err(e) => {
+                        plan.extend([unreadable(&files[file], &var, &e)]);
+                        plan.ready()?;
+                        continue;
+                    }
                 }
             }
         };
@@ -134,8 +146,8 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
     }))
 }
 
-/// A value a MAT → MAT copy writes: read whole, or a large real numeric variable copied
-/// piece by piece from `files[file]` ([`write_large`]).
+/// A value a MAT → MAT copy writes: read whole, or a large numeric variable (real or
+/// complex) copied piece by piece from `files[file]` ([`write_large`]).
 enum Planned {
     Value(MatValue),
     Large {
@@ -151,11 +163,10 @@ enum Planned {
 const LARGE_BYTES: u64 = 16 << 20;
 
 /// The element kind of a top-level variable worth streaming: numeric (not logical or
-/// sparse) and of at least [`LARGE_BYTES`]; complex only when `complex` (into v7.3: the
-/// v5/v7 writer asks for a complex variable's elements twice, real parts then imaginary).
-fn large_kind(info: &VarInfo, complex: bool) -> Option<ScalarKind> {
+/// sparse; complex of a float class) and of at least [`LARGE_BYTES`].
+fn large_kind(info: &VarInfo) -> Option<ScalarKind> {
     let kind = match (info.class.numeric_kind()?, info.complex) {
-        (ScalarKind::Float(n), true) if complex => ScalarKind::Complex(2 * n),
+        (ScalarKind::Float(n), true) => ScalarKind::Complex(2 * n),
         (_, true) => return None,
         (kind, false) => kind,
     };
@@ -177,39 +188,48 @@ struct Large<'a> {
     dims: &'a [usize],
 }
 
+/// What [`write_large`] did with a large variable.
+enum Streamed {
+    /// Written, this many bytes of data.
+    Written(u64),
+    /// Nothing written: not stored as a plain array it streams; the caller reads it whole.
+    Declined,
+    /// Nothing written: its stream failed before its first bytes.
+    Unreadable(Error),
+}
+
 /// Copies `large` into `out` as `name` without holding it: its stored column-major bytes
 /// ([`MatFile::copy_plain_data`], on a thread of its own) are handed over block by block to
-/// [`MatOut::write_pieces`], which asks for them in the same order. `Some(bytes)` once
-/// written; `None`, having written nothing, when the variable is not stored as a plain
-/// native-order array (big-endian, say): the caller reads it whole.
+/// [`MatOut::write_pieces`], which asks for them in the same order. Nothing is written
+/// before the stream's first bytes have come ([`Streamed`]); a stream failing after that is
+/// an error naming the source file, the variable and why (the destination, written into a
+/// temporary file, is then removed by the caller's error).
 fn write_large(
     out: &mut MatOut,
     name: &str,
     large: &Large<'_>,
     progress: &mut dyn FnMut(u64),
-) -> Result<Option<u64>> {
-    let dtype = DType::scalar(large.kind);
-    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
+) -> Result<Streamed> {
+    let item = large.kind.itemsize().max(1);
     std::thread::scope(|scope| {
-        scope.spawn(move || {
-            let mut sink = Handover { tx: &tx };
-            let copied =
-                large
-                    .file
-                    .copy_plain_data(large.var, &dtype, large.dims, &mut sink, &mut |_| {});
-            if let Err(e) = copied {
-                // The receiver may be gone already (the writer failed first): nothing to tell.
-                let _ = tx.send(Err(e));
-            }
-        });
+        // Owned here: dropped when this returns (a write failed, say), so that the reading
+        // thread's next hand-over fails and it ends rather than wait for ever.
+        let mut rx = start_pass(scope, large);
         // Nothing sent before the thread ended: `copy_plain_data` declined the variable.
-        let Ok(first) = rx.recv() else {
-            return Ok(None);
+        let mut pending = match rx.recv() {
+            Ok(Ok(first)) => first,
+            Ok(Err(e)) => return Ok(Streamed::Unreadable(e)),
+            Err(_) => return Ok(Streamed::Declined),
         };
-        let mut pending = first?;
-        let mut used = 0usize;
-        let mut next = 0u64;
+        let (mut used, mut next, mut reported) = (0usize, 0u64, 0u64);
         let mut fill = |first: u64, buf: &mut [u8]| -> Result<()> {
+            if first == 0 && next != 0 {
+                // Asked again from the start (a complex variable into MAT v5/v7: its real
+                // parts, then its imaginary ones): the variable streamed once more.
+                end_of_pass(&rx, large)?;
+                rx = start_pass(scope, large);
+                (pending, used, next) = (Vec::new(), 0, 0);
+            }
             if first != next {
                 return Err(Error::format(format!(
                     "elements asked from {first} while the stream is at {next}"
@@ -227,13 +247,55 @@ fn write_large(
                 buf[at..at + n].copy_from_slice(&pending[used..used + n]);
                 (at, used) = (at + n, used + n);
             }
-            next = first + (buf.len() / large.kind.itemsize().max(1)) as u64;
-            progress(next * large.kind.itemsize() as u64);
+            next = first + (buf.len() / item) as u64;
+            // Over a second pass, shown once it goes past the first.
+            reported = reported.max(next * item as u64);
+            progress(reported);
             Ok(())
         };
         out.write_pieces(name, large.kind, large.dims.to_vec(), &mut fill)?;
-        Ok(Some(next * large.kind.itemsize() as u64))
+        end_of_pass(&rx, large)?;
+        Ok(Streamed::Written(reported))
     })
+}
+
+/// The receiving end of a thread streaming `large`'s data ([`MatFile::copy_plain_data`]):
+/// its blocks as they come, then its error if it fails (nothing at all when it declines).
+fn start_pass<'scope, 'env>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    large: &'env Large<'env>,
+) -> std::sync::mpsc::Receiver<Result<Vec<u8>>> {
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Result<Vec<u8>>>(1);
+    scope.spawn(move || {
+        let dtype = DType::scalar(large.kind);
+        let mut sink = Handover { tx: &tx };
+        let copied =
+            large
+                .file
+                .copy_plain_data(large.var, &dtype, large.dims, &mut sink, &mut |_| {});
+        if let Err(e) = copied {
+            // The receiver may be gone already (the writer failed first): nothing to tell.
+            let _ = tx.send(Err(e));
+        }
+    });
+    rx
+}
+
+/// The end of a pass over `large` whose elements were all taken: the stream's end (a v7
+/// stream's checksum, say) may still fail, or hold more than its size.
+fn end_of_pass(rx: &std::sync::mpsc::Receiver<Result<Vec<u8>>>, large: &Large<'_>) -> Result<()> {
+    loop {
+        match rx.recv() {
+            Err(_) => return Ok(()),
+            Ok(Err(e)) => return Err(e),
+            Ok(Ok(more)) if more.is_empty() => continue,
+            Ok(Ok(_)) => {
+                return Err(Error::format("the variable's data runs past its size")
+                    .with_file(large.file.path())
+                    .with_node(format!("/{}", large.var)))
+            }
+        }
+    }
 }
 
 /// The writing end of [`write_large`]'s hand-over: each block written is sent as it is.
@@ -269,9 +331,7 @@ fn plan_values(
     let mut left_out = Vec::new();
     for (src, node) in sources {
         let file = MatFile::open_with_limits(src.path(), *src.limits())?;
-        let complex = options.mat_version == crate::options::MatOutVersion::V73;
-        let large = |info: &VarInfo| large_kind(info, complex);
-        for (name, value) in selected_values(&file, files.len(), *node, &large, &mut left_out)? {
+        for (name, value) in selected_values(&file, files.len(), *node, &mut left_out)? {
             let src_path = match node {
                 Some(n) => crate::file::normalise(n),
                 None => format!("/{name}"),
@@ -289,9 +349,14 @@ fn plan_values(
             }
             let value = match value {
                 // Only top-level variables are written piece by piece: read a nested one.
-                Planned::Large { var, .. } if name.contains('/') => {
-                    Planned::Value(file.read(&var)?)
-                }
+                Planned::Large { var, .. } if name.contains('/') => match file.read(&var) {
+                    Ok(value) => Planned::Value(value),
+                    Err(e) if crate::mat::whole_file(&e) => return Err(e),
+                    Err(e) => {
+                        left_out.push(unreadable(&file, &var, &e));
+                        continue;
+                    }
+                },
                 Planned::Large { .. } => value,
                 Planned::Value(value) => match plain_value(value, &src_path, &mut left_out) {
                     Some(value) => Planned::Value(value),
@@ -375,14 +440,26 @@ fn drop_absent_fields(value: MatValue, path: &str, left_out: &mut Vec<LeftOut>) 
     }
 }
 
+/// Variable `name` of `file`, which cannot be read (`e`), left out with the reason.
+fn unreadable(file: &MatFile, name: &str, e: &Error) -> LeftOut {
+    let what = match file.info(name) {
+        Ok(info) => format!("a {} variable", info.class.name()),
+        Err(_) => "a variable".to_string(),
+    };
+    LeftOut::node(
+        format!("/{name}"),
+        what,
+        format!("cannot be read: {}", e.message()),
+    )
+}
+
 /// Every variable (`node` = `None`; one that cannot be read is left out with the reason;
-/// a large real numeric one is not read but noted as [`Planned::Large`] of `files[index]`),
-/// or the value at `node`, with its name.
+/// a large numeric one is not read but checked ([`MatFile::check_plain_data`]) and noted as
+/// [`Planned::Large`] of `files[index]`), or the value at `node`, with its name.
 fn selected_values(
     file: &MatFile,
     index: usize,
     node: Option<&str>,
-    large: &dyn Fn(&VarInfo) -> Option<ScalarKind>,
     left_out: &mut Vec<LeftOut>,
 ) -> Result<Vec<(String, Planned)>> {
     let Some(node) = node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) else {
@@ -390,31 +467,27 @@ fn selected_values(
         let mut first_error = None;
         for name in file.names()? {
             let large = file.info(&name).ok().and_then(|info| {
-                let kind = large(&info)?;
-                Some(Planned::Large {
-                    file: index,
-                    var: name.clone(),
-                    kind,
-                    dims: info.shape,
-                })
+                let kind = large_kind(&info)?;
+                Some((kind, info.shape))
             });
-            if let Some(large) = large {
-                values.push((name, large));
-                continue;
-            }
-            match file.read(&name) {
-                Ok(value) => values.push((name, Planned::Value(value))),
+            // A large one is not read now: the cheap checks of its headers (and, v7.3, of its
+            // first and last chunks) tell whether it can be, as reading it all would.
+            let planned = match large {
+                Some((kind, dims)) => file
+                    .check_plain_data(&name, &DType::scalar(kind), &dims)
+                    .map(|_| Planned::Large {
+                        file: index,
+                        var: name.clone(),
+                        kind,
+                        dims,
+                    }),
+                None => file.read(&name).map(Planned::Value),
+            };
+            match planned {
+                Ok(planned) => values.push((name, planned)),
                 Err(e) if crate::mat::whole_file(&e) => return Err(e),
                 Err(e) => {
-                    let what = match file.info(&name) {
-                        Ok(info) => format!("a {} variable", info.class.name()),
-                        Err(_) => "a variable".to_string(),
-                    };
-                    left_out.push(LeftOut::node(
-                        format!("/{name}"),
-                        what,
-                        format!("cannot be read: {}", e.message()),
-                    ));
+                    left_out.push(unreadable(file, &name, &e));
                     first_error.get_or_insert(e);
                 }
             }

@@ -239,6 +239,7 @@ fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
         ("v73.mat", "v73_v73.mat", sciio::MatOutVersion::V73),
         ("v7.mat", "v7_v73.mat", sciio::MatOutVersion::V73),
         ("v73.mat", "v73_v7.mat", sciio::MatOutVersion::V7),
+        ("v7.mat", "v7_v7.mat", sciio::MatOutVersion::V7),
     ];
     for (src, dst, version) in cases {
         let (src, dst) = (d.join(src), d.join(dst));
@@ -347,5 +348,94 @@ fn big_endian_and_complex_v73_variables_go_into_npy_as_numpy_saves_them() {
         .unwrap();
         let args = [src.to_str().unwrap(), dst.to_str().unwrap(), var];
         assert_eq!(run_python(NPY_OF_H5PY_VALUE, &args).trim(), "same", "{var}");
+    }
+}
+
+/// Variables of over 1 MiB (random numbers) as `scipy.io.savemat` writes them, v7 (argv[1])
+/// and v5 (argv[2]); big-endian copies are made by `python/mat5_big_endian.py`.
+const V7_COMPLEX_SOURCE: &str = r#"
+import sys, numpy as np, scipy.io
+r = np.random.default_rng(11)
+v = {
+    "z": r.random((700, 300)) - 1j * r.random((700, 300)),
+    "zs": (r.random((501, 600)) + 1j * r.random((501, 600))).astype(np.complex64),
+    "x": r.random((400, 500)),
+    "w": r.integers(-30000, 30000, (900, 800)).astype(np.int16),
+}
+scipy.io.savemat(sys.argv[1], v, do_compression=True)
+scipy.io.savemat(sys.argv[2], v)
+"#;
+
+/// The `.npy` (argv[2]) of variable argv[3] of the Level-5 file argv[1] is byte for byte
+/// what `np.save` makes of scipy.io's value in native order (Fortran-ordered).
+const NPY_OF_SCIPY_VALUE: &str = r#"
+import sys, io, numpy as np, scipy.io
+want = scipy.io.loadmat(sys.argv[1])[sys.argv[3]]
+want = np.asfortranarray(want.astype(want.dtype.newbyteorder("=")))
+buf = io.BytesIO()
+np.save(buf, want)
+got = open(sys.argv[2], "rb").read()
+assert got == buf.getvalue(), (len(got), len(buf.getvalue()), np.load(sys.argv[2]).dtype, want.dtype)
+print("same")
+"#;
+
+#[test]
+fn complex_and_big_endian_v5_v7_variables_go_into_npy_and_h5_as_numpy_saves_them() {
+    let dir = tempdir();
+    let d = dir.path();
+    let (le, be, le5, be5) = (
+        d.join("le.mat"),
+        d.join("be.mat"),
+        d.join("le5.mat"),
+        d.join("be5.mat"),
+    );
+    run_python(
+        V7_COMPLEX_SOURCE,
+        &[le.to_str().unwrap(), le5.to_str().unwrap()],
+    );
+    for (src, dst) in [(&le, &be), (&le5, &be5)] {
+        sciio_testkit::run_python_script(
+            "python/mat5_big_endian.py",
+            &[src.to_str().unwrap(), dst.to_str().unwrap()],
+        );
+    }
+    for src in [&le, &be, &le5, &be5] {
+        let mut file = sciio::File::open(src).unwrap();
+        for var in ["z", "zs", "x", "w"] {
+            let dst = dir.path().join(format!("{var}.npy"));
+            let node = format!("/{var}");
+            convert(
+                &mut file,
+                Some(&node),
+                &dst,
+                &ConvertOptions::default(),
+                &mut |_, _| {},
+            )
+            .unwrap();
+            let args = [src.to_str().unwrap(), dst.to_str().unwrap(), var];
+            let same = run_python(NPY_OF_SCIPY_VALUE, &args);
+            assert_eq!(same.trim(), "same", "{src:?} {var}");
+        }
+        // Into .h5: the rows gathered from the streamed column-major bytes.
+        let h5 = dir.path().join("out.h5");
+        convert(
+            &mut file,
+            None,
+            &h5,
+            &ConvertOptions::default(),
+            &mut |_, _| {},
+        )
+        .unwrap();
+        let same = run_python(
+            "import sys, numpy as np, scipy.io, h5py\n\
+             a = scipy.io.loadmat(sys.argv[1])\n\
+             with h5py.File(sys.argv[2], 'r') as f:\n\
+             \x20   for k in ('z', 'zs', 'x', 'w'):\n\
+             \x20       assert np.array_equal(f[k][()], a[k]) and f[k].dtype == a[k].dtype.newbyteorder('='), k\n\
+             print('same')",
+            &[src.to_str().unwrap(), h5.to_str().unwrap()],
+        );
+        assert_eq!(same.trim(), "same", "{src:?} -> .h5");
+        std::fs::remove_file(&h5).unwrap();
     }
 }

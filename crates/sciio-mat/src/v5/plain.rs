@@ -1,12 +1,14 @@
-//! Large compressed variables holding one real numeric array stored in its class's own type
-//! and the machine's byte order (a large double matrix from MATLAB or scipy): their data is
-//! inflated straight into the array ([`Mat5File::decode_plain`]), or streamed to a writer as
-//! it inflates, inflating on a second thread ([`Mat5File::copy_plain`]): no inflated copy of
-//! the whole element, no zero-filled array of its size.
+//! Large compressed variables holding one numeric array stored in its class's own type (a
+//! large double matrix from MATLAB or scipy): real ones in the machine's byte order have
+//! their data inflated straight into the array ([`Mat5File::decode_plain`]); real or complex
+//! ones in either byte order are streamed to a writer as they inflate, inflating on a second
+//! thread ([`Mat5File::copy_plain`]; complex and big-endian ones: [`Mat5File::copy_parts`]):
+//! no inflated copy of the whole element, no zero-filled array of its size.
 
-use std::io::Write;
+use std::io::{Read, Write};
 use std::sync::mpsc;
 
+use flate2::read::ZlibDecoder;
 use flate2::{Decompress, FlushDecompress, Status};
 use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 
@@ -20,26 +22,63 @@ use crate::value::MatValue;
 /// stay in the cores' caches between the two threads).
 const PIECE: usize = 1 << 20;
 
+/// Where a plain variable's parts are in its `miMATRIX` element, and what they hold.
+struct Layout {
+    /// Where the real part's data starts (in the buffer its header was read from).
+    start: usize,
+    /// The real part's length in bytes (the imaginary part's too).
+    len: usize,
+    /// The bytes between the data's end and the element's end (padding, at most 7).
+    tail: usize,
+    /// The kind of one number of a part (a complex variable's: of its real part).
+    kind: ScalarKind,
+    dims: Vec<usize>,
+    /// The real part's data type (the imaginary part's must be the same).
+    data_ty: u32,
+    /// An imaginary part follows the real one (`tail` then counts after it).
+    complex: bool,
+    /// Numbers stored in the other byte order (a big-endian file).
+    swap: bool,
+}
+
+impl Layout {
+    /// The kind of the elements the stream gives (complex: numpy's real/imaginary pairs).
+    fn out_kind(&self) -> ScalarKind {
+        match (self.complex, self.kind) {
+            (true, ScalarKind::Float(n)) => ScalarKind::Complex(2 * n),
+            (_, kind) => kind,
+        }
+    }
+
+    /// Whether [`Mat5File::copy_plain`] streams it as `dtype` and `dims`: of that kind and
+    /// size, and of at least [`PLAIN_FROM`] bytes inflated (whatever its compressed size: a
+    /// stream of few distinct values inflates up to a thousand times its size).
+    fn streams(&self, dtype: &DType, dims: &[usize]) -> bool {
+        DType::scalar(self.out_kind()) == *dtype && self.dims == dims && self.len >= PLAIN_FROM
+    }
+
+    /// Where the imaginary part's tag is: after the real part and its padding.
+    fn imag_tag(&self) -> usize {
+        self.start + self.len.div_ceil(8) * 8
+    }
+}
+
 /// The start of a plain variable's stream: its first inflated bytes and where its data is.
 struct PlainStart {
     d: Decompress,
     /// What was inflated to read the headers (the data's first bytes included).
     head: Vec<u8>,
-    /// Where the data starts in `head`.
-    start: usize,
-    /// The data's length in bytes.
-    len: usize,
-    /// The bytes between the data's end and the element's end (padding, at most 7).
-    tail: usize,
-    kind: ScalarKind,
-    dims: Vec<usize>,
+    /// Where its parts are in `head`'s coordinates.
+    at: Layout,
 }
 
 impl PlainStart {
     /// The data's first bytes, inflated with the headers.
     fn first(&self) -> &[u8] {
-        let first = self.head.get(self.start..).unwrap_or_default();
-        first.get(..self.len.min(first.len())).unwrap_or_default()
+        let first = self.head.get(self.at.start..).unwrap_or_default();
+        first
+            .get(..self.at.len.min(first.len()))
+            .unwrap_or_default()
     }
 }
 
@@ -107,55 +146,131 @@ fn finish(
 }
 
 impl Mat5File {
-    /// The headers of a plain variable's compressed element `data`, or `None` when it is not
-    /// one (or anything about it is unexpected: the general decoder then reports it).
-    fn plain_start(&self, data: &[u8], offset: u64) -> Option<PlainStart> {
+    /// The headers of a plain variable's compressed element `data`: `Ok(None)` when it is not
+    /// one (complex, logical, big-endian, stored in another type, headers the general decoder
+    /// reads differently: [`Mat5File::decode`] then reads it and reports what is wrong). An
+    /// error, at the element's `offset`, when the stream's first bytes do not inflate, when its
+    /// real part's length disagrees with its size, or when it is over the limits.
+    fn plain_start(&self, data: &[u8], offset: u64) -> Result<Option<PlainStart>> {
         let mut d = Decompress::new(true);
         let mut head = Vec::with_capacity(4096);
         d.decompress_vec(data, &mut head, FlushDecompress::None)
-            .ok()?;
+            .map_err(|e| {
+                Error::format(format!(
+                    "corrupted zlib stream in an miCOMPRESSED element: {e}"
+                ))
+                .with_offset(offset)
+            })?;
         // The miMATRIX tag, the array header, then the real part's tag.
         let mut c = Cursor::new(&head, offset, false, self.endian);
-        let (ty, size) = (c.u32("").ok()?, c.u32("").ok()? as usize);
-        let h = (Decoder {
-            limits: &self.limits,
-        })
-        .header(&mut c)
-        .ok()??;
-        let kind = class_kind(h.class)?;
-        if ty != MI_MATRIX || h.complex() || h.logical() || self.endian.swap() {
-            return None;
+        let (Ok(ty), Ok(size)) = (c.u32(""), c.u32("")) else {
+            return Ok(None);
+        };
+        if ty != MI_MATRIX {
+            return Ok(None);
         }
-        let (data_ty, len) = (c.u32("").ok()?, c.u32("").ok()? as usize);
-        if data_ty >> 16 != 0 || cursor::storage_kind(data_ty) != Some(kind) {
-            return None;
-        }
-        if h.count().ok()?.checked_mul(kind.itemsize())? != len {
-            return None;
-        }
-        // The real part ends the element (its padding inside the stream or not).
-        let start = c.position();
-        let tail = size.checked_add(8)?.checked_sub(start)?.checked_sub(len)?;
-        if tail > 7 {
-            return None;
-        }
+        let size = size as usize;
+        let Some(at) = self.layout(&mut c, size.saturating_add(8), offset)? else {
+            return Ok(None);
+        };
         // The bounds `cursor::inflate` applies to the whole element.
         let total = (size as u64).saturating_add(8);
+        let bounded = |e: Error| e.with_offset(offset);
         self.limits
             .check_alloc(total, "an inflated miCOMPRESSED element")
-            .ok()?;
+            .map_err(bounded)?;
         self.limits
             .check_ratio(data.len() as u64, total, "an miCOMPRESSED element")
-            .ok()?;
-        Some(PlainStart {
-            d,
-            head,
+            .map_err(bounded)?;
+        Ok(Some(PlainStart { d, head, at }))
+    }
+
+    /// The layout of a plain variable whose array header `c` is at, its `miMATRIX` element
+    /// ending at `end` (in `c`'s coordinates): `Ok(None)` when it is not one; an error when
+    /// its real part's length disagrees with its size or its parts run past `end`.
+    fn layout(&self, c: &mut Cursor<'_>, end: usize, offset: u64) -> Result<Option<Layout>> {
+        let decoder = Decoder {
+            limits: &self.limits,
+        };
+        let Ok(Some(h)) = decoder.header(c) else {
+            return Ok(None);
+        };
+        let Some(kind) = class_kind(h.class) else {
+            return Ok(None);
+        };
+        // Complex: of a float class (numpy has no complex integers).
+        let complex = h.complex();
+        if h.logical() || (complex && !matches!(kind, ScalarKind::Float(_))) {
+            return Ok(None);
+        }
+        let (Ok(data_ty), Ok(len)) = (c.u32(""), c.u32("")) else {
+            return Ok(None);
+        };
+        let len = len as usize;
+        if data_ty >> 16 != 0 || cursor::storage_kind(data_ty) != Some(kind) {
+            return Ok(None);
+        }
+        let Some(need) = h.count().ok().and_then(|n| n.checked_mul(kind.itemsize())) else {
+            return Ok(None);
+        };
+        let damaged = |why: String| Err(Error::format(why).with_offset(offset));
+        if need != len {
+            return damaged(format!(
+                "its real part holds {len} bytes where its {:?} elements of {} bytes take {need}",
+                h.dims,
+                kind.itemsize()
+            ));
+        }
+        // The real part (or the imaginary part after it, of the same length) ends the element
+        // (its padding inside the stream or not).
+        let start = c.position();
+        let parts = match complex {
+            true => len.div_ceil(8) * 8 + 8 + len,
+            false => len,
+        };
+        let Some(tail) = end.checked_sub(start).and_then(|t| t.checked_sub(parts)) else {
+            return damaged(format!(
+                "its parts of {len} bytes run past the end of its miMATRIX element"
+            ));
+        };
+        if tail > 7 {
+            return Ok(None);
+        }
+        Ok(Some(Layout {
             start,
             len,
             tail,
             kind,
             dims: h.dims,
-        })
+            data_ty,
+            complex,
+            swap: self.endian.swap(),
+        }))
+    }
+
+    /// Whether [`Mat5File::copy_plain`] streams variable `name` as `dtype` and `dims`, from its
+    /// headers and the first bytes of its stream ([`Mat5File::plain_start`]: an error when
+    /// these show it damaged); see `MatFile::check_plain_data`.
+    pub(crate) fn check_plain(&self, name: &str, dtype: &DType, dims: &[usize]) -> Result<bool> {
+        let var = self.var(name)?;
+        let Stored::Level5 {
+            start,
+            end,
+            compressed,
+        } = var.stored
+        else {
+            return Ok(false);
+        };
+        let data = self.bytes.get(start..end).unwrap_or_default();
+        let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
+        let layout = match compressed {
+            true => self.plain_start(data, var.offset).map(|p| p.map(|p| p.at)),
+            false => self.raw_layout(data, var.offset),
+        };
+        let Some(at) = layout.map_err(located)? else {
+            return Ok(false);
+        };
+        Ok(at.streams(dtype, dims))
     }
 
     /// A plain compressed variable's array, its data inflated straight into it. `None` for
@@ -163,19 +278,22 @@ impl Mat5File {
     /// [`Mat5File::decode`] then decodes the element the general way, and reports what is
     /// wrong with it.
     pub(super) fn decode_plain(&self, data: &[u8], offset: u64) -> Option<MatValue> {
-        let mut p = self.plain_start(data, offset)?;
-        let mut array = NdArray::zeroed(DType::scalar(p.kind), &p.dims, Order::F).ok()?;
+        let mut p = self.plain_start(data, offset).ok().flatten()?;
+        if p.at.complex || p.at.swap {
+            return None;
+        }
+        let mut array = NdArray::zeroed(DType::scalar(p.at.kind), &p.at.dims, Order::F).ok()?;
         let out = array.as_bytes_mut().ok()?;
         let first = p.first();
         out.get_mut(..first.len())?.copy_from_slice(first);
         let filled = first.len();
         // Bytes inflated past the data already (padding) count toward the tail.
-        let tail_seen = p.head.len().saturating_sub(p.start + p.len);
+        let tail_seen = p.head.len().saturating_sub(p.at.start + p.at.len);
         let (more, ended) = inflate_into(&mut p.d, data, out.get_mut(filled..)?).ok()?;
-        if filled + more != p.len {
+        if filled + more != p.at.len {
             return None;
         }
-        finish(&mut p.d, data, tail_seen, p.tail, ended).ok()?;
+        finish(&mut p.d, data, tail_seen, p.at.tail, ended).ok()?;
         Some(MatValue::Numeric(array))
     }
 
@@ -199,23 +317,34 @@ impl Mat5File {
         let Stored::Level5 {
             start,
             end,
-            compressed: true,
+            compressed,
         } = var.stored
         else {
             return Ok(false);
         };
         let data = self.bytes.get(start..end).unwrap_or_default();
-        if data.len() < PLAIN_FROM {
-            return Ok(false);
-        }
         let offset = var.offset;
-        let Some(mut p) = self.plain_start(data, offset) else {
+        let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
+        if !compressed {
+            let Some(at) = self.raw_layout(data, offset).map_err(located)? else {
+                return Ok(false);
+            };
+            if !at.streams(dtype, dims) {
+                return Ok(false);
+            }
+            self.copy_raw(data, &at, offset, &located, out, progress)?;
+            return Ok(true);
+        }
+        let Some(mut p) = self.plain_start(data, offset).map_err(located)? else {
             return Ok(false);
         };
-        if DType::scalar(p.kind) != *dtype || p.dims != dims {
+        if !p.at.streams(dtype, dims) {
             return Ok(false);
         }
-        let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
+        if p.at.complex || p.at.swap {
+            self.copy_parts(data, &p.at, offset, &located, out, progress)?;
+            return Ok(true);
+        }
         let corrupt = |why: String| {
             located(
                 Error::format(format!(
@@ -229,8 +358,8 @@ impl Mat5File {
                 .map_err(|e| located(Error::io("cannot write", e)))
         };
         let first_len = p.first().len();
-        let tail_seen = p.head.len().saturating_sub(p.start + p.len);
-        let (len, tail) = (p.len, p.tail);
+        let tail_seen = p.head.len().saturating_sub(p.at.start + p.at.len);
+        let (len, tail) = (p.at.len, p.at.tail);
         let rest = len - first_len;
         std::thread::scope(|scope| -> Result<bool> {
             // Inflated pieces one way, emptied ones back: at most four pieces exist.
@@ -271,7 +400,9 @@ impl Mat5File {
             });
             write(
                 out,
-                p.head.get(p.start..p.start + first_len).unwrap_or_default(),
+                p.head
+                    .get(p.at.start..p.at.start + first_len)
+                    .unwrap_or_default(),
             )?;
             let mut done = first_len as u64;
             progress(done);
@@ -290,5 +421,211 @@ impl Mat5File {
             }
             Ok(true)
         })
+    }
+}
+
+/// Numbers of a part a piece of [`Mat5File::copy_parts`] takes (of each part: a complex
+/// piece is twice this).
+const PART_PIECE: usize = 1 << 17;
+
+/// `n` bytes of `z` passed over.
+fn skip(z: &mut ZlibDecoder<&[u8]>, n: usize) -> std::io::Result<()> {
+    let skipped = std::io::copy(&mut z.by_ref().take(n as u64), &mut std::io::sink())?;
+    match skipped == n as u64 {
+        true => Ok(()),
+        false => Err(std::io::ErrorKind::UnexpectedEof.into()),
+    }
+}
+
+/// A piece of the stream's elements from the bytes of `real` (and `imag`) parts: numbers of
+/// `item` bytes reversed when `swap`, a real number followed by its imaginary one.
+fn interleave(real: &[u8], imag: Option<&[u8]>, item: usize, swap: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(real.len() * if imag.is_some() { 2 } else { 1 });
+    match imag {
+        None => out.extend_from_slice(real),
+        Some(imag) => {
+            for (r, i) in real.chunks_exact(item).zip(imag.chunks_exact(item)) {
+                out.extend_from_slice(r);
+                out.extend_from_slice(i);
+            }
+        }
+    }
+    if swap && item > 1 {
+        out.chunks_exact_mut(item).for_each(<[u8]>::reverse);
+    }
+    out
+}
+
+impl Mat5File {
+    /// [`Mat5File::copy_plain`] of a complex or big-endian variable (`p`, element `data` at
+    /// `offset`): its real part and, complex, its imaginary part — read by a second inflater
+    /// over the same stream, which passes over the real part first — a piece at a time, each
+    /// number reversed into the machine's order, real and imaginary numbers interleaved as
+    /// numpy holds them. Inflated on a second thread while this one writes; the end of the
+    /// stream (padding, checksum, nothing after it) checked after the last piece.
+    fn copy_parts(
+        &self,
+        data: &[u8],
+        p: &Layout,
+        offset: u64,
+        located: &dyn Fn(Error) -> Error,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let corrupt = |why: String| {
+            located(
+                Error::format(format!(
+                    "corrupted zlib stream in an miCOMPRESSED element: {why}"
+                ))
+                .with_offset(offset),
+            )
+        };
+        let item = p.kind.itemsize().max(1);
+        let (len, tail, swap, endian) = (p.len, p.tail, p.swap, self.endian);
+        let (start, imag_tag, data_ty, complex) = (p.start, p.imag_tag(), p.data_ty, p.complex);
+        std::thread::scope(|scope| -> Result<()> {
+            let (tx, rx) = mpsc::sync_channel::<std::result::Result<Vec<u8>, String>>(2);
+            scope.spawn(move || {
+                let io = |e: std::io::Error| match e.kind() {
+                    std::io::ErrorKind::UnexpectedEof => "the stream ends early".to_string(),
+                    _ => e.to_string(),
+                };
+                let produce = || -> std::result::Result<(), String> {
+                    let mut real = ZlibDecoder::new(data);
+                    skip(&mut real, start).map_err(io)?;
+                    let mut imag = match complex {
+                        false => None,
+                        true => {
+                            let mut z = ZlibDecoder::new(data);
+                            skip(&mut z, imag_tag).map_err(io)?;
+                            let mut tag = [0u8; 8];
+                            z.read_exact(&mut tag).map_err(io)?;
+                            let word = |at: usize| {
+                                let mut w = [0u8; 4];
+                                w.copy_from_slice(&tag[at..at + 4]);
+                                endian.u32(w)
+                            };
+                            if (word(0), word(4) as usize) != (data_ty, len) {
+                                return Err(format!(
+                                    "the imaginary part's tag (type {}, {} bytes) is not the \
+                                     real part's (type {data_ty}, {len} bytes)",
+                                    word(0),
+                                    word(4)
+                                ));
+                            }
+                            Some(z)
+                        }
+                    };
+                    let (mut left, mut r, mut i) = (len, Vec::new(), Vec::new());
+                    while left > 0 {
+                        let n = (PART_PIECE * item).min(left);
+                        r.resize(n, 0);
+                        real.read_exact(&mut r).map_err(io)?;
+                        if let Some(z) = imag.as_mut() {
+                            i.resize(n, 0);
+                            z.read_exact(&mut i).map_err(io)?;
+                        }
+                        let piece = interleave(&r, imag.as_ref().map(|_| &i[..]), item, swap);
+                        if tx.send(Ok(piece)).is_err() {
+                            // The writer stopped (its error is the one reported).
+                            return Ok(());
+                        }
+                        left -= n;
+                    }
+                    // The padding, the end of the stream (its checksum checked), nothing after.
+                    let last = imag.as_mut().unwrap_or(&mut real);
+                    let mut rest = Vec::new();
+                    last.by_ref().take(16).read_to_end(&mut rest).map_err(io)?;
+                    if rest.len() != tail {
+                        return Err(format!(
+                            "{} bytes after the data, the element announces {tail}",
+                            rest.len()
+                        ));
+                    }
+                    if last.total_in() != data.len() as u64 {
+                        return Err(format!(
+                            "{} bytes after the end of the stream",
+                            (data.len() as u64).saturating_sub(last.total_in())
+                        ));
+                    }
+                    Ok(())
+                };
+                if let Err(why) = produce() {
+                    let _ = tx.send(Err(why));
+                }
+            });
+            let mut done = 0u64;
+            for piece in rx {
+                let piece = piece.map_err(corrupt)?;
+                out.write_all(&piece)
+                    .map_err(|e| located(Error::io("cannot write", e)))?;
+                done += piece.len() as u64;
+                progress(done);
+            }
+            let want = len as u64 * if complex { 2 } else { 1 };
+            match done == want {
+                true => Ok(()),
+                false => Err(corrupt(format!("{done} of {want} bytes inflated"))),
+            }
+        })
+    }
+}
+
+impl Mat5File {
+    /// The layout of an uncompressed variable's `miMATRIX` data `data` (the element at file
+    /// offset `offset`), as [`Mat5File::layout`].
+    fn raw_layout(&self, data: &[u8], offset: u64) -> Result<Option<Layout>> {
+        let mut c = Cursor::new(data, offset.saturating_add(8), true, self.endian);
+        self.layout(&mut c, data.len(), offset)
+    }
+
+    /// [`Mat5File::copy_plain`] of an uncompressed variable (`at` in its `miMATRIX` data
+    /// `data`), whose parts are in memory already: written a piece at a time, real and
+    /// imaginary numbers interleaved, each number reversed into the machine's order.
+    fn copy_raw(
+        &self,
+        data: &[u8],
+        at: &Layout,
+        offset: u64,
+        located: &dyn Fn(Error) -> Error,
+        out: &mut dyn Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<()> {
+        let damaged = |why: &str| located(Error::format(why.to_string()).with_offset(offset));
+        let part = |from: usize| data.get(from..from.saturating_add(at.len));
+        let real = part(at.start).ok_or_else(|| damaged("its real part runs past its element"))?;
+        let imag = match at.complex {
+            false => None,
+            true => {
+                let t = at.imag_tag();
+                let tag = data
+                    .get(t..t.saturating_add(8))
+                    .ok_or_else(|| damaged("its imaginary part runs past its element"))?;
+                let word = |i: usize| {
+                    self.endian
+                        .u32([tag[i], tag[i + 1], tag[i + 2], tag[i + 3]])
+                };
+                if (word(0), word(4) as usize) != (at.data_ty, at.len) {
+                    return Err(damaged(
+                        "its imaginary part's tag is not its real part's (type and length)",
+                    ));
+                }
+                let imag = part(t.saturating_add(8))
+                    .ok_or_else(|| damaged("its imaginary part runs past its element"))?;
+                Some(imag)
+            }
+        };
+        let item = at.kind.itemsize().max(1);
+        let step = PART_PIECE * item;
+        let mut done = 0u64;
+        for a in (0..at.len).step_by(step) {
+            let b = (a + step).min(at.len);
+            let piece = interleave(&real[a..b], imag.map(|i| &i[a..b]), item, at.swap);
+            out.write_all(&piece)
+                .map_err(|e| located(Error::io("cannot write", e)))?;
+            done += piece.len() as u64;
+            progress(done);
+        }
+        Ok(())
     }
 }
