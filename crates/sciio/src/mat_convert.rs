@@ -453,6 +453,27 @@ fn unreadable(file: &MatFile, name: &str, e: &Error) -> LeftOut {
     )
 }
 
+/// The top-level variable `name` of `files[index]`: read whole, or when large (numeric, at
+/// least [`LARGE_BYTES`]) not read but checked ([`MatFile::check_plain_data`]: its headers
+/// and, v7.3, its first and last chunks tell whether it can be, as reading it all would).
+fn plan_variable(file: &MatFile, index: usize, name: &str) -> Result<Planned> {
+    let large = file.info(name).ok().and_then(|info| {
+        let kind = large_kind(&info)?;
+        Some((kind, info.shape))
+    });
+    match large {
+        Some((kind, dims)) => file
+            .check_plain_data(name, &DType::scalar(kind), &dims)
+            .map(|_| Planned::Large {
+                file: index,
+                var: name.to_string(),
+                kind,
+                dims,
+            }),
+        None => file.read(name).map(Planned::Value),
+    }
+}
+
 /// Every variable (`node` = `None`; one that cannot be read is left out with the reason;
 /// a large numeric one is not read but checked ([`MatFile::check_plain_data`]) and noted as
 /// [`Planned::Large`] of `files[index]`), or the value at `node`, with its name.
@@ -466,24 +487,7 @@ fn selected_values(
         let mut values = Vec::new();
         let mut first_error = None;
         for name in file.names()? {
-            let large = file.info(&name).ok().and_then(|info| {
-                let kind = large_kind(&info)?;
-                Some((kind, info.shape))
-            });
-            // A large one is not read now: the cheap checks of its headers (and, v7.3, of its
-            // first and last chunks) tell whether it can be, as reading it all would.
-            let planned = match large {
-                Some((kind, dims)) => file
-                    .check_plain_data(&name, &DType::scalar(kind), &dims)
-                    .map(|_| Planned::Large {
-                        file: index,
-                        var: name.clone(),
-                        kind,
-                        dims,
-                    }),
-                None => file.read(&name).map(Planned::Value),
-            };
-            match planned {
+            match plan_variable(file, index, &name) {
                 Ok(planned) => values.push((name, planned)),
                 Err(e) if crate::mat::whole_file(&e) => return Err(e),
                 Err(e) => {
@@ -498,8 +502,12 @@ fn selected_values(
         }
         return Ok(values);
     };
-    let mut parts = node.split('/');
+    let mut parts = node.split('/').peekable();
     let var = parts.next().unwrap_or_default();
+    if parts.peek().is_none() {
+        // a whole variable: a large one streams as in a whole-file copy
+        return Ok(vec![(var.to_string(), plan_variable(file, index, var)?)]);
+    }
     let value = file.read(var)?;
     let mut at = At::Value(&value);
     let mut last = var;

@@ -290,6 +290,29 @@ fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
             "{dst:?}"
         );
     }
+    // One large variable picked with SRC:NODE and renamed with DST:NODE: copied piece by
+    // piece the same (scale_rss `mat73_variable_to_mat7_streams` bounds its memory).
+    for (src, version) in [
+        ("v73.mat", sciio::MatOutVersion::V73),
+        ("v7.mat", sciio::MatOutVersion::V7),
+    ] {
+        let (src, dst) = (d.join(src), d.join(format!("picked-{src}")));
+        let options = ConvertOptions {
+            mat_version: version,
+            dst_node: Some("renamed".into()),
+            ..ConvertOptions::default()
+        };
+        let mut file = sciio::File::open(&src).unwrap();
+        let summary = convert(&mut file, Some("big"), &dst, &options, &mut |_, _| {}).unwrap();
+        assert_eq!(summary.arrays, vec!["renamed"], "{dst:?}");
+        let copy = MatFile::open(&dst).unwrap();
+        assert_eq!(copy.names().unwrap(), vec!["renamed"]);
+        assert_eq!(
+            copy.read("renamed").unwrap(),
+            MatFile::open(&src).unwrap().read("big").unwrap(),
+            "{dst:?}"
+        );
+    }
 }
 
 /// A v7.3 file (h5py, as MATLAB lays it out) of big-endian variables over 16 MiB: a double
