@@ -10,6 +10,8 @@ KIND (BYTES is the size of the data, not of the file):
   npy_f      .npy float64 (N, 64), Fortran order
   npy_wide   .npy float64 (N, 2Mi): rows of 16 MiB
   npy3_wide  .npy float64 (N, 2048, 1024), C order: rows of two axes, 16 MiB each
+  h5_wide    PyTables file, /x: CArray float64 (2, M, 1024), zlib 1 + shuffle: two rows, each
+             half the data (32 MiB at 64 MiB), so a reader of whole rows grows with the size
   npy_rec    .npy structured (i <i8, x <f8, y <f4, s S12) (what a PyTables Table of it holds)
   npz        .npz (stored) with one member `x`: float64 (N, 64)
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
@@ -138,6 +140,8 @@ def main():
         n = max(1, nbytes // (512 * 8))
     elif kind in ("npy_wide", "npy3_wide"):
         n = max(2, nbytes // (WIDE * 8))
+    elif kind == "h5_wide":
+        n = max(1, nbytes // (2 * 1024 * 8))
     elif kind in ("npy_rec", "table", "parquet"):
         n = max(1, nbytes // REC.itemsize)
     elif kind == "table_sub":
@@ -154,6 +158,16 @@ def main():
             x = f.create_earray("/", "x", tables.Float64Atom(), shape=(0, 64), expectedrows=n)
             for a, b in slices(n):
                 x.append(block(a, b))
+    elif kind == "h5_wide":
+        import tables
+        with tables.open_file(path, "w") as f:
+            x = f.create_carray("/", "x", tables.Float64Atom(), shape=(2, n, 1024),
+                                filters=tables.Filters(complevel=1, complib="zlib", shuffle=True))
+            for r in range(2):
+                for a, b in slices(n):
+                    first = (r * n + a) * 1024
+                    x[r, a:b] = (np.arange(first, first + (b - a) * 1024, dtype=np.float64)
+                                 * 0.5).reshape(-1, 1024)
     elif kind == "npy":
         out = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n, 64))
         for a, b in slices(n):

@@ -418,6 +418,12 @@ fn npz_member_to_mat73_streams() {
 }
 
 #[test]
+fn h5_carray_of_two_rows_each_half_the_data_to_npy_streams() {
+    // Rows of 32 MiB at 64 MiB, 256 MiB at 512 MiB: each read as hyperslabs of a block.
+    bounded("h5_wide", "h5", ":/x", "out.npy", &[], SAME_ARRAY);
+}
+
+#[test]
 fn h5_earray_to_mat73_streams() {
     bounded("earray", "h5", ":/x", "out.mat", &[], SAME_MATRIX_MAT);
 }

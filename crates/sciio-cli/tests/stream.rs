@@ -211,3 +211,60 @@ with h5py.File(sys.argv[2]) as f:
         &[s(&src), s(&h5)],
     );
 }
+
+#[test]
+fn hdf5_arrays_whose_rows_are_over_a_block_convert_to_npy_and_mat_as_h5py_reads_them() {
+    // Rows of 9-32 MiB are read as hyperslabs of a block each (sub-rows along the next axes):
+    // chunked and contiguous, compressed and not, chunks aligned with the pieces or not.
+    let dir = sciio_testkit::tempdir();
+    let d = dir.path();
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, tables, h5py
+d = sys.argv[1]
+cube = (np.arange(3 * 2048 * 2048, dtype=np.float64) * 0.25).reshape(3, 2048, 2048)
+with tables.open_file(d + '/carray.h5', 'w') as f:
+    f.create_carray('/', 'x', obj=cube, filters=tables.Filters(complevel=1, complib='zlib', shuffle=True))
+with tables.open_file(d + '/earray.h5', 'w') as f:
+    e = f.create_earray('/', 'x', tables.Float32Atom(), shape=(0, 1200, 2000))
+    e.append((np.arange(2 * 1200 * 2000) % 9973).astype(np.float32).reshape(2, 1200, 2000) - 7.5)
+with h5py.File(d + '/contiguous.h5', 'w') as f:
+    f.create_dataset('x', data=cube[:, ::-1])
+with h5py.File(d + '/be.h5', 'w') as f:
+    f.create_dataset('x', data=(np.arange(2 * 2_200_000) % 100_003 - 50_000).astype('>i4').reshape(2, -1),
+                     chunks=(1, 300_001), compression='gzip', compression_opts=1)
+with h5py.File(d + '/thick.h5', 'w') as f:
+    f.create_dataset('x', data=(np.arange(3 * 1100 * 2048) % 65_521).astype('<f4').reshape(3, 1100, 2048),
+                     chunks=(2, 100, 2048), compression='gzip', compression_opts=1)
+",
+        &[s(d)],
+    );
+    for name in ["carray", "earray", "contiguous", "be", "thick"] {
+        let src = format!("{}/{name}.h5:/x", s(d));
+        let npy = d.join(format!("{name}.npy"));
+        let mat = d.join(format!("{name}.mat"));
+        ok(&["convert", &src, s(&npy)]);
+        ok(&["convert", &src, s(&mat)]);
+        sciio_testkit::run_python(
+            "
+import io, sys, numpy as np, h5py
+src, npy, mat = sys.argv[1:4]
+with h5py.File(src, 'r') as f:
+    want = f['x'][()]
+# Numbers come in native byte order, as PyTables reads them.
+want = want.astype(want.dtype.newbyteorder('='))
+saved = io.BytesIO()
+np.save(saved, want)
+with open(npy, 'rb') as f:
+    assert f.read() == saved.getvalue(), src
+with h5py.File(mat, 'r') as f:
+    got = f['x'][()].T
+assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.shape)
+assert np.array_equal(got, want), src
+",
+            &[&format!("{}/{name}.h5", s(d)), s(&npy), s(&mat)],
+        );
+        std::fs::remove_file(&npy).unwrap();
+        std::fs::remove_file(&mat).unwrap();
+    }
+}
