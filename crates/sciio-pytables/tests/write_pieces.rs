@@ -19,6 +19,9 @@ fn values(n: usize) -> Vec<u8> {
     (0..n as i32).flat_map(|v| v.to_le_bytes()).collect()
 }
 
+/// An array's name, shape and chunk shape (`None`: a contiguous Array).
+type Case = (&'static str, Vec<u64>, Option<Vec<u64>>);
+
 /// Element counts of the pieces, in turn: under, across and over row and chunk boundaries.
 const PIECES: [usize; 6] = [1, 7, 130, 13, 3333, 2];
 
@@ -29,8 +32,7 @@ fn rows_given_in_pieces_reach_the_file_as_h5py_reads_them() {
     let file = PtWriter::create(&path).unwrap();
     let root = file.root().unwrap();
     let zlib = Filters::parse("shuffle,zlib:1").unwrap();
-    // (name, shape, chunk shape; None: a contiguous Array)
-    let cases: [(&str, Vec<u64>, Option<Vec<u64>>); 6] = [
+    let cases: [Case; 6] = [
         ("runs", vec![3, 50, 70], Some(vec![1, 8, 70])),
         ("tiles", vec![3, 50, 70], Some(vec![1, 1, 16])),
         ("middle", vec![2, 9, 10, 11], Some(vec![1, 1, 4, 5])),
