@@ -25,6 +25,8 @@ KIND (BYTES is the size of the data, not of the file):
              two columns thick, each column 32 MiB)
   mat73_wide v7.3 MAT file, x: a MATLAB 8Mi-by-M double matrix (HDF5 (M, 8Mi), chunks (2, 65536):
              two columns thick, each column 64 MiB, so a chunk row is 128 MiB)
+  mat73_2row v7.3 MAT file, x: a MATLAB 2-by-N double matrix (HDF5 (N, 2), h5py's automatic
+             chunks): two C-order rows, each half the data
   mat73_3d   v7.3 MAT file, x: a MATLAB N-by-64-by-8 double array (HDF5 dataset (8, 64, N))
 Prints the number of rows written.
 """
@@ -130,6 +132,19 @@ def write_mat73_tall(path, m, rows=TALL_ROWS):
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
 
 
+def write_mat73_2row(path, n):
+    """MATLAB's x (2-by-n): row r holds (r * n + arange(n)) * 0.5."""
+    import h5py
+    with h5py.File(path, "w", userblock_size=512) as f:
+        x = f.create_dataset("x", shape=(n, 2), dtype="<f8", chunks=True)
+        x.attrs["MATLAB_class"] = np.bytes_("double")
+        for a, b in slices(n):
+            x[a:b, :] = np.stack([np.arange(a, b) + r * n for r in range(2)], axis=1) * 0.5
+    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
+    with open(path, "r+b") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
+
+
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be"):
@@ -148,6 +163,8 @@ def main():
         n = max(1, nbytes // SUB.itemsize)
     elif kind == "mat73_tall":
         n = max(2, nbytes // (TALL_ROWS * 8))
+    elif kind == "mat73_2row":
+        n = max(1, nbytes // (2 * 8))
     elif kind == "mat73_wide":
         n = max(2, nbytes // (2 * TALL_ROWS * 8))
     else:
@@ -224,6 +241,8 @@ def main():
         write_mat73_tall(path, n, 2 * TALL_ROWS)
     elif kind == "mat73_3d":
         write_mat73_3d(path, n)
+    elif kind == "mat73_2row":
+        write_mat73_2row(path, n)
     elif kind == "parquet":
         import pyarrow as pa
         import pyarrow.compute as pc

@@ -268,3 +268,71 @@ assert np.array_equal(got, want), src
         std::fs::remove_file(&mat).unwrap();
     }
 }
+
+#[test]
+fn arrays_whose_rows_are_over_a_block_convert_to_h5_in_pieces_of_rows() {
+    // A MATLAB 2-by-4M double (HDF5 (4M, 2)): its C-order rows are 32 MiB, written into the
+    // .h5 in pieces of a row, each gathered from the transposed columns. So are a MATLAB
+    // 3-by-2.4M int32, a C-order .npy and a PyTables CArray of wide rows, compressed or not.
+    let dir = sciio_testkit::tempdir();
+    let d = dir.path();
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, h5py, tables
+d = sys.argv[1]
+def mat73(path, x, cls):
+    # MATLAB's x: HDF5 holds its transpose (h5py, as hdf5storage lays it out).
+    with h5py.File(path, 'w', userblock_size=512) as f:
+        v = f.create_dataset('x', data=x.T, chunks=True)
+        v.attrs['MATLAB_class'] = np.bytes_(cls)
+    text = b'MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: stream.rs HDF5 schema 1.00 .'
+    with open(path, 'r+b') as f:
+        f.write(text.ljust(116) + bytes(8) + b'\\x00\\x02' + b'IM')
+mat73(d + '/wide.mat', (np.arange(2 * 4 * 2**20, dtype=np.float64) * 0.5).reshape(2, -1), 'double')
+mat73(d + '/three.mat', (np.arange(3 * 2_400_000) % 65_537).astype(np.int32).reshape(3, -1), 'int32')
+np.save(d + '/wide.npy', (np.arange(2 * 1500 * 1000, dtype=np.float64) / 7).reshape(2, 1500, 1000))
+with tables.open_file(d + '/wide.h5', 'w') as f:
+    f.create_carray('/', 'x', obj=(np.arange(3 * 2100 * 1000) % 251).astype(np.float32).reshape(3, 2100, 1000),
+                    filters=tables.Filters(complevel=1, complib='blosc:lz4'))
+",
+        &[s(d)],
+    );
+    let check = "
+import sys, numpy as np, h5py, tables
+src, out = sys.argv[1], sys.argv[2]
+if src.endswith('.mat'):
+    with h5py.File(src, 'r') as f:
+        want = f['x'][()].T
+elif src.endswith('.npy'):
+    want = np.load(src)
+else:
+    with tables.open_file(src) as f:
+        want = f.root.x.read()
+with tables.open_file(out) as f:
+    leaves = list(f.walk_nodes('/', 'Leaf'))
+    assert len(leaves) == 1, leaves
+    x = leaves[0]
+    assert x._c_classid in ('CARRAY', 'ARRAY'), x._c_classid
+    got = x.read()
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype)
+assert np.array_equal(got, want), src
+";
+    let cases: [(&str, &[&str]); 6] = [
+        ("wide.mat:x", &[]),
+        ("wide.mat:x", &["--compress", "zlib:1"]),
+        ("three.mat:x", &["--compress", "blosc:lz4:5"]),
+        ("wide.npy", &["--compress", "zlib:1"]),
+        ("wide.h5:/x", &[]),
+        ("wide.h5:/x", &["--compress", "zlib:1"]),
+    ];
+    for (src, extra) in cases {
+        let out = d.join("out.h5");
+        let src_arg = format!("{}/{src}", s(d));
+        let mut args = vec!["convert", src_arg.as_str(), s(&out)];
+        args.extend_from_slice(extra);
+        ok(&args);
+        let file = src_arg.split(':').next().unwrap();
+        sciio_testkit::run_python(check, &[file, s(&out)]);
+        std::fs::remove_file(&out).unwrap();
+    }
+}
