@@ -336,3 +336,33 @@ assert np.array_equal(got, want), src
         std::fs::remove_file(&out).unwrap();
     }
 }
+
+#[test]
+fn an_array_row_over_what_a_parquet_list_holds_is_refused_before_writing_with_why() {
+    // A row is one fixed-size list value of the column; 2^31 values along an axis are more
+    // than Arrow's lists hold (pyarrow cannot make that type either). The .npy is sparse.
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join("long.npy");
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, pyarrow as pa
+a = np.lib.format.open_memmap(sys.argv[1], mode='w+', dtype='i1', shape=(1, 2**31))
+del a
+try:
+    pa.list_(pa.int8(), 2**31)
+except (OverflowError, ValueError, pa.ArrowInvalid):
+    pass
+else:
+    raise SystemExit('pyarrow made a fixed-size list of 2^31 values')
+",
+        &[s(&src)],
+    );
+    let out = dir.path().join("long.parquet");
+    let run = common::sciio(&["convert", s(&src), s(&out)]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{err}");
+    assert!(err.contains("long.npy"), "{err}");
+    assert!(err.contains("2147483648 values"), "{err}");
+    assert!(err.contains("fixed-size list holds"), "{err}");
+    assert!(!out.exists());
+}
