@@ -123,9 +123,12 @@ pub(crate) fn array_frame(array: &NdArray, label: &str) -> Result<(Frame, Vec<(S
 /// per axis after the first, and Arrow's fixed-size lists hold at most `i32::MAX` items.
 fn refuse_overlong_lists(shape: &[usize]) -> Result<()> {
     let most = i32::MAX as usize;
-    match shape.iter().skip(1).find(|&&d| d > most) {
+    let row = shape.get(1..).unwrap_or_default();
+    match row.iter().find(|&&d| d > most) {
         Some(&d) => Err(Error::unsupported(format!(
-            "a row of this array of shape {shape:?} would be a Parquet list of {d} values along              one axis, over the {most} an Arrow fixed-size list holds (a row is one value of              the column and cannot be cut); .npy, .h5 and MAT take rows of any size"
+            "a row of this array (shape {row:?}) would be a Parquet list of {d} values along \
+             one axis, over the {most} an Arrow fixed-size list holds (a row is one value of \
+             the column and cannot be cut); .npy, .h5 and MAT take rows of any size"
         ))),
         None => Ok(()),
     }
