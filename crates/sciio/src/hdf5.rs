@@ -238,7 +238,8 @@ impl Hdf5 {
     /// Hands the dataset's bytes in numpy C order to `take` in blocks of whole rows of about
     /// `block_bytes` (at least one row; the last block shorter), each block read into a
     /// buffer `spare` gives (one `take` had before, or an empty one): no copy of the bytes
-    /// read, no buffer zeroed again.
+    /// read, no buffer zeroed again. An array (not a table) whose rows are over `block_bytes`
+    /// comes in hyperslabs of sub-rows of at most that ([`SubRows`]), never a whole row.
     /// Datasets with no rows axis (0-d) are not read here: `false`, nothing taken.
     pub(crate) fn for_each_block(
         &self,
@@ -275,7 +276,8 @@ impl Hdf5 {
         Ok(true)
     }
 
-    /// Streams the dataset's bytes in numpy C order, row block by row block.
+    /// Streams the dataset's bytes in numpy C order, row block by row block (rows over a
+    /// block in hyperslabs of sub-rows, [`SubRows`]).
     pub(crate) fn copy_array_data(
         &self,
         path: &str,

@@ -13,6 +13,11 @@
 //!   and `.npz`, see `frame_numpy.rs`; MAT v7.3 numeric matrices into `.npy`/`.npz`, see
 //!   `sciio_mat::MatFile::copy_plain_data`.
 //!
+//! Rows larger than a batch ([`BATCH_BYTES`]) move in pieces where the formats allow:
+//! HDF5 sources hand them as hyperslabs of sub-rows (`hdf5.rs`), `.h5` nodes take them in
+//! pieces (`NodeFill::append_elements`), MAT matrices are gathered a piece of a row at a time
+//! ([`for_each_transposed_piece`]); a Parquet row is one list value, whole.
+//!
 //! Arrays whose rows are not contiguous in the source (Fortran order) and 0-d arrays are read
 //! whole, as before.
 
