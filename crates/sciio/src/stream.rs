@@ -375,9 +375,10 @@ fn for_each_transposed_piece(
 const GATHER_WINDOW: u64 = 8 << 20;
 
 /// Up to this many rows, a piece of a row of a matrix is picked out of its columns read
-/// whole ([`Gather::row_piece`]: the file read once per row beats a read per element).
+/// whole ([`Gather::row_piece`]): the file read once per row beats a read per element
+/// (about 1 µs each) while the rows are fewer than a few hundred.
 #[cfg(feature = "hdf5")]
-const PIECE_WHOLE_ROWS: u64 = 64;
+const PIECE_WHOLE_ROWS: u64 = 256;
 
 /// Blocks of C-order rows gathered from the Fortran-order bytes of an array in a file.
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
