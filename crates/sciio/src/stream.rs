@@ -345,11 +345,12 @@ fn for_each_transposed_piece(
     let (full_tx, full_rx) = sync_channel::<Result<Vec<u8>>>(1);
     std::thread::scope(|scope| {
         scope.spawn(move || {
+            let mut run = Vec::new();
             for a in 0..gather.rows {
                 let mut c = 0;
                 while c < cols {
                     let d = (c + per_piece).min(cols);
-                    let piece = gather.row_piece(a, c, d);
+                    let piece = gather.row_piece(a, c, d, &mut run);
                     let failed = piece.is_err();
                     if full_tx.send(piece).is_err() || failed {
                         return;
@@ -377,7 +378,7 @@ const GATHER_WINDOW: u64 = 8 << 20;
 /// Up to this many rows, a piece of a row of a matrix is picked out of its columns read
 /// whole ([`Gather::row_piece`]): the file read once per row beats a read per element
 /// (about 1 µs each) while the rows are fewer than a few hundred.
-#[cfg(feature = "hdf5")]
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
 const PIECE_WHOLE_ROWS: u64 = 256;
 
 /// Blocks of C-order rows gathered from the Fortran-order bytes of an array in a file.
@@ -390,6 +391,9 @@ struct Gather<'f> {
     item: u64,
     /// Bytes of whole columns read at a time ([`GATHER_WINDOW`], smaller in tests).
     window: u64,
+    /// Rows up to which a piece of a row is picked out of whole columns
+    /// ([`PIECE_WHOLE_ROWS`], others in tests).
+    whole_rows: u64,
 }
 
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
@@ -401,6 +405,7 @@ impl<'f> Gather<'f> {
             trailing: info.shape[1..].iter().map(|&d| d as u64).collect(),
             item: info.dtype.itemsize() as u64,
             window: GATHER_WINDOW,
+            whole_rows: PIECE_WHOLE_ROWS,
         }
     }
 
@@ -410,7 +415,7 @@ impl<'f> Gather<'f> {
     #[cfg(feature = "hdf5")]
     fn piece_columns(&self, piece_bytes: usize) -> u64 {
         let per = (piece_bytes as u64 / self.item.max(1)).max(1);
-        match self.rows <= PIECE_WHOLE_ROWS {
+        match self.rows <= self.whole_rows {
             true => per.min((self.window / (self.rows * self.item).max(1)).max(1)),
             false => per,
         }
@@ -420,26 +425,25 @@ impl<'f> Gather<'f> {
     /// the columns are one read of all their rows, row `a` picked out of it (the file read
     /// once per row); else one read per column.
     #[cfg(feature = "hdf5")]
-    fn row_piece(&self, a: u64, c: u64, d: u64) -> Result<Vec<u8>> {
+    fn row_piece(&self, a: u64, c: u64, d: u64, run: &mut Vec<u8>) -> Result<Vec<u8>> {
         let item = self.item as usize;
         let read = |buf: &mut [u8], at: u64| {
             crate::atomic::read_at(self.file, buf, at * self.item)
                 .map_err(|e| Error::io("cannot read the temporary file of the array", e))
         };
-        let mut piece = vec![0u8; (d - c) as usize * item];
-        if self.rows <= PIECE_WHOLE_ROWS {
-            let mut run = vec![0u8; ((d - c) * self.rows) as usize * item];
-            read(&mut run, c * self.rows)?;
+        if self.rows <= self.whole_rows {
+            // `run` is kept from piece to piece: resized, not zeroed again.
+            run.resize(((d - c) * self.rows) as usize * item, 0);
+            read(run, c * self.rows)?;
             let column_bytes = self.rows as usize * item;
             let from = a as usize * item;
-            for (to, column) in piece
-                .chunks_exact_mut(item)
-                .zip(run.chunks_exact(column_bytes))
-            {
-                to.copy_from_slice(&column[from..from + item]);
+            let mut piece = Vec::with_capacity((d - c) as usize * item);
+            for column in run.chunks_exact(column_bytes) {
+                piece.extend_from_slice(&column[from..from + item]);
             }
             return Ok(piece);
         }
+        let mut piece = vec![0u8; (d - c) as usize * item];
         for (j, to) in (c..d).zip(piece.chunks_exact_mut(item)) {
             read(to, j * self.rows + a)?;
         }
@@ -1262,6 +1266,42 @@ mod tests {
                     assert!(got == a.as_bytes(), "{shape:?} window {window} by {height}");
                     let some = gather.rows(1, 2).unwrap();
                     assert!(some == a.as_bytes()[row..2 * row], "{shape:?}");
+                }
+            }
+        }
+    }
+
+    #[cfg(feature = "hdf5")]
+    #[test]
+    fn pieces_of_rows_are_the_c_order_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        for shape in [vec![300, 7], vec![5, 70], vec![2, 1000]] {
+            let n: usize = shape.iter().product();
+            let values: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
+            let a = sciio_core::NdArray::from_vec(values, &shape).unwrap();
+            let f = a.to_order(sciio_core::Order::F);
+            let path = dir.path().join("f.bin");
+            std::fs::write(&path, f.as_bytes()).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            // Whole columns read (few rows) or one read per element; windows of 1 column up.
+            for (whole_rows, window) in [(0, 1 << 20), (1000, 4), (1000, 4000), (1000, 1 << 20)] {
+                let mut gather = Gather::new(&file, &ArrayInfo::of(&f));
+                (gather.whole_rows, gather.window) = (whole_rows, window);
+                for piece_bytes in [4, 12, 400, 1 << 20] {
+                    let per = gather.piece_columns(piece_bytes);
+                    let (mut got, mut run) = (Vec::new(), Vec::new());
+                    for row in 0..shape[0] as u64 {
+                        let mut c = 0;
+                        while c < shape[1] as u64 {
+                            let d = (c + per).min(shape[1] as u64);
+                            got.extend(gather.row_piece(row, c, d, &mut run).unwrap());
+                            c = d;
+                        }
+                    }
+                    assert!(
+                        got == a.as_bytes(),
+                        "{shape:?} whole rows {whole_rows} window {window} piece {piece_bytes}"
+                    );
                 }
             }
         }
