@@ -10,6 +10,8 @@ KIND (BYTES is the size of the data, not of the file):
   npy_f      .npy float64 (N, 64), Fortran order
   npy_wide   .npy float64 (N, 2Mi): rows of 16 MiB
   npy3_wide  .npy float64 (N, 2048, 1024), C order: rows of two axes, 16 MiB each
+  h5_wide    PyTables file, /x: CArray float64 (2, M, 1024), zlib 1 + shuffle: two rows, each
+             half the data (32 MiB at 64 MiB), so a reader of whole rows grows with the size
   npy_rec    .npy structured (i <i8, x <f8, y <f4, s S12) (what a PyTables Table of it holds)
   npz        .npz (stored) with one member `x`: float64 (N, 64)
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
@@ -23,6 +25,8 @@ KIND (BYTES is the size of the data, not of the file):
              two columns thick, each column 32 MiB)
   mat73_wide v7.3 MAT file, x: a MATLAB 8Mi-by-M double matrix (HDF5 (M, 8Mi), chunks (2, 65536):
              two columns thick, each column 64 MiB, so a chunk row is 128 MiB)
+  mat73_2row v7.3 MAT file, x: a MATLAB 2-by-N double matrix (HDF5 (N, 2), h5py's automatic
+             chunks): two C-order rows, each half the data
   mat73_3d   v7.3 MAT file, x: a MATLAB N-by-64-by-8 double array (HDF5 dataset (8, 64, N))
   mat7_complex  v7 MAT file (one miCOMPRESSED variable, as scipy.io.savemat writes it), x: a
              complex MATLAB N-by-64 double matrix of few distinct values (real part (k % 1000)
@@ -157,6 +161,19 @@ def write_mat73_tall(path, m, rows=TALL_ROWS):
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
 
 
+def write_mat73_2row(path, n):
+    """MATLAB's x (2-by-n): row r holds (r * n + arange(n)) * 0.5."""
+    import h5py
+    with h5py.File(path, "w", userblock_size=512) as f:
+        x = f.create_dataset("x", shape=(n, 2), dtype="<f8", chunks=True)
+        x.attrs["MATLAB_class"] = np.bytes_("double")
+        for a, b in slices(n):
+            x[a:b, :] = np.stack([np.arange(a, b) + r * n for r in range(2)], axis=1) * 0.5
+    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
+    with open(path, "r+b") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
+
+
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be"):
@@ -167,12 +184,16 @@ def main():
         n = max(1, nbytes // (512 * 8))
     elif kind in ("npy_wide", "npy3_wide"):
         n = max(2, nbytes // (WIDE * 8))
+    elif kind == "h5_wide":
+        n = max(1, nbytes // (2 * 1024 * 8))
     elif kind in ("npy_rec", "table", "parquet"):
         n = max(1, nbytes // REC.itemsize)
     elif kind == "table_sub":
         n = max(1, nbytes // SUB.itemsize)
     elif kind == "mat73_tall":
         n = max(2, nbytes // (TALL_ROWS * 8))
+    elif kind == "mat73_2row":
+        n = max(1, nbytes // (2 * 8))
     elif kind == "mat73_wide":
         n = max(2, nbytes // (2 * TALL_ROWS * 8))
     else:
@@ -183,6 +204,16 @@ def main():
             x = f.create_earray("/", "x", tables.Float64Atom(), shape=(0, 64), expectedrows=n)
             for a, b in slices(n):
                 x.append(block(a, b))
+    elif kind == "h5_wide":
+        import tables
+        with tables.open_file(path, "w") as f:
+            x = f.create_carray("/", "x", tables.Float64Atom(), shape=(2, n, 1024),
+                                filters=tables.Filters(complevel=1, complib="zlib", shuffle=True))
+            for r in range(2):
+                for a, b in slices(n):
+                    first = (r * n + a) * 1024
+                    x[r, a:b] = (np.arange(first, first + (b - a) * 1024, dtype=np.float64)
+                                 * 0.5).reshape(-1, 1024)
     elif kind == "npy":
         out = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n, 64))
         for a, b in slices(n):
@@ -241,6 +272,8 @@ def main():
         write_mat73_tall(path, n, 2 * TALL_ROWS)
     elif kind == "mat73_3d":
         write_mat73_3d(path, n)
+    elif kind == "mat73_2row":
+        write_mat73_2row(path, n)
     elif kind == "parquet":
         import pyarrow as pa
         import pyarrow.compute as pc

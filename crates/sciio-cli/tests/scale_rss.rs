@@ -418,6 +418,12 @@ fn npz_member_to_mat73_streams() {
 }
 
 #[test]
+fn h5_carray_of_two_rows_each_half_the_data_to_npy_streams() {
+    // Rows of 32 MiB at 64 MiB, 256 MiB at 512 MiB: each read as hyperslabs of a block.
+    bounded("h5_wide", "h5", ":/x", "out.npy", &[], SAME_ARRAY);
+}
+
+#[test]
 fn h5_earray_to_mat73_streams() {
     bounded("earray", "h5", ":/x", "out.mat", &[], SAME_MATRIX_MAT);
 }
@@ -502,6 +508,13 @@ fn mat73_matrix_to_h5_array_streams() {
     // MATLAB's column-major matrix becomes a C-order PyTables array: transposed through a
     // temporary file, a block of rows at a time.
     bounded("mat73", "mat", ":x", "out.h5", &[], MAT_X_AS_H5);
+}
+
+#[test]
+fn mat73_matrix_of_two_rows_each_half_the_data_to_h5_streams() {
+    // MATLAB's 2-by-N double: C-order rows of 32 MiB at 64 MiB, 256 MiB at 512 MiB, each
+    // written into the .h5 in pieces gathered from the transposed columns.
+    bounded("mat73_2row", "mat", ":x", "out.h5", &[], MAT_X_AS_H5);
 }
 
 #[test]

@@ -211,3 +211,158 @@ with h5py.File(sys.argv[2]) as f:
         &[s(&src), s(&h5)],
     );
 }
+
+#[test]
+fn hdf5_arrays_whose_rows_are_over_a_block_convert_to_npy_and_mat_as_h5py_reads_them() {
+    // Rows of 9-32 MiB are read as hyperslabs of a block each (sub-rows along the next axes):
+    // chunked and contiguous, compressed and not, chunks aligned with the pieces or not.
+    let dir = sciio_testkit::tempdir();
+    let d = dir.path();
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, tables, h5py
+d = sys.argv[1]
+cube = (np.arange(3 * 2048 * 2048, dtype=np.float64) * 0.25).reshape(3, 2048, 2048)
+with tables.open_file(d + '/carray.h5', 'w') as f:
+    f.create_carray('/', 'x', obj=cube, filters=tables.Filters(complevel=1, complib='zlib', shuffle=True))
+with tables.open_file(d + '/earray.h5', 'w') as f:
+    e = f.create_earray('/', 'x', tables.Float32Atom(), shape=(0, 1200, 2000))
+    e.append((np.arange(2 * 1200 * 2000) % 9973).astype(np.float32).reshape(2, 1200, 2000) - 7.5)
+with h5py.File(d + '/contiguous.h5', 'w') as f:
+    f.create_dataset('x', data=cube[:, ::-1])
+with h5py.File(d + '/be.h5', 'w') as f:
+    f.create_dataset('x', data=(np.arange(2 * 2_200_000) % 100_003 - 50_000).astype('>i4').reshape(2, -1),
+                     chunks=(1, 300_001), compression='gzip', compression_opts=1)
+with h5py.File(d + '/thick.h5', 'w') as f:
+    f.create_dataset('x', data=(np.arange(3 * 1100 * 2048) % 65_521).astype('<f4').reshape(3, 1100, 2048),
+                     chunks=(2, 100, 2048), compression='gzip', compression_opts=1)
+",
+        &[s(d)],
+    );
+    for name in ["carray", "earray", "contiguous", "be", "thick"] {
+        let src = format!("{}/{name}.h5:/x", s(d));
+        let npy = d.join(format!("{name}.npy"));
+        let mat = d.join(format!("{name}.mat"));
+        ok(&["convert", &src, s(&npy)]);
+        ok(&["convert", &src, s(&mat)]);
+        sciio_testkit::run_python(
+            "
+import io, sys, numpy as np, h5py
+src, npy, mat = sys.argv[1:4]
+with h5py.File(src, 'r') as f:
+    want = f['x'][()]
+# Numbers come in native byte order, as PyTables reads them.
+want = want.astype(want.dtype.newbyteorder('='))
+saved = io.BytesIO()
+np.save(saved, want)
+with open(npy, 'rb') as f:
+    assert f.read() == saved.getvalue(), src
+with h5py.File(mat, 'r') as f:
+    got = f['x'][()].T
+assert got.dtype == want.dtype and got.shape == want.shape, (got.dtype, got.shape, want.shape)
+assert np.array_equal(got, want), src
+",
+            &[&format!("{}/{name}.h5", s(d)), s(&npy), s(&mat)],
+        );
+        std::fs::remove_file(&npy).unwrap();
+        std::fs::remove_file(&mat).unwrap();
+    }
+}
+
+#[test]
+fn arrays_whose_rows_are_over_a_block_convert_to_h5_in_pieces_of_rows() {
+    // A MATLAB 2-by-4M double (HDF5 (4M, 2)): its C-order rows are 32 MiB, written into the
+    // .h5 in pieces of a row, each gathered from the transposed columns. So are a MATLAB
+    // 3-by-2.4M int32, a C-order .npy and a PyTables CArray of wide rows, compressed or not.
+    let dir = sciio_testkit::tempdir();
+    let d = dir.path();
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, h5py, tables
+d = sys.argv[1]
+def mat73(path, x, cls):
+    # MATLAB's x: HDF5 holds its transpose (h5py, as hdf5storage lays it out).
+    with h5py.File(path, 'w', userblock_size=512) as f:
+        v = f.create_dataset('x', data=x.T, chunks=True)
+        v.attrs['MATLAB_class'] = np.bytes_(cls)
+    text = b'MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: stream.rs HDF5 schema 1.00 .'
+    with open(path, 'r+b') as f:
+        f.write(text.ljust(116) + bytes(8) + b'\\x00\\x02' + b'IM')
+mat73(d + '/wide.mat', (np.arange(2 * 4 * 2**20, dtype=np.float64) * 0.5).reshape(2, -1), 'double')
+mat73(d + '/three.mat', (np.arange(3 * 2_400_000) % 65_537).astype(np.int32).reshape(3, -1), 'int32')
+np.save(d + '/wide.npy', (np.arange(2 * 1500 * 1000, dtype=np.float64) / 7).reshape(2, 1500, 1000))
+with tables.open_file(d + '/wide.h5', 'w') as f:
+    f.create_carray('/', 'x', obj=(np.arange(3 * 2100 * 1000) % 251).astype(np.float32).reshape(3, 2100, 1000),
+                    filters=tables.Filters(complevel=1, complib='blosc:lz4'))
+",
+        &[s(d)],
+    );
+    let check = "
+import sys, numpy as np, h5py, tables
+src, out = sys.argv[1], sys.argv[2]
+if src.endswith('.mat'):
+    with h5py.File(src, 'r') as f:
+        want = f['x'][()].T
+elif src.endswith('.npy'):
+    want = np.load(src)
+else:
+    with tables.open_file(src) as f:
+        want = f.root.x.read()
+with tables.open_file(out) as f:
+    leaves = list(f.walk_nodes('/', 'Leaf'))
+    assert len(leaves) == 1, leaves
+    x = leaves[0]
+    assert x._c_classid in ('CARRAY', 'ARRAY'), x._c_classid
+    got = x.read()
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype)
+assert np.array_equal(got, want), src
+";
+    let cases: [(&str, &[&str]); 6] = [
+        ("wide.mat:x", &[]),
+        ("wide.mat:x", &["--compress", "zlib:1"]),
+        ("three.mat:x", &["--compress", "blosc:lz4:5"]),
+        ("wide.npy", &["--compress", "zlib:1"]),
+        ("wide.h5:/x", &[]),
+        ("wide.h5:/x", &["--compress", "zlib:1"]),
+    ];
+    for (src, extra) in cases {
+        let out = d.join("out.h5");
+        let src_arg = format!("{}/{src}", s(d));
+        let mut args = vec!["convert", src_arg.as_str(), s(&out)];
+        args.extend_from_slice(extra);
+        ok(&args);
+        let file = src_arg.split(':').next().unwrap();
+        sciio_testkit::run_python(check, &[file, s(&out)]);
+        std::fs::remove_file(&out).unwrap();
+    }
+}
+
+#[test]
+fn an_array_row_over_what_a_parquet_list_holds_is_refused_before_writing_with_why() {
+    // A row is one fixed-size list value of the column; 2^31 values along an axis are more
+    // than Arrow's lists hold (pyarrow cannot make that type either). The .npy is sparse.
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join("long.npy");
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, pyarrow as pa
+a = np.lib.format.open_memmap(sys.argv[1], mode='w+', dtype='i1', shape=(1, 2**31))
+del a
+try:
+    pa.list_(pa.int8(), 2**31)
+except (OverflowError, ValueError, pa.ArrowInvalid):
+    pass
+else:
+    raise SystemExit('pyarrow made a fixed-size list of 2^31 values')
+",
+        &[s(&src)],
+    );
+    let out = dir.path().join("long.parquet");
+    let run = common::sciio(&["convert", s(&src), s(&out)]);
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert!(!run.status.success(), "{err}");
+    assert!(err.contains("long.npy"), "{err}");
+    assert!(err.contains("2147483648 values"), "{err}");
+    assert!(err.contains("fixed-size list holds"), "{err}");
+    assert!(!out.exists());
+}

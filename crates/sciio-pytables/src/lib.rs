@@ -316,6 +316,15 @@ impl PtFile {
         Ok(self.to_read_layout(data, false))
     }
 
+    /// A hyperslab of an Array/CArray/EArray (one [`Slice`] per dimension), in the layout
+    /// [`PtFile::read_array`] gives: a piece of a row too large to read whole.
+    pub fn read_array_slab(&self, path: &str, slab: &[Slice]) -> Result<RawData> {
+        let ds = self.dataset(path)?;
+        let mut data = ds.read_slices(Some(slab))?;
+        time::convert_time64(&mut data);
+        Ok(self.to_read_layout(data, false))
+    }
+
     fn read_array_raw(&self, path: &str, rows: Rows, reuse: Vec<u8>) -> Result<RawData> {
         let ds = self.dataset(path)?;
         let shape = ds.shape()?;

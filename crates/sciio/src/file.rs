@@ -441,7 +441,8 @@ impl File {
     }
 
     /// Hands the raw data bytes of the array at `path` (as [`File::copy_array_data`] gives
-    /// them) to `take` in blocks of whole rows, about `block_bytes` each (at least one row),
+    /// them) to `take` in blocks of whole rows, about `block_bytes` each (at least one row;
+    /// an array's rows over `block_bytes` in pieces of at most that),
     /// each block read into a buffer `spare` gives, when the source can read straight into it
     /// (HDF5 arrays and tables): `false` (nothing taken) for other sources and arrays, which
     /// [`File::copy_array_data`] streams.

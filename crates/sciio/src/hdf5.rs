@@ -15,7 +15,7 @@ use std::io::Write;
 use std::path::Path;
 
 use sciio_core::{ByteOrder, DType, Error, Limits, NdArray, Order, Result, ScalarKind, ScalarType};
-use sciio_pytables::sciio_hdf5::H5Type;
+use sciio_pytables::sciio_hdf5::{H5Type, Slice};
 use sciio_pytables::{NodeClass, NodeInfo, PtAttrValue, PtFile, Rows, VlRow};
 
 use crate::node::{ArrayInfo, AttrValue, Attribute, Node, NodeKind};
@@ -238,7 +238,8 @@ impl Hdf5 {
     /// Hands the dataset's bytes in numpy C order to `take` in blocks of whole rows of about
     /// `block_bytes` (at least one row; the last block shorter), each block read into a
     /// buffer `spare` gives (one `take` had before, or an empty one): no copy of the bytes
-    /// read, no buffer zeroed again.
+    /// read, no buffer zeroed again. An array (not a table) whose rows are over `block_bytes`
+    /// comes in hyperslabs of sub-rows of at most that ([`SubRows`]), never a whole row.
     /// Datasets with no rows axis (0-d) are not read here: `false`, nothing taken.
     pub(crate) fn for_each_block(
         &self,
@@ -251,9 +252,15 @@ impl Hdf5 {
         let Some(&rows) = info.shape.first() else {
             return Ok(false);
         };
+        let is_table = self.file.node(path)?.class == NodeClass::Table;
+        if let Some(pieces) = SubRows::of(info, is_table, block_bytes as u64) {
+            for slab in pieces {
+                take(self.file.read_array_slab(path, &slab)?.bytes)?;
+            }
+            return Ok(true);
+        }
         let block_rows = (block_bytes / info.row_bytes().max(1)).max(1);
         let (rows, per_block) = (rows as u64, block_rows as u64);
-        let is_table = self.file.node(path)?.class == NodeClass::Table;
         let mut start = 0u64;
         while start < rows {
             let stop = (start + per_block).min(rows);
@@ -269,7 +276,8 @@ impl Hdf5 {
         Ok(true)
     }
 
-    /// Streams the dataset's bytes in numpy C order, row block by row block.
+    /// Streams the dataset's bytes in numpy C order, row block by row block (rows over a
+    /// block in hyperslabs of sub-rows, [`SubRows`]).
     pub(crate) fn copy_array_data(
         &self,
         path: &str,
@@ -286,6 +294,16 @@ impl Hdf5 {
         let per_block = (BLOCK_BYTES / row_bytes.max(1)).max(1);
         let is_table = self.file.node(path)?.class == NodeClass::Table;
         let mut done = 0u64;
+        if let Some(pieces) = SubRows::of(info, is_table, BLOCK_BYTES) {
+            for slab in pieces {
+                let raw = self.file.read_array_slab(path, &slab)?;
+                out.write_all(&raw.bytes)
+                    .map_err(|e| Error::io("cannot write", e))?;
+                done += raw.bytes.len() as u64;
+                progress(done);
+            }
+            return Ok(());
+        }
         let mut start = 0u64;
         while start < rows || (info.shape.is_empty() && start == 0) {
             let stop = (start + per_block).min(rows);
@@ -306,6 +324,86 @@ impl Hdf5 {
             start = stop;
         }
         Ok(())
+    }
+}
+
+/// The hyperslabs, about a block each, that make an array's rows in C order when one row is
+/// larger than a block (a row read whole would hold memory growing with the row): each row is
+/// cut along its first trailing axis whose sub-rows (the axes after it) fit a block, in runs
+/// of as many of those as fit, the axes before it one index at a time.
+#[derive(Debug)]
+struct SubRows {
+    shape: Vec<u64>,
+    /// The axis cut into runs.
+    axis: usize,
+    /// Indices along the axes up to `axis` of the next slab; `None` past the last one.
+    at: Option<Vec<u64>>,
+    /// Indices of `axis` per slab.
+    run: u64,
+}
+
+impl SubRows {
+    /// The pieces of an array (not a table: its row is one record) of two or more
+    /// dimensions whose rows are over `block_bytes`; `None` when rows are read whole.
+    fn of(info: &ArrayInfo, is_table: bool, block_bytes: u64) -> Option<SubRows> {
+        let shape: Vec<u64> = info.shape.iter().map(|&d| d as u64).collect();
+        let row_bytes = info.row_bytes() as u64;
+        if is_table || shape.len() < 2 || row_bytes <= block_bytes || shape.contains(&0) {
+            return None;
+        }
+        Some(SubRows::new(
+            shape,
+            info.dtype.itemsize() as u64,
+            block_bytes,
+        ))
+    }
+
+    fn new(shape: Vec<u64>, item: u64, block_bytes: u64) -> SubRows {
+        // Bytes of one index of each axis (the product of the axes after it).
+        let mut inner = item.max(1);
+        let mut axis = shape.len() - 1;
+        while axis > 1 && inner.saturating_mul(shape[axis]) <= block_bytes {
+            inner = inner.saturating_mul(shape[axis]);
+            axis -= 1;
+        }
+        let run = (block_bytes / inner).clamp(1, shape[axis]);
+        let at = (!shape.contains(&0)).then(|| vec![0; axis + 1]);
+        SubRows {
+            shape,
+            axis,
+            at,
+            run,
+        }
+    }
+}
+
+impl Iterator for SubRows {
+    type Item = Vec<Slice>;
+
+    fn next(&mut self) -> Option<Vec<Slice>> {
+        let at = self.at.as_mut()?;
+        let k = self.axis;
+        let slice = |start, count| Slice {
+            start,
+            count,
+            step: 1,
+        };
+        let count = self.run.min(self.shape[k] - at[k]);
+        let mut slab: Vec<Slice> = at[..k].iter().map(|&i| slice(i, 1)).collect();
+        slab.push(slice(at[k], count));
+        slab.extend(self.shape[k + 1..].iter().map(|&d| slice(0, d)));
+        // The next slab: further along the cut axis, then the next index of the axes before.
+        at[k] += count;
+        let mut j = k;
+        while j > 0 && at[j] >= self.shape[j] {
+            at[j] = 0;
+            j -= 1;
+            at[j] += 1;
+        }
+        if at[0] >= self.shape[0] {
+            self.at = None;
+        }
+        Some(slab)
     }
 }
 
@@ -546,4 +644,47 @@ pub(crate) fn dataset_storage(ds: &sciio_pytables::sciio_hdf5::Dataset) -> Resul
         filters,
         ds.storage_size(),
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The C-order indices of the elements of `slab` in an array of `shape`.
+    fn elements(shape: &[u64], slab: &[Slice]) -> Vec<u64> {
+        let mut out = vec![0u64];
+        for (s, &d) in slab.iter().zip(shape) {
+            out = out
+                .iter()
+                .flat_map(|&base| (s.start..s.start + s.count).map(move |i| base * d + i))
+                .collect();
+        }
+        out
+    }
+
+    #[test]
+    fn sub_rows_cover_the_array_in_c_order_within_a_block() {
+        let cases: [(&[u64], u64, u64); 6] = [
+            (&[3, 10], 8, 24),
+            (&[2, 7, 5], 4, 40),
+            (&[2, 7, 5], 4, 21),
+            (&[2, 3, 4, 5], 2, 30),
+            (&[1, 100], 1, 7),
+            (&[2, 9, 2], 8, 8),
+        ];
+        for (shape, item, block) in cases {
+            let mut seen = Vec::new();
+            for slab in SubRows::new(shape.to_vec(), item, block) {
+                let n: u64 = slab.iter().map(|s| s.count).product();
+                assert!(
+                    n * item <= block.max(item),
+                    "{shape:?} block {block}: {slab:?}"
+                );
+                assert_eq!(slab[0].count, 1, "one row at a time");
+                seen.extend(elements(shape, &slab));
+            }
+            let all: Vec<u64> = (0..shape.iter().product()).collect();
+            assert_eq!(seen, all, "{shape:?} item {item} block {block}");
+        }
+    }
 }

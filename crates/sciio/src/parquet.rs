@@ -106,13 +106,31 @@ pub(crate) fn array_frame(array: &NdArray, label: &str) -> Result<(Frame, Vec<(S
             "a data frame needs a 1-d structured array, got shape {:?}",
             array.shape()
         ))),
-        (_, 1..) => Ok((Frame::from_ndarray(label, array)?, Vec::new())),
+        (_, 1..) => {
+            refuse_overlong_lists(array.shape())?;
+            Ok((Frame::from_ndarray(label, array)?, Vec::new()))
+        }
         _ => Err(Error::unsupported(format!(
             "a {}-d {} array is no data frame; a frame needs a structured array (one column \
              per field), a 1-d array (one column) or an n-d array (a column of fixed-size lists)",
             array.shape().len(),
             array.dtype()
         ))),
+    }
+}
+
+/// Refuses an n-d array whose row cannot be one Parquet value: a row is a fixed-size list
+/// per axis after the first, and Arrow's fixed-size lists hold at most `i32::MAX` items.
+fn refuse_overlong_lists(shape: &[usize]) -> Result<()> {
+    let most = i32::MAX as usize;
+    let row = shape.get(1..).unwrap_or_default();
+    match row.iter().find(|&&d| d > most) {
+        Some(&d) => Err(Error::unsupported(format!(
+            "a row of this array (shape {row:?}) would be a Parquet list of {d} values along \
+             one axis, over the {most} an Arrow fixed-size list holds (a row is one value of \
+             the column and cannot be cut); .npy, .h5 and MAT take rows of any size"
+        ))),
+        None => Ok(()),
     }
 }
 

@@ -13,6 +13,11 @@
 //!   and `.npz`, see `frame_numpy.rs`; MAT v7.3 numeric matrices into `.npy`/`.npz`, see
 //!   `sciio_mat::MatFile::copy_plain_data`.
 //!
+//! Rows larger than a batch ([`BATCH_BYTES`]) move in pieces where the formats allow:
+//! HDF5 sources hand them as hyperslabs of sub-rows (`hdf5.rs`), `.h5` nodes take them in
+//! pieces (`NodeFill::append_elements`), MAT matrices are gathered a piece of a row at a time
+//! ([`for_each_transposed_piece`]); a Parquet row is one list value, whole.
+//!
 //! Arrays whose rows are not contiguous in the source (Fortran order) and 0-d arrays are read
 //! whole, as before.
 
@@ -201,8 +206,17 @@ pub(crate) fn write_h5_leaf(
         return Ok(true);
     }
     let mut done = 0u64;
-    for_each_batch(src, path, row, batch_rows(row), &mut |batch| {
-        fill.append(batch)
+    // An array whose rows are over a batch moves in batches of elements, pieces of a row
+    // (a table's row is one record: whole).
+    let (unit, per_batch) = match info.shape.len() >= 2 && row > BATCH_BYTES {
+        true => {
+            let item = info.dtype.itemsize().max(1);
+            (item, BATCH_BYTES / item)
+        }
+        false => (row, batch_rows(row)),
+    };
+    for_each_batch(src, path, unit, per_batch, &mut |batch| {
+        fill.append_elements(batch)
             .map_err(|e| e.with_node(name.to_string()))?;
         done += batch.len() as u64;
         progress(done);
@@ -246,24 +260,7 @@ pub(crate) fn for_each_transposed_batch(
     copied: &mut dyn FnMut(u64),
     consume: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
-    if info.shape.len() < 2 {
-        return Err(Error::invalid_input("internal: not an array of rows"));
-    }
-    let io = |e| Error::io("cannot write the temporary file of the transposed array", e);
-    let temp = tempfile::tempfile_in(folder)
-        .map_err(io)
-        .map_err(|e| e.with_file(folder))?;
-    let mut w = io::BufWriter::with_capacity(1 << 20, temp);
-    src.copy_array_data(path, &mut w, copied)?;
-    let temp = w.into_inner().map_err(|e| io(e.into_error()))?;
-    let length = temp.metadata().map_err(io)?.len();
-    if length != info.nbytes() {
-        return Err(Error::truncated(format!(
-            "the array's data is {length} bytes, not the {} its shape and dtype make",
-            info.nbytes()
-        ))
-        .with_node(path.to_string()));
-    }
+    let temp = column_major_copy(src, path, info, folder, copied)?;
     let gather = Gather::new(&temp, info);
     let (full_tx, full_rx) = sync_channel::<Result<Vec<u8>>>(1);
     std::thread::scope(|scope| {
@@ -291,9 +288,98 @@ pub(crate) fn for_each_transposed_batch(
     })
 }
 
+/// The stored column-major bytes of the [`transposable`] array at `path` of `src`, copied
+/// as the source streams them into an unnamed temporary file in `folder` (`copied` gets the
+/// bytes copied so far).
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
+fn column_major_copy(
+    src: &mut File,
+    path: &str,
+    info: &ArrayInfo,
+    folder: &std::path::Path,
+    copied: &mut dyn FnMut(u64),
+) -> Result<std::fs::File> {
+    if info.shape.len() < 2 {
+        return Err(Error::invalid_input("internal: not an array of rows"));
+    }
+    let io = |e| Error::io("cannot write the temporary file of the transposed array", e);
+    let temp = tempfile::tempfile_in(folder)
+        .map_err(io)
+        .map_err(|e| e.with_file(folder))?;
+    let mut w = io::BufWriter::with_capacity(1 << 20, temp);
+    src.copy_array_data(path, &mut w, copied)?;
+    let temp = w.into_inner().map_err(|e| io(e.into_error()))?;
+    let length = temp.metadata().map_err(io)?.len();
+    if length != info.nbytes() {
+        return Err(Error::truncated(format!(
+            "the array's data is {length} bytes, not the {} its shape and dtype make",
+            info.nbytes()
+        ))
+        .with_node(path.to_string()));
+    }
+    Ok(temp)
+}
+
+/// Calls `consume` with the C-order rows of the [`transposable`] matrix (two axes) at `path`
+/// of `src` in pieces of about `piece_bytes` (runs of a row's columns, the rows in turn):
+/// what [`for_each_transposed_batch`] gives in blocks of whole rows, for rows too large to
+/// hold. The column-major bytes go through a temporary file in `folder` as there; the pieces
+/// are gathered on a thread of their own while `consume` takes the one before.
+#[cfg(feature = "hdf5")]
+fn for_each_transposed_piece(
+    src: &mut File,
+    path: &str,
+    info: &ArrayInfo,
+    folder: &std::path::Path,
+    piece_bytes: usize,
+    copied: &mut dyn FnMut(u64),
+    consume: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    if info.shape.len() != 2 {
+        return Err(Error::invalid_input("internal: not a matrix"));
+    }
+    let temp = column_major_copy(src, path, info, folder, copied)?;
+    let gather = Gather::new(&temp, info);
+    let cols = gather.trailing.iter().product::<u64>();
+    let per_piece = gather.piece_columns(piece_bytes);
+    let (full_tx, full_rx) = sync_channel::<Result<Vec<u8>>>(1);
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut run = Vec::new();
+            for a in 0..gather.rows {
+                let mut c = 0;
+                while c < cols {
+                    let d = (c + per_piece).min(cols);
+                    let piece = gather.row_piece(a, c, d, &mut run);
+                    let failed = piece.is_err();
+                    if full_tx.send(piece).is_err() || failed {
+                        return;
+                    }
+                    c = d;
+                }
+            }
+        });
+        let mut consumed = Ok(());
+        for piece in full_rx.iter() {
+            consumed = piece.and_then(|piece| consume(&piece));
+            if consumed.is_err() {
+                // Dropping the receiver stops the gathering thread at its next piece.
+                break;
+            }
+        }
+        consumed
+    })
+}
+
 /// Bytes of whole columns [`Gather::rows`] reads at a time.
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
 const GATHER_WINDOW: u64 = 8 << 20;
+
+/// Up to this many rows, a piece of a row of a matrix is picked out of its columns read
+/// whole ([`Gather::row_piece`]): the file read once per row beats a read per element
+/// (about 1 µs each) while the rows are fewer than a few hundred.
+#[cfg(any(feature = "hdf5", feature = "parquet"))]
+const PIECE_WHOLE_ROWS: u64 = 256;
 
 /// Blocks of C-order rows gathered from the Fortran-order bytes of an array in a file.
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
@@ -305,6 +391,9 @@ struct Gather<'f> {
     item: u64,
     /// Bytes of whole columns read at a time ([`GATHER_WINDOW`], smaller in tests).
     window: u64,
+    /// Rows up to which a piece of a row is picked out of whole columns
+    /// ([`PIECE_WHOLE_ROWS`], others in tests).
+    whole_rows: u64,
 }
 
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
@@ -316,7 +405,49 @@ impl<'f> Gather<'f> {
             trailing: info.shape[1..].iter().map(|&d| d as u64).collect(),
             item: info.dtype.itemsize() as u64,
             window: GATHER_WINDOW,
+            whole_rows: PIECE_WHOLE_ROWS,
         }
+    }
+
+    /// Columns per piece of a row of a matrix ([`Gather::row_piece`]): about `piece_bytes`
+    /// of the row, fewer when the columns read for them (every row of each, while the rows
+    /// are few enough to read whole) would pass the window.
+    #[cfg(feature = "hdf5")]
+    fn piece_columns(&self, piece_bytes: usize) -> u64 {
+        let per = (piece_bytes as u64 / self.item.max(1)).max(1);
+        match self.rows <= self.whole_rows {
+            true => per.min((self.window / (self.rows * self.item).max(1)).max(1)),
+            false => per,
+        }
+    }
+
+    /// Row `a`'s columns `c..d` of a matrix. While the rows are few ([`PIECE_WHOLE_ROWS`]),
+    /// the columns are one read of all their rows, row `a` picked out of it (the file read
+    /// once per row); else one read per column.
+    #[cfg(feature = "hdf5")]
+    fn row_piece(&self, a: u64, c: u64, d: u64, run: &mut Vec<u8>) -> Result<Vec<u8>> {
+        let item = self.item as usize;
+        let read = |buf: &mut [u8], at: u64| {
+            crate::atomic::read_at(self.file, buf, at * self.item)
+                .map_err(|e| Error::io("cannot read the temporary file of the array", e))
+        };
+        if self.rows <= self.whole_rows {
+            // `run` is kept from piece to piece: resized, not zeroed again.
+            run.resize(((d - c) * self.rows) as usize * item, 0);
+            read(run, c * self.rows)?;
+            let column_bytes = self.rows as usize * item;
+            let from = a as usize * item;
+            let mut piece = Vec::with_capacity((d - c) as usize * item);
+            for column in run.chunks_exact(column_bytes) {
+                piece.extend_from_slice(&column[from..from + item]);
+            }
+            return Ok(piece);
+        }
+        let mut piece = vec![0u8; (d - c) as usize * item];
+        for (j, to) in (c..d).zip(piece.chunks_exact_mut(item)) {
+            read(to, j * self.rows + a)?;
+        }
+        Ok(piece)
     }
 
     /// Rows `a..b` in C order, the columns in Fortran order of the trailing axes, each put
@@ -437,21 +568,28 @@ pub(crate) fn write_h5_leaf_transposed(
     let half = info.nbytes() / 2;
     let mut done = 0u64;
     let mut copied = |d: u64| (progress.borrow_mut())(d / 2);
-    for_each_transposed_batch(
-        src,
-        path,
-        info,
-        folder,
-        batch_rows(row),
-        &mut copied,
-        &mut |block| {
-            fill.append(block)
-                .map_err(|e| e.with_node(name.to_string()))?;
-            done += block.len() as u64;
-            (progress.borrow_mut())(half + done / 2);
-            Ok(())
-        },
-    )?;
+    let mut write = |block: &[u8]| {
+        fill.append_elements(block)
+            .map_err(|e| e.with_node(name.to_string()))?;
+        done += block.len() as u64;
+        (progress.borrow_mut())(half + done / 2);
+        Ok(())
+    };
+    if info.shape.len() == 2 && row > BATCH_BYTES {
+        // Rows over a batch: pieces of a row, never a whole one.
+        for_each_transposed_piece(
+            src,
+            path,
+            info,
+            folder,
+            BATCH_BYTES,
+            &mut copied,
+            &mut write,
+        )?;
+    } else {
+        let per_batch = batch_rows(row);
+        for_each_transposed_batch(src, path, info, folder, per_batch, &mut copied, &mut write)?;
+    }
     fill.finish().map_err(|e| e.with_node(name.to_string()))?;
     Ok(true)
 }
@@ -1124,6 +1262,42 @@ mod tests {
                     assert!(got == a.as_bytes(), "{shape:?} window {window} by {height}");
                     let some = gather.rows(1, 2).unwrap();
                     assert!(some == a.as_bytes()[row..2 * row], "{shape:?}");
+                }
+            }
+        }
+    }
+
+    #[cfg(feature = "hdf5")]
+    #[test]
+    fn pieces_of_rows_are_the_c_order_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        for shape in [vec![300, 7], vec![5, 70], vec![2, 1000]] {
+            let n: usize = shape.iter().product();
+            let values: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
+            let a = sciio_core::NdArray::from_vec(values, &shape).unwrap();
+            let f = a.to_order(sciio_core::Order::F);
+            let path = dir.path().join("f.bin");
+            std::fs::write(&path, f.as_bytes()).unwrap();
+            let file = std::fs::File::open(&path).unwrap();
+            // Whole columns read (few rows) or one read per element; windows of 1 column up.
+            for (whole_rows, window) in [(0, 1 << 20), (1000, 4), (1000, 4000), (1000, 1 << 20)] {
+                let mut gather = Gather::new(&file, &ArrayInfo::of(&f));
+                (gather.whole_rows, gather.window) = (whole_rows, window);
+                for piece_bytes in [4, 12, 400, 1 << 20] {
+                    let per = gather.piece_columns(piece_bytes);
+                    let (mut got, mut run) = (Vec::new(), Vec::new());
+                    for row in 0..shape[0] as u64 {
+                        let mut c = 0;
+                        while c < shape[1] as u64 {
+                            let d = (c + per).min(shape[1] as u64);
+                            got.extend(gather.row_piece(row, c, d, &mut run).unwrap());
+                            c = d;
+                        }
+                    }
+                    assert!(
+                        got == a.as_bytes(),
+                        "{shape:?} whole rows {whole_rows} window {window} piece {piece_bytes}"
+                    );
                 }
             }
         }

@@ -65,6 +65,8 @@ impl ChunkAppender {
             grow,
             tail,
             tail_stored: true,
+            part_at: 0,
+            part: Vec::new(),
         }));
         ds.file.register_appender(Arc::downgrade(&state));
         Ok(ChunkAppender { state })
@@ -85,6 +87,17 @@ impl ChunkAppender {
     /// rest is kept for the next append.
     pub fn append(&mut self, bytes: &[u8]) -> Result<()> {
         self.state()?.append(bytes)
+    }
+
+    /// Appends `bytes`: elements in C order continuing where the last append stopped, whole
+    /// rows or pieces of one (a row too large to hold comes in pieces), while filling a
+    /// dataset of fixed shape ([`ChunkAppender::fill`]). When a band of chunks is one row
+    /// (the chunk shapes PyTables gives wide rows), the chunks a piece completes are written
+    /// at once: memory holds less than one slab of chunks across the row, whatever its size.
+    /// Chunks several rows thick are written from whole rows, a row gathered first. A row left
+    /// unfinished is not written.
+    pub fn append_elements(&mut self, bytes: &[u8]) -> Result<()> {
+        self.state()?.append_elements(bytes)
     }
 
     /// Writes the pending partial band (padded with zeros), keeping it for later appends.
@@ -309,6 +322,112 @@ impl AppendState {
         Ok(())
     }
 
+    fn append_elements(&mut self, mut bytes: &[u8]) -> Result<()> {
+        if self.grow || self.elem == 0 || !bytes.len().is_multiple_of(self.elem) {
+            return Err(self.ds.locate(Error::invalid_input(format!(
+                "{} bytes is not whole {}-byte elements of an array being filled",
+                bytes.len(),
+                self.elem
+            ))));
+        }
+        let mut chunks = Vec::new();
+        while !bytes.is_empty() {
+            if self.part_at == 0 && self.part.is_empty() && bytes.len() >= self.row_bytes {
+                let whole = bytes.len() / self.row_bytes * self.row_bytes;
+                self.ds.write_chunks(std::mem::take(&mut chunks))?;
+                self.append(&bytes[..whole])?;
+                bytes = &bytes[whole..];
+                continue;
+            }
+            let slab = self.next_slab();
+            let take = (slab.bytes - self.part.len()).min(bytes.len());
+            self.part.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.part.len() < slab.bytes {
+                break;
+            }
+            let part = std::mem::take(&mut self.part);
+            match slab.chunk_axis {
+                Some(k) => self.cut_slab(&slab, k, part, &mut chunks),
+                None => {
+                    self.ds.write_chunks(std::mem::take(&mut chunks))?;
+                    self.append(&part)?;
+                    continue;
+                }
+            }
+            self.part_at += slab.bytes as u64;
+            if self.part_at == self.row_bytes as u64 {
+                self.part_at = 0;
+                self.rows += 1;
+            }
+            if chunks.len() >= rayon::current_num_threads() * 4 {
+                self.ds.write_chunks(std::mem::take(&mut chunks))?;
+            }
+        }
+        self.ds.write_chunks(chunks)
+    }
+
+    /// The next slab of whole chunks of the row being given in pieces, from `part_at`: when a
+    /// band of chunks is one row, the run along the first axis `k` whose chunks are thicker
+    /// than one (or the last axis) that one chunk covers, every axis after it whole, every
+    /// axis before it one index; else the whole row.
+    fn next_slab(&self) -> Slab {
+        let n = self.row_shape.len();
+        if self.chunk[0] != 1 || n == 0 {
+            return Slab {
+                chunk_axis: None,
+                at: Vec::new(),
+                bytes: self.row_bytes,
+            };
+        }
+        // Axis j of the dataset is row_shape[j - 1].
+        let k = (1..=n).find(|&j| self.chunk[j] > 1).unwrap_or(n);
+        let inner = self.row_shape[k..].iter().product::<u64>() * self.elem as u64;
+        let along = self.row_shape[k - 1];
+        let (outer, within) = (
+            self.part_at / (along * inner).max(1),
+            self.part_at % (along * inner).max(1),
+        );
+        let ik = within / inner.max(1);
+        // The indices of the axes before k, from the C-order index of the run.
+        let mut at = vec![0u64; k + 1];
+        let mut rest = outer;
+        for j in (1..k).rev() {
+            at[j] = rest % self.row_shape[j - 1].max(1);
+            rest /= self.row_shape[j - 1].max(1);
+        }
+        at[0] = self.rows;
+        at[k] = ik;
+        let height = self.chunk[k].min(along - ik);
+        Slab {
+            chunk_axis: Some(k),
+            at,
+            bytes: (height * inner) as usize,
+        }
+    }
+
+    /// Cuts a slab of [`AppendState::next_slab`] (`part`, padded with zeros to a chunk's
+    /// thickness along axis `k`) into chunks.
+    fn cut_slab(
+        &self,
+        slab: &Slab,
+        k: usize,
+        mut part: Vec<u8>,
+        out: &mut Vec<(Vec<u64>, Vec<u8>)>,
+    ) {
+        let inner_shape = &self.row_shape[k..];
+        let inner = inner_shape.iter().product::<u64>() as usize * self.elem;
+        part.resize(self.chunk[k] as usize * inner, 0);
+        cut_band(
+            &self.chunk[k..],
+            inner_shape,
+            self.elem,
+            &part,
+            &slab.at,
+            out,
+        );
+    }
+
     /// Writes the partial band padded with zeros, unless the file already holds it.
     pub(crate) fn store_tail(&mut self) -> Result<()> {
         if self.tail_stored || self.tail.is_empty() {
@@ -326,71 +445,102 @@ impl AppendState {
 
     /// Cuts one band (`chunk[0]` full rows) into chunks, padding edge tiles with zeros.
     fn cut(&self, row: u64, band: &[u8], out: &mut Vec<(Vec<u64>, Vec<u8>)>) {
-        let inner = &self.chunk[1..];
-        if inner.iter().zip(&self.row_shape).all(|(c, s)| c == s) {
-            out.push((offset(row, self.chunk.len()), band.to_vec()));
-            return;
-        }
-        let grid: Vec<u64> = self
-            .row_shape
-            .iter()
-            .zip(inner)
-            .map(|(s, c)| s.div_ceil(*c).max(1))
-            .collect();
-        let tiles: u64 = grid.iter().product();
-        let tile_elems = self.chunk.iter().product::<u64>() as usize;
-        for t in 0..tiles {
-            // The tile's coordinates in the chunk grid (C order).
-            let mut idx = vec![0u64; grid.len()];
-            let mut r = t;
-            for d in (0..grid.len()).rev() {
-                idx[d] = r % grid[d];
-                r /= grid[d];
-            }
-            let mut tile = vec![0u8; tile_elems * self.elem];
-            self.copy_tile(band, &idx, &mut tile);
-            let mut o = vec![row];
-            o.extend(idx.iter().zip(inner).map(|(i, c)| i * c));
-            out.push((o, tile));
-        }
+        cut_band(&self.chunk, &self.row_shape, self.elem, band, &[row], out);
     }
+}
 
-    /// Copies the part of `band` under tile `idx` into `tile` (row by innermost row).
-    fn copy_tile(&self, band: &[u8], idx: &[u64], tile: &mut [u8]) {
-        let dims: Vec<usize> = std::iter::once(self.chunk[0])
-            .chain(self.row_shape.iter().copied())
-            .map(|d| d as usize)
-            .collect();
-        let cdims: Vec<usize> = self.chunk.iter().map(|&d| d as usize).collect();
-        let start: Vec<usize> = std::iter::once(0)
-            .chain(idx.iter().zip(&cdims[1..]).map(|(i, c)| *i as usize * c))
-            .collect();
-        let rank = dims.len();
-        let last = rank - 1;
-        let run = cdims[last].min(dims[last].saturating_sub(start[last]));
-        let lines: usize = cdims[..last].iter().product();
-        for line in 0..lines {
-            // Position of this innermost line inside the tile.
-            let mut pos = vec![0usize; last];
-            let mut r = line;
-            for d in (0..last).rev() {
-                pos[d] = r % cdims[d];
-                r /= cdims[d];
-            }
-            if pos.iter().enumerate().any(|(d, p)| start[d] + p >= dims[d]) {
-                continue;
-            }
-            let mut src = 0usize;
-            let mut dst = 0usize;
-            for d in 0..last {
-                src = src * dims[d] + start[d] + pos[d];
-                dst = dst * cdims[d] + pos[d];
-            }
-            let src = (src * dims[last] + start[last]) * self.elem;
-            let dst = dst * cdims[last] * self.elem;
-            let n = run * self.elem;
-            tile[dst..dst + n].copy_from_slice(&band[src..src + n]);
+/// A run of whole chunks of one row ([`AppendState::next_slab`]).
+struct Slab {
+    /// The axis along which the run goes; `None`: the whole row (thick chunks).
+    chunk_axis: Option<usize>,
+    /// The indices of the run's first element along the axes up to `chunk_axis`.
+    at: Vec<u64>,
+    bytes: usize,
+}
+
+/// Cuts `band` (`chunk[0]` rows of `row_shape`, elements of `elem` bytes) into chunks of
+/// `chunk`, padding edge tiles with zeros; each chunk's offset is `at` (the band's place
+/// along its axes up to the first of `chunk`) followed by the tile's along the others.
+fn cut_band(
+    chunk: &[u64],
+    row_shape: &[u64],
+    elem: usize,
+    band: &[u8],
+    at: &[u64],
+    out: &mut Vec<(Vec<u64>, Vec<u8>)>,
+) {
+    let inner = &chunk[1..];
+    if inner.iter().zip(row_shape).all(|(c, s)| c == s) {
+        let mut o = at.to_vec();
+        o.extend(std::iter::repeat_n(0, inner.len()));
+        out.push((o, band.to_vec()));
+        return;
+    }
+    let grid: Vec<u64> = row_shape
+        .iter()
+        .zip(inner)
+        .map(|(s, c)| s.div_ceil(*c).max(1))
+        .collect();
+    let tiles: u64 = grid.iter().product();
+    let tile_elems = chunk.iter().product::<u64>() as usize;
+    for t in 0..tiles {
+        // The tile's coordinates in the chunk grid (C order).
+        let mut idx = vec![0u64; grid.len()];
+        let mut r = t;
+        for d in (0..grid.len()).rev() {
+            idx[d] = r % grid[d];
+            r /= grid[d];
         }
+        let mut tile = vec![0u8; tile_elems * elem];
+        copy_tile(chunk, row_shape, elem, band, &idx, &mut tile);
+        let mut o = at.to_vec();
+        o.extend(idx.iter().zip(inner).map(|(i, c)| i * c));
+        out.push((o, tile));
+    }
+}
+
+/// Copies the part of `band` under tile `idx` into `tile` (row by innermost row).
+fn copy_tile(
+    chunk: &[u64],
+    row_shape: &[u64],
+    elem: usize,
+    band: &[u8],
+    idx: &[u64],
+    tile: &mut [u8],
+) {
+    let dims: Vec<usize> = std::iter::once(chunk[0])
+        .chain(row_shape.iter().copied())
+        .map(|d| d as usize)
+        .collect();
+    let cdims: Vec<usize> = chunk.iter().map(|&d| d as usize).collect();
+    let start: Vec<usize> = std::iter::once(0)
+        .chain(idx.iter().zip(&cdims[1..]).map(|(i, c)| *i as usize * c))
+        .collect();
+    let rank = dims.len();
+    let last = rank - 1;
+    let run = cdims[last].min(dims[last].saturating_sub(start[last]));
+    let lines: usize = cdims[..last].iter().product();
+    for line in 0..lines {
+        // Position of this innermost line inside the tile.
+        let mut pos = vec![0usize; last];
+        let mut r = line;
+        for d in (0..last).rev() {
+            pos[d] = r % cdims[d];
+            r /= cdims[d];
+        }
+        if pos.iter().enumerate().any(|(d, p)| start[d] + p >= dims[d]) {
+            continue;
+        }
+        let mut src = 0usize;
+        let mut dst = 0usize;
+        for d in 0..last {
+            src = src * dims[d] + start[d] + pos[d];
+            dst = dst * cdims[d] + pos[d];
+        }
+        let src = (src * dims[last] + start[last]) * elem;
+        let dst = dst * cdims[last] * elem;
+        let n = run * elem;
+        tile[dst..dst + n].copy_from_slice(&band[src..src + n]);
     }
 }
 

@@ -68,6 +68,11 @@ pub(crate) struct AppendState {
     pub(super) tail: Vec<u8>,
     /// Whether the file holds `tail` as it is now.
     pub(super) tail_stored: bool,
+    /// Bytes of the row being given in pieces already written as chunks
+    /// (`ChunkAppender::append_elements`).
+    pub(super) part_at: u64,
+    /// Bytes of that row after `part_at` not yet written: less than one slab of chunks.
+    pub(super) part: Vec<u8>,
 }
 
 /// libhdf5 objects built once per open file and reused by every object written.

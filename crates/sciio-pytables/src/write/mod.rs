@@ -955,6 +955,11 @@ pub struct PtFill {
     rows: u64,
     total: u64,
     row_bytes: usize,
+    /// Bytes given of the row being filled in pieces ([`PtFill::append_elements`]).
+    part_bytes: usize,
+    /// A contiguous Array's row being given in pieces (written when whole: such Arrays are
+    /// under [`super::CARRAY_THRESHOLD`]).
+    row_part: Vec<u8>,
 }
 
 impl PtFill {
@@ -969,6 +974,8 @@ impl PtFill {
             rows: if row_bytes == 0 { total } else { 0 },
             total,
             row_bytes,
+            part_bytes: 0,
+            row_part: Vec::new(),
         })
     }
 
@@ -977,8 +984,56 @@ impl PtFill {
         self.row_bytes
     }
 
+    /// Writes the next elements (C order, the file's layout), whole rows or not: a row
+    /// larger than memory should hold may come in pieces, whose chunks are written as the
+    /// pieces complete them ([`ChunkAppender::append_elements`]).
+    pub fn append_elements(&mut self, bytes: &[u8]) -> Result<()> {
+        let elem = self.ds.dtype().size();
+        let left = (self.total - self.rows) as u128 * self.row_bytes as u128;
+        let left = left - self.part_bytes as u128;
+        if self.row_bytes == 0 || !bytes.len().is_multiple_of(elem) || bytes.len() as u128 > left {
+            return Err(Error::invalid_input(format!(
+                "{} bytes is not whole {elem}-byte elements of the {left} bytes left",
+                bytes.len()
+            ))
+            .with_node(self.ds.path()));
+        }
+        match &mut self.app {
+            Some(app) => app.append_elements(bytes)?,
+            None => self.append_contiguous(bytes)?,
+        }
+        let done = self.part_bytes + bytes.len();
+        self.rows += (done / self.row_bytes) as u64;
+        self.part_bytes = done % self.row_bytes;
+        Ok(())
+    }
+
+    /// [`PtFill::append_elements`] into a contiguous Array: whole rows written at once, a
+    /// row's pieces gathered until it is whole.
+    fn append_contiguous(&mut self, mut bytes: &[u8]) -> Result<()> {
+        let mut row = self.rows;
+        if !self.row_part.is_empty() || bytes.len() < self.row_bytes {
+            let take = (self.row_bytes - self.row_part.len()).min(bytes.len());
+            self.row_part.extend_from_slice(&bytes[..take]);
+            bytes = &bytes[take..];
+            if self.row_part.len() < self.row_bytes {
+                return Ok(());
+            }
+            self.ds.write_rows(row, &self.row_part)?;
+            self.row_part.clear();
+            row += 1;
+        }
+        let whole = bytes.len() / self.row_bytes * self.row_bytes;
+        self.ds.write_rows(row, &bytes[..whole])?;
+        self.row_part.extend_from_slice(&bytes[whole..]);
+        Ok(())
+    }
+
     /// Writes the next rows (elements in C order, the file's layout).
     pub fn append(&mut self, rows: &[u8]) -> Result<()> {
+        if self.part_bytes != 0 {
+            return self.append_elements(rows);
+        }
         if self.row_bytes == 0 || !rows.len().is_multiple_of(self.row_bytes) {
             return Err(Error::invalid_input(format!(
                 "{} bytes is not a whole number of {}-byte rows",
@@ -1053,7 +1108,7 @@ impl PtFill {
 
     /// Writes what is pending; every row must have been written.
     pub fn finish(self) -> Result<()> {
-        if self.rows != self.total {
+        if self.rows != self.total || self.part_bytes != 0 {
             return Err(Error::truncated(format!(
                 "{} of the {} rows were written",
                 self.rows, self.total

@@ -193,6 +193,16 @@ impl NodeFill {
         }
     }
 
+    /// Writes the next elements (C order, numpy's layout of the dtype given) of an array,
+    /// whole rows or pieces of one ([`PtFill::append_elements`]); a Table takes whole rows
+    /// only (its row is one record).
+    pub fn append_elements(&mut self, bytes: &[u8]) -> Result<()> {
+        match self {
+            NodeFill::Table(t) => t.append(bytes),
+            NodeFill::Array(f, _) => f.append_elements(bytes),
+        }
+    }
+
     /// Bytes of one band of chunks (`None`: a contiguous Array).
     pub fn chunk_band_bytes(&self) -> Option<u64> {
         match self {
