@@ -20,6 +20,8 @@ KIND (BYTES is the size of the data, not of the file):
   mat73      v7.3 MAT file (h5py, as hdf5storage lays it out), x: a MATLAB N-by-64 double matrix
              (HDF5 dataset (64, N), h5py's automatic chunks)
   mat73_be   as mat73, x big-endian
+  mat73_logical  v7.3 MAT file, x: a MATLAB N-by-64 logical matrix (HDF5 uint8 (64, N), class
+             logical, as MATLAB and hdf5storage store it)
   mat73_complex  as mat73, x complex (a compound of real and imaginary doubles, as MATLAB)
   mat73_tall v7.3 MAT file, x: a MATLAB 4Mi-by-M double matrix (HDF5 (M, 4Mi), chunks (2, 65536):
              two columns thick, each column 32 MiB)
@@ -75,13 +77,16 @@ def slices(n):
 
 
 def write_mat73(path, n, dtype="<f8"):
-    """MATLAB's x = block(0, n) (N-by-64): column-major, so HDF5 holds its transpose."""
+    """MATLAB's x = block(0, n) (N-by-64): column-major, so HDF5 holds its transpose; with
+    dtype "u1", the logical x = mod(block(0, n), 3) == 0.5 (class logical, stored in bytes)."""
     import h5py
+    logical = dtype == "u1"
     with h5py.File(path, "w", userblock_size=512) as f:
         x = f.create_dataset("x", shape=(64, n), dtype=dtype, chunks=True)
-        x.attrs["MATLAB_class"] = np.bytes_("double")
+        x.attrs["MATLAB_class"] = np.bytes_("logical" if logical else "double")
         for a, b in slices(n):
-            x[:, a:b] = block(a, b).T
+            values = block(a, b)
+            x[:, a:b] = ((values % 3) == 0.5).T if logical else values.T
     text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
     with open(path, "r+b") as f:
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
@@ -178,6 +183,8 @@ def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be"):
         n = max(1, nbytes // (64 * 8))
+    elif kind == "mat73_logical":
+        n = max(1, nbytes // 64)
     elif kind in ("mat73_complex", "mat7_complex"):
         n = max(1, nbytes // (64 * 16))
     elif kind in ("npy3", "mat73_3d"):
@@ -262,6 +269,8 @@ def main():
         write_mat73(path, n)
     elif kind == "mat73_be":
         write_mat73(path, n, ">f8")
+    elif kind == "mat73_logical":
+        write_mat73(path, n, "u1")
     elif kind == "mat73_complex":
         write_mat73_complex(path, n)
     elif kind == "mat7_complex":

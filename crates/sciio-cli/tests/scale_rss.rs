@@ -616,6 +616,27 @@ assert np.array_equal(got, want)
     );
 }
 
+#[test]
+fn mat73_logical_matrix_to_npy_streams() {
+    // MATLAB's logical bytes made numpy booleans as the blocks pass (was: read whole), the
+    // .npy byte for byte np.save of hdf5storage's value.
+    bounded(
+        "mat73_logical",
+        "mat",
+        ":x",
+        "out.npy",
+        &[],
+        "
+import sys, io, numpy as np, hdf5storage
+want = hdf5storage.loadmat(sys.argv[1])['x']
+assert want.dtype == np.bool_, want.dtype
+buf = io.BytesIO()
+np.save(buf, np.asfortranarray(want))
+assert open(sys.argv[2], 'rb').read() == buf.getvalue()
+",
+    );
+}
+
 /// A complex v7 variable (its file small: few distinct values) and its copy, as scipy.io
 /// loads them: equal, the `.npy` Fortran-ordered.
 const SAME_MAT7_COMPLEX: &str = "

@@ -336,19 +336,23 @@ impl Mat73 {
         progress: &mut dyn FnMut(u64),
     ) -> Result<bool> {
         let path = self.variable_path(name)?;
-        let Some((d, reading, swap)) = self.streamable(&path, dtype, dims)? else {
+        let Some((d, reading, recode)) = self.streamable(&path, dtype, dims)? else {
             return Ok(false);
         };
-        let mut swapped;
-        let out: &mut dyn std::io::Write = match swap {
-            0 => out,
-            unit => {
+        let (mut swapped, mut booleans);
+        let out: &mut dyn std::io::Write = match recode {
+            Recode::None => out,
+            Recode::Swap(unit) => {
                 swapped = Swapped {
                     out,
                     unit,
                     carry: Vec::new(),
                 };
                 &mut swapped
+            }
+            Recode::Booleans => {
+                booleans = Booleans { out };
+                &mut booleans
             }
         };
         let pieces = match reading {
@@ -405,7 +409,7 @@ impl Mat73 {
         path: &str,
         dtype: &DType,
         dims: &[usize],
-    ) -> Result<Option<(Dataset, Reading, usize)>> {
+    ) -> Result<Option<(Dataset, Reading, Recode)>> {
         let Ok(Node::Dataset(d)) = self.node(path) else {
             return Ok(None);
         };
@@ -419,28 +423,38 @@ impl Mat73 {
             Some(c) => MatClass::from_name(&c),
             None => infer_class(&ty),
         };
-        let (Some(kind), Some(scalar)) = (class.numeric_kind(), scalar_of(&ty)) else {
+        let (Some(scalar), DType::Scalar(want)) = (scalar_of(&ty), dtype) else {
             return Ok(None);
         };
-        // Complex: a compound of the class's float as real and imaginary parts, packed
-        // (`complex_parts`): its bytes are numpy's complex layout.
-        let kind = match (kind, scalar.kind) {
-            (ScalarKind::Float(n), ScalarKind::Complex(c)) if c == 2 * n => scalar.kind,
-            _ => kind,
-        };
-        let DType::Scalar(want) = dtype else {
-            return Ok(None);
-        };
-        if scalar.kind != kind || want.kind != kind {
-            return Ok(None);
-        }
-        // The other byte order: each number (each part of a complex) reversed as it passes.
-        let swap = match (scalar.order, want.order) {
-            (a, b) if a == b || kind.itemsize() == 1 => 0,
-            _ => match kind {
-                ScalarKind::Complex(c) => usize::from(c / 2),
-                _ => kind.itemsize(),
-            },
+        let recode = match (class.numeric_kind(), scalar.kind) {
+            // Logical stored in bytes (MATLAB's and hdf5storage's uint8): numpy's bool, each
+            // byte made 0 or 1 as it passes (as the whole read does).
+            (None, ScalarKind::UInt(1) | ScalarKind::Int(1))
+                if class == MatClass::Logical && want.kind == ScalarKind::Bool =>
+            {
+                Recode::Booleans
+            }
+            (None, _) => return Ok(None),
+            (Some(kind), stored) => {
+                // Complex: a compound of the class's float as real and imaginary parts, packed
+                // (`complex_parts`): its bytes are numpy's complex layout.
+                let kind = match (kind, stored) {
+                    (ScalarKind::Float(n), ScalarKind::Complex(c)) if c == 2 * n => stored,
+                    _ => kind,
+                };
+                if stored != kind || want.kind != kind {
+                    return Ok(None);
+                }
+                // The other byte order: each number (each part of a complex) reversed as it
+                // passes.
+                match (scalar.order, want.order) {
+                    (a, b) if a == b || kind.itemsize() == 1 => Recode::None,
+                    _ => Recode::Swap(match kind {
+                        ScalarKind::Complex(c) => usize::from(c / 2),
+                        _ => kind.itemsize(),
+                    }),
+                }
+            }
         };
         let shape = d.shape()?;
         if shape.is_empty() || matlab_dims(&shape) != dims {
@@ -469,7 +483,7 @@ impl Mat73 {
             }
             _ => None,
         };
-        Ok(reading.map(|r| (d, r, swap)))
+        Ok(reading.map(|r| (d, r, recode)))
     }
 
     /// A walk over this file's objects from a fresh start (`outline`: see [`Mat73::outline`]).
@@ -1071,6 +1085,34 @@ fn read_piece(d: &Dataset, slices: &[sciio_hdf5::Slice]) -> Result<RawData> {
         }
     }
     d.read_slices(Some(slices))
+}
+
+/// What a streamed copy does to the stored bytes on their way out.
+#[derive(Debug, Clone, Copy)]
+enum Recode {
+    /// Nothing: they are numpy's.
+    None,
+    /// Each number of this many bytes reversed (the other byte order).
+    Swap(usize),
+    /// Logical bytes made numpy booleans (0 or 1).
+    Booleans,
+}
+
+/// A writer passing on logical bytes as numpy booleans: any nonzero byte becomes 1.
+struct Booleans<'a> {
+    out: &'a mut dyn std::io::Write,
+}
+
+impl std::io::Write for Booleans<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let bools: Vec<u8> = buf.iter().map(|&b| u8::from(b != 0)).collect();
+        self.out.write_all(&bools)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// A writer passing on bytes with each `unit`-byte number reversed (the other byte order),

@@ -369,6 +369,49 @@ fn big_endian_and_complex_v73_variables_go_into_npy_as_numpy_saves_them() {
     }
 }
 
+/// A v7.3 logical matrix stored in bytes as MATLAB does (class logical), some bytes neither
+/// 0 nor 1 (MATLAB reads any nonzero byte as true); written to argv[1].
+const LOGICAL_SOURCE: &str = r#"
+import sys, numpy as np, h5py
+n = 3_000_000
+with h5py.File(sys.argv[1], "w", userblock_size=512) as f:
+    x = f.create_dataset("x", data=(np.arange(8 * n) % 7).astype("u1").reshape(8, n) * 40,
+                         chunks=True)
+    x.attrs["MATLAB_class"] = np.bytes_("logical")
+text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: test HDF5 schema 1.00 ."
+with open(sys.argv[1], "r+b") as f:
+    f.write(text.ljust(116) + bytes(8) + b"\x00\x02IM")
+"#;
+
+#[test]
+fn logical_v73_variables_go_into_npy_as_numpy_booleans() {
+    // streamed (scale_rss `mat73_logical_matrix_to_npy_streams`), each byte made 0 or 1
+    let dir = tempdir();
+    let (src, dst) = (dir.path().join("l.mat"), dir.path().join("l.npy"));
+    run_python(LOGICAL_SOURCE, &[src.to_str().unwrap()]);
+    let mut file = sciio::File::open(&src).unwrap();
+    convert(
+        &mut file,
+        Some("/x"),
+        &dst,
+        &ConvertOptions::default(),
+        &mut |_, _| {},
+    )
+    .unwrap();
+    let check = r#"
+import sys, io, numpy as np, h5py
+with h5py.File(sys.argv[1], "r") as f:
+    want = np.asfortranarray(f["x"][()].T != 0)
+assert (f := np.load(sys.argv[2])).dtype == np.bool_ and np.array_equal(f, want)
+buf = io.BytesIO()
+np.save(buf, want)
+assert open(sys.argv[2], "rb").read() == buf.getvalue()
+print("same")
+"#;
+    let args = [src.to_str().unwrap(), dst.to_str().unwrap()];
+    assert_eq!(run_python(check, &args).trim(), "same");
+}
+
 /// Variables of over 1 MiB (random numbers) as `scipy.io.savemat` writes them, v7 (argv[1])
 /// and v5 (argv[2]); big-endian copies are made by `python/mat5_big_endian.py`.
 const V7_COMPLEX_SOURCE: &str = r#"
