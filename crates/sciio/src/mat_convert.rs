@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use sciio_core::{DType, Error, Result, ScalarKind};
-use sciio_mat::{MatFile, MatValue, StructArray, VarInfo};
+use sciio_mat::{MatClass, MatFile, MatValue, StructArray, VarInfo};
 
 use crate::job::{Job, Written};
 use crate::mat::{sparse_part, step, value_bytes, At};
@@ -162,13 +162,14 @@ enum Planned {
 /// readers' streams: smaller ones are read whole by them anyway).
 const LARGE_BYTES: u64 = 16 << 20;
 
-/// The element kind of a top-level variable worth streaming: numeric (not logical or
-/// sparse; complex of a float class) and of at least [`LARGE_BYTES`].
+/// The element kind of a top-level variable worth streaming: numeric or logical (not sparse;
+/// complex of a float class) and of at least [`LARGE_BYTES`].
 fn large_kind(info: &VarInfo) -> Option<ScalarKind> {
-    let kind = match (info.class.numeric_kind()?, info.complex) {
-        (ScalarKind::Float(n), true) => ScalarKind::Complex(2 * n),
-        (_, true) => return None,
-        (kind, false) => kind,
+    let kind = match (&info.class, info.class.numeric_kind(), info.complex) {
+        (MatClass::Logical, _, false) => ScalarKind::Bool,
+        (_, Some(ScalarKind::Float(n)), true) => ScalarKind::Complex(2 * n),
+        (_, Some(kind), false) => kind,
+        _ => return None,
     };
     if info.sparse {
         return None;

@@ -206,7 +206,9 @@ big = np.arange(1500 * 1500, dtype=np.float64).reshape(1500, 1500, order="F") / 
 cube = (np.arange(300 * 200 * 150) % 30011 - 15000).astype(np.int16).reshape(300, 200, 150)
 small = np.arange(12, dtype=np.int32).reshape(3, 4)
 z = (np.arange(1100 * 1000) - 1j * (np.arange(1100 * 1000) % 977)).reshape(1100, 1000) / 3
-values = {"big": big, "cube": cube, "small": small, "s": {"a": 1.5, "b": "text"}, "z": z}
+mask = (np.arange(5000 * 3500) % 7 < 3).reshape(5000, 3500)
+values = {"big": big, "cube": cube, "small": small, "s": {"a": 1.5, "b": "text"}, "z": z,
+          "mask": mask}
 scipy.io.savemat(d + "/v7.mat", values, do_compression=True)
 hdf5storage.savemat(d + "/v73.mat", values, format="7.3", matlab_compatible=True,
                     store_python_metadata=False)
@@ -221,8 +223,12 @@ def load(p):
         return hdf5storage.loadmat(p)
     return scipy.io.loadmat(p)
 a, b = load(sys.argv[1]), load(sys.argv[2])
-for k in ("big", "cube", "small", "z"):
+for k in ("big", "cube", "mask", "small", "z"):
     x, y = np.asarray(a[k]), np.asarray(b[k])
+    if k == "mask":
+        # a logical: scipy.io gives it as uint8, hdf5storage as bool
+        assert {x.dtype, y.dtype} <= {np.dtype(np.uint8), np.dtype(np.bool_)}, (x.dtype, y.dtype)
+        x, y = x.astype(bool), y.astype(bool)
     assert x.dtype == y.dtype and x.shape == y.shape, (k, x.dtype, y.dtype, x.shape, y.shape)
     assert np.array_equal(x, y), k
 print("same", sorted(k for k in b if not k.startswith("__")))
@@ -252,12 +258,16 @@ fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
         let summary = convert(&mut file, None, &dst, &options, &mut |done, _| last = done).unwrap();
         let mut names = summary.arrays.clone();
         names.sort();
-        assert_eq!(names, vec!["big", "cube", "s", "small", "z"], "{dst:?}");
+        assert_eq!(
+            names,
+            vec!["big", "cube", "mask", "s", "small", "z"],
+            "{dst:?}"
+        );
         assert!(summary.left_out.is_empty(), "{:?}", summary.left_out);
         assert!(last >= 2 * 18_000_000, "progress ended at {last}");
         // The copy holds what the whole value read from the source holds.
         let (original, copy) = (MatFile::open(&src).unwrap(), MatFile::open(&dst).unwrap());
-        for name in ["big", "cube", "s", "small", "z"] {
+        for name in ["big", "cube", "mask", "s", "small", "z"] {
             assert_eq!(
                 copy.read(name).unwrap(),
                 original.read(name).unwrap(),
@@ -281,7 +291,7 @@ fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
         );
         assert_eq!(
             out.trim(),
-            "same ['big', 'cube', 's', 'small', 'z']",
+            "same ['big', 'cube', 'mask', 's', 'small', 'z']",
             "{dst:?}"
         );
     }
