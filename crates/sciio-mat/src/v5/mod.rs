@@ -626,3 +626,47 @@ pub fn fuzz_read(bytes: &[u8]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A v5 file of one variable `x` whose header (its dimensions element: `ndims` ones) is
+    /// longer than [`HEADER_PREFIX`], holding the double 2.5.
+    fn many_dims_file(ndims: usize) -> Vec<u8> {
+        let words = |ws: &[u32]| ws.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+        let mut el = words(&[6, 8, 6, 0]); // array flags: double, real
+        el.extend(words(&[5, (ndims * 4) as u32]));
+        el.extend(words(&vec![1; ndims]));
+        el.extend(words(&[1 << 16 | 1]));
+        el.extend(*b"x\0\0\0"); // name: a small miINT8 element
+        el.extend(words(&[9, 8]));
+        el.extend(2.5f64.to_le_bytes());
+        let mut bytes = b"MATLAB 5.0 MAT-file, sciio test".to_vec();
+        bytes.resize(116, b' ');
+        bytes.extend([0u8; 8]);
+        bytes.extend([0, 1, b'I', b'M']);
+        bytes.extend(words(&[14, el.len() as u32]));
+        bytes.extend(el);
+        bytes
+    }
+
+    #[test]
+    fn a_header_longer_than_the_prefix_read_at_open_is_read_from_the_whole_element() {
+        let ndims = 20_000;
+        let bytes = many_dims_file(ndims);
+        assert!(bytes.len() as u64 > HEADER_PREFIX + 128);
+        let dir = sciio_testkit::tempdir();
+        let path = dir.path().join("dims.mat");
+        std::fs::write(&path, &bytes).unwrap();
+        let limits = Limits::default();
+        let in_memory = Mat5File::from_bytes(&path, bytes, limits.clone()).unwrap();
+        let on_demand = Mat5File::open(&path, limits).unwrap();
+        for file in [&in_memory, &on_demand] {
+            assert_eq!(file.names(), vec!["x".to_string()]);
+            assert_eq!(file.info("x").unwrap().shape, vec![1; ndims]);
+        }
+        let (a, b) = (in_memory.read("x"), on_demand.read("x"));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
+    }
+}
