@@ -660,7 +660,7 @@ mod tests {
         let path = dir.path().join("dims.mat");
         std::fs::write(&path, &bytes).unwrap();
         let limits = Limits::default();
-        let in_memory = Mat5File::from_bytes(&path, bytes, limits.clone()).unwrap();
+        let in_memory = Mat5File::from_bytes(&path, bytes, limits).unwrap();
         let on_demand = Mat5File::open(&path, limits).unwrap();
         for file in [&in_memory, &on_demand] {
             assert_eq!(file.names(), vec!["x".to_string()]);
