@@ -17,7 +17,7 @@ use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 use super::consts::PLAIN_FROM;
 use super::cursor::{self, Cursor, MI_MATRIX};
 use super::decode::{class_kind, Decoder};
-use super::{Mat5File, Stored, HEADER_PREFIX as HEAD};
+use super::{Mat5File, Stored, HEADER_PREFIX};
 use crate::value::MatValue;
 
 /// The pieces [`Mat5File::copy_plain`] inflates into and hands to the writer (small enough to
@@ -632,7 +632,7 @@ impl Mat5File {
     /// The layout of an uncompressed variable's `miMATRIX` data `start..end` (the element at
     /// file offset `offset`), as [`Mat5File::layout`], from its first bytes.
     fn raw_layout(&self, start: u64, end: u64, offset: u64) -> Result<Option<Layout>> {
-        let head = self.element_bytes(start, end.min(start.saturating_add(HEAD)), offset)?;
+        let head = self.element_bytes(start, end.min(start.saturating_add(HEADER_PREFIX)), offset)?;
         let mut c = Cursor::new(&head, offset.saturating_add(8), true, self.endian);
         self.layout(&mut c, (end - start) as usize, offset)
     }
