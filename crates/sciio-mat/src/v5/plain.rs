@@ -632,7 +632,8 @@ impl Mat5File {
     /// The layout of an uncompressed variable's `miMATRIX` data `start..end` (the element at
     /// file offset `offset`), as [`Mat5File::layout`], from its first bytes.
     fn raw_layout(&self, start: u64, end: u64, offset: u64) -> Result<Option<Layout>> {
-        let head = self.element_bytes(start, end.min(start.saturating_add(HEADER_PREFIX)), offset)?;
+        let head =
+            self.element_bytes(start, end.min(start.saturating_add(HEADER_PREFIX)), offset)?;
         let mut c = Cursor::new(&head, offset.saturating_add(8), true, self.endian);
         self.layout(&mut c, (end - start) as usize, offset)
     }
