@@ -33,7 +33,10 @@ KIND (BYTES is the size of the data, not of the file):
   mat7_complex  v7 MAT file (one miCOMPRESSED variable, as scipy.io.savemat writes it), x: a
              complex MATLAB N-by-64 double matrix of few distinct values (real part (k % 1000)
              / 2, imaginary part -(k % 999) / 3 at column-major index k), so that the file is
-             small: sciio reads a Level-5 file into memory whole
+             small
+  mat7_random  v7 MAT file (one miCOMPRESSED variable), x: a MATLAB N-by-64 double matrix of
+             random numbers in [0, 1) (seeded): barely compressible, so the file is nearly as large
+             as the data (95% of it)
 Prints the number of rows written.
 """
 import sys
@@ -135,6 +138,30 @@ def write_mat7_complex(path, n):
         f.write(struct.pack("<I", packed))
 
 
+def write_mat7_random(path, n):
+    """See mat7_random above: the element written and deflated a slice at a time."""
+    import struct
+    import zlib
+    part = n * 64 * 8
+    head = struct.pack("<2I", 6, 8) + struct.pack("<2I", 6, 0)  # double, real
+    head += struct.pack("<2I", 5, 8) + struct.pack("<2i", n, 64)  # dimensions
+    head += struct.pack("<I", 1 << 16 | 1) + b"x\0\0\0"  # name: a small miINT8 element
+    size = len(head) + 8 + part
+    z = zlib.compressobj(1)
+    rng = np.random.default_rng(17)
+    text = b"MATLAB 5.0 MAT-file, Platform: GLNXA64, Created on: scale_sources.py"
+    with open(path, "wb") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x01IM")
+        f.write(struct.pack("<2I", 15, 0))
+        packed = f.write(z.compress(struct.pack("<2I", 14, size) + head))
+        packed += f.write(z.compress(struct.pack("<2I", 9, part)))
+        for a, b in slices(n * 64):
+            packed += f.write(z.compress(rng.random(b - a).tobytes()))
+        packed += f.write(z.flush())
+        f.seek(128 + 4)
+        f.write(struct.pack("<I", packed))
+
+
 def write_mat73_3d(path, n):
     """MATLAB's x = block3(0, n) (N-by-64-by-8): HDF5 holds it with its axes reversed."""
     import h5py
@@ -181,7 +208,7 @@ def write_mat73_2row(path, n):
 
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be"):
+    if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be", "mat7_random"):
         n = max(1, nbytes // (64 * 8))
     elif kind == "mat73_logical":
         n = max(1, nbytes // 64)
@@ -275,6 +302,8 @@ def main():
         write_mat73_complex(path, n)
     elif kind == "mat7_complex":
         write_mat7_complex(path, n)
+    elif kind == "mat7_random":
+        write_mat7_random(path, n)
     elif kind == "mat73_tall":
         write_mat73_tall(path, n)
     elif kind == "mat73_wide":

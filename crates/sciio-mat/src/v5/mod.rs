@@ -5,8 +5,13 @@
 //! `0x0100` and the endian indicator `IM`/`MI`) followed by data elements: one `miMATRIX` per
 //! variable, or (v7) one `miCOMPRESSED` element holding a zlib-compressed `miMATRIX`. Every
 //! tag and size is checked against its enclosing element ([`cursor::Cursor`]); inflated
-//! sizes are bounded by [`Limits`]. The whole file is read into memory when opened.
+//! sizes are bounded by [`Limits`]. A Level-5 file is read on demand ([`source::Source`]): at
+//! open, the top-level tags and each variable's header (the first bytes of its element); a
+//! variable's element when it is read; a streamed variable ([`plain`]) a piece at a time.
+//! A v4 file is read whole when opened (each of its matrices is one block, decoded then).
 
+use std::borrow::Cow;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use sciio_core::{Error, Limits, Result};
@@ -19,12 +24,14 @@ pub(crate) mod cursor;
 pub(crate) mod decode;
 mod mcos;
 mod plain;
+mod source;
 mod subsystem;
 pub(crate) mod v4;
 pub(crate) mod write;
 
 use consts::PLAIN_FROM;
 use cursor::{Cursor, Endian, MI_COMPRESSED, MI_MATRIX};
+use source::Source;
 
 use decode::{class_kind, Decoder, Header};
 
@@ -65,8 +72,8 @@ impl std::fmt::Display for MatVersion {
 enum Stored {
     /// Level-5: the element's data range in the file, compressed or not.
     Level5 {
-        start: usize,
-        end: usize,
+        start: u64,
+        end: u64,
         compressed: bool,
     },
     /// v4: decoded at open.
@@ -84,11 +91,12 @@ struct Var {
     header: Option<Header>,
 }
 
-/// A MAT v4 or Level-5 (v5/v6/v7) file, read into memory.
+/// A MAT v4 or Level-5 (v5/v6/v7) file.
 #[derive(Debug)]
 pub(crate) struct Mat5File {
     path: PathBuf,
-    bytes: Vec<u8>,
+    /// A Level-5 file's bytes (empty for v4, decoded at open).
+    source: Source,
     endian: Endian,
     text: Option<String>,
     version: MatVersion,
@@ -96,7 +104,7 @@ pub(crate) struct Mat5File {
     vars: Vec<Var>,
     /// The element at the header's subsystem offset (MATLAB's object metadata): data range,
     /// compressed, element offset.
-    subsystem: Option<(usize, usize, bool, u64)>,
+    subsystem: Option<(u64, u64, bool, u64)>,
     /// The decoded subsystem (or why it cannot be), loaded at the first object.
     objects:
         std::sync::Mutex<Option<std::result::Result<std::sync::Arc<subsystem::Subsystem>, String>>>,
@@ -127,9 +135,19 @@ pub fn is_v4(head: &[u8]) -> bool {
 impl Mat5File {
     /// Opens a Level-5 or v4 file.
     pub(crate) fn open(path: &Path, limits: Limits) -> Result<Mat5File> {
-        let size = std::fs::metadata(path)
-            .map_err(|e| Error::io("cannot open", e).with_file(path))?
-            .len();
+        let cannot_open = |e| Error::io("cannot open", e).with_file(path);
+        let file = std::fs::File::open(path).map_err(cannot_open)?;
+        let size = file.metadata().map_err(cannot_open)?.len();
+        let mut head = Vec::with_capacity(128);
+        (&file)
+            .take(128)
+            .read_to_end(&mut head)
+            .map_err(|e| Error::io("cannot read", e).with_file(path))?;
+        if head.len() >= 128 && is_level5(&head) {
+            let source = Source::File { file, len: size };
+            return Self::level5(path, source, limits).map_err(|e| e.with_file(path));
+        }
+        // v4 (or not a MAT file): read whole, its matrices decoded at open.
         limits
             .check_alloc(size, "the MAT file")
             .map_err(|e| e.with_file(path))?;
@@ -139,7 +157,7 @@ impl Mat5File {
 
     pub(crate) fn from_bytes(path: &Path, bytes: Vec<u8>, limits: Limits) -> Result<Mat5File> {
         if bytes.len() >= 128 && is_level5(&bytes) {
-            Self::level5(path, bytes, limits)
+            Self::level5(path, Source::Bytes(bytes), limits)
         } else if is_v4(&bytes) {
             let vars = v4::read_all(&bytes, &limits)?
                 .into_iter()
@@ -152,7 +170,7 @@ impl Mat5File {
                 .collect();
             Ok(Mat5File {
                 path: path.to_path_buf(),
-                bytes: Vec::new(),
+                source: Source::Bytes(Vec::new()),
                 endian: Endian::Little,
                 text: None,
                 version: MatVersion::V4,
@@ -169,13 +187,16 @@ impl Mat5File {
         }
     }
 
-    fn level5(path: &Path, bytes: Vec<u8>, limits: Limits) -> Result<Mat5File> {
-        let endian = match bytes.get(126..128) {
+    fn level5(path: &Path, source: Source, limits: Limits) -> Result<Mat5File> {
+        let head = source
+            .range(0, 128)
+            .map_err(|e| Error::io("cannot read", e))?;
+        let endian = match head.get(126..128) {
             Some(b"IM") => Endian::Little,
             _ => Endian::Big,
         };
-        let text = header_text(&bytes);
-        let sub_offset = bytes.get(116..124).and_then(|b| {
+        let text = header_text(&head);
+        let sub_offset = head.get(116..124).and_then(|b| {
             let raw: [u8; 8] = b.try_into().ok()?;
             let v = match endian {
                 Endian::Little => u64::from_le_bytes(raw),
@@ -184,15 +205,16 @@ impl Mat5File {
             // Unset: zeros or spaces.
             (v != 0 && raw != [b' '; 8]).then_some(v)
         });
-        let mut c = Cursor::new(bytes.get(128..).unwrap_or_default(), 128, true, endian);
         let mut vars = Vec::new();
         let mut compressed_any = false;
         let mut subsystem = None;
         let decoder = Decoder { limits: &limits };
-        while !c.at_end() {
-            let el = c.element("a variable")?;
-            let start = (el.offset as usize).saturating_add(8);
-            let end = start.saturating_add(el.data.len());
+        let mut pos = 128u64;
+        while pos < source.len() {
+            let el = top_element(&source, pos, endian)?;
+            pos = el.next;
+            let start = el.offset.saturating_add(8);
+            let end = start.saturating_add(el.data_len);
             let compressed = match el.ty {
                 MI_COMPRESSED => true,
                 MI_MATRIX => false,
@@ -217,7 +239,7 @@ impl Mat5File {
             };
             // A variable whose header cannot be decoded is listed (under a name no MATLAB
             // variable can have) and fails alone when described or read.
-            let header = match header_of(&decoder, el.data, compressed, endian, el.offset) {
+            let header = match el.header(&source, &decoder, compressed, endian) {
                 Ok(header) => header,
                 Err(e) => {
                     vars.push(Var {
@@ -254,7 +276,7 @@ impl Mat5File {
         kept.reverse();
         Ok(Mat5File {
             path: path.to_path_buf(),
-            bytes,
+            source,
             endian,
             text: Some(text),
             version: if compressed_any {
@@ -374,8 +396,9 @@ impl Mat5File {
     }
 
     /// Decodes the `miMATRIX` stored at `start..end` (inflated first when compressed).
-    fn decode(&self, start: usize, end: usize, compressed: bool, offset: u64) -> Result<MatValue> {
-        let data = self.bytes.get(start..end).unwrap_or_default();
+    fn decode(&self, start: u64, end: u64, compressed: bool, offset: u64) -> Result<MatValue> {
+        let data = self.element_bytes(start, end, offset)?;
+        let data = &data[..];
         let decoder = Decoder {
             limits: &self.limits,
         };
@@ -402,16 +425,132 @@ impl Mat5File {
         Ok(decoder.matrix(&mut c, 0, "")?.1)
     }
 
+    /// The bytes `start..end` of the element at `offset` (within the file: checked at open),
+    /// read into memory within the limits.
+    fn element_bytes(&self, start: u64, end: u64, offset: u64) -> Result<Cow<'_, [u8]>> {
+        self.limits
+            .check_alloc(end.saturating_sub(start), "a variable's element")
+            .map_err(|e| e.with_offset(offset))?;
+        self.source
+            .range(start, end)
+            .map_err(|e| Error::io("cannot read", e).with_offset(offset))
+    }
+
     pub(crate) fn limits(&self) -> &Limits {
         &self.limits
     }
 }
 
-/// A variable's header, inflating only the first bytes of a compressed element (the whole
-/// element when the header runs past them).
-fn header_of(
+/// How much of a variable's element is read at open for its header: its array flags,
+/// dimensions and name (an object's class name too) are in the first bytes, compressed or
+/// not (a compressed header's 4096 inflated bytes need at most this much of its stream).
+const HEADER_PREFIX: u64 = 64 << 10;
+
+/// A top-level element's tag (its data not read).
+struct TopElement {
+    ty: u32,
+    /// Where its tag is.
+    offset: u64,
+    /// Where its data is, and its length (in the tag's second word for a small element).
+    data_at: u64,
+    data_len: u64,
+    /// Where the next element is (after the padding).
+    next: u64,
+}
+
+impl TopElement {
+    /// The variable's header, from the element's first bytes (the whole element when these
+    /// do not hold it).
+    fn header(
+        &self,
+        source: &Source,
+        decoder: &Decoder<'_>,
+        compressed: bool,
+        endian: Endian,
+    ) -> Result<Option<Header>> {
+        let read = |len: u64| {
+            decoder
+                .limits
+                .check_alloc(len, "a variable's element")
+                .map_err(|e| e.with_offset(self.offset))?;
+            source
+                .range(self.data_at, self.data_at.saturating_add(len))
+                .map_err(|e| Error::io("cannot read", e).with_offset(self.offset))
+        };
+        let prefix = read(self.data_len.min(HEADER_PREFIX))?;
+        let whole = || read(self.data_len);
+        let complete = self.data_len <= HEADER_PREFIX;
+        header_of(
+            decoder,
+            &prefix,
+            complete,
+            &whole,
+            compressed,
+            endian,
+            self.offset,
+        )
+    }
+}
+
+/// The top-level element whose tag is at `pos`, read from `source`: the checks and messages
+/// of [`Cursor::element`] over the file's elements, its data left unread.
+fn top_element(source: &Source, pos: u64, endian: Endian) -> Result<TopElement> {
+    const WHAT: &str = "a variable";
+    let tag = source
+        .range(pos, pos.saturating_add(8))
+        .map_err(|e| Error::io("cannot read", e).with_offset(pos))?;
+    let mut c = Cursor::new(&tag, pos, true, endian);
+    let first = c.u32(WHAT)?;
+    if first >> 16 != 0 {
+        // Small data element: size in the upper 16 bits, data in the tag's second word.
+        let n = u64::from(first >> 16);
+        c.take(4, WHAT)?;
+        if n > 4 {
+            return Err(Error::format(format!(
+                "{WHAT}: small data element claims {n} bytes (at most 4)"
+            ))
+            .with_offset(pos));
+        }
+        return Ok(TopElement {
+            ty: first & 0xFFFF,
+            offset: pos,
+            data_at: pos + 4,
+            data_len: n,
+            next: pos + 8,
+        });
+    }
+    let n = u64::from(c.u32(WHAT)?);
+    let data_at = pos + 8;
+    let left = source.len().saturating_sub(data_at);
+    if n > left {
+        return Err(Error::truncated(format!(
+            "{WHAT} ({}) needs {n} bytes, its enclosing element has {left} left",
+            cursor::type_name(first)
+        ))
+        .with_offset(data_at));
+    }
+    let mut next = data_at + n;
+    if first != MI_COMPRESSED {
+        let pad = (8 - n % 8) % 8;
+        next += pad.min(source.len() - next);
+    }
+    Ok(TopElement {
+        ty: first,
+        offset: pos,
+        data_at,
+        data_len: n,
+        next,
+    })
+}
+
+/// A variable's header from the first bytes `data` of its element (all of it when
+/// `complete`), inflating only the first bytes of a compressed element (the `whole` element
+/// when the header runs past them).
+fn header_of<'a>(
     decoder: &Decoder<'_>,
     data: &[u8],
+    complete: bool,
+    whole: &dyn Fn() -> Result<Cow<'a, [u8]>>,
     compressed: bool,
     endian: Endian,
     offset: u64,
@@ -438,7 +577,10 @@ fn header_of(
         decoder.header(&mut outer.inner(&el))
     };
     if !compressed {
-        return parse(data, true);
+        return match parse(data, true) {
+            Err(_) if !complete => parse(&whole()?, true),
+            parsed => parsed,
+        };
     }
     let prefix = cursor::inflate_prefix(data, decoder.limits, offset, Some(4096))?;
     // The element's tag announces more than the prefix holds: parse the header from a
@@ -451,7 +593,8 @@ fn header_of(
     };
     match attempt {
         Ok(h) => Ok(h),
-        Err(_) => parse(&cursor::inflate(data, decoder.limits, offset)?, false),
+        Err(_) if complete => parse(&cursor::inflate(data, decoder.limits, offset)?, false),
+        Err(_) => parse(&cursor::inflate(&whole()?, decoder.limits, offset)?, false),
     }
 }
 
@@ -481,5 +624,49 @@ pub fn fuzz_read(bytes: &[u8]) {
             let _ = file.info(&name);
             let _ = file.read(&name);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A v5 file of one variable `x` whose header (its dimensions element: `ndims` ones) is
+    /// longer than [`HEADER_PREFIX`], holding the double 2.5.
+    fn many_dims_file(ndims: usize) -> Vec<u8> {
+        let words = |ws: &[u32]| ws.iter().flat_map(|w| w.to_le_bytes()).collect::<Vec<u8>>();
+        let mut el = words(&[6, 8, 6, 0]); // array flags: double, real
+        el.extend(words(&[5, (ndims * 4) as u32]));
+        el.extend(words(&vec![1; ndims]));
+        el.extend(words(&[1 << 16 | 1]));
+        el.extend(*b"x\0\0\0"); // name: a small miINT8 element
+        el.extend(words(&[9, 8]));
+        el.extend(2.5f64.to_le_bytes());
+        let mut bytes = b"MATLAB 5.0 MAT-file, sciio test".to_vec();
+        bytes.resize(116, b' ');
+        bytes.extend([0u8; 8]);
+        bytes.extend([0, 1, b'I', b'M']);
+        bytes.extend(words(&[14, el.len() as u32]));
+        bytes.extend(el);
+        bytes
+    }
+
+    #[test]
+    fn a_header_longer_than_the_prefix_read_at_open_is_read_from_the_whole_element() {
+        let ndims = 20_000;
+        let bytes = many_dims_file(ndims);
+        assert!(bytes.len() as u64 > HEADER_PREFIX + 128);
+        let dir = sciio_testkit::tempdir();
+        let path = dir.path().join("dims.mat");
+        std::fs::write(&path, &bytes).unwrap();
+        let limits = Limits::default();
+        let in_memory = Mat5File::from_bytes(&path, bytes, limits).unwrap();
+        let on_demand = Mat5File::open(&path, limits).unwrap();
+        for file in [&in_memory, &on_demand] {
+            assert_eq!(file.names(), vec!["x".to_string()]);
+            assert_eq!(file.info("x").unwrap().shape, vec![1; ndims]);
+        }
+        let (a, b) = (in_memory.read("x"), on_demand.read("x"));
+        assert_eq!(format!("{a:?}"), format!("{b:?}"));
     }
 }

@@ -3,9 +3,11 @@
 //! their data inflated straight into the array ([`Mat5File::decode_plain`]); real or complex
 //! ones in either byte order are streamed to a writer as they inflate, inflating on a second
 //! thread ([`Mat5File::copy_plain`]; complex and big-endian ones: [`Mat5File::copy_parts`]):
-//! no inflated copy of the whole element, no zero-filled array of its size.
+//! no inflated copy of the whole element, no zero-filled array of its size. A streamed
+//! variable's element is read from the file as it inflates ([`super::source`]), a piece at a
+//! time: neither the file nor the element is held whole.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::sync::mpsc;
 
 use flate2::read::ZlibDecoder;
@@ -15,7 +17,7 @@ use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 use super::consts::PLAIN_FROM;
 use super::cursor::{self, Cursor, MI_MATRIX};
 use super::decode::{class_kind, Decoder};
-use super::{Mat5File, Stored};
+use super::{Mat5File, Stored, HEADER_PREFIX};
 use crate::value::MatValue;
 
 /// The pieces [`Mat5File::copy_plain`] inflates into and hands to the writer (small enough to
@@ -82,21 +84,38 @@ impl PlainStart {
     }
 }
 
+/// How much of a streamed element is read from the file at a time.
+const READ_PIECE: usize = 1 << 16;
+
+/// The compressed bytes of an element, read as they inflate (from the file or from memory).
+type Input<'a> = dyn BufRead + Send + 'a;
+
+/// Inflates the next bytes of `input` into `room`, the bytes it took consumed.
+fn inflate_some(
+    d: &mut Decompress,
+    input: &mut Input<'_>,
+    room: &mut [u8],
+    flush: FlushDecompress,
+) -> std::result::Result<Status, String> {
+    let before = d.total_in();
+    let buf = input.fill_buf().map_err(|e| e.to_string())?;
+    let status = d.decompress(buf, room, flush).map_err(|e| e.to_string())?;
+    input.consume((d.total_in() - before) as usize);
+    Ok(status)
+}
+
 /// Inflates into `out` until it is full or the stream ends; returns the bytes written and
 /// whether the stream ended.
 fn inflate_into(
     d: &mut Decompress,
-    data: &[u8],
+    input: &mut Input<'_>,
     out: &mut [u8],
 ) -> std::result::Result<(usize, bool), String> {
     let mut filled = 0;
     while filled < out.len() {
         let (before_in, before_out) = (d.total_in(), d.total_out());
-        let input = data.get(d.total_in() as usize..).unwrap_or_default();
         let room = out.get_mut(filled..).unwrap_or_default();
-        let status = d
-            .decompress(input, room, FlushDecompress::None)
-            .map_err(|e| e.to_string())?;
+        let status = inflate_some(d, input, room, FlushDecompress::None)?;
         filled += (d.total_out() - before_out) as usize;
         if let Status::StreamEnd = status {
             return Ok((filled, true));
@@ -109,10 +128,12 @@ fn inflate_into(
 }
 
 /// What follows the data: at most the padding (`tail` bytes, `tail_seen` of them inflated
-/// already), then the end of the stream (its checksum checked by zlib), and nothing after it.
+/// already), then the end of the stream (its checksum checked by zlib), and nothing after it
+/// (the element's compressed bytes are `data_len`).
 fn finish(
     d: &mut Decompress,
-    data: &[u8],
+    input: &mut Input<'_>,
+    data_len: u64,
     mut tail_seen: usize,
     tail: usize,
     mut ended: bool,
@@ -120,11 +141,8 @@ fn finish(
     let mut rest = [0u8; 16];
     while !ended {
         let (before_in, before_out) = (d.total_in(), d.total_out());
-        let input = data.get(d.total_in() as usize..).unwrap_or_default();
         let room = rest.get_mut(tail_seen.min(16)..).unwrap_or_default();
-        let status = d
-            .decompress(input, room, FlushDecompress::Finish)
-            .map_err(|e| e.to_string())?;
+        let status = inflate_some(d, input, room, FlushDecompress::Finish)?;
         tail_seen += (d.total_out() - before_out) as usize;
         ended = matches!(status, Status::StreamEnd);
         if !ended && d.total_in() == before_in && d.total_out() == before_out {
@@ -136,10 +154,10 @@ fn finish(
             "{tail_seen} bytes after the data, the element announces {tail}"
         ));
     }
-    if d.total_in() != data.len() as u64 {
+    if d.total_in() != data_len {
         return Err(format!(
             "{} bytes after the end of the stream",
-            data.len() as u64 - d.total_in().min(data.len() as u64)
+            data_len - d.total_in().min(data_len)
         ));
     }
     Ok(())
@@ -151,16 +169,33 @@ impl Mat5File {
     /// reads differently: [`Mat5File::decode`] then reads it and reports what is wrong). An
     /// error, at the element's `offset`, when the stream's first bytes do not inflate, when its
     /// real part's length disagrees with its size, or when it is over the limits.
-    fn plain_start(&self, data: &[u8], offset: u64) -> Result<Option<PlainStart>> {
+    fn plain_start(
+        &self,
+        input: &mut Input<'_>,
+        data_len: u64,
+        offset: u64,
+    ) -> Result<Option<PlainStart>> {
         let mut d = Decompress::new(true);
         let mut head = Vec::with_capacity(4096);
-        d.decompress_vec(data, &mut head, FlushDecompress::None)
-            .map_err(|e| {
-                Error::format(format!(
-                    "corrupted zlib stream in an miCOMPRESSED element: {e}"
-                ))
-                .with_offset(offset)
-            })?;
+        let corrupt = |e: String| {
+            Error::format(format!(
+                "corrupted zlib stream in an miCOMPRESSED element: {e}"
+            ))
+            .with_offset(offset)
+        };
+        // Its first 4096 inflated bytes (or fewer, when the stream ends before).
+        while head.len() < head.capacity() {
+            let (before_in, before_out) = (d.total_in(), d.total_out());
+            let buf = input.fill_buf().map_err(|e| corrupt(e.to_string()))?;
+            let status = d
+                .decompress_vec(buf, &mut head, FlushDecompress::None)
+                .map_err(|e| corrupt(e.to_string()))?;
+            input.consume((d.total_in() - before_in) as usize);
+            let stalled = d.total_in() == before_in && d.total_out() == before_out;
+            if stalled || matches!(status, Status::StreamEnd) {
+                break;
+            }
+        }
         // The miMATRIX tag, the array header, then the real part's tag.
         let mut c = Cursor::new(&head, offset, false, self.endian);
         let (Ok(ty), Ok(size)) = (c.u32(""), c.u32("")) else {
@@ -180,7 +215,7 @@ impl Mat5File {
             .check_alloc(total, "an inflated miCOMPRESSED element")
             .map_err(bounded)?;
         self.limits
-            .check_ratio(data.len() as u64, total, "an miCOMPRESSED element")
+            .check_ratio(data_len, total, "an miCOMPRESSED element")
             .map_err(bounded)?;
         Ok(Some(PlainStart { d, head, at }))
     }
@@ -261,11 +296,14 @@ impl Mat5File {
         else {
             return Ok(false);
         };
-        let data = self.bytes.get(start..end).unwrap_or_default();
         let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
         let layout = match compressed {
-            true => self.plain_start(data, var.offset).map(|p| p.map(|p| p.at)),
-            false => self.raw_layout(data, var.offset),
+            true => {
+                let mut input = self.input(start, end);
+                self.plain_start(&mut input, end - start, var.offset)
+                    .map(|p| p.map(|p| p.at))
+            }
+            false => self.raw_layout(start, end, var.offset),
         };
         let Some(at) = layout.map_err(located)? else {
             return Ok(false);
@@ -278,7 +316,12 @@ impl Mat5File {
     /// [`Mat5File::decode`] then decodes the element the general way, and reports what is
     /// wrong with it.
     pub(super) fn decode_plain(&self, data: &[u8], offset: u64) -> Option<MatValue> {
-        let mut p = self.plain_start(data, offset).ok().flatten()?;
+        let data_len = data.len() as u64;
+        let mut input = data;
+        let mut p = self
+            .plain_start(&mut input, data_len, offset)
+            .ok()
+            .flatten()?;
         if p.at.complex || p.at.swap {
             return None;
         }
@@ -289,11 +332,11 @@ impl Mat5File {
         let filled = first.len();
         // Bytes inflated past the data already (padding) count toward the tail.
         let tail_seen = p.head.len().saturating_sub(p.at.start + p.at.len);
-        let (more, ended) = inflate_into(&mut p.d, data, out.get_mut(filled..)?).ok()?;
+        let (more, ended) = inflate_into(&mut p.d, &mut input, out.get_mut(filled..)?).ok()?;
         if filled + more != p.at.len {
             return None;
         }
-        finish(&mut p.d, data, tail_seen, p.at.tail, ended).ok()?;
+        finish(&mut p.d, &mut input, data_len, tail_seen, p.at.tail, ended).ok()?;
         Some(MatValue::Numeric(array))
     }
 
@@ -322,27 +365,31 @@ impl Mat5File {
         else {
             return Ok(false);
         };
-        let data = self.bytes.get(start..end).unwrap_or_default();
         let offset = var.offset;
         let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
         if !compressed {
-            let Some(at) = self.raw_layout(data, offset).map_err(located)? else {
+            let Some(at) = self.raw_layout(start, end, offset).map_err(located)? else {
                 return Ok(false);
             };
             if !at.streams(dtype, dims) {
                 return Ok(false);
             }
-            self.copy_raw(data, &at, offset, &located, out, progress)?;
+            self.copy_raw(start, &at, offset, &located, out, progress)?;
             return Ok(true);
         }
-        let Some(mut p) = self.plain_start(data, offset).map_err(located)? else {
+        let data_len = end - start;
+        let mut input = self.input(start, end);
+        let Some(mut p) = self
+            .plain_start(&mut input, data_len, offset)
+            .map_err(located)?
+        else {
             return Ok(false);
         };
         if !p.at.streams(dtype, dims) {
             return Ok(false);
         }
         if p.at.complex || p.at.swap {
-            self.copy_parts(data, &p.at, offset, &located, out, progress)?;
+            self.copy_parts((start, end), &p.at, offset, &located, out, progress)?;
             return Ok(true);
         }
         let corrupt = |why: String| {
@@ -366,13 +413,14 @@ impl Mat5File {
             let (full_tx, full_rx) = mpsc::sync_channel::<std::result::Result<Vec<u8>, String>>(2);
             let (empty_tx, empty_rx) = mpsc::channel::<Vec<u8>>();
             let d = &mut p.d;
+            let input = &mut input;
             scope.spawn(move || {
                 let mut left = rest;
                 let mut ended = false;
                 while left > 0 {
                     let mut piece = empty_rx.try_recv().unwrap_or_default();
                     piece.resize(PIECE.min(left), 0);
-                    let got = match inflate_into(d, data, &mut piece) {
+                    let got = match inflate_into(d, input, &mut piece) {
                         Ok((n, end)) if n == piece.len() => {
                             ended = end;
                             n
@@ -395,7 +443,7 @@ impl Mat5File {
                         return;
                     }
                 }
-                let last = finish(d, data, tail_seen, tail, ended).map(|()| Vec::new());
+                let last = finish(d, input, data_len, tail_seen, tail, ended).map(|()| Vec::new());
                 let _ = full_tx.send(last);
             });
             write(
@@ -429,7 +477,7 @@ impl Mat5File {
 const PART_PIECE: usize = 1 << 17;
 
 /// `n` bytes of `z` passed over.
-fn skip(z: &mut ZlibDecoder<&[u8]>, n: usize) -> std::io::Result<()> {
+fn skip<R: Read>(z: &mut ZlibDecoder<R>, n: usize) -> std::io::Result<()> {
     let skipped = std::io::copy(&mut z.by_ref().take(n as u64), &mut std::io::sink())?;
     match skipped == n as u64 {
         true => Ok(()),
@@ -457,15 +505,15 @@ fn interleave(real: &[u8], imag: Option<&[u8]>, item: usize, swap: bool) -> Vec<
 }
 
 impl Mat5File {
-    /// [`Mat5File::copy_plain`] of a complex or big-endian variable (`p`, element `data` at
-    /// `offset`): its real part and, complex, its imaginary part — read by a second inflater
+    /// [`Mat5File::copy_plain`] of a complex or big-endian variable (`p`, its element's data
+    /// at `range` of the file, the element at `offset`): its real part and, complex, its imaginary part — read by a second inflater
     /// over the same stream, which passes over the real part first — a piece at a time, each
     /// number reversed into the machine's order, real and imaginary numbers interleaved as
     /// numpy holds them. Inflated on a second thread while this one writes; the end of the
     /// stream (padding, checksum, nothing after it) checked after the last piece.
     fn copy_parts(
         &self,
-        data: &[u8],
+        (data_at, data_end): (u64, u64),
         p: &Layout,
         offset: u64,
         located: &dyn Fn(Error) -> Error,
@@ -483,6 +531,7 @@ impl Mat5File {
         let item = p.kind.itemsize().max(1);
         let (len, tail, swap, endian) = (p.len, p.tail, p.swap, self.endian);
         let (start, imag_tag, data_ty, complex) = (p.start, p.imag_tag(), p.data_ty, p.complex);
+        let source = &self.source;
         std::thread::scope(|scope| -> Result<()> {
             let (tx, rx) = mpsc::sync_channel::<std::result::Result<Vec<u8>, String>>(2);
             scope.spawn(move || {
@@ -491,12 +540,15 @@ impl Mat5File {
                     _ => e.to_string(),
                 };
                 let produce = || -> std::result::Result<(), String> {
-                    let mut real = ZlibDecoder::new(data);
+                    let data_len = data_end - data_at;
+                    let reader =
+                        || BufReader::with_capacity(READ_PIECE, source.reader(data_at, data_end));
+                    let mut real = ZlibDecoder::new(reader());
                     skip(&mut real, start).map_err(io)?;
                     let mut imag = match complex {
                         false => None,
                         true => {
-                            let mut z = ZlibDecoder::new(data);
+                            let mut z = ZlibDecoder::new(reader());
                             skip(&mut z, imag_tag).map_err(io)?;
                             let mut tag = [0u8; 8];
                             z.read_exact(&mut tag).map_err(io)?;
@@ -542,10 +594,10 @@ impl Mat5File {
                             rest.len()
                         ));
                     }
-                    if last.total_in() != data.len() as u64 {
+                    if last.total_in() != data_len {
                         return Err(format!(
                             "{} bytes after the end of the stream",
-                            (data.len() as u64).saturating_sub(last.total_in())
+                            data_len.saturating_sub(last.total_in())
                         ));
                     }
                     Ok(())
@@ -572,19 +624,26 @@ impl Mat5File {
 }
 
 impl Mat5File {
-    /// The layout of an uncompressed variable's `miMATRIX` data `data` (the element at file
-    /// offset `offset`), as [`Mat5File::layout`].
-    fn raw_layout(&self, data: &[u8], offset: u64) -> Result<Option<Layout>> {
-        let mut c = Cursor::new(data, offset.saturating_add(8), true, self.endian);
-        self.layout(&mut c, data.len(), offset)
+    /// The compressed data `start..end` of an element, read from the file a piece at a time.
+    fn input(&self, start: u64, end: u64) -> BufReader<super::source::RangeReader<'_>> {
+        BufReader::with_capacity(READ_PIECE, self.source.reader(start, end))
     }
 
-    /// [`Mat5File::copy_plain`] of an uncompressed variable (`at` in its `miMATRIX` data
-    /// `data`), whose parts are in memory already: written a piece at a time, real and
-    /// imaginary numbers interleaved, each number reversed into the machine's order.
+    /// The layout of an uncompressed variable's `miMATRIX` data `start..end` (the element at
+    /// file offset `offset`), as [`Mat5File::layout`], from its first bytes.
+    fn raw_layout(&self, start: u64, end: u64, offset: u64) -> Result<Option<Layout>> {
+        let head =
+            self.element_bytes(start, end.min(start.saturating_add(HEADER_PREFIX)), offset)?;
+        let mut c = Cursor::new(&head, offset.saturating_add(8), true, self.endian);
+        self.layout(&mut c, (end - start) as usize, offset)
+    }
+
+    /// [`Mat5File::copy_plain`] of an uncompressed variable (`at` in its `miMATRIX` data, at
+    /// `data_at` in the file): read and written a piece at a time, real and imaginary numbers
+    /// interleaved, each number reversed into the machine's order.
     fn copy_raw(
         &self,
-        data: &[u8],
+        data_at: u64,
         at: &Layout,
         offset: u64,
         located: &dyn Fn(Error) -> Error,
@@ -592,39 +651,57 @@ impl Mat5File {
         progress: &mut dyn FnMut(u64),
     ) -> Result<()> {
         let damaged = |why: &str| located(Error::format(why.to_string()).with_offset(offset));
-        let part = |from: usize| data.get(from..from.saturating_add(at.len));
-        let real = part(at.start).ok_or_else(|| damaged("its real part runs past its element"))?;
-        let imag = match at.complex {
+        let cannot_read =
+            |e: std::io::Error| located(Error::io("cannot read", e).with_offset(offset));
+        // The parts are inside the element (checked by `layout`), the element inside the file.
+        let at_file = |i: usize| data_at.saturating_add(i as u64);
+        let part = |from: usize| {
+            let from = at_file(from);
+            self.source.reader(from, from.saturating_add(at.len as u64))
+        };
+        let mut real = part(at.start);
+        let mut imag = match at.complex {
             false => None,
             true => {
                 let t = at.imag_tag();
-                let tag = data
-                    .get(t..t.saturating_add(8))
-                    .ok_or_else(|| damaged("its imaginary part runs past its element"))?;
+                let tag = self
+                    .source
+                    .range(at_file(t), at_file(t.saturating_add(8)))
+                    .map_err(cannot_read)?;
                 let word = |i: usize| {
-                    self.endian
-                        .u32([tag[i], tag[i + 1], tag[i + 2], tag[i + 3]])
+                    let w: Option<[u8; 4]> = tag.get(i..i + 4).and_then(|w| w.try_into().ok());
+                    w.map(|w| self.endian.u32(w))
                 };
-                if (word(0), word(4) as usize) != (at.data_ty, at.len) {
+                let (Some(ty), Some(n)) = (word(0), word(4)) else {
+                    return Err(damaged("its imaginary part runs past its element"));
+                };
+                if (ty, n as usize) != (at.data_ty, at.len) {
                     return Err(damaged(
                         "its imaginary part's tag is not its real part's (type and length)",
                     ));
                 }
-                let imag = part(t.saturating_add(8))
-                    .ok_or_else(|| damaged("its imaginary part runs past its element"))?;
-                Some(imag)
+                Some(part(t.saturating_add(8)))
             }
         };
         let item = at.kind.itemsize().max(1);
         let step = PART_PIECE * item;
+        let (mut r, mut i) = (Vec::new(), Vec::new());
+        let mut left = at.len;
         let mut done = 0u64;
-        for a in (0..at.len).step_by(step) {
-            let b = (a + step).min(at.len);
-            let piece = interleave(&real[a..b], imag.map(|i| &i[a..b]), item, at.swap);
+        while left > 0 {
+            let n = step.min(left);
+            r.resize(n, 0);
+            real.read_exact(&mut r).map_err(cannot_read)?;
+            if let Some(z) = imag.as_mut() {
+                i.resize(n, 0);
+                z.read_exact(&mut i).map_err(cannot_read)?;
+            }
+            let piece = interleave(&r, imag.as_ref().map(|_| &i[..]), item, at.swap);
             out.write_all(&piece)
                 .map_err(|e| located(Error::io("cannot write", e)))?;
             done += piece.len() as u64;
             progress(done);
+            left -= n;
         }
         Ok(())
     }
