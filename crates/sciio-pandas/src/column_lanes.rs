@@ -256,3 +256,72 @@ pub(crate) fn run(job: LaneJob) -> Result<()> {
         LaneJob::Close(lane) => lane.request_close(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::mpsc::channel;
+
+    use arrow_array::types::Int32Type;
+    use arrow_array::DictionaryArray;
+    use parquet::basic::{Compression, Repetition, Type as PhysicalType};
+    use parquet::schema::types::{ColumnDescriptor, ColumnPath, Type};
+
+    use super::*;
+
+    fn string_lane(sink: Option<ChunkSink>) -> Arc<Lane> {
+        let leaf = Type::primitive_type_builder("s", PhysicalType::BYTE_ARRAY)
+            .with_repetition(Repetition::OPTIONAL)
+            .build()
+            .unwrap();
+        let descr = ColumnDescriptor::new(Arc::new(leaf), 1, 0, ColumnPath::from("s"));
+        let chunk =
+            DictionaryChunk::strings(Arc::new(descr), Compression::UNCOMPRESSED, 1 << 20, false);
+        Lane::new("s".into(), ColumnEncoder::Dictionary(Box::new(chunk)), sink)
+    }
+
+    fn piece(values: &[&str]) -> Piece {
+        let array: DictionaryArray<Int32Type> = values.iter().copied().collect();
+        Piece::Array(Arc::new(array))
+    }
+
+    fn spliced_bytes(chunk: Chunk) -> Vec<u8> {
+        match chunk {
+            Chunk::Spliced(c) => c.bytes.to_vec(),
+            Chunk::Arrow(_) => panic!("a dictionary lane gives spliced bytes"),
+        }
+    }
+
+    #[test]
+    fn a_close_asked_while_a_feed_holds_the_lane_is_done_by_that_feed() {
+        let (sink, chunks) = channel();
+        let lane = string_lane(Some((3, sink)));
+        lane.queue(piece(&["a", "b", "a"])).unwrap();
+        {
+            // another thread's feed at work on the lane: the close job returns at once
+            let _held = lane.encoder.lock().unwrap();
+            lane.request_close().unwrap();
+            assert!(chunks.try_recv().is_err());
+        }
+        // that feed, after letting go, finds the close due
+        lane.feed().unwrap();
+        let (position, chunk) = chunks.try_recv().unwrap();
+        assert_eq!(position, 3);
+        // the same bytes as encoding and closing in one go
+        let direct = string_lane(None);
+        direct.queue(piece(&["a", "b", "a"])).unwrap();
+        assert_eq!(
+            spliced_bytes(chunk.unwrap()),
+            spliced_bytes(direct.close().unwrap())
+        );
+        // closed once: a later feed sends nothing
+        lane.feed().unwrap();
+        assert!(chunks.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_lane_gone_unclosed_ends_its_row_groups_channel() {
+        let (sink, chunks) = channel();
+        drop(string_lane(Some((0, sink))));
+        assert!(chunks.recv().is_err());
+    }
+}
