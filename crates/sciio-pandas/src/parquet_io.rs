@@ -6,6 +6,7 @@ use std::fs::File;
 use std::io::Write;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -319,6 +320,38 @@ impl ParquetReader {
         Self::with_metadata(file, meta, Some(groups), options).map_err(|e| e.with_file(path))
     }
 
+    /// Readers of the file's row groups dealt round-robin into `parts` selections (row group
+    /// `g` to reader `g % parts`; fewer readers when the file has fewer row groups), the footer
+    /// parsed once and each reader on a file handle of its own: each can decode on a thread of
+    /// its own while the caller takes their batches in file order, a row group at a time
+    /// ([`Self::group_rows`] tells where each reader's row groups end).
+    pub fn open_interleaved(
+        path: impl AsRef<Path>,
+        parts: usize,
+        options: &ReadOptions,
+    ) -> Result<Vec<Self>> {
+        let path = path.as_ref();
+        let open = || File::open(path).map_err(|e| Error::io("cannot open", e).with_file(path));
+        let file = open()?;
+        let meta = load_metadata(&file).map_err(|e| e.with_file(path))?;
+        let groups = meta.metadata().num_row_groups();
+        let parts = parts.clamp(1, groups.max(1));
+        let mut files = vec![file];
+        for _ in 1..parts {
+            // not `try_clone`: clones share one file offset, and arrow-rs seeks then reads
+            files.push(open()?);
+        }
+        files
+            .into_iter()
+            .enumerate()
+            .map(|(part, file)| {
+                let selection = (part..groups).step_by(parts).collect();
+                Self::with_metadata(file, meta.clone(), Some(selection), options)
+                    .map_err(|e| e.with_file(path))
+            })
+            .collect()
+    }
+
     /// Reads from bytes in memory.
     pub fn from_bytes(bytes: impl Into<bytes::Bytes>, options: &ReadOptions) -> Result<Self> {
         Self::new(bytes.into(), options)
@@ -491,6 +524,19 @@ impl ParquetReader {
     /// The row groups read.
     pub fn num_row_groups(&self) -> usize {
         self.groups.len()
+    }
+
+    /// The rows of each row group read, in read order, as the footer gives them (each row
+    /// group's batches hold these rows and no batch spans two row groups).
+    pub fn group_rows(&self) -> Vec<u64> {
+        self.groups.iter().map(|&(_, rows)| rows).collect()
+    }
+
+    /// The batches' schema when it differs from the frame's (string columns read as
+    /// dictionaries, [`ReadOptions::dictionary_strings`]); two readers of one file whose
+    /// batches are alike give the same.
+    pub fn dictionary_batch_schema(&self) -> Option<&SchemaRef> {
+        self.dictionary_schema.as_ref()
     }
 
     /// The uncompressed bytes of the row groups read, as the footer announces them (about
@@ -1287,11 +1333,47 @@ struct Encoder<W: Write + Send> {
     page_bytes: usize,
     statistics: bool,
     /// The background encoders (none with one thread: batches are encoded in `write`).
-    pool: Option<EncodePool<LaneJob, Option<Chunk>>>,
+    pool: Option<EncodePool<LaneJob, ()>>,
+    /// Where the open row group's lanes send their closed chunks (with the pool).
+    open_chunks: Option<Receiver<(usize, Result<Chunk>)>>,
     /// Closed row groups queued to the pool, oldest first.
-    in_flight: std::collections::VecDeque<Pending<Option<Chunk>>>,
+    in_flight: std::collections::VecDeque<ClosingRowGroup>,
     /// Bytes queued in the lanes and not encoded yet.
     backlog: Arc<Backlog>,
+}
+
+/// A row group whose chunks are being closed on the pool: each lane sends its chunk (with
+/// its position) when closed.
+struct ClosingRowGroup {
+    chunks: Receiver<(usize, Result<Chunk>)>,
+    columns: usize,
+    /// The close jobs' outcomes (a failure there says why a chunk did not come).
+    closes: Pending<()>,
+}
+
+impl ClosingRowGroup {
+    /// Waits for every chunk: in column order, or the first failing column's error (by
+    /// position). A lane that stops without sending (its thread failed) is an error, not a
+    /// wait forever: the channel closes once every lane is gone.
+    fn wait(self) -> Result<Vec<Chunk>> {
+        let mut slots: Vec<Option<Result<Chunk>>> = (0..self.columns).map(|_| None).collect();
+        for _ in 0..self.columns {
+            let Ok((position, chunk)) = self.chunks.recv() else {
+                self.closes.wait()?;
+                return Err(Error::invalid_input(
+                    "internal: a column chunk was not encoded (an encoding thread stopped)",
+                ));
+            };
+            if let Some(slot) = slots.get_mut(position) {
+                *slot = Some(chunk);
+            }
+        }
+        self.closes.wait()?;
+        slots
+            .into_iter()
+            .map(|s| s.unwrap_or_else(|| Err(Error::format("a column chunk was not encoded"))))
+            .collect()
+    }
 }
 
 /// Bytes a piece of a batch holds for its encoder: a slice's share of its buffers (a
@@ -1438,6 +1520,7 @@ impl<W: Write + Send> ParquetWriter<W> {
                 0 | 1 => None,
                 n => Some(EncodePool::new(n, column_lanes::run)?),
             },
+            open_chunks: None,
             in_flight: std::collections::VecDeque::new(),
             backlog: Arc::default(),
         });
@@ -1540,6 +1623,10 @@ impl<W: Write + Send> Encoder<W> {
         let descr = self.file.schema_descr();
         let props = self.file.properties().clone();
         let mut lanes = Vec::with_capacity(writers.len());
+        // with the pool, the lanes send their closed chunks here
+        let (sink, chunks) = std::sync::mpsc::channel();
+        let pooled = self.pool.is_some();
+        self.open_chunks = pooled.then_some(chunks);
         for (leaf, writer) in writers.into_iter().enumerate() {
             let column = descr.column(leaf);
             let kind = self
@@ -1571,9 +1658,11 @@ impl<W: Write + Send> Encoder<W> {
                     DictionaryChunk::strings(column.clone(), c, b, self.statistics),
                 )),
             };
+            let sink = pooled.then(|| (leaf, sink.clone()));
             lanes.push(Lane::new(
                 column.path().string(),
                 encoder,
+                sink,
                 Arc::clone(&self.backlog),
             ));
         }
@@ -1646,8 +1735,18 @@ impl<W: Write + Send> Encoder<W> {
                 .collect::<Result<Vec<_>>>()?;
             return self.append_row_group(chunks);
         };
-        let pending = pool.submit(lanes.into_iter().map(LaneJob::Close).collect())?;
-        self.in_flight.push_back(pending);
+        let chunks = self.open_chunks.take().ok_or_else(|| {
+            Error::invalid_input("internal: a row group without its chunks' channel")
+        })?;
+        let columns = lanes.len();
+        // the chunks come through the row group's channel, closed by whichever job is last
+        // at each lane
+        let closes = pool.submit(lanes.into_iter().map(LaneJob::Close).collect())?;
+        self.in_flight.push_back(ClosingRowGroup {
+            chunks,
+            columns,
+            closes,
+        });
         while self.in_flight.len() > ROW_GROUPS_IN_FLIGHT {
             self.write_oldest()?;
         }
@@ -1656,14 +1755,10 @@ impl<W: Write + Send> Encoder<W> {
 
     /// Waits for the oldest closed row group and writes it to the file.
     fn write_oldest(&mut self) -> Result<()> {
-        let Some(pending) = self.in_flight.pop_front() else {
+        let Some(closing) = self.in_flight.pop_front() else {
             return Ok(());
         };
-        let chunks = pending
-            .wait()?
-            .into_iter()
-            .map(|c| c.ok_or_else(|| Error::format("a column chunk was not encoded")))
-            .collect::<Result<Vec<_>>>()?;
+        let chunks = closing.wait()?;
         self.append_row_group(chunks)
     }
 

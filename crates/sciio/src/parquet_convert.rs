@@ -10,8 +10,11 @@
 //! column ([`Frame::from_rows`]); the source's attributes go into the file's key-value metadata.
 
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 
+use sciio_core::contain::contain_panics;
 use sciio_core::{Error, Limits, NdArray, Result};
+use sciio_pandas::arrow_array::RecordBatch;
 use sciio_pandas::{Frame, IndexLevel, ParquetOptions, ParquetReader, ParquetWriter, ReadOptions};
 
 use crate::atomic::write_atomically;
@@ -28,7 +31,19 @@ use crate::parquet::{frame_table, table_name};
 use crate::plan::LeftOut;
 use crate::vlarray::VlKind;
 
+/// Row-group decoders of a Parquet copy (see [`copy`]).
+const DECODERS: usize = 2;
+
+/// Batches a decoder may hold decoded ahead of the writer (a polars row group is ~2 batches).
+const BATCHES_AHEAD: usize = 3;
+
 /// `src.parquet → dst.parquet`, batch by batch, written atomically. Returns the rows copied.
+///
+/// The row groups are decoded on [`DECODERS`] threads (row group `g` by decoder
+/// `g % DECODERS`, a few batches ahead) while this thread feeds the encoders and writes the
+/// file: decompressing and decoding the source is a third of a copy's work and would otherwise
+/// wait whenever the writer waits for a row group's encoding. The batches reach the writer in
+/// file order, as from one reader: the same file.
 pub(crate) fn copy(
     src: &Path,
     limits: &Limits,
@@ -38,21 +53,119 @@ pub(crate) fn copy(
 ) -> Result<u64> {
     // string columns stay dictionaries from the source's pages to the written ones
     let read = ReadOptions::new().limits(*limits).dictionary_strings(true);
-    let reader = ParquetReader::open_with(src, &read).map_err(|e| e.with_file(src))?;
-    let total = reader.num_rows();
-    let schema = reader.schema().clone();
-    write_atomically(dst, |out| {
-        let mut writer = ParquetWriter::new(out, &schema, options);
-        let mut rows = 0u64;
-        for batch in reader {
-            let batch = batch.map_err(|e| e.with_file(src))?;
-            rows += batch.num_rows() as u64;
-            writer.write(&batch)?;
-            progress(rows, total);
+    let decoders = std::thread::available_parallelism().map_or(1, usize::from);
+    let parts = ParquetReader::open_interleaved(src, decoders.min(DECODERS), &read)?;
+    // Each part decides alone which string columns it reads as dictionaries; parts that
+    // differ would not give the batches one reader gives.
+    let alike = parts
+        .windows(2)
+        .all(|w| w[0].dictionary_batch_schema() == w[1].dictionary_batch_schema());
+    if !alike {
+        drop(parts);
+        let reader = ParquetReader::open_with(src, &read).map_err(|e| e.with_file(src))?;
+        return copy_from(vec![reader], src, dst, options, progress);
+    }
+    copy_from(parts, src, dst, options, progress)
+}
+
+/// [`copy`] from the readers of interleaved row groups (one reader: all of them).
+fn copy_from(
+    parts: Vec<ParquetReader>,
+    src: &Path,
+    dst: &Path,
+    options: &ParquetOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<u64> {
+    let Some(first) = parts.first() else {
+        return Err(Error::invalid_input("internal: a copy without a reader"));
+    };
+    let total = first.num_rows();
+    let schema = first.schema().clone();
+    let group_rows: Vec<Vec<u64>> = parts.iter().map(|p| p.group_rows()).collect();
+    std::thread::scope(|scope| {
+        let mut inputs = Vec::with_capacity(parts.len());
+        for reader in parts {
+            let (batches, input) = sync_channel(BATCHES_AHEAD);
+            std::thread::Builder::new()
+                .name("parquet-decode".into())
+                .spawn_scoped(scope, move || decode_into(reader, &batches))
+                .map_err(|e| Error::io("cannot start a Parquet decoding thread", e))?;
+            inputs.push(input);
         }
-        writer.finish()?;
-        Ok(rows)
+        let copied = write_atomically(dst, |out| {
+            let mut writer = ParquetWriter::new(out, &schema, options);
+            let mut rows = 0u64;
+            for (part, group_rows) in interleaved(&group_rows) {
+                let input = inputs.get(part).ok_or_else(|| no_decoder(src))?;
+                let mut left = group_rows;
+                while left > 0 {
+                    let batch = input.recv().map_err(|_| no_decoder(src))?;
+                    let batch = batch.map_err(|e| e.with_file(src))?;
+                    let n = batch.num_rows() as u64;
+                    left = left.checked_sub(n).ok_or_else(|| {
+                        Error::format("a batch spans two row groups").with_file(src)
+                    })?;
+                    rows += n;
+                    writer.write(&batch)?;
+                    progress(rows, total);
+                }
+            }
+            for input in &inputs {
+                expect_end(input, src)?;
+            }
+            writer.finish()?;
+            Ok(rows)
+        });
+        // Decoders still sending see their channel closed and stop: the scope can end.
+        drop(inputs);
+        copied
     })
+}
+
+/// Decodes the reader's batches into `batches` until it ends, fails, or the writer stops
+/// taking them.
+fn decode_into(reader: ParquetReader, batches: &SyncSender<Result<RecordBatch>>) {
+    let sent = contain_panics("parquet: decoding a row group", || {
+        for batch in reader {
+            let failed = batch.is_err();
+            if batches.send(batch).is_err() || failed {
+                break;
+            }
+        }
+        Ok(())
+    });
+    if let Err(e) = sent {
+        let _ = batches.send(Err(e));
+    }
+}
+
+/// The row groups in file order as (decoder, rows): decoder `d`'s `k`-th row group is the
+/// file's `k * decoders + d`-th.
+fn interleaved(group_rows: &[Vec<u64>]) -> Vec<(usize, u64)> {
+    let longest = group_rows.iter().map(Vec::len).max().unwrap_or(0);
+    (0..longest)
+        .flat_map(|k| {
+            group_rows
+                .iter()
+                .enumerate()
+                .filter_map(move |(part, rows)| rows.get(k).map(|&r| (part, r)))
+        })
+        .collect()
+}
+
+/// After the announced rows: the decoder ends without more (an error it met is the copy's).
+fn expect_end(input: &Receiver<Result<RecordBatch>>, src: &Path) -> Result<()> {
+    while let Ok(batch) = input.recv() {
+        if batch.map_err(|e| e.with_file(src))?.num_rows() > 0 {
+            return Err(Error::format("more rows than the row groups announce").with_file(src));
+        }
+    }
+    Ok(())
+}
+
+fn no_decoder(src: &Path) -> Error {
+    Error::format("a decoding thread stopped before the rows its row groups announce")
+        .with_file(src)
 }
 
 /// The checks of a conversion that involves a data frame (a frame source or a Parquet
