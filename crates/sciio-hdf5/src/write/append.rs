@@ -516,31 +516,52 @@ fn copy_tile(
     let start: Vec<usize> = std::iter::once(0)
         .chain(idx.iter().zip(&cdims[1..]).map(|(i, c)| *i as usize * c))
         .collect();
-    let rank = dims.len();
-    let last = rank - 1;
-    let run = cdims[last].min(dims[last].saturating_sub(start[last]));
+    copy_tile_into(band, &dims, &start, &cdims, elem, tile);
+}
+
+/// Copies the `cdims` tile at `origin` of a C-order array of `dims` elements of `elem` bytes
+/// (`src`) into `tile`, innermost row by row; the tile's part past the array's edge is left as
+/// it is (the caller's zeros).
+///
+/// ```
+/// // the 2x2 tile at (0, 2) of a 2x3 byte array: its last column, zero-padded
+/// let mut tile = [0u8; 4];
+/// sciio_hdf5::write::copy_tile_into(b"abcdef", &[2, 3], &[0, 2], &[2, 2], 1, &mut tile);
+/// assert_eq!(&tile, b"c\0f\0");
+/// ```
+pub fn copy_tile_into(
+    src: &[u8],
+    dims: &[usize],
+    origin: &[usize],
+    cdims: &[usize],
+    elem: usize,
+    tile: &mut [u8],
+) {
+    let Some(last) = dims.len().checked_sub(1) else {
+        return;
+    };
+    let run = cdims[last].min(dims[last].saturating_sub(origin[last])) * elem;
     let lines: usize = cdims[..last].iter().product();
+    let mut pos = vec![0usize; last];
     for line in 0..lines {
         // Position of this innermost line inside the tile.
-        let mut pos = vec![0usize; last];
         let mut r = line;
         for d in (0..last).rev() {
             pos[d] = r % cdims[d];
             r /= cdims[d];
         }
-        if pos.iter().enumerate().any(|(d, p)| start[d] + p >= dims[d]) {
+        if (0..last).any(|d| origin[d] + pos[d] >= dims[d]) {
             continue;
         }
-        let mut src = 0usize;
-        let mut dst = 0usize;
+        let mut s = 0usize;
+        let mut t = 0usize;
         for d in 0..last {
-            src = src * dims[d] + start[d] + pos[d];
-            dst = dst * cdims[d] + pos[d];
+            s = s * dims[d] + origin[d] + pos[d];
+            t = t * cdims[d] + pos[d];
         }
-        let src = (src * dims[last] + start[last]) * elem;
-        let dst = dst * cdims[last] * elem;
-        let n = run * elem;
-        tile[dst..dst + n].copy_from_slice(&band[src..src + n]);
+        let s = (s * dims[last] + origin[last]) * elem;
+        let t = t * cdims[last] * elem;
+        tile[t..t + run].copy_from_slice(&src[s..s + run]);
     }
 }
 

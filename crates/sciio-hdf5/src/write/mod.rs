@@ -53,7 +53,7 @@ use hdf5_sys::h5z::H5Z_FLAG_OPTIONAL;
 use rayon::prelude::*;
 use sciio_core::{Error, ErrorKind, Result};
 
-pub use append::ChunkAppender;
+pub use append::{copy_tile_into, ChunkAppender};
 pub use sciio_codecs::{
     blosc2_blocksize, encode_chunk, encode_chunk_masked, fletcher32, shuffle, BloscCodec,
     FilterStage,

@@ -256,31 +256,8 @@ fn copy_tile(
     cdims: &[usize],
     elem: usize,
 ) -> Vec<u8> {
-    let rank = dims.len();
     let mut tile = vec![0u8; cdims.iter().product::<usize>() * elem];
-    let last = rank - 1;
-    let run = cdims[last].min(dims[last].saturating_sub(origin[last])) * elem;
-    let lines: usize = cdims[..last].iter().product();
-    let mut pos = vec![0usize; last];
-    for line in 0..lines {
-        let mut r = line;
-        for d in (0..last).rev() {
-            pos[d] = r % cdims[d];
-            r /= cdims[d];
-        }
-        if (0..last).any(|d| origin[d] + pos[d] >= dims[d]) {
-            continue;
-        }
-        let mut s = 0usize;
-        let mut t = 0usize;
-        for d in 0..last {
-            s = s * dims[d] + origin[d] + pos[d];
-            t = t * cdims[d] + pos[d];
-        }
-        let s = (s * dims[last] + origin[last]) * elem;
-        let t = t * cdims[last] * elem;
-        tile[t..t + run].copy_from_slice(&src[s..s + run]);
-    }
+    sciio_hdf5::write::copy_tile_into(src, dims, origin, cdims, elem, &mut tile);
     tile
 }
 
