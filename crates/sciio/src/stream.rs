@@ -378,7 +378,7 @@ const GATHER_WINDOW: u64 = 8 << 20;
 /// Up to this many rows, a piece of a row of a matrix is picked out of its columns read
 /// whole ([`Gather::row_piece`]): the file read once per row beats a read per element
 /// (about 1 µs each) while the rows are fewer than a few hundred.
-#[cfg(any(feature = "hdf5", feature = "parquet"))]
+#[cfg(feature = "hdf5")]
 const PIECE_WHOLE_ROWS: u64 = 256;
 
 /// Blocks of C-order rows gathered from the Fortran-order bytes of an array in a file.
@@ -393,6 +393,7 @@ struct Gather<'f> {
     window: u64,
     /// Rows up to which a piece of a row is picked out of whole columns
     /// ([`PIECE_WHOLE_ROWS`], others in tests).
+    #[cfg(feature = "hdf5")]
     whole_rows: u64,
 }
 
@@ -405,6 +406,7 @@ impl<'f> Gather<'f> {
             trailing: info.shape[1..].iter().map(|&d| d as u64).collect(),
             item: info.dtype.itemsize() as u64,
             window: GATHER_WINDOW,
+            #[cfg(feature = "hdf5")]
             whole_rows: PIECE_WHOLE_ROWS,
         }
     }
