@@ -4,7 +4,7 @@ crates/sciio-pandas/examples/bench_parquet.rs) write the same frame and read the
 Frame: int64, float64, a 12-character string with 1000 distinct values, a categorical of 100,
 datetime64[ns, UTC], bool; RangeIndex. Rows: $SCIIO_BENCH_PARQUET_ROWS (default 10 000 000).
 Output in $SCIIO_BENCH_DIR (default ./bench-out). Times are the best of $SCIIO_BENCH_REPEAT (3).
-Prints a JSON record and the sciio/peer ratios. Targets: the round trip (write + read) against
+Prints a JSON record and the sciio/peer ratios. Targets (whole processes, below): the round trip against
 pyarrow <= 0.7 at snappy (both sides' defaults); against polars at the same codec and level
 (zstd:3 both sides: polars' default codec) <= 0.8 with sciio's file within 5 % of polars' size.
 
@@ -115,11 +115,12 @@ def main():
     res["ratio_bytes_zstd3_sciio_over_polars"] = res["sciio_zstd3_bytes"] / res["polars_zstd3_bytes"]
     whole_process(res, out, pa_path, pl_zstd, repeat, df)
     print(json.dumps(res, indent=1))
-    print(f"parquet round trip (snappy): sciio/pyarrow = {res['ratio_roundtrip_sciio_over_pyarrow']:.2f} "
-          f"(target <= 0.7)", file=sys.stderr)
-    print(f"parquet round trip (zstd:3): sciio/polars = {res['ratio_roundtrip_zstd3_sciio_over_polars']:.2f} "
-          f"(target <= 0.8), size sciio/polars = {res['ratio_bytes_zstd3_sciio_over_polars']:.3f} "
-          f"(target within 5 %)", file=sys.stderr)
+    # the targets are the whole processes' (below), as the issue measures them
+    print(f"parquet round trip in process (snappy): sciio/pyarrow = "
+          f"{res['ratio_roundtrip_sciio_over_pyarrow']:.2f}", file=sys.stderr)
+    print(f"parquet round trip in process (zstd:3): sciio/polars = "
+          f"{res['ratio_roundtrip_zstd3_sciio_over_polars']:.2f}, size sciio/polars = "
+          f"{res['ratio_bytes_zstd3_sciio_over_polars']:.3f}", file=sys.stderr)
     print(f"parquet round trip, whole processes (snappy): sciio/pandas = "
           f"{res['ratio_process_snappy_sciio_over_pandas']:.2f} (target <= 0.7)", file=sys.stderr)
     print(f"parquet round trip, whole processes (zstd:3): sciio/polars = "
