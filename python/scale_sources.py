@@ -17,6 +17,10 @@ KIND (BYTES is the size of the data, not of the file):
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
   table_sub  PyTables file, /t: Table (i int64, v float64 (8,), s S12) (a subarray field)
   parquet    .parquet (pyarrow, snappy): i int64, x float64, y float32, s string
+  store      pandas HDFStore, key /df in `table` format: i int64, x float64, y float32 (index
+             0..N), appended a slice at a time
+  store_fixed  as store, in `fixed` format (pandas writes a fixed key whole: this script then
+             holds the frame)
   mat73      v7.3 MAT file (h5py, as hdf5storage lays it out), x: a MATLAB N-by-64 double matrix
              (HDF5 dataset (64, N), h5py's automatic chunks)
   mat73_be   as mat73, x big-endian
@@ -224,6 +228,8 @@ def main():
         n = max(1, nbytes // REC.itemsize)
     elif kind == "table_sub":
         n = max(1, nbytes // SUB.itemsize)
+    elif kind in ("store", "store_fixed"):
+        n = max(1, nbytes // 28)
     elif kind == "mat73_tall":
         n = max(2, nbytes // (TALL_ROWS * 8))
     elif kind == "mat73_2row":
@@ -327,7 +333,26 @@ def main():
                 writer = pq.ParquetWriter(path, t.schema)
             writer.write_table(t)
         writer.close()
+    elif kind in ("store", "store_fixed"):
+        write_store(path, n, kind == "store")
     print(n)
+
+
+def store_frame(a, b):
+    import pandas as pd
+    idx = np.arange(a, b, dtype=np.int64)
+    frame = {"i": idx, "x": idx * 0.5, "y": (idx % 1000).astype(np.float32)}
+    return pd.DataFrame(frame, index=idx)
+
+
+def write_store(path, n, table):
+    import pandas as pd
+    if not table:
+        store_frame(0, n).to_hdf(path, key="df", format="fixed", mode="w")
+        return
+    with pd.HDFStore(path, mode="w") as store:
+        for a, b in slices(n):
+            store.append("df", store_frame(a, b), format="table", index=False)
 
 
 if __name__ == "__main__":

@@ -315,3 +315,78 @@ fn long_fixed_frames_stream_their_string_blocks_and_equal_read_hdf() {
         assert!(ls.contains("150001 rows"), "{name}: {ls}");
     }
 }
+
+/// A store over the size from which its keys are gathered slice by slice into `.npz` members
+/// (32 MiB): a `table` key (data columns, text whose widest value comes last, NaN, booleans,
+/// zoned datetimes, a complex column left out) and a `fixed` key of number blocks and a string
+/// block.
+const MAKE_LARGE_STORE: &str = r#"
+import sys, numpy as np, pandas as pd
+n = 400_000
+k = np.arange(n)
+df = pd.DataFrame({
+    'i': k * 3,
+    'x': np.where(k % 7 == 0, np.nan, k / 3),
+    'y': (k % 11).astype('f4'),
+    'b': k % 2 == 0,
+    's': ['w' * 40 if v == n - 1 else 'v%d' % (v % 1000) for v in k],
+    't': pd.date_range('2020-01-01', periods=n, freq='s', tz='Europe/Paris'),
+}, index=pd.Index(k * 2, name='key'))
+df.to_hdf(sys.argv[1], key='tab', format='table', data_columns=['i', 's'])
+df.drop(columns=['t']).assign(c=k * 1j).to_hdf(sys.argv[1], key='fix', format='fixed')
+"#;
+
+/// Every member of the `.npz` (argv 2) equals its key's column or index level as
+/// `pd.read_hdf` reads it from the store (argv 1); members named `key/column` when argv 3 is
+/// `whole`, else the one key `tab`'s columns.
+const CHECK_LARGE_STORE_NPZ: &str = r#"
+import sys, numpy as np, pandas as pd
+z = np.load(sys.argv[2], allow_pickle=False)
+whole = sys.argv[3] == 'whole'
+keys = ['tab', 'fix'] if whole else ['tab']
+names = []
+for key in keys:
+    df = pd.read_hdf(sys.argv[1], key)
+    prefix = key + '/' if whole else ''
+    cols = {'key': df.index.to_series()}
+    cols.update({c: df[c] for c in df.columns if c != 'c'})
+    for name, v in cols.items():
+        m = z[prefix + name]
+        names.append(prefix + name)
+        if name == 't':
+            want = v.dt.tz_convert('UTC').dt.tz_localize(None).to_numpy().astype(m.dtype)
+        elif name == 's':
+            want = v.to_numpy().astype(str)
+        else:
+            want = v.to_numpy()
+        assert m.dtype == want.dtype, (key, name, m.dtype, want.dtype)
+        assert m.shape == want.shape, (key, name)
+        assert np.array_equal(m, want, equal_nan=m.dtype.kind == 'f'), (key, name)
+assert sorted(z.files) == sorted(names), (z.files, names)
+print('EQUAL', len(names))
+"#;
+
+#[test]
+fn large_stores_go_into_npz_key_by_key_and_equal_read_hdf() {
+    let dir = tempdir();
+    let store = dir.path().join("large.h5");
+    run_python(MAKE_LARGE_STORE, &[s(&store)]);
+    assert!(std::fs::metadata(&store).unwrap().len() > 32 << 20);
+    // The whole store: both keys, the complex column left out with its reason.
+    let npz = dir.path().join("all.npz");
+    let out = sciio(&["convert", s(&store), s(&npz)]);
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("left out") && err.contains("complex"), "{err}");
+    let verdict = run_python(CHECK_LARGE_STORE_NPZ, &[s(&store), s(&npz), "whole"]);
+    assert!(verdict.contains("EQUAL 13"), "{verdict}");
+    // --strict refuses before writing.
+    let strict = dir.path().join("strict.npz");
+    let out = sciio(&["convert", s(&store), s(&strict), "--strict"]);
+    assert!(!out.status.success() && !strict.exists());
+    // One key.
+    let one = dir.path().join("tab.npz");
+    ok(&["convert", &format!("{}:/tab", s(&store)), s(&one)]);
+    let verdict = run_python(CHECK_LARGE_STORE_NPZ, &[s(&store), s(&one), "key"]);
+    assert!(verdict.contains("EQUAL 7"), "{verdict}");
+}

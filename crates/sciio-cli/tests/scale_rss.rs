@@ -352,6 +352,39 @@ fn parquet_to_hdfstore_table_key_streams() {
     bounded("parquet", "parquet", "", "out.h5", &[], SAME_FRAME_STORE);
 }
 
+/// Each member of the `.npz` equals the store key's column (or index) as pandas reads it.
+const SAME_STORE_NPZ: &str = "
+import sys, numpy as np, pandas as pd
+df = pd.read_hdf(sys.argv[1], 'df')
+z = np.load(sys.argv[2])
+assert sorted(z.files) == sorted(['df/index', 'df/i', 'df/x', 'df/y']), z.files
+assert np.array_equal(z['df/index'], df.index.to_numpy())
+for c in ('i', 'x', 'y'):
+    assert z['df/' + c].dtype == df[c].dtype, c
+    assert np.array_equal(z['df/' + c], df[c].to_numpy()), c
+";
+
+#[test]
+fn hdfstore_table_key_to_npz_streams() {
+    bounded("store", "h5", "", "out.npz", &[], SAME_STORE_NPZ);
+}
+
+#[test]
+fn hdfstore_fixed_key_to_parquet_streams() {
+    bounded(
+        "store_fixed",
+        "h5",
+        ":/df",
+        "out.parquet",
+        &[],
+        "
+import sys, pandas as pd
+a, b = pd.read_hdf(sys.argv[1], 'df'), pd.read_parquet(sys.argv[2])
+pd.testing.assert_frame_equal(a, b, check_index_type=True)
+",
+    );
+}
+
 #[test]
 fn parquet_appended_to_hdfstore_table_key_streams() {
     // The key written first, then the same rows appended to it.

@@ -580,8 +580,9 @@ fn label_strings(a: &dyn Array) -> Result<Vec<String>> {
 const FIXED_BATCH_ROWS: usize = 1 << 14;
 
 /// A `fixed` frame read in batches of rows ([`stream_frame`]): its string blocks are read
-/// from their pickles as streams ([`sciio_pickle::stream_string_array`]), never held whole;
-/// the index and the other blocks are read whole and sliced.
+/// from their pickles as streams ([`sciio_pickle::stream_string_array`]), its number blocks
+/// stored a row per record (as pandas writes them) by row ranges, never held whole; the
+/// index (but a plain number or datetime one) and the other blocks are read whole and sliced.
 #[derive(Debug)]
 pub(crate) struct FixedBatches {
     labels: Vec<String>,
@@ -593,6 +594,8 @@ pub(crate) struct FixedBatches {
     /// Each column's values, in label order.
     columns: Vec<Source>,
     streams: Vec<StringBatches<VlenElementReader>>,
+    /// The number blocks read by row ranges.
+    ranged: Vec<RangedBlock>,
     pub(crate) rows: usize,
     next: usize,
     batch_rows: usize,
@@ -614,7 +617,18 @@ enum Source {
     Whole(ArrayRef, Option<String>),
     /// Stream `k`, with the pandas dtype name.
     Streamed(usize, Option<String>),
+    /// Column `c` of ranged block `b`, with the pandas dtype name.
+    Ranged(usize, usize, Option<String>),
     LeftOut(String),
+}
+
+/// A number block whose rows are records on disk (pandas' `transposed` blocks, and 1-d
+/// ones): read by row ranges, batch by batch.
+#[derive(Debug)]
+struct RangedBlock {
+    path: String,
+    transposed: bool,
+    meaning: Meaning,
 }
 
 /// A `fixed` frame whose string blocks can be read as streams, as [`FixedBatches`] of up to
@@ -646,29 +660,45 @@ pub(crate) fn stream_frame(
     if rows == 0 {
         return Ok(None);
     }
-    let batch_rows = batch_rows.clamp(1, FIXED_BATCH_ROWS);
-    // The string blocks first: a frame without one is read whole, its blocks read once.
+    let string_rows = batch_rows.clamp(1, FIXED_BATCH_ROWS);
     let mut blocks = Vec::new();
     let mut streams = Vec::new();
+    let mut ranged = Vec::new();
+    let mut row_bytes = 8usize;
     for i in 0..attrs.required_int("nblocks")?.max(0) {
         let items_key = format!("block{i}_items");
         let items = read_index(file, key, &items_key, attrs)?;
         let (items, _) = column_labels(&items, key, &items_key)?;
         let path = format!("{key}/block{i}_values");
-        let stream = stream_block(file, &path, items.len(), rows, batch_rows)?.map(|(s, dtype)| {
-            streams.push(s);
-            Source::Streamed(streams.len() - 1, dtype)
-        });
+        let stream = match stream_block(file, &path, items.len(), rows, string_rows)? {
+            Some((s, dtype)) => {
+                streams.push(s);
+                Some(vec![Source::Streamed(streams.len() - 1, dtype)])
+            }
+            None => ranged_block(file, &path, items.len(), rows)?.map(|(block, item, dtype)| {
+                ranged.push(block);
+                row_bytes = row_bytes.saturating_add(item.saturating_mul(items.len()));
+                (0..items.len())
+                    .map(|c| Source::Ranged(ranged.len() - 1, c, dtype.clone()))
+                    .collect()
+            }),
+        };
         blocks.push((items, path, stream));
     }
-    if streams.is_empty() {
+    if streams.is_empty() && ranged.is_empty() {
         return Ok(None);
     }
+    // Batches of short strings are kept small (a million of them would be the whole column);
+    // number rows come a block's worth at a time.
+    let batch_rows = match streams.is_empty() {
+        true => batch_rows.clamp(1, (NUMBER_BATCH_BYTES / row_bytes.max(1)).max(1)),
+        false => string_rows,
+    };
     let mut found: Vec<Option<Source>> = (0..labels.len()).map(|_| None).collect();
     let mut left_out = Vec::new();
     for (items, path, stream) in blocks {
         let sources = match stream {
-            Some(source) => vec![source],
+            Some(sources) => sources,
             None => {
                 let cols = read_values(file, &path, items.len())?;
                 let mut sources = Vec::new();
@@ -708,11 +738,66 @@ pub(crate) fn stream_frame(
         file: file.clone(),
         columns,
         streams,
+        ranged,
         rows,
         next: 0,
         batch_rows,
         left_out,
     }))
+}
+
+/// Bytes of number rows a batch of a `fixed` frame without string blocks holds (about).
+const NUMBER_BATCH_BYTES: usize = 16 << 20;
+
+/// A number block of `ncols` columns stored a row per record with `rows` rows (what
+/// [`read_values`] reads by `column::numeric`), to be read by row ranges: the block, its
+/// element size and the pandas dtype name. `None` for any other block (read whole).
+fn ranged_block(
+    file: &PtFile,
+    path: &str,
+    ncols: usize,
+    rows: usize,
+) -> Result<Option<(RangedBlock, usize, Option<String>)>> {
+    if is_vlarray(file, path)? {
+        return Ok(None);
+    }
+    let attrs = Attrs::read(file, path)?;
+    if attrs.has("shape") {
+        return Ok(None);
+    }
+    let transposed = attrs.flag("transposed")?;
+    let value_type = attrs.str("value_type")?;
+    let meaning = meaning_of(value_type.as_deref(), crate::zone::tz_of(&attrs)?)?;
+    let dtype = match &meaning {
+        Meaning::Period { .. } => value_type,
+        _ => None,
+    };
+    let node = file.node(path)?;
+    // The fixed-size types `column::numeric` reads (complex compounds are left out whole).
+    let item = match &node.dtype {
+        Some(
+            H5Type::Int { size, .. }
+            | H5Type::Float { size, .. }
+            | H5Type::Bitfield { size, .. }
+            | H5Type::FixedString { size, .. },
+        ) => *size,
+        Some(t @ H5Type::Enum { .. }) => t.size(),
+        _ => return Ok(None),
+    };
+    let shape: Vec<usize> = node.shape.iter().map(|&d| d as usize).collect();
+    let Ok(layout) = Layout::of(&shape, transposed) else {
+        return Ok(None);
+    };
+    // Rows along the first axis (a record a row), as many as the index's.
+    if !layout.row_major || layout.rows != rows || layout.cols != ncols {
+        return Ok(None);
+    }
+    let block = RangedBlock {
+        path: path.to_string(),
+        transposed,
+        meaning,
+    };
+    Ok(Some((block, item, dtype)))
 }
 
 /// An object block of one column read as a stream of string batches, with the pandas dtype
@@ -803,6 +888,21 @@ impl FixedBatches {
             }
             streamed.push(array);
         }
+        let rows = Rows::range(start as u64, (start + n) as u64, 1);
+        let mut ranged = Vec::with_capacity(self.ranged.len());
+        for block in &self.ranged {
+            let raw = self
+                .file
+                .read_array(&block.path, rows)
+                .map_err(|e| e.with_node(block.path.clone()))?;
+            let layout = Layout::of(&raw.shape, block.transposed)?;
+            if layout.rows != n {
+                return Err(
+                    Error::format("a block ends before the index").with_node(block.path.clone())
+                );
+            }
+            ranged.push((raw, layout));
+        }
         let mut builder = Frame::builder();
         for (label, source) in self.labels.iter().zip(&self.columns) {
             let (values, dtype): (ArrayRef, _) = match source {
@@ -811,6 +911,15 @@ impl FixedBatches {
                     Some(a) => (std::sync::Arc::new(a.clone()), dtype.clone()),
                     None => return Err(Error::format("a string block was not read")),
                 },
+                Source::Ranged(b, c, dtype) => {
+                    let (Some((raw, layout)), Some(block)) = (ranged.get(*b), self.ranged.get(*b))
+                    else {
+                        return Err(Error::format("a number block was not read"));
+                    };
+                    let values = column::numeric(raw.into(), *layout, *c, &block.meaning)
+                        .map_err(|e| e.with_node(block.path.clone()))?;
+                    (values, dtype.clone())
+                }
                 Source::LeftOut(_) => continue,
             };
             builder = column::add_column(builder, Some(label.clone()), values, dtype);

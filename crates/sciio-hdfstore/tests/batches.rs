@@ -59,7 +59,8 @@ fn slices_join_to_the_whole(store: &HdfStore, key: &str, lengths: &[usize], rows
 /// under pickle protocols 2 to 5, with missing values, non-ASCII text, several string blocks
 /// beside numeric ones, indexes read by row ranges (integer, float, zoned datetime) or
 /// whole (MultiIndex), a 2-d object block and pandas' masked `string` (read whole and
-/// sliced); a frame without a string block is read whole only.
+/// sliced); number blocks (of one or several columns, every numpy number type, booleans, naive and zoned datetimes,
+/// timedeltas, periods) are read by row ranges, with or without a string block beside.
 #[test]
 fn fixed_frames_with_string_blocks_read_in_batches_equal_the_whole_key() {
     let dir = tempdir();
@@ -87,13 +88,26 @@ flat.set_index(pd.date_range('2024-03-30', periods=n, freq='5h', tz='Europe/Pari
     sys.argv[1], key='zoned', format='fixed')
 flat.set_index(pd.Index(np.linspace(0, 1, n), name='f'))[['o', 's']].to_hdf(sys.argv[1], key='floats', format='fixed')
 df[['i', 'x']].to_hdf(sys.argv[1], key='numbers', format='fixed')
+k = np.arange(n)
+kinds = pd.DataFrame({
+    'i1': (k - 9).astype('i1'), 'u2': (k * 999).astype('u2'), 'i4': (k * -70000).astype('i4'),
+    'u8': (k.astype('u8') << np.uint64(60)), 'f4': (k / 7).astype('f4'), 'b': k % 3 == 0,
+    'f8': np.where(k % 5 == 0, np.nan, k / 3), 'g8': -k / 9, 'h8': k * 1e300,
+    'j8': k * 3, 'l8': -k,
+    'd': pd.date_range('2001-02-03', periods=n, freq='37min'),
+    'z': pd.date_range('2024-03-30', periods=n, freq='5h', tz='Europe/Paris'),
+    'td': pd.to_timedelta(k * 1234567, unit='ms'),
+    'p': pd.period_range('2020-01', periods=n, freq='M'),
+}, index=pd.Index(k * 10, name='key'))
+kinds.to_hdf(sys.argv[1], key='kinds', format='fixed')
+kinds.assign(s=pd.Series(col(1), dtype='str')).to_hdf(sys.argv[1], key='kinds_s', format='fixed')
 "#,
         &[path.to_str().unwrap()],
     );
     let store = HdfStore::open(&path).unwrap();
-    assert!(store.read_batches("/numbers", 4).unwrap().is_none());
     for key in [
-        "/p0", "/p2", "/p4", "/p5", "/one", "/range", "/zoned", "/floats",
+        "/p0", "/p2", "/p4", "/p5", "/one", "/range", "/zoned", "/floats", "/numbers", "/kinds",
+        "/kinds_s",
     ] {
         slices_join_to_the_whole(&store, key, &[1, 4, 29, 100], 29);
     }

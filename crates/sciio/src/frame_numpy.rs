@@ -29,8 +29,11 @@ use crate::parquet_convert::npz_member;
 use crate::plan::{Item, LeftOut};
 use sciio_zip::ZipWriter;
 
+#[cfg(feature = "hdfstore")]
+use sciio_hdfstore::HdfStore;
+
 /// Frames smaller than this both on disk and in memory are read whole: one pass instead of two.
-const STREAM_MIN_BYTES: u64 = 32 << 20;
+pub(crate) const STREAM_MIN_BYTES: u64 = 32 << 20;
 
 /// Whether a Parquet frame is large enough to stream: [`STREAM_MIN_BYTES`] on disk or in
 /// memory (the footer's uncompressed size: a well-compressed file can hold many times its size).
@@ -84,7 +87,9 @@ fn plan(
     let schema = reader.schema().clone();
     let total_rows = reader.num_rows();
     let with_index = with_index.unwrap_or_else(|| stored_index(&schema));
-    match Layout::of_file(reader, &schema, file, limits, with_index)? {
+    let frames =
+        |each: &mut dyn FnMut(&Frame) -> Result<()>| for_each_frame(reader, &schema, file, each);
+    match Layout::of_frames(frames, file, limits, with_index)? {
         Some(layout) if !layout.fields.is_empty() => Ok(Some((schema, total_rows, layout))),
         _ => Ok(None),
     }
@@ -100,7 +105,7 @@ fn write_records(
     let (file, limits) = (source.file, &source.limits);
     let mut written = 0u64;
     let mut offset = 0u64;
-    for_each_frame(open(file, limits)?, &source.schema, file, |frame| {
+    source.each_frame(|frame| {
         let rows = frame.num_rows();
         let records = records_of(&layout.columns(frame, file, limits, offset)?, rows)
             .map_err(|e| e.with_file(file))?;
@@ -168,13 +173,22 @@ pub(crate) fn frame_to_npz(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>>
 /// Arrays of a frame gathered in temporary files at most (each an open file).
 const MAX_MEMBERS: usize = 256;
 
-/// The Parquet file being streamed.
+/// The frame being streamed: a Parquet file, or a key of a pandas HDFStore.
 struct Source<'a> {
     file: &'a Path,
     limits: Limits,
-    schema: FrameSchema,
+    origin: Origin,
     total_rows: u64,
     total_bytes: u64,
+}
+
+/// Where a [`Source`]'s record batches come from.
+enum Origin {
+    /// The Parquet file, its frame's schema.
+    Parquet(Box<FrameSchema>),
+    /// A key of a store read in slices ([`HdfStore::read_batches`]).
+    #[cfg(feature = "hdfstore")]
+    Store(HdfStore, String),
 }
 
 impl<'a> Source<'a> {
@@ -188,11 +202,22 @@ impl<'a> Source<'a> {
         let source = Source {
             file,
             limits,
-            schema,
+            origin: Origin::Parquet(Box::new(schema)),
             total_rows,
             total_bytes: src.size_on_disk(),
         };
         Ok(Some((source, layout)))
+    }
+
+    /// Calls `each` with every batch of the source as a frame of its rows, in order.
+    fn each_frame(&self, each: impl FnMut(&Frame) -> Result<()>) -> Result<()> {
+        match &self.origin {
+            Origin::Parquet(schema) => {
+                for_each_frame(open(self.file, &self.limits)?, schema, self.file, each)
+            }
+            #[cfg(feature = "hdfstore")]
+            Origin::Store(store, key) => store_frames(store, key, self.file, each),
+        }
     }
 }
 
@@ -226,6 +251,63 @@ fn column_members(
     compression: sciio_zip::Compression,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<u64> {
+    let total = source.total_bytes;
+    let mut gathered = 0u64;
+    let members = gather_columns(source, layout, "", dst, &mut |d| {
+        gathered = d;
+        // Half the work: gathering; the other half, copying into the archive.
+        progress((d / 2).min(total), total);
+    })?;
+    write_members(members, dst, compression, &mut |d| {
+        progress((gathered / 2 + d / 2).min(total), total)
+    })
+}
+
+/// A member of an archive being made: its name (without `.npy`) and data.
+pub(crate) struct Member {
+    name: String,
+    data: MemberData,
+}
+
+/// Where a [`Member`]'s data is.
+enum MemberData {
+    /// Gathered in a temporary file: `rows` values of `dtype`.
+    Gathered {
+        dtype: DType,
+        rows: usize,
+        temp: tempfile::NamedTempFile,
+        _registered: sciio_temp::Registration,
+    },
+    /// Held whole.
+    #[cfg(feature = "hdfstore")]
+    Array(NdArray),
+}
+
+#[cfg(feature = "hdfstore")]
+impl Member {
+    /// A member of `array`, held whole.
+    pub(crate) fn array(name: String, array: NdArray) -> Member {
+        Member {
+            name,
+            data: MemberData::Array(array),
+        }
+    }
+
+    /// Its name in the archive, without `.npy`.
+    pub(crate) fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+/// Each field of `layout` gathered into a temporary file beside `dst` as the source's batches
+/// pass, named `prefix` and the field's name; `progress` is told the bytes gathered so far.
+fn gather_columns(
+    source: &Source<'_>,
+    layout: &Layout,
+    prefix: &str,
+    dst: &Path,
+    progress: &mut dyn FnMut(u64),
+) -> Result<Vec<Member>> {
     let (file, limits) = (source.file, &source.limits);
     let temps = layout
         .fields
@@ -239,7 +321,7 @@ fn column_members(
             .map(|(t, _)| BufWriter::with_capacity(256 << 10, t.as_file()))
             .collect();
         let mut offset = 0u64;
-        for_each_frame(open(file, limits)?, &source.schema, file, |frame| {
+        source.each_frame(|frame| {
             let columns = layout.columns(frame, file, limits, offset)?;
             for (writer, (name, column)) in writers.iter_mut().zip(&columns) {
                 writer
@@ -248,8 +330,7 @@ fn column_members(
                 gathered += column.as_bytes().len() as u64;
             }
             offset += frame.num_rows() as u64;
-            // Half the work: gathering; the other half, copying into the archive.
-            progress((gathered / 2).min(source.total_bytes), source.total_bytes);
+            progress(gathered);
             Ok(())
         })?;
         check_rows(offset, source.total_rows, file)?;
@@ -260,31 +341,158 @@ fn column_members(
         }
     }
     let rows = usize::try_from(source.total_rows).unwrap_or(usize::MAX);
+    let members = layout
+        .fields
+        .iter()
+        .zip(temps)
+        .map(|((name, dtype), (temp, registered))| Member {
+            name: format!("{prefix}{name}"),
+            data: MemberData::Gathered {
+                dtype: dtype.clone(),
+                rows,
+                temp,
+                _registered: registered,
+            },
+        })
+        .collect();
+    Ok(members)
+}
+
+/// `members` in order into a new archive at `dst` (gathered ones copied from their temporary
+/// files); `progress` is told the bytes of data written so far, which this returns.
+pub(crate) fn write_members(
+    members: Vec<Member>,
+    dst: &Path,
+    compression: sciio_zip::Compression,
+    progress: &mut dyn FnMut(u64),
+) -> Result<u64> {
     write_atomically(dst, |out| {
         let mut zip = ZipWriter::new(out).compression(compression);
         let mut copied = 0u64;
-        for ((name, dtype), (temp, _)) in layout.fields.iter().zip(&temps) {
-            let member_name = format!("{name}.npy");
+        for member in &members {
+            let member_name = format!("{}.npy", member.name);
             let located = |e: Error| e.with_node(member_name.clone());
-            let mut member = zip.start_member(&member_name).map_err(located)?;
-            let header = sciio_npy::header_bytes(dtype, &[rows], false)?;
-            member
-                .write_all(&header)
-                .map_err(|e| located(Error::io("cannot write", e)))?;
-            let mut data = temp
-                .reopen()
-                .map_err(|e| located(Error::io("cannot read a temporary file", e)))?;
-            copied += std::io::copy(&mut data, &mut member)
-                .map_err(|e| located(Error::io("cannot copy a temporary file", e)))?;
-            member.finish().map_err(located)?;
-            progress(
-                (gathered / 2 + copied / 2).min(source.total_bytes),
-                source.total_bytes,
-            );
+            let mut out = zip.start_member(&member_name).map_err(located)?;
+            match &member.data {
+                MemberData::Gathered {
+                    dtype, rows, temp, ..
+                } => {
+                    let header = sciio_npy::header_bytes(dtype, &[*rows], false)?;
+                    out.write_all(&header)
+                        .map_err(|e| located(Error::io("cannot write", e)))?;
+                    let mut data = temp
+                        .reopen()
+                        .map_err(|e| located(Error::io("cannot read a temporary file", e)))?;
+                    copied += std::io::copy(&mut data, &mut out)
+                        .map_err(|e| located(Error::io("cannot copy a temporary file", e)))?;
+                }
+                #[cfg(feature = "hdfstore")]
+                MemberData::Array(array) => {
+                    sciio_npy::write_array(&mut out, array).map_err(located)?;
+                    copied += array.as_bytes().len() as u64;
+                }
+            }
+            out.finish().map_err(located)?;
+            progress(copied);
         }
         zip.finish()?;
         Ok(copied)
     })
+}
+
+/// Rows of a store key's slices read while its columns are gathered.
+#[cfg(feature = "hdfstore")]
+const STORE_SLICE_ROWS: usize = 1 << 17;
+
+/// Calls `each` with every slice of a store's `key` in order.
+#[cfg(feature = "hdfstore")]
+fn store_frames(
+    store: &HdfStore,
+    key: &str,
+    file: &Path,
+    mut each: impl FnMut(&Frame) -> Result<()>,
+) -> Result<()> {
+    let located = |e: Error| e.with_file(file).with_node(key.to_string());
+    let batches = store
+        .read_batches(key, STORE_SLICE_ROWS)
+        .map_err(located)?
+        .ok_or_else(|| located(Error::format("the key no longer reads in slices")))?;
+    for frame in batches {
+        each(&frame.map_err(located)?)?;
+    }
+    Ok(())
+}
+
+/// A store's key to be streamed into an archive's members ([`StoreKey::of`]).
+#[cfg(feature = "hdfstore")]
+pub(crate) struct StoreKey<'a> {
+    source: Source<'a>,
+    layout: Layout,
+    /// The columns the key's frame leaves out (numpy's are in `layout`).
+    columns: Vec<sciio_hdfstore::LeftOutColumn>,
+}
+
+#[cfg(feature = "hdfstore")]
+impl<'a> StoreKey<'a> {
+    /// A store's `key` with the layout of its columns as members, found by a first pass over
+    /// its slices as for Parquet (widest text, masks, what is left out). `None` when the key
+    /// does not read in slices, or its slices do not give the whole key's columns (a text
+    /// column without a value in the whole key: see
+    /// [`sciio_hdfstore::FrameBatches::text_missing_throughout`]): read it whole.
+    pub(crate) fn of(src: &'a File, key: &str) -> Result<Option<StoreKey<'a>>> {
+        let (file, limits) = (src.path(), *src.limits());
+        let Some(store) = src.hdf_store() else {
+            return Ok(None);
+        };
+        let located = |e: Error| e.with_file(file).with_node(key.to_string());
+        let Some(mut batches) = store.read_batches(key, STORE_SLICE_ROWS).map_err(located)? else {
+            return Ok(None);
+        };
+        let total_rows = batches.num_rows();
+        let frames = |each: &mut dyn FnMut(&Frame) -> Result<()>| {
+            for frame in batches.by_ref() {
+                each(&frame.map_err(located)?)?;
+            }
+            Ok(())
+        };
+        let layout = Layout::of_frames(frames, file, &limits, true)?;
+        let (Some(layout), []) = (layout, batches.text_missing_throughout()) else {
+            return Ok(None);
+        };
+        if layout.fields.is_empty() {
+            return Ok(None);
+        }
+        let columns = batches.left_out().to_vec();
+        drop(batches);
+        let source = Source {
+            file,
+            limits,
+            origin: Origin::Store(store, key.to_string()),
+            total_rows,
+            total_bytes: src.size_on_disk(),
+        };
+        Ok(Some(StoreKey {
+            source,
+            layout,
+            columns,
+        }))
+    }
+
+    /// The columns left out: the frame's, then numpy's.
+    pub(crate) fn left_out(&self) -> (&[sciio_hdfstore::LeftOutColumn], &[LeftOut]) {
+        (&self.columns, &self.layout.left_out)
+    }
+
+    /// The members (named `prefix` and the column), gathered in temporary files beside `dst`
+    /// slice by slice; `progress` is told the bytes gathered so far.
+    pub(crate) fn gather(
+        &self,
+        prefix: &str,
+        dst: &Path,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<Vec<Member>> {
+        gather_columns(&self.source, &self.layout, prefix, dst, progress)
+    }
 }
 
 fn stored_index(schema: &FrameSchema) -> bool {
@@ -350,10 +558,10 @@ struct Layout {
 }
 
 impl Layout {
-    /// The first pass: `None` when batches disagree in a way padding cannot mend.
-    fn of_file(
-        reader: ParquetReader,
-        schema: &FrameSchema,
+    /// The first pass over the batches `frames` calls its argument with: `None` when they
+    /// disagree in a way padding cannot mend.
+    fn of_frames(
+        frames: impl FnOnce(&mut dyn FnMut(&Frame) -> Result<()>) -> Result<()>,
         file: &Path,
         limits: &Limits,
         with_index: bool,
@@ -363,7 +571,7 @@ impl Layout {
         let mut left_names: HashSet<String> = HashSet::new();
         let mut first = true;
         let mut suited = true;
-        for_each_frame(reader, schema, file, |frame| {
+        frames(&mut |frame| {
             if !suited {
                 return Ok(());
             }
@@ -611,7 +819,7 @@ df.to_parquet(sys.argv[1], row_group_size=1000)
         let source = Source {
             file: &path,
             limits,
-            schema,
+            origin: Origin::Parquet(Box::new(schema)),
             total_rows,
             total_bytes: 1,
         };
@@ -638,5 +846,60 @@ df.to_parquet(sys.argv[1], row_group_size=1000)
         assert!(merge(&mut fields, &[("a".into(), ints)], false, &none));
         let other = NdArray::from_vec(vec![1.0f64, 2.0], &[2]).unwrap();
         assert!(!merge(&mut fields, &[("a".into(), other)], false, &none));
+    }
+}
+
+#[cfg(all(test, feature = "hdfstore"))]
+mod store_tests {
+    use super::*;
+
+    /// Keys of several slices (`STORE_SLICE_ROWS`): a `table` key with data columns, text
+    /// whose widest value is in the last slice, missing values, booleans, zoned datetimes and
+    /// a stored index; a `fixed` key of number blocks and a string block.
+    const STORE: &str = "
+import sys, numpy as np, pandas as pd
+n = 300_000
+k = np.arange(n)
+df = pd.DataFrame({
+    'i': k * 3,
+    'x': np.where(k % 7 == 0, np.nan, k / 3),
+    'y': (k % 11).astype('f4'),
+    'b': k % 2 == 0,
+    's': ['w' * 40 if v == n - 1 else 'v%d' % (v % 1000) for v in k],
+    't': pd.date_range('2020-01-01', periods=n, freq='s', tz='UTC'),
+}, index=pd.Index(k * 2, name='key'))
+df.to_hdf(sys.argv[1], key='tab', format='table', data_columns=['i', 's'])
+df.drop(columns=['t']).to_hdf(sys.argv[1], key='fix', format='fixed')
+";
+
+    #[test]
+    fn store_keys_gathered_slice_by_slice_are_the_whole_keys_members() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("store.h5");
+        sciio_testkit::run_python(STORE, &[path.to_str().unwrap()]);
+        let src = File::open(&path).unwrap();
+        let store = src.hdf_store().unwrap();
+        let dst = dir.path().join("out.npz");
+        for key in ["/tab", "/fix"] {
+            let (frame, _) = store.read_leaving_out(key).unwrap();
+            let (want, want_left) = numpy_columns(&frame, true, &path, src.limits()).unwrap();
+            let streamed = StoreKey::of(&src, key).unwrap().expect("the key streams");
+            assert!(streamed.source.total_rows > STORE_SLICE_ROWS as u64 * 2);
+            assert_eq!(streamed.left_out().1.len(), want_left.len(), "{key}");
+            let members = streamed.gather("p/", &dst, &mut |_| {}).unwrap();
+            assert_eq!(members.len(), want.len(), "{key}");
+            for (member, (name, array)) in members.iter().zip(&want) {
+                assert_eq!(member.name(), format!("p/{name}"), "{key}");
+                let MemberData::Gathered {
+                    dtype, rows, temp, ..
+                } = &member.data
+                else {
+                    panic!("{key}/{name} was not gathered");
+                };
+                assert_eq!((dtype, *rows), (array.dtype(), array.len()), "{key}/{name}");
+                let bytes = std::fs::read(temp.path()).unwrap();
+                assert!(bytes == array.as_bytes(), "{key}/{name}");
+            }
+        }
     }
 }

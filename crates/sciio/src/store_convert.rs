@@ -16,9 +16,10 @@ use sciio_hdfstore::HdfStore;
 use sciio_pandas::Frame;
 
 use crate::format::Format;
+use crate::frame_numpy::{write_members, Member, StoreKey};
 use crate::job::{Job, Written};
 use crate::options::{npz_compression, ConvertOptions};
-use crate::parquet::{numpy_columns, options_for, write_frame, write_npz};
+use crate::parquet::{numpy_columns, options_for, write_frame};
 use crate::plan::Plan;
 use crate::store::frame_key;
 
@@ -118,33 +119,7 @@ pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
         }
         Format::Npz => {
             let compression = npz_compression(options.compress.as_ref())?;
-            let mut arrays = Vec::new();
-            for key in &keys {
-                let frame = if whole {
-                    match read_or_leave_out(&store, key, &mut plan.left_out)? {
-                        Some(frame) => frame,
-                        None => continue,
-                    }
-                } else {
-                    read(key, plan)?
-                };
-                let (cols, left) = numpy_columns(&frame, true, &file, src.limits())?;
-                let prefix = if whole {
-                    format!("{}/", key.trim_start_matches('/'))
-                } else {
-                    String::new()
-                };
-                arrays.extend(cols.into_iter().map(|(n, a)| (format!("{prefix}{n}"), a)));
-                plan.extend(left);
-            }
-            plan.ready()?;
-            write_npz(&arrays, dst, compression)?;
-            let bytes = arrays.iter().map(|(_, a)| a.as_bytes().len() as u64).sum();
-            progress(bytes, bytes);
-            Written {
-                arrays: arrays.into_iter().map(|(n, _)| n).collect(),
-                data_bytes: bytes,
-            }
+            to_npz(src, &keys, whole, dst, compression, plan, progress)?
         }
         other => {
             return Err(Error::unsupported(format!(
@@ -154,6 +129,98 @@ pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
         }
     };
     Ok(Some(summary))
+}
+
+/// Keys into one archive at `dst`: a member per index level and column of each (named
+/// `key/column` when `whole` is the whole store). A large store's keys that read in slices
+/// are gathered column by column in temporary files ([`StoreKey`]); the others, and small
+/// stores, are read whole.
+fn to_npz(
+    src: &crate::file::File,
+    keys: &[String],
+    whole: bool,
+    dst: &Path,
+    compression: sciio_zip::Compression,
+    plan: &mut Plan,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Written> {
+    let file = src.path();
+    let Some(store) = src.hdf_store() else {
+        return Err(Error::invalid_input("not a pandas HDFStore").with_file(file));
+    };
+    let store = &store;
+    let stream = large_enough_to_stream(src);
+    let mut parts: Vec<(String, Part<'_>)> = Vec::new();
+    for key in keys {
+        let prefix = match whole {
+            true => format!("{}/", key.trim_start_matches('/')),
+            false => String::new(),
+        };
+        // A key that fails here is read whole: that path reports it (or leaves it out).
+        if let Some(streamed) = stream
+            .then(|| StoreKey::of(src, key))
+            .and_then(|k| k.ok().flatten())
+        {
+            let (columns, numpy) = streamed.left_out();
+            plan.extend(columns_left_out(key, columns.to_vec()));
+            plan.extend(numpy.to_vec());
+            parts.push((prefix, Part::Streamed(Box::new(streamed))));
+            continue;
+        }
+        let frame = if whole {
+            match read_or_leave_out(store, key, &mut plan.left_out)? {
+                Some(frame) => frame,
+                None => continue,
+            }
+        } else {
+            let (frame, columns) = store.read_leaving_out(key)?;
+            plan.extend(columns_left_out(key, columns));
+            frame
+        };
+        let (cols, left) = numpy_columns(&frame, true, file, src.limits())?;
+        plan.extend(left);
+        parts.push((prefix, Part::Whole(cols)));
+    }
+    plan.ready()?;
+    let total: u64 = src.size_on_disk();
+    let mut members = Vec::new();
+    let mut gathered = 0u64;
+    for (prefix, part) in parts {
+        match part {
+            Part::Streamed(key) => {
+                let base = gathered;
+                members.extend(key.gather(&prefix, dst, &mut |d| {
+                    gathered = base + d;
+                    progress((gathered / 2).min(total), total);
+                })?);
+            }
+            Part::Whole(cols) => members.extend(
+                cols.into_iter()
+                    .map(|(n, a)| Member::array(format!("{prefix}{n}"), a)),
+            ),
+        }
+    }
+    let names: Vec<String> = members.iter().map(|m| m.name().to_string()).collect();
+    let bytes = write_members(members, dst, compression, &mut |d| {
+        progress((gathered / 2 + d / 2).min(total), total)
+    })?;
+    progress(total, total);
+    Ok(Written {
+        arrays: names,
+        data_bytes: bytes,
+    })
+}
+
+/// A key going into an archive: streamed, or its columns read whole.
+enum Part<'a> {
+    Streamed(Box<StoreKey<'a>>),
+    Whole(Vec<(String, sciio_core::NdArray)>),
+}
+
+/// Whether a store is large enough to gather its keys slice by slice (a second pass) rather
+/// than read them whole.
+fn large_enough_to_stream(src: &crate::file::File) -> bool {
+    src.size_on_disk() >= crate::frame_numpy::STREAM_MIN_BYTES
 }
 
 /// Rows of a `table` key read per slice while written: memory bounded by a slice.
