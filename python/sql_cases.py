@@ -40,7 +40,8 @@ def make(d):
         "label": [["alpha", "beta", "gamma"][i % 3] for i in range(ROWS // 2)],
     })
     df.to_hdf(os.path.join(d, "store.h5"), key="df", format="table")
-    fx = pd.DataFrame({"k": np.arange(10, dtype=np.int64) * 7, "v": np.linspace(0, 1, 10)},
+    fx = pd.DataFrame({"k": np.arange(10, dtype=np.int64) * 7, "v": np.linspace(0, 1, 10),
+                       "name": [f"n{i}" for i in range(10)]},
                       index=pd.Index(np.arange(10, 20), name="idx"))
     fx.to_hdf(os.path.join(d, "store.h5"), key="fx", format="fixed")
     s = np.empty(ROWS, dtype=[("id", "<i8"), ("z", "<f4"), ("ok", "?")])
@@ -123,8 +124,8 @@ CASES = [
                       "GROUP BY tag ORDER BY tag",
      lambda f: flat(f["p"][f["p"].w < 50].groupby("tag").agg(hi=("w", "max"), n=("w", "size"))
                     .reset_index())),
-    ("fixed_key", "SELECT idx, k, v FROM 'store.h5:/fx' WHERE k > 20 ORDER BY idx",
-     lambda f: flat(f["fx"][f["fx"].k > 20][["idx", "k", "v"]])),
+    ("fixed_key", "SELECT idx, k, v, name FROM 'store.h5:/fx' WHERE k > 20 ORDER BY idx",
+     lambda f: flat(f["fx"][f["fx"].k > 20][["idx", "k", "v", "name"]])),
 ]
 
 

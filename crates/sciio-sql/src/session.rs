@@ -111,22 +111,33 @@ impl SqlSession {
 
     /// Runs `sql` and writes its result to the Parquet file `out` (atomically, with pandas
     /// metadata: `pd.read_parquet(out)` gives the result with a RangeIndex); returns the rows.
+    /// The result's batches are written as the query gives them, never all held.
     pub fn query_to_parquet(&self, sql: &str, out: &Path) -> Result<usize> {
-        let batches = self.query(sql)?;
-        let schema = match batches.first() {
-            Some(b) => b.schema(),
-            None => return Err(Error::mismatch("a query gave no result schema")),
-        };
-        let rows = batches.iter().map(RecordBatch::num_rows).sum();
-        let frame_schema = FrameSchema::infer(&schema, Vec::new());
+        use futures::StreamExt;
+        self.register_named_files(sql)?;
         sciio::write_atomically(out, |sink| {
-            let mut writer = ParquetWriter::new(sink, &frame_schema, &ParquetOptions::default());
-            for batch in &batches {
-                writer.write(batch)?;
-            }
-            writer.finish()
-        })?;
-        Ok(rows)
+            self.runtime.block_on(async {
+                let frame = self.ctx.sql(sql).await.map_err(from_df)?;
+                let schema: Arc<Schema> = Arc::new(frame.schema().as_arrow().clone());
+                let mut stream = frame.execute_stream().await.map_err(from_df)?;
+                let (mut writer, mut sink) = (None, Some(sink));
+                let mut rows = 0;
+                while let Some(batch) = stream.next().await {
+                    let batch = plain_types(batch.map_err(from_df)?)?;
+                    rows += batch.num_rows();
+                    result_writer(&mut writer, &mut sink, &batch)?.write(&batch)?;
+                }
+                if writer.is_none() {
+                    // No batch: the result's (empty) frame, as `query` gives it.
+                    let empty = plain_types(RecordBatch::new_empty(schema))?;
+                    result_writer(&mut writer, &mut sink, &empty)?.write(&empty)?;
+                }
+                match writer {
+                    Some(writer) => writer.finish().map(|()| rows),
+                    None => Err(Error::mismatch("a query gave no result schema")),
+                }
+            })
+        })
     }
 
     /// Registers every table `sql` names that is not known yet and names a file.
@@ -276,6 +287,28 @@ fn index_names(
 
 /// `batch` with view types (`Utf8View`, `BinaryView`) cast to the plain ones, which the
 /// Parquet writer and the printer take.
+/// The Parquet writer of a query's result, made into `sink` for the first batch's schema.
+fn result_writer<'w, W: std::io::Write + Send>(
+    writer: &'w mut Option<ParquetWriter<W>>,
+    sink: &mut Option<W>,
+    first: &RecordBatch,
+) -> Result<&'w mut ParquetWriter<W>> {
+    if writer.is_none() {
+        let out = sink
+            .take()
+            .ok_or_else(|| Error::mismatch("the result's writer is gone"))?;
+        let frame_schema = FrameSchema::infer(&first.schema(), Vec::new());
+        *writer = Some(ParquetWriter::new(
+            out,
+            &frame_schema,
+            &ParquetOptions::default(),
+        ));
+    }
+    writer
+        .as_mut()
+        .ok_or_else(|| Error::mismatch("the result's writer is gone"))
+}
+
 fn plain_types(batch: RecordBatch) -> Result<RecordBatch> {
     if !batch
         .schema()

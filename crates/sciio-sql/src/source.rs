@@ -360,7 +360,13 @@ struct StoreReader {
 impl StoreReader {
     fn open(path: &Path, key: &str) -> Result<StoreReader> {
         let store = HdfStore::open(path)?;
-        let rows = store.read_batches(key, 1)?.map(|b| b.num_rows());
+        // Only `table` keys read by row ranges (a `fixed` one reads in slices too, but in
+        // order only: read whole here).
+        let table = store.key(key)?.is_some_and(|k| k.format() == "table");
+        let rows = match table {
+            true => store.read_batches(key, 1)?.map(|b| b.num_rows()),
+            false => None,
+        };
         Ok(StoreReader {
             store,
             key: key.to_string(),
