@@ -403,3 +403,75 @@ fn sparse(
     s.check()?;
     Ok(MatValue::Sparse(s))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A v4 matrix of `rows` x `cols` big-endian `int16` (precision 3), real and imaginary
+    /// parts `re` and `im` (column-major), named `z`.
+    fn be_int16_complex(rows: i32, cols: i32, re: &[i16], im: &[i16]) -> Vec<u8> {
+        let mut b: Vec<u8> = [1030, rows, cols, 1, 2]
+            .iter()
+            .flat_map(|w: &i32| w.to_be_bytes())
+            .collect();
+        b.extend(b"z\0");
+        b.extend(re.iter().chain(im).flat_map(|v| v.to_be_bytes()));
+        b
+    }
+
+    #[test]
+    fn a_complex_integer_matrix_reads_as_complex_doubles_from_memory_and_from_the_file() {
+        let bytes = be_int16_complex(2, 2, &[1, -2, 3, 300], &[-5, 6, 0, 7]);
+        let dir = sciio_testkit::tempdir();
+        let path = dir.path().join("z.mat");
+        std::fs::write(&path, &bytes).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let sources = [
+            Source::Bytes(bytes.clone()),
+            Source::File {
+                file,
+                len: bytes.len() as u64,
+            },
+        ];
+        let limits = sciio_core::Limits::default();
+        for source in &sources {
+            let [(name, m, 0)] = &walk(source).unwrap()[..] else {
+                panic!("not one matrix");
+            };
+            assert_eq!(name, "z");
+            assert_eq!(m.describe(), Some((MatClass::Double, vec![2, 2], true)));
+            let MatValue::Numeric(a) = read(source, m, &limits).unwrap() else {
+                panic!("not numeric");
+            };
+            let want: Vec<u8> = [1.0, -5.0, -2.0, 6.0, 3.0, 0.0, 300.0, 7.0]
+                .iter()
+                .flat_map(|v: &f64| v.to_ne_bytes())
+                .collect();
+            assert_eq!(a.dtype(), &DType::scalar(ScalarKind::Complex(16)));
+            assert_eq!(a.as_bytes(), &want[..]);
+            // Widened: not streamed (copied as the array read).
+            let c16 = DType::scalar(ScalarKind::Complex(16));
+            assert!(!m.streams(&c16, &[2, 2]));
+        }
+    }
+
+    #[test]
+    fn sizes_past_the_file_or_overflowing_are_errors_at_open_without_allocating() {
+        let cut = be_int16_complex(2, 2, &[1, 2, 3, 4], &[5, 6, 7]);
+        let e = walk(&Source::Bytes(cut)).unwrap_err();
+        assert_eq!(e.location().offset, Some(22), "{e}");
+        assert!(e.message().contains("(14 of 16)"), "{e}");
+        for (rows, cols) in [(60_000, 60_000), (i32::MAX, i32::MAX)] {
+            let huge = be_int16_complex(rows, cols, &[1, 2], &[3, 4]);
+            let e = walk(&Source::Bytes(huge)).unwrap_err();
+            assert_eq!(e.location().node.as_deref(), Some("/z"), "{e}");
+            assert!(e.message().contains("not enough bytes"), "{e}");
+        }
+        // Doubles (MOPT 1000): 2^62 numbers of 8 bytes overflow.
+        let mut overflowing = be_int16_complex(i32::MAX, i32::MAX, &[1], &[2]);
+        overflowing[..4].copy_from_slice(&1000i32.to_be_bytes());
+        let e = walk(&Source::Bytes(overflowing)).unwrap_err();
+        assert!(e.message().contains("overflows"), "{e}");
+    }
+}
