@@ -1,5 +1,12 @@
 //! MAT v4 (MATLAB 4 and earlier; `save -v4`): a sequence of matrices, each a 20-byte header
 //! (`MOPT`, rows, columns, imaginary flag, name length), the name and column-major data.
+//!
+//! Read on demand: at open, each header and name ([`walk`]: a matrix's data length follows
+//! from its header, checked against the file's length); a matrix's data when it is read
+//! ([`read`]); a large numeric one streamed a piece of each part at a time ([`copy`]).
+//! Numbers keep their stored precision (double, single, int32, int16, uint16, uint8), as
+//! `scipy.io.loadmat` reads them (a complex integer one is widened to complex doubles, as scipy
+//! does: numpy has no complex integers).
 
 use std::io::{Read, Write};
 
