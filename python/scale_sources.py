@@ -41,6 +41,9 @@ KIND (BYTES is the size of the data, not of the file):
   mat7_random  v7 MAT file (one miCOMPRESSED variable), x: a MATLAB N-by-64 double matrix of
              random numbers in [0, 1) (seeded): barely compressible, so the file is nearly as large
              as the data (95% of it)
+  mat4_random  MAT v4 file (as scipy.io.savemat(format='4') lays it out: a 20-byte header, the
+             name, the column-major data), x: a MATLAB N-by-64 double matrix of random numbers in
+             [0, 1) (seeded)
 Prints the number of rows written.
 """
 import sys
@@ -166,6 +169,17 @@ def write_mat7_random(path, n):
         f.write(struct.pack("<I", packed))
 
 
+def write_mat4_random(path, n):
+    """See mat4_random above: the data written a slice at a time."""
+    import struct
+    rng = np.random.default_rng(17)
+    with open(path, "wb") as f:
+        # MOPT 0 (little-endian IEEE, double, full matrix), rows, columns, real, name length.
+        f.write(struct.pack("<5i", 0, n, 64, 0, 2) + b"x\0")
+        for a, b in slices(n * 64):
+            f.write(rng.random(b - a).tobytes())
+
+
 def write_mat73_3d(path, n):
     """MATLAB's x = block3(0, n) (N-by-64-by-8): HDF5 holds it with its axes reversed."""
     import h5py
@@ -212,7 +226,8 @@ def write_mat73_2row(path, n):
 
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
-    if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be", "mat7_random"):
+    if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be", "mat7_random",
+                "mat4_random"):
         n = max(1, nbytes // (64 * 8))
     elif kind == "mat73_logical":
         n = max(1, nbytes // 64)
@@ -310,6 +325,8 @@ def main():
         write_mat7_complex(path, n)
     elif kind == "mat7_random":
         write_mat7_random(path, n)
+    elif kind == "mat4_random":
+        write_mat4_random(path, n)
     elif kind == "mat73_tall":
         write_mat73_tall(path, n)
     elif kind == "mat73_wide":

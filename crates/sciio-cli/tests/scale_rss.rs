@@ -723,3 +723,17 @@ fn mat7_random_matrix_to_npy_streams() {
         SAME_MAT7_COMPLEX,
     );
 }
+
+#[test]
+fn mat4_random_matrix_to_npy_streams() {
+    // A MAT v4 matrix: its header walked at open, its data read from the file a piece at a
+    // time (was: the whole file read into memory and decoded at open).
+    bounded(
+        "mat4_random",
+        "mat",
+        ":x",
+        "out.npy",
+        &[],
+        SAME_MAT7_COMPLEX,
+    );
+}

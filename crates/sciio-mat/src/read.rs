@@ -1964,8 +1964,9 @@ impl MatFile {
     /// v7 variable inflates on a second thread while this one writes (a complex one through
     /// two inflaters over its stream, one at its real part, one at its imaginary part); a v7.3
     /// variable is read a block of its dataset at a time (16 MiB, chunks decoded on all
-    /// cores). `Ok(false)`, with nothing written, for any other variable (uncompressed
-    /// Level-5 ones included): read it with [`MatFile::read`]. A damaged stream
+    /// cores); an uncompressed Level-5 or a v4 one is read a piece of each part at a time.
+    /// `Ok(false)`, with nothing written, for any other variable: read it with
+    /// [`MatFile::read`]. A damaged stream
     /// found after the first bytes were written is an error, with `out` incomplete.
     /// `progress` gets the number of bytes written so far.
     pub fn copy_plain_data(

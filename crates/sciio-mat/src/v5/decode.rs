@@ -692,3 +692,23 @@ fn convert_native(bytes: &[u8], src: ScalarKind, dst: ScalarKind) -> Vec<u8> {
     }
     out
 }
+
+/// A piece of a streamed variable's elements (`plain.rs`, `v4.rs`) from the bytes of `real`
+/// (and `imag`) parts: numbers of `item` bytes reversed when `swap`, a real number followed
+/// by its imaginary one.
+pub(crate) fn interleave(real: &[u8], imag: Option<&[u8]>, item: usize, swap: bool) -> Vec<u8> {
+    let mut out = Vec::with_capacity(real.len() * if imag.is_some() { 2 } else { 1 });
+    match imag {
+        None => out.extend_from_slice(real),
+        Some(imag) => {
+            for (r, i) in real.chunks_exact(item).zip(imag.chunks_exact(item)) {
+                out.extend_from_slice(r);
+                out.extend_from_slice(i);
+            }
+        }
+    }
+    if swap && item > 1 {
+        out.chunks_exact_mut(item).for_each(<[u8]>::reverse);
+    }
+    out
+}

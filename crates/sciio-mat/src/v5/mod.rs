@@ -8,7 +8,9 @@
 //! sizes are bounded by [`Limits`]. A Level-5 file is read on demand ([`source::Source`]): at
 //! open, the top-level tags and each variable's header (the first bytes of its element); a
 //! variable's element when it is read; a streamed variable ([`plain`]) a piece at a time.
-//! A v4 file is read whole when opened (each of its matrices is one block, decoded then).
+//! A v4 file is read on demand too ([`v4`]): at open, each matrix's header and name (its
+//! data's length follows from its header); a matrix's data when it is read; a large numeric
+//! one streamed a piece at a time.
 
 use std::borrow::Cow;
 use std::io::Read;
@@ -76,8 +78,8 @@ enum Stored {
         end: u64,
         compressed: bool,
     },
-    /// v4: decoded at open.
-    V4(MatValue),
+    /// v4: the matrix's header and where its data is.
+    V4(v4::Matrix),
     /// A Level-5 element whose variable header cannot be decoded (the error's kind, why and
     /// where).
     Broken(sciio_core::ErrorKind, String, Option<u64>),
@@ -95,7 +97,7 @@ struct Var {
 #[derive(Debug)]
 pub(crate) struct Mat5File {
     path: PathBuf,
-    /// A Level-5 file's bytes (empty for v4, decoded at open).
+    /// The file's bytes (read on demand, or in memory).
     source: Source,
     endian: Endian,
     text: Option<String>,
@@ -147,44 +149,46 @@ impl Mat5File {
             let source = Source::File { file, len: size };
             return Self::level5(path, source, limits).map_err(|e| e.with_file(path));
         }
-        // v4 (or not a MAT file): read whole, its matrices decoded at open.
-        limits
-            .check_alloc(size, "the MAT file")
-            .map_err(|e| e.with_file(path))?;
-        let bytes = std::fs::read(path).map_err(|e| Error::io("cannot read", e).with_file(path))?;
-        Self::from_bytes(path, bytes, limits).map_err(|e| e.with_file(path))
+        if !is_v4(&head) {
+            return Err(not_a_mat_file().with_file(path));
+        }
+        let source = Source::File { file, len: size };
+        Self::v4(path, source, limits).map_err(|e| e.with_file(path))
     }
 
     pub(crate) fn from_bytes(path: &Path, bytes: Vec<u8>, limits: Limits) -> Result<Mat5File> {
         if bytes.len() >= 128 && is_level5(&bytes) {
             Self::level5(path, Source::Bytes(bytes), limits)
         } else if is_v4(&bytes) {
-            let vars = v4::read_all(&bytes, &limits)?
-                .into_iter()
-                .map(|(name, value, offset)| Var {
-                    name,
-                    offset,
-                    stored: Stored::V4(value),
-                    header: None,
-                })
-                .collect();
-            Ok(Mat5File {
-                path: path.to_path_buf(),
-                source: Source::Bytes(Vec::new()),
-                endian: Endian::Little,
-                text: None,
-                version: MatVersion::V4,
-                limits,
-                vars,
-                subsystem: None,
-                objects: std::sync::Mutex::new(None),
-            })
+            Self::v4(path, Source::Bytes(bytes), limits)
         } else {
-            Err(Error::format(
-                "not a MAT file: neither a MATLAB Level-5 header, an HDF5 signature nor a \
-                 MAT v4 matrix header",
-            ))
+            Err(not_a_mat_file())
         }
+    }
+
+    /// A v4 file: its matrices' headers and names read ([`v4::walk`]), their data left for
+    /// when they are read.
+    fn v4(path: &Path, source: Source, limits: Limits) -> Result<Mat5File> {
+        let vars = v4::walk(&source)?
+            .into_iter()
+            .map(|(name, matrix, offset)| Var {
+                name,
+                offset,
+                stored: Stored::V4(matrix),
+                header: None,
+            })
+            .collect();
+        Ok(Mat5File {
+            path: path.to_path_buf(),
+            source,
+            endian: Endian::Little,
+            text: None,
+            version: MatVersion::V4,
+            limits,
+            vars,
+            subsystem: None,
+            objects: std::sync::Mutex::new(None),
+        })
     }
 
     fn level5(path: &Path, source: Source, limits: Limits) -> Result<Mat5File> {
@@ -316,6 +320,17 @@ impl Mat5File {
 
     pub(crate) fn info(&self, name: &str) -> Result<VarInfo> {
         let var = self.var(name)?;
+        if let Stored::V4(m) = &var.stored {
+            if let Some((class, shape, complex)) = m.describe() {
+                return Ok(VarInfo {
+                    name: name.to_string(),
+                    class,
+                    shape,
+                    complex,
+                    sparse: false,
+                });
+            }
+        }
         let Some(h) = &var.header else {
             let value = self.read(name)?;
             return Ok(VarInfo {
@@ -363,7 +378,10 @@ impl Mat5File {
         let var = self.var(name)?;
         let node = format!("/{name}");
         let value = match &var.stored {
-            Stored::V4(v) => return Ok(v.clone()),
+            Stored::V4(m) => {
+                return v4::read(&self.source, m, &self.limits)
+                    .map_err(|e| e.with_node(node).with_file(&self.path))
+            }
             Stored::Broken(kind, why, at) => {
                 let e = Error::new(
                     *kind,
@@ -439,6 +457,41 @@ impl Mat5File {
     pub(crate) fn limits(&self) -> &Limits {
         &self.limits
     }
+
+    /// `check_plain` of a variable not stored as a Level-5 element: a v4 one streams when
+    /// [`v4::Matrix::streams`] says so (its size was checked against the file at open).
+    fn check_v4(&self, var: &Var, dtype: &sciio_core::DType, dims: &[usize]) -> bool {
+        matches!(&var.stored, Stored::V4(m) if m.streams(dtype, dims))
+    }
+
+    /// `copy_plain` of a variable not stored as a Level-5 element: a v4 one that streams
+    /// is copied a piece at a time ([`v4::copy`]).
+    fn copy_v4(
+        &self,
+        var: &Var,
+        dtype: &sciio_core::DType,
+        dims: &[usize],
+        out: &mut dyn std::io::Write,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<bool> {
+        let Stored::V4(m) = &var.stored else {
+            return Ok(false);
+        };
+        if !m.streams(dtype, dims) {
+            return Ok(false);
+        }
+        v4::copy(&self.source, m, out, progress)
+            .map_err(|e| e.with_node(format!("/{}", var.name)).with_file(&self.path))?;
+        Ok(true)
+    }
+}
+
+/// The error for a file that is none of the MAT versions.
+fn not_a_mat_file() -> Error {
+    Error::format(
+        "not a MAT file: neither a MATLAB Level-5 header, an HDF5 signature nor a MAT v4 \
+         matrix header",
+    )
 }
 
 /// How much of a variable's element is read at open for its header: its array flags,

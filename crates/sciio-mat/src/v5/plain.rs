@@ -16,7 +16,7 @@ use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 
 use super::consts::PLAIN_FROM;
 use super::cursor::{self, Cursor, MI_MATRIX};
-use super::decode::{class_kind, Decoder};
+use super::decode::{class_kind, interleave, Decoder};
 use super::{Mat5File, Stored, HEADER_PREFIX};
 use crate::value::MatValue;
 
@@ -294,7 +294,7 @@ impl Mat5File {
             compressed,
         } = var.stored
         else {
-            return Ok(false);
+            return Ok(self.check_v4(var, dtype, dims));
         };
         let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
         let layout = match compressed {
@@ -363,7 +363,7 @@ impl Mat5File {
             compressed,
         } = var.stored
         else {
-            return Ok(false);
+            return self.copy_v4(var, dtype, dims, out, progress);
         };
         let offset = var.offset;
         let located = |e: Error| e.with_file(&self.path).with_node(format!("/{name}"));
@@ -483,25 +483,6 @@ fn skip<R: Read>(z: &mut ZlibDecoder<R>, n: usize) -> std::io::Result<()> {
         true => Ok(()),
         false => Err(std::io::ErrorKind::UnexpectedEof.into()),
     }
-}
-
-/// A piece of the stream's elements from the bytes of `real` (and `imag`) parts: numbers of
-/// `item` bytes reversed when `swap`, a real number followed by its imaginary one.
-fn interleave(real: &[u8], imag: Option<&[u8]>, item: usize, swap: bool) -> Vec<u8> {
-    let mut out = Vec::with_capacity(real.len() * if imag.is_some() { 2 } else { 1 });
-    match imag {
-        None => out.extend_from_slice(real),
-        Some(imag) => {
-            for (r, i) in real.chunks_exact(item).zip(imag.chunks_exact(item)) {
-                out.extend_from_slice(r);
-                out.extend_from_slice(i);
-            }
-        }
-    }
-    if swap && item > 1 {
-        out.chunks_exact_mut(item).for_each(<[u8]>::reverse);
-    }
-    out
 }
 
 impl Mat5File {

@@ -1,4 +1,4 @@
-//! Where a Level-5 file's bytes come from: the file itself, read at positions on demand (so a
+//! Where a Level-5 or v4 file's bytes come from: the file itself, read at positions on demand (so a
 //! file larger than memory is never held whole: only the element being decoded, or a piece
 //! of a streamed one), or bytes already in memory ([`super::Mat5File::from_bytes`]: fuzzing,
 //! in-memory use). Positioned reads need no shared seek position, so two readers of one
