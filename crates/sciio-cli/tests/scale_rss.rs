@@ -105,6 +105,28 @@ fn bounded_after(
     extra: &[&str],
     check: &str,
 ) {
+    let command = |src: &str, out: &str| {
+        let mut args = vec![
+            "convert".to_string(),
+            format!("{src}{node}"),
+            out.to_string(),
+        ];
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args
+    };
+    bounded_command(kind, src_ext, node, dst, first, &command, check);
+}
+
+/// [`bounded_after`] measuring the `sciio` command `command(source, output)` gives.
+fn bounded_command(
+    kind: &str,
+    src_ext: &str,
+    node: &str,
+    dst: &str,
+    first: Option<&[&str]>,
+    command: &dyn Fn(&str, &str) -> Vec<String>,
+    check: &str,
+) {
     let _slot = Slot::take();
     let dir = sciio_testkit::tempdir();
     let src = dir.path().join(format!("src.{src_ext}"));
@@ -118,12 +140,13 @@ fn bounded_after(
             args.extend_from_slice(first);
             peak_rss(&args);
         }
-        let mut args = vec!["convert", src_arg.as_str(), s(&out)];
-        args.extend_from_slice(extra);
+        let args = command(s(&src), s(&out));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
         let started = std::time::Instant::now();
         rss.push(peak_rss(&args));
         eprintln!(
-            "{kind} -> {dst} {extra:?}: {} MiB in {:.1} s, peak RSS {} MiB",
+            "{kind} -> {dst} {:?}: {} MiB in {:.1} s, peak RSS {} MiB",
+            &args[3.min(args.len())..],
             size >> 20,
             started.elapsed().as_secs_f64(),
             rss[rss.len() - 1] >> 20
@@ -381,6 +404,32 @@ fn hdfstore_fixed_key_to_parquet_streams() {
 import sys, pandas as pd
 a, b = pd.read_hdf(sys.argv[1], 'df'), pd.read_parquet(sys.argv[2])
 pd.testing.assert_frame_equal(a, b, check_index_type=True)
+",
+    );
+}
+
+#[test]
+fn sql_result_to_parquet_streams() {
+    // `sciio sql ... --out`: the result's batches written as the query gives them.
+    let query = |src: &str, out: &str| {
+        let select = format!("SELECT i, x, s FROM '{src}' WHERE y < 900");
+        ["sql", &select, "--out", out].map(String::from).to_vec()
+    };
+    bounded_command(
+        "npy_rec",
+        "npy",
+        "",
+        "out.parquet",
+        None,
+        &query,
+        "
+import sys, numpy as np, pyarrow.parquet as pq
+a = np.load(sys.argv[1], mmap_mode='r')
+a = a[a['y'] < 900]
+p = pq.read_table(sys.argv[2])
+assert p.num_rows == len(a), (p.num_rows, len(a))
+assert np.array_equal(p.column('i').to_numpy(), a['i'])
+assert np.array_equal(p.column('x').to_numpy(), a['x'])
 ",
     );
 }
