@@ -163,6 +163,7 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
             // Planned as readable: its stream failing now fails the conversion.
             Streamed::Unreadable(e) => return Err(located(e)),
         };
+        progress(bytes, bytes);
         Ok(())
     })?;
     Ok(Some(Written {
