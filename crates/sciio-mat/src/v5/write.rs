@@ -47,11 +47,7 @@ impl Level5Writer {
 
     /// Appends variable `name`.
     pub(crate) fn write(&mut self, name: &str, value: &MatValue) -> Result<()> {
-        if !name.is_ascii() || name.len() > 63 {
-            return Err(Error::unsupported(format!(
-                "variable name {name:?}: MAT v5/v7 names are at most 63 ASCII characters"
-            )));
-        }
+        check_name(name)?;
         let size = estimate(value);
         if size > MAX_VARIABLE {
             return Err(Error::unsupported(format!(
@@ -96,6 +92,19 @@ impl Level5Writer {
     }
 }
 
+/// Takes the next bytes of an element being written.
+type Put<'a> = dyn FnMut(&[u8]) -> Result<()> + 'a;
+
+/// A variable name a Level-5 file holds: at most 63 ASCII characters.
+fn check_name(name: &str) -> Result<()> {
+    if !name.is_ascii() || name.len() > 63 {
+        return Err(Error::unsupported(format!(
+            "variable name {name:?}: MAT v5/v7 names are at most 63 ASCII characters"
+        )));
+    }
+    Ok(())
+}
+
 /// Variables from this size on are deflated pigz-style on all cores ([`zlib`]).
 const PARALLEL_FROM: usize = 4 << 20;
 
@@ -132,10 +141,7 @@ impl Level5Writer {
     /// Appends one variable's element whose bytes `body` gives to `put` as they come: as
     /// they are (v5), or deflated into one `miCOMPRESSED` element (v7) whose length is
     /// written once the stream ends.
-    fn write_element(
-        &mut self,
-        body: &mut dyn FnMut(&mut dyn FnMut(&[u8]) -> Result<()>) -> Result<()>,
-    ) -> Result<()> {
+    fn write_element(&mut self, body: &mut dyn FnMut(&mut Put<'_>) -> Result<()>) -> Result<()> {
         let out = self
             .out
             .as_mut()

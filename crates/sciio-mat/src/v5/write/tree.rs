@@ -6,7 +6,8 @@
 use sciio_core::{Error, Result, ScalarKind};
 
 use super::{
-    estimate, matrix, numeric_head, stream_data, Level5Writer, Parts, MAX_VARIABLE, PARALLEL_FROM,
+    check_name, estimate, matrix, numeric_head, stream_data, Level5Writer, Parts, MAX_VARIABLE,
+    PARALLEL_FROM,
 };
 use crate::array_pieces::{check_pieces, pieces_bytes, PiecesOf, TreeValue};
 use crate::value::{MatValue, StructArray};
@@ -32,11 +33,9 @@ impl Level5Writer {
         tree: TreeValue,
         pieces: &mut PiecesOf<'_>,
     ) -> Result<()> {
+        check_name(name)?;
         // An array of at most 4 bytes takes the short element form: made whole.
         let tree = tree.gather_small(4, pieces)?;
-        if !name.is_ascii() || name.len() > 63 {
-            return self.write_gathered(name, tree, pieces);
-        }
         let size = tree_estimate(&tree)?;
         if size > MAX_VARIABLE {
             return Err(Error::unsupported(format!(
