@@ -5,7 +5,7 @@
 //! scipy / h5py read the fields back.
 
 use sciio_core::{DType, NdArray, Order, Result, ScalarKind};
-use sciio_mat::{ArrayPieces, MatValue, MatVersion, MatWriter, TreeValue, WriteOptions};
+use sciio_mat::{ArrayPieces, MatValue, MatVersion, MatWriter, PiecesOf, TreeValue, WriteOptions};
 use sciio_testkit::{run_python, tempdir};
 
 /// Held while the environment is set or read (the writers read `SOURCE_DATE_EPOCH`).
@@ -67,11 +67,8 @@ fn tree(arrays: &[NdArray]) -> TreeValue {
 }
 
 /// Gives array `id` of `arrays` piece by piece from its Fortran-order bytes; counts the asks.
-fn give<'a>(
-    arrays: &'a [NdArray],
-    asked: &'a mut Vec<usize>,
-) -> impl FnMut(usize, &mut dyn FnMut(ArrayPieces<'_>) -> Result<()>) -> Result<()> + 'a {
-    move |id, write| {
+fn give<'a>(arrays: &'a [NdArray], asked: &'a mut Vec<usize>) -> Box<PiecesOf<'a>> {
+    Box::new(move |id, write| {
         asked.push(id);
         let a = arrays[id].to_order(Order::F);
         let kind = a.dtype().as_scalar().unwrap().kind;
@@ -86,7 +83,7 @@ fn give<'a>(
             shape: a.shape().to_vec(),
             fill: &mut fill,
         })
-    }
+    })
 }
 
 fn write(path: &std::path::Path, opts: &WriteOptions, arrays: &[NdArray], tree_pieces: bool) {
@@ -95,9 +92,9 @@ fn write(path: &std::path::Path, opts: &WriteOptions, arrays: &[NdArray], tree_p
     w.write("before", &MatValue::from(1.0)).unwrap();
     let mut give = give(arrays, &mut asked);
     if tree_pieces {
-        w.write_tree("s", tree(arrays), &mut give).unwrap();
+        w.write_tree("s", tree(arrays), &mut *give).unwrap();
     } else {
-        let (value, meta) = tree(arrays).gather(&mut give).unwrap();
+        let (value, meta) = tree(arrays).gather(&mut *give).unwrap();
         w.write_with_meta("s", &value, meta.as_ref()).unwrap();
     }
     w.write("after", &MatValue::from("x")).unwrap();
