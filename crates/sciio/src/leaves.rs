@@ -329,7 +329,7 @@ fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str, format: Form
 }
 
 /// The folder of `dst` (where temporary files go).
-#[cfg(feature = "hdf5")]
+#[cfg(any(feature = "hdf5", feature = "mat"))]
 fn folder_of(dst: &Path) -> std::path::PathBuf {
     match dst.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
