@@ -137,7 +137,7 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                     &mut progress_of,
                     write,
                 )
-                .map_err(|e| e.with_node(leaf.src_path.clone()).with_file(src.path()))?;
+                .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
                 done = done.saturating_add(leaf.info.nbytes());
                 progress(done, total);
                 Ok(())
