@@ -78,7 +78,7 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
     let mut out = MatOut::create(dst, options.compress.as_ref(), options.mat_version)?;
     let mut names = Vec::new();
     let mut bytes = 0u64;
-    // Large fields of structs to be (`DST:NODE` paths): written piece by piece by `finish`.
+    // Large fields of structs to be (`DST:NODE` paths): written piece by piece by `finish_with`.
     let mut deferred: Vec<(usize, String, ScalarKind, Vec<usize>)> = Vec::new();
     for (name, value) in planned {
         let value = match value {
