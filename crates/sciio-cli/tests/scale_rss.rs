@@ -91,16 +91,17 @@ fn remove(path: &Path) {
 /// the small output with `check` (Python code given the source and output paths as
 /// sys.argv[1], sys.argv[2]), and compares the peak RSS of the two runs.
 fn bounded(kind: &str, src_ext: &str, node: &str, dst: &str, extra: &[&str], check: &str) {
-    bounded_after(kind, src_ext, node, dst, None, extra, check);
+    bounded_after(kind, src_ext, node, (dst, ""), None, extra, check);
 }
 
-/// [`bounded`], the output first made (unmeasured) by `sciio convert SRC[:node] DST first...`
-/// when `first` is given: the measured conversion then changes an existing file.
+/// [`bounded`] into `DST{dst_node}` (`out.mat` and `:/s/x`, say), the output first made
+/// (unmeasured) by `sciio convert SRC[:node] DST first...` when `first` is given: the
+/// measured conversion then changes an existing file.
 fn bounded_after(
     kind: &str,
     src_ext: &str,
     node: &str,
-    dst: &str,
+    (dst, dst_node): (&str, &str),
     first: Option<&[&str]>,
     extra: &[&str],
     check: &str,
@@ -109,12 +110,12 @@ fn bounded_after(
         let mut args = vec![
             "convert".to_string(),
             format!("{src}{node}"),
-            out.to_string(),
+            format!("{out}{dst_node}"),
         ];
         args.extend(extra.iter().map(|a| a.to_string()));
         args
     };
-    bounded_command(kind, src_ext, node, dst, first, &command, check);
+    bounded_command(kind, src_ext, node, (dst, dst_node), first, &command, check);
 }
 
 /// [`bounded_after`] measuring the `sciio` command `command(source, output)` gives.
@@ -122,7 +123,7 @@ fn bounded_command(
     kind: &str,
     src_ext: &str,
     node: &str,
-    dst: &str,
+    (dst, dst_node): (&str, &str),
     first: Option<&[&str]>,
     command: &dyn Fn(&str, &str) -> Vec<String>,
     check: &str,
@@ -135,8 +136,9 @@ fn bounded_command(
     for size in [SMALL, LARGE] {
         generate(kind, &src, size);
         let src_arg = format!("{}{node}", s(&src));
+        let dst_arg = format!("{}{dst_node}", s(&out));
         if let Some(first) = first {
-            let mut args = vec!["convert", src_arg.as_str(), s(&out)];
+            let mut args = vec!["convert", src_arg.as_str(), dst_arg.as_str()];
             args.extend_from_slice(first);
             peak_rss(&args);
         }
@@ -145,7 +147,7 @@ fn bounded_command(
         let started = std::time::Instant::now();
         rss.push(peak_rss(&args));
         eprintln!(
-            "{kind} -> {dst} {:?}: {} MiB in {:.1} s, peak RSS {} MiB",
+            "{kind} -> {dst}{dst_node} {:?}: {} MiB in {:.1} s, peak RSS {} MiB",
             &args[3.min(args.len())..],
             size >> 20,
             started.elapsed().as_secs_f64(),
@@ -419,7 +421,7 @@ fn sql_result_to_parquet_streams() {
         "npy_rec",
         "npy",
         "",
-        "out.parquet",
+        ("out.parquet", ""),
         None,
         &query,
         "
@@ -442,7 +444,7 @@ fn parquet_appended_to_hdfstore_table_key_streams() {
         "parquet",
         "parquet",
         "",
-        "out.h5",
+        ("out.h5", ""),
         Some(&[]),
         &["--append"],
         &twice,
@@ -653,6 +655,77 @@ fn mat73_variable_to_mat7_streams() {
         "out.mat",
         &["--mat-version", "7"],
         SAME_MAT_COPY,
+    );
+}
+
+/// Variable x of the source (mat73, argv[1]) equals field x of struct s of the output
+/// (argv[2]): h5py for v7.3 (the struct a group of class "struct" listing x in MATLAB_fields),
+/// scipy for v5/v7.
+const SAME_MAT_FIELD: &str = "
+import sys, numpy as np, h5py, scipy.io, mat73
+want = mat73.loadmat(sys.argv[1])['x']
+if h5py.is_hdf5(sys.argv[2]):
+    with h5py.File(sys.argv[2], 'r') as f:
+        assert f['s'].attrs['MATLAB_class'] == b'struct'
+        assert [bytes(n).decode() for n in f['s'].attrs['MATLAB_fields']] == ['x']
+        assert f['s/x'].attrs['MATLAB_class'] == b'double'
+        got = f['s/x'][()].T
+else:
+    s = scipy.io.loadmat(sys.argv[2])['s']
+    assert s.dtype.names == ('x',), s.dtype.names
+    got = s[0, 0]['x']
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype)
+assert np.array_equal(got, want)
+";
+
+#[test]
+fn mat73_variable_into_a_struct_to_mat7_streams() {
+    // DST:NODE /s/x: the variable is field x of struct s, written piece by piece with the
+    // struct when the file is finished (was: the struct held whole until then).
+    bounded_after(
+        "mat73",
+        "mat",
+        ":x",
+        ("out.mat", ":/s/x"),
+        None,
+        &["--mat-version", "7"],
+        SAME_MAT_FIELD,
+    );
+}
+
+#[test]
+fn mat73_file_into_a_struct_to_mat73_streams() {
+    // DST:NODE /s: each variable a field of struct s (a group its datasets go into).
+    bounded_after(
+        "mat73",
+        "mat",
+        "",
+        ("out.mat", ":/s"),
+        None,
+        &[],
+        SAME_MAT_FIELD,
+    );
+}
+
+#[test]
+fn npy_into_a_struct_to_mat5_streams() {
+    // A .npy as field x of struct s of a v5 file (the neutral tree's route).
+    bounded_after(
+        "npy",
+        "npy",
+        "",
+        ("out.mat", ":/s/x"),
+        None,
+        &["--mat-version", "5"],
+        "
+import sys, numpy as np, scipy.io
+want = np.load(sys.argv[1], mmap_mode='r')
+s = scipy.io.loadmat(sys.argv[2])['s']
+assert s.dtype.names == ('x',), s.dtype.names
+got = s[0, 0]['x']
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype)
+assert np.array_equal(got, want)
+",
     );
 }
 

@@ -91,10 +91,19 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                 options.mat_version,
             )
             .map_err(|e| e.with_file(dst))?;
-            // Large numeric matrices go piece by piece; the rest is read whole.
+            // Large numeric matrices go piece by piece; the rest is read whole. Those that
+            // are fields of structs to be (`a/b`) are written by `finish_with`, piece by
+            // piece too, with their structs.
             let mut done = 0u64;
-            for leaf in &leaves {
+            for (id, leaf) in leaves.iter().enumerate() {
                 let src = source_of(sources, leaf)?;
+                if leaf.held.is_none()
+                    && out
+                        .defer_streamed(&leaf.name, src, &leaf.info, id)
+                        .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?
+                {
+                    continue;
+                }
                 let base = done;
                 let streamed = leaf.held.is_none()
                     && out
@@ -111,7 +120,28 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                 done = done.saturating_add(leaf.info.nbytes());
                 progress(done, total);
             }
-            out.finish(dst)?;
+            let folder = folder_of(dst);
+            out.finish_with(dst, &mut |id, write| {
+                let leaf = leaves
+                    .get(id)
+                    .ok_or_else(|| Error::invalid_input("internal: no such deferred array"))?;
+                let src = source_of(sources, leaf)?;
+                let base = done;
+                let mut progress_of = |d| progress(base + d, total);
+                crate::mat_write::stream_array(
+                    src,
+                    &leaf.src_path,
+                    &leaf.info,
+                    crate::mat_pieces::Sizes::DEFAULT,
+                    &folder,
+                    &mut progress_of,
+                    write,
+                )
+                .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
+                done = done.saturating_add(leaf.info.nbytes());
+                progress(done, total);
+                Ok(())
+            })?;
         }
         #[cfg(feature = "hdf5")]
         Format::Hdf5 => {
@@ -299,7 +329,7 @@ fn nothing_to_convert(left_out: &[LeftOut], src: &File, base: &str, format: Form
 }
 
 /// The folder of `dst` (where temporary files go).
-#[cfg(feature = "hdf5")]
+#[cfg(any(feature = "hdf5", feature = "mat"))]
 fn folder_of(dst: &Path) -> std::path::PathBuf {
     match dst.parent() {
         Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),

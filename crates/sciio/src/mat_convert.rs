@@ -9,21 +9,9 @@ use sciio_mat::{MatClass, MatFile, MatValue, StructArray, VarInfo};
 
 use crate::job::{Job, Written};
 use crate::mat::{sparse_part, step, value_bytes, At};
-use crate::mat_write::MatOut;
+use crate::mat_write::{MatOut, SAVE_NPZ_MEMBERS};
 use crate::options::ConvertOptions;
 use crate::plan::LeftOut;
-
-/// The members of a `scipy.sparse.save_npz` file.
-const SAVE_NPZ_MEMBERS: [&str; 8] = [
-    "format",
-    "shape",
-    "data",
-    "indices",
-    "indptr",
-    "row",
-    "col",
-    "_is_array",
-];
 
 /// For one source that is a `scipy.sparse.save_npz` file (or a selected group holding just
 /// its members) going into a MAT file without `DST:NODE`: the variable name its members are
@@ -90,9 +78,23 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
     let mut out = MatOut::create(dst, options.compress.as_ref(), options.mat_version)?;
     let mut names = Vec::new();
     let mut bytes = 0u64;
+    // Large fields of structs to be (`DST:NODE` paths): written piece by piece by `finish_with`.
+    let mut deferred: Vec<(usize, String, ScalarKind, Vec<usize>)> = Vec::new();
     for (name, value) in planned {
         let value = match value {
             Planned::Value(value) => value,
+            Planned::Large {
+                file,
+                var,
+                kind,
+                dims,
+            } if name.contains('/') => {
+                out.defer(&name, deferred.len(), kind, dims.clone(), None)
+                    .map_err(|e| e.with_file(dst))?;
+                deferred.push((file, var, kind, dims));
+                names.push(name);
+                continue;
+            }
             Planned::Large {
                 file,
                 var,
@@ -106,9 +108,11 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
                     dims: &dims,
                 };
                 let base = bytes;
-                let streamed = write_large(&mut out, &name, &large, &mut |d| {
-                    progress(base + d, base + d)
-                })
+                let streamed = write_large(
+                    &large,
+                    &mut |d| progress(base + d, base + d),
+                    &mut |array| out.write_pieces(&name, array),
+                )
                 .map_err(|e| e.with_file(dst))?;
                 let whole = match streamed {
                     Streamed::Written(n) => {
@@ -139,7 +143,29 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
         names.push(name);
         progress(bytes, bytes);
     }
-    out.finish(dst)?;
+    out.finish_with(dst, &mut |id, write| {
+        let (file, var, kind, dims) = deferred
+            .get(id)
+            .ok_or_else(|| Error::invalid_input("internal: no such deferred variable"))?;
+        let large = Large {
+            file: &files[*file],
+            var,
+            kind: *kind,
+            dims,
+        };
+        let base = bytes;
+        let streamed = write_large(&large, &mut |d| progress(base + d, base + d), write);
+        let located = |e: Error| e.with_file(large.file.path()).with_node(format!("/{var}"));
+        bytes += match streamed? {
+            Streamed::Written(n) => n,
+            // Not a plain native-order array after all: read whole, as before.
+            Streamed::Declined => write_held(&large, write).map_err(located)?,
+            // Planned as readable: its stream failing now fails the conversion.
+            Streamed::Unreadable(e) => return Err(located(e)),
+        };
+        progress(bytes, bytes);
+        Ok(())
+    })?;
     Ok(Some(Written {
         arrays: names,
         data_bytes: bytes,
@@ -199,17 +225,16 @@ enum Streamed {
     Unreadable(Error),
 }
 
-/// Copies `large` into `out` as `name` without holding it: its stored column-major bytes
-/// ([`MatFile::copy_plain_data`], on a thread of its own) are handed over block by block to
-/// [`MatOut::write_pieces`], which asks for them in the same order. Nothing is written
+/// Gives `large` to `write` (a MAT writer's pieces) without holding it: its stored
+/// column-major bytes ([`MatFile::copy_plain_data`], on a thread of its own) are handed over
+/// block by block as the writer asks for them, in order. Nothing is written
 /// before the stream's first bytes have come ([`Streamed`]); a stream failing after that is
 /// an error naming the source file, the variable and why (the destination, written into a
 /// temporary file, is then removed by the caller's error).
 fn write_large(
-    out: &mut MatOut,
-    name: &str,
     large: &Large<'_>,
     progress: &mut dyn FnMut(u64),
+    write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
 ) -> Result<Streamed> {
     let item = large.kind.itemsize().max(1);
     std::thread::scope(|scope| {
@@ -254,10 +279,54 @@ fn write_large(
             progress(reported);
             Ok(())
         };
-        out.write_pieces(name, large.kind, large.dims.to_vec(), &mut fill)?;
+        let fill = &mut fill;
+        write(sciio_mat::ArrayPieces {
+            kind: large.kind,
+            shape: large.dims.to_vec(),
+            fill,
+        })?;
         end_of_pass(&rx, large)?;
         Ok(Streamed::Written(reported))
     })
+}
+
+/// Gives `large`, read whole (a variable [`write_large`] declined), to `write`: its bytes.
+fn write_held(
+    large: &Large<'_>,
+    write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
+) -> Result<u64> {
+    let array = match large.file.read(large.var)? {
+        MatValue::Numeric(a) | MatValue::Logical(a) => a,
+        other => {
+            return Err(Error::format(format!(
+                "a {} variable where a numeric one was planned",
+                other.class().name()
+            )))
+        }
+    };
+    if array.dtype().as_scalar().map(|s| s.kind) != Some(large.kind) {
+        return Err(Error::format(
+            "the variable's class changed since it was planned",
+        ));
+    }
+    let array = array.to_native().to_order(sciio_core::Order::F);
+    let bytes = array.as_bytes();
+    let mut fill = |first: u64, buf: &mut [u8]| -> Result<()> {
+        let at = usize::try_from(first)
+            .ok()
+            .and_then(|f| f.checked_mul(large.kind.itemsize()))
+            .filter(|&at| at.saturating_add(buf.len()) <= bytes.len())
+            .ok_or_else(|| Error::format("elements asked past the variable's size"))?;
+        buf.copy_from_slice(&bytes[at..at + buf.len()]);
+        Ok(())
+    };
+    let fill = &mut fill;
+    write(sciio_mat::ArrayPieces {
+        kind: large.kind,
+        shape: large.dims.to_vec(),
+        fill,
+    })?;
+    Ok(bytes.len() as u64)
 }
 
 /// The receiving end of a thread streaming `large`'s data ([`MatFile::copy_plain_data`]):
@@ -349,15 +418,7 @@ fn plan_values(
                 .with_file(dst));
             }
             let value = match value {
-                // Only top-level variables are written piece by piece: read a nested one.
-                Planned::Large { var, .. } if name.contains('/') => match file.read(&var) {
-                    Ok(value) => Planned::Value(value),
-                    Err(e) if crate::mat::whole_file(&e) => return Err(e),
-                    Err(e) => {
-                        left_out.push(unreadable(&file, &var, &e));
-                        continue;
-                    }
-                },
+                // Large ones stream, top-level or into a struct (`MatOut::defer`).
                 Planned::Large { .. } => value,
                 Planned::Value(value) => match plain_value(value, &src_path, &mut left_out) {
                     Some(value) => Planned::Value(value),

@@ -9,7 +9,8 @@ use std::path::Path;
 
 use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 use sciio_mat::{
-    MatValue, MatVersion, MatWriter, PythonMeta, SparseMatrix, StructArray, WriteOptions,
+    MatValue, MatVersion, MatWriter, PiecesOf, PythonMeta, SparseMatrix, StructArray, TreeValue,
+    WriteOptions,
 };
 
 use crate::compress::CompressSpec;
@@ -116,26 +117,23 @@ impl MatOut {
             return Err(both_value_and_struct(parts[0]).with_node(node()));
         }
         self.nested
-            .insert(&parts, (value, meta))
+            .insert(&parts, Entry::Value(Box::new((value, meta))))
             .map_err(|e| e.with_node(node()))
     }
 
-    /// Writes a numeric array of `kind` and MATLAB size `shape` as top-level variable `name`
-    /// (MATLAB's own value, no `Python.*` attributes: what [`MatOut::write_value`] makes of
-    /// the whole array), `fill` giving its column-major elements piece by piece in order.
+    /// Writes a numeric array given piece by piece as top-level variable `name` (MATLAB's own
+    /// value, no `Python.*` attributes: what [`MatOut::write_value`] makes of the whole
+    /// array).
     pub(crate) fn write_pieces(
         &mut self,
         name: &str,
-        kind: ScalarKind,
-        shape: Vec<usize>,
-        fill: &mut sciio_mat::FillElements<'_>,
+        array: sciio_mat::ArrayPieces<'_>,
     ) -> Result<()> {
         let name = name.trim_matches('/');
         if self.nested.contains(name) {
             return Err(both_value_and_struct(name).with_node(format!("/{name}")));
         }
         self.written.insert(name.to_string());
-        let array = sciio_mat::ArrayPieces { kind, shape, fill };
         self.writer.write_pieces(name, array, None)
     }
 
@@ -169,66 +167,117 @@ impl MatOut {
         sizes: Sizes,
     ) -> Result<bool> {
         let name = name.trim_matches('/');
-        let Some((kind, route)) = streamable(src, info, name, sizes) else {
+        if name.contains('/') || streamable(src, info, sizes).is_none() {
             return Ok(false);
-        };
+        }
         if self.nested.contains(name) {
             return Err(both_value_and_struct(name).with_node(format!("/{name}")));
         }
         self.written.insert(name.to_string());
-        let meta = sciio_mat::numeric_meta(kind, &info.shape);
-        let folder = match self.temp.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-            _ => std::path::PathBuf::from("."),
-        };
-        let shape = info.shape.clone();
-        let mut done = 0u64;
-        let Route::Staged { block_rows, stored } = route else {
-            let mut columns = Columns::new(src, path, info, &folder, sizes);
-            // An `.npz` member's copy into its temporary file is the first half of the bytes.
-            let (base, share) = match columns.copy_member(&mut |d| progress(d / 2))? {
-                true => (info.nbytes() / 2, 2),
-                false => (0, 1),
-            };
-            let mut fill = |first: u64, buf: &mut [u8]| {
-                columns.fill(first, buf, route)?;
-                done += buf.len() as u64;
-                progress(base + done / share);
-                Ok(())
-            };
-            let fill = &mut fill;
-            let array = sciio_mat::ArrayPieces { kind, shape, fill };
-            self.writer.write_pieces(name, array, Some(&meta))?;
-            return Ok(true);
-        };
-        let how = (block_rows, stored, sizes.block_bytes);
-        let (staged, copied) = stage(src, path, info, how, &folder, &mut |d| progress(d / 2))?;
-        let (base, share) = match copied {
-            true => (info.nbytes() / 2, 2),
-            false => (0, 1),
-        };
-        let elements = info.nbytes() / info.dtype.itemsize().max(1) as u64;
+        let folder = self.folder();
         let writer = &mut self.writer;
-        Prefetch::run(&staged, elements, |prefetch| {
-            let mut fill = |first: u64, buf: &mut [u8]| {
-                prefetch.fill(first, buf)?;
-                done += buf.len() as u64;
-                progress(base + done / share);
-                Ok(())
-            };
-            let fill = &mut fill;
-            let array = sciio_mat::ArrayPieces { kind, shape, fill };
+        stream_array(src, path, info, sizes, &folder, progress, &mut |array| {
+            let meta = sciio_mat::numeric_meta(array.kind, &array.shape);
             writer.write_pieces(name, array, Some(&meta))
         })?;
         Ok(true)
     }
 
-    pub(crate) fn finish(mut self, dst: &Path) -> Result<()> {
+    /// The folder of the file being written (staged copies go beside it).
+    fn folder(&self) -> std::path::PathBuf {
+        match self.temp.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
+            _ => std::path::PathBuf::from("."),
+        }
+    }
+
+    /// For an array [`MatOut::write_streamed`] would write piece by piece but named by a path
+    /// (`a/b`, a field of struct `a`): notes it as array `id` of the struct to be, whose
+    /// elements [`MatOut::finish_with`] asks for when it writes the struct (through
+    /// [`stream_array`]), so that the struct is never held. `false`, having noted nothing,
+    /// for a top-level name or an array not streamed.
+    pub(crate) fn defer_streamed(
+        &mut self,
+        name: &str,
+        src: &crate::file::File,
+        info: &ArrayInfo,
+        id: usize,
+    ) -> Result<bool> {
+        self.defer_streamed_with(name, src, info, id, Sizes::DEFAULT)
+    }
+
+    fn defer_streamed_with(
+        &mut self,
+        name: &str,
+        src: &crate::file::File,
+        info: &ArrayInfo,
+        id: usize,
+        sizes: Sizes,
+    ) -> Result<bool> {
+        let name = name.trim_matches('/');
+        let Some(kind) = streamable(src, info, sizes) else {
+            return Ok(false);
+        };
+        if !name.contains('/') {
+            return Ok(false);
+        }
+        let meta = sciio_mat::numeric_meta(kind, &info.shape);
+        self.defer(name, id, kind, info.shape.clone(), Some(meta))?;
+        Ok(true)
+    }
+
+    /// Notes array `id` of `kind` and MATLAB size `shape` as the value at path `name` (`a/b`),
+    /// its elements asked for piece by piece by [`MatOut::finish_with`].
+    pub(crate) fn defer(
+        &mut self,
+        name: &str,
+        id: usize,
+        kind: ScalarKind,
+        shape: Vec<usize>,
+        meta: Option<PythonMeta>,
+    ) -> Result<()> {
+        let name = name.trim_matches('/');
+        let parts: Vec<&str> = name.split('/').collect();
+        if parts.len() < 2 {
+            return Err(Error::invalid_input("internal: only a field is deferred")
+                .with_node(format!("/{name}")));
+        }
+        if self.written.contains(parts[0]) {
+            return Err(both_value_and_struct(parts[0]).with_node(format!("/{name}")));
+        }
+        let deferred = Deferred {
+            id,
+            kind,
+            shape,
+            meta,
+        };
+        self.nested
+            .insert(&parts, Entry::Deferred(Box::new(deferred)))
+            .map_err(|e| e.with_node(format!("/{name}")))
+    }
+
+    /// Writes the structs gathered from paths and finishes the file: see
+    /// [`MatOut::finish_with`]; for a file without deferred arrays.
+    #[cfg(test)]
+    pub(crate) fn finish(self, dst: &Path) -> Result<()> {
+        self.finish_with(dst, &mut |id, _| {
+            Err(Error::invalid_input(format!(
+                "internal: no source for deferred array {id}"
+            )))
+        })
+    }
+
+    /// Writes the structs gathered from paths (`a/b`), in the order their first values came,
+    /// and renames the finished file into place. Deferred arrays ([`MatOut::defer`]) are asked
+    /// from `pieces` by id as they are written: a struct holding one is written piece by
+    /// piece ([`sciio_mat::MatWriter::write_tree`]), the same file as the whole struct makes.
+    pub(crate) fn finish_with(mut self, dst: &Path, pieces: &mut PiecesOf<'_>) -> Result<()> {
         for (name, entry) in std::mem::take(&mut self.nested).entries {
-            let (value, meta) = entry.into_value();
-            self.writer
-                .write_with_meta(&name, &value, meta.as_ref())
-                .map_err(|e| e.with_node(format!("/{name}")).with_file(dst))?;
+            let written = match entry.into_tree(pieces) {
+                Ok(tree) => self.writer.write_tree(&name, tree, pieces),
+                Err(e) => Err(e),
+            };
+            written.map_err(|e| e.with_node(format!("/{name}")).with_file(dst))?;
         }
         self.writer.finish().map_err(|e| e.with_file(dst))?;
         set_mode(&self.temp, dst)?;
@@ -238,25 +287,89 @@ impl MatOut {
     }
 }
 
-/// The element kind and route of an array [`MatOut::write_streamed`] writes piece by piece,
-/// or `None`.
-fn streamable(
-    src: &crate::file::File,
-    info: &ArrayInfo,
-    name: &str,
-    sizes: Sizes,
-) -> Option<(ScalarKind, Route)> {
+/// The element kind of an array [`MatOut::write_streamed`] writes piece by piece (a large
+/// numeric or logical array of a `.npy`, `.npz` or HDF5 file), or `None`.
+fn streamable(src: &crate::file::File, info: &ArrayInfo, sizes: Sizes) -> Option<ScalarKind> {
     let source = matches!(
         src.format(),
         crate::format::Format::Npy | crate::format::Format::Npz
     );
     #[cfg(feature = "hdf5")]
     let source = source || src.format() == crate::format::Format::Hdf5;
-    if !source || name.contains('/') {
+    if !source {
         return None;
     }
-    Some((numeric_kind(info)?, route(info, sizes)?))
+    route(info, sizes)?;
+    numeric_kind(info)
 }
+
+/// Gives the array at `path` of `src` (one [`streamable`] takes) to `write` as
+/// [`sciio_mat::ArrayPieces`], its column-major elements read piece by piece by the route
+/// `mat_pieces.rs` chooses (staged copies go into `folder`). `progress` is told the bytes
+/// done so far: an array staged through a temporary file (or an `.npz` member copied into
+/// one) counts its copy as the first half of its bytes and its writing as the second.
+pub(crate) fn stream_array(
+    src: &mut crate::file::File,
+    path: &str,
+    info: &ArrayInfo,
+    sizes: Sizes,
+    folder: &Path,
+    progress: &mut dyn FnMut(u64),
+    write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
+) -> Result<()> {
+    let (Some(kind), Some(route)) = (numeric_kind(info), route(info, sizes)) else {
+        return Err(Error::invalid_input(
+            "internal: an array streamed into MAT without its route",
+        ));
+    };
+    let shape = info.shape.clone();
+    let mut done = 0u64;
+    let Route::Staged { block_rows, stored } = route else {
+        let mut columns = Columns::new(src, path, info, folder, sizes);
+        // An `.npz` member's copy into its temporary file is the first half of the bytes.
+        let (base, share) = match columns.copy_member(&mut |d| progress(d / 2))? {
+            true => (info.nbytes() / 2, 2),
+            false => (0, 1),
+        };
+        let mut fill = |first: u64, buf: &mut [u8]| {
+            columns.fill(first, buf, route)?;
+            done += buf.len() as u64;
+            progress(base + done / share);
+            Ok(())
+        };
+        let fill = &mut fill;
+        return write(sciio_mat::ArrayPieces { kind, shape, fill });
+    };
+    let how = (block_rows, stored, sizes.block_bytes);
+    let (staged, copied) = stage(src, path, info, how, folder, &mut |d| progress(d / 2))?;
+    let (base, share) = match copied {
+        true => (info.nbytes() / 2, 2),
+        false => (0, 1),
+    };
+    let elements = info.nbytes() / info.dtype.itemsize().max(1) as u64;
+    Prefetch::run(&staged, elements, |prefetch| {
+        let mut fill = |first: u64, buf: &mut [u8]| {
+            prefetch.fill(first, buf)?;
+            done += buf.len() as u64;
+            progress(base + done / share);
+            Ok(())
+        };
+        let fill = &mut fill;
+        write(sciio_mat::ArrayPieces { kind, shape, fill })
+    })
+}
+
+/// The members of a `scipy.sparse.save_npz` file.
+pub(crate) const SAVE_NPZ_MEMBERS: [&str; 8] = [
+    "format",
+    "shape",
+    "data",
+    "indices",
+    "indptr",
+    "row",
+    "col",
+    "_is_array",
+];
 
 fn both_value_and_struct(name: &str) -> Error {
     Error::invalid_input(format!(
@@ -273,33 +386,75 @@ struct Folder {
 #[derive(Debug)]
 enum Entry {
     Value(Box<(MatValue, Option<PythonMeta>)>),
+    /// A large array whose elements are asked for when its struct is written.
+    Deferred(Box<Deferred>),
     Folder(Folder),
+}
+
+/// What [`MatOut::defer`] notes: the array the caller gives as `id` at `finish_with`.
+#[derive(Debug)]
+struct Deferred {
+    id: usize,
+    kind: ScalarKind,
+    shape: Vec<usize>,
+    meta: Option<PythonMeta>,
 }
 
 impl Entry {
     /// The value: a folder is a scalar struct of its entries, or — holding exactly the
-    /// members `scipy.sparse.save_npz` writes — a sparse matrix.
-    fn into_value(self) -> (MatValue, Option<PythonMeta>) {
+    /// members `scipy.sparse.save_npz` writes — a sparse matrix; deferred arrays are gathered
+    /// from `pieces`.
+    fn into_value(self, pieces: &mut PiecesOf<'_>) -> Result<(MatValue, Option<PythonMeta>)> {
         match self {
-            Entry::Value(v) => *v,
+            Entry::Value(v) => Ok(*v),
+            Entry::Deferred(d) => d.into_tree().gather(pieces),
             Entry::Folder(f) => {
-                let (fields, metas): (Vec<(String, MatValue)>, Vec<PythonMeta>) = f
-                    .entries
-                    .into_iter()
-                    .map(|(name, e)| {
-                        let (value, meta) = e.into_value();
-                        ((name, value), meta.unwrap_or_default())
-                    })
-                    .unzip();
+                let mut fields = Vec::with_capacity(f.entries.len());
+                let mut metas = Vec::with_capacity(f.entries.len());
+                for (name, e) in f.entries {
+                    let (value, meta) = e.into_value(pieces)?;
+                    fields.push((name, value));
+                    metas.push(meta.unwrap_or_default());
+                }
                 if let Some(sparse) = saved_sparse(&fields) {
-                    return (MatValue::Sparse(sparse), None);
+                    return Ok((MatValue::Sparse(sparse), None));
                 }
                 let meta = PythonMeta {
                     attrs: None,
                     elements: vec![metas],
                 };
-                (MatValue::Struct(StructArray::scalar(fields)), Some(meta))
+                Ok((MatValue::Struct(StructArray::scalar(fields)), Some(meta)))
             }
+        }
+    }
+
+    /// The value as [`sciio_mat::MatWriter::write_tree`] takes it: what
+    /// [`Entry::into_value`] makes, deferred arrays left to come piece by piece — but for a
+    /// folder that may make a sparse matrix (`saved_sparse`), which is gathered.
+    fn into_tree(self, pieces: &mut PiecesOf<'_>) -> Result<TreeValue> {
+        match self {
+            Entry::Deferred(d) => Ok(d.into_tree()),
+            Entry::Folder(f) if f.has_deferred() && !f.may_be_sparse() => Ok(TreeValue::Struct(
+                f.entries
+                    .into_iter()
+                    .map(|(name, e)| Ok((name, e.into_tree(pieces)?)))
+                    .collect::<Result<_>>()?,
+            )),
+            whole => {
+                let (value, meta) = whole.into_value(pieces)?;
+                Ok(TreeValue::Whole(value, meta))
+            }
+        }
+    }
+}
+
+impl Deferred {
+    fn into_tree(self) -> TreeValue {
+        TreeValue::Pieces {
+            id: self.id,
+            kind: self.kind,
+            shape: self.shape,
+            meta: self.meta,
         }
     }
 }
@@ -434,25 +589,41 @@ impl Folder {
         self.entries.iter().any(|(n, _)| n == name)
     }
 
-    /// Puts `value` at `path` (at least one part), creating folders on the way.
-    fn insert(&mut self, path: &[&str], value: (MatValue, Option<PythonMeta>)) -> Result<()> {
+    /// Whether a deferred array is in it, at any depth.
+    fn has_deferred(&self) -> bool {
+        self.entries.iter().any(|(_, e)| match e {
+            Entry::Deferred(_) => true,
+            Entry::Folder(f) => f.has_deferred(),
+            Entry::Value(_) => false,
+        })
+    }
+
+    /// Whether its entries are named as `scipy.sparse.save_npz`'s members, so that
+    /// `saved_sparse` may make it a sparse matrix (its values decide).
+    fn may_be_sparse(&self) -> bool {
+        self.entries
+            .iter()
+            .all(|(n, _)| SAVE_NPZ_MEMBERS.contains(&n.as_str()))
+            && ["format", "shape", "data"].iter().all(|m| self.contains(m))
+    }
+
+    /// Puts `entry` at `path` (at least one part), creating folders on the way.
+    fn insert(&mut self, path: &[&str], entry: Entry) -> Result<()> {
         let Some((first, rest)) = path.split_first() else {
             return Err(Error::invalid_input("an empty name"));
         };
         let at = self.entries.iter().position(|(n, _)| n == first);
         match (at, rest.is_empty()) {
-            (None, true) => self
-                .entries
-                .push((first.to_string(), Entry::Value(Box::new(value)))),
+            (None, true) => self.entries.push((first.to_string(), entry)),
             (None, false) => {
                 let mut folder = Folder::default();
-                folder.insert(rest, value)?;
+                folder.insert(rest, entry)?;
                 self.entries
                     .push((first.to_string(), Entry::Folder(folder)));
             }
             (Some(i), false) => match &mut self.entries[i].1 {
-                Entry::Folder(folder) => folder.insert(rest, value)?,
-                Entry::Value(_) => return Err(both_value_and_struct(first)),
+                Entry::Folder(folder) => folder.insert(rest, entry)?,
+                Entry::Value(_) | Entry::Deferred(_) => return Err(both_value_and_struct(first)),
             },
             (Some(_), true) => return Err(both_value_and_struct(first)),
         }
@@ -628,5 +799,101 @@ mod tests {
                 );
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod struct_tests {
+    use super::*;
+    use crate::mat_pieces::tests::{array, saved, sizes};
+    use crate::options::MatOutVersion;
+
+    /// Large arrays under paths (`s/x`, `s/t/y`: fields of a struct, two levels down) beside
+    /// small ones, written piece by piece when the file is finished, make the file the whole
+    /// arrays make, byte for byte, in every MAT version (at one `SOURCE_DATE_EPOCH`); the
+    /// Level-5 struct is over the size (4 MiB) below which it is gathered.
+    #[test]
+    fn streamed_struct_fields_make_the_whole_structs_file() {
+        static EPOCH: std::sync::Once = std::sync::Once::new();
+        EPOCH.call_once(|| std::env::set_var("SOURCE_DATE_EPOCH", "1700000000"));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let x = array(&[6, 100_000], Order::C);
+        let y = array(&[40, 30, 20], Order::F);
+        let small = array(&[3, 4], Order::C);
+        for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
+            for npz in [false, true] {
+                let whole = d.join("whole.mat");
+                let mut out = MatOut::create(&whole, None, version).unwrap();
+                out.write("s/w", &small).unwrap();
+                out.write("s/x", &x).unwrap();
+                out.write("v", &small).unwrap();
+                out.write("s/t/y", &y).unwrap();
+                out.write("s/t/u", &small).unwrap();
+                out.finish(&whole).unwrap();
+
+                let mut sources = Vec::new();
+                for (name, a) in [("x", &x), ("y", &y)] {
+                    let sub = d.join(name);
+                    std::fs::create_dir_all(&sub).unwrap();
+                    let (file, at) = saved(&sub, a, npz);
+                    sources.push((file, at, ArrayInfo::of(a)));
+                }
+                let sizes = sizes(4096, 0);
+                let pieces = d.join("pieces.mat");
+                let mut out = MatOut::create(&pieces, None, version).unwrap();
+                out.write("s/w", &small).unwrap();
+                let (file, _, info) = &sources[0];
+                assert!(out
+                    .defer_streamed_with("s/x", file, info, 0, sizes)
+                    .unwrap());
+                out.write("v", &small).unwrap();
+                let (file, _, info) = &sources[1];
+                assert!(out
+                    .defer_streamed_with("s/t/y", file, info, 1, sizes)
+                    .unwrap());
+                out.write("s/t/u", &small).unwrap();
+                let mut asked = Vec::new();
+                out.finish_with(&pieces, &mut |id, write| {
+                    asked.push(id);
+                    let (file, at, info) = &mut sources[id];
+                    stream_array(file, at, info, sizes, d, &mut |_| {}, write)
+                })
+                .unwrap();
+                // Each array once (a complex one would be asked twice by v5/v7: not here).
+                assert_eq!(asked, vec![0, 1], "{version:?}");
+                let read = |p| std::fs::read(p).unwrap();
+                assert!(
+                    read(&whole) == read(&pieces),
+                    "{version:?} npz {npz}: the struct differs from the whole arrays' one"
+                );
+            }
+        }
+    }
+
+    /// An array under a top-level name is not deferred; a name both a field path and a
+    /// variable is refused either way round.
+    #[test]
+    fn only_fields_are_deferred_and_names_stay_unique() {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let x = array(&[40, 30], Order::C);
+        let (file, _) = saved(d, &x, false);
+        let info = ArrayInfo::of(&x);
+        let sizes = sizes(4096, 0);
+        let dst = d.join("out.mat");
+        let mut out = MatOut::create(&dst, None, MatOutVersion::V7).unwrap();
+        assert!(!out
+            .defer_streamed_with("x", &file, &info, 0, sizes)
+            .unwrap());
+        out.write("v", &x).unwrap();
+        assert!(out
+            .defer_streamed_with("v/x", &file, &info, 0, sizes)
+            .is_err());
+        assert!(out
+            .defer_streamed_with("s/x", &file, &info, 0, sizes)
+            .unwrap());
+        assert!(out.write("s/x/y", &x).is_err());
+        assert!(out.write("s", &x).is_err());
     }
 }

@@ -320,6 +320,112 @@ fn mat_to_mat_copies_large_variables_piece_by_piece_between_versions() {
     }
 }
 
+/// Variables `argv[3..]` of the MAT file argv[1] (scipy.io for v5/v7, hdf5storage for v7.3)
+/// are the fields of struct path argv[2] (`a/b`) of the MAT file argv[3] as scipy.io (v5/v7)
+/// or h5py (v7.3: the datasets in the struct's group, MATLAB_class "struct" and its
+/// MATLAB_fields naming the fields in order) reads them.
+const SAME_FIELDS: &str = r#"
+import sys, numpy as np, scipy.io, hdf5storage, h5py
+src, path, out, names = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+a = hdf5storage.loadmat(src) if h5py.is_hdf5(src) else scipy.io.loadmat(src)
+def fields(out):
+    if h5py.is_hdf5(out):
+        with h5py.File(out, "r") as f:
+            g = f[path]
+            assert g.attrs["MATLAB_class"] == b"struct", dict(g.attrs)
+            listed = ["".join(c.decode() for c in n) for n in g.attrs["MATLAB_fields"]]
+            assert sorted(listed) == sorted(g.keys()), (listed, list(g.keys()))
+            got = {}
+            for k in ("big", "cube", "mask", "small", "z"):
+                d = g[k]
+                v = d[()]
+                if v.dtype.names:
+                    v = v["real"] + 1j * v["imag"]
+                if d.attrs["MATLAB_class"] == b"logical":
+                    v = v.astype(bool)
+                got[k] = v.T
+            return listed, got
+    m = scipy.io.loadmat(out)
+    parts = path.split("/")
+    v = m[parts[0]]
+    for p in parts[1:]:
+        v = v[0, 0][p]
+    return list(v.dtype.names), {k: v[0, 0][k] for k in v.dtype.names}
+listed, got = fields(out)
+assert listed == names, (listed, names)
+for k in ("big", "cube", "mask", "small", "z"):
+    x, y = np.asarray(a[k]), np.asarray(got[k])
+    if k == "mask":
+        assert {x.dtype, y.dtype} <= {np.dtype(np.uint8), np.dtype(np.bool_)}, (x.dtype, y.dtype)
+        x, y = x.astype(bool), y.astype(bool)
+    assert x.dtype == y.dtype and x.shape == y.shape, (k, x.dtype, y.dtype, x.shape, y.shape)
+    assert np.array_equal(x, y), k
+print("same", listed)
+"#;
+
+/// Large variables copied into a struct (`DST:NODE` `nest`, and two levels down, `a/b`)
+/// go piece by piece, beside small ones and a struct: the file is byte for byte the one the
+/// whole struct makes (sciio-mat's writer given the values read whole), and scipy.io / h5py
+/// read the fields as the source's variables.
+#[test]
+fn mat_to_mat_copies_large_variables_into_a_struct_piece_by_piece() {
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var("SOURCE_DATE_EPOCH", "1700000000");
+    let dir = tempdir();
+    let d = dir.path();
+    run_python(LARGE_SOURCES, &[d.to_str().unwrap()]);
+    use sciio::MatOutVersion::{V5, V7, V73};
+    let cases = [
+        ("v73.mat", V73, "nest"),
+        ("v7.mat", V7, "nest"),
+        ("v73.mat", V5, "nest"),
+        ("v7.mat", V73, "a/b"),
+        ("v73.mat", V7, "a/b"),
+    ];
+    for (src_name, version, node) in cases {
+        let src = d.join(src_name);
+        let dst = d.join(format!(
+            "{src_name}-{version:?}-{}.mat",
+            node.replace('/', "_")
+        ));
+        let options = ConvertOptions {
+            mat_version: version,
+            dst_node: Some(node.into()),
+            ..ConvertOptions::default()
+        };
+        let mut file = sciio::File::open(&src).unwrap();
+        let mut last = 0;
+        let summary = convert(&mut file, None, &dst, &options, &mut |done, _| last = done).unwrap();
+        assert!(summary.left_out.is_empty(), "{:?}", summary.left_out);
+        let original = MatFile::open(&src).unwrap();
+        let names = original.names().unwrap();
+        let want: Vec<String> = names.iter().map(|n| format!("{node}/{n}")).collect();
+        assert_eq!(summary.arrays, want, "{dst:?}");
+        assert!(last >= 4 * 17_000_000, "progress ended at {last}");
+        // The whole struct, read from the source and written by sciio-mat in one go.
+        let mut value = MatValue::Struct(StructArray::scalar(original.read_all().unwrap()));
+        let parts: Vec<&str> = node.split('/').collect();
+        for part in parts[1..].iter().rev() {
+            value = MatValue::Struct(StructArray::scalar(vec![(part.to_string(), value)]));
+        }
+        let whole = d.join("whole.mat");
+        let write = match version {
+            V7 => WriteOptions::default()
+                .version(sciio_mat::MatVersion::V7)
+                .compression(Some(3)),
+            V5 => WriteOptions::default().version(sciio_mat::MatVersion::V5),
+            V73 => WriteOptions::default(),
+        };
+        sciio_mat::write_mat(&whole, &[(parts[0].to_string(), value)], &write).unwrap();
+        let (a, b) = (std::fs::read(&dst).unwrap(), std::fs::read(&whole).unwrap());
+        assert!(a == b, "{dst:?} differs from the whole struct's file");
+        let mut args = vec![src.to_str().unwrap(), node, dst.to_str().unwrap()];
+        args.extend(names.iter().map(String::as_str));
+        let out = run_python(SAME_FIELDS, &args);
+        assert!(out.starts_with("same"), "{dst:?}: {out}");
+    }
+}
+
 /// A v7.3 file (h5py, as MATLAB lays it out) of big-endian variables over 16 MiB: a double
 /// matrix, a complex single (a compound of big-endian floats) and an int16.
 const BIG_ENDIAN_SOURCE: &str = r#"

@@ -17,6 +17,8 @@ use super::cursor::{
 };
 use crate::value::{at_least_2d, CharArray, MatValue, SparseMatrix, StructArray};
 
+mod tree;
+
 /// Largest variable a Level-5 file holds (MATLAB's limit: 2 GB; sizes are 32-bit).
 pub(crate) const MAX_VARIABLE: u64 = (1 << 31) - 1;
 
@@ -45,11 +47,7 @@ impl Level5Writer {
 
     /// Appends variable `name`.
     pub(crate) fn write(&mut self, name: &str, value: &MatValue) -> Result<()> {
-        if !name.is_ascii() || name.len() > 63 {
-            return Err(Error::unsupported(format!(
-                "variable name {name:?}: MAT v5/v7 names are at most 63 ASCII characters"
-            )));
-        }
+        check_name(name)?;
         let size = estimate(value);
         if size > MAX_VARIABLE {
             return Err(Error::unsupported(format!(
@@ -94,6 +92,19 @@ impl Level5Writer {
     }
 }
 
+/// Takes the next bytes of an element being written.
+type Put<'a> = dyn FnMut(&[u8]) -> Result<()> + 'a;
+
+/// A variable name a Level-5 file holds: at most 63 ASCII characters.
+fn check_name(name: &str) -> Result<()> {
+    if !name.is_ascii() || name.len() > 63 {
+        return Err(Error::unsupported(format!(
+            "variable name {name:?}: MAT v5/v7 names are at most 63 ASCII characters"
+        )));
+    }
+    Ok(())
+}
+
 /// Variables from this size on are deflated pigz-style on all cores ([`zlib`]).
 const PARALLEL_FROM: usize = 4 << 20;
 
@@ -121,16 +132,23 @@ impl Level5Writer {
             )));
         }
         let (head, parts) = numeric_head(name, array.kind, &array.shape, nbytes)?;
+        self.write_element(&mut |put| {
+            put(&head)?;
+            stream_data(&mut array, &parts, put)
+        })
+    }
+
+    /// Appends one variable's element whose bytes `body` gives to `put` as they come: as
+    /// they are (v5), or deflated into one `miCOMPRESSED` element (v7) whose length is
+    /// written once the stream ends.
+    fn write_element(&mut self, body: &mut dyn FnMut(&mut Put<'_>) -> Result<()>) -> Result<()> {
         let out = self
             .out
             .as_mut()
             .ok_or_else(|| Error::invalid_input("the writer is finished"))?;
         let io = |e| Error::io("cannot write", e);
         match self.level {
-            None => {
-                out.write_all(&head).map_err(io)?;
-                stream_data(&mut array, &parts, &mut |b| out.write_all(b).map_err(io))
-            }
+            None => body(&mut |b| out.write_all(b).map_err(io)),
             Some(level) => {
                 use std::io::Seek;
                 out.write_all(&MI_COMPRESSED.to_le_bytes()).map_err(io)?;
@@ -144,8 +162,7 @@ impl Level5Writer {
                     level.min(9),
                     sciio_zip::DEFAULT_BLOCK_SIZE,
                 )?;
-                z.write_all(&head)?;
-                stream_data(&mut array, &parts, &mut |b| z.write_all(b))?;
+                body(&mut |b| z.write_all(b))?;
                 let packed = z.finish()?.n;
                 let len = u32::try_from(packed).map_err(|_| {
                     Error::unsupported("the compressed variable is over 4 GB: write MAT v7.3")

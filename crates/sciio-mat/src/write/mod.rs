@@ -24,6 +24,7 @@ use sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData, VlenData
 mod copy;
 mod pieces;
 mod sink;
+mod tree;
 
 use self::sink::{Dataset, Group, Sink};
 use crate::header;
@@ -622,26 +623,7 @@ impl MatWriter {
             }
             return Ok(d);
         }
-        let g = loc.create_group(name)?;
-        let obj = Obj::Group(g);
-        obj.str_attr("MATLAB_class", "struct")?;
-        // hdf5storage reads only names in the attribute: with Python metadata they stay there
-        // as long as Python.Fields is written too (hdf5storage's own limit).
-        let inline_max = match self.opts.python_metadata {
-            true => PYTHON_FIELDS_MAX,
-            false => INLINE_FIELDS_MAX,
-        };
-        if s.fields.len() > inline_max {
-            // Too many names for one header message: MATLAB's own layout for large structs,
-            // the names in a `#refs#` dataset that `MATLAB_fields` references.
-            let names = self.field_names_ref(&s.fields)?;
-            obj.attr(
-                "MATLAB_fields",
-                RawData::scalar(H5Type::ObjectRef, names.to_le_bytes().to_vec()),
-            )?;
-        } else if !s.fields.is_empty() {
-            obj.fields_attr(&s.fields)?;
-        }
+        let obj = self.struct_group(loc, name, &s.fields)?;
         let Obj::Group(g) = &obj else {
             return Ok(obj);
         };
@@ -660,6 +642,32 @@ impl MatWriter {
                 let d = ref_dataset(g, f, &s.shape, &refs)?;
                 d.str_attr("H5PATH", g.path())?;
             }
+        }
+        Ok(obj)
+    }
+
+    /// The group of a struct with `fields` (at least one), its `MATLAB_class` and
+    /// `MATLAB_fields` written, its fields still to come.
+    fn struct_group(&mut self, loc: &Group, name: &str, fields: &[String]) -> Result<Obj> {
+        let g = loc.create_group(name)?;
+        let obj = Obj::Group(g);
+        obj.str_attr("MATLAB_class", "struct")?;
+        // hdf5storage reads only names in the attribute: with Python metadata they stay there
+        // as long as Python.Fields is written too (hdf5storage's own limit).
+        let inline_max = match self.opts.python_metadata {
+            true => PYTHON_FIELDS_MAX,
+            false => INLINE_FIELDS_MAX,
+        };
+        if fields.len() > inline_max {
+            // Too many names for one header message: MATLAB's own layout for large structs,
+            // the names in a `#refs#` dataset that `MATLAB_fields` references.
+            let names = self.field_names_ref(fields)?;
+            obj.attr(
+                "MATLAB_fields",
+                RawData::scalar(H5Type::ObjectRef, names.to_le_bytes().to_vec()),
+            )?;
+        } else if !fields.is_empty() {
+            obj.fields_attr(fields)?;
         }
         Ok(obj)
     }
@@ -1022,13 +1030,7 @@ fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
         // Their names would not fit a header message: left to MATLAB_fields.
         MatValue::Struct(s) if s.fields.len() > PYTHON_FIELDS_MAX => Ok(()),
         MatValue::Struct(s) if s.elements.len() == 1 && at_least_2d(&s.shape) == [1, 1] => {
-            obj.str_attr("Python.Type", "dict")?;
-            obj.vlen_attr("Python.Fields", python_fields(&s.fields))?;
-            obj.str_attr("Python.dict.StoredAs", "individually")?;
-            obj.str_attr(
-                "Python.dict.key_str_types",
-                &"t".repeat(s.fields.len().max(1)),
-            )
+            scalar_struct_python_metadata(obj, &s.fields)
         }
         MatValue::Struct(s) if !s.elements.is_empty() && !s.fields.is_empty() => {
             ndarray(&format!("void{}", 64 * s.fields.len()))?;
@@ -1036,6 +1038,17 @@ fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
         }
         _ => Ok(()),
     }
+}
+
+/// [`python_metadata`] of a scalar struct of `fields` (at most [`PYTHON_FIELDS_MAX`]): a dict.
+fn scalar_struct_python_metadata(obj: &Obj, fields: &[String]) -> Result<()> {
+    obj.str_attr("Python.Type", "dict")?;
+    obj.vlen_attr("Python.Fields", python_fields(fields))?;
+    obj.str_attr("Python.dict.StoredAs", "individually")?;
+    obj.str_attr(
+        "Python.dict.key_str_types",
+        &"t".repeat(fields.len().max(1)),
+    )
 }
 
 /// [`python_metadata`] of a numeric or logical array of `kind` and MATLAB shape `shape`.

@@ -59,7 +59,7 @@ impl MatWriter {
     }
 
     /// The dataset `numeric` makes of the whole array, its data filled piece by piece.
-    fn numeric_pieces(
+    pub(super) fn numeric_pieces(
         &mut self,
         loc: &Group,
         name: &str,

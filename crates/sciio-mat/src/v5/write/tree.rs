@@ -1,0 +1,174 @@
+//! A scalar struct whose large numeric fields come piece by piece, into a Level-5 file
+//! ([`Level5Writer::write_tree`]): the `miMATRIX` element `matrix` makes of the whole struct
+//! (v7: deflated as one stream), its sizes known up front, each large field's data written as
+//! it comes (`stream_data`), so the struct is never held.
+
+use sciio_core::{Error, Result, ScalarKind};
+
+use super::{
+    check_name, estimate, matrix, numeric_head, stream_data, Level5Writer, Parts, MAX_VARIABLE,
+    PARALLEL_FROM,
+};
+use crate::array_pieces::{check_pieces, pieces_bytes, PiecesOf, TreeValue};
+use crate::value::{MatValue, StructArray};
+
+/// A part of the element: bytes made up front, or a large field's data (after its head).
+enum Segment {
+    Bytes(Vec<u8>),
+    Data {
+        id: usize,
+        kind: ScalarKind,
+        shape: Vec<usize>,
+        parts: Parts,
+    },
+}
+
+impl Level5Writer {
+    /// Appends variable `name` holding `tree` (a struct): the bytes [`Level5Writer::write`]
+    /// makes of the whole value ([`TreeValue::gather`]), the large fields' data asked from
+    /// `pieces` as they are written. Small structs are gathered and written whole.
+    pub(crate) fn write_tree(
+        &mut self,
+        name: &str,
+        tree: TreeValue,
+        pieces: &mut PiecesOf<'_>,
+    ) -> Result<()> {
+        check_name(name)?;
+        // An array of at most 4 bytes takes the short element form: made whole.
+        let tree = tree.gather_small(4, pieces)?;
+        let size = tree_estimate(&tree)?;
+        if size > MAX_VARIABLE {
+            return Err(Error::unsupported(format!(
+                "the variable needs about {size} bytes, over the 2 GB a MAT v5/v7 variable can \
+                 hold: write MAT v7.3 instead (--mat-version 7.3)"
+            )));
+        }
+        let mut segments = Vec::new();
+        let len = segments_of(&mut segments, name, &tree)?;
+        if len > MAX_VARIABLE {
+            return Err(Error::unsupported(
+                "the variable is over the 2 GB a MAT v5/v7 variable can hold: write MAT v7.3 \
+                 instead (--mat-version 7.3)",
+            ));
+        }
+        // As `write_pieces`: below this, the whole element is compressed in one go.
+        if len < PARALLEL_FROM as u64 {
+            return self.write_gathered(name, tree, pieces);
+        }
+        self.write_element(&mut |put| put_segments(&segments, pieces, put))
+    }
+
+    fn write_gathered(
+        &mut self,
+        name: &str,
+        tree: TreeValue,
+        pieces: &mut PiecesOf<'_>,
+    ) -> Result<()> {
+        let (value, _) = tree.gather(pieces)?;
+        self.write(name, &value)
+    }
+}
+
+/// [`estimate`] of the whole value `tree` stands for.
+fn tree_estimate(tree: &TreeValue) -> Result<u64> {
+    Ok(match tree {
+        TreeValue::Whole(value, _) => estimate(value),
+        TreeValue::Pieces { kind, shape, .. } => 64u64.saturating_add(pieces_bytes(*kind, shape)?),
+        TreeValue::Struct(fields) => {
+            let mut sum = 64u64.saturating_add(64 * fields.len() as u64);
+            for (_, field) in fields {
+                sum = sum.saturating_add(tree_estimate(field)?);
+            }
+            sum
+        }
+    })
+}
+
+/// Appends the segments of `tree`'s `miMATRIX` element named `name` (fields are unnamed) and
+/// returns the element's length, tag included.
+fn segments_of(segments: &mut Vec<Segment>, name: &str, tree: &TreeValue) -> Result<u64> {
+    match tree {
+        TreeValue::Whole(value, _) => {
+            let mut bytes = Vec::new();
+            matrix(&mut bytes, name, value)?;
+            let len = bytes.len() as u64;
+            segments.push(Segment::Bytes(bytes));
+            Ok(len)
+        }
+        TreeValue::Pieces {
+            id, kind, shape, ..
+        } => {
+            let nbytes = pieces_bytes(*kind, shape)?;
+            let (head, parts) = numeric_head(name, *kind, shape, nbytes)?;
+            let len = head
+                .get(4..8)
+                .and_then(|b| <[u8; 4]>::try_from(b).ok())
+                .map(|b| u64::from(u32::from_le_bytes(b)) + 8)
+                .ok_or_else(|| Error::invalid_input("an element head without its length"))?;
+            segments.push(Segment::Bytes(head));
+            segments.push(Segment::Data {
+                id: *id,
+                kind: *kind,
+                shape: shape.clone(),
+                parts,
+            });
+            Ok(len)
+        }
+        TreeValue::Struct(fields) => {
+            // The head `matrix` makes of the struct: flags, dimensions, name, field names.
+            let head_only = StructArray {
+                shape: vec![1, 1],
+                fields: fields.iter().map(|(f, _)| f.clone()).collect(),
+                elements: Vec::new(),
+            };
+            let mut head = Vec::new();
+            matrix(&mut head, name, &MatValue::Struct(head_only))?;
+            let at = segments.len();
+            let mut len = head.len() as u64;
+            segments.push(Segment::Bytes(head));
+            for (_, field) in fields {
+                len = len.saturating_add(segments_of(segments, "", field)?);
+            }
+            let body = u32::try_from(len - 8).map_err(|_| {
+                Error::unsupported("the variable is over 4 GB: write MAT v7.3 (--mat-version 7.3)")
+            })?;
+            if let Some(Segment::Bytes(head)) = segments.get_mut(at) {
+                if let Some(slot) = head.get_mut(4..8) {
+                    slot.copy_from_slice(&body.to_le_bytes());
+                }
+            }
+            Ok(len)
+        }
+    }
+}
+
+/// Gives the element's bytes to `put` in order, each large field's data from `pieces`.
+fn put_segments(
+    segments: &[Segment],
+    pieces: &mut PiecesOf<'_>,
+    put: &mut dyn FnMut(&[u8]) -> Result<()>,
+) -> Result<()> {
+    for segment in segments {
+        match segment {
+            Segment::Bytes(bytes) => put(bytes)?,
+            Segment::Data {
+                id,
+                kind,
+                shape,
+                parts,
+            } => {
+                let mut written = false;
+                pieces(*id, &mut |mut array| {
+                    check_pieces(&array, *kind, shape)?;
+                    stream_data(&mut array, parts, put)?;
+                    written = true;
+                    Ok(())
+                })?;
+                if !written {
+                    return Err(Error::invalid_input("an array's pieces were not given"));
+                }
+            }
+        }
+    }
+    Ok(())
+}
