@@ -18,6 +18,7 @@ use sciio_hdf5::{
     join_path, AttrValue, Attribute, Dataset, File, H5Type, Layout, LinkKind, ObjectKind, RawData,
 };
 
+use crate::booleans::Booleans;
 use crate::header::{self, MatKind};
 use crate::value::{
     CellArray, CharArray, MatClass, MatValue, Opaque, SparseMatrix, StructArray, VarInfo,
@@ -351,7 +352,7 @@ impl Mat73 {
                 &mut swapped
             }
             Recode::Booleans => {
-                booleans = Booleans { out };
+                booleans = Booleans::new(out);
                 &mut booleans
             }
         };
@@ -1096,23 +1097,6 @@ enum Recode {
     Swap(usize),
     /// Logical bytes made numpy booleans (0 or 1).
     Booleans,
-}
-
-/// A writer passing on logical bytes as numpy booleans: any nonzero byte becomes 1.
-struct Booleans<'a> {
-    out: &'a mut dyn std::io::Write,
-}
-
-impl std::io::Write for Booleans<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let bools: Vec<u8> = buf.iter().map(|&b| u8::from(b != 0)).collect();
-        self.out.write_all(&bools)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
 }
 
 /// A writer passing on bytes with each `unit`-byte number reversed (the other byte order),
