@@ -48,7 +48,6 @@ impl Write for Booleans<'_> {
 #[cfg(test)]
 mod tests {
     use super::Booleans;
-    use std::io::Write;
 
     /// Every nonzero byte becomes 1, zeros stay, over several writes (the buffer reused).
     #[test]
