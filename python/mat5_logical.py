@@ -8,7 +8,10 @@ big-endian copies DIR/b5.mat and DIR/b7.mat (python/mat5_big_endian.py). Variabl
   odd   (4200, 4100) bytes (k % 7) * 40 at column-major index k, saved by scipy as uint8 and
         then flagged logical: bytes other than 0 and 1, which MATLAB reads as true
   small a bool array (3, 4) (read whole)
-Each over 16 MiB: MAT -> MAT and out-of-MAT conversions stream them.
+  wide  (500, 400) doubles (k % 3) / 2, saved by scipy as double and then flagged logical: a
+        logical of a wider class (no writer known makes one), which is not streamed but read
+        whole (over 1 MiB: tried for streaming)
+mask and odd are over 16 MiB each: MAT -> MAT and out-of-MAT conversions stream them.
 """
 import os
 import runpy
@@ -20,7 +23,7 @@ import numpy as np
 import scipy.io
 
 MI_MATRIX, MI_COMPRESSED = 14, 15
-MX_UINT8, LOGICAL = 9, 0x200
+MX_DOUBLE, MX_UINT8, LOGICAL = 6, 9, 0x200
 
 
 def elements(b):
@@ -32,17 +35,17 @@ def elements(b):
         at += 8 + (n + 7) // 8 * 8
 
 
-def flag_uint8_logical(b):
-    """`b` with its (one) uint8 variable not flagged logical flagged logical."""
+def flag_logical(b):
+    """`b` with its uint8 and double variables not flagged logical flagged logical."""
     b = bytearray(b)
     flagged = 0
     for at, ty, _ in elements(b):
         # The array flags: the word after the miMATRIX tag and the flags' own tag.
         (flags,) = struct.unpack_from("<I", b, at + 16)
-        if ty == MI_MATRIX and flags & 0xFF == MX_UINT8 and not flags & LOGICAL:
+        if ty == MI_MATRIX and flags & 0xFF in (MX_UINT8, MX_DOUBLE) and not flags & LOGICAL:
             struct.pack_into("<I", b, at + 16, flags | LOGICAL)
             flagged += 1
-    assert flagged == 1, flagged
+    assert flagged == 2, flagged
     return bytes(b)
 
 
@@ -61,20 +64,22 @@ def main(d):
         "mask": (np.arange(4000 * 4500) % 7 < 3).reshape(4000, 4500, order="F"),
         "odd": ((k % 7) * 40).astype(np.uint8).reshape(4200, 4100, order="F"),
         "small": np.array([[True, False, True, True]] * 3),
+        "wide": (np.arange(500 * 400) % 3 / 2).reshape(500, 400, order="F"),
     }
     plain = os.path.join(d, "l5.mat")
     scipy.io.savemat(plain, values)
-    b = flag_uint8_logical(open(plain, "rb").read())
+    b = flag_logical(open(plain, "rb").read())
     open(plain, "wb").write(b)
     open(os.path.join(d, "l7.mat"), "wb").write(deflated(b))
     big_endian = runpy.run_path(os.path.join(os.path.dirname(__file__), "mat5_big_endian.py"))
     for v in ("5", "7"):
         big_endian["main"](os.path.join(d, f"l{v}.mat"), os.path.join(d, f"b{v}.mat"))
-    # Each file as scipy.io reads it: logicals as uint8, the flagged bytes as they are.
+    # Each file as scipy.io reads it: logicals as their class, the flagged values as they are.
     for v in ("l5", "l7", "b5", "b7"):
         got = scipy.io.loadmat(os.path.join(d, f"{v}.mat"))
         for name, want in values.items():
-            assert got[name].dtype == np.uint8 and np.array_equal(got[name], want), (v, name)
+            stored = np.float64 if name == "wide" else np.uint8
+            assert got[name].dtype.newbyteorder("=") == stored and np.array_equal(got[name], want), (v, name)
 
 
 if __name__ == "__main__":

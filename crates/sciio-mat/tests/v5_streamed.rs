@@ -127,5 +127,20 @@ fn logical_v5_and_v7_variables_stream_as_numpy_booleans() {
                 "{v} {name}"
             );
         }
+        // A logical of class double (data miDOUBLE): not streamed, read whole as booleans.
+        let (want, dims) = (std::fs::read(d.join("wide.bin")).unwrap(), [500, 400]);
+        assert!(
+            !file.check_plain_data("wide", &bool_, &dims).unwrap(),
+            "{v}"
+        );
+        let mut out = Vec::new();
+        let streamed = file
+            .copy_plain_data("wide", &bool_, &dims, &mut out, &mut |_| {})
+            .unwrap();
+        assert!(!streamed && out.is_empty(), "{v} wide: streamed");
+        let MatValue::Logical(a) = file.read("wide").unwrap() else {
+            panic!("{v} wide: not read as a logical");
+        };
+        assert!(a.as_bytes() == want, "{v} wide: whole read");
     }
 }

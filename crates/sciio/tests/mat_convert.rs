@@ -557,7 +557,8 @@ print("same")
 fn logical_v5_v7_variables_stream_into_npy_h5_parquet_and_mat_as_booleans() {
     // `python/mat5_logical.py`: `mask` (bytes 0 and 1) and `odd` (bytes other than 0 and 1)
     // over 16 MiB each, v5 and v7, either byte order: streamed (scale_rss
-    // `mat7_logical_matrix_to_npy_streams` bounds the memory), each byte made 0 or 1.
+    // `mat7_logical_matrix_to_npy_streams` bounds the memory), each byte made 0 or 1; `wide`,
+    // a logical of class double, read whole.
     let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
     std::env::set_var("SOURCE_DATE_EPOCH", "1700000000");
     let dir = tempdir();
@@ -601,7 +602,7 @@ fn logical_v5_v7_variables_stream_into_npy_h5_parquet_and_mat_as_booleans() {
         let summary = convert(&mut file, None, &dst, &options, &mut |_, _| {}).unwrap();
         let mut names = summary.arrays.clone();
         names.sort();
-        assert_eq!(names, ["mask", "odd", "small"], "{dst:?}");
+        assert_eq!(names, ["mask", "odd", "small", "wide"], "{dst:?}");
         assert!(summary.left_out.is_empty(), "{:?}", summary.left_out);
         let whole = d.join("whole.mat");
         let write = match version {
