@@ -619,3 +619,61 @@ fn logical_v5_v7_variables_stream_into_npy_h5_parquet_and_mat_as_booleans() {
         std::fs::remove_file(&dst).unwrap();
     }
 }
+
+/// A v5 file (argv[1]) of a complex int16 variable `c` (numpy has no complex integers, so
+/// scipy.io cannot write one: its elements packed here as MATLAB writes them, a real part
+/// then an imaginary part) and a double `x`.
+const COMPLEX_INT_SOURCE: &str = r#"
+import sys, struct, numpy as np
+re = (np.arange(6, dtype="<i2") * 1000 - 2500).reshape(3, 2, order="F")
+im = (-np.arange(6, dtype="<i2") * 3).reshape(3, 2, order="F")
+def el(ty, data):
+    return struct.pack("<2I", ty, len(data)) + data + bytes(-len(data) % 8)
+def matrix(flags, dims, name, *parts):
+    body = el(6, struct.pack("<2I", flags, 0)) + el(5, struct.pack("<2i", *dims)) + el(1, name)
+    return el(14, body + b"".join(el(ty, p) for ty, p in parts))
+text = b"MATLAB 5.0 MAT-file, Platform: GLNXA64, Created on: test"
+with open(sys.argv[1], "wb") as f:
+    f.write(text.ljust(116) + bytes(8) + b"\x00\x01IM")
+    f.write(matrix(10 | 0x800, (3, 2), b"c", (3, re.tobytes(order="F")), (3, im.tobytes(order="F"))))
+    f.write(matrix(6, (1, 2), b"x", (9, np.array([1.5, -2.0]).tobytes())))
+"#;
+
+#[test]
+fn mat_to_mat_notes_complex_integers_written_as_complex_doubles() {
+    // The Level-5 reader gives a complex int16 as complex doubles (as scipy.io does): the
+    // copy's class is double, noted (was: silent), and `--strict` refuses it.
+    let dir = tempdir();
+    let (src, dst) = (dir.path().join("c.mat"), dir.path().join("copy.mat"));
+    run_python(COMPLEX_INT_SOURCE, &[src.to_str().unwrap()]);
+    let mut file = sciio::File::open(&src).unwrap();
+    let options = ConvertOptions {
+        mat_version: sciio::MatOutVersion::V7,
+        ..ConvertOptions::default()
+    };
+    let summary = convert(&mut file, None, &dst, &options, &mut |_, _| {}).unwrap();
+    let notes: Vec<String> = summary.left_out.iter().map(|n| n.to_string()).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("/c") && notes[0].contains("complex int16 is written as complex double"),
+        "{notes:?}"
+    );
+    let said = run_python(
+        "import sys, numpy as np, scipy.io\n\
+         a, b = scipy.io.loadmat(sys.argv[1]), scipy.io.loadmat(sys.argv[2])\n\
+         assert scipy.io.whosmat(sys.argv[1])[0][2] == 'int16', scipy.io.whosmat(sys.argv[1])\n\
+         assert [w[2] for w in scipy.io.whosmat(sys.argv[2])] == ['double', 'double']\n\
+         assert all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in 'cx')\n\
+         print('same')",
+        &[src.to_str().unwrap(), dst.to_str().unwrap()],
+    );
+    assert_eq!(said.trim(), "same");
+    let strict = ConvertOptions {
+        strict: true,
+        ..options
+    };
+    let refused = dir.path().join("strict.mat");
+    let e = convert(&mut file, None, &refused, &strict, &mut |_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("complex int16"), "{e}");
+    assert!(!refused.exists());
+}
