@@ -38,6 +38,10 @@ KIND (BYTES is the size of the data, not of the file):
              complex MATLAB N-by-64 double matrix of few distinct values (real part (k % 1000)
              / 2, imaginary part -(k % 999) / 3 at column-major index k), so that the file is
              small
+  mat7_logical  v7 MAT file (one miCOMPRESSED variable, as MATLAB and scipy.io store a logical:
+             class uint8 with the logical flag, data miUINT8), x: a MATLAB N-by-64 logical matrix,
+             byte (k % 7) * 40 at column-major index k (bytes other than 0 and 1, which MATLAB
+             reads as true)
   mat7_random  v7 MAT file (one miCOMPRESSED variable), x: a MATLAB N-by-64 double matrix of
              random numbers in [0, 1) (seeded): barely compressible, so the file is nearly as large
              as the data (95% of it)
@@ -145,6 +149,32 @@ def write_mat7_complex(path, n):
         f.write(struct.pack("<I", packed))
 
 
+def write_mat7_logical(path, n):
+    """See mat7_logical above: the element written and deflated a slice at a time."""
+    import struct
+    import zlib
+    part = n * 64
+    head = struct.pack("<2I", 6, 8) + struct.pack("<2I", 9 | 0x200, 0)  # uint8, logical
+    head += struct.pack("<2I", 5, 8) + struct.pack("<2i", n, 64)  # dimensions
+    head += struct.pack("<I", 1 << 16 | 1) + b"x\0\0\0"  # name: a small miINT8 element
+    padded = (part + 7) // 8 * 8
+    size = len(head) + 8 + padded
+    z = zlib.compressobj(6)
+    text = b"MATLAB 5.0 MAT-file, Platform: GLNXA64, Created on: scale_sources.py"
+    with open(path, "wb") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x01IM")
+        f.write(struct.pack("<2I", 15, 0))
+        packed = f.write(z.compress(struct.pack("<2I", 14, size) + head))
+        packed += f.write(z.compress(struct.pack("<2I", 2, part)))  # miUINT8
+        for a, b in slices(part):
+            k = np.arange(a, b, dtype=np.int64)
+            packed += f.write(z.compress(((k % 7) * 40).astype(np.uint8).tobytes()))
+        packed += f.write(z.compress(bytes(padded - part)))
+        packed += f.write(z.flush())
+        f.seek(128 + 4)
+        f.write(struct.pack("<I", packed))
+
+
 def write_mat7_random(path, n):
     """See mat7_random above: the element written and deflated a slice at a time."""
     import struct
@@ -229,7 +259,7 @@ def main():
     if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be", "mat7_random",
                 "mat4_random"):
         n = max(1, nbytes // (64 * 8))
-    elif kind == "mat73_logical":
+    elif kind in ("mat73_logical", "mat7_logical"):
         n = max(1, nbytes // 64)
     elif kind in ("mat73_complex", "mat7_complex"):
         n = max(1, nbytes // (64 * 16))
@@ -327,6 +357,8 @@ def main():
         write_mat7_random(path, n)
     elif kind == "mat4_random":
         write_mat4_random(path, n)
+    elif kind == "mat7_logical":
+        write_mat7_logical(path, n)
     elif kind == "mat73_tall":
         write_mat73_tall(path, n)
     elif kind == "mat73_wide":

@@ -833,6 +833,28 @@ fn mat7_complex_matrix_to_mat7_streams() {
 }
 
 #[test]
+fn mat7_logical_matrix_to_npy_streams() {
+    // A v7 logical (class uint8 with the logical flag, data miUINT8, as MATLAB and scipy.io
+    // store it), its bytes made numpy booleans as they inflate (was: read whole), the .npy
+    // byte for byte np.save of scipy.io's value != 0 (scipy gives logicals as uint8).
+    bounded(
+        "mat7_logical",
+        "mat",
+        ":x",
+        "out.npy",
+        &[],
+        "
+import sys, io, numpy as np, scipy.io
+want = scipy.io.loadmat(sys.argv[1])['x']
+assert want.dtype == np.uint8 and want.max() > 1, (want.dtype, want.max())
+buf = io.BytesIO()
+np.save(buf, np.asfortranarray(want != 0))
+assert open(sys.argv[2], 'rb').read() == buf.getvalue()
+",
+    );
+}
+
+#[test]
 fn mat7_random_matrix_to_npy_streams() {
     // Barely compressible: the v7 file is 95% of its data. Read from the file a piece at a
     // time as it inflates (was: the whole file read into memory at open).

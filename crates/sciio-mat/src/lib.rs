@@ -49,6 +49,7 @@
 #![forbid(unsafe_code)]
 
 mod array_pieces;
+mod booleans;
 pub mod header;
 mod mcos;
 mod numpy;

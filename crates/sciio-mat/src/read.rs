@@ -18,6 +18,7 @@ use sciio_hdf5::{
     join_path, AttrValue, Attribute, Dataset, File, H5Type, Layout, LinkKind, ObjectKind, RawData,
 };
 
+use crate::booleans::Booleans;
 use crate::header::{self, MatKind};
 use crate::value::{
     CellArray, CharArray, MatClass, MatValue, Opaque, SparseMatrix, StructArray, VarInfo,
@@ -351,7 +352,7 @@ impl Mat73 {
                 &mut swapped
             }
             Recode::Booleans => {
-                booleans = Booleans { out };
+                booleans = Booleans::new(out);
                 &mut booleans
             }
         };
@@ -1096,23 +1097,6 @@ enum Recode {
     Swap(usize),
     /// Logical bytes made numpy booleans (0 or 1).
     Booleans,
-}
-
-/// A writer passing on logical bytes as numpy booleans: any nonzero byte becomes 1.
-struct Booleans<'a> {
-    out: &'a mut dyn std::io::Write,
-}
-
-impl std::io::Write for Booleans<'_> {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let bools: Vec<u8> = buf.iter().map(|&b| u8::from(b != 0)).collect();
-        self.out.write_all(&bools)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.out.flush()
-    }
 }
 
 /// A writer passing on bytes with each `unit`-byte number reversed (the other byte order),
@@ -1959,13 +1943,15 @@ impl MatFile {
     /// Streams variable `name`'s data to `out` without holding the array, when it is a large
     /// variable holding one numeric array of `dtype` (in the machine's byte order) and MATLAB
     /// size `dims`, real or complex (real and imaginary parts interleaved as numpy holds
-    /// them), stored in either byte order (each number reversed as it passes): MATLAB's
+    /// them), stored in either byte order (each number reversed as it passes), or a logical
+    /// one stored in bytes (`dtype` bool: each byte made 0 or 1 as it passes): MATLAB's
     /// column-major bytes, what [`MatFile::read`]'s array holds in Fortran order. A compressed
     /// v7 variable inflates on a second thread while this one writes (a complex one through
     /// two inflaters over its stream, one at its real part, one at its imaginary part); a v7.3
     /// variable is read a block of its dataset at a time (16 MiB, chunks decoded on all
     /// cores); an uncompressed Level-5 or a v4 one is read a piece of each part at a time.
-    /// `Ok(false)`, with nothing written, for any other variable: read it with
+    /// `Ok(false)`, with nothing written, for any other variable (complex integers, logicals
+    /// of a wider class, numbers stored in a smaller type): read it with
     /// [`MatFile::read`]. A damaged stream
     /// found after the first bytes were written is an error, with `out` incomplete.
     /// `progress` gets the number of bytes written so far.

@@ -5,7 +5,7 @@
 //! (`python/mat5_big_endian.py`).
 
 use sciio_core::{DType, ScalarKind};
-use sciio_mat::MatFile;
+use sciio_mat::{MatFile, MatValue};
 use sciio_testkit::{run_python, run_python_script, tempdir};
 
 /// Variables compressed to over 1 MiB (random numbers), written by scipy.io (argv[1]: the
@@ -77,4 +77,70 @@ fn complex_and_big_endian_v5_and_v7_variables_stream_as_scipy_reads_them() {
         .copy_plain_data("z", &z, &dims, &mut std::io::sink(), &mut |_| {})
         .unwrap_err();
     assert!(e.to_string().contains("/z"), "{e}");
+}
+
+/// Each logical variable of argv[2] (a file of `python/mat5_logical.py`) as numpy booleans in
+/// Fortran order, as scipy.io reads it (as uint8: MATLAB's true is any nonzero byte), in
+/// argv[1]/<name>.bin.
+const LOGICAL_BYTES: &str = r#"
+import sys, numpy as np, scipy.io
+for k, a in scipy.io.loadmat(sys.argv[2]).items():
+    if not k.startswith("__"):
+        open(f"{sys.argv[1]}/{k}.bin", "wb").write((a != 0).tobytes(order="F"))
+"#;
+
+#[test]
+fn logical_v5_and_v7_variables_stream_as_numpy_booleans() {
+    let dir = tempdir();
+    let d = dir.path();
+    run_python_script("python/mat5_logical.py", &[d.to_str().unwrap()]);
+    run_python(
+        LOGICAL_BYTES,
+        &[d.to_str().unwrap(), d.join("l5.mat").to_str().unwrap()],
+    );
+    let bool_ = DType::scalar(ScalarKind::Bool);
+    for v in ["l5", "b5", "l7", "b7"] {
+        let path = d.join(format!("{v}.mat"));
+        let file = MatFile::open(&path).unwrap();
+        for (name, dims) in [("mask", [4000, 4500]), ("odd", [4200, 4100])] {
+            let want = std::fs::read(d.join(format!("{name}.bin"))).unwrap();
+            assert!(
+                file.check_plain_data(name, &bool_, &dims).unwrap(),
+                "{v} {name}"
+            );
+            let (mut out, mut last) = (Vec::new(), 0);
+            let streamed = file
+                .copy_plain_data(name, &bool_, &dims, &mut out, &mut |n| last = n)
+                .unwrap();
+            assert!(streamed, "{v} {name}: not streamed");
+            assert!(out == want, "{v} {name}: not scipy's values as booleans");
+            assert_eq!(last, want.len() as u64, "{v} {name}");
+            // The whole read (a v7 one inflated straight into the array) holds the same.
+            let MatValue::Logical(a) = file.read(name).unwrap() else {
+                panic!("{v} {name}: not read as a logical");
+            };
+            assert!(a.as_bytes() == want, "{v} {name}: whole read");
+            // Not streamed as anything else (its bytes as uint8, say).
+            let u8_ = DType::scalar(ScalarKind::UInt(1));
+            assert!(
+                !file.check_plain_data(name, &u8_, &dims).unwrap(),
+                "{v} {name}"
+            );
+        }
+        // A logical of class double (data miDOUBLE): not streamed, read whole as booleans.
+        let (want, dims) = (std::fs::read(d.join("wide.bin")).unwrap(), [500, 400]);
+        assert!(
+            !file.check_plain_data("wide", &bool_, &dims).unwrap(),
+            "{v}"
+        );
+        let mut out = Vec::new();
+        let streamed = file
+            .copy_plain_data("wide", &bool_, &dims, &mut out, &mut |_| {})
+            .unwrap();
+        assert!(!streamed && out.is_empty(), "{v} wide: streamed");
+        let MatValue::Logical(a) = file.read("wide").unwrap() else {
+            panic!("{v} wide: not read as a logical");
+        };
+        assert!(a.as_bytes() == want, "{v} wide: whole read");
+    }
 }

@@ -518,12 +518,18 @@ fn unreadable(file: &MatFile, name: &str, e: &Error) -> LeftOut {
 /// The top-level variable `name` of `files[index]`: read whole, or when large (numeric, at
 /// least [`LARGE_BYTES`]) not read but checked ([`MatFile::check_plain_data`]: its headers
 /// and, v7.3, its first and last chunks tell whether it can be, as reading it all would).
-fn plan_variable(file: &MatFile, index: usize, name: &str) -> Result<Planned> {
-    let large = file.info(name).ok().and_then(|info| {
-        let kind = large_kind(&info)?;
-        Some((kind, info.shape))
+fn plan_variable(
+    file: &MatFile,
+    index: usize,
+    name: &str,
+    left_out: &mut Vec<LeftOut>,
+) -> Result<Planned> {
+    let info = file.info(name).ok();
+    let large = info.as_ref().and_then(|info| {
+        let kind = large_kind(info)?;
+        Some((kind, info.shape.clone()))
     });
-    match large {
+    let planned = match large {
         Some((kind, dims)) => file
             .check_plain_data(name, &DType::scalar(kind), &dims)
             .map(|_| Planned::Large {
@@ -533,7 +539,29 @@ fn plan_variable(file: &MatFile, index: usize, name: &str) -> Result<Planned> {
                 dims,
             }),
         None => file.read(name).map(Planned::Value),
-    }
+    }?;
+    left_out.extend(info.as_ref().and_then(complex_integer_note));
+    Ok(planned)
+}
+
+/// The note for a complex integer variable (MATLAB's complex int8..uint64: numpy has no such
+/// kind, so the Level-5 reader gives its values as complex doubles, and the copy is of class
+/// double): the class change is not silent, `--strict` refuses it.
+fn complex_integer_note(info: &VarInfo) -> Option<LeftOut> {
+    let integer = matches!(
+        info.class.numeric_kind(),
+        Some(ScalarKind::Int(_) | ScalarKind::UInt(_))
+    );
+    (integer && info.complex && !info.sparse).then(|| {
+        LeftOut::attribute(
+            format!("/{}", info.name),
+            "MATLAB_class",
+            format!(
+                "complex {} is written as complex double (numpy has no complex integers;                  64-bit values beyond 2^53 are rounded)",
+                info.class.name()
+            ),
+        )
+    })
 }
 
 /// Every variable (`node` = `None`; one that cannot be read is left out with the reason;
@@ -549,7 +577,7 @@ fn selected_values(
         let mut values = Vec::new();
         let mut first_error = None;
         for name in file.names()? {
-            match plan_variable(file, index, &name) {
+            match plan_variable(file, index, &name, left_out) {
                 Ok(planned) => values.push((name, planned)),
                 Err(e) if crate::mat::whole_file(&e) => return Err(e),
                 Err(e) => {
@@ -568,7 +596,10 @@ fn selected_values(
     let var = parts.next().unwrap_or_default();
     if parts.peek().is_none() {
         // a whole variable: a large one streams as in a whole-file copy
-        return Ok(vec![(var.to_string(), plan_variable(file, index, var)?)]);
+        return Ok(vec![(
+            var.to_string(),
+            plan_variable(file, index, var, left_out)?,
+        )]);
     }
     let value = file.read(var)?;
     let mut at = At::Value(&value);

@@ -616,3 +616,170 @@ fn complex_and_big_endian_v5_v7_variables_go_into_npy_and_h5_as_numpy_saves_them
         std::fs::remove_file(&h5).unwrap();
     }
 }
+
+/// The logical variables of a file of `python/mat5_logical.py` (argv[1]) as numpy booleans
+/// (scipy.io reads them as uint8: MATLAB's true is any nonzero byte) against a conversion's
+/// output argv[2]: a `.npy` of variable argv[3] byte for byte `np.save` of the Fortran-ordered
+/// value, an `.h5` holding every variable as PyTables reads it (BoolAtom), a `.parquet` of variable argv[3]
+/// (a fixed-size list of booleans per row), a MAT file read by hdf5storage (v7.3) or
+/// scipy.io (v5/v7, logicals as uint8).
+const SAME_BOOLEANS: &str = r#"
+import sys, io, numpy as np, scipy.io, h5py, hdf5storage
+src, out = sys.argv[1], sys.argv[2]
+want = {k: v != 0 for k, v in scipy.io.loadmat(src).items() if not k.startswith("__")}
+if out.endswith(".npy"):
+    buf = io.BytesIO()
+    np.save(buf, np.asfortranarray(want[sys.argv[3]]))
+    assert open(out, "rb").read() == buf.getvalue(), np.load(out).dtype
+elif out.endswith(".h5"):
+    import tables
+    with tables.open_file(out) as f:
+        for k, v in want.items():
+            got = f.get_node("/" + k).read()
+            assert got.dtype == np.bool_ and np.array_equal(got, v), k
+elif out.endswith(".parquet"):
+    import pyarrow.parquet as pq
+    t = pq.read_table(out)
+    v = want[sys.argv[3]]
+    col = t.column(0).combine_chunks()
+    assert str(col.type.value_type) == "bool", col.type
+    got = col.flatten().to_numpy(zero_copy_only=False).reshape(t.num_rows, -1)
+    assert got.shape == v.shape and np.array_equal(got, v)
+else:
+    if h5py.is_hdf5(out):
+        got = hdf5storage.loadmat(out)
+        for k in want:
+            with h5py.File(out, "r") as f:
+                assert f[k].attrs["MATLAB_class"] == b"logical", k
+    else:
+        got = scipy.io.loadmat(out)
+        assert all(got[k].dtype == np.uint8 for k in want)
+    for k, v in want.items():
+        assert np.array_equal(np.asarray(got[k]).astype(bool), v) and got[k].shape == v.shape, k
+print("same")
+"#;
+
+#[test]
+fn logical_v5_v7_variables_stream_into_npy_h5_parquet_and_mat_as_booleans() {
+    // `python/mat5_logical.py`: `mask` (bytes 0 and 1) and `odd` (bytes other than 0 and 1)
+    // over 16 MiB each, v5 and v7, either byte order: streamed (scale_rss
+    // `mat7_logical_matrix_to_npy_streams` bounds the memory), each byte made 0 or 1; `wide`,
+    // a logical of class double, read whole.
+    let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
+    std::env::set_var("SOURCE_DATE_EPOCH", "1700000000");
+    let dir = tempdir();
+    let d = dir.path();
+    sciio_testkit::run_python_script("python/mat5_logical.py", &[d.to_str().unwrap()]);
+    let same = |src: &std::path::Path, out: &std::path::Path, var: &str| {
+        let args = [src.to_str().unwrap(), out.to_str().unwrap(), var];
+        let said = run_python(SAME_BOOLEANS, &args);
+        assert_eq!(said.trim(), "same", "{src:?} -> {out:?}");
+    };
+    let none = ConvertOptions::default();
+    for v in ["l5", "b5", "l7", "b7"] {
+        let src = d.join(format!("{v}.mat"));
+        let mut file = sciio::File::open(&src).unwrap();
+        for (var, ext) in [("odd", "npy"), ("mask", "npy"), ("odd", "parquet")] {
+            let out = d.join(format!("{var}.{ext}"));
+            convert(&mut file, Some(var), &out, &none, &mut |_, _| {}).unwrap();
+            same(&src, &out, var);
+            std::fs::remove_file(&out).unwrap();
+        }
+        let h5 = d.join("out.h5");
+        convert(&mut file, None, &h5, &none, &mut |_, _| {}).unwrap();
+        same(&src, &h5, "");
+        std::fs::remove_file(&h5).unwrap();
+    }
+    // MAT -> MAT: byte for byte the file the whole values make (v7.3 and v7, from either
+    // version and byte order), read back as the source's booleans.
+    let cases = [
+        ("l7", sciio::MatOutVersion::V73),
+        ("b5", sciio::MatOutVersion::V73),
+        ("l5", sciio::MatOutVersion::V7),
+        ("b7", sciio::MatOutVersion::V7),
+    ];
+    for (v, version) in cases {
+        let (src, dst) = (d.join(format!("{v}.mat")), d.join(format!("{v}-copy.mat")));
+        let options = ConvertOptions {
+            mat_version: version,
+            ..ConvertOptions::default()
+        };
+        let mut file = sciio::File::open(&src).unwrap();
+        let summary = convert(&mut file, None, &dst, &options, &mut |_, _| {}).unwrap();
+        let mut names = summary.arrays.clone();
+        names.sort();
+        assert_eq!(names, ["mask", "odd", "small", "wide"], "{dst:?}");
+        assert!(summary.left_out.is_empty(), "{:?}", summary.left_out);
+        let whole = d.join("whole.mat");
+        let write = match version {
+            sciio::MatOutVersion::V7 => WriteOptions::default()
+                .version(sciio_mat::MatVersion::V7)
+                .compression(Some(3)),
+            _ => WriteOptions::default(),
+        };
+        let original = MatFile::open(&src).unwrap();
+        sciio_mat::write_mat(&whole, &original.read_all().unwrap(), &write).unwrap();
+        let (a, b) = (std::fs::read(&dst).unwrap(), std::fs::read(&whole).unwrap());
+        assert!(a == b, "{dst:?} differs from the whole values' file");
+        same(&src, &dst, "");
+        std::fs::remove_file(&dst).unwrap();
+    }
+}
+
+/// A v5 file (argv[1]) of a complex int16 variable `c` (numpy has no complex integers, so
+/// scipy.io cannot write one: its elements packed here as MATLAB writes them, a real part
+/// then an imaginary part) and a double `x`.
+const COMPLEX_INT_SOURCE: &str = r#"
+import sys, struct, numpy as np
+re = (np.arange(6, dtype="<i2") * 1000 - 2500).reshape(3, 2, order="F")
+im = (-np.arange(6, dtype="<i2") * 3).reshape(3, 2, order="F")
+def el(ty, data):
+    return struct.pack("<2I", ty, len(data)) + data + bytes(-len(data) % 8)
+def matrix(flags, dims, name, *parts):
+    body = el(6, struct.pack("<2I", flags, 0)) + el(5, struct.pack("<2i", *dims)) + el(1, name)
+    return el(14, body + b"".join(el(ty, p) for ty, p in parts))
+text = b"MATLAB 5.0 MAT-file, Platform: GLNXA64, Created on: test"
+with open(sys.argv[1], "wb") as f:
+    f.write(text.ljust(116) + bytes(8) + b"\x00\x01IM")
+    f.write(matrix(10 | 0x800, (3, 2), b"c", (3, re.tobytes(order="F")), (3, im.tobytes(order="F"))))
+    f.write(matrix(6, (1, 2), b"x", (9, np.array([1.5, -2.0]).tobytes())))
+"#;
+
+#[test]
+fn mat_to_mat_notes_complex_integers_written_as_complex_doubles() {
+    // The Level-5 reader gives a complex int16 as complex doubles (as scipy.io does): the
+    // copy's class is double, noted (was: silent), and `--strict` refuses it.
+    let dir = tempdir();
+    let (src, dst) = (dir.path().join("c.mat"), dir.path().join("copy.mat"));
+    run_python(COMPLEX_INT_SOURCE, &[src.to_str().unwrap()]);
+    let mut file = sciio::File::open(&src).unwrap();
+    let options = ConvertOptions {
+        mat_version: sciio::MatOutVersion::V7,
+        ..ConvertOptions::default()
+    };
+    let summary = convert(&mut file, None, &dst, &options, &mut |_, _| {}).unwrap();
+    let notes: Vec<String> = summary.left_out.iter().map(|n| n.to_string()).collect();
+    assert_eq!(notes.len(), 1, "{notes:?}");
+    assert!(
+        notes[0].contains("/c") && notes[0].contains("complex int16 is written as complex double"),
+        "{notes:?}"
+    );
+    let said = run_python(
+        "import sys, numpy as np, scipy.io\n\
+         a, b = scipy.io.loadmat(sys.argv[1]), scipy.io.loadmat(sys.argv[2])\n\
+         assert scipy.io.whosmat(sys.argv[1])[0][2] == 'int16', scipy.io.whosmat(sys.argv[1])\n\
+         assert [w[2] for w in scipy.io.whosmat(sys.argv[2])] == ['double', 'double']\n\
+         assert all(np.array_equal(a[k], b[k]) and a[k].dtype == b[k].dtype for k in 'cx')\n\
+         print('same')",
+        &[src.to_str().unwrap(), dst.to_str().unwrap()],
+    );
+    assert_eq!(said.trim(), "same");
+    let strict = ConvertOptions {
+        strict: true,
+        ..options
+    };
+    let refused = dir.path().join("strict.mat");
+    let e = convert(&mut file, None, &refused, &strict, &mut |_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("complex int16"), "{e}");
+    assert!(!refused.exists());
+}

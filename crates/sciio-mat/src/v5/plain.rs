@@ -3,7 +3,9 @@
 //! their data inflated straight into the array ([`Mat5File::decode_plain`]); real or complex
 //! ones in either byte order are streamed to a writer as they inflate, inflating on a second
 //! thread ([`Mat5File::copy_plain`]; complex and big-endian ones: [`Mat5File::copy_parts`]):
-//! no inflated copy of the whole element, no zero-filled array of its size. A streamed
+//! no inflated copy of the whole element, no zero-filled array of its size. Logical variables
+//! (class uint8 with the logical flag, data miUINT8, as MATLAB and scipy store them) go the
+//! same ways, their bytes made numpy booleans (0 or 1) as they pass. A streamed
 //! variable's element is read from the file as it inflates ([`super::source`]), a piece at a
 //! time: neither the file nor the element is held whole.
 
@@ -18,6 +20,7 @@ use super::consts::PLAIN_FROM;
 use super::cursor::{self, Cursor, MI_MATRIX};
 use super::decode::{class_kind, interleave, Decoder};
 use super::{Mat5File, Stored, HEADER_PREFIX};
+use crate::booleans::Booleans;
 use crate::value::MatValue;
 
 /// The pieces [`Mat5File::copy_plain`] inflates into and hands to the writer (small enough to
@@ -39,6 +42,8 @@ struct Layout {
     data_ty: u32,
     /// An imaginary part follows the real one (`tail` then counts after it).
     complex: bool,
+    /// A logical: its bytes are made numpy booleans (0 or 1) as they pass.
+    logical: bool,
     /// Numbers stored in the other byte order (a big-endian file).
     swap: bool,
 }
@@ -47,6 +52,7 @@ impl Layout {
     /// The kind of the elements the stream gives (complex: numpy's real/imaginary pairs).
     fn out_kind(&self) -> ScalarKind {
         match (self.complex, self.kind) {
+            _ if self.logical => ScalarKind::Bool,
             (true, ScalarKind::Float(n)) => ScalarKind::Complex(2 * n),
             (_, kind) => kind,
         }
@@ -165,7 +171,7 @@ fn finish(
 
 impl Mat5File {
     /// The headers of a plain variable's compressed element `data`: `Ok(None)` when it is not
-    /// one (complex, logical, big-endian, stored in another type, headers the general decoder
+    /// one (complex integers, logicals wider than a byte, stored in another type, headers the general decoder
     /// reads differently: [`Mat5File::decode`] then reads it and reports what is wrong). An
     /// error, at the element's `offset`, when the stream's first bytes do not inflate, when its
     /// real part's length disagrees with its size, or when it is over the limits.
@@ -233,9 +239,12 @@ impl Mat5File {
         let Some(kind) = class_kind(h.class) else {
             return Ok(None);
         };
-        // Complex: of a float class (numpy has no complex integers).
-        let complex = h.complex();
-        if h.logical() || (complex && !matches!(kind, ScalarKind::Float(_))) {
+        // Complex: of a float class (numpy has no complex integers). Logical: real, in bytes
+        // (MATLAB's and scipy's class uint8, data miUINT8, checked below with the other
+        // classes' data types); a logical of a wider class is decoded whole.
+        let (complex, logical) = (h.complex(), h.logical());
+        let complex_int = complex && !matches!(kind, ScalarKind::Float(_));
+        if complex_int || (logical && (complex || kind.itemsize() != 1)) {
             return Ok(None);
         }
         let (Ok(data_ty), Ok(len)) = (c.u32(""), c.u32("")) else {
@@ -279,6 +288,7 @@ impl Mat5File {
             dims: h.dims,
             data_ty,
             complex,
+            logical,
             swap: self.endian.swap(),
         }))
     }
@@ -325,7 +335,8 @@ impl Mat5File {
         if p.at.complex || p.at.swap {
             return None;
         }
-        let mut array = NdArray::zeroed(DType::scalar(p.at.kind), &p.at.dims, Order::F).ok()?;
+        let mut array =
+            NdArray::zeroed(DType::scalar(p.at.out_kind()), &p.at.dims, Order::F).ok()?;
         let out = array.as_bytes_mut().ok()?;
         let first = p.first();
         out.get_mut(..first.len())?.copy_from_slice(first);
@@ -337,13 +348,21 @@ impl Mat5File {
             return None;
         }
         finish(&mut p.d, &mut input, data_len, tail_seen, p.at.tail, ended).ok()?;
-        Some(MatValue::Numeric(array))
+        if !p.at.logical {
+            return Some(MatValue::Numeric(array));
+        }
+        // Logical bytes as the general decoder makes them: any nonzero byte is true.
+        for b in array.as_bytes_mut().ok()? {
+            *b = u8::from(*b != 0);
+        }
+        Some(MatValue::Logical(array))
     }
 
     /// Writes the data of variable `name` to `out` as it inflates — MATLAB's column-major
     /// bytes, native order, what [`MatValue::to_numpy`] holds in Fortran order — when it is a
-    /// large compressed variable holding one real numeric array of `dtype` and MATLAB size
-    /// `dims` in the machine's byte order. Returns `Ok(false)`, having written nothing, for
+    /// large variable (compressed or not) holding one numeric array of `dtype` and MATLAB
+    /// size `dims` (complex ones interleaved, big-endian ones reversed, logical bytes made
+    /// numpy booleans, 0 or 1, as the whole read makes them). Returns `Ok(false)`, having written nothing, for
     /// any other variable ([`Mat5File::read`] then reads it). The stream is inflated on a
     /// second thread while this one writes; a damaged stream found after the first bytes
     /// are written is an error (the caller's output is then incomplete).
@@ -374,6 +393,8 @@ impl Mat5File {
             if !at.streams(dtype, dims) {
                 return Ok(false);
             }
+            let mut booleans = None;
+            let out = Booleans::when(at.logical, out, &mut booleans);
             self.copy_raw(start, &at, offset, &located, out, progress)?;
             return Ok(true);
         }
@@ -388,6 +409,8 @@ impl Mat5File {
         if !p.at.streams(dtype, dims) {
             return Ok(false);
         }
+        let mut booleans = None;
+        let out = Booleans::when(p.at.logical, out, &mut booleans);
         if p.at.complex || p.at.swap {
             self.copy_parts((start, end), &p.at, offset, &located, out, progress)?;
             return Ok(true);
