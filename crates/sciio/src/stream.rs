@@ -555,10 +555,16 @@ const GATHER_WINDOW: u64 = 8 << 20;
 #[cfg(feature = "hdf5")]
 const PIECE_WHOLE_ROWS: u64 = 256;
 
+/// About what one positioned read of a temporary file costs (page cache), in nanoseconds,
+/// and the bytes it copies per nanosecond: what [`Gather::row_cut`] weighs.
+#[cfg(feature = "hdf5")]
+const READ_NS: f64 = 1000.0;
+#[cfg(feature = "hdf5")]
+const COPY_BYTES_PER_NS: f64 = 4.0;
+
 /// How a C-order row of the trailing axes is cut into pieces: each piece is the indices
 /// `p..q` (at most `step` of them) of axis `axis` of the row, the axes before it fixed and
-/// the axes after it whole, so a C-order run of the row. `axis` is the first axis one index
-/// of which fits a piece.
+/// the axes after it whole, so a C-order run of the row.
 #[cfg(feature = "hdf5")]
 #[derive(Clone, Copy, Debug)]
 struct RowCut {
@@ -633,26 +639,44 @@ impl<'f> Gather<'f> {
         }
     }
 
-    /// How a row is cut into pieces of at most `piece_bytes` ([`RowCut`]), the columns read
-    /// for a piece (every row of each, from the first column of a run of the piece to its
-    /// last) at most a window where they can be.
+    /// How a row is cut into pieces of at most `piece_bytes` ([`RowCut`]): along the axis
+    /// whose pieces cost least to gather ([`Gather::cut_along`]), among those one index of
+    /// which fits a piece.
     #[cfg(feature = "hdf5")]
     fn row_cut(&self, piece_bytes: usize) -> RowCut {
+        let last = self.trailing.len().saturating_sub(1);
+        (0..self.trailing.len())
+            .filter_map(|m| self.cut_along(m, piece_bytes))
+            .min_by(|x, y| x.1.total_cmp(&y.1))
+            .map_or(
+                RowCut {
+                    axis: last,
+                    step: 1,
+                },
+                |(cut, _)| cut,
+            )
+    }
+
+    /// The cut along axis `m` and its cost in nanoseconds per element (a read, about
+    /// [`READ_NS`], for each `step` elements, plus the bytes read for them, every row of
+    /// `stride` columns per element, at about [`COPY_BYTES_PER_NS`]); `None` when one
+    /// index of `m` does not fit a piece. The columns one read covers are at most a window
+    /// where they can be.
+    #[cfg(feature = "hdf5")]
+    fn cut_along(&self, m: usize, piece_bytes: usize) -> Option<(RowCut, f64)> {
         let dims = &self.trailing;
         let item = self.item.max(1);
-        let after = |m: usize| dims[m + 1..].iter().product::<u64>();
-        let last = dims.len().saturating_sub(1);
-        let axis = (0..dims.len())
-            .find(|&m| after(m) * item <= piece_bytes as u64)
-            .unwrap_or(last);
-        // The indices of `axis` one run of columns covers, `stride` columns apart.
-        let stride = dims[..axis].iter().product::<u64>().max(1);
+        let after = dims[m + 1..].iter().product::<u64>();
+        let per_piece = piece_bytes as u64 / (after * item).max(1);
+        if per_piece == 0 {
+            return None;
+        }
+        // The indices of `m` one read covers, `stride` columns apart.
+        let stride = dims[..m].iter().product::<u64>().max(1);
         let span = (self.window / (self.rows * item).max(1)).max(1);
-        let step = (piece_bytes as u64 / (after(axis) * item).max(1))
-            .min((span - 1) / stride + 1)
-            .min(dims.get(axis).copied().unwrap_or(1))
-            .max(1);
-        RowCut { axis, step }
+        let step = per_piece.min((span - 1) / stride + 1).min(dims[m]).max(1);
+        let read = (stride * self.rows * item) as f64 / COPY_BYTES_PER_NS;
+        Some((RowCut { axis: m, step }, READ_NS / step as f64 + read))
     }
 
     /// Row `a`'s piece `piece` of the cut `cut` ([`Gather::row_cut`]), C order. For each
@@ -1577,22 +1601,50 @@ mod tests {
                     ..Gather::new(&file, &info)
                 };
                 for piece_bytes in [4, 12, 400, 1 << 20] {
-                    let cut = gather.row_cut(piece_bytes);
-                    let (mut got, mut run) = (Vec::new(), Vec::new());
-                    for row in 0..shape[0] as u64 {
-                        for piece in cut.pieces(&gather.trailing) {
-                            let piece = gather.row_piece(row, cut, piece, &mut run).unwrap();
-                            assert!(piece.len() <= piece_bytes, "{shape:?} {cut:?}");
-                            got.extend(piece);
+                    // Every axis a piece can be cut along, not only the cheapest.
+                    let cuts = (0..shape.len() - 1)
+                        .filter_map(|m| gather.cut_along(m, piece_bytes))
+                        .map(|(cut, _)| cut);
+                    for cut in cuts.chain([gather.row_cut(piece_bytes)]) {
+                        let (mut got, mut run) = (Vec::new(), Vec::new());
+                        for row in 0..shape[0] as u64 {
+                            for piece in cut.pieces(&gather.trailing) {
+                                let piece = gather.row_piece(row, cut, piece, &mut run).unwrap();
+                                assert!(piece.len() <= piece_bytes, "{shape:?} {cut:?}");
+                                got.extend(piece);
+                            }
                         }
+                        assert!(
+                            got == a.as_bytes(),
+                            "{shape:?} window {window} piece {piece_bytes} {cut:?}"
+                        );
                     }
-                    assert!(
-                        got == a.as_bytes(),
-                        "{shape:?} window {window} piece {piece_bytes} {cut:?}"
-                    );
                 }
             }
         }
+    }
+
+    /// Rows are cut where their pieces are runs of the file, not an element per read: a
+    /// row of a short first axis along its last axis, a square one along its first.
+    #[cfg(feature = "hdf5")]
+    #[test]
+    fn rows_are_cut_along_the_axis_read_in_runs() {
+        let file = tempfile::tempfile().unwrap();
+        let dtype = sciio_core::DType::scalar(sciio_core::ScalarKind::Float(8));
+        let cut = |shape: &[usize]| {
+            let info = ArrayInfo {
+                dtype: dtype.clone(),
+                shape: shape.to_vec(),
+                order: sciio_core::Order::F,
+            };
+            let cut = Gather::new(&file, &info).row_cut(BATCH_BYTES);
+            (cut.axis, cut.step)
+        };
+        // One index of the first axis (4.8 MB) fits a piece, but is 600000 reads of one
+        // element: along the last axis instead, a read per piece.
+        assert_eq!(cut(&[2, 2, 600_000]), (1, 262_144));
+        assert_eq!(cut(&[2, 1100, 1100]), (0, 953));
+        assert_eq!(cut(&[2, 4 << 20]), (0, 524_288));
     }
 
     /// The transposing copy holds each row in the Fortran order of its own axes, whatever
