@@ -564,12 +564,15 @@ const COPY_BYTES_PER_NS: f64 = 4.0;
 
 /// How a C-order row of the trailing axes is cut into pieces: each piece is the indices
 /// `p..q` (at most `step` of them) of axis `axis` of the row, the axes before it fixed and
-/// the axes after it whole, so a C-order run of the row.
+/// the axes after it whole, so a C-order run of the row. For each index of the axes after
+/// `axis` the piece's elements are columns `stride` apart; `group` such indices (their
+/// runs `stride * dims[axis]` columns apart) are one read.
 #[cfg(feature = "hdf5")]
 #[derive(Clone, Copy, Debug)]
 struct RowCut {
     axis: usize,
     step: u64,
+    group: u64,
 }
 
 /// One piece of a row ([`RowCut`]): `prefix`, the C-order index of the axes before the cut
@@ -652,16 +655,18 @@ impl<'f> Gather<'f> {
                 RowCut {
                     axis: last,
                     step: 1,
+                    group: 1,
                 },
                 |(cut, _)| cut,
             )
     }
 
     /// The cut along axis `m` and its cost in nanoseconds per element (a read, about
-    /// [`READ_NS`], for each `step` elements, plus the bytes read for them, every row of
-    /// `stride` columns per element, at about [`COPY_BYTES_PER_NS`]); `None` when one
-    /// index of `m` does not fit a piece. The columns one read covers are at most a window
-    /// where they can be.
+    /// [`READ_NS`], for each `group * step` elements, plus the bytes read for them, every
+    /// row of each column from the first to the last, at about [`COPY_BYTES_PER_NS`]);
+    /// `None` when one index of `m` does not fit a piece. The columns one read covers are
+    /// at most a window where they can be: the indices after `m` read one at a time or as
+    /// many as a window holds, whichever costs less.
     #[cfg(feature = "hdf5")]
     fn cut_along(&self, m: usize, piece_bytes: usize) -> Option<(RowCut, f64)> {
         let dims = &self.trailing;
@@ -671,12 +676,30 @@ impl<'f> Gather<'f> {
         if per_piece == 0 {
             return None;
         }
-        // The indices of `m` one read covers, `stride` columns apart.
+        let column = self.rows * item;
+        let window = (self.window / column.max(1)).max(1);
+        // The indices of `m` one run covers, `stride` columns apart; runs `next` apart.
         let stride = dims[..m].iter().product::<u64>().max(1);
-        let span = (self.window / (self.rows * item).max(1)).max(1);
-        let step = per_piece.min((span - 1) / stride + 1).min(dims[m]).max(1);
-        let read = (stride * self.rows * item) as f64 / COPY_BYTES_PER_NS;
-        Some((RowCut { axis: m, step }, READ_NS / step as f64 + read))
+        let step = per_piece.min((window - 1) / stride + 1).min(dims[m]).max(1);
+        let (one, next) = ((step - 1) * stride + 1, stride * dims[m]);
+        let cost = |group: u64| {
+            let elements = (group * step) as f64;
+            let columns = (group - 1) * next + one;
+            READ_NS / elements + (columns * column) as f64 / elements / COPY_BYTES_PER_NS
+        };
+        let most = (window.saturating_sub(one) / next + 1).clamp(1, after.max(1));
+        let group = match cost(most) < cost(1) {
+            true => most,
+            false => 1,
+        };
+        Some((
+            RowCut {
+                axis: m,
+                step,
+                group,
+            },
+            cost(group),
+        ))
     }
 
     /// Row `a`'s piece `piece` of the cut `cut` ([`Gather::row_cut`]), C order. For each
@@ -706,7 +729,6 @@ impl<'f> Gather<'f> {
         let after = dims[m + 1..].iter().product::<u64>();
         let count = piece.q - piece.p;
         let column_bytes = self.rows as usize * item;
-        run.resize(((count - 1) * stride + 1) as usize * column_bytes, 0);
         let size = (count * after) as usize * item;
         // The last axis cut (nothing after it): the piece's elements come in order.
         let in_order = after == 1;
@@ -716,28 +738,38 @@ impl<'f> Gather<'f> {
         };
         let mut places = CPlaces::new(&dims[m + 1..]);
         let from = a as usize * item;
-        for rest in 0..after {
-            let Some(place) = places.next_place() else {
-                return Err(Error::invalid_input("internal: more columns than places"));
-            };
+        // Columns of one index's run; `group` runs, `next` columns apart, per read.
+        let one = (count - 1) * stride + 1;
+        let mut rest = 0;
+        while rest < after {
+            let group = cut.group.clamp(1, after - rest);
+            run.resize(((group - 1) * next + one) as usize * column_bytes, 0);
             let column = first + stride * piece.p + next * rest;
             crate::atomic::read_at(self.file, run, self.base + column * self.rows * self.item)
                 .map_err(|e| Error::io("cannot read the temporary file of the array", e))?;
-            let values = run[from..]
-                .chunks(column_bytes * stride as usize)
-                .map(|column| &column[..item]);
-            for (t, value) in values.enumerate() {
-                match in_order {
-                    true => out.extend_from_slice(value),
-                    false => {
-                        let to = (t * after as usize + place as usize) * item;
-                        out[to..to + item].copy_from_slice(value);
+            for k in 0..group as usize {
+                let Some(place) = places.next_place() else {
+                    return Err(Error::invalid_input("internal: more columns than places"));
+                };
+                let values = run[k * next as usize * column_bytes + from..]
+                    .chunks(column_bytes * stride as usize)
+                    .take(count as usize)
+                    .map(|column| &column[..item]);
+                for (t, value) in values.enumerate() {
+                    match in_order {
+                        true => out.extend_from_slice(value),
+                        false => {
+                            let to = (t * after as usize + place as usize) * item;
+                            out[to..to + item].copy_from_slice(value);
+                        }
                     }
                 }
             }
+            rest += group;
         }
         Ok(out)
     }
+
     /// Rows `a..b` in C order, the columns in Fortran order of the trailing axes, each put
     /// at its C-order place in the rows. When the rows asked are at least a sixteenth of
     /// all, a run of whole columns (up to a window) is one read; else each column's rows
@@ -1624,27 +1656,28 @@ mod tests {
         }
     }
 
-    /// Rows are cut where their pieces are runs of the file, not an element per read: a
-    /// row of a short first axis along its last axis, a square one along its first.
+    /// Rows are cut where one read gives many elements of a piece, not one: a row of a
+    /// short first axis (one index of it fits a piece, but is an element per column) or of
+    /// a short second axis (an index of the first axis is short runs of columns, each read
+    /// alone a read per 16 elements).
     #[cfg(feature = "hdf5")]
     #[test]
-    fn rows_are_cut_along_the_axis_read_in_runs() {
+    fn rows_are_cut_where_a_read_gives_many_elements() {
         let file = tempfile::tempfile().unwrap();
         let dtype = sciio_core::DType::scalar(sciio_core::ScalarKind::Float(8));
-        let cut = |shape: &[usize]| {
+        let per_read = |shape: &[usize]| {
             let info = ArrayInfo {
                 dtype: dtype.clone(),
                 shape: shape.to_vec(),
                 order: sciio_core::Order::F,
             };
             let cut = Gather::new(&file, &info).row_cut(BATCH_BYTES);
-            (cut.axis, cut.step)
+            cut.step * cut.group
         };
-        // One index of the first axis (4.8 MB) fits a piece, but is 600000 reads of one
-        // element: along the last axis instead, a read per piece.
-        assert_eq!(cut(&[2, 2, 600_000]), (1, 262_144));
-        assert_eq!(cut(&[2, 1100, 1100]), (0, 953));
-        assert_eq!(cut(&[2, 4 << 20]), (0, 524_288));
+        assert!(per_read(&[2, 2, 600_000]) >= 1 << 18);
+        assert!(per_read(&[2, 64, 65_536]) >= 1 << 16);
+        assert!(per_read(&[2, 1100, 1100]) >= 953);
+        assert_eq!(per_read(&[2, 4 << 20]), 1 << 19);
     }
 
     /// The transposing copy holds each row in the Fortran order of its own axes, whatever
