@@ -15,8 +15,9 @@
 //!
 //! Rows larger than a batch ([`BATCH_BYTES`]) move in pieces where the formats allow:
 //! HDF5 sources hand them as hyperslabs of sub-rows (`hdf5.rs`), `.h5` nodes take them in
-//! pieces (`NodeFill::append_elements`), MAT matrices are gathered a piece of a row at a time
-//! ([`for_each_transposed_piece`]); a Parquet row is one list value, whole.
+//! pieces (`NodeFill::append_elements`), MAT matrices and N-d arrays are gathered a piece of
+//! a row at a time ([`for_each_transposed_piece`]; more than a few hundred rows transposed
+//! as they are copied, [`row_major_copy`]); a Parquet row is one list value, whole.
 //!
 //! Arrays whose rows are not contiguous in the source (Fortran order) and 0-d arrays are read
 //! whole, as before.
@@ -864,10 +865,11 @@ impl CPlaces {
     }
 }
 
-/// Writes the [`transposable`] matrix at `path` of `src` as node `name` of `out` (C order,
-/// as [`crate::h5write::H5Out::write`] makes it), a block of rows at a time
-/// ([`for_each_transposed_batch`], its temporary file in `folder`). `false` (nothing
-/// written) for any other array.
+/// Writes the [`transposable`] array (a matrix or N-d array) at `path` of `src` as node
+/// `name` of `out` (C order, as [`crate::h5write::H5Out::write`] makes it), a block of rows
+/// at a time ([`for_each_transposed_batch`], its temporary file in `folder`), or rows over
+/// a batch a piece at a time ([`for_each_transposed_piece`]). `false` (nothing written) for
+/// any other array.
 #[cfg(feature = "hdf5")]
 pub(crate) fn write_h5_leaf_transposed(
     src: &mut File,
