@@ -741,28 +741,36 @@ impl<'f> Gather<'f> {
         let from = a as usize * item;
         // Columns of one index's run; `group` runs, `next` columns apart, per read.
         let one = (count - 1) * stride + 1;
+        let (next_bytes, stride_bytes) =
+            (next as usize * column_bytes, stride as usize * column_bytes);
         let mut rest = 0;
+        let mut group_places = Vec::new();
         while rest < after {
             let group = cut.group.clamp(1, after - rest);
-            run.resize(((group - 1) * next + one) as usize * column_bytes, 0);
+            run.resize(
+                (group - 1) as usize * next_bytes + one as usize * column_bytes,
+                0,
+            );
             let column = first + stride * piece.p + next * rest;
             crate::atomic::read_at(self.file, run, self.base + column * self.rows * self.item)
                 .map_err(|e| Error::io("cannot read the temporary file of the array", e))?;
-            for k in 0..group as usize {
+            group_places.clear();
+            for _ in 0..group {
                 let Some(place) = places.next_place() else {
                     return Err(Error::invalid_input("internal: more columns than places"));
                 };
-                let values = run[k * next as usize * column_bytes + from..]
-                    .chunks(column_bytes * stride as usize)
-                    .take(count as usize)
-                    .map(|column| &column[..item]);
-                for (t, value) in values.enumerate() {
+                group_places.push(place as usize * item);
+            }
+            // Index by index of the cut axis: the piece is then written in runs of the
+            // group's places (consecutive in C order), not an element a row's width apart.
+            for t in 0..count as usize {
+                let (from, to) = (t * stride_bytes + from, t * after as usize * item);
+                for (k, &place) in group_places.iter().enumerate() {
+                    let at = k * next_bytes + from;
+                    let value = &run[at..at + item];
                     match in_order {
                         true => out.extend_from_slice(value),
-                        false => {
-                            let to = (t * after as usize + place as usize) * item;
-                            out[to..to + item].copy_from_slice(value);
-                        }
+                        false => out[to + place..to + place + item].copy_from_slice(value),
                     }
                 }
             }
