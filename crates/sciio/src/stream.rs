@@ -552,9 +552,10 @@ const GATHER_WINDOW: u64 = 8 << 20;
 /// Up to this many rows, a piece of a row is picked out of its columns read whole
 /// ([`Gather::row_piece`]): the file read once per row. With more rows, reading every row
 /// of the columns for each row costs more than transposing the columns once as they are
-/// copied ([`row_major_copy`]).
+/// copied ([`row_major_copy`]): MATLAB 12-by-1.1M double -> .h5 in 1.4-1.9 s transposed vs
+/// 2.3 s from the columns, 70-by-1.1M in 2.5 vs 5.0 s (release, load 5-8).
 #[cfg(feature = "hdf5")]
-const PIECE_WHOLE_ROWS: u64 = 256;
+const PIECE_WHOLE_ROWS: u64 = 8;
 
 /// About what one positioned read of a temporary file costs (page cache), in nanoseconds,
 /// and the bytes it copies per nanosecond: what [`Gather::row_cut`] weighs.
