@@ -16,7 +16,7 @@
 //! Rows larger than a batch ([`BATCH_BYTES`]) move in pieces where the formats allow:
 //! HDF5 sources hand them as hyperslabs of sub-rows (`hdf5.rs`), `.h5` nodes take them in
 //! pieces (`NodeFill::append_elements`), MAT matrices and N-d arrays are gathered a piece of
-//! a row at a time ([`for_each_transposed_piece`]; more than a few hundred rows transposed
+//! a row at a time ([`for_each_transposed_piece`]; more than 8 rows transposed
 //! as they are copied, [`row_major_copy`]); a Parquet row is one list value, whole.
 //!
 //! Arrays whose rows are not contiguous in the source (Fortran order) and 0-d arrays are read
