@@ -33,6 +33,10 @@ KIND (BYTES is the size of the data, not of the file):
              two columns thick, each column 64 MiB, so a chunk row is 128 MiB)
   mat73_2row v7.3 MAT file, x: a MATLAB 2-by-N double matrix (HDF5 (N, 2), h5py's automatic
              chunks): two C-order rows, each half the data
+  mat73_9row v7.3 MAT file, x: a MATLAB 9-by-N double matrix (HDF5 (N, 9)): nine C-order
+             rows, each a ninth of the data
+  mat73_2row_3d v7.3 MAT file, x: a MATLAB 2-by-64-by-N double array (HDF5 (N, 64, 2)):
+             two C-order rows of shape (64, N), each half the data
   mat73_3d   v7.3 MAT file, x: a MATLAB N-by-64-by-8 double array (HDF5 dataset (8, 64, N))
   mat7_complex  v7 MAT file (one miCOMPRESSED variable, as scipy.io.savemat writes it), x: a
              complex MATLAB N-by-64 double matrix of few distinct values (real part (k % 1000)
@@ -254,6 +258,33 @@ def write_mat73_2row(path, n):
         f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
 
 
+def write_mat73_rows(path, rows, n):
+    """MATLAB's x (rows-by-n): row r holds (r * n + arange(n)) * 0.5."""
+    import h5py
+    with h5py.File(path, "w", userblock_size=512) as f:
+        x = f.create_dataset("x", shape=(n, rows), dtype="<f8", chunks=True)
+        x.attrs["MATLAB_class"] = np.bytes_("double")
+        for a, b in slices(n):
+            x[a:b, :] = np.stack([np.arange(a, b) + r * n for r in range(rows)], axis=1) * 0.5
+    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
+    with open(path, "r+b") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
+
+
+def write_mat73_2row_3d(path, n):
+    """MATLAB's x (2-by-64-by-n): x[r, i, j] = ((r * 64 + i) * n + j) * 0.5 (C-order arange)."""
+    import h5py
+    with h5py.File(path, "w", userblock_size=512) as f:
+        x = f.create_dataset("x", shape=(n, 64, 2), dtype="<f8", chunks=True)
+        x.attrs["MATLAB_class"] = np.bytes_("double")
+        lead = (np.arange(2)[:, None] * 64 + np.arange(64)[None, :]) * n
+        for a, b in slices(n):
+            x[a:b, :, :] = ((lead[:, :, None] + np.arange(a, b)[None, None, :]) * 0.5).T
+    text = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, Created on: scale_sources.py HDF5 schema 1.00 ."
+    with open(path, "r+b") as f:
+        f.write(text.ljust(116) + bytes(8) + b"\x00\x02" + b"IM")
+
+
 def main():
     kind, path, nbytes = sys.argv[1], sys.argv[2], int(sys.argv[3])
     if kind in ("earray", "npy", "npy_f", "npz", "mat73", "mat73_be", "mat7_random",
@@ -279,6 +310,10 @@ def main():
         n = max(2, nbytes // (TALL_ROWS * 8))
     elif kind == "mat73_2row":
         n = max(1, nbytes // (2 * 8))
+    elif kind == "mat73_2row_3d":
+        n = max(1, nbytes // (2 * 64 * 8))
+    elif kind == "mat73_9row":
+        n = max(1, nbytes // (9 * 8))
     elif kind == "mat73_wide":
         n = max(2, nbytes // (2 * TALL_ROWS * 8))
     else:
@@ -367,6 +402,10 @@ def main():
         write_mat73_3d(path, n)
     elif kind == "mat73_2row":
         write_mat73_2row(path, n)
+    elif kind == "mat73_2row_3d":
+        write_mat73_2row_3d(path, n)
+    elif kind == "mat73_9row":
+        write_mat73_rows(path, 9, n)
     elif kind == "parquet":
         import pyarrow as pa
         import pyarrow.compute as pc

@@ -602,6 +602,23 @@ fn mat73_matrix_of_two_rows_each_half_the_data_to_h5_streams() {
 }
 
 #[test]
+fn mat73_matrix_of_nine_rows_each_a_ninth_of_the_data_to_h5_streams() {
+    // MATLAB's 9-by-N double: C-order rows of 7 MiB at 64 MiB (blocks of one row from the
+    // stored columns), 57 MiB at 512 MiB: more rows than are read from the stored columns,
+    // so the columns are transposed into rows as they are copied and each row written into
+    // the .h5 in pieces.
+    bounded("mat73_9row", "mat", ":x", "out.h5", &[], MAT_X_AS_H5);
+}
+
+#[test]
+fn mat73_nd_array_of_two_rows_each_half_the_data_to_h5_streams() {
+    // MATLAB's 2-by-64-by-N double: C-order rows of shape (64, N), 32 MiB at 64 MiB, 256 MiB
+    // at 512 MiB, each written into the .h5 in pieces (runs of its first axis) gathered
+    // from the column-major data.
+    bounded("mat73_2row_3d", "mat", ":x", "out.h5", &[], MAT_X_AS_H5);
+}
+
+#[test]
 fn mat73_matrix_to_parquet_streams() {
     // MATLAB's column-major matrix becomes one fixed-size list column, a list per row:
     // gathered a block of rows at a time from a temporary file of the stored bytes.

@@ -366,3 +366,74 @@ else:
     assert!(err.contains("fixed-size list holds"), "{err}");
     assert!(!out.exists());
 }
+
+#[test]
+fn mat_nd_arrays_whose_rows_are_over_a_block_convert_to_h5_and_npy_as_the_tools_read_them() {
+    // MATLAB N-d arrays whose C-order rows are over a block (8 MiB): a 2-by-1100-by-1100
+    // double (rows of 9.7 MB, cut along their first axis), a 2-by-2-by-600000 double (cut
+    // along the last axis, the first fixed) and a 3-by-2-by-1500-by-1500 int16, saved by
+    // hdf5storage (v7.3) and by scipy.io (v7, zlib): each row goes into the .h5 in pieces
+    // gathered from the column-major data; a 9-by-1100-by-1000 double, more rows than are
+    // read from the stored columns, goes through a copy transposed into rows. The .h5 and
+    // the .npy hold what the tool that wrote the file reads back.
+    let dir = sciio_testkit::tempdir();
+    let d = dir.path();
+    sciio_testkit::run_python(
+        "
+import sys, numpy as np, hdf5storage, scipy.io
+d = sys.argv[1]
+arrays = {
+    'cube': (np.arange(2 * 1100 * 1100, dtype=np.float64) * 0.25 - 3).reshape(2, 1100, 1100),
+    'long': (np.arange(2 * 2 * 600_000, dtype=np.float64) / 3).reshape(2, 2, 600_000),
+    'four': (np.arange(3 * 2 * 1500 * 1500) % 30_011 - 15_000).astype(np.int16).reshape(3, 2, 1500, 1500),
+    # More rows than are read from the stored columns: transposed into rows as copied.
+    'many': (np.arange(9 * 1100 * 1000, dtype=np.float64) * 0.125 + 1).reshape(9, 1100, 1000),
+}
+for name, x in arrays.items():
+    hdf5storage.savemat(d + '/' + name + '73.mat', {'x': x}, format='7.3', matlab_compatible=True)
+    scipy.io.savemat(d + '/' + name + '7.mat', {'x': x}, do_compression=True)
+",
+        &[s(d)],
+    );
+    let check = "
+import sys, numpy as np, hdf5storage, scipy.io, tables
+src, out = sys.argv[1], sys.argv[2]
+if src.endswith('73.mat'):
+    want = hdf5storage.loadmat(src)['x']
+else:
+    want = scipy.io.loadmat(src)['x']
+if out.endswith('.npy'):
+    got = np.load(out)
+else:
+    with tables.open_file(out) as f:
+        leaves = list(f.walk_nodes('/', 'Leaf'))
+        assert len(leaves) == 1, leaves
+        assert leaves[0]._c_classid in ('CARRAY', 'ARRAY'), leaves[0]._c_classid
+        got = leaves[0].read()
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.shape, got.dtype, want.dtype)
+assert np.array_equal(got, want), src
+";
+    let names = [
+        "cube73", "cube7", "long73", "long7", "four73", "four7", "many73", "many7",
+    ];
+    for name in names {
+        for (out, extra) in [
+            ("out.h5", &[][..]),
+            ("out.h5", &["--compress", "zlib:1"][..]),
+            ("out.npy", &[][..]),
+        ] {
+            if (out == "out.npy" || !extra.is_empty()) && name.starts_with("many")
+                || out == "out.npy" && name.starts_with("four")
+            {
+                continue;
+            }
+            let out = d.join(out);
+            let src = format!("{}/{name}.mat:x", s(d));
+            let mut args = vec!["convert", src.as_str(), s(&out)];
+            args.extend_from_slice(extra);
+            ok(&args);
+            sciio_testkit::run_python(check, &[&format!("{}/{name}.mat", s(d)), s(&out)]);
+            std::fs::remove_file(&out).unwrap();
+        }
+    }
+}

@@ -124,3 +124,17 @@ pub(crate) fn read_at(
     file.seek(std::io::SeekFrom::Start(offset))?;
     file.read_exact(buf)
 }
+
+/// Writes `buf` into `file` at `offset` (the temporary files of matrices transposed as they
+/// are copied).
+#[cfg(all(unix, feature = "hdf5"))]
+pub(crate) fn write_at(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
+}
+
+#[cfg(all(not(unix), feature = "hdf5"))]
+pub(crate) fn write_at(mut file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Seek, Write};
+    file.seek(std::io::SeekFrom::Start(offset))?;
+    file.write_all(buf)
+}

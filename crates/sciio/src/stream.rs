@@ -15,8 +15,9 @@
 //!
 //! Rows larger than a batch ([`BATCH_BYTES`]) move in pieces where the formats allow:
 //! HDF5 sources hand them as hyperslabs of sub-rows (`hdf5.rs`), `.h5` nodes take them in
-//! pieces (`NodeFill::append_elements`), MAT matrices are gathered a piece of a row at a time
-//! ([`for_each_transposed_piece`]); a Parquet row is one list value, whole.
+//! pieces (`NodeFill::append_elements`), MAT matrices and N-d arrays are gathered a piece of
+//! a row at a time ([`for_each_transposed_piece`]; more than 8 rows transposed
+//! as they are copied, [`row_major_copy`]); a Parquet row is one list value, whole.
 //!
 //! Arrays whose rows are not contiguous in the source (Fortran order) and 0-d arrays are read
 //! whole, as before.
@@ -320,42 +321,79 @@ fn column_major_copy(
     Ok(temp)
 }
 
-/// Calls `consume` with the C-order rows of the [`transposable`] matrix (two axes) at `path`
-/// of `src` in pieces of about `piece_bytes` (runs of a row's columns, the rows in turn):
-/// what [`for_each_transposed_batch`] gives in blocks of whole rows, for rows too large to
-/// hold. The column-major bytes go through a temporary file in `folder` as there; the pieces
-/// are gathered on a thread of their own while `consume` takes the one before.
+/// Sizes that decide how [`for_each_transposed_piece`] gathers pieces of rows (the
+/// constants in conversions, small ones in tests).
+#[cfg(feature = "hdf5")]
+#[derive(Clone, Copy, Debug)]
+struct PieceSizes {
+    /// Bytes of a piece of a row, at most.
+    piece: usize,
+    /// Bytes read at a time ([`GATHER_WINDOW`]); also the buffer of the transposing copy.
+    window: u64,
+    /// Rows up to which pieces are picked out of the columns read whole
+    /// ([`PIECE_WHOLE_ROWS`]); more rows are transposed as they are copied.
+    whole_rows: u64,
+}
+
+#[cfg(feature = "hdf5")]
+impl PieceSizes {
+    const CONVERT: PieceSizes = PieceSizes {
+        piece: BATCH_BYTES,
+        window: GATHER_WINDOW,
+        whole_rows: PIECE_WHOLE_ROWS,
+    };
+}
+
+/// Calls `consume` with the C-order rows of the [`transposable`] array (two or more axes)
+/// at `path` of `src` in pieces of at most `sizes.piece` bytes (C-order runs of a row, the
+/// rows in turn, [`RowCut`]): what [`for_each_transposed_batch`] gives in blocks of whole
+/// rows, for rows too large to hold. The pieces are gathered on a thread of their own
+/// while `consume` takes the one before, from a temporary file in `folder`:
+/// - up to `sizes.whole_rows` rows, the stored column-major bytes ([`column_major_copy`]),
+///   each piece picked out of runs of whole columns (the file read once per row);
+/// - more rows, the rows one after the other, each in the Fortran order of its own axes
+///   ([`row_major_copy`]: the columns transposed as they are copied), so that a piece of a
+///   row is runs of that row alone (a read per element was about 1 µs: ~8 MB/s).
 #[cfg(feature = "hdf5")]
 fn for_each_transposed_piece(
     src: &mut File,
     path: &str,
     info: &ArrayInfo,
     folder: &std::path::Path,
-    piece_bytes: usize,
+    sizes: PieceSizes,
     copied: &mut dyn FnMut(u64),
     consume: &mut dyn FnMut(&[u8]) -> Result<()>,
 ) -> Result<()> {
-    if info.shape.len() != 2 {
-        return Err(Error::invalid_input("internal: not a matrix"));
+    if info.shape.len() < 2 {
+        return Err(Error::invalid_input("internal: not an array of rows"));
     }
-    let temp = column_major_copy(src, path, info, folder, copied)?;
-    let gather = Gather::new(&temp, info);
-    let cols = gather.trailing.iter().product::<u64>();
-    let per_piece = gather.piece_columns(piece_bytes);
+    let rows = info.shape[0] as u64;
+    let by_rows = rows > sizes.whole_rows;
+    let temp = match by_rows {
+        true => row_major_copy(src, path, info, folder, sizes.window, copied)?,
+        false => column_major_copy(src, path, info, folder, copied)?,
+    };
     let (full_tx, full_rx) = sync_channel::<Result<Vec<u8>>>(1);
     std::thread::scope(|scope| {
         scope.spawn(move || {
             let mut run = Vec::new();
-            for a in 0..gather.rows {
-                let mut c = 0;
-                while c < cols {
-                    let d = (c + per_piece).min(cols);
-                    let piece = gather.row_piece(a, c, d, &mut run);
+            for a in 0..rows {
+                // A row of the row-major copy is an array of one row of its own.
+                let (gather, row) = match by_rows {
+                    true => (Gather::row_of(&temp, info, a), 0),
+                    false => (Gather::new(&temp, info), a),
+                };
+                let gather = Gather {
+                    window: sizes.window,
+                    ..gather
+                };
+                let cut = gather.row_cut(sizes.piece);
+                for piece in cut.pieces(&gather.trailing) {
+                    let piece = gather.row_piece(row, cut, piece, &mut run);
                     let failed = piece.is_err();
                     if full_tx.send(piece).is_err() || failed {
                         return;
                     }
-                    c = d;
                 }
             }
         });
@@ -371,30 +409,214 @@ fn for_each_transposed_piece(
     })
 }
 
+/// The data of the [`transposable`] array at `path` of `src` as its rows one after the
+/// other, each in the Fortran order of its own axes (for a matrix: C order), in an unnamed
+/// temporary file in `folder` (`copied` gets the bytes copied so far): the stored
+/// column-major bytes are taken about `window` bytes of whole columns at a time and each
+/// row's part of them written where it goes, one write per row ([`RowMajor`]).
+#[cfg(feature = "hdf5")]
+fn row_major_copy(
+    src: &mut File,
+    path: &str,
+    info: &ArrayInfo,
+    folder: &std::path::Path,
+    window: u64,
+    copied: &mut dyn FnMut(u64),
+) -> Result<std::fs::File> {
+    if info.shape.len() < 2 {
+        return Err(Error::invalid_input("internal: not an array of rows"));
+    }
+    let io = |e| Error::io("cannot write the temporary file of the transposed array", e);
+    let temp = tempfile::tempfile_in(folder)
+        .map_err(io)
+        .map_err(|e| e.with_file(folder))?;
+    let rows = info.shape[0] as u64;
+    let columns = info.shape[1..].iter().map(|&d| d as u64).product::<u64>();
+    let mut w = RowMajor::new(&temp, rows, columns, info.dtype.itemsize() as u64, window);
+    src.copy_array_data(path, &mut w, copied)?;
+    w.finish().map_err(io)?;
+    if w.elements != rows * columns {
+        return Err(Error::truncated(format!(
+            "the array's data is {} bytes, not the {} its shape and dtype make",
+            w.elements * w.item,
+            info.nbytes()
+        ))
+        .with_node(path.to_string()));
+    }
+    Ok(temp)
+}
+
+/// Column-major bytes (`rows` elements per column) in, written to `file` as rows: element
+/// `(a, j)` at `(a * columns + j) * item`. Whole columns are held up to a window's bytes
+/// (a piece of one column if a column is larger); each row's elements among them are one
+/// run, one write.
+#[cfg(feature = "hdf5")]
+struct RowMajor<'f> {
+    file: &'f std::fs::File,
+    rows: u64,
+    columns: u64,
+    item: u64,
+    /// The column-major bytes held, from element `elements` on.
+    held: Vec<u8>,
+    /// Bytes held before they are written out.
+    hold: usize,
+    /// Elements written out so far.
+    elements: u64,
+    /// One row's run, gathered from the held bytes.
+    run: Vec<u8>,
+}
+
+#[cfg(feature = "hdf5")]
+impl<'f> RowMajor<'f> {
+    fn new(file: &'f std::fs::File, rows: u64, columns: u64, item: u64, window: u64) -> Self {
+        let item = item.max(1);
+        let column = rows.saturating_mul(item).max(1);
+        // Whole columns while one fits the window, else a window's elements of one.
+        let hold = match column <= window {
+            true => (window / column) * column,
+            false => (window / item).max(1) * item,
+        };
+        let hold = usize::try_from(hold).unwrap_or(usize::MAX);
+        RowMajor {
+            file,
+            rows,
+            columns,
+            item,
+            held: Vec::with_capacity(hold),
+            hold,
+            elements: 0,
+            run: Vec::new(),
+        }
+    }
+
+    /// Writes the held elements where their rows go.
+    fn write_out(&mut self) -> io::Result<()> {
+        let item = self.item as usize;
+        let n = (self.held.len() / item) as u64;
+        if n == 0 {
+            return Ok(());
+        }
+        if self.elements + n > self.rows.saturating_mul(self.columns) {
+            return Err(io::Error::other("more data than the array's shape holds"));
+        }
+        // Element e (column-major) is row e % rows of column e / rows: the held elements
+        // of one row are every `rows`-th one from its first.
+        let rows = self.rows as usize;
+        for r in 0..rows.min(n as usize) {
+            let e = self.elements + r as u64;
+            let (a, j) = (e % self.rows, e / self.rows);
+            self.run.clear();
+            for value in self.held[r * item..].chunks(item).step_by(rows) {
+                self.run.extend_from_slice(value);
+            }
+            crate::atomic::write_at(self.file, &self.run, (a * self.columns + j) * self.item)?;
+        }
+        self.elements += n;
+        self.held.clear();
+        Ok(())
+    }
+
+    /// Writes out what is held; a part of an element left over is an error.
+    fn finish(&mut self) -> io::Result<()> {
+        if !self.held.len().is_multiple_of(self.item as usize) {
+            return Err(io::Error::other("the data ends inside an element"));
+        }
+        self.write_out()
+    }
+}
+
+#[cfg(feature = "hdf5")]
+impl Write for RowMajor<'_> {
+    fn write(&mut self, mut data: &[u8]) -> io::Result<usize> {
+        let n = data.len();
+        while !data.is_empty() {
+            let take = (self.hold - self.held.len()).min(data.len());
+            self.held.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            if self.held.len() >= self.hold {
+                self.write_out()?;
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// Bytes of whole columns [`Gather::rows`] reads at a time.
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
 const GATHER_WINDOW: u64 = 8 << 20;
 
-/// Up to this many rows, a piece of a row of a matrix is picked out of its columns read
-/// whole ([`Gather::row_piece`]): the file read once per row beats a read per element
-/// (about 1 µs each) while the rows are fewer than a few hundred.
+/// Up to this many rows, a piece of a row is picked out of its columns read whole
+/// ([`Gather::row_piece`]): the file read once per row. With more rows, reading every row
+/// of the columns for each row costs more than transposing the columns once as they are
+/// copied ([`row_major_copy`]): MATLAB 12-by-1.1M double -> .h5 in 1.4-1.9 s transposed vs
+/// 2.3 s from the columns, 70-by-1.1M in 2.5 vs 5.0 s (release, load 5-8).
 #[cfg(feature = "hdf5")]
-const PIECE_WHOLE_ROWS: u64 = 256;
+const PIECE_WHOLE_ROWS: u64 = 8;
 
-/// Blocks of C-order rows gathered from the Fortran-order bytes of an array in a file.
+/// About what one positioned read of a temporary file costs (page cache), in nanoseconds,
+/// and the bytes it copies per nanosecond: what [`Gather::row_cut`] weighs.
+#[cfg(feature = "hdf5")]
+const READ_NS: f64 = 1000.0;
+#[cfg(feature = "hdf5")]
+const COPY_BYTES_PER_NS: f64 = 4.0;
+
+/// How a C-order row of the trailing axes is cut into pieces: each piece is the indices
+/// `p..q` (at most `step` of them) of axis `axis` of the row, the axes before it fixed and
+/// the axes after it whole, so a C-order run of the row. For each index of the axes after
+/// `axis` the piece's elements are columns `stride` apart; `group` such indices (their
+/// runs `stride * dims[axis]` columns apart) are one read.
+#[cfg(feature = "hdf5")]
+#[derive(Clone, Copy, Debug)]
+struct RowCut {
+    axis: usize,
+    step: u64,
+    group: u64,
+}
+
+/// One piece of a row ([`RowCut`]): `prefix`, the C-order index of the axes before the cut
+/// axis, and `p..q` along it.
+#[cfg(feature = "hdf5")]
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    prefix: u64,
+    p: u64,
+    q: u64,
+}
+
+#[cfg(feature = "hdf5")]
+impl RowCut {
+    /// The pieces of a row of shape `dims`, in C order.
+    fn pieces(self, dims: &[u64]) -> impl Iterator<Item = Piece> {
+        let prefixes = dims[..self.axis].iter().product::<u64>();
+        let length = dims.get(self.axis).copied().unwrap_or(0);
+        let step = self.step.max(1);
+        (0..prefixes).flat_map(move |prefix| {
+            (0..length.div_ceil(step)).map(move |k| Piece {
+                prefix,
+                p: k * step,
+                q: ((k + 1) * step).min(length),
+            })
+        })
+    }
+}
+
+/// Blocks of C-order rows, or pieces of one, gathered from the Fortran-order bytes of an
+/// array in a file.
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
 struct Gather<'f> {
     file: &'f std::fs::File,
+    /// Where the array starts in the file.
+    base: u64,
     rows: u64,
     /// The trailing axes (a row's shape).
     trailing: Vec<u64>,
     item: u64,
     /// Bytes of whole columns read at a time ([`GATHER_WINDOW`], smaller in tests).
     window: u64,
-    /// Rows up to which a piece of a row is picked out of whole columns
-    /// ([`PIECE_WHOLE_ROWS`], others in tests).
-    #[cfg(feature = "hdf5")]
-    whole_rows: u64,
 }
 
 #[cfg(any(feature = "hdf5", feature = "parquet"))]
@@ -402,54 +624,160 @@ impl<'f> Gather<'f> {
     fn new(file: &'f std::fs::File, info: &ArrayInfo) -> Gather<'f> {
         Gather {
             file,
+            base: 0,
             rows: info.shape[0] as u64,
             trailing: info.shape[1..].iter().map(|&d| d as u64).collect(),
             item: info.dtype.itemsize() as u64,
             window: GATHER_WINDOW,
-            #[cfg(feature = "hdf5")]
-            whole_rows: PIECE_WHOLE_ROWS,
         }
     }
 
-    /// Columns per piece of a row of a matrix ([`Gather::row_piece`]): about `piece_bytes`
-    /// of the row, fewer when the columns read for them (every row of each, while the rows
-    /// are few enough to read whole) would pass the window.
+    /// Row `a` of a [`row_major_copy`] of the array: an array of that one row.
     #[cfg(feature = "hdf5")]
-    fn piece_columns(&self, piece_bytes: usize) -> u64 {
-        let per = (piece_bytes as u64 / self.item.max(1)).max(1);
-        match self.rows <= self.whole_rows {
-            true => per.min((self.window / (self.rows * self.item).max(1)).max(1)),
-            false => per,
+    fn row_of(file: &'f std::fs::File, info: &ArrayInfo, a: u64) -> Gather<'f> {
+        let gather = Gather::new(file, info);
+        let row = gather.trailing.iter().product::<u64>() * gather.item;
+        Gather {
+            base: a * row,
+            rows: 1,
+            ..gather
         }
     }
 
-    /// Row `a`'s columns `c..d` of a matrix. While the rows are few ([`PIECE_WHOLE_ROWS`]),
-    /// the columns are one read of all their rows, row `a` picked out of it (the file read
-    /// once per row); else one read per column.
+    /// How a row is cut into pieces of at most `piece_bytes` ([`RowCut`]): along the axis
+    /// whose pieces cost least to gather ([`Gather::cut_along`]), among those one index of
+    /// which fits a piece.
     #[cfg(feature = "hdf5")]
-    fn row_piece(&self, a: u64, c: u64, d: u64, run: &mut Vec<u8>) -> Result<Vec<u8>> {
-        let item = self.item as usize;
-        let read = |buf: &mut [u8], at: u64| {
-            crate::atomic::read_at(self.file, buf, at * self.item)
-                .map_err(|e| Error::io("cannot read the temporary file of the array", e))
+    fn row_cut(&self, piece_bytes: usize) -> RowCut {
+        let last = self.trailing.len().saturating_sub(1);
+        (0..self.trailing.len())
+            .filter_map(|m| self.cut_along(m, piece_bytes))
+            .min_by(|x, y| x.1.total_cmp(&y.1))
+            .map_or(
+                RowCut {
+                    axis: last,
+                    step: 1,
+                    group: 1,
+                },
+                |(cut, _)| cut,
+            )
+    }
+
+    /// The cut along axis `m` and its cost in nanoseconds per element (a read, about
+    /// [`READ_NS`], for each `group * step` elements, plus the bytes read for them, every
+    /// row of each column from the first to the last, at about [`COPY_BYTES_PER_NS`]);
+    /// `None` when one index of `m` does not fit a piece. The columns one read covers are
+    /// at most a window where they can be: the indices after `m` read one at a time or as
+    /// many as a window holds, whichever costs less.
+    #[cfg(feature = "hdf5")]
+    fn cut_along(&self, m: usize, piece_bytes: usize) -> Option<(RowCut, f64)> {
+        let dims = &self.trailing;
+        let item = self.item.max(1);
+        let after = dims[m + 1..].iter().product::<u64>();
+        let per_piece = piece_bytes as u64 / (after * item).max(1);
+        if per_piece == 0 {
+            return None;
+        }
+        let column = self.rows * item;
+        let window = (self.window / column.max(1)).max(1);
+        // The indices of `m` one run covers, `stride` columns apart; runs `next` apart.
+        let stride = dims[..m].iter().product::<u64>().max(1);
+        let step = per_piece.min((window - 1) / stride + 1).min(dims[m]).max(1);
+        let (one, next) = ((step - 1) * stride + 1, stride * dims[m]);
+        let cost = |group: u64| {
+            let elements = (group * step) as f64;
+            let columns = (group - 1) * next + one;
+            READ_NS / elements + (columns * column) as f64 / elements / COPY_BYTES_PER_NS
         };
-        if self.rows <= self.whole_rows {
-            // `run` is kept from piece to piece: resized, not zeroed again.
-            run.resize(((d - c) * self.rows) as usize * item, 0);
-            read(run, c * self.rows)?;
-            let column_bytes = self.rows as usize * item;
-            let from = a as usize * item;
-            let mut piece = Vec::with_capacity((d - c) as usize * item);
-            for column in run.chunks_exact(column_bytes) {
-                piece.extend_from_slice(&column[from..from + item]);
+        let most = (window.saturating_sub(one) / next + 1).clamp(1, after.max(1));
+        let group = match cost(most) < cost(1) {
+            true => most,
+            false => 1,
+        };
+        Some((
+            RowCut {
+                axis: m,
+                step,
+                group,
+            },
+            cost(group),
+        ))
+    }
+
+    /// Row `a`'s piece `piece` of the cut `cut` ([`Gather::row_cut`]), C order. For each
+    /// index of the axes after the cut one, its elements are columns `stride` apart: one
+    /// read of the columns from the first to the last (every row of each), row `a` picked
+    /// out. `run` is kept from piece to piece: resized, not zeroed again.
+    #[cfg(feature = "hdf5")]
+    fn row_piece(&self, a: u64, cut: RowCut, piece: Piece, run: &mut Vec<u8>) -> Result<Vec<u8>> {
+        let dims = &self.trailing;
+        let (m, item) = (cut.axis, self.item as usize);
+        let (Some(&length), true) = (dims.get(m), piece.p < piece.q) else {
+            return Err(Error::invalid_input("internal: no such piece of a row"));
+        };
+        // Fortran strides of the axes before the cut one: the prefix's first column.
+        let mut first = 0u64;
+        let (mut rest, mut stride) = (piece.prefix, 1u64);
+        let mut strides = Vec::with_capacity(m);
+        for &n in &dims[..m] {
+            strides.push(stride);
+            stride *= n;
+        }
+        for (&n, s) in dims[..m].iter().zip(strides).rev() {
+            first += (rest % n) * s;
+            rest /= n;
+        }
+        let next = stride * length;
+        let after = dims[m + 1..].iter().product::<u64>();
+        let count = piece.q - piece.p;
+        let column_bytes = self.rows as usize * item;
+        let size = (count * after) as usize * item;
+        // The last axis cut (nothing after it): the piece's elements come in order.
+        let in_order = after == 1;
+        let mut out = match in_order {
+            true => Vec::with_capacity(size),
+            false => vec![0u8; size],
+        };
+        let mut places = CPlaces::new(&dims[m + 1..]);
+        let from = a as usize * item;
+        // Columns of one index's run; `group` runs, `next` columns apart, per read.
+        let one = (count - 1) * stride + 1;
+        let (next_bytes, stride_bytes) =
+            (next as usize * column_bytes, stride as usize * column_bytes);
+        let mut rest = 0;
+        let mut group_places = Vec::new();
+        while rest < after {
+            let group = cut.group.clamp(1, after - rest);
+            run.resize(
+                (group - 1) as usize * next_bytes + one as usize * column_bytes,
+                0,
+            );
+            let column = first + stride * piece.p + next * rest;
+            crate::atomic::read_at(self.file, run, self.base + column * self.rows * self.item)
+                .map_err(|e| Error::io("cannot read the temporary file of the array", e))?;
+            group_places.clear();
+            for _ in 0..group {
+                let Some(place) = places.next_place() else {
+                    return Err(Error::invalid_input("internal: more columns than places"));
+                };
+                group_places.push(place as usize * item);
             }
-            return Ok(piece);
+            // Index by index of the cut axis: the piece is then written in runs of the
+            // group's places (consecutive in C order), not an element a row's width apart.
+            for t in 0..count as usize {
+                let (from, to) = (t * stride_bytes + from, t * after as usize * item);
+                for (k, &place) in group_places.iter().enumerate() {
+                    let at = k * next_bytes + from;
+                    let value = &run[at..at + item];
+                    match in_order {
+                        true => out.extend_from_slice(value),
+                        false => out[to + place..to + place + item].copy_from_slice(value),
+                    }
+                }
+            }
+            rest += group;
         }
-        let mut piece = vec![0u8; (d - c) as usize * item];
-        for (j, to) in (c..d).zip(piece.chunks_exact_mut(item)) {
-            read(to, j * self.rows + a)?;
-        }
-        Ok(piece)
+        Ok(out)
     }
 
     /// Rows `a..b` in C order, the columns in Fortran order of the trailing axes, each put
@@ -480,7 +808,7 @@ impl<'f> Gather<'f> {
                 true => c * self.rows,
                 false => c * self.rows + a,
             };
-            crate::atomic::read_at(self.file, run, first * self.item)
+            crate::atomic::read_at(self.file, run, self.base + first * self.item)
                 .map_err(|e| Error::io("cannot read the temporary file of the array", e))?;
             for column in run.chunks_exact(column_bytes) {
                 let Some(place) = places.next_place() else {
@@ -546,10 +874,11 @@ impl CPlaces {
     }
 }
 
-/// Writes the [`transposable`] matrix at `path` of `src` as node `name` of `out` (C order,
-/// as [`crate::h5write::H5Out::write`] makes it), a block of rows at a time
-/// ([`for_each_transposed_batch`], its temporary file in `folder`). `false` (nothing
-/// written) for any other array.
+/// Writes the [`transposable`] array (a matrix or N-d array) at `path` of `src` as node
+/// `name` of `out` (C order, as [`crate::h5write::H5Out::write`] makes it), a block of rows
+/// at a time ([`for_each_transposed_batch`], its temporary file in `folder`), or rows over
+/// a batch a piece at a time ([`for_each_transposed_piece`]). `false` (nothing written) for
+/// any other array.
 #[cfg(feature = "hdf5")]
 pub(crate) fn write_h5_leaf_transposed(
     src: &mut File,
@@ -577,14 +906,14 @@ pub(crate) fn write_h5_leaf_transposed(
         (progress.borrow_mut())(half + done / 2);
         Ok(())
     };
-    if info.shape.len() == 2 && row > BATCH_BYTES {
+    if row > BATCH_BYTES {
         // Rows over a batch: pieces of a row, never a whole one.
         for_each_transposed_piece(
             src,
             path,
             info,
             folder,
-            BATCH_BYTES,
+            PieceSizes::CONVERT,
             &mut copied,
             &mut write,
         )?;
@@ -1269,38 +1598,177 @@ mod tests {
         }
     }
 
+    /// Shapes of matrices and N-d arrays whose rows the piece tests cut: few rows and many,
+    /// rows of one long axis, of a short first axis, of several.
+    #[cfg(feature = "hdf5")]
+    const PIECE_SHAPES: [&[usize]; 9] = [
+        &[300, 7],
+        &[5, 70],
+        &[2, 1000],
+        &[2, 30, 40],
+        &[3, 4, 5, 6],
+        &[2, 2, 50],
+        &[7, 3, 1, 9],
+        &[40, 6, 5],
+        &[1, 9, 11],
+    ];
+
+    /// An array of shape `shape` (int32, C order) and a file of its Fortran-order bytes.
+    #[cfg(feature = "hdf5")]
+    fn fortran_file(
+        dir: &std::path::Path,
+        shape: &[usize],
+    ) -> (sciio_core::NdArray, std::fs::File) {
+        let n: usize = shape.iter().product();
+        let values: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
+        let a = sciio_core::NdArray::from_vec(values, shape).unwrap();
+        let f = a.to_order(sciio_core::Order::F);
+        let path = dir.join("f.bin");
+        std::fs::write(&path, f.as_bytes()).unwrap();
+        (a, std::fs::File::open(&path).unwrap())
+    }
+
+    /// Pieces of rows gathered from the Fortran-order bytes (the columns read whole) are the
+    /// C-order rows in order, each at most the piece's bytes, whatever the window (one column
+    /// up) and the piece (one element up).
     #[cfg(feature = "hdf5")]
     #[test]
     fn pieces_of_rows_are_the_c_order_rows() {
         let dir = tempfile::tempdir().unwrap();
-        for shape in [vec![300, 7], vec![5, 70], vec![2, 1000]] {
-            let n: usize = shape.iter().product();
-            let values: Vec<i32> = (0..n as i32).map(|i| i * 3 - 7).collect();
-            let a = sciio_core::NdArray::from_vec(values, &shape).unwrap();
-            let f = a.to_order(sciio_core::Order::F);
-            let path = dir.path().join("f.bin");
-            std::fs::write(&path, f.as_bytes()).unwrap();
-            let file = std::fs::File::open(&path).unwrap();
-            // Whole columns read (few rows) or one read per element; windows of 1 column up.
-            for (whole_rows, window) in [(0, 1 << 20), (1000, 4), (1000, 4000), (1000, 1 << 20)] {
-                let mut gather = Gather::new(&file, &ArrayInfo::of(&f));
-                (gather.whole_rows, gather.window) = (whole_rows, window);
+        for shape in PIECE_SHAPES {
+            let (a, file) = fortran_file(dir.path(), shape);
+            let info = ArrayInfo::of(&a);
+            for window in [4, 4000, 1 << 20] {
+                let gather = Gather {
+                    window,
+                    ..Gather::new(&file, &info)
+                };
                 for piece_bytes in [4, 12, 400, 1 << 20] {
-                    let per = gather.piece_columns(piece_bytes);
-                    let (mut got, mut run) = (Vec::new(), Vec::new());
-                    for row in 0..shape[0] as u64 {
-                        let mut c = 0;
-                        while c < shape[1] as u64 {
-                            let d = (c + per).min(shape[1] as u64);
-                            got.extend(gather.row_piece(row, c, d, &mut run).unwrap());
-                            c = d;
+                    // Every axis a piece can be cut along, not only the cheapest.
+                    let cuts = (0..shape.len() - 1)
+                        .filter_map(|m| gather.cut_along(m, piece_bytes))
+                        .map(|(cut, _)| cut);
+                    for cut in cuts.chain([gather.row_cut(piece_bytes)]) {
+                        let (mut got, mut run) = (Vec::new(), Vec::new());
+                        for row in 0..shape[0] as u64 {
+                            for piece in cut.pieces(&gather.trailing) {
+                                let piece = gather.row_piece(row, cut, piece, &mut run).unwrap();
+                                assert!(piece.len() <= piece_bytes, "{shape:?} {cut:?}");
+                                got.extend(piece);
+                            }
                         }
+                        assert!(
+                            got == a.as_bytes(),
+                            "{shape:?} window {window} piece {piece_bytes} {cut:?}"
+                        );
                     }
-                    assert!(
-                        got == a.as_bytes(),
-                        "{shape:?} whole rows {whole_rows} window {window} piece {piece_bytes}"
-                    );
                 }
+            }
+        }
+    }
+
+    /// Rows are cut where one read gives many elements of a piece, not one: a row of a
+    /// short first axis (one index of it fits a piece, but is an element per column) or of
+    /// a short second axis (an index of the first axis is short runs of columns, each read
+    /// alone a read per 16 elements).
+    #[cfg(feature = "hdf5")]
+    #[test]
+    fn rows_are_cut_where_a_read_gives_many_elements() {
+        let file = tempfile::tempfile().unwrap();
+        let dtype = sciio_core::DType::scalar(sciio_core::ScalarKind::Float(8));
+        let per_read = |shape: &[usize]| {
+            let info = ArrayInfo {
+                dtype: dtype.clone(),
+                shape: shape.to_vec(),
+                order: sciio_core::Order::F,
+            };
+            let cut = Gather::new(&file, &info).row_cut(BATCH_BYTES);
+            cut.step * cut.group
+        };
+        assert!(per_read(&[2, 2, 600_000]) >= 1 << 18);
+        assert!(per_read(&[2, 64, 65_536]) >= 1 << 16);
+        assert!(per_read(&[2, 1100, 1100]) >= 953);
+        assert_eq!(per_read(&[2, 4 << 20]), 1 << 19);
+    }
+
+    /// The transposing copy holds each row in the Fortran order of its own axes, whatever
+    /// the window (whole columns, one column, less than a column) and the sizes written.
+    #[cfg(feature = "hdf5")]
+    #[test]
+    fn the_row_major_copy_holds_each_row_in_its_own_fortran_order() {
+        for shape in PIECE_SHAPES {
+            let (a, _) = fortran_file(tempfile::tempdir().unwrap().path(), shape);
+            let f = a.to_order(sciio_core::Order::F);
+            let row = a.as_bytes().len() / shape[0];
+            let mut want = Vec::new();
+            for r in 0..shape[0] {
+                let values: Vec<i32> = a.as_bytes()[r * row..(r + 1) * row]
+                    .chunks(4)
+                    .map(|b| i32::from_ne_bytes(b.try_into().unwrap()))
+                    .collect();
+                let one = sciio_core::NdArray::from_vec(values, &shape[1..]).unwrap();
+                want.extend_from_slice(one.to_order(sciio_core::Order::F).as_bytes());
+            }
+            let columns: usize = shape[1..].iter().product();
+            for window in [4, 12, shape[0] as u64 * 4, 1000, 1 << 20] {
+                for write in [1, 7, 4096] {
+                    let temp = tempfile::tempfile().unwrap();
+                    let mut w = RowMajor::new(&temp, shape[0] as u64, columns as u64, 4, window);
+                    for bytes in f.as_bytes().chunks(write) {
+                        w.write_all(bytes).unwrap();
+                    }
+                    w.finish().unwrap();
+                    let mut got = vec![0u8; want.len()];
+                    crate::atomic::read_at(&temp, &mut got, 0).unwrap();
+                    assert!(got == want, "{shape:?} window {window} writes of {write}");
+                }
+            }
+        }
+    }
+
+    /// Rows over a piece come out of a Fortran-order array as its C-order bytes, in pieces
+    /// of at most the piece's bytes, from the stored columns (few rows) or from the
+    /// transposing copy (many rows).
+    #[cfg(feature = "hdf5")]
+    #[test]
+    fn transposed_pieces_are_the_c_order_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        for shape in PIECE_SHAPES {
+            let (a, _) = fortran_file(dir.path(), shape);
+            let f = a.to_order(sciio_core::Order::F);
+            let path = dir.path().join("f.npy");
+            let mut bytes = Vec::new();
+            sciio_npy::write_array(&mut bytes, &f).unwrap();
+            std::fs::write(&path, bytes).unwrap();
+            let info = ArrayInfo::of(&f);
+            for (whole_rows, window, piece) in [
+                (0, 4, 4),
+                (0, 100, 400),
+                (1000, 100, 64),
+                (1000, 1 << 20, 1 << 20),
+            ] {
+                let mut file = File::open(&path).unwrap();
+                let sizes = PieceSizes {
+                    piece,
+                    window,
+                    whole_rows,
+                };
+                let mut got = Vec::new();
+                for_each_transposed_piece(
+                    &mut file,
+                    "/",
+                    &info,
+                    dir.path(),
+                    sizes,
+                    &mut |_| {},
+                    &mut |p| {
+                        assert!(p.len() <= piece, "{shape:?} {sizes:?}");
+                        got.extend_from_slice(p);
+                        Ok(())
+                    },
+                )
+                .unwrap();
+                assert!(got == a.as_bytes(), "{shape:?} {sizes:?}");
             }
         }
     }
