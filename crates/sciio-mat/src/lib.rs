@@ -60,7 +60,7 @@ mod v5;
 mod value;
 mod write;
 
-pub use array_pieces::{ArrayPieces, FillElements};
+pub use array_pieces::{ArrayPieces, FillElements, PutBytes, RecordPass, RecordPieces};
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use numpy::{from_numpy, no_class_reason, numeric_meta, PythonAttrs, PythonMeta};

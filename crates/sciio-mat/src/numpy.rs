@@ -251,25 +251,7 @@ fn structure(array: &NdArray, record: &RecordType) -> Result<(MatValue, Vec<Vec<
         let mut values = Vec::with_capacity(record.fields.len());
         let mut meta = Vec::with_capacity(record.fields.len());
         for field in &record.fields {
-            let size = field.dtype.itemsize();
-            let raw = record_bytes
-                .get(field.offset..field.offset + size)
-                .ok_or_else(|| {
-                    Error::format(format!("record field '{}' beyond the record", field.name))
-                })?;
-            let (v, m) = match &field.dtype {
-                DType::SubArray(base, sub_shape) => {
-                    let a = NdArray::from_bytes((**base).clone(), sub_shape, Order::C, raw)?;
-                    from_numpy(&a)?
-                }
-                DType::Scalar(s) => scalar(field.dtype.clone(), s.kind, raw)?,
-                other => {
-                    return Err(Error::unsupported(format!(
-                        "record field '{}' of dtype {other}",
-                        field.name
-                    )))
-                }
-            };
+            let (v, m) = field_value(field, record_bytes)?;
             values.push(v);
             meta.push(m);
         }
@@ -278,6 +260,29 @@ fn structure(array: &NdArray, record: &RecordType) -> Result<(MatValue, Vec<Vec<
     }
     let value = MatValue::Struct(StructArray::new(shape, names, elements)?);
     Ok((value, metas))
+}
+
+/// The value hdf5storage stores for `field` of one record (`record_bytes`, native byte
+/// order): the numpy scalar, or the array of a subarray field.
+pub(crate) fn field_value(
+    field: &sciio_core::Field,
+    record_bytes: &[u8],
+) -> Result<(MatValue, PythonMeta)> {
+    let size = field.dtype.itemsize();
+    let raw = record_bytes
+        .get(field.offset..field.offset + size)
+        .ok_or_else(|| Error::format(format!("record field '{}' beyond the record", field.name)))?;
+    match &field.dtype {
+        DType::SubArray(base, sub_shape) => {
+            let a = NdArray::from_bytes((**base).clone(), sub_shape, Order::C, raw)?;
+            from_numpy(&a)
+        }
+        DType::Scalar(s) => scalar(field.dtype.clone(), s.kind, raw),
+        other => Err(Error::unsupported(format!(
+            "record field '{}' of dtype {other}",
+            field.name
+        ))),
+    }
 }
 
 /// One numpy scalar (a record's field value) as hdf5storage stores it: `numpy.float64` as a

@@ -16,6 +16,8 @@ use crate::compress::CompressSpec;
 use crate::mat_pieces::{numeric_kind, route, stage, Columns, Prefetch, Route, Sizes};
 use crate::node::ArrayInfo;
 
+mod records;
+
 /// A MAT file being written: into a temporary file in the destination's folder, renamed into
 /// place by [`MatOut::finish`] (dropped unfinished, the temporary file is removed).
 pub(crate) struct MatOut {
@@ -170,7 +172,7 @@ impl MatOut {
     ) -> Result<bool> {
         let name = name.trim_matches('/');
         let Some((kind, route)) = streamable(src, info, name, sizes) else {
-            return Ok(false);
+            return self.write_records_streamed(name, src, path, info, progress);
         };
         if self.nested.contains(name) {
             return Err(both_value_and_struct(name).with_node(format!("/{name}")));
