@@ -75,3 +75,90 @@ fn streamable_records(src: &crate::file::File, info: &ArrayInfo, name: &str) -> 
         && info.shape.iter().filter(|&&d| d > 1).count() <= 1
         && info.dtype.itemsize() > 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mat_pieces::tests::saved;
+    use crate::options::MatOutVersion;
+    use sciio_core::{NdArray, Order};
+
+    /// Records of `n` with every kind of field: integers, a big-endian double, a float, bytes
+    /// and text of data-dependent lengths (empty, non-ASCII, inner NULs), a big-endian
+    /// subarray, a bool, a complex.
+    fn records(n: usize) -> NdArray {
+        let descr = sciio_core::PyLiteral::parse(
+            "[('i', '<i8'), ('x', '>f8'), ('y', '<f4'), ('s', '|S12'), ('u', '<U5'), \
+             ('v', '>i2', (2, 3)), ('b', '|b1'), ('c', '<c16')]",
+        )
+        .unwrap();
+        let dtype = DType::parse_descr(&descr).unwrap();
+        let item = dtype.itemsize();
+        let words: [&[u8]; 6] = [b"", b"a", b"hello", b"\xe9t\xe9", b"twelve_bytes", b"x\0y"];
+        let texts = ["", "\u{e9}", "abc", "\u{4e2d}\u{6587}", "hello"];
+        let mut bytes = vec![0u8; n * item];
+        for (k, r) in bytes.chunks_exact_mut(item).enumerate() {
+            r[..8].copy_from_slice(&(k as i64 * 7919 - 5000).to_le_bytes());
+            r[8..16].copy_from_slice(&(k as f64 / 3.0).to_be_bytes());
+            r[16..20].copy_from_slice(&(-(k as f32) * 0.25).to_le_bytes());
+            let w = words[k % words.len()];
+            r[20..20 + w.len()].copy_from_slice(w);
+            for (j, c) in texts[k % texts.len()].chars().enumerate() {
+                r[32 + 4 * j..36 + 4 * j].copy_from_slice(&u32::from(c).to_le_bytes());
+            }
+            for j in 0..6 {
+                r[52 + 2 * j..54 + 2 * j].copy_from_slice(&((k + j) as i16 - 3).to_be_bytes());
+            }
+            r[64] = u8::from(k % 3 == 0);
+            r[65..73].copy_from_slice(&(k as f64).to_le_bytes());
+            r[73..81].copy_from_slice(&(-(k as f64)).to_le_bytes());
+        }
+        NdArray::from_bytes(dtype, &[n], Order::C, &bytes).unwrap()
+    }
+
+    /// A structured array written batch by batch is the file the whole array makes, byte for
+    /// byte, small (one element) and large (v7: the parallel deflate stream), from `.npy` and
+    /// `.npz`, in every MAT version.
+    #[test]
+    fn streamed_records_make_the_whole_arrays_file() {
+        static EPOCH: std::sync::Once = std::sync::Once::new();
+        EPOCH.call_once(|| std::env::set_var("SOURCE_DATE_EPOCH", "1700000000"));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (n, versions) in [
+            (
+                40,
+                &[MatOutVersion::V5, MatOutVersion::V7, MatOutVersion::V73][..],
+            ),
+            (12_000, &[MatOutVersion::V5, MatOutVersion::V7][..]),
+        ] {
+            let a = records(n);
+            for &version in versions {
+                for npz in [false, true] {
+                    let whole = d.join("whole.mat");
+                    let mut out = MatOut::create(&whole, None, version).unwrap();
+                    out.write("r", &a).unwrap();
+                    out.finish(&whole).unwrap();
+                    let (mut file, at) = saved(d, &a, npz);
+                    let info = ArrayInfo::of(&a);
+                    let batches = d.join("batches.mat");
+                    let mut out = MatOut::create(&batches, None, version).unwrap();
+                    let mut reported = Vec::new();
+                    let streamed = out
+                        .write_records_streamed("r", &mut file, &at, &info, &mut |d| {
+                            reported.push(d)
+                        })
+                        .unwrap();
+                    assert!(streamed);
+                    assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
+                    out.finish(&batches).unwrap();
+                    let read = |p| std::fs::read(p).unwrap();
+                    assert!(
+                        read(&whole) == read(&batches),
+                        "{version:?} {n} records, npz {npz}"
+                    );
+                }
+            }
+        }
+    }
+}
