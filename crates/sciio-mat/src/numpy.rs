@@ -34,9 +34,12 @@ pub struct PythonAttrs {
 }
 
 impl PythonAttrs {
-    /// Whether `Python.Empty` is set (the numpy value has no element).
+    /// Whether `Python.Empty` is set: the numpy value has no element, or is an empty
+    /// `numpy.str_`/`numpy.bytes_` scalar (underlying type `str`/`bytes`, as hdf5storage
+    /// writes it: without the flag it cannot read such a value back).
     pub fn empty(&self) -> bool {
         self.shape.contains(&0)
+            || (self.container == "scalar" && matches!(self.underlying.as_str(), "str" | "bytes"))
     }
 }
 
@@ -308,8 +311,12 @@ fn scalar(dtype: DType, kind: ScalarKind, raw: &[u8]) -> Result<(MatValue, Pytho
             while end > 0 && raw[(end - 1) * unit..end * unit].iter().all(|&b| b == 0) {
                 end -= 1;
             }
-            let (type_name, under) = match unit {
-                4 => ("numpy.str_", underlying_name(ScalarKind::Unicode(end))),
+            // numpy names a zero-width string type `str`/`bytes` (hdf5storage's
+            // UnderlyingType of an empty string), not `str0`/`bytes0`.
+            let (type_name, under) = match (unit, end) {
+                (4, 0) => ("numpy.str_", "str".to_string()),
+                (4, _) => ("numpy.str_", underlying_name(ScalarKind::Unicode(end))),
+                (_, 0) => ("numpy.bytes_", "bytes".to_string()),
                 _ => ("numpy.bytes_", underlying_name(ScalarKind::Bytes(end))),
             };
             let trimmed = NdArray::from_bytes(
