@@ -148,7 +148,8 @@ impl MatOut {
     /// `mat_pieces.rs`); `false`, having written nothing, otherwise. `progress` is told the
     /// bytes done so far: an array staged through a temporary file (or an `.npz` member
     /// copied into one) counts its copy as the first half of its bytes and its writing as
-    /// the second.
+    /// the second. A structured `.npy`/`.npz` array goes batch of records by batch
+    /// (`mat_write/records.rs`).
     pub(crate) fn write_streamed(
         &mut self,
         name: &str,

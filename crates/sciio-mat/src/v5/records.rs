@@ -240,7 +240,7 @@ impl Encoder<'_> {
         let native = self.dtype.is_native();
         let mut seen = 0u64;
         pass(&mut |batch: &[u8]| {
-            if batch.len() % item != 0 {
+            if !batch.len().is_multiple_of(item) {
                 return Err(changed());
             }
             let n = batch.len() / item;
