@@ -119,7 +119,7 @@ fn peak_rss(args: &[&str]) -> u64 {
 /// The most the peak RSS may grow from 20k to 200k records.
 const GROWTH: u64 = 64 << 20;
 
-/// Converts python/scale_sources.py's `npy_rec` (i8, f8, f4, S12 records) of 20k and 200k
+/// Converts python/scale_sources.py's `npy_rec` (32-byte i8, f8, f4, S12 records) of 20k and 200k
 /// records into a MAT file of `version` and compares the peak RSS of the two runs; the small
 /// output is checked by scipy.io.loadmat against the source.
 fn records_in_bounded_memory(version: &str) {
@@ -130,7 +130,7 @@ fn records_in_bounded_memory(version: &str) {
     for records in [20_000u64, 200_000] {
         sciio_testkit::run_python_script(
             "python/scale_sources.py",
-            &["npy_rec", s(&src), &(records * 36).to_string()],
+            &["npy_rec", s(&src), &(records * 32).to_string()],
         );
         let started = std::time::Instant::now();
         rss.push(peak_rss(&[

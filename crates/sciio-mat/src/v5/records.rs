@@ -303,3 +303,21 @@ impl Encoder<'_> {
         put(&buf)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A struct array whose elements would take the variable over 2 GB is refused with the
+    /// whole path's message before anything is written.
+    #[test]
+    fn struct_arrays_over_2_gb_are_refused_before_writing() {
+        let f8 = DType::from_typestr("<f8").unwrap();
+        let record = RecordType::packed([("x".to_string(), f8)]);
+        let ok = struct_head("r", &[10], &record, 1000).unwrap();
+        let len = u32::from_le_bytes(ok[4..8].try_into().unwrap());
+        assert_eq!(u64::from(len), ok.len() as u64 - 8 + 1000);
+        let err = struct_head("r", &[10], &record, 3 << 30).unwrap_err();
+        assert!(err.to_string().contains("over the 2 GB"), "{err}");
+    }
+}
