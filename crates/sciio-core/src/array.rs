@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, ShapeBuilder};
 
-use crate::dtype::{byteswap_in_place, DType, ScalarKind};
+use crate::dtype::{to_native_in_place, DType, ScalarKind};
 use crate::element::Element;
 use crate::error::{Error, ErrorKind, Result};
 use crate::value::Value;
@@ -414,9 +414,8 @@ impl NdArray {
             order: self.order,
             storage: copy_of(self.as_bytes()),
         };
-        if !self.dtype.is_native() {
-            byteswap_in_place(&self.dtype, out.bytes_mut_unchecked());
-        }
+        // Field by field: a record may mix byte orders.
+        to_native_in_place(&self.dtype, out.bytes_mut_unchecked());
         out
     }
 

@@ -614,6 +614,35 @@ fn swap_one(dtype: &DType, item: &mut [u8]) {
     }
 }
 
+/// Puts `bytes` (whole items of `dtype`) into native byte order in place: only the scalars
+/// not native already are swapped, for a record may mix byte orders (`[('a', '<f8'),
+/// ('b', '>f8')]`) where [`byteswap_in_place`] swaps every field.
+pub fn to_native_in_place(dtype: &DType, bytes: &mut [u8]) {
+    let itemsize = dtype.itemsize();
+    if itemsize == 0 || dtype.is_native() {
+        return;
+    }
+    for item in bytes.chunks_exact_mut(itemsize) {
+        native_one(dtype, item);
+    }
+}
+
+fn native_one(dtype: &DType, item: &mut [u8]) {
+    match dtype {
+        DType::Scalar(_) if dtype.is_native() => {}
+        DType::Scalar(_) => swap_one(dtype, item),
+        DType::Record(r) => {
+            for f in &r.fields {
+                let size = f.dtype.itemsize();
+                if let Some(part) = item.get_mut(f.offset..f.offset.saturating_add(size)) {
+                    native_one(&f.dtype, part);
+                }
+            }
+        }
+        DType::SubArray(base, _) => to_native_in_place(base, item),
+    }
+}
+
 fn shape_literal(shape: &[usize]) -> PyLiteral {
     PyLiteral::Tuple(shape.iter().map(|d| PyLiteral::Int(*d as i128)).collect())
 }
@@ -890,6 +919,21 @@ fn char_code(c: char) -> Option<ScalarKind> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn mixed_order_records_go_native_field_by_field() {
+        let le = DType::from_typestr("<f8").unwrap();
+        let be = DType::from_typestr(">f8").unwrap();
+        let rec = DType::Record(RecordType::packed([
+            ("a".to_string(), le),
+            ("b".to_string(), be),
+        ]));
+        let mut bytes = [1.5f64.to_le_bytes(), 2.5f64.to_be_bytes()].concat();
+        to_native_in_place(&rec, &mut bytes);
+        let (a, b) = bytes.split_at(8);
+        assert_eq!(f64::from_ne_bytes(a.try_into().unwrap()), 1.5);
+        assert_eq!(f64::from_ne_bytes(b.try_into().unwrap()), 2.5);
+    }
 
     #[test]
     fn typestrs_round_trip() {

@@ -32,8 +32,8 @@ pub mod value;
 
 pub use array::{NdArray, Order};
 pub use dtype::{
-    byteswap_in_place, ByteOrder, DType, Field, RecordType, ScalarKind, ScalarType, TimeBase,
-    TimeUnit,
+    byteswap_in_place, to_native_in_place, ByteOrder, DType, Field, RecordType, ScalarKind,
+    ScalarType, TimeBase, TimeUnit,
 };
 pub use element::Element;
 pub use error::{Error, ErrorKind, Location, Result};

@@ -1,7 +1,80 @@
 //! A numeric or logical array given piece by piece ([`ArrayPieces`]), to the writers of
-//! both MAT formats (`write/pieces.rs`, `v5/write.rs`).
+//! both MAT formats (`write/pieces.rs`, `v5/write.rs`); a structured array given batch of
+//! records by batch ([`RecordPieces`], `v5/records.rs`).
 
-use sciio_core::{Error, NdArray, Order, Result, ScalarKind};
+use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
+
+/// Takes the next bytes of a stream.
+pub type PutBytes<'a> = dyn FnMut(&[u8]) -> Result<()> + 'a;
+
+/// One pass over a structured array's records in MATLAB's order (column-major), handing
+/// them to the given function in batches of whole records, in the dtype's byte order.
+pub type RecordPass<'a> = dyn FnMut(&mut PutBytes<'_>) -> Result<()> + 'a;
+
+/// A structured (record) array given batch by batch to
+/// [`crate::MatWriter::write_records`]: a MATLAB struct array of its shape, one field per
+/// record field. `pass` may be called more than once (a Level-5 file's struct size is
+/// written before its elements, so byte and text fields are measured in a first pass) and
+/// must give the same records each time.
+pub struct RecordPieces<'a> {
+    /// The record dtype (any byte order; fields scalars or subarrays of MATLAB classes).
+    pub dtype: DType,
+    /// numpy's shape.
+    pub shape: Vec<usize>,
+    /// Gives the records.
+    pub pass: &'a mut RecordPass<'a>,
+}
+
+impl std::fmt::Debug for RecordPieces<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RecordPieces")
+            .field("dtype", &self.dtype)
+            .field("shape", &self.shape)
+            .finish()
+    }
+}
+
+impl RecordPieces<'_> {
+    /// Records in the array (`None` when the count overflows).
+    pub(crate) fn len(&self) -> Option<u64> {
+        self.shape
+            .iter()
+            .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
+    }
+
+    /// The whole array (Fortran order: the records as given), read in one pass: for the
+    /// writers that take whole values.
+    pub(crate) fn gather(&mut self) -> Result<NdArray> {
+        let n = self
+            .len()
+            .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
+        let item = self.dtype.itemsize() as u64;
+        let bytes = n
+            .checked_mul(item)
+            .and_then(|b| usize::try_from(b).ok())
+            .ok_or_else(too_large)?;
+        let mut buf = Vec::new();
+        (self.pass)(&mut |batch: &[u8]| {
+            if buf.len() + batch.len() > bytes {
+                return Err(changed());
+            }
+            buf.extend_from_slice(batch);
+            Ok(())
+        })?;
+        if buf.len() != bytes {
+            return Err(changed());
+        }
+        NdArray::from_byte_vec(self.dtype.clone(), &self.shape, Order::F, buf)
+    }
+}
+
+/// The records given are not the array's (more or fewer than its shape, or different in a
+/// later pass).
+pub(crate) fn changed() -> Error {
+    Error::format(
+        "the structured array's records are not what its shape says (or changed while read)",
+    )
+}
 
 use crate::numpy::PythonMeta;
 use crate::value::{MatValue, StructArray};

@@ -61,7 +61,9 @@ mod v5;
 mod value;
 mod write;
 
-pub use array_pieces::{ArrayPieces, FillElements, PiecesOf, TreeValue};
+pub use array_pieces::{
+    ArrayPieces, FillElements, PiecesOf, PutBytes, RecordPass, RecordPieces, TreeValue,
+};
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use numpy::{from_numpy, no_class_reason, numeric_meta, PythonAttrs, PythonMeta};

@@ -34,9 +34,12 @@ pub struct PythonAttrs {
 }
 
 impl PythonAttrs {
-    /// Whether `Python.Empty` is set (the numpy value has no element).
+    /// Whether `Python.Empty` is set: the numpy value has no element, or is an empty
+    /// `numpy.str_`/`numpy.bytes_` scalar (underlying type `str`/`bytes`, as hdf5storage
+    /// writes it: without the flag it cannot read such a value back).
     pub fn empty(&self) -> bool {
         self.shape.contains(&0)
+            || (self.container == "scalar" && matches!(self.underlying.as_str(), "str" | "bytes"))
     }
 }
 
@@ -251,25 +254,7 @@ fn structure(array: &NdArray, record: &RecordType) -> Result<(MatValue, Vec<Vec<
         let mut values = Vec::with_capacity(record.fields.len());
         let mut meta = Vec::with_capacity(record.fields.len());
         for field in &record.fields {
-            let size = field.dtype.itemsize();
-            let raw = record_bytes
-                .get(field.offset..field.offset + size)
-                .ok_or_else(|| {
-                    Error::format(format!("record field '{}' beyond the record", field.name))
-                })?;
-            let (v, m) = match &field.dtype {
-                DType::SubArray(base, sub_shape) => {
-                    let a = NdArray::from_bytes((**base).clone(), sub_shape, Order::C, raw)?;
-                    from_numpy(&a)?
-                }
-                DType::Scalar(s) => scalar(field.dtype.clone(), s.kind, raw)?,
-                other => {
-                    return Err(Error::unsupported(format!(
-                        "record field '{}' of dtype {other}",
-                        field.name
-                    )))
-                }
-            };
+            let (v, m) = field_value(field, record_bytes)?;
             values.push(v);
             meta.push(m);
         }
@@ -278,6 +263,29 @@ fn structure(array: &NdArray, record: &RecordType) -> Result<(MatValue, Vec<Vec<
     }
     let value = MatValue::Struct(StructArray::new(shape, names, elements)?);
     Ok((value, metas))
+}
+
+/// The value hdf5storage stores for `field` of one record (`record_bytes`, native byte
+/// order): the numpy scalar, or the array of a subarray field.
+pub(crate) fn field_value(
+    field: &sciio_core::Field,
+    record_bytes: &[u8],
+) -> Result<(MatValue, PythonMeta)> {
+    let size = field.dtype.itemsize();
+    let raw = record_bytes
+        .get(field.offset..field.offset + size)
+        .ok_or_else(|| Error::format(format!("record field '{}' beyond the record", field.name)))?;
+    match &field.dtype {
+        DType::SubArray(base, sub_shape) => {
+            let a = NdArray::from_bytes((**base).clone(), sub_shape, Order::C, raw)?;
+            from_numpy(&a)
+        }
+        DType::Scalar(s) => scalar(field.dtype.clone(), s.kind, raw),
+        other => Err(Error::unsupported(format!(
+            "record field '{}' of dtype {other}",
+            field.name
+        ))),
+    }
 }
 
 /// One numpy scalar (a record's field value) as hdf5storage stores it: `numpy.float64` as a
@@ -303,8 +311,12 @@ fn scalar(dtype: DType, kind: ScalarKind, raw: &[u8]) -> Result<(MatValue, Pytho
             while end > 0 && raw[(end - 1) * unit..end * unit].iter().all(|&b| b == 0) {
                 end -= 1;
             }
-            let (type_name, under) = match unit {
-                4 => ("numpy.str_", underlying_name(ScalarKind::Unicode(end))),
+            // numpy names a zero-width string type `str`/`bytes` (hdf5storage's
+            // UnderlyingType of an empty string), not `str0`/`bytes0`.
+            let (type_name, under) = match (unit, end) {
+                (4, 0) => ("numpy.str_", "str".to_string()),
+                (4, _) => ("numpy.str_", underlying_name(ScalarKind::Unicode(end))),
+                (_, 0) => ("numpy.bytes_", "bytes".to_string()),
                 _ => ("numpy.bytes_", underlying_name(ScalarKind::Bytes(end))),
             };
             let trimmed = NdArray::from_bytes(

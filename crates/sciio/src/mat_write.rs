@@ -17,6 +17,8 @@ use crate::compress::CompressSpec;
 use crate::mat_pieces::{numeric_kind, route, stage, Columns, Prefetch, Route, Sizes};
 use crate::node::ArrayInfo;
 
+mod records;
+
 /// A MAT file being written: into a temporary file in the destination's folder, renamed into
 /// place by [`MatOut::finish`] (dropped unfinished, the temporary file is removed).
 pub(crate) struct MatOut {
@@ -144,7 +146,8 @@ impl MatOut {
     /// `mat_pieces.rs`); `false`, having written nothing, otherwise. `progress` is told the
     /// bytes done so far: an array staged through a temporary file (or an `.npz` member
     /// copied into one) counts its copy as the first half of its bytes and its writing as
-    /// the second.
+    /// the second. A structured `.npy`/`.npz` array goes batch of records by batch
+    /// (`mat_write/records.rs`).
     pub(crate) fn write_streamed(
         &mut self,
         name: &str,
@@ -167,8 +170,11 @@ impl MatOut {
         sizes: Sizes,
     ) -> Result<bool> {
         let name = name.trim_matches('/');
-        if name.contains('/') || streamable(src, info, sizes).is_none() {
+        if name.contains('/') {
             return Ok(false);
+        }
+        if streamable(src, info, sizes).is_none() {
+            return self.write_records_streamed(name, src, path, info, progress);
         }
         if self.nested.contains(name) {
             return Err(both_value_and_struct(name).with_node(format!("/{name}")));

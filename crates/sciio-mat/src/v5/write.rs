@@ -63,15 +63,19 @@ impl Level5Writer {
                  instead (--mat-version 7.3)",
             ));
         }
-        let out = self
-            .out
-            .as_mut()
-            .ok_or_else(|| Error::invalid_input("the writer is finished"))?;
+        self.put_whole(&body)
+    }
+
+    /// Writes a variable's whole `miMATRIX` element `body` (v7: deflated in one
+    /// `miCOMPRESSED` element).
+    pub(super) fn put_whole(&mut self, body: &[u8]) -> Result<()> {
+        let level = self.level;
+        let out = self.out()?;
         let io = |e| Error::io("cannot write", e);
-        match self.level {
-            None => out.write_all(&body).map_err(io),
+        match level {
+            None => out.write_all(body).map_err(io),
             Some(level) => {
-                let packed = zlib(&body, level)?;
+                let packed = zlib(body, level)?;
                 let len = u32::try_from(packed.len()).map_err(|_| {
                     Error::unsupported("the compressed variable is over 4 GB: write MAT v7.3")
                 })?;
@@ -83,6 +87,12 @@ impl Level5Writer {
         }
     }
 
+    pub(super) fn out(&mut self) -> Result<&mut BufWriter<File>> {
+        self.out
+            .as_mut()
+            .ok_or_else(|| Error::invalid_input("the writer is finished"))
+    }
+
     pub(crate) fn finish(&mut self) -> Result<()> {
         if let Some(mut out) = self.out.take() {
             out.flush()
@@ -91,9 +101,6 @@ impl Level5Writer {
         Ok(())
     }
 }
-
-/// Takes the next bytes of an element being written.
-type Put<'a> = dyn FnMut(&[u8]) -> Result<()> + 'a;
 
 /// A variable name a Level-5 file holds: at most 63 ASCII characters.
 fn check_name(name: &str) -> Result<()> {
@@ -106,7 +113,7 @@ fn check_name(name: &str) -> Result<()> {
 }
 
 /// Variables from this size on are deflated pigz-style on all cores ([`zlib`]).
-const PARALLEL_FROM: usize = 4 << 20;
+pub(super) const PARALLEL_FROM: usize = 4 << 20;
 
 impl Level5Writer {
     /// Appends numeric or logical variable `name` given piece by piece: the bytes
@@ -132,47 +139,47 @@ impl Level5Writer {
             )));
         }
         let (head, parts) = numeric_head(name, array.kind, &array.shape, nbytes)?;
-        self.write_element(&mut |put| {
+        self.put_streamed(&mut |put| {
             put(&head)?;
             stream_data(&mut array, &parts, put)
         })
     }
 
-    /// Appends one variable's element whose bytes `body` gives to `put` as they come: as
-    /// they are (v5), or deflated into one `miCOMPRESSED` element (v7) whose length is
-    /// written once the stream ends.
-    fn write_element(&mut self, body: &mut dyn FnMut(&mut Put<'_>) -> Result<()>) -> Result<()> {
-        let out = self
-            .out
-            .as_mut()
-            .ok_or_else(|| Error::invalid_input("the writer is finished"))?;
+    /// Writes a variable's `miMATRIX` element as `body` gives its bytes in order (v7:
+    /// deflated pigz-style as they come into one `miCOMPRESSED` element, its size patched
+    /// in at the end): the bytes [`Level5Writer::put_whole`] writes of the whole element,
+    /// when it is at least [`PARALLEL_FROM`] long.
+    pub(super) fn put_streamed(
+        &mut self,
+        body: &mut dyn FnMut(&mut crate::array_pieces::PutBytes<'_>) -> Result<()>,
+    ) -> Result<()> {
+        let level = self.level;
+        let out = self.out()?;
         let io = |e| Error::io("cannot write", e);
-        match self.level {
-            None => body(&mut |b| out.write_all(b).map_err(io)),
-            Some(level) => {
-                use std::io::Seek;
-                out.write_all(&MI_COMPRESSED.to_le_bytes()).map_err(io)?;
-                let at = out.stream_position().map_err(io)?;
-                out.write_all(&0u32.to_le_bytes()).map_err(io)?;
-                let mut z = sciio_zip::ZlibParallelWriter::new(
-                    Counted {
-                        out: &mut *out,
-                        n: 0,
-                    },
-                    level.min(9),
-                    sciio_zip::DEFAULT_BLOCK_SIZE,
-                )?;
-                body(&mut |b| z.write_all(b))?;
-                let packed = z.finish()?.n;
-                let len = u32::try_from(packed).map_err(|_| {
-                    Error::unsupported("the compressed variable is over 4 GB: write MAT v7.3")
-                })?;
-                out.seek(std::io::SeekFrom::Start(at)).map_err(io)?;
-                out.write_all(&len.to_le_bytes()).map_err(io)?;
-                out.seek(std::io::SeekFrom::End(0)).map_err(io)?;
-                Ok(())
-            }
-        }
+        let Some(level) = level else {
+            return body(&mut |b| out.write_all(b).map_err(io));
+        };
+        use std::io::Seek;
+        out.write_all(&MI_COMPRESSED.to_le_bytes()).map_err(io)?;
+        let at = out.stream_position().map_err(io)?;
+        out.write_all(&0u32.to_le_bytes()).map_err(io)?;
+        let mut z = sciio_zip::ZlibParallelWriter::new(
+            Counted {
+                out: &mut *out,
+                n: 0,
+            },
+            level.min(9),
+            sciio_zip::DEFAULT_BLOCK_SIZE,
+        )?;
+        body(&mut |b| z.write_all(b))?;
+        let packed = z.finish()?.n;
+        let len = u32::try_from(packed).map_err(|_| {
+            Error::unsupported("the compressed variable is over 4 GB: write MAT v7.3")
+        })?;
+        out.seek(std::io::SeekFrom::Start(at)).map_err(io)?;
+        out.write_all(&len.to_le_bytes()).map_err(io)?;
+        out.seek(std::io::SeekFrom::End(0)).map_err(io)?;
+        Ok(())
     }
 }
 
@@ -375,7 +382,7 @@ fn estimate(value: &MatValue) -> u64 {
 }
 
 /// Appends a data element (small format for at most 4 bytes), padded to 8 bytes.
-fn element(out: &mut Vec<u8>, ty: u32, data: &[u8]) {
+pub(super) fn element(out: &mut Vec<u8>, ty: u32, data: &[u8]) {
     if data.len() <= 4 {
         out.extend_from_slice(&(ty | (data.len() as u32) << 16).to_le_bytes());
         out.extend_from_slice(data);
@@ -388,7 +395,7 @@ fn element(out: &mut Vec<u8>, ty: u32, data: &[u8]) {
     out.resize(out.len() + (8 - data.len() % 8) % 8, 0);
 }
 
-fn i32s(values: impl IntoIterator<Item = u64>, what: &str) -> Result<Vec<u8>> {
+pub(super) fn i32s(values: impl IntoIterator<Item = u64>, what: &str) -> Result<Vec<u8>> {
     let mut out = Vec::new();
     for v in values {
         let v = i32::try_from(v).map_err(|_| {
@@ -402,7 +409,7 @@ fn i32s(values: impl IntoIterator<Item = u64>, what: &str) -> Result<Vec<u8>> {
 }
 
 /// Writes one `miMATRIX` element: tag, array flags, dimensions, name, then the class's data.
-fn matrix(out: &mut Vec<u8>, name: &str, value: &MatValue) -> Result<()> {
+pub(super) fn matrix(out: &mut Vec<u8>, name: &str, value: &MatValue) -> Result<()> {
     let start = out.len();
     out.extend_from_slice(&MI_MATRIX.to_le_bytes());
     out.extend_from_slice(&0u32.to_le_bytes());
@@ -591,20 +598,7 @@ fn chars(out: &mut Vec<u8>, c: &CharArray) -> Result<()> {
 }
 
 fn structure(out: &mut Vec<u8>, s: &StructArray) -> Result<()> {
-    for f in &s.fields {
-        if f.is_empty() || f.len() > 63 || !f.is_ascii() || f.contains('\0') {
-            return Err(Error::unsupported(format!(
-                "field name {f:?}: MAT v5/v7 field names are 1 to 63 ASCII characters"
-            )));
-        }
-    }
-    let width = s.fields.iter().map(String::len).max().unwrap_or(0) + 1;
-    element(out, MI_INT32, &(width as u32).to_le_bytes());
-    let mut names = vec![0u8; width * s.fields.len()];
-    for (slot, f) in names.chunks_mut(width).zip(&s.fields) {
-        slot[..f.len()].copy_from_slice(f.as_bytes());
-    }
-    element(out, MI_INT8, &names);
+    struct_field_names(out, &s.fields)?;
     for e in &s.elements {
         if e.len() != s.fields.len() {
             return Err(Error::invalid_input(format!(
@@ -617,6 +611,25 @@ fn structure(out: &mut Vec<u8>, s: &StructArray) -> Result<()> {
             matrix(out, "", v)?;
         }
     }
+    Ok(())
+}
+
+/// A struct's field names, checked: the name length and names elements before its values.
+pub(super) fn struct_field_names(out: &mut Vec<u8>, fields: &[String]) -> Result<()> {
+    for f in fields {
+        if f.is_empty() || f.len() > 63 || !f.is_ascii() || f.contains('\0') {
+            return Err(Error::unsupported(format!(
+                "field name {f:?}: MAT v5/v7 field names are 1 to 63 ASCII characters"
+            )));
+        }
+    }
+    let width = fields.iter().map(String::len).max().unwrap_or(0) + 1;
+    element(out, MI_INT32, &(width as u32).to_le_bytes());
+    let mut names = vec![0u8; width * fields.len()];
+    for (slot, f) in names.chunks_mut(width).zip(fields) {
+        slot[..f.len()].copy_from_slice(f.as_bytes());
+    }
+    element(out, MI_INT8, &names);
     Ok(())
 }
 

@@ -9,7 +9,7 @@ use sciio_hdf5::write::{DatasetSpec, FilterStage};
 
 use super::sink::{Dataset, Group};
 use super::{chunk_shape, file_type, python_attrs, MatWriter, Obj};
-use crate::array_pieces::ArrayPieces;
+use crate::array_pieces::{ArrayPieces, RecordPieces};
 use crate::numpy::PythonMeta;
 use crate::value::{at_least_2d, MatClass, MatValue};
 
@@ -56,6 +56,23 @@ impl MatWriter {
                 None => Ok(()),
             }
         })
+    }
+
+    /// Writes structured array `records` as struct array variable `name` (a top-level
+    /// name): the file [`MatWriter::write_with_meta`] makes of [`crate::from_numpy`]'s value
+    /// and metadata. Level-5 files take the records batch by batch (`v5/records.rs`); v7.3
+    /// files are written from the whole array for now.
+    pub fn write_records(&mut self, name: &str, mut records: RecordPieces<'_>) -> Result<()> {
+        super::check_name(name)?;
+        if let Some(w) = &mut self.level5 {
+            return w
+                .write_records(name, records)
+                .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
+        }
+        let array = records.gather()?;
+        let (value, meta) =
+            crate::from_numpy(&array).map_err(|e| e.with_node(format!("/{name}")))?;
+        self.write_with_meta(name, &value, Some(&meta))
     }
 
     /// The dataset `numeric` makes of the whole array, its data filled piece by piece.

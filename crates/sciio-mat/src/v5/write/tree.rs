@@ -55,7 +55,7 @@ impl Level5Writer {
         if len < PARALLEL_FROM as u64 {
             return self.write_gathered(name, tree, pieces);
         }
-        self.write_element(&mut |put| put_segments(&segments, pieces, put))
+        self.put_streamed(&mut |put| put_segments(&segments, pieces, put))
     }
 
     fn write_gathered(

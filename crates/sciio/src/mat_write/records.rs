@@ -1,0 +1,164 @@
+//! Structured arrays (records) into MAT files batch of records by batch
+//! ([`MatOut::write_records_streamed`]): a `.npy` or `.npz` member read in batches
+//! (`stream::for_each_batch`, once or twice: see `sciio_mat`'s `v5/records.rs`) rather than
+//! whole, so that a Level-5 struct array of millions of records is written in bounded memory.
+
+use sciio_core::{DType, Result};
+
+use super::{both_value_and_struct, MatOut};
+use crate::node::ArrayInfo;
+
+/// Records read from the source per batch.
+const BATCH_RECORDS_BYTES: usize = crate::stream::BATCH_BYTES;
+
+impl MatOut {
+    /// Writes the structured array at `path` of `src` as top-level variable `name` batch by
+    /// batch ([`sciio_mat::MatWriter::write_records`]: the file [`MatOut::write`] makes of
+    /// the whole array) when it is a `.npy` or `.npz` structured array whose stored order is
+    /// MATLAB's (at most one axis longer than 1); `false`, having written nothing, otherwise.
+    /// `progress` is told the bytes done: each pass over the records (one, or two when
+    /// text fields are measured first) counts as half of them.
+    pub(crate) fn write_records_streamed(
+        &mut self,
+        name: &str,
+        src: &mut crate::file::File,
+        path: &str,
+        info: &ArrayInfo,
+        progress: &mut dyn FnMut(u64),
+    ) -> Result<bool> {
+        let name = name.trim_matches('/');
+        if !streamable_records(src, info, name) {
+            return Ok(false);
+        }
+        if self.nested.contains(name) {
+            return Err(both_value_and_struct(name).with_node(format!("/{name}")));
+        }
+        self.written.insert(name.to_string());
+        let item = info.dtype.itemsize();
+        let per_batch = (BATCH_RECORDS_BYTES / item.max(1)).max(1);
+        let total = info.nbytes();
+        // Each pass reported as half the bytes (a single pass leaves the second half to the
+        // caller's progress at the end of the variable): progress never goes back.
+        let mut base = 0u64;
+        let mut pass = |put: &mut sciio_mat::PutBytes<'_>| -> Result<()> {
+            let mut done = 0u64;
+            crate::stream::for_each_batch(src, path, item, per_batch, &mut |batch| {
+                put(batch)?;
+                done += batch.len() as u64;
+                progress(base + done / 2);
+                Ok(())
+            })?;
+            base = (base + done / 2).min(total);
+            Ok(())
+        };
+        let records = sciio_mat::RecordPieces {
+            dtype: info.dtype.clone(),
+            shape: info.shape.clone(),
+            pass: &mut pass,
+        };
+        self.writer.write_records(name, records)?;
+        Ok(true)
+    }
+}
+
+/// Whether the array is a structured array of MATLAB classes from a `.npy` or `.npz` whose
+/// stored order is MATLAB's element order, under a top-level name.
+fn streamable_records(src: &crate::file::File, info: &ArrayInfo, name: &str) -> bool {
+    let source = matches!(
+        src.format(),
+        crate::format::Format::Npy | crate::format::Format::Npz
+    );
+    source
+        && !name.contains('/')
+        && matches!(info.dtype, DType::Record(_))
+        && sciio_mat::no_class_reason(&info.dtype).is_none()
+        && info.shape.iter().filter(|&&d| d > 1).count() <= 1
+        && info.dtype.itemsize() > 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mat_pieces::tests::saved;
+    use crate::options::MatOutVersion;
+    use sciio_core::{NdArray, Order};
+
+    /// Records of `n` with every kind of field: integers, a big-endian double, a float, bytes
+    /// and text of data-dependent lengths (empty, non-ASCII, inner NULs), a big-endian
+    /// subarray, a bool, a complex.
+    fn records(n: usize) -> NdArray {
+        let descr = sciio_core::PyLiteral::parse(
+            "[('i', '<i8'), ('x', '>f8'), ('y', '<f4'), ('s', '|S12'), ('u', '<U5'), \
+             ('v', '>i2', (2, 3)), ('b', '|b1'), ('c', '<c16')]",
+        )
+        .unwrap();
+        let dtype = DType::parse_descr(&descr).unwrap();
+        let item = dtype.itemsize();
+        let words: [&[u8]; 6] = [b"", b"a", b"hello", b"\xe9t\xe9", b"twelve_bytes", b"x\0y"];
+        let texts = ["", "\u{e9}", "abc", "\u{4e2d}\u{6587}", "hello"];
+        let mut bytes = vec![0u8; n * item];
+        for (k, r) in bytes.chunks_exact_mut(item).enumerate() {
+            r[..8].copy_from_slice(&(k as i64 * 7919 - 5000).to_le_bytes());
+            r[8..16].copy_from_slice(&(k as f64 / 3.0).to_be_bytes());
+            r[16..20].copy_from_slice(&(-(k as f32) * 0.25).to_le_bytes());
+            let w = words[k % words.len()];
+            r[20..20 + w.len()].copy_from_slice(w);
+            for (j, c) in texts[k % texts.len()].chars().enumerate() {
+                r[32 + 4 * j..36 + 4 * j].copy_from_slice(&u32::from(c).to_le_bytes());
+            }
+            for j in 0..6 {
+                r[52 + 2 * j..54 + 2 * j].copy_from_slice(&((k + j) as i16 - 3).to_be_bytes());
+            }
+            r[64] = u8::from(k % 3 == 0);
+            r[65..73].copy_from_slice(&(k as f64).to_le_bytes());
+            r[73..81].copy_from_slice(&(-(k as f64)).to_le_bytes());
+        }
+        NdArray::from_bytes(dtype, &[n], Order::C, &bytes).unwrap()
+    }
+
+    /// A structured array written batch by batch is the file the whole array makes, byte for
+    /// byte, small (one element) and large (v7: the parallel deflate stream), from `.npy` and
+    /// `.npz`, in every MAT version.
+    #[test]
+    fn streamed_records_make_the_whole_arrays_file() {
+        static EPOCH: std::sync::Once = std::sync::Once::new();
+        EPOCH.call_once(|| std::env::set_var("SOURCE_DATE_EPOCH", "1700000000"));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        for (n, versions) in [
+            (
+                40,
+                &[MatOutVersion::V5, MatOutVersion::V7, MatOutVersion::V73][..],
+            ),
+            (12_000, &[MatOutVersion::V5, MatOutVersion::V7][..]),
+        ] {
+            let a = records(n);
+            for &version in versions {
+                for npz in [false, true] {
+                    let whole = d.join("whole.mat");
+                    let mut out = MatOut::create(&whole, None, version).unwrap();
+                    out.write("r", &a).unwrap();
+                    out.finish(&whole).unwrap();
+                    let (mut file, at) = saved(d, &a, npz);
+                    let info = ArrayInfo::of(&a);
+                    let batches = d.join("batches.mat");
+                    let mut out = MatOut::create(&batches, None, version).unwrap();
+                    let mut reported = Vec::new();
+                    let streamed = out
+                        .write_records_streamed("r", &mut file, &at, &info, &mut |d| {
+                            reported.push(d)
+                        })
+                        .unwrap();
+                    assert!(streamed);
+                    assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
+                    out.finish(&batches).unwrap();
+                    let read = |p| std::fs::read(p).unwrap();
+                    assert!(
+                        read(&whole) == read(&batches),
+                        "{version:?} {n} records, npz {npz}"
+                    );
+                }
+            }
+        }
+    }
+}
