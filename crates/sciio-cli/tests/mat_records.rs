@@ -92,28 +92,9 @@ fn structured_arrays_read_back_by_scipy_and_hdf5storage() {
     }
 }
 
-/// Runs `sciio args...` and returns its peak RSS in bytes (`ru_maxrss` from `wait4`),
-/// failing the test when it fails.
-// The child is reaped by wait4 below, which std's Child does not know about.
-#[allow(clippy::zombie_processes)]
+/// Runs `sciio args...` and returns its peak RSS in bytes, failing the test when it fails.
 fn peak_rss(args: &[&str]) -> u64 {
-    let child = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("cannot run the sciio binary");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: plain FFI call with valid out-pointers; `rusage` is plain old data.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4 failed");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "sciio {args:?} failed (status {status})"
-    );
-    // Linux reports ru_maxrss in KiB.
-    usage.ru_maxrss as u64 * 1024
+    sciio_testkit::peak_rss(env!("CARGO_BIN_EXE_sciio"), args)
 }
 
 /// The most the peak RSS may grow from 20k to 200k records.

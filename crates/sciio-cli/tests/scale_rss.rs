@@ -7,7 +7,6 @@
 //! most two sources and two outputs (about 2 GiB).
 
 use std::path::Path;
-use std::process::Command;
 use std::sync::{Condvar, Mutex};
 
 fn s(p: &Path) -> &str {
@@ -50,26 +49,8 @@ impl Drop for Slot {
 }
 
 /// Runs `sciio args...` and returns its peak RSS in bytes, failing the test when it fails.
-// The child is reaped by wait4 below, which std's Child does not know about.
-#[allow(clippy::zombie_processes)]
 fn peak_rss(args: &[&str]) -> u64 {
-    let child = Command::new(env!("CARGO_BIN_EXE_sciio"))
-        .args(args)
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("cannot run the sciio binary");
-    let pid = child.id() as libc::pid_t;
-    let mut status = 0;
-    // SAFETY: plain FFI call with valid out-pointers; `rusage` is plain old data.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid, "wait4 failed");
-    assert!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "sciio {args:?} failed (status {status})"
-    );
-    // Linux reports ru_maxrss in KiB.
-    usage.ru_maxrss as u64 * 1024
+    sciio_testkit::peak_rss(env!("CARGO_BIN_EXE_sciio"), args)
 }
 
 fn generate(kind: &str, path: &Path, bytes: u64) {

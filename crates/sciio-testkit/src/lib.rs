@@ -319,3 +319,29 @@ pub fn limit_file_size(bytes: Option<u64>) {
     )
     .expect("setrlimit(RLIMIT_FSIZE) failed");
 }
+
+/// Runs `program args...` and returns its peak RSS in bytes (`ru_maxrss` from `wait4`),
+/// failing the test when it fails.
+// The child is reaped by wait4 below, which std's Child does not know about.
+#[allow(clippy::zombie_processes)]
+pub fn peak_rss(program: impl AsRef<Path>, args: &[&str]) -> u64 {
+    let child = Command::new(program.as_ref())
+        .args(args)
+        .stdout(Stdio::null())
+        .spawn()
+        .expect("cannot run the program");
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: plain FFI call with valid out-pointers; `rusage` is plain old data.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our child, not yet reaped; both pointers are to live locals.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    assert_eq!(waited, pid, "wait4 failed");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{} {args:?} failed (status {status})",
+        program.as_ref().display()
+    );
+    // Linux reports ru_maxrss in KiB.
+    usage.ru_maxrss as u64 * 1024
+}
