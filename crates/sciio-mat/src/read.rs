@@ -216,7 +216,7 @@ impl Mat73 {
                         .h5
                         .dataset(&join_path(g.path(), "data"))
                         .and_then(|d| d.dtype())
-                        .map(|t| t.complex_parts().is_some())
+                        .map(|t| is_complex(&t))
                         .unwrap_or(false);
                     vec![
                         nrows as usize,
@@ -231,7 +231,7 @@ impl Mat73 {
             }
             Node::Dataset(d) => {
                 let ty = d.dtype()?;
-                complex = ty.complex_parts().is_some();
+                complex = is_complex(&ty);
                 let class = match class_attr {
                     Some(c) => MatClass::from_name(&c),
                     None => infer_class(&ty),
@@ -302,7 +302,7 @@ impl Mat73 {
             name: name.to_string(),
             class,
             shape: matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>()),
-            complex: raw.ty.complex_parts().is_some(),
+            complex: is_complex(&raw.ty),
             sparse: false,
         }))
     }
@@ -1006,7 +1006,7 @@ impl Walk<'_> {
             name: String::new(),
             class: class.clone(),
             shape: matlab_dims(dims),
-            complex: ty.complex_parts().is_some(),
+            complex: is_complex(ty),
             sparse: false,
         });
         Some(MatValue::Opaque(Opaque {
@@ -1433,12 +1433,17 @@ fn data_value(class: MatClass, raw: RawData) -> Result<MatValue> {
             "a struct stored as a dataset without MATLAB_empty",
         )),
         numeric => {
+            // Complex integers come as complex doubles: their parts' type is the class's.
+            let parts = integer_complex_parts(&raw.ty)
+                .and_then(scalar_of)
+                .map(|s| s.kind);
             let arr = to_ndarray(raw)?;
             let kind = arr.dtype().as_scalar().map(|s| s.kind);
             let want = numeric.numeric_kind();
-            let ok = match (kind, want) {
-                (Some(ScalarKind::Complex(n)), Some(ScalarKind::Float(m))) => n == 2 * m,
-                (Some(k), Some(w)) => k == w,
+            let ok = match (parts, kind, want) {
+                (Some(part), _, Some(w)) => part == w,
+                (None, Some(ScalarKind::Complex(n)), Some(ScalarKind::Float(m))) => n == 2 * m,
+                (None, Some(k), Some(w)) => k == w,
                 _ => false,
             };
             if !ok {
@@ -1606,8 +1611,93 @@ fn scalar_of(ty: &H5Type) -> Option<ScalarType> {
     }
 }
 
+/// Whether data of HDF5 type `ty` is complex: a compound of a real and an imaginary part
+/// (`real`/`imag` as MATLAB writes it, `r`/`i` as h5py does) of floats or, as MATLAB stores
+/// its complex integer classes, of integers.
+fn is_complex(ty: &H5Type) -> bool {
+    ty.complex_parts().is_some() || integer_complex_parts(ty).is_some()
+}
+
+/// The integer type of both parts of a complex integer compound (MATLAB's complex int8 ..
+/// uint64 in v7.3 files).
+fn integer_complex_parts(ty: &H5Type) -> Option<&H5Type> {
+    let H5Type::Compound { size, fields } = ty else {
+        return None;
+    };
+    let [re, im] = fields.as_slice() else {
+        return None;
+    };
+    let names = matches!(
+        (re.name.as_str(), im.name.as_str()),
+        ("real", "imag") | ("r", "i")
+    );
+    let part = re.ty.size();
+    let laid_out = re.offset == 0 && im.offset == part && *size == 2 * part;
+    let integer = matches!(
+        re.ty,
+        H5Type::Int {
+            size: 1 | 2 | 4 | 8,
+            ..
+        }
+    );
+    (names && laid_out && integer && re.ty == im.ty).then_some(&re.ty)
+}
+
+/// Complex integer data (HDF5 shape, C order) as complex doubles, as the Level-5 reader and
+/// scipy.io give MATLAB's complex integers (numpy has none): exact up to 32-bit parts; a
+/// 64-bit part beyond 2^53 (not a double exactly) is an error rather than rounded.
+fn complex_integers_as_doubles(raw: &RawData, part: &H5Type) -> Result<Vec<u8>> {
+    let H5Type::Int {
+        size,
+        signed,
+        order,
+    } = *part
+    else {
+        return Err(Error::format("complex integers of a non-integer type"));
+    };
+    let mut out = Vec::with_capacity(raw.bytes.len() / size.max(1) * 8);
+    for bytes in raw.bytes.chunks_exact(size) {
+        let mut word = [0u8; 8];
+        match order {
+            sciio_hdf5::ByteOrder::Big => {
+                word[8 - size..].copy_from_slice(bytes);
+                word.reverse();
+            }
+            _ => word[..size].copy_from_slice(bytes),
+        }
+        const LIMIT: u64 = 1 << 53;
+        // Sign-extended from its `size` bytes; checked before it is made a double.
+        let (value, exact) = match signed {
+            true => {
+                let shift = 64 - 8 * size as u32;
+                let v = (i64::from_le_bytes(word) << shift) >> shift;
+                (v as f64, v.unsigned_abs() <= LIMIT)
+            }
+            false => {
+                let v = u64::from_le_bytes(word);
+                (v as f64, v <= LIMIT)
+            }
+        };
+        if !exact {
+            return Err(Error::unsupported(format!(
+                "a complex {}-bit integer value beyond 2^53, which a complex double (numpy's \
+                 nearest type) cannot hold exactly",
+                8 * size
+            )));
+        }
+        out.extend_from_slice(&value.to_ne_bytes());
+    }
+    Ok(out)
+}
+
 /// Raw HDF5 data (C order, HDF5 shape) as a MATLAB-shaped column-major array, native order.
 fn to_ndarray(raw: RawData) -> Result<NdArray> {
+    if let Some(part) = integer_complex_parts(&raw.ty) {
+        let dims = matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>());
+        let bytes = complex_integers_as_doubles(&raw, part)?;
+        let dtype = DType::scalar(ScalarKind::Complex(16));
+        return NdArray::from_byte_vec(dtype, &dims, Order::F, bytes);
+    }
     let scalar = scalar_of(&raw.ty).ok_or_else(|| {
         Error::format(format!(
             "data of HDF5 type {:?}, which no MATLAB class stores",

@@ -557,7 +557,7 @@ fn complex_integer_note(info: &VarInfo) -> Option<LeftOut> {
             format!("/{}", info.name),
             "MATLAB_class",
             format!(
-                "complex {} is written as complex double (numpy has no complex integers;                  64-bit values beyond 2^53 are rounded)",
+                "complex {} is written as complex double (numpy has no complex integers)",
                 info.class.name()
             ),
         )

@@ -376,7 +376,15 @@ impl Decoder<'_> {
         let (ckind, size) = match kind {
             ScalarKind::Float(s) => (ScalarKind::Complex(2 * s), usize::from(s)),
             other => {
-                // Complex integers have no numpy kind: keep them as complex doubles.
+                // Complex integers have no numpy kind: keep them as complex doubles (as
+                // scipy.io does), which hold every value of up to 53 bits exactly.
+                if !exact_in_f64(&real, other) || !exact_in_f64(&imag, other) {
+                    return Err(Error::unsupported(format!(
+                        "a complex {}-bit integer value beyond 2^53, which a complex double \
+                         (numpy's nearest type) cannot hold exactly",
+                        8 * other.itemsize()
+                    )));
+                }
                 let re = to_f64(&real, other);
                 let im = to_f64(&imag, other);
                 return complex_of(&re, &im, &h.dims);
@@ -612,6 +620,21 @@ fn to_f64(bytes: &[u8], kind: ScalarKind) -> Vec<f64> {
         .collect()
 }
 
+/// Whether every native value of integer `kind` in `bytes` is a double exactly (up to 2^53).
+fn exact_in_f64(bytes: &[u8], kind: ScalarKind) -> bool {
+    const LIMIT: u64 = 1 << 53;
+    if kind.itemsize() < 8 {
+        return true;
+    }
+    bytes
+        .chunks_exact(kind.itemsize())
+        .all(|b| match get(b, kind) {
+            Num::I(v) => v.unsigned_abs() <= LIMIT,
+            Num::U(v) => v <= LIMIT,
+            Num::F(_) => true,
+        })
+}
+
 #[derive(Clone, Copy)]
 enum Num {
     I(i64),
@@ -711,4 +734,21 @@ pub(crate) fn interleave(real: &[u8], imag: Option<&[u8]>, item: usize, swap: bo
         out.chunks_exact_mut(item).for_each(<[u8]>::reverse);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn complex_integers_become_doubles_only_when_exact() {
+        let ints = |v: &[i64]| v.iter().flat_map(|x| x.to_ne_bytes()).collect::<Vec<u8>>();
+        let limit = 1i64 << 53;
+        assert!(exact_in_f64(&ints(&[0, limit, -limit]), ScalarKind::Int(8)));
+        assert!(!exact_in_f64(&ints(&[0, limit + 1]), ScalarKind::Int(8)));
+        assert!(!exact_in_f64(&ints(&[-limit - 1]), ScalarKind::Int(8)));
+        let big = ((1u64 << 53) + 1).to_ne_bytes();
+        assert!(!exact_in_f64(&big, ScalarKind::UInt(8)));
+        assert!(exact_in_f64(&i32::MIN.to_ne_bytes(), ScalarKind::Int(4)));
+    }
 }
