@@ -1,5 +1,5 @@
 //! Structured arrays (records) into MAT files batch of records by batch
-//! ([`MatOut::write_records_streamed`]): a `.npy` or `.npz` member read in batches
+//! ([`MatOut::write_records_streamed`]): a `.npy`, `.npz` member or HDF5 table read in batches
 //! (`stream::for_each_batch`, once or twice: see `sciio_mat`'s `v5/records.rs`) rather than
 //! whole, so that a Level-5 struct array of millions of records is written in bounded memory.
 
@@ -14,7 +14,7 @@ const BATCH_RECORDS_BYTES: usize = crate::stream::BATCH_BYTES;
 impl MatOut {
     /// Writes the structured array at `path` of `src` as top-level variable `name` batch by
     /// batch ([`sciio_mat::MatWriter::write_records`]: the file [`MatOut::write`] makes of
-    /// the whole array) when it is a `.npy` or `.npz` structured array whose stored order is
+    /// the whole array) when it is a `.npy`, `.npz` or HDF5 structured array whose stored order is
     /// MATLAB's (at most one axis longer than 1); `false`, having written nothing, otherwise.
     /// `progress` is told the bytes done: each pass over the records (one, or two when
     /// text fields are measured first) counts as half of them.
@@ -61,13 +61,16 @@ impl MatOut {
     }
 }
 
-/// Whether the array is a structured array of MATLAB classes from a `.npy` or `.npz` whose
-/// stored order is MATLAB's element order, under a top-level name.
+/// Whether the array is a structured array of MATLAB classes from a `.npy`, `.npz` or HDF5
+/// file whose stored order is MATLAB's element order, under a top-level name.
 fn streamable_records(src: &crate::file::File, info: &ArrayInfo, name: &str) -> bool {
     let source = matches!(
         src.format(),
         crate::format::Format::Npy | crate::format::Format::Npz
     );
+    // PyTables Tables and HDF5 compound datasets: read in blocks as they are into `.npy`.
+    #[cfg(feature = "hdf5")]
+    let source = source || src.format() == crate::format::Format::Hdf5;
     source
         && !name.contains('/')
         && matches!(info.dtype, DType::Record(_))
