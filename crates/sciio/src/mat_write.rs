@@ -97,6 +97,16 @@ impl MatOut {
         self.write_entry(name, value, Some(meta))
     }
 
+    /// Notes top-level variable `name` as written: an error when a struct of that name is
+    /// being gathered from paths (`name/field`).
+    fn claim_variable(&mut self, name: &str) -> Result<()> {
+        if self.nested.contains(name) {
+            return Err(both_value_and_struct(name).with_node(format!("/{name}")));
+        }
+        self.written.insert(name.to_string());
+        Ok(())
+    }
+
     /// Writes `value` as variable `name`, or keeps it for the struct a path (`a/b/c`) names,
     /// as hdf5storage stores a path's groups: MATLAB sees struct `a` with a struct field `b`
     /// holding field `c`.
@@ -109,10 +119,7 @@ impl MatOut {
         let node = || format!("/{name}");
         let parts: Vec<&str> = name.split('/').collect();
         if parts.len() == 1 {
-            if self.nested.contains(name) {
-                return Err(both_value_and_struct(name).with_node(node()));
-            }
-            self.written.insert(name.to_string());
+            self.claim_variable(name)?;
             return self.writer.write_with_meta(name, &value, meta.as_ref());
         }
         if self.written.contains(parts[0]) {
@@ -132,10 +139,7 @@ impl MatOut {
         array: sciio_mat::ArrayPieces<'_>,
     ) -> Result<()> {
         let name = name.trim_matches('/');
-        if self.nested.contains(name) {
-            return Err(both_value_and_struct(name).with_node(format!("/{name}")));
-        }
-        self.written.insert(name.to_string());
+        self.claim_variable(name)?;
         self.writer.write_pieces(name, array, None)
     }
 
@@ -176,10 +180,7 @@ impl MatOut {
         if streamable(src, info, sizes).is_none() {
             return self.write_records_streamed(name, src, path, info, progress);
         }
-        if self.nested.contains(name) {
-            return Err(both_value_and_struct(name).with_node(format!("/{name}")));
-        }
-        self.written.insert(name.to_string());
+        self.claim_variable(name)?;
         let folder = self.folder();
         let writer = &mut self.writer;
         stream_array(src, path, info, sizes, &folder, progress, &mut |array| {

@@ -5,7 +5,7 @@
 
 use sciio_core::{DType, Result};
 
-use super::{both_value_and_struct, MatOut};
+use super::MatOut;
 use crate::node::ArrayInfo;
 
 /// Records read from the source per batch.
@@ -30,10 +30,7 @@ impl MatOut {
         if !streamable_records(src, info, name) {
             return Ok(false);
         }
-        if self.nested.contains(name) {
-            return Err(both_value_and_struct(name).with_node(format!("/{name}")));
-        }
-        self.written.insert(name.to_string());
+        self.claim_variable(name)?;
         let item = info.dtype.itemsize();
         let per_batch = (BATCH_RECORDS_BYTES / item.max(1)).max(1);
         let total = info.nbytes();
