@@ -469,3 +469,62 @@ print('ok')
     );
     assert_eq!(out.trim(), "ok");
 }
+
+/// numpy bytes of each kind: ASCII ones become MATLAB char codes, ones holding a non-ASCII
+/// byte stay strings (hdf5storage's choice, so no byte is re-encoded on the way back).
+const MAKE_BYTES: &str = r#"
+import sys, numpy as np, hdf5storage
+d = {
+    "ascii": np.array([[b"x", b"yz"], [b"\x00a", b""]]),
+    "scalar": np.bytes_(b"ab\xff"),
+    "row": np.array([b"ab\xff", b"c"]),
+    "grid": np.array([[b"\xe9t\xe9", b"a"], [b"\x80", b"zz"], [b"q", b"\xff\xfe"]]),
+}
+np.savez(sys.argv[1], **d)
+hdf5storage.savemat(sys.argv[2], d, format="7.3")
+"#;
+
+#[test]
+fn numpy_bytes_go_into_mat_as_hdf5storage_stores_them_and_come_back() {
+    let dir = tempdir();
+    let (npz, theirs) = (dir.path().join("b.npz"), dir.path().join("theirs.mat"));
+    run_python(MAKE_BYTES, &[s(&npz), s(&theirs)]);
+    let ours = dir.path().join("ours.mat");
+    ok(&["convert", s(&npz), s(&ours)]);
+    // hdf5storage's own file read by sciio (MATLAB's view of it) and written again.
+    let copied = dir.path().join("copied.mat");
+    ok(&["convert", s(&theirs), s(&copied)]);
+    let from_copied = dir.path().join("c.npz");
+    ok(&["convert", s(&copied), s(&from_copied)]);
+    let listed = ok(&["ls", s(&theirs)]);
+    assert!(
+        listed.contains("grid") && listed.contains("char"),
+        "{listed}"
+    );
+    let (from_ours, from_theirs) = (dir.path().join("o.npz"), dir.path().join("t.npz"));
+    ok(&["convert", s(&ours), s(&from_ours)]);
+    ok(&["convert", s(&theirs), s(&from_theirs)]);
+    let check = r#"
+import sys, numpy as np, hdf5storage, h5py
+npz, theirs, ours, from_copied, from_ours, from_theirs = sys.argv[1:7]
+z = np.load(npz)
+with h5py.File(theirs, "r") as t, h5py.File(ours, "r") as o:
+    for k in z.files:
+        assert t[k].dtype == o[k].dtype and t[k].shape == o[k].shape, (k, t[k], o[k])
+        assert np.array_equal(t[k][()], o[k][()]), (k, t[k][()], o[k][()])
+        assert o[k].attrs["MATLAB_class"] == b"char", k
+back = hdf5storage.loadmat(ours)
+for k in z.files:
+    assert back[k].dtype == z[k].dtype and np.array_equal(back[k], z[k]), (k, back[k])
+# Read as MATLAB sees them: char rows whose codes are the bytes, the same from either file
+# and from sciio's copy of hdf5storage's.
+a, b, c = np.load(from_ours), np.load(from_theirs), np.load(from_copied)
+for k in z.files:
+    assert np.array_equal(a[k], b[k]) and np.array_equal(b[k], c[k]), (k, a[k], b[k], c[k])
+assert str(a["scalar"]) == "ab\xff", a["scalar"]
+print("ok")
+"#;
+    let args = [&npz, &theirs, &ours, &from_copied, &from_ours, &from_theirs].map(|p| s(p));
+    let out = run_python(check, &args);
+    assert_eq!(out.trim(), "ok");
+}

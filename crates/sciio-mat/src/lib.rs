@@ -50,6 +50,7 @@
 
 mod array_pieces;
 mod booleans;
+mod byte_strings;
 pub mod header;
 mod mcos;
 mod numpy;

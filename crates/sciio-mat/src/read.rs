@@ -1413,6 +1413,10 @@ fn data_value(class: MatClass, raw: RawData) -> Result<MatValue> {
     match class {
         MatClass::Char => {
             let shape = matlab_dims(&raw.shape.iter().map(|&x| x as u64).collect::<Vec<_>>());
+            if let H5Type::FixedString { size, .. } = raw.ty {
+                let chars = crate::byte_strings::chars_of_strings(&shape, size, &raw.bytes)?;
+                return Ok(MatValue::Char(chars));
+            }
             let codes = uints(&raw).ok_or_else(|| {
                 Error::format(format!(
                     "char data of type {:?}, not unsigned integers",

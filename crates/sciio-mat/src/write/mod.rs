@@ -475,7 +475,10 @@ impl MatWriter {
     ) -> Result<Obj> {
         let obj = match value {
             MatValue::Numeric(a) | MatValue::Logical(a) => self.numeric(loc, name, a)?,
-            MatValue::Char(c) => self.char(loc, name, c)?,
+            MatValue::Char(c) => match byte_strings(c, meta) {
+                Some((dims, data)) => self.byte_strings(loc, name, dims, &data)?,
+                None => self.char(loc, name, c)?,
+            },
             MatValue::Cell(c) => {
                 if c.items.is_empty() {
                     self.empty(loc, name, "cell", &c.shape)?
@@ -580,6 +583,26 @@ impl MatWriter {
         };
         d.str_attr("MATLAB_class", "char")?;
         d.int_decode(decode)?;
+        Ok(d)
+    }
+
+    /// A `numpy.bytes_` value holding a non-ASCII byte, as hdf5storage stores it: its
+    /// fixed-length strings themselves (see `crate::byte_strings`).
+    fn byte_strings(
+        &mut self,
+        loc: &Group,
+        name: &str,
+        dims: Vec<u64>,
+        data: &[u8],
+    ) -> Result<Obj> {
+        let width = data.len() / dims.iter().product::<u64>().max(1) as usize;
+        let ty = H5Type::FixedString {
+            size: width,
+            charset: CharSet::Ascii,
+        };
+        let d = self.data_dataset(loc, name, ty, dims, data)?;
+        d.str_attr("MATLAB_class", "char")?;
+        d.int_decode(1)?;
         Ok(d)
     }
 
@@ -995,6 +1018,16 @@ fn chunk_shape(dims: &[u64], item: usize, chunk_bytes: usize) -> Vec<u64> {
 
 /// hdf5storage's `Python.*` attributes for `value`, so `hdf5storage.loadmat` restores numpy
 /// types exactly (as its `store_python_metadata=True` writes them).
+/// The strings and HDF5 dimensions of a char array that is a `numpy.bytes_` value (so its
+/// Python attributes say) holding a non-ASCII byte, which hdf5storage keeps as strings.
+fn byte_strings(chars: &CharArray, meta: Option<&PythonMeta>) -> Option<(Vec<u64>, Vec<u8>)> {
+    let width = crate::byte_strings::bytes_width(&meta?.attrs.as_ref()?.underlying)?;
+    if !crate::byte_strings::needs_strings(chars) {
+        return None;
+    }
+    crate::byte_strings::strings_of_chars(chars, width)
+}
+
 fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
     let shape: Vec<u64> = value.matlab_shape().iter().map(|&d| d as u64).collect();
     let ndarray = |under: &str| -> Result<()> {
