@@ -48,7 +48,7 @@ pub(crate) fn chars_of_strings(dims: &[usize], width: usize, data: &[u8]) -> Res
 /// a last dimension that is not a whole number of strings).
 pub(crate) fn strings_of_chars(chars: &CharArray, width: usize) -> Option<(Vec<u64>, Vec<u8>)> {
     let (&last, rest) = chars.shape.split_last()?;
-    if width == 0 || last % width != 0 {
+    if width == 0 || !last.is_multiple_of(width) {
         return None;
     }
     let (columns, rows) = (last / width, rest.iter().product::<usize>());
@@ -74,7 +74,7 @@ pub(crate) fn strings_of_chars(chars: &CharArray, width: usize) -> Option<(Vec<u
 /// The string width a `Python.numpy.UnderlyingType` of `bytes<bits>` gives.
 pub(crate) fn bytes_width(underlying: &str) -> Option<usize> {
     let bits: usize = underlying.strip_prefix("bytes")?.parse().ok()?;
-    (bits > 0 && bits % 8 == 0).then_some(bits / 8)
+    (bits > 0 && bits.is_multiple_of(8)).then_some(bits / 8)
 }
 
 /// Whether hdf5storage would keep these codes as strings: some byte is not ASCII.
