@@ -101,3 +101,34 @@ fn v4_matrices_convert_as_scipy_reads_them() {
         std::fs::remove_dir_all(&npy).unwrap();
     }
 }
+
+/// A v4 file has no file header: two files one after the other are one file, here with `a`
+/// twice (a double, then an int16 matrix of another size).
+const TWICE: &str = r#"
+import io, sys, numpy as np, scipy.io
+parts = []
+for v in ({"a": np.arange(3.0)[None, :], "b": np.eye(2)}, {"a": np.int16([[1, 2], [3, 4], [5, 6]])}):
+    f = io.BytesIO()
+    scipy.io.savemat(f, v, format="4")
+    parts.append(f.getvalue())
+open(sys.argv[1], "wb").write(b"".join(parts))
+"#;
+
+#[test]
+fn the_last_v4_matrix_of_a_name_wins_as_scipy_reads_it() {
+    let dir = tempdir();
+    let (mat, npz) = (dir.path().join("twice.mat"), dir.path().join("out.npz"));
+    run_python(TWICE, &[s(&mat)]);
+    ok(&["convert", s(&mat), s(&npz)]);
+    let check = r#"
+import sys, numpy as np, scipy.io
+m = scipy.io.loadmat(sys.argv[1])
+z = np.load(sys.argv[2])
+assert sorted(z.files) == ["a", "b"], z.files
+for k in z.files:
+    assert z[k].dtype == m[k].dtype and np.array_equal(z[k], m[k]), (k, z[k], m[k])
+assert m["a"].dtype == np.int16
+print("ok")
+"#;
+    assert_eq!(run_python(check, &[s(&mat), s(&npz)]).trim(), "ok");
+}

@@ -170,7 +170,7 @@ impl Mat5File {
     /// A v4 file: its matrices' headers and names read ([`v4::walk`]), their data left for
     /// when they are read.
     fn v4(path: &Path, source: Source, limits: Limits) -> Result<Mat5File> {
-        let vars = v4::walk(&source)?
+        let vars: Vec<Var> = v4::walk(&source)?
             .into_iter()
             .map(|(name, matrix, offset)| Var {
                 name,
@@ -179,6 +179,7 @@ impl Mat5File {
                 header: None,
             })
             .collect();
+        let vars = last_of_each_name(vars);
         Ok(Mat5File {
             path: path.to_path_buf(),
             source,
@@ -271,14 +272,7 @@ impl Mat5File {
                 header,
             });
         }
-        // The last of two variables of the same name wins (as MATLAB's load does).
-        let mut seen = std::collections::HashSet::new();
-        let mut kept: Vec<Var> = vars
-            .into_iter()
-            .rev()
-            .filter(|v| seen.insert(v.name.clone()))
-            .collect();
-        kept.reverse();
+        let kept = last_of_each_name(vars);
         Ok(Mat5File {
             path: path.to_path_buf(),
             source,
@@ -679,6 +673,19 @@ pub fn fuzz_read(bytes: &[u8]) {
             let _ = file.read(&name);
         }
     }
+}
+
+/// The variables, the last of any two of the same name kept in its place (as MATLAB's `load`
+/// and scipy.io's `loadmat` do: each overwrites the one read before it).
+fn last_of_each_name(vars: Vec<Var>) -> Vec<Var> {
+    let mut seen = std::collections::HashSet::new();
+    let mut kept: Vec<Var> = vars
+        .into_iter()
+        .rev()
+        .filter(|v| seen.insert(v.name.clone()))
+        .collect();
+    kept.reverse();
+    kept
 }
 
 #[cfg(test)]
