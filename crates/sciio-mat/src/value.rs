@@ -942,6 +942,18 @@ pub struct VarInfo {
     pub sparse: bool,
 }
 
+impl VarInfo {
+    /// Whether it is MATLAB's complex int8 .. uint64 (not sparse), which sciio reads as
+    /// complex doubles: numpy has no complex integers.
+    pub fn is_complex_integer(&self) -> bool {
+        let integer = matches!(
+            self.class.numeric_kind(),
+            Some(ScalarKind::Int(_) | ScalarKind::UInt(_))
+        );
+        integer && self.complex && !self.sparse
+    }
+}
+
 /// A value sciio keeps but cannot decode: its class, the stored payload and why.
 pub(crate) fn opaque(class: &str, payload: MatValue, note: String) -> MatValue {
     MatValue::Opaque(Opaque {

@@ -78,7 +78,14 @@ impl Mat {
                         | Outline::Struct { .. }),
                     ) => outline_node(&info.name, &outline),
                     Ok(Outline::Value(value)) => {
-                        let node = value_node(&info.name, &value);
+                        let mut node = value_node(&info.name, &value);
+                        // Read as complex doubles (numpy has no complex integers), listed
+                        // as of MATLAB's class.
+                        if let Some(native) =
+                            node.native.as_mut().filter(|_| info.is_complex_integer())
+                        {
+                            native.class = info.class.name().to_string();
+                        }
                         let bytes = value_bytes(&value);
                         if kept_bytes.saturating_add(bytes) <= KEPT_MAX {
                             kept_bytes += bytes;

@@ -548,11 +548,7 @@ fn plan_variable(
 /// kind, so the Level-5 reader gives its values as complex doubles, and the copy is of class
 /// double): the class change is not silent, `--strict` refuses it.
 fn complex_integer_note(info: &VarInfo) -> Option<LeftOut> {
-    let integer = matches!(
-        info.class.numeric_kind(),
-        Some(ScalarKind::Int(_) | ScalarKind::UInt(_))
-    );
-    (integer && info.complex && !info.sparse).then(|| {
+    info.is_complex_integer().then(|| {
         LeftOut::attribute(
             format!("/{}", info.name),
             "MATLAB_class",

@@ -753,6 +753,8 @@ fn mat_to_mat_notes_complex_integers_written_as_complex_doubles() {
     let (src, dst) = (dir.path().join("c.mat"), dir.path().join("copy.mat"));
     run_python(COMPLEX_INT_SOURCE, &[src.to_str().unwrap()]);
     let mut file = sciio::File::open(&src).unwrap();
+    let c = file.node("/c").unwrap();
+    assert_eq!(c.native.as_ref().map(|n| n.class.as_str()), Some("int16"));
     let options = ConvertOptions {
         mat_version: sciio::MatOutVersion::V7,
         ..ConvertOptions::default()
@@ -818,6 +820,10 @@ fn complex_integers_of_mat73_files_read_as_complex_doubles() {
     let (src, npz) = (dir.path().join("c.mat"), dir.path().join("out.npz"));
     run_python(COMPLEX_INT_73, &[src.to_str().unwrap()]);
     let mut file = sciio::File::open(&src).unwrap();
+    // Listed as read (complex doubles) of MATLAB's class.
+    let b = file.node("/b").unwrap();
+    assert_eq!(b.native.as_ref().map(|n| n.class.as_str()), Some("int16"));
+    assert!(matches!(&b.kind, sciio::NodeKind::Array(a) if a.dtype.to_string() == "<c16"));
     let summary = convert(
         &mut file,
         None,
