@@ -2194,7 +2194,72 @@ impl MatFile {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bands, Pieces};
+    use super::{AsDoubles, Bands, IntPart, Pieces};
+
+    /// Parts of complex integers written in pieces that split a part (big-endian int16 and
+    /// little-endian uint64) come out as the doubles of the whole; a 64-bit part beyond 2^53
+    /// fails the write and leaves the reason for the caller.
+    #[test]
+    fn parts_split_between_writes_become_the_wholes_doubles() {
+        use std::io::Write as _;
+        let cases: [(IntPart, Vec<u8>, Vec<f64>); 2] = [
+            (
+                IntPart {
+                    size: 2,
+                    signed: true,
+                    big: true,
+                },
+                [-300i16, 7, 32767, -32768]
+                    .iter()
+                    .flat_map(|v| v.to_be_bytes())
+                    .collect(),
+                vec![-300.0, 7.0, 32767.0, -32768.0],
+            ),
+            (
+                IntPart {
+                    size: 8,
+                    signed: false,
+                    big: false,
+                },
+                [1u64 << 53, 5]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+                vec![9007199254740992.0, 5.0],
+            ),
+        ];
+        for (part, stored, want) in cases {
+            let mut out = Vec::new();
+            let mut w = AsDoubles {
+                out: &mut out,
+                part,
+                carry: Vec::new(),
+                failed: None,
+            };
+            for piece in stored.chunks(3) {
+                w.write_all(piece).unwrap();
+            }
+            assert!(w.carry.is_empty() && w.failed.is_none());
+            let want: Vec<u8> = want.iter().flat_map(|d| d.to_ne_bytes()).collect();
+            assert_eq!(out, want);
+        }
+        let part = IntPart {
+            size: 8,
+            signed: true,
+            big: false,
+        };
+        let mut out = Vec::new();
+        let mut w = AsDoubles {
+            out: &mut out,
+            part,
+            carry: Vec::new(),
+            failed: None,
+        };
+        let beyond = ((1i64 << 53) + 1).to_le_bytes();
+        assert!(w.write_all(&beyond).is_err());
+        let reason = w.failed.take().map(|e| e.to_string()).unwrap_or_default();
+        assert!(reason.contains("2^53"), "{reason}");
+    }
 
     /// A dataset in chunks two rows thick read band by band (blocks small enough that a
     /// band takes several windows and a short last band) gives the whole read's bytes.
