@@ -13,6 +13,7 @@ KIND (BYTES is the size of the data, not of the file):
   h5_wide    PyTables file, /x: CArray float64 (2, M, 1024), zlib 1 + shuffle: two rows, each
              half the data (32 MiB at 64 MiB), so a reader of whole rows grows with the size
   npy_rec    .npy structured (i <i8, x <f8, y <f4, s S12) (what a PyTables Table of it holds)
+  npy_rec2d  as npy_rec, shape (N, 64) in C order (MATLAB's order is another: staged into MAT)
   npz        .npz (stored) with one member `x`: float64 (N, 64)
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
   table_sub  PyTables file, /t: Table (i int64, v float64 (8,), s S12) (a subarray field)
@@ -302,6 +303,8 @@ def main():
         n = max(1, nbytes // (2 * 1024 * 8))
     elif kind in ("npy_rec", "table", "parquet"):
         n = max(1, nbytes // REC.itemsize)
+    elif kind == "npy_rec2d":
+        n = max(1, nbytes // (64 * REC.itemsize))
     elif kind == "table_sub":
         n = max(1, nbytes // SUB.itemsize)
     elif kind in ("store", "store_fixed"):
@@ -363,6 +366,13 @@ def main():
             out[a:b] = records(REC, a, b)
         out.flush()
         del out
+    elif kind == "npy_rec2d":
+        out = np.lib.format.open_memmap(path, mode="w+", dtype=REC, shape=(n, 64))
+        flat = out.reshape(-1)
+        for a, b in slices(n * 64):
+            flat[a:b] = records(REC, a, b)
+        out.flush()
+        del out, flat
     elif kind == "npz":
         import zipfile
         with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_STORED, allowZip64=True) as z:

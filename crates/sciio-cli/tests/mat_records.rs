@@ -1,6 +1,7 @@
 //! Structured arrays (records) into MAT files: read back by scipy.io.loadmat (v5/v7) and
 //! hdf5storage.loadmat (v7.3) equal to the source — text and byte fields of every length
-//! (empty, non-ASCII, inner NULs), a subarray field, big-endian fields —, and written in
+//! (empty, non-ASCII, inner NULs), a subarray field, big-endian fields; of one axis or of
+//! several in C order, staged into MATLAB's —, and written in
 //! bounded memory: the peak RSS of `sciio convert` differs by less than 64 MiB between 20k
 //! and 200k records (issue 17).
 #![cfg(feature = "mat")]
@@ -11,7 +12,8 @@ use common::{ok, s};
 use sciio_testkit::{run_python, tempdir};
 
 /// `sys.argv[1]`: a structured `.npy` of `sys.argv[2]` records with every kind of field; bytes
-/// fields ASCII only when `sys.argv[3]` is `ascii`.
+/// fields ASCII only when `sys.argv[3]` is `ascii`; of shape `sys.argv[4]` (`6,7,8`; C order)
+/// when given.
 const MAKE: &str = r#"
 import sys, numpy as np
 n = int(sys.argv[2])
@@ -31,21 +33,26 @@ a["u"] = [texts[k % len(texts)] for k in range(n)]
 a["v"] = rng.integers(-100, 100, (n, 2, 3))
 a["b"] = rng.integers(0, 2, n).astype(bool)
 a["c"] = rng.normal(size=n) + 1j * rng.normal(size=n)
+if len(sys.argv) > 4:
+    a = a.reshape([int(d) for d in sys.argv[4].split(",")])
 np.save(sys.argv[1], a)
 "#;
 
-/// scipy.io.loadmat reads variable `r` of `sys.argv[2]` as the 1-by-N struct array of the
-/// records in `sys.argv[1]`: each field's value the record's (bytes as their characters).
+/// scipy.io.loadmat reads variable `r` of `sys.argv[2]` as the struct array of the records in
+/// `sys.argv[1]` (1-by-N for N records, else of their shape): each element's field values the
+/// record's at the same index (bytes as their characters).
 const SAME_SCIPY: &str = r#"
 import sys, numpy as np, scipy.io
 a = np.load(sys.argv[1])
-m = scipy.io.loadmat(sys.argv[2])["r"]
-assert m.shape == (1, len(a)), m.shape
+m = scipy.io.loadmat(sys.argv[2], squeeze_me=False, struct_as_record=True)["r"]
+if a.ndim == 1:
+    a = a.reshape(1, -1)
+assert m.shape == a.shape, (m.shape, a.shape)
 assert m.dtype.names == a.dtype.names, m.dtype.names
 def text(v):
     return "" if v.size == 0 else str(v[0])
-for k, rec in enumerate(a):
-    e = m[0, k]
+for k in np.ndindex(a.shape):
+    rec, e = a[k], m[k]
     for name in a.dtype.names:
         want, got, dt = rec[name], e[name], a.dtype[name]
         if dt.kind == "S":
@@ -92,6 +99,22 @@ fn structured_arrays_read_back_by_scipy_and_hdf5storage() {
     }
 }
 
+#[test]
+fn structured_arrays_of_several_axes_read_back_by_scipy() {
+    // C-order records of two and three axes longer than 1 (MATLAB's order is another: they
+    // are staged in it), small (one element) and past the parallel deflate stream.
+    let dir = tempdir();
+    for (n, shape) in [(600, "20,30"), (336, "6,7,8"), (30_000, "150,200")] {
+        let src = dir.path().join("r.npy");
+        run_python(MAKE, &[s(&src), &n.to_string(), "any", shape]);
+        for version in ["5", "7"] {
+            let out = dir.path().join(format!("r{version}.mat"));
+            ok(&["convert", s(&src), s(&out), "--mat-version", version]);
+            run_python(SAME_SCIPY, &[s(&src), s(&out)]);
+        }
+    }
+}
+
 /// Runs `sciio args...` and returns its peak RSS in bytes, failing the test when it fails.
 fn peak_rss(args: &[&str]) -> u64 {
     sciio_testkit::peak_rss(env!("CARGO_BIN_EXE_sciio"), args)
@@ -100,8 +123,9 @@ fn peak_rss(args: &[&str]) -> u64 {
 /// The most the peak RSS may grow from 20k to 200k records.
 const GROWTH: u64 = 64 << 20;
 
-/// Converts python/scale_sources.py's `kind` source (`npy_rec`: a structured `.npy`; `table`:
-/// a PyTables Table `/t`; both of 32-byte i8, f8, f4, S12 records) of 20k and 200k records into
+/// Converts python/scale_sources.py's `kind` source (`npy_rec`: a structured `.npy`;
+/// `npy_rec2d`: one of shape (N, 64); `table`: a PyTables Table `/t`; all of 32-byte i8, f8,
+/// f4, S12 records) of 20k and 200k records into
 /// a MAT file of `version` and compares the peak RSS of the two runs; the small output is
 /// checked by scipy.io.loadmat against the source.
 fn records_in_bounded_memory(kind: &str, version: &str) {
@@ -159,12 +183,19 @@ m = scipy.io.loadmat(sys.argv[2], squeeze_me=True)[var]
 assert m.shape == a.shape, m.shape
 for name in ("i", "x", "y"):
     assert np.array_equal(m[name].astype(a.dtype[name]), a[name]), name
-assert [str(v) for v in m["s"]] == [v.decode() for v in a["s"]]
+assert [str(v) for v in m["s"].ravel()] == [v.decode() for v in a["s"].ravel()]
 "#;
 
 #[test]
 fn records_into_mat_v7_in_bounded_memory() {
     records_in_bounded_memory("npy_rec", "7");
+}
+
+#[test]
+fn records_of_two_axes_into_mat_v7_in_bounded_memory() {
+    // MATLAB's order is not the stored one: staged through a temporary file (they were read
+    // whole).
+    records_in_bounded_memory("npy_rec2d", "7");
 }
 
 #[test]

@@ -340,40 +340,35 @@ impl Mat73 {
         let Some((d, reading, recode)) = self.streamable(&path, dtype, dims)? else {
             return Ok(false);
         };
-        let (mut swapped, mut booleans);
+        let (mut swapped, mut booleans, mut doubles) = (None, None, None);
+        // Bytes out per byte stored (parts of complex integers become doubles).
+        let scale = match recode {
+            Recode::Doubles(part) => 8 / part.size.clamp(1, 8) as u64,
+            _ => 1,
+        };
+        let progress = &mut |done: u64| progress(done * scale);
         let out: &mut dyn std::io::Write = match recode {
             Recode::None => out,
-            Recode::Swap(unit) => {
-                swapped = Swapped {
-                    out,
-                    unit,
-                    carry: Vec::new(),
-                };
-                &mut swapped
-            }
-            Recode::Booleans => {
-                booleans = Booleans::new(out);
-                &mut booleans
-            }
+            Recode::Swap(unit) => swapped.insert(Swapped {
+                out,
+                unit,
+                carry: Vec::new(),
+            }),
+            Recode::Booleans => booleans.insert(Booleans::new(out)),
+            Recode::Doubles(part) => doubles.insert(AsDoubles {
+                out,
+                part,
+                carry: Vec::new(),
+                failed: None,
+            }),
         };
-        let pieces = match reading {
-            Reading::Pieces(pieces) => pieces,
-            Reading::Bands(bands) => {
-                bands
-                    .copy(&d, out, progress)
-                    .map_err(|e| self.locate(e, &path))?;
-                return Ok(true);
-            }
-        };
-        let mut done = 0u64;
-        for slices in pieces {
-            let raw = read_piece(&d, &slices).map_err(|e| self.locate(e, &path))?;
-            out.write_all(&raw.bytes)
-                .map_err(|e| self.locate(Error::io("cannot write", e), &path))?;
-            done += raw.bytes.len() as u64;
-            progress(done);
+        let copied = copy_reading(&d, reading, out, progress);
+        // A complex integer beyond 2^53 stops the copy with the whole read's error.
+        let failed = doubles.and_then(|d: AsDoubles<'_>| d.failed);
+        match (copied, failed) {
+            (Err(_), Some(e)) | (Err(e), None) => Err(self.locate(e, &path)),
+            (Ok(()), _) => Ok(true),
         }
-        Ok(true)
     }
 
     /// Whether [`Mat73::copy_plain`] streams variable `name` (see
@@ -424,36 +419,54 @@ impl Mat73 {
             Some(c) => MatClass::from_name(&c),
             None => infer_class(&ty),
         };
-        let (Some(scalar), DType::Scalar(want)) = (scalar_of(&ty), dtype) else {
-            return Ok(None);
-        };
-        let recode = match (class.numeric_kind(), scalar.kind) {
-            // Logical stored in bytes (MATLAB's and hdf5storage's uint8): numpy's bool, each
-            // byte made 0 or 1 as it passes (as the whole read does).
-            (None, ScalarKind::UInt(1) | ScalarKind::Int(1))
-                if class == MatClass::Logical && want.kind == ScalarKind::Bool =>
-            {
-                Recode::Booleans
-            }
-            (None, _) => return Ok(None),
-            (Some(kind), stored) => {
-                // Complex: a compound of the class's float as real and imaginary parts, packed
-                // (`complex_parts`): its bytes are numpy's complex layout.
-                let kind = match (kind, stored) {
-                    (ScalarKind::Float(n), ScalarKind::Complex(c)) if c == 2 * n => stored,
-                    _ => kind,
-                };
-                if stored != kind || want.kind != kind {
-                    return Ok(None);
+        let recode = match integer_complex_parts(&ty) {
+            // MATLAB's complex integers: compounds of the class's integers, made complex
+            // doubles as they pass (as the whole read makes them).
+            Some(part) => {
+                let kind = scalar_of(part).map(|s| s.kind);
+                let doubles = DType::scalar(ScalarKind::Complex(16));
+                match IntPart::of(part) {
+                    Some(part)
+                        if kind.is_some() && kind == class.numeric_kind() && *dtype == doubles =>
+                    {
+                        Recode::Doubles(part)
+                    }
+                    _ => return Ok(None),
                 }
-                // The other byte order: each number (each part of a complex) reversed as it
-                // passes.
-                match (scalar.order, want.order) {
-                    (a, b) if a == b || kind.itemsize() == 1 => Recode::None,
-                    _ => Recode::Swap(match kind {
-                        ScalarKind::Complex(c) => usize::from(c / 2),
-                        _ => kind.itemsize(),
-                    }),
+            }
+            None => {
+                let (Some(scalar), DType::Scalar(want)) = (scalar_of(&ty), dtype) else {
+                    return Ok(None);
+                };
+                match (class.numeric_kind(), scalar.kind) {
+                    // Logical stored in bytes (MATLAB's and hdf5storage's uint8): numpy's bool, each
+                    // byte made 0 or 1 as it passes (as the whole read does).
+                    (None, ScalarKind::UInt(1) | ScalarKind::Int(1))
+                        if class == MatClass::Logical && want.kind == ScalarKind::Bool =>
+                    {
+                        Recode::Booleans
+                    }
+                    (None, _) => return Ok(None),
+                    (Some(kind), stored) => {
+                        // Complex: a compound of the class's float as real and imaginary parts, packed
+                        // (`complex_parts`): its bytes are numpy's complex layout.
+                        let kind = match (kind, stored) {
+                            (ScalarKind::Float(n), ScalarKind::Complex(c)) if c == 2 * n => stored,
+                            _ => kind,
+                        };
+                        if stored != kind || want.kind != kind {
+                            return Ok(None);
+                        }
+                        // The other byte order: each number (each part of a complex) reversed as it
+                        // passes.
+                        match (scalar.order, want.order) {
+                            (a, b) if a == b || kind.itemsize() == 1 => Recode::None,
+                            _ => Recode::Swap(match kind {
+                                ScalarKind::Complex(c) => usize::from(c / 2),
+                                _ => kind.itemsize(),
+                            }),
+                        }
+                    }
                 }
             }
         };
@@ -1088,6 +1101,29 @@ fn read_piece(d: &Dataset, slices: &[sciio_hdf5::Slice]) -> Result<RawData> {
     d.read_slices(Some(slices))
 }
 
+/// Copies dataset `d` to `out` in stored order as `reading` reads it; `progress` gets the
+/// bytes read so far.
+fn copy_reading(
+    d: &Dataset,
+    reading: Reading,
+    out: &mut dyn std::io::Write,
+    progress: &mut dyn FnMut(u64),
+) -> Result<()> {
+    let pieces = match reading {
+        Reading::Pieces(pieces) => pieces,
+        Reading::Bands(bands) => return bands.copy(d, out, progress),
+    };
+    let mut done = 0u64;
+    for slices in pieces {
+        let raw = read_piece(d, &slices)?;
+        out.write_all(&raw.bytes)
+            .map_err(|e| Error::io("cannot write", e))?;
+        done += raw.bytes.len() as u64;
+        progress(done);
+    }
+    Ok(())
+}
+
 /// What a streamed copy does to the stored bytes on their way out.
 #[derive(Debug, Clone, Copy)]
 enum Recode {
@@ -1097,6 +1133,39 @@ enum Recode {
     Swap(usize),
     /// Logical bytes made numpy booleans (0 or 1).
     Booleans,
+    /// Parts of complex integers made doubles ([`AsDoubles`]).
+    Doubles(IntPart),
+}
+
+/// A writer passing on parts of complex integers as doubles ([`IntPart::as_doubles`]), a
+/// part split between two writes carried over to the next. A part beyond 2^53 fails the
+/// write; its error is kept in `failed` for the caller to report (the io error says less).
+struct AsDoubles<'a> {
+    out: &'a mut dyn std::io::Write,
+    part: IntPart,
+    carry: Vec<u8>,
+    failed: Option<Error>,
+}
+
+impl std::io::Write for AsDoubles<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let unit = self.part.size.max(1);
+        let mut bytes = std::mem::take(&mut self.carry);
+        bytes.extend_from_slice(buf);
+        let whole = bytes.len() - bytes.len() % unit;
+        self.carry = bytes.split_off(whole);
+        let doubles = self.part.as_doubles(&bytes).map_err(|e| {
+            let io = std::io::Error::other(e.message().to_string());
+            self.failed = Some(e);
+            io
+        })?;
+        self.out.write_all(&doubles)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
+    }
 }
 
 /// A writer passing on bytes with each `unit`-byte number reversed (the other byte order),
@@ -1647,51 +1716,75 @@ fn integer_complex_parts(ty: &H5Type) -> Option<&H5Type> {
     (names && laid_out && integer && re.ty == im.ty).then_some(&re.ty)
 }
 
-/// Complex integer data (HDF5 shape, C order) as complex doubles, as the Level-5 reader and
-/// scipy.io give MATLAB's complex integers (numpy has none): exact up to 32-bit parts; a
-/// 64-bit part beyond 2^53 (not a double exactly) is an error rather than rounded.
-fn complex_integers_as_doubles(raw: &RawData, part: &H5Type) -> Result<Vec<u8>> {
-    let H5Type::Int {
-        size,
-        signed,
-        order,
-    } = *part
-    else {
-        return Err(Error::format("complex integers of a non-integer type"));
-    };
-    let mut out = Vec::with_capacity(raw.bytes.len() / size.max(1) * 8);
-    for bytes in raw.bytes.chunks_exact(size) {
-        let mut word = [0u8; 8];
-        match order {
-            sciio_hdf5::ByteOrder::Big => {
-                word[8 - size..].copy_from_slice(bytes);
-                word.reverse();
-            }
-            _ => word[..size].copy_from_slice(bytes),
-        }
-        const LIMIT: u64 = 1 << 53;
-        // Sign-extended from its `size` bytes; checked before it is made a double.
-        let (value, exact) = match signed {
-            true => {
-                let shift = 64 - 8 * size as u32;
-                let v = (i64::from_le_bytes(word) << shift) >> shift;
-                (v as f64, v.unsigned_abs() <= LIMIT)
-            }
-            false => {
-                let v = u64::from_le_bytes(word);
-                (v as f64, v <= LIMIT)
-            }
+/// The integer type of a part of MATLAB's complex integers in a v7.3 file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct IntPart {
+    size: usize,
+    signed: bool,
+    big: bool,
+}
+
+impl IntPart {
+    /// `part` ([`integer_complex_parts`]) when it is an integer type.
+    fn of(part: &H5Type) -> Option<IntPart> {
+        let H5Type::Int {
+            size,
+            signed,
+            order,
+        } = *part
+        else {
+            return None;
         };
-        if !exact {
-            return Err(Error::unsupported(format!(
-                "a complex {}-bit integer value beyond 2^53, which a complex double (numpy's \
-                 nearest type) cannot hold exactly",
-                8 * size
-            )));
-        }
-        out.extend_from_slice(&value.to_ne_bytes());
+        let big = matches!(order, sciio_hdf5::ByteOrder::Big);
+        Some(IntPart { size, signed, big })
     }
-    Ok(out)
+
+    /// Stored parts (whole ones) as native doubles, as the Level-5 reader and scipy.io give
+    /// MATLAB's complex integers (numpy has none): exact up to 32-bit parts; a 64-bit part
+    /// beyond 2^53 (not a double exactly) is an error rather than rounded.
+    fn as_doubles(self, bytes: &[u8]) -> Result<Vec<u8>> {
+        let size = self.size.clamp(1, 8);
+        let mut out = Vec::with_capacity(bytes.len() / size * 8);
+        for bytes in bytes.chunks_exact(size) {
+            let mut word = [0u8; 8];
+            match self.big {
+                true => {
+                    word[8 - size..].copy_from_slice(bytes);
+                    word.reverse();
+                }
+                false => word[..size].copy_from_slice(bytes),
+            }
+            const LIMIT: u64 = 1 << 53;
+            // Sign-extended from its `size` bytes; checked before it is made a double.
+            let (value, exact) = match self.signed {
+                true => {
+                    let shift = 64 - 8 * size as u32;
+                    let v = (i64::from_le_bytes(word) << shift) >> shift;
+                    (v as f64, v.unsigned_abs() <= LIMIT)
+                }
+                false => {
+                    let v = u64::from_le_bytes(word);
+                    (v as f64, v <= LIMIT)
+                }
+            };
+            if !exact {
+                return Err(Error::unsupported(format!(
+                    "a complex {}-bit integer value beyond 2^53, which a complex double \
+                     (numpy's nearest type) cannot hold exactly",
+                    8 * size
+                )));
+            }
+            out.extend_from_slice(&value.to_ne_bytes());
+        }
+        Ok(out)
+    }
+}
+
+/// Complex integer data (HDF5 shape, C order) as complex doubles ([`IntPart::as_doubles`]).
+fn complex_integers_as_doubles(raw: &RawData, part: &H5Type) -> Result<Vec<u8>> {
+    let part =
+        IntPart::of(part).ok_or_else(|| Error::format("complex integers of a non-integer type"))?;
+    part.as_doubles(&raw.bytes)
 }
 
 /// Raw HDF5 data (C order, HDF5 shape) as a MATLAB-shaped column-major array, native order.
@@ -2037,17 +2130,20 @@ impl MatFile {
     /// Streams variable `name`'s data to `out` without holding the array, when it is a large
     /// variable holding one numeric array of `dtype` (in the machine's byte order) and MATLAB
     /// size `dims`, real or complex (real and imaginary parts interleaved as numpy holds
-    /// them), stored in either byte order (each number reversed as it passes), or a logical
-    /// one stored in bytes (`dtype` bool: each byte made 0 or 1 as it passes): MATLAB's
-    /// column-major bytes, what [`MatFile::read`]'s array holds in Fortran order. A compressed
-    /// v7 variable inflates on a second thread while this one writes (a complex one through
-    /// two inflaters over its stream, one at its real part, one at its imaginary part); a v7.3
-    /// variable is read a block of its dataset at a time (16 MiB, chunks decoded on all
-    /// cores); an uncompressed Level-5 or a v4 one is read a piece of each part at a time.
-    /// `Ok(false)`, with nothing written, for any other variable (complex integers, logicals
-    /// of a wider class, numbers stored in a smaller type): read it with
-    /// [`MatFile::read`]. A damaged stream
-    /// found after the first bytes were written is an error, with `out` incomplete.
+    /// them; complex integers, which numpy has none of, as complex doubles — `dtype`
+    /// complex128 —, converted a piece at a time), stored in either byte order (each number
+    /// reversed as it passes), or a logical one stored in bytes (`dtype` bool: each byte made
+    /// 0 or 1 as it passes): MATLAB's column-major bytes, what [`MatFile::read`]'s array
+    /// holds in Fortran order. A compressed v7 variable inflates on a second thread while
+    /// this one writes (a complex one through two inflaters over its stream, one at its real
+    /// part, one at its imaginary part); a v7.3 variable is read a block of its dataset at a
+    /// time (16 MiB, chunks decoded on all cores); an uncompressed Level-5 or a v4 one is
+    /// read a piece of each part at a time. `Ok(false)`, with nothing written, for any other
+    /// variable (logicals of a wider class, numbers stored in a smaller type): read it with
+    /// [`MatFile::read`]. A damaged stream found after the first bytes were written is an
+    /// error, with `out` incomplete; so is a complex 64-bit integer part beyond 2^53 (the
+    /// error [`MatFile::read`] gives: a double cannot hold it exactly), found in the piece
+    /// that holds it.
     /// `progress` gets the number of bytes written so far.
     pub fn copy_plain_data(
         &self,
@@ -2102,7 +2198,72 @@ impl MatFile {
 
 #[cfg(test)]
 mod tests {
-    use super::{Bands, Pieces};
+    use super::{AsDoubles, Bands, IntPart, Pieces};
+
+    /// Parts of complex integers written in pieces that split a part (big-endian int16 and
+    /// little-endian uint64) come out as the doubles of the whole; a 64-bit part beyond 2^53
+    /// fails the write and leaves the reason for the caller.
+    #[test]
+    fn parts_split_between_writes_become_the_wholes_doubles() {
+        use std::io::Write as _;
+        let cases: [(IntPart, Vec<u8>, Vec<f64>); 2] = [
+            (
+                IntPart {
+                    size: 2,
+                    signed: true,
+                    big: true,
+                },
+                [-300i16, 7, 32767, -32768]
+                    .iter()
+                    .flat_map(|v| v.to_be_bytes())
+                    .collect(),
+                vec![-300.0, 7.0, 32767.0, -32768.0],
+            ),
+            (
+                IntPart {
+                    size: 8,
+                    signed: false,
+                    big: false,
+                },
+                [1u64 << 53, 5]
+                    .iter()
+                    .flat_map(|v| v.to_le_bytes())
+                    .collect(),
+                vec![9007199254740992.0, 5.0],
+            ),
+        ];
+        for (part, stored, want) in cases {
+            let mut out = Vec::new();
+            let mut w = AsDoubles {
+                out: &mut out,
+                part,
+                carry: Vec::new(),
+                failed: None,
+            };
+            for piece in stored.chunks(3) {
+                w.write_all(piece).unwrap();
+            }
+            assert!(w.carry.is_empty() && w.failed.is_none());
+            let want: Vec<u8> = want.iter().flat_map(|d| d.to_ne_bytes()).collect();
+            assert_eq!(out, want);
+        }
+        let part = IntPart {
+            size: 8,
+            signed: true,
+            big: false,
+        };
+        let mut out = Vec::new();
+        let mut w = AsDoubles {
+            out: &mut out,
+            part,
+            carry: Vec::new(),
+            failed: None,
+        };
+        let beyond = ((1i64 << 53) + 1).to_le_bytes();
+        assert!(w.write_all(&beyond).is_err());
+        let reason = w.failed.take().map(|e| e.to_string()).unwrap_or_default();
+        assert!(reason.contains("2^53"), "{reason}");
+    }
 
     /// A dataset in chunks two rows thick read band by band (blocks small enough that a
     /// band takes several windows and a short last band) gives the whole read's bytes.

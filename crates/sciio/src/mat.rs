@@ -68,7 +68,7 @@ impl Mat {
                     continue;
                 }
             };
-            let node = match leaf_without_data(&info) {
+            let node = match leaf_without_data(&info).filter(|_| described_exactly(&file, &info)) {
                 Some(node) => node,
                 None => match file.outline(&info.name, OUTLINE_MIN) {
                     // Arrays inside it left unread: read when converted.
@@ -264,7 +264,9 @@ fn leaf_without_data(info: &VarInfo) -> Option<Node> {
     let kind = match (&info.class, info.class.numeric_kind()) {
         (MatClass::Logical, _) => ScalarKind::Bool,
         (_, Some(ScalarKind::Float(n))) if info.complex => ScalarKind::Complex(2 * n),
-        (_, Some(kind)) if !info.complex => kind,
+        // Complex integers (numpy has none): complex doubles, as scipy.io reads them.
+        (_, Some(_)) if info.complex => ScalarKind::Complex(16),
+        (_, Some(kind)) => kind,
         _ => return None,
     };
     let array = ArrayInfo {
@@ -277,6 +279,26 @@ fn leaf_without_data(info: &VarInfo) -> Option<Node> {
         &info.class,
         &info.shape,
     ))
+}
+
+/// Whether the variable's values are the doubles [`leaf_without_data`] announces without
+/// reading them. Only complex 64-bit integers may not be (a part beyond 2^53 is an error, not
+/// a rounded double): a large one the file streams ([`MatFile::check_plain_data`]: checked a
+/// piece at a time as it is converted, the conversion stopping at such a part) is described
+/// unread; any other is read now, so that one beyond 2^53 is left out with the reason.
+fn described_exactly(file: &MatFile, info: &VarInfo) -> bool {
+    let wide = matches!(
+        info.class.numeric_kind(),
+        Some(ScalarKind::Int(8) | ScalarKind::UInt(8))
+    );
+    if !(wide && info.complex) {
+        return true;
+    }
+    let doubles = DType::scalar(ScalarKind::Complex(16));
+    matches!(
+        file.check_plain_data(&info.name, &doubles, &info.shape),
+        Ok(true)
+    )
 }
 
 /// The memory order of a numeric or logical leaf: MATLAB's column-major order, which numpy

@@ -194,6 +194,8 @@ fn large_kind(info: &VarInfo) -> Option<ScalarKind> {
     let kind = match (&info.class, info.class.numeric_kind(), info.complex) {
         (MatClass::Logical, _, false) => ScalarKind::Bool,
         (_, Some(ScalarKind::Float(n)), true) => ScalarKind::Complex(2 * n),
+        // Complex integers: complex doubles (a 64-bit part beyond 2^53 stops the copy).
+        (_, Some(_), true) => ScalarKind::Complex(16),
         (_, Some(kind), false) => kind,
         _ => return None,
     };

@@ -76,29 +76,43 @@ pub(crate) fn route(info: &ArrayInfo, sizes: Sizes) -> Option<Route> {
         return None;
     }
     let (rows, cols) = matrix_of(shape);
-    let matlab_order = info.order == Order::F || shape.iter().filter(|&&d| d > 1).count() <= 1;
     if shape.len() <= 2
         && info.row_ordered()
         && (cols == 1 || (rows == 1 && row_bytes <= sizes.block_bytes))
     {
         return Some(Route::Stored);
     }
-    if matlab_order {
-        let (block_rows, stored) = (rows, true);
-        return Some(Route::Staged { block_rows, stored });
+    if !in_matlab_order(info)
+        && row_bytes <= sizes.block_bytes
+        && info.nbytes() < sizes.transpose_from
+    {
+        return Some(Route::Scatter);
+    }
+    let (block_rows, stored) = staged_blocks(info, sizes);
+    Some(Route::Staged { block_rows, stored })
+}
+
+/// Whether the array's stored order is MATLAB's: Fortran order, or at most one axis longer
+/// than 1.
+pub(crate) fn in_matlab_order(info: &ArrayInfo) -> bool {
+    info.order == Order::F || info.shape.iter().filter(|&&d| d > 1).count() <= 1
+}
+
+/// The blocks of rows an array is staged in ([`Route::Staged`], [`stage`]): rows per block
+/// and whether the blocks are the stored bytes. Any element type (structured arrays too:
+/// `mat_write/records.rs`).
+pub(crate) fn staged_blocks(info: &ArrayInfo, sizes: Sizes) -> (u64, bool) {
+    let (rows, _) = matrix_of(&info.shape);
+    let row_bytes = info.row_bytes();
+    if in_matlab_order(info) {
+        return (rows, true);
     }
     if row_bytes > sizes.block_bytes {
         // Blocks of one row: the stored bytes when the row is one axis, else each row put
         // in Fortran order piece by piece ([`Fortran`]).
-        let (block_rows, stored) = (1, shape.len() == 2);
-        return Some(Route::Staged { block_rows, stored });
+        return (1, info.shape.len() == 2);
     }
-    if info.nbytes() < sizes.transpose_from {
-        return Some(Route::Scatter);
-    }
-    let block_rows = (sizes.block_bytes / row_bytes).max(1) as u64;
-    let stored = false;
-    Some(Route::Staged { block_rows, stored })
+    ((sizes.block_bytes / row_bytes.max(1)).max(1) as u64, false)
 }
 
 /// Rows (the first axis) and columns (the product of the others) of `shape`.

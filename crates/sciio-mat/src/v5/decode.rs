@@ -378,15 +378,8 @@ impl Decoder<'_> {
             other => {
                 // Complex integers have no numpy kind: keep them as complex doubles (as
                 // scipy.io does), which hold every value of up to 53 bits exactly.
-                if !exact_in_f64(&real, other) || !exact_in_f64(&imag, other) {
-                    return Err(Error::unsupported(format!(
-                        "a complex {}-bit integer value beyond 2^53, which a complex double \
-                         (numpy's nearest type) cannot hold exactly",
-                        8 * other.itemsize()
-                    )));
-                }
-                let re = to_f64(&real, other);
-                let im = to_f64(&imag, other);
+                let re = integers_as_doubles(&real, other)?;
+                let im = integers_as_doubles(&imag, other)?;
                 return complex_of(&re, &im, &h.dims);
             }
         };
@@ -618,6 +611,20 @@ fn to_f64(bytes: &[u8], kind: ScalarKind) -> Vec<f64> {
     wide.chunks_exact(8)
         .map(|b| f64::from_ne_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]])) // ok: chunks of 8
         .collect()
+}
+
+/// Native numbers of integer `kind` (parts of complex integers, which numpy has no kind for)
+/// as the doubles scipy.io gives: an error, rather than a rounded value, for a 64-bit one
+/// beyond 2^53.
+pub(super) fn integers_as_doubles(bytes: &[u8], kind: ScalarKind) -> Result<Vec<f64>> {
+    if !exact_in_f64(bytes, kind) {
+        return Err(Error::unsupported(format!(
+            "a complex {}-bit integer value beyond 2^53, which a complex double (numpy's \
+             nearest type) cannot hold exactly",
+            8 * kind.itemsize()
+        )));
+    }
+    Ok(to_f64(bytes, kind))
 }
 
 /// Whether every native value of integer `kind` in `bytes` is a double exactly (up to 2^53).

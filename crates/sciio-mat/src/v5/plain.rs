@@ -2,7 +2,8 @@
 //! large double matrix from MATLAB or scipy): real ones in the machine's byte order have
 //! their data inflated straight into the array ([`Mat5File::decode_plain`]); real or complex
 //! ones in either byte order are streamed to a writer as they inflate, inflating on a second
-//! thread ([`Mat5File::copy_plain`]; complex and big-endian ones: [`Mat5File::copy_parts`]):
+//! thread ([`Mat5File::copy_plain`]; complex and big-endian ones: [`Mat5File::copy_parts`];
+//! complex integers, which numpy has no kind for, made complex doubles as they pass):
 //! no inflated copy of the whole element, no zero-filled array of its size. Logical variables
 //! (class uint8 with the logical flag, data miUINT8, as MATLAB and scipy store them) go the
 //! same ways, their bytes made numpy booleans (0 or 1) as they pass. A streamed
@@ -18,7 +19,7 @@ use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 
 use super::consts::PLAIN_FROM;
 use super::cursor::{self, Cursor, MI_MATRIX};
-use super::decode::{class_kind, interleave, Decoder};
+use super::decode::{class_kind, integers_as_doubles, interleave, Decoder};
 use super::{Mat5File, Stored, HEADER_PREFIX};
 use crate::booleans::Booleans;
 use crate::value::MatValue;
@@ -49,13 +50,32 @@ struct Layout {
 }
 
 impl Layout {
-    /// The kind of the elements the stream gives (complex: numpy's real/imaginary pairs).
+    /// The kind of the elements the stream gives (complex: numpy's real/imaginary pairs;
+    /// complex integers, which numpy has no kind for: complex doubles, as scipy.io gives).
     fn out_kind(&self) -> ScalarKind {
         match (self.complex, self.kind) {
             _ if self.logical => ScalarKind::Bool,
             (true, ScalarKind::Float(n)) => ScalarKind::Complex(2 * n),
+            (true, _) => ScalarKind::Complex(16),
             (_, kind) => kind,
         }
+    }
+
+    /// Bytes the stream gives.
+    fn out_len(&self) -> u64 {
+        let count = self.len / self.kind.itemsize().max(1);
+        count as u64 * self.out_kind().itemsize() as u64
+    }
+
+    /// A piece of numbers as [`interleave`] puts them (native, real and imaginary ones in
+    /// turn) made the stream's: complex integers made doubles (a 64-bit one beyond 2^53 is an
+    /// error: the read, and the output written so far, stop there), anything else as it is.
+    fn out_piece(&self, piece: Vec<u8>) -> Result<Vec<u8>> {
+        if !self.complex || matches!(self.kind, ScalarKind::Float(_)) {
+            return Ok(piece);
+        }
+        let doubles = integers_as_doubles(&piece, self.kind)?;
+        Ok(doubles.iter().flat_map(|d| d.to_ne_bytes()).collect())
     }
 
     /// Whether [`Mat5File::copy_plain`] streams it as `dtype` and `dims`: of that kind and
@@ -171,7 +191,7 @@ fn finish(
 
 impl Mat5File {
     /// The headers of a plain variable's compressed element `data`: `Ok(None)` when it is not
-    /// one (complex integers, logicals wider than a byte, stored in another type, headers the general decoder
+    /// one (logicals wider than a byte, stored in another type, headers the general decoder
     /// reads differently: [`Mat5File::decode`] then reads it and reports what is wrong). An
     /// error, at the element's `offset`, when the stream's first bytes do not inflate, when its
     /// real part's length disagrees with its size, or when it is over the limits.
@@ -239,12 +259,11 @@ impl Mat5File {
         let Some(kind) = class_kind(h.class) else {
             return Ok(None);
         };
-        // Complex: of a float class (numpy has no complex integers). Logical: real, in bytes
-        // (MATLAB's and scipy's class uint8, data miUINT8, checked below with the other
-        // classes' data types); a logical of a wider class is decoded whole.
+        // Complex: of any class (integers made complex doubles as they pass). Logical: real,
+        // in bytes (MATLAB's and scipy's class uint8, data miUINT8, checked below with the
+        // other classes' data types); a logical of a wider class is decoded whole.
         let (complex, logical) = (h.complex(), h.logical());
-        let complex_int = complex && !matches!(kind, ScalarKind::Float(_));
-        if complex_int || (logical && (complex || kind.itemsize() != 1)) {
+        if logical && (complex || kind.itemsize() != 1) {
             return Ok(None);
         }
         let (Ok(data_ty), Ok(len)) = (c.u32(""), c.u32("")) else {
@@ -361,8 +380,10 @@ impl Mat5File {
     /// Writes the data of variable `name` to `out` as it inflates — MATLAB's column-major
     /// bytes, native order, what [`MatValue::to_numpy`] holds in Fortran order — when it is a
     /// large variable (compressed or not) holding one numeric array of `dtype` and MATLAB
-    /// size `dims` (complex ones interleaved, big-endian ones reversed, logical bytes made
-    /// numpy booleans, 0 or 1, as the whole read makes them). Returns `Ok(false)`, having written nothing, for
+    /// size `dims` (complex ones interleaved, complex integers made complex doubles a piece
+    /// at a time — a 64-bit part beyond 2^53 stops it with the whole read's error, the
+    /// output incomplete —, big-endian ones reversed, logical bytes made numpy booleans, 0
+    /// or 1, as the whole read makes them). Returns `Ok(false)`, having written nothing, for
     /// any other variable ([`Mat5File::read`] then reads it). The stream is inflated on a
     /// second thread while this one writes; a damaged stream found after the first bytes
     /// are written is an error (the caller's output is then incomplete).
@@ -610,18 +631,20 @@ impl Mat5File {
                     let _ = tx.send(Err(why));
                 }
             });
-            let mut done = 0u64;
+            let (mut inflated, mut done) = (0u64, 0u64);
             for piece in rx {
                 let piece = piece.map_err(corrupt)?;
+                inflated += piece.len() as u64;
+                let piece = p.out_piece(piece).map_err(located)?;
                 out.write_all(&piece)
                     .map_err(|e| located(Error::io("cannot write", e)))?;
                 done += piece.len() as u64;
                 progress(done);
             }
             let want = len as u64 * if complex { 2 } else { 1 };
-            match done == want {
+            match inflated == want && done == p.out_len() {
                 true => Ok(()),
-                false => Err(corrupt(format!("{done} of {want} bytes inflated"))),
+                false => Err(corrupt(format!("{inflated} of {want} bytes inflated"))),
             }
         })
     }
@@ -701,6 +724,7 @@ impl Mat5File {
                 z.read_exact(&mut i).map_err(cannot_read)?;
             }
             let piece = interleave(&r, imag.as_ref().map(|_| &i[..]), item, at.swap);
+            let piece = at.out_piece(piece).map_err(located)?;
             out.write_all(&piece)
                 .map_err(|e| located(Error::io("cannot write", e)))?;
             done += piece.len() as u64;

@@ -6,6 +6,7 @@
 use sciio_core::{DType, Result};
 
 use super::MatOut;
+use crate::mat_pieces::{in_matlab_order, stage, staged_blocks, Prefetch, Sizes};
 use crate::node::ArrayInfo;
 
 /// Records read from the source per batch.
@@ -14,8 +15,12 @@ const BATCH_RECORDS_BYTES: usize = crate::stream::BATCH_BYTES;
 impl MatOut {
     /// Writes the structured array at `path` of `src` as top-level variable `name` batch by
     /// batch ([`sciio_mat::MatWriter::write_records`]: the file [`MatOut::write`] makes of
-    /// the whole array) when it is a `.npy`, `.npz` or HDF5 structured array whose stored order is
-    /// MATLAB's (at most one axis longer than 1); `false`, having written nothing, otherwise.
+    /// the whole array) when it is a `.npy`, `.npz` or HDF5 structured array; `false`, having
+    /// written nothing, otherwise. Records in MATLAB's order as stored (Fortran order, or at
+    /// most one axis longer than 1) are read from the source in batches; others are first
+    /// staged in MATLAB's order into a temporary file beside the destination
+    /// (`mat_pieces.rs` [`stage`], as for numeric N-d arrays), which counts as the first half
+    /// of the bytes for `progress`.
     /// `progress` is told the bytes done: each pass over the records (one, or two when
     /// text fields are measured first) counts as half of them.
     pub(crate) fn write_records_streamed(
@@ -26,30 +31,91 @@ impl MatOut {
         info: &ArrayInfo,
         progress: &mut dyn FnMut(u64),
     ) -> Result<bool> {
+        self.write_records_streamed_with(name, src, path, info, progress, Sizes::DEFAULT)
+    }
+
+    /// [`MatOut::write_records_streamed`] with the sizes of the staged blocks (smaller in
+    /// tests).
+    fn write_records_streamed_with(
+        &mut self,
+        name: &str,
+        src: &mut crate::file::File,
+        path: &str,
+        info: &ArrayInfo,
+        progress: &mut dyn FnMut(u64),
+        sizes: Sizes,
+    ) -> Result<bool> {
         let name = name.trim_matches('/');
         if !streamable_records(src, info, name) {
             return Ok(false);
         }
         self.claim_variable(name)?;
-        let item = info.dtype.itemsize();
-        let per_batch = (BATCH_RECORDS_BYTES / item.max(1)).max(1);
-        let total = info.nbytes();
-        // Each pass reported as half the bytes (a single pass leaves the second half to the
-        // caller's progress at the end of the variable): progress never goes back.
-        let mut base = 0u64;
+        if in_matlab_order(info) {
+            let mut read = |put: &mut sciio_mat::PutBytes<'_>| {
+                let item = info.dtype.itemsize();
+                let per_batch = (BATCH_RECORDS_BYTES / item.max(1)).max(1);
+                crate::stream::for_each_batch(src, path, item, per_batch, &mut |b| put(b))
+            };
+            let mut passes = Passes::new(info, 0, 2, progress);
+            return self.put_records(name, info.dtype.clone(), info, &mut passes, &mut read);
+        }
+        // Several axes longer than 1 in C order: the records staged once in MATLAB's order
+        // (blocks of rows in Fortran order in a temporary file, as numeric N-d arrays are),
+        // then read from there, in native byte order, once or twice.
+        let how = {
+            let (block_rows, stored) = staged_blocks(info, sizes);
+            (block_rows, stored, sizes.block_bytes)
+        };
+        let folder = self.folder();
+        let (staged, copied) = stage(src, path, info, how, &folder, &mut |d| progress(d / 2))?;
+        let (base, share) = match copied {
+            true => (info.nbytes() / 2, 4),
+            false => (0, 2),
+        };
+        let item = info.dtype.itemsize() as u64;
+        let count = info.nbytes() / item.max(1);
+        let native = info.dtype.to_native();
+        Prefetch::run(&staged, count, |prefetch| {
+            let per_piece = (BATCH_RECORDS_BYTES as u64 / item.max(1)).max(1);
+            let mut read = |put: &mut sciio_mat::PutBytes<'_>| {
+                let mut buf = Vec::new();
+                let mut first = 0;
+                while first < count {
+                    let end = (first + per_piece).min(count);
+                    buf.resize(((end - first) * item) as usize, 0);
+                    prefetch.fill(first, &mut buf)?;
+                    put(&buf)?;
+                    first = end;
+                }
+                Ok(())
+            };
+            let mut passes = Passes::new(info, base, share, progress);
+            self.put_records(name, native, info, &mut passes, &mut read)
+        })?;
+        Ok(true)
+    }
+
+    /// Writes the records `read` gives (in MATLAB's order, of `dtype`) as variable `name`,
+    /// each pass over them counted by `passes`.
+    fn put_records(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        info: &ArrayInfo,
+        passes: &mut Passes<'_>,
+        read: &mut dyn FnMut(&mut sciio_mat::PutBytes<'_>) -> Result<()>,
+    ) -> Result<bool> {
         let mut pass = |put: &mut sciio_mat::PutBytes<'_>| -> Result<()> {
-            let mut done = 0u64;
-            crate::stream::for_each_batch(src, path, item, per_batch, &mut |batch| {
+            read(&mut |batch: &[u8]| {
                 put(batch)?;
-                done += batch.len() as u64;
-                progress(base + done / 2);
+                passes.done(batch.len() as u64);
                 Ok(())
             })?;
-            base = (base + done / 2).min(total);
+            passes.next();
             Ok(())
         };
         let records = sciio_mat::RecordPieces {
-            dtype: info.dtype.clone(),
+            dtype,
             shape: info.shape.clone(),
             pass: &mut pass,
         };
@@ -58,8 +124,42 @@ impl MatOut {
     }
 }
 
+/// The progress of the passes over the records: from `base`, each pass counted as
+/// `1 / share` of the bytes (a single pass leaves the rest to the caller's progress at the
+/// end of the variable), so that progress never goes back.
+struct Passes<'p> {
+    base: u64,
+    done: u64,
+    share: u64,
+    total: u64,
+    progress: &'p mut dyn FnMut(u64),
+}
+
+impl<'p> Passes<'p> {
+    fn new(info: &ArrayInfo, base: u64, share: u64, progress: &'p mut dyn FnMut(u64)) -> Self {
+        let total = info.nbytes();
+        Passes {
+            base,
+            done: 0,
+            share,
+            total,
+            progress,
+        }
+    }
+
+    fn done(&mut self, bytes: u64) {
+        self.done += bytes;
+        (self.progress)((self.base + self.done / self.share).min(self.total));
+    }
+
+    fn next(&mut self) {
+        self.base = (self.base + self.done / self.share).min(self.total);
+        self.done = 0;
+    }
+}
+
 /// Whether the array is a structured array of MATLAB classes from a `.npy`, `.npz` or HDF5
-/// file whose stored order is MATLAB's element order, under a top-level name.
+/// file, under a top-level name.
 fn streamable_records(src: &crate::file::File, info: &ArrayInfo, name: &str) -> bool {
     let source = matches!(
         src.format(),
@@ -72,7 +172,6 @@ fn streamable_records(src: &crate::file::File, info: &ArrayInfo, name: &str) -> 
         && !name.contains('/')
         && matches!(info.dtype, DType::Record(_))
         && sciio_mat::no_class_reason(&info.dtype).is_none()
-        && info.shape.iter().filter(|&&d| d > 1).count() <= 1
         && info.dtype.itemsize() > 0
 }
 
@@ -157,6 +256,65 @@ mod tests {
                         read(&whole) == read(&batches),
                         "{version:?} {n} records, npz {npz}"
                     );
+                }
+            }
+        }
+    }
+
+    /// Records of several axes longer than 1 (2-d and 3-d, C and Fortran order, from `.npy`
+    /// and `.npz`) make the whole array's file byte for byte: staged in blocks of rows
+    /// (block sizes of one record, a few rows, a whole row and over a row: rows of several
+    /// axes staged one at a time) and read back in MATLAB's order, in each MAT version
+    /// Level-5 writes.
+    #[test]
+    fn records_of_several_axes_make_the_whole_arrays_file() {
+        use crate::mat_pieces::tests::sizes;
+        static EPOCH: std::sync::Once = std::sync::Once::new();
+        EPOCH.call_once(|| std::env::set_var("SOURCE_DATE_EPOCH", "1700000000"));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let item = records(1).dtype().itemsize();
+        let shapes: [&[usize]; 4] = [&[7, 11], &[3, 4, 5], &[60, 70], &[2, 1, 3, 1]];
+        for shape in shapes {
+            let n: usize = shape.iter().product();
+            let flat = records(n);
+            let c = NdArray::from_bytes(flat.dtype().clone(), shape, Order::C, flat.as_bytes())
+                .unwrap();
+            for a in [c.clone(), c.to_order(Order::F)] {
+                let row = shape[1..].iter().product::<usize>() * item;
+                for block in [item, 3 * row, row, row - 1] {
+                    for (version, npz) in [(MatOutVersion::V7, false), (MatOutVersion::V5, true)] {
+                        let whole = d.join("whole.mat");
+                        let mut out = MatOut::create(&whole, None, version).unwrap();
+                        out.write("r", &a).unwrap();
+                        out.finish(&whole).unwrap();
+                        let (mut file, at) = saved(d, &a, npz);
+                        let info = ArrayInfo::of(&a);
+                        let staged = d.join("staged.mat");
+                        let mut out = MatOut::create(&staged, None, version).unwrap();
+                        let mut reported = Vec::new();
+                        let sizes = sizes(block.max(1), 0);
+                        let streamed = out
+                            .write_records_streamed_with(
+                                "r",
+                                &mut file,
+                                &at,
+                                &info,
+                                &mut |d| reported.push(d),
+                                sizes,
+                            )
+                            .unwrap();
+                        assert!(streamed);
+                        assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
+                        assert!(reported.last() <= Some(&info.nbytes()), "{reported:?}");
+                        out.finish(&staged).unwrap();
+                        let read = |p| std::fs::read(p).unwrap();
+                        assert!(
+                            read(&whole) == read(&staged),
+                            "{shape:?} {:?} block {block} {version:?} npz {npz}",
+                            a.order()
+                        );
+                    }
                 }
             }
         }
