@@ -6,13 +6,16 @@
 use sciio_core::{Error, Result};
 
 use super::messages::{self as m, Bytes, Entry, Message, Node, UNDEF};
-use super::model::{AttrData, ChunkRecord, Kind, State, Storage, REF_TAG};
+use super::model::{
+    Attr, AttrData, ChunkRecord, Kind, Link, Links, Object, State, Storage, REF_TAG,
+};
+use super::sealed::heap_name_size;
 use crate::types::H5Type;
 
 /// Superblock version 0 with 8-byte offsets and lengths and the root entry.
 pub(super) const SUPERBLOCK_SIZE: u64 = 96;
 /// Group B-tree leaf K (symbol table nodes hold 2K entries) and internal K, libhdf5's defaults.
-const GROUP_LEAF_K: usize = 4;
+pub(super) const GROUP_LEAF_K: usize = 4;
 const GROUP_NODE_K: usize = 16;
 /// Chunk B-tree K (`H5F_ISTORE_K`, not recorded in superblock 0).
 const CHUNK_K: usize = 32;
@@ -235,6 +238,10 @@ struct Ctx<'s> {
 impl Ctx<'_> {
     /// The header address behind a reference handed out by `object_ref`.
     fn resolve(&self, r: u64) -> Result<u64> {
+        // An object written already (sealed): its address.
+        if r & REF_TAG != REF_TAG && r < self.st.eoa {
+            return Ok(r);
+        }
         let index = (r & !REF_TAG) as usize;
         if r & REF_TAG != REF_TAG || index >= self.places.len() {
             return Err(Error::invalid_input(format!(
@@ -245,65 +252,8 @@ impl Ctx<'_> {
     }
 
     fn messages(&self, o: usize) -> Result<Vec<Message>> {
-        let obj = &self.st.objects[o];
-        let place = &self.places[o];
-        let mut msgs = Vec::with_capacity(6 + obj.attrs.len());
-        match &obj.kind {
-            Kind::Group(_) => msgs.push(Message {
-                kind: m::msg::SYMBOL_TABLE,
-                flags: 0,
-                body: m::symbol_table(place.btree_root(), place.heap),
-            }),
-            Kind::Dataset(d) => {
-                msgs.push(Message {
-                    kind: m::msg::DATASPACE,
-                    flags: 0,
-                    body: m::dataspace(&d.dims),
-                });
-                msgs.push(Message {
-                    kind: m::msg::DATATYPE,
-                    flags: m::CONSTANT,
-                    body: m::datatype(&d.ty)?,
-                });
-                let chunked = matches!(d.storage, Storage::Chunked { .. });
-                msgs.push(Message {
-                    kind: m::msg::FILL_VALUE,
-                    flags: m::CONSTANT,
-                    body: m::fill_value(if chunked { 3 } else { 2 }),
-                });
-                let layout = match &d.storage {
-                    Storage::Contiguous { addr, size } => m::layout_contiguous(*addr, *size),
-                    Storage::References(refs) => {
-                        m::layout_contiguous(place.data, 8 * refs.len() as u64)
-                    }
-                    Storage::Vlen(items) => {
-                        m::layout_contiguous(place.data, 16 * items.len() as u64)
-                    }
-                    Storage::Chunked { chunk, filters, .. } => {
-                        if !filters.is_empty() {
-                            msgs.push(Message {
-                                kind: m::msg::FILTER_PIPELINE,
-                                flags: m::CONSTANT,
-                                body: m::filter_pipeline(filters)?,
-                            });
-                        }
-                        m::layout_chunked(place.btree_root(), chunk, d.ty.size() as u32)?
-                    }
-                };
-                msgs.push(Message {
-                    kind: m::msg::LAYOUT,
-                    flags: 0,
-                    body: layout,
-                });
-                msgs.push(Message {
-                    kind: m::msg::MTIME,
-                    flags: 0,
-                    body: m::mtime(self.st.mtime),
-                });
-            }
-        }
-        for (a, attr) in obj.attrs.iter().enumerate() {
-            let data = match &attr.data {
+        let attr_data = |a: usize, attr: &Attr| -> Result<Vec<u8>> {
+            Ok(match &attr.data {
                 AttrData::Fixed(b) => b.clone(),
                 AttrData::Vlen(items) => self.vlen_data(&attr.ty, items, &self.heap_ids[o][a]),
                 AttrData::References(refs) => {
@@ -313,19 +263,14 @@ impl Ctx<'_> {
                     }
                     b
                 }
-            };
-            msgs.push(Message {
-                kind: m::msg::ATTRIBUTE,
-                flags: 0,
-                body: m::attribute(
-                    &attr.name,
-                    &m::datatype(&attr.ty)?,
-                    &m::dataspace(&attr.dims),
-                    &data,
-                ),
-            });
-        }
-        Ok(msgs)
+            })
+        };
+        object_messages(
+            &self.st.objects[o],
+            &self.places[o],
+            self.st.mtime,
+            &attr_data,
+        )
     }
 
     /// Vlen elements: sequence length, collection address, object index.
@@ -350,6 +295,126 @@ impl Ctx<'_> {
         }
         b.0
     }
+}
+
+/// The header messages of `obj` at `place`; `attr_data` gives attribute `a`'s data.
+fn object_messages(
+    obj: &Object,
+    place: &Place,
+    mtime: u32,
+    attr_data: &dyn Fn(usize, &Attr) -> Result<Vec<u8>>,
+) -> Result<Vec<Message>> {
+    let mut msgs = Vec::with_capacity(6 + obj.attrs.len());
+    match &obj.kind {
+        Kind::Group(_) => msgs.push(Message {
+            kind: m::msg::SYMBOL_TABLE,
+            flags: 0,
+            body: m::symbol_table(place.btree_root(), place.heap),
+        }),
+        Kind::Dataset(d) => {
+            msgs.push(Message {
+                kind: m::msg::DATASPACE,
+                flags: 0,
+                body: m::dataspace(&d.dims),
+            });
+            msgs.push(Message {
+                kind: m::msg::DATATYPE,
+                flags: m::CONSTANT,
+                body: m::datatype(&d.ty)?,
+            });
+            let chunked = matches!(d.storage, Storage::Chunked { .. });
+            msgs.push(Message {
+                kind: m::msg::FILL_VALUE,
+                flags: m::CONSTANT,
+                body: m::fill_value(if chunked { 3 } else { 2 }),
+            });
+            let layout = match &d.storage {
+                Storage::Contiguous { addr, size } => m::layout_contiguous(*addr, *size),
+                Storage::References(refs) => {
+                    m::layout_contiguous(place.data, 8 * refs.len() as u64)
+                }
+                Storage::Vlen(items) => m::layout_contiguous(place.data, 16 * items.len() as u64),
+                Storage::Chunked { chunk, filters, .. } => {
+                    if !filters.is_empty() {
+                        msgs.push(Message {
+                            kind: m::msg::FILTER_PIPELINE,
+                            flags: m::CONSTANT,
+                            body: m::filter_pipeline(filters)?,
+                        });
+                    }
+                    m::layout_chunked(place.btree_root(), chunk, d.ty.size() as u32)?
+                }
+            };
+            msgs.push(Message {
+                kind: m::msg::LAYOUT,
+                flags: 0,
+                body: layout,
+            });
+            msgs.push(Message {
+                kind: m::msg::MTIME,
+                flags: 0,
+                body: m::mtime(mtime),
+            });
+        }
+    }
+    for (a, attr) in obj.attrs.iter().enumerate() {
+        let data = attr_data(a, attr)?;
+        msgs.push(Message {
+            kind: m::msg::ATTRIBUTE,
+            flags: 0,
+            body: m::attribute(
+                &attr.name,
+                &m::datatype(&attr.ty)?,
+                &m::dataspace(&attr.dims),
+                &data,
+            ),
+        });
+    }
+    Ok(msgs)
+}
+
+/// The metadata of a dataset written sealed (its data written, its attributes fixed-size),
+/// to go at `start`: its chunk B-tree (chunked data), then its header. Returns the bytes
+/// and the header's address.
+pub(super) fn sealed(obj: &Object, mtime: u32, start: u64) -> Result<(Vec<u8>, u64)> {
+    let mut at = start;
+    let mut alloc = |n: u64| {
+        let a = at;
+        at += n;
+        a
+    };
+    let mut place = Place::default();
+    let chunked = match &obj.kind {
+        Kind::Dataset(d) => match &d.storage {
+            Storage::Chunked { chunk, chunks, .. } if !chunks.is_empty() => {
+                Some((chunk, chunks, d.ty.size()))
+            }
+            _ => None,
+        },
+        Kind::Group(_) => None,
+    };
+    if let Some((chunk, chunks, _)) = chunked {
+        let node = m::node_size(CHUNK_K, chunk_key_size(chunk.len()));
+        place.nodes = level_counts(chunks.len(), 2 * CHUNK_K)
+            .into_iter()
+            .map(|n| (0..n).map(|_| alloc(node)).collect())
+            .collect();
+    }
+    let fixed = |_: usize, attr: &Attr| match &attr.data {
+        AttrData::Fixed(b) => Ok(b.clone()),
+        _ => Err(Error::unsupported(
+            "vlen and reference attributes of a sealed dataset",
+        )),
+    };
+    let msgs = object_messages(obj, &place, mtime, &fixed)?;
+    place.header = alloc(m::object_header_size(&msgs));
+    let mut out = Vec::new();
+    if let Some((chunk, chunks, elem)) = chunked {
+        write_chunk_tree(&place, chunk, chunks, elem, start, &mut out)?;
+    }
+    expect_at(&out, start, place.header)?;
+    m::object_header(&msgs, &mut out)?;
+    Ok((out, place.header))
 }
 
 /// Returns the metadata block (to be written at `start`) and the superblock.
@@ -379,14 +444,27 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
         match &st.objects[o].kind {
             Kind::Group(links) => {
                 place.heap = alloc(32);
-                place.heap_size = 8 + links
-                    .keys()
-                    .map(|k| (k.len() + 1).next_multiple_of(8) as u64)
-                    .sum::<u64>();
-                place.heap_data = alloc(place.heap_size);
-                let snods = links.len().div_ceil(2 * GROUP_LEAF_K);
+                match &links.run {
+                    // Written already (`State::write_run_heaps`).
+                    Some(run) => {
+                        let (addr, size) = run.heap.ok_or_else(|| {
+                            Error::invalid_input("internal: a run of links without its heap")
+                        })?;
+                        place.heap_data = addr;
+                        place.heap_size = size;
+                    }
+                    None => {
+                        place.heap_size =
+                            8 + links.map.keys().map(|k| heap_name_size(k)).sum::<u64>();
+                        place.heap_data = alloc(place.heap_size);
+                    }
+                }
+                let per = 2 * GROUP_LEAF_K;
+                let before = links.before_run();
+                let snods = before.div_ceil(per) + (links.map.len() - before).div_ceil(per);
+                let run_snods = links.run.as_ref().map_or(0, |r| r.nodes.len());
                 let node = m::node_size(GROUP_NODE_K, 8);
-                place.nodes = level_counts(snods, 2 * GROUP_NODE_K)
+                place.nodes = level_counts(snods + run_snods, 2 * GROUP_NODE_K)
                     .into_iter()
                     .map(|n| (0..n).map(|_| alloc(node)).collect())
                     .collect();
@@ -473,59 +551,98 @@ fn superblock(base: u64, eof: u64, root: &Entry) -> Vec<u8> {
     b.0
 }
 
-/// The group's local heap, symbol table nodes and B-tree, at their planned addresses.
+/// The group's local heap, symbol table nodes and B-tree, at their planned addresses. A run
+/// of links written in order (`sealed.rs`) has its nodes and heap data written already: its
+/// nodes go between those of the names kept that sort before and after it.
 fn write_group(
     ctx: &Ctx<'_>,
     o: usize,
-    links: &std::collections::BTreeMap<String, usize>,
+    links: &Links,
     start: u64,
     out: &mut Vec<u8>,
 ) -> Result<()> {
     let place = &ctx.places[o];
     expect_at(out, start, place.heap)?;
     out.extend_from_slice(&m::local_heap(place.heap_size, place.heap_data));
-    // Heap data: the empty string at 0, then the names in order.
-    let mut offsets = Vec::with_capacity(links.len());
-    let mut heap = Bytes(vec![0u8; 8]);
-    for name in links.keys() {
-        offsets.push(heap.0.len() as u64);
-        heap.raw(name.as_bytes()).u8(0).pad8();
+    let run = links.run.as_deref();
+    // The names kept follow the empty name and the run's names in the heap.
+    let mut offsets = Vec::with_capacity(links.map.len());
+    let mut at = 8 + run.map_or(0, |r| r.names_len);
+    for name in links.map.keys() {
+        offsets.push(at);
+        at += heap_name_size(name);
     }
-    out.extend_from_slice(&heap.0);
+    if run.is_none() {
+        expect_at(out, start, place.heap_data)?;
+        let mut heap = Bytes(vec![0u8; 8]);
+        for name in links.map.keys() {
+            heap.raw(name.as_bytes()).u8(0).pad8();
+        }
+        out.extend_from_slice(&heap.0);
+    }
     let entries: Vec<Entry> = links
+        .map
         .values()
         .zip(&offsets)
-        .map(|(&child, &name_offset)| {
-            let p = &ctx.places[child];
-            let group = matches!(ctx.st.objects[child].kind, Kind::Group(_))
-                .then(|| (p.btree_root(), p.heap));
-            Entry {
-                name_offset,
-                header: p.header,
-                group,
+        .map(|(&link, &name_offset)| match link {
+            Link::Object(child) => {
+                let p = &ctx.places[child];
+                let group = matches!(ctx.st.objects[child].kind, Kind::Group(_))
+                    .then(|| (p.btree_root(), p.heap));
+                Entry {
+                    name_offset,
+                    header: p.header,
+                    group,
+                }
             }
+            Link::Written(header) => Entry {
+                name_offset,
+                header,
+                group: None,
+            },
         })
         .collect();
     let per_snod = 2 * GROUP_LEAF_K;
-    // Left key of each SNOD: the last name of the one before ("" for the first).
-    let left_keys: Vec<Vec<u8>> = (0..place.snods.len())
+    let before = links.before_run();
+    // The leaves in name order: (address, heap offset of the node's last name).
+    let mut leaves: Vec<(u64, u64)> = Vec::new();
+    let mut kept_nodes: Vec<(u64, &[Entry])> = Vec::new();
+    let mut snods = place.snods.iter();
+    for (i, part) in [&entries[..before], &entries[before..]]
+        .into_iter()
+        .enumerate()
+    {
+        if i == 1 {
+            if let Some(run) = run {
+                leaves.extend_from_slice(&run.nodes);
+            }
+        }
+        for chunk in part.chunks(per_snod) {
+            let &addr = snods
+                .next()
+                .ok_or_else(|| Error::invalid_input("internal: symbol table nodes miscounted"))?;
+            leaves.push((addr, chunk[chunk.len() - 1].name_offset));
+            kept_nodes.push((addr, chunk));
+        }
+    }
+    // Left key of each node: the last name of the one before ("" for the first).
+    let left_keys: Vec<Vec<u8>> = (0..leaves.len())
         .map(|s| {
-            let k = if s == 0 { 0 } else { offsets[s * per_snod - 1] };
+            let k = if s == 0 { 0 } else { leaves[s - 1].1 };
             k.to_le_bytes().to_vec()
         })
         .collect();
-    let right = offsets.last().copied().unwrap_or(0).to_le_bytes().to_vec();
+    let right = leaves.last().map_or(0, |l| l.1).to_le_bytes().to_vec();
+    let addrs: Vec<u64> = leaves.iter().map(|l| l.0).collect();
     let tree = Tree {
         node_type: 0,
         k: GROUP_NODE_K,
         key_size: 8,
     };
-    tree.write(&place.nodes, &place.snods, &left_keys, &right, start, out)?;
-    for (s, &addr) in place.snods.iter().enumerate() {
+    tree.write(&place.nodes, &addrs, &left_keys, &right, start, out)?;
+    for (addr, chunk) in kept_nodes {
         expect_at(out, start, addr)?;
-        let from = s * per_snod;
-        let to = (from + per_snod).min(entries.len());
-        m::snod(&entries[from..to], GROUP_LEAF_K, out);
+        m::snod(chunk, GROUP_LEAF_K, out);
     }
     Ok(())
 }

@@ -303,7 +303,7 @@ pub(super) const fn snod_size(leaf_k: usize) -> u64 {
 
 /// One symbol table entry (link name offset in the local heap, object header, and for groups
 /// the cached B-tree and heap addresses, as libhdf5 caches them).
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Entry {
     pub name_offset: u64,
     pub header: u64,

@@ -36,11 +36,11 @@
 mod layout;
 mod messages;
 mod model;
+mod sealed;
 mod streamed;
 
 pub use streamed::Fill;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -55,7 +55,9 @@ use crate::spec::DatasetSpec;
 use crate::types::H5Type;
 use crate::values::AttrValue;
 
-use model::{Attr, AttrData, ChunkRecord, Dataset, Kind, Object, State, Storage, REF_TAG};
+use model::{
+    Attr, AttrData, ChunkRecord, Dataset, Kind, Link, Links, Object, State, Storage, REF_TAG,
+};
 
 /// A new HDF5 file being written by sciio's own writer.
 #[derive(Debug)]
@@ -119,7 +121,7 @@ impl NativeFile {
             base: userblock,
             eoa: layout::SUPERBLOCK_SIZE,
             objects: vec![Object {
-                kind: Kind::Group(BTreeMap::new()),
+                kind: Kind::Group(Links::default()),
                 attrs: Vec::new(),
             }],
             mtime,
@@ -164,7 +166,7 @@ impl State {
         Ok(addr)
     }
 
-    fn group_links(&mut self, id: usize) -> Result<&mut BTreeMap<String, usize>> {
+    fn group_links(&mut self, id: usize) -> Result<&mut Links> {
         match self.objects.get_mut(id).map(|o| &mut o.kind) {
             Some(Kind::Group(links)) => Ok(links),
             _ => Err(Error::invalid_input("not a group of this file")),
@@ -174,11 +176,7 @@ impl State {
     fn add_object(&mut self, parent: usize, name: &str, kind: Kind) -> Result<usize> {
         check_link_name(name)?;
         let id = self.objects.len();
-        let links = self.group_links(parent)?;
-        if links.contains_key(name) {
-            return Err(Error::invalid_input(format!("{name:?} exists already")));
-        }
-        links.insert(name.to_string(), id);
+        self.group_links(parent)?.insert(name, Link::Object(id))?;
         self.objects.push(Object {
             kind,
             attrs: Vec::new(),
@@ -187,47 +185,7 @@ impl State {
     }
 
     fn add_attr(&mut self, id: usize, name: &str, value: &AttrValue) -> Result<()> {
-        let (ty, dims, data) = match value {
-            AttrValue::Raw(d) => {
-                let n: usize = d.shape.iter().product();
-                if d.ty.has_vlen() || n.checked_mul(d.ty.size()) != Some(d.bytes.len()) {
-                    return Err(Error::invalid_input(format!(
-                        "attribute {name:?}: {} bytes for shape {:?} of {}-byte elements",
-                        d.bytes.len(),
-                        d.shape,
-                        d.ty.size()
-                    )));
-                }
-                if matches!(d.ty, H5Type::ObjectRef) {
-                    // References handed out by `object_ref`, resolved at close.
-                    let refs = d
-                        .bytes
-                        .chunks_exact(8)
-                        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-                        .collect();
-                    (&d.ty, &d.shape, AttrData::References(refs))
-                } else {
-                    (&d.ty, &d.shape, AttrData::Fixed(d.bytes.clone()))
-                }
-            }
-            AttrValue::Vlen(d) => {
-                if d.shape.iter().product::<usize>() != d.items.len() {
-                    return Err(Error::invalid_input(format!(
-                        "attribute {name:?}: {} items for shape {:?}",
-                        d.items.len(),
-                        d.shape
-                    )));
-                }
-                (&d.ty, &d.shape, AttrData::Vlen(d.items.clone()))
-            }
-            _ => {
-                return Err(Error::unsupported(format!(
-                    "attribute {name:?}: only fixed-size and vlen values (native writer)"
-                )))
-            }
-        };
-        // Encoded now so unsupported types fail at the call, not at close.
-        messages::datatype(ty)?;
+        let attr = attr_of(name, value)?;
         let obj = self
             .objects
             .get_mut(id)
@@ -237,15 +195,63 @@ impl State {
                 "attribute {name:?} exists already"
             )));
         }
-        obj.attrs.push(Attr {
-            name: name.to_string(),
-            ty: ty.clone(),
-            dims: dims.iter().map(|&d| d as u64).collect(),
-            data,
-        });
+        obj.attrs.push(attr);
         Ok(())
     }
+}
 
+/// An attribute's record, checked (its type encodable, its data its shape's size).
+fn attr_of(name: &str, value: &AttrValue) -> Result<Attr> {
+    let (ty, dims, data) = match value {
+        AttrValue::Raw(d) => {
+            let n: usize = d.shape.iter().product();
+            if d.ty.has_vlen() || n.checked_mul(d.ty.size()) != Some(d.bytes.len()) {
+                return Err(Error::invalid_input(format!(
+                    "attribute {name:?}: {} bytes for shape {:?} of {}-byte elements",
+                    d.bytes.len(),
+                    d.shape,
+                    d.ty.size()
+                )));
+            }
+            if matches!(d.ty, H5Type::ObjectRef) {
+                // References handed out by `object_ref`, resolved at close.
+                let refs = d
+                    .bytes
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                    .collect();
+                (&d.ty, &d.shape, AttrData::References(refs))
+            } else {
+                (&d.ty, &d.shape, AttrData::Fixed(d.bytes.clone()))
+            }
+        }
+        AttrValue::Vlen(d) => {
+            if d.shape.iter().product::<usize>() != d.items.len() {
+                return Err(Error::invalid_input(format!(
+                    "attribute {name:?}: {} items for shape {:?}",
+                    d.items.len(),
+                    d.shape
+                )));
+            }
+            (&d.ty, &d.shape, AttrData::Vlen(d.items.clone()))
+        }
+        _ => {
+            return Err(Error::unsupported(format!(
+                "attribute {name:?}: only fixed-size and vlen values (native writer)"
+            )))
+        }
+    };
+    // Encoded now so unsupported types fail at the call, not at close.
+    messages::datatype(ty)?;
+    Ok(Attr {
+        name: name.to_string(),
+        ty: ty.clone(),
+        dims: dims.iter().map(|&d| d as u64).collect(),
+        data,
+    })
+}
+
+impl State {
     fn write_dataset(
         &mut self,
         parent: usize,
@@ -262,25 +268,7 @@ impl State {
                     .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
                     .collect(),
             ),
-            None => {
-                let addr = if bytes.is_empty() {
-                    messages::UNDEF
-                } else {
-                    self.append(bytes)?
-                };
-                Storage::Contiguous {
-                    addr,
-                    size: bytes.len() as u64,
-                }
-            }
-            Some(chunk) => {
-                let chunks = self.write_chunks(spec, chunk, bytes)?;
-                Storage::Chunked {
-                    chunk: chunk.clone(),
-                    filters: spec.filters.clone(),
-                    chunks,
-                }
-            }
+            _ => self.store(spec, bytes)?,
         };
         let kind = Kind::Dataset(Dataset {
             ty: spec.ty.clone(),
@@ -366,6 +354,7 @@ impl State {
         if self.out.is_none() {
             return Ok(());
         }
+        self.write_run_heaps()?;
         let meta_start = self.eoa;
         let (metadata, superblock) = layout::lay_out(self, meta_start)?;
         let path = self.path.clone();
@@ -454,7 +443,7 @@ impl NativeGroup {
     pub fn create_group(&self, name: &str) -> Result<NativeGroup> {
         let path = self.child_path(name);
         let id = locked(&self.state)?
-            .add_object(self.id, name, Kind::Group(BTreeMap::new()))
+            .add_object(self.id, name, Kind::Group(Links::default()))
             .map_err(|e| self.locate(e, &path))?;
         Ok(NativeGroup {
             state: self.state.clone(),
@@ -505,14 +494,18 @@ impl NativeGroup {
 
     /// Whether link `name` exists.
     pub fn contains(&self, name: &str) -> Result<bool> {
-        Ok(locked(&self.state)?
+        locked(&self.state)?
             .group_links(self.id)?
-            .contains_key(name))
+            .contains(name)
+            .map_err(|e| self.locate(e, &self.child_path(name)))
     }
 
     /// Removes link `name` (its object stays in the file, unreachable, as with libhdf5).
     pub fn unlink(&self, name: &str) -> Result<()> {
-        let removed = locked(&self.state)?.group_links(self.id)?.remove(name);
+        let removed = locked(&self.state)?
+            .group_links(self.id)?
+            .remove(name)
+            .map_err(|e| self.locate(e, &self.child_path(name)))?;
         match removed {
             Some(_) => Ok(()),
             None => Err(self.locate(
@@ -551,5 +544,15 @@ impl NativeDataset {
     /// An object reference to this dataset, valid in datasets of the same file.
     pub fn object_ref(&self) -> Result<u64> {
         Ok(REF_TAG | self.id as u64)
+    }
+
+    /// Writes `bytes` (whole elements) over the data of this contiguous dataset from element
+    /// `first` on, in place: for data that comes after the dataset is made
+    /// ([`NativeGroup::reserve_dataset`]). Object references written so must be those of
+    /// objects already in the file ([`NativeGroup::write_sealed_dataset`]).
+    pub fn write_at(&self, first: u64, bytes: &[u8]) -> Result<()> {
+        locked(&self.state)?
+            .write_at(self.id, first, bytes)
+            .map_err(|e| e.with_node(self.path.clone()))
     }
 }

@@ -7,6 +7,8 @@ use std::fs::File;
 use std::io::BufWriter;
 use std::path::PathBuf;
 
+use super::messages::Entry;
+
 use sciio_codecs::FilterStage;
 
 use crate::types::H5Type;
@@ -36,9 +38,45 @@ pub(super) struct Object {
 
 #[derive(Debug)]
 pub(super) enum Kind {
-    /// Links by name; byte order is HDF5's (strcmp) name order.
-    Group(BTreeMap<String, usize>),
+    Group(Links),
     Dataset(Dataset),
+}
+
+/// A group's links: those kept by name until close, and the run of links written in name
+/// order as they came (`NativeGroup::write_sealed_dataset`), which no longer costs memory.
+#[derive(Debug, Default)]
+pub(super) struct Links {
+    /// Byte order is HDF5's (strcmp) name order. None lies within the run's names.
+    pub(super) map: BTreeMap<String, Link>,
+    pub(super) run: Option<Box<Run>>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Link {
+    /// An object still in memory (its index), laid out at close.
+    Object(usize),
+    /// A dataset already written: its header address.
+    Written(u64),
+}
+
+/// Links given in strcmp order of their names, each to a dataset already written: symbol
+/// table nodes are written as they fill and the names go to a spill file, so that a group
+/// of millions of links (`/#refs#`) keeps only 16 bytes per node of eight.
+#[derive(Debug)]
+pub(super) struct Run {
+    /// The first and last names of the run.
+    pub(super) first: String,
+    pub(super) last: String,
+    /// The entries of the symbol table node being filled.
+    pub(super) pending: Vec<Entry>,
+    /// The nodes written: address and local heap offset of their last name.
+    pub(super) nodes: Vec<(u64, u64)>,
+    /// The run's names as they go into the local heap (NUL-terminated, padded to 8), after
+    /// its first 8 bytes (the empty name).
+    pub(super) names: BufWriter<File>,
+    pub(super) names_len: u64,
+    /// Where the heap data went (address, size) once written at close.
+    pub(super) heap: Option<(u64, u64)>,
 }
 
 #[derive(Debug)]
