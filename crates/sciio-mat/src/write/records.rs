@@ -154,6 +154,61 @@ fn element_name(mut n: u64) -> Result<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{MatFile, MatValue, WriteOptions};
+
+    /// 20 records of a big-endian double, text of several lengths (empty too) and a
+    /// big-endian subarray, given in batches of 3 (the reference datasets filled slab by
+    /// slab), read back equal to the whole array's file; beside a variable written whole
+    /// before and after (their `#refs#` names kept around the run).
+    #[test]
+    fn records_in_small_batches_read_back_as_the_whole_array() {
+        let descr =
+            sciio_core::PyLiteral::parse("[('x', '>f8'), ('s', '|S5'), ('v', '>i2', (2,))]")
+                .unwrap();
+        let dtype = DType::parse_descr(&descr).unwrap();
+        let words: [&[u8]; 4] = [b"", b"a", b"hello", b"xy"];
+        let mut bytes = Vec::new();
+        for k in 0..20u16 {
+            bytes.extend_from_slice(&(f64::from(k) / 3.0).to_be_bytes());
+            let mut w = words[usize::from(k) % 4].to_vec();
+            w.resize(5, 0);
+            bytes.extend_from_slice(&w);
+            bytes.extend_from_slice(&(k as i16 - 7).to_be_bytes());
+            bytes.extend_from_slice(&(k as i16 * 100).to_be_bytes());
+        }
+        let array = NdArray::from_bytes(dtype.clone(), &[20], Order::C, &bytes).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let cell = MatValue::Cell(crate::CellArray::row(vec![MatValue::from(1.0)]));
+        let write = |path: &std::path::Path, batches: bool| {
+            let mut w = MatWriter::create(path, WriteOptions::default()).unwrap();
+            w.write("before", &cell).unwrap();
+            if batches {
+                let mut pass = |put: &mut crate::PutBytes<'_>| -> Result<()> {
+                    bytes.chunks(3 * dtype.itemsize()).try_for_each(|b| put(b))
+                };
+                let records = RecordPieces {
+                    dtype: dtype.clone(),
+                    shape: vec![20],
+                    pass: &mut pass,
+                };
+                w.write_records("r", records).unwrap();
+            } else {
+                let (value, meta) = crate::from_numpy(&array).unwrap();
+                w.write_with_meta("r", &value, Some(&meta)).unwrap();
+            }
+            w.write("after", &cell).unwrap();
+            w.finish().unwrap();
+            let back = MatFile::open(path).unwrap();
+            ["before", "r", "after"].map(|v| back.read(v).unwrap())
+        };
+        let whole = write(&dir.path().join("whole.mat"), false);
+        let streamed = write(&dir.path().join("streamed.mat"), true);
+        assert!(whole == streamed);
+        let MatValue::Struct(s) = &streamed[1] else {
+            panic!("not a struct");
+        };
+        assert_eq!((s.shape.as_slice(), s.elements.len()), (&[1, 20][..], 20));
+    }
 
     #[test]
     fn element_names_come_in_strcmp_order() {
