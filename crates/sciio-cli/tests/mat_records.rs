@@ -165,6 +165,14 @@ fn records_in_bounded_memory(kind: &str, version: &str) {
                 _ => CHECK_RECORDS,
             };
             run_python(check, &[s(&src), s(&out)]);
+            if version == "7.3" {
+                // `/#refs#`'s B-tree over the elements' links, written as they came.
+                let tree = sciio_testkit::run_python_script(
+                    "python/check_group_btree.py",
+                    &[s(&out), "#refs#"],
+                );
+                assert!(tree.trim().ends_with(" 80001"), "{tree}");
+            }
         }
     }
     let growth = rss[1].saturating_sub(rss[0]);

@@ -303,6 +303,13 @@ print(len(names))
         &[path.to_str().unwrap()],
     );
     assert_eq!(out.trim(), "3006");
+    // The B-tree itself: keys, levels and the sibling chains the run's nodes were patched
+    // into (375 + 2 symbol table nodes: 14 level-0 nodes under one root).
+    let tree = sciio_testkit::run_python_script(
+        "python/check_group_btree.py",
+        &[path.to_str().unwrap(), "g"],
+    );
+    assert_eq!(tree.trim(), "{0: 14, 1: 1} 3006");
     let back = sciio_hdf5::File::open(&path).unwrap();
     let d = back.dataset("/g/n01234").unwrap().read().unwrap();
     assert_eq!(d.bytes, (1234.0f64 * 0.5).to_le_bytes());

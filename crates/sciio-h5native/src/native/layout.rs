@@ -7,7 +7,7 @@ use sciio_core::{Error, Result};
 
 use super::messages::{self as m, Bytes, Entry, Message, Node, UNDEF};
 use super::model::{
-    Attr, AttrData, ChunkRecord, Kind, Link, Links, Object, State, Storage, REF_TAG,
+    Attr, AttrData, ChunkRecord, Kind, Link, Links, Object, Run, State, Storage, REF_TAG,
 };
 use super::sealed::heap_name_size;
 use crate::types::H5Type;
@@ -16,7 +16,11 @@ use crate::types::H5Type;
 pub(super) const SUPERBLOCK_SIZE: u64 = 96;
 /// Group B-tree leaf K (symbol table nodes hold 2K entries) and internal K, libhdf5's defaults.
 pub(super) const GROUP_LEAF_K: usize = 4;
-const GROUP_NODE_K: usize = 16;
+pub(super) const GROUP_NODE_K: usize = 16;
+/// Offsets in a v1 B-tree node of its left and right siblings' addresses and its first key.
+pub(super) const LEFT_SIBLING: u64 = 8;
+pub(super) const RIGHT_SIBLING: u64 = 16;
+const FIRST_KEY: u64 = 24;
 /// Chunk B-tree K (`H5F_ISTORE_K`, not recorded in superblock 0).
 const CHUNK_K: usize = 32;
 /// Global heap collections are cut at about this size.
@@ -135,16 +139,43 @@ struct Place {
     snods: Vec<u64>,
     /// Reference and vlen datasets: their data.
     data: u64,
+    /// A group's B-tree root when it is not the last of `nodes` (a run's level-0 node).
+    root: Option<u64>,
 }
 
 impl Place {
     fn btree_root(&self) -> u64 {
-        self.nodes
-            .last()
-            .and_then(|l| l.first())
-            .copied()
+        self.root
+            .or_else(|| self.nodes.last().and_then(|l| l.first()).copied())
             .unwrap_or(UNDEF)
     }
+}
+
+/// A level-`level` node of a group's B-tree over `children` (address and local heap offset of
+/// its last name), the key before the first being `left_key`.
+pub(super) fn group_tree_node(
+    level: u8,
+    left: u64,
+    right: u64,
+    left_key: u64,
+    children: &[(u64, u64)],
+) -> Vec<u8> {
+    let keys: Vec<Vec<u8>> = std::iter::once(left_key)
+        .chain(children.iter().map(|c| c.1))
+        .map(|k| k.to_le_bytes().to_vec())
+        .collect();
+    let addrs: Vec<u64> = children.iter().map(|c| c.0).collect();
+    let node = Node {
+        node_type: 0,
+        level,
+        left,
+        right,
+        keys: &keys,
+        children: &addrs,
+    };
+    let mut out = Vec::with_capacity(m::node_size(GROUP_NODE_K, 8) as usize);
+    m::btree_node(&node, GROUP_NODE_K, 8, &mut out);
+    out
 }
 
 /// Node counts per level for `leaves` children and `fanout` children per node (at least one
@@ -417,8 +448,12 @@ pub(super) fn sealed(obj: &Object, mtime: u32, start: u64) -> Result<(Vec<u8>, u
     Ok((out, place.header))
 }
 
-/// Returns the metadata block (to be written at `start`) and the superblock.
-pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
+/// What [`lay_out`] gives: the metadata block (to be written at `start`), the superblock,
+/// and values (address, u64) to write over what a run of links wrote before.
+type Laid = (Vec<u8>, Vec<u8>, Vec<(u64, u64)>);
+
+/// Returns the metadata block (to be written at `start`), the superblock and the patches.
+pub(super) fn lay_out(st: &State, start: u64) -> Result<Laid> {
     let (heap_ids, collections) = plan_global_heap(st);
     let mut at = start;
     let mut alloc = |n: u64| {
@@ -459,15 +494,35 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
                         place.heap_data = alloc(place.heap_size);
                     }
                 }
-                let per = 2 * GROUP_LEAF_K;
+                let (per, fanout) = (2 * GROUP_LEAF_K, 2 * GROUP_NODE_K);
                 let before = links.before_run();
-                let snods = before.div_ceil(per) + (links.map.len() - before).div_ceil(per);
-                let run_snods = links.run.as_ref().map_or(0, |r| r.nodes.len());
+                let (low, high) = (
+                    before.div_ceil(per),
+                    (links.map.len() - before).div_ceil(per),
+                );
+                let snods = low + high;
                 let node = m::node_size(GROUP_NODE_K, 8);
-                place.nodes = level_counts(snods + run_snods, 2 * GROUP_NODE_K)
-                    .into_iter()
-                    .map(|n| (0..n).map(|_| alloc(node)).collect())
-                    .collect();
+                match links.run.as_deref() {
+                    None => {
+                        place.nodes = level_counts(snods, fanout)
+                            .into_iter()
+                            .map(|n| (0..n).map(|_| alloc(node)).collect())
+                            .collect();
+                    }
+                    Some(run) => {
+                        // Level 0: the kept names' nodes (before, then after the run's).
+                        let kept = low.div_ceil(fanout) + high.div_ceil(fanout);
+                        let level0 = kept + run.tree.len();
+                        place.nodes = vec![(0..kept).map(|_| alloc(node)).collect()];
+                        if level0 > 1 {
+                            for n in level_counts(level0, fanout) {
+                                place.nodes.push((0..n).map(|_| alloc(node)).collect());
+                            }
+                        } else {
+                            place.root = run.tree.first().map(|t| t.0);
+                        }
+                    }
+                }
                 place.snods = (0..snods)
                     .map(|_| alloc(m::snod_size(GROUP_LEAF_K)))
                     .collect();
@@ -488,6 +543,7 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
     }
     let end = at;
     let mut out = Vec::with_capacity((end - start) as usize);
+    let mut patches = Vec::new();
     for (c, objs) in collections.iter().enumerate() {
         let items: Vec<&[u8]> = objs.iter().map(|&k| vlen_item(st, k)).collect();
         expect_at(&out, start, ctx.gcol_addrs[c])?;
@@ -497,7 +553,7 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
         expect_at(&out, start, ctx.places[o].header)?;
         m::object_header(&ctx.messages(o)?, &mut out)?;
         match &st.objects[o].kind {
-            Kind::Group(links) => write_group(&ctx, o, links, start, &mut out)?,
+            Kind::Group(links) => write_group(&ctx, o, links, start, &mut out, &mut patches)?,
             Kind::Dataset(d) => match &d.storage {
                 Storage::References(refs) => {
                     expect_at(&out, start, ctx.places[o].data)?;
@@ -528,7 +584,7 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
             group: Some((root.btree_root(), root.heap)),
         },
     );
-    Ok((out, superblock))
+    Ok((out, superblock, patches))
 }
 
 fn expect_at(out: &[u8], start: u64, addr: u64) -> Result<()> {
@@ -560,6 +616,7 @@ fn write_group(
     links: &Links,
     start: u64,
     out: &mut Vec<u8>,
+    patches: &mut Vec<(u64, u64)>,
 ) -> Result<()> {
     let place = &ctx.places[o];
     expect_at(out, start, place.heap)?;
@@ -604,45 +661,123 @@ fn write_group(
         .collect();
     let per_snod = 2 * GROUP_LEAF_K;
     let before = links.before_run();
-    // The leaves in name order: (address, heap offset of the node's last name).
-    let mut leaves: Vec<(u64, u64)> = Vec::new();
+    // The kept names' nodes (address, heap offset of the node's last name), before and
+    // after the run.
     let mut kept_nodes: Vec<(u64, &[Entry])> = Vec::new();
+    let mut parts: [Vec<(u64, u64)>; 2] = Default::default();
     let mut snods = place.snods.iter();
-    for (i, part) in [&entries[..before], &entries[before..]]
-        .into_iter()
-        .enumerate()
+    for (leaves, part) in parts
+        .iter_mut()
+        .zip([&entries[..before], &entries[before..]])
     {
-        if i == 1 {
-            if let Some(run) = run {
-                leaves.extend_from_slice(&run.nodes);
-            }
-        }
         for chunk in part.chunks(per_snod) {
-            let &addr = snods
-                .next()
-                .ok_or_else(|| Error::invalid_input("internal: symbol table nodes miscounted"))?;
-            leaves.push((addr, chunk[chunk.len() - 1].name_offset));
+            let (Some(&addr), Some(last)) = (snods.next(), chunk.last()) else {
+                return Err(Error::invalid_input(
+                    "internal: symbol table nodes miscounted",
+                ));
+            };
+            leaves.push((addr, last.name_offset));
             kept_nodes.push((addr, chunk));
         }
     }
-    // Left key of each node: the last name of the one before ("" for the first).
-    let left_keys: Vec<Vec<u8>> = (0..leaves.len())
-        .map(|s| {
-            let k = if s == 0 { 0 } else { leaves[s - 1].1 };
-            k.to_le_bytes().to_vec()
-        })
-        .collect();
-    let right = leaves.last().map_or(0, |l| l.1).to_le_bytes().to_vec();
-    let addrs: Vec<u64> = leaves.iter().map(|l| l.0).collect();
-    let tree = Tree {
-        node_type: 0,
-        k: GROUP_NODE_K,
-        key_size: 8,
-    };
-    tree.write(&place.nodes, &addrs, &left_keys, &right, start, out)?;
+    match run {
+        None => {
+            let [leaves, _] = parts;
+            // Left key of each node: the last name of the one before ("" for the first).
+            let left_keys: Vec<Vec<u8>> = (0..leaves.len())
+                .map(|s| {
+                    let k = if s == 0 { 0 } else { leaves[s - 1].1 };
+                    k.to_le_bytes().to_vec()
+                })
+                .collect();
+            let right = leaves.last().map_or(0, |l| l.1).to_le_bytes().to_vec();
+            let addrs: Vec<u64> = leaves.iter().map(|l| l.0).collect();
+            let tree = Tree {
+                node_type: 0,
+                k: GROUP_NODE_K,
+                key_size: 8,
+                base_level: 0,
+            };
+            tree.write(&place.nodes, &addrs, &left_keys, &right, start, out)?;
+        }
+        Some(run) => write_run_tree(place, run, &parts, start, out, patches)?,
+    }
     for (addr, chunk) in kept_nodes {
         expect_at(out, start, addr)?;
         m::snod(chunk, GROUP_LEAF_K, out);
+    }
+    Ok(())
+}
+
+/// The B-tree of a group with a run of links: level 0 is the kept names' nodes over their
+/// symbol table nodes `parts` (before and after the run) around the run's nodes written
+/// already (whose edge siblings and first key are patched), then the levels above.
+fn write_run_tree(
+    place: &Place,
+    run: &Run,
+    parts: &[Vec<(u64, u64)>; 2],
+    start: u64,
+    out: &mut Vec<u8>,
+    patches: &mut Vec<(u64, u64)>,
+) -> Result<()> {
+    let fanout = 2 * GROUP_NODE_K;
+    let mut new_nodes = place.nodes.first().into_iter().flatten();
+    // Level 0 in name order (address and left key), and the new nodes among it (their
+    // index and leaves).
+    let mut level0: Vec<(u64, u64)> = Vec::new();
+    let mut to_write: Vec<(usize, &[(u64, u64)])> = Vec::new();
+    let mut left = 0u64;
+    let mut run_first = 0;
+    for (p, leaves) in parts.iter().enumerate() {
+        if p == 1 {
+            run_first = level0.len();
+            for (i, &(addr, key)) in run.tree.iter().enumerate() {
+                level0.push((addr, if i == 0 { left } else { key }));
+            }
+            left = run.leaves_left;
+        }
+        for chunk in leaves.chunks(fanout) {
+            let (Some(&addr), Some(last)) = (new_nodes.next(), chunk.last()) else {
+                return Err(Error::invalid_input("internal: B-tree nodes miscounted"));
+            };
+            to_write.push((level0.len(), chunk));
+            level0.push((addr, left));
+            left = last.1;
+        }
+    }
+    let sibling = |i: Option<usize>| i.and_then(|i| level0.get(i)).map_or(UNDEF, |n| n.0);
+    for (i, leaves) in to_write {
+        let (addr, key) = level0[i];
+        expect_at(out, start, addr)?;
+        let node = group_tree_node(
+            0,
+            sibling(i.checked_sub(1)),
+            sibling(Some(i + 1)),
+            key,
+            leaves,
+        );
+        out.extend_from_slice(&node);
+    }
+    // The run's nodes at its edges, written before the kept names' places were known.
+    let run_last = run_first + run.tree.len();
+    if let (Some(&(first, _)), true) = (run.tree.first(), run_first > 0) {
+        patches.push((first + LEFT_SIBLING, sibling(Some(run_first - 1))));
+        patches.push((first + FIRST_KEY, level0[run_first].1));
+    }
+    if let (Some(&(last, _)), Some(next)) = (run.tree.last(), level0.get(run_last)) {
+        patches.push((last + RIGHT_SIBLING, next.0));
+    }
+    if level0.len() > 1 {
+        let addrs: Vec<u64> = level0.iter().map(|n| n.0).collect();
+        let keys: Vec<Vec<u8>> = level0.iter().map(|n| n.1.to_le_bytes().to_vec()).collect();
+        let tree = Tree {
+            node_type: 0,
+            k: GROUP_NODE_K,
+            key_size: 8,
+            base_level: 1,
+        };
+        let levels = place.nodes.get(1..).unwrap_or_default();
+        tree.write(levels, &addrs, &keys, &left.to_le_bytes(), start, out)?;
     }
     Ok(())
 }
@@ -686,6 +821,7 @@ fn write_chunk_tree(
         node_type: 1,
         k: CHUNK_K,
         key_size: chunk_key_size(chunk.len()),
+        base_level: 0,
     };
     tree.write(&place.nodes, &addrs, &keys, &right.0, start, out)
 }
@@ -696,6 +832,8 @@ struct Tree {
     node_type: u8,
     k: usize,
     key_size: usize,
+    /// The level of the first of the levels written (over `leaves`).
+    base_level: u8,
 }
 
 impl Tree {
@@ -722,7 +860,7 @@ impl Tree {
                 expect_at(out, start, addr)?;
                 let node = Node {
                     node_type: self.node_type,
-                    level: level as u8,
+                    level: self.base_level + level as u8,
                     left: if n == 0 { UNDEF } else { nodes[n - 1] },
                     right: nodes.get(n + 1).copied().unwrap_or(UNDEF),
                     keys: &node_keys,

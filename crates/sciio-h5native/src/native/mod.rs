@@ -356,7 +356,7 @@ impl State {
         }
         self.write_run_heaps()?;
         let meta_start = self.eoa;
-        let (metadata, superblock) = layout::lay_out(self, meta_start)?;
+        let (metadata, superblock, patches) = layout::lay_out(self, meta_start)?;
         let path = self.path.clone();
         let io = |e| Error::io("cannot write the file", e).with_file(&path);
         let base = self.base;
@@ -366,6 +366,10 @@ impl State {
             .ok_or_else(|| Error::invalid_input("the file is closed"))?;
         out.write_all(&metadata).map_err(io)?;
         let mut file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        for (addr, value) in patches {
+            file.seek(SeekFrom::Start(base + addr)).map_err(io)?;
+            file.write_all(&value.to_le_bytes()).map_err(io)?;
+        }
         file.seek(SeekFrom::Start(base)).map_err(io)?;
         file.write_all(&superblock).map_err(io)?;
         Ok(())

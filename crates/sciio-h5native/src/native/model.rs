@@ -60,8 +60,9 @@ pub(super) enum Link {
 }
 
 /// Links given in strcmp order of their names, each to a dataset already written: symbol
-/// table nodes are written as they fill and the names go to a spill file, so that a group
-/// of millions of links (`/#refs#`) keeps only 16 bytes per node of eight.
+/// table nodes and the level-0 B-tree nodes above them are written as they fill and the
+/// names go to a spill file, so that a group of millions of links (`/#refs#`) keeps only 16
+/// bytes per 256 links (the level-0 nodes, for the levels above, laid out at close).
 #[derive(Debug)]
 pub(super) struct Run {
     /// The first and last names of the run.
@@ -69,8 +70,14 @@ pub(super) struct Run {
     pub(super) last: String,
     /// The entries of the symbol table node being filled.
     pub(super) pending: Vec<Entry>,
-    /// The nodes written: address and local heap offset of their last name.
-    pub(super) nodes: Vec<(u64, u64)>,
+    /// Symbol table nodes written whose level-0 B-tree node is not: address and local heap
+    /// offset of their last name.
+    pub(super) leaves: Vec<(u64, u64)>,
+    /// The key before the first of `leaves`: the last name of the node before it (0, the
+    /// empty name, for the run's first: set at close to the name kept before the run).
+    pub(super) leaves_left: u64,
+    /// Level-0 B-tree nodes written: address and left key.
+    pub(super) tree: Vec<(u64, u64)>,
     /// The run's names as they go into the local heap (NUL-terminated, padded to 8), after
     /// its first 8 bytes (the empty name).
     pub(super) names: BufWriter<File>,

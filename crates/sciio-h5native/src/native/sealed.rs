@@ -16,7 +16,7 @@ use std::ops::Bound;
 
 use sciio_core::{Error, Result};
 
-use super::layout::{self, GROUP_LEAF_K};
+use super::layout::{self, GROUP_LEAF_K, GROUP_NODE_K};
 use super::messages::{self, Entry, UNDEF};
 use super::model::{AttrData, Dataset, Kind, Link, Links, Object, Run, State, Storage, REF_TAG};
 use super::{attr_of, check_layout, check_link_name, check_spec, locked};
@@ -210,7 +210,9 @@ impl State {
                 first: name.to_string(),
                 last: String::new(),
                 pending: Vec::with_capacity(2 * GROUP_LEAF_K),
-                nodes: Vec::new(),
+                leaves: Vec::with_capacity(2 * GROUP_NODE_K),
+                leaves_left: 0,
+                tree: Vec::new(),
                 names: BufWriter::with_capacity(1 << 16, spill),
                 names_len: 0,
                 heap: None,
@@ -250,11 +252,57 @@ impl State {
         let mut node = Vec::with_capacity(messages::snod_size(GROUP_LEAF_K) as usize);
         messages::snod(&entries, GROUP_LEAF_K, &mut node);
         let addr = self.append(&node)?;
-        if let Some(run) = self.group_links(parent)?.run.as_deref_mut() {
-            run.nodes.push((addr, last));
-            run.pending = entries;
-            run.pending.clear();
+        let full = match self.group_links(parent)?.run.as_deref_mut() {
+            Some(run) => {
+                run.leaves.push((addr, last));
+                run.pending = entries;
+                run.pending.clear();
+                run.leaves.len() == 2 * GROUP_NODE_K
+            }
+            None => false,
+        };
+        if full {
+            self.write_run_tree_node(parent)?;
         }
+        Ok(())
+    }
+
+    /// Writes the level-0 B-tree node over the run's pending symbol table nodes (if any),
+    /// linking the node before to it.
+    fn write_run_tree_node(&mut self, parent: usize) -> Result<()> {
+        let Some(run) = self.group_links(parent)?.run.as_deref_mut() else {
+            return Ok(());
+        };
+        let leaves = std::mem::take(&mut run.leaves);
+        let Some(&(_, last)) = leaves.last() else {
+            return Ok(());
+        };
+        let left = run.leaves_left;
+        let before = run.tree.last().map(|t| t.0);
+        let node = layout::group_tree_node(0, before.unwrap_or(UNDEF), UNDEF, left, &leaves);
+        let addr = self.append(&node)?;
+        if let Some(before) = before {
+            self.patch(before + layout::RIGHT_SIBLING, addr)?;
+        }
+        if let Some(run) = self.group_links(parent)?.run.as_deref_mut() {
+            run.tree.push((addr, left));
+            run.leaves_left = last;
+            run.leaves = leaves;
+            run.leaves.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes `value` at `addr` (little-endian), over what was written there.
+    pub(super) fn patch(&mut self, addr: u64, value: u64) -> Result<()> {
+        let (base, eoa, path) = (self.base, self.eoa, self.path.clone());
+        let io = |e| Error::io("cannot write the file", e).with_file(&path);
+        let out = self.out()?;
+        out.flush().map_err(io)?;
+        let file = out.get_mut();
+        file.seek(SeekFrom::Start(base + addr)).map_err(io)?;
+        file.write_all(&value.to_le_bytes()).map_err(io)?;
+        file.seek(SeekFrom::Start(base + eoa)).map_err(io)?;
         Ok(())
     }
 
@@ -268,6 +316,7 @@ impl State {
                 continue;
             }
             self.write_run_node(id)?;
+            self.write_run_tree_node(id)?;
             let Kind::Group(links) = &mut self.objects[id].kind else {
                 continue;
             };
