@@ -5,11 +5,10 @@
 
 use sciio_core::{Error, Result};
 
-use super::messages::{self as m, Bytes, Entry, Message, Node, UNDEF};
+use super::messages::{self as m, heap_name_size, Bytes, Entry, Message, Node, UNDEF};
 use super::model::{
     Attr, AttrData, ChunkRecord, Kind, Link, Links, Object, Run, State, Storage, REF_TAG,
 };
-use super::sealed::heap_name_size;
 use crate::types::H5Type;
 
 /// Superblock version 0 with 8-byte offsets and lengths and the root entry.

@@ -9,7 +9,10 @@
 //! all metadata is laid out once at [`NativeFile::close`]: object headers, local heaps, full
 //! B-tree nodes and symbol table nodes, global heap collections. The structures and their
 //! versions are those libhdf5 writes with `H5F_LIBVER_EARLIEST`, which MATLAB's `load` and
-//! every HDF5 reader accept; files are checked against libhdf5 and h5py in the tests.
+//! every HDF5 reader accept; files are checked against libhdf5 and h5py in the tests. For
+//! millions of small objects (a MAT struct array of records), datasets whose attributes are
+//! known at creation are written whole with their header at once and leave memory, their
+//! links a run written as it comes (`sealed.rs`).
 //!
 //! Only what such files need: groups, datasets contiguous or chunked (row-major tiles, filters
 //! shuffle/deflate/fletcher32), attributes of fixed-size, vlen and object reference types,

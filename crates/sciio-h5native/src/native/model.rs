@@ -5,7 +5,10 @@
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::BufWriter;
+use std::ops::Bound;
 use std::path::PathBuf;
+
+use sciio_core::{Error, Result};
 
 use super::messages::Entry;
 
@@ -133,4 +136,89 @@ pub(super) enum AttrData {
     Vlen(Vec<Vec<u8>>),
     /// Object references (as `object_ref` hands them out), resolved at close.
     References(Vec<u64>),
+}
+
+impl Links {
+    /// Whether `name` lies among the run's names (which are not kept).
+    fn in_run(&self, name: &str) -> bool {
+        self.run
+            .as_ref()
+            .is_some_and(|r| r.first.as_str() <= name && name <= r.last.as_str())
+    }
+
+    fn run_conflict(&self, name: &str) -> Error {
+        let (first, last) = self
+            .run
+            .as_ref()
+            .map(|r| (r.first.as_str(), r.last.as_str()))
+            .unwrap_or_default();
+        Error::invalid_input(format!(
+            "{name:?} falls among the links written in name order ({first:?} to {last:?}), \
+             which are not kept"
+        ))
+    }
+
+    /// Whether `name` can be a new link kept by name.
+    pub(super) fn check_new(&self, name: &str) -> Result<()> {
+        if self.map.contains_key(name) {
+            return Err(Error::invalid_input(format!("{name:?} exists already")));
+        }
+        if self.in_run(name) {
+            return Err(self.run_conflict(name));
+        }
+        Ok(())
+    }
+
+    pub(super) fn insert(&mut self, name: &str, link: Link) -> Result<()> {
+        self.check_new(name)?;
+        self.map.insert(name.to_string(), link);
+        Ok(())
+    }
+
+    /// Whether link `name` exists; an error for a name among the run's (not kept) other
+    /// than its first and last.
+    pub(super) fn contains(&self, name: &str) -> Result<bool> {
+        if self.map.contains_key(name) {
+            return Ok(true);
+        }
+        match &self.run {
+            Some(r) if name == r.first || name == r.last => Ok(true),
+            _ if self.in_run(name) => Err(self.run_conflict(name)),
+            _ => Ok(false),
+        }
+    }
+
+    pub(super) fn remove(&mut self, name: &str) -> Result<Option<Link>> {
+        if self.in_run(name) {
+            return Err(self.run_conflict(name));
+        }
+        Ok(self.map.remove(name))
+    }
+
+    /// Whether link `name` can extend the run: it sorts after the run's last name and no
+    /// name kept lies between them (so the run stays one stretch of the name order).
+    pub(super) fn extends_run(&self, name: &str) -> bool {
+        match &self.run {
+            None => !self.map.contains_key(name),
+            Some(r) => {
+                name > r.last.as_str()
+                    && self
+                        .map
+                        .range::<str, _>((Bound::Excluded(r.last.as_str()), Bound::Included(name)))
+                        .next()
+                        .is_none()
+            }
+        }
+    }
+
+    /// Links kept by name that sort before the run (the others sort after it).
+    pub(super) fn before_run(&self) -> usize {
+        match &self.run {
+            Some(r) => self
+                .map
+                .range::<str, _>((Bound::Unbounded, Bound::Excluded(r.first.as_str())))
+                .count(),
+            None => self.map.len(),
+        }
+    }
 }

@@ -184,7 +184,7 @@ mod tests {
             w.write("before", &cell).unwrap();
             if batches {
                 let mut pass = |put: &mut crate::PutBytes<'_>| -> Result<()> {
-                    bytes.chunks(3 * dtype.itemsize()).try_for_each(|b| put(b))
+                    bytes.chunks(3 * dtype.itemsize()).try_for_each(&mut *put)
                 };
                 let records = RecordPieces {
                     dtype: dtype.clone(),
