@@ -203,14 +203,20 @@ impl State {
     }
 
     /// Writes `value` at `addr` (little-endian), over what was written there.
-    pub(super) fn patch(&mut self, addr: u64, value: u64) -> Result<()> {
+    fn patch(&mut self, addr: u64, value: u64) -> Result<()> {
+        self.write_in_place(addr, &value.to_le_bytes())
+    }
+
+    /// Writes `bytes` at `addr`, over what was written there (the buffer flushed first, the
+    /// end of the file the place of the next append again).
+    fn write_in_place(&mut self, addr: u64, bytes: &[u8]) -> Result<()> {
         let (base, eoa, path) = (self.base, self.eoa, self.path.clone());
         let io = |e| Error::io("cannot write the file", e).with_file(&path);
         let out = self.out()?;
         out.flush().map_err(io)?;
         let file = out.get_mut();
         file.seek(SeekFrom::Start(base + addr)).map_err(io)?;
-        file.write_all(&value.to_le_bytes()).map_err(io)?;
+        file.write_all(bytes).map_err(io)?;
         file.seek(SeekFrom::Start(base + eoa)).map_err(io)?;
         Ok(())
     }
@@ -343,15 +349,7 @@ impl State {
         if bytes.is_empty() {
             return Ok(());
         }
-        let (base, eoa, path) = (self.base, self.eoa, self.path.clone());
-        let io = |e| Error::io("cannot write the file", e).with_file(&path);
-        let out = self.out()?;
-        out.flush().map_err(io)?;
-        let file = out.get_mut();
-        file.seek(SeekFrom::Start(base + addr + from)).map_err(io)?;
-        file.write_all(bytes).map_err(io)?;
-        file.seek(SeekFrom::Start(base + eoa)).map_err(io)?;
-        Ok(())
+        self.write_in_place(addr + from, bytes)
     }
 
     /// References written in place must be addresses of objects already written.
