@@ -116,18 +116,17 @@ pub fn from_numpy(array: &NdArray) -> Result<(MatValue, PythonMeta)> {
     }
     let array = array.to_native();
     let shape: Vec<u64> = array.shape().iter().map(|&d| d as u64).collect();
-    let attrs = |underlying: String, fields| PythonAttrs {
+    let attrs = |underlying: String| PythonAttrs {
         type_name: "numpy.ndarray".into(),
         underlying,
         container: "ndarray".into(),
         shape: shape.clone(),
-        fields,
+        fields: None,
     };
     match array.dtype() {
         DType::Record(record) => {
             let (value, elements) = structure(&array, record)?;
-            let fields = record.fields.iter().map(|f| f.name.to_string()).collect();
-            let own = attrs(format!("void{}", 8 * record.itemsize), Some(fields));
+            let own = record_attrs(record, array.shape());
             Ok((
                 value,
                 PythonMeta {
@@ -150,12 +149,24 @@ pub fn from_numpy(array: &NdArray) -> Result<(MatValue, PythonMeta)> {
                 ScalarKind::Bytes(n) => text(&array, n, 1)?,
                 _ => MatValue::numeric(array.to_order(Order::F))?,
             };
-            let own = attrs(underlying_name(s.kind), None);
+            let own = attrs(underlying_name(s.kind));
             Ok((value, PythonMeta::leaf(own)))
         }
         other => Err(Error::unsupported(format!(
             "MATLAB has no class for {other} arrays"
         ))),
+    }
+}
+
+/// The `Python.*` attributes [`from_numpy`] gives a structured array of `record` and numpy
+/// shape `shape` itself (its elements' fields have their own).
+pub(crate) fn record_attrs(record: &RecordType, shape: &[usize]) -> PythonAttrs {
+    PythonAttrs {
+        type_name: "numpy.ndarray".into(),
+        underlying: format!("void{}", 8 * record.itemsize),
+        container: "ndarray".into(),
+        shape: shape.iter().map(|&d| d as u64).collect(),
+        fields: Some(record.fields.iter().map(|f| f.name.to_string()).collect()),
     }
 }
 

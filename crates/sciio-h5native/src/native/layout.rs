@@ -5,15 +5,21 @@
 
 use sciio_core::{Error, Result};
 
-use super::messages::{self as m, Bytes, Entry, Message, Node, UNDEF};
-use super::model::{AttrData, ChunkRecord, Kind, State, Storage, REF_TAG};
+use super::messages::{self as m, heap_name_size, Bytes, Entry, Message, Node, UNDEF};
+use super::model::{
+    Attr, AttrData, ChunkRecord, Kind, Link, Links, Object, Run, State, Storage, REF_TAG,
+};
 use crate::types::H5Type;
 
 /// Superblock version 0 with 8-byte offsets and lengths and the root entry.
 pub(super) const SUPERBLOCK_SIZE: u64 = 96;
 /// Group B-tree leaf K (symbol table nodes hold 2K entries) and internal K, libhdf5's defaults.
-const GROUP_LEAF_K: usize = 4;
-const GROUP_NODE_K: usize = 16;
+pub(super) const GROUP_LEAF_K: usize = 4;
+pub(super) const GROUP_NODE_K: usize = 16;
+/// Offsets in a v1 B-tree node of its left and right siblings' addresses and its first key.
+pub(super) const LEFT_SIBLING: u64 = 8;
+pub(super) const RIGHT_SIBLING: u64 = 16;
+const FIRST_KEY: u64 = 24;
 /// Chunk B-tree K (`H5F_ISTORE_K`, not recorded in superblock 0).
 const CHUNK_K: usize = 32;
 /// Global heap collections are cut at about this size.
@@ -132,16 +138,43 @@ struct Place {
     snods: Vec<u64>,
     /// Reference and vlen datasets: their data.
     data: u64,
+    /// A group's B-tree root when it is not the last of `nodes` (a run's level-0 node).
+    root: Option<u64>,
 }
 
 impl Place {
     fn btree_root(&self) -> u64 {
-        self.nodes
-            .last()
-            .and_then(|l| l.first())
-            .copied()
+        self.root
+            .or_else(|| self.nodes.last().and_then(|l| l.first()).copied())
             .unwrap_or(UNDEF)
     }
+}
+
+/// A level-`level` node of a group's B-tree over `children` (address and local heap offset of
+/// its last name), the key before the first being `left_key`.
+pub(super) fn group_tree_node(
+    level: u8,
+    left: u64,
+    right: u64,
+    left_key: u64,
+    children: &[(u64, u64)],
+) -> Vec<u8> {
+    let keys: Vec<Vec<u8>> = std::iter::once(left_key)
+        .chain(children.iter().map(|c| c.1))
+        .map(|k| k.to_le_bytes().to_vec())
+        .collect();
+    let addrs: Vec<u64> = children.iter().map(|c| c.0).collect();
+    let node = Node {
+        node_type: 0,
+        level,
+        left,
+        right,
+        keys: &keys,
+        children: &addrs,
+    };
+    let mut out = Vec::with_capacity(m::node_size(GROUP_NODE_K, 8) as usize);
+    m::btree_node(&node, GROUP_NODE_K, 8, &mut out);
+    out
 }
 
 /// Node counts per level for `leaves` children and `fanout` children per node (at least one
@@ -235,6 +268,10 @@ struct Ctx<'s> {
 impl Ctx<'_> {
     /// The header address behind a reference handed out by `object_ref`.
     fn resolve(&self, r: u64) -> Result<u64> {
+        // An object written already (sealed): its address.
+        if r & REF_TAG != REF_TAG && r < self.st.eoa {
+            return Ok(r);
+        }
         let index = (r & !REF_TAG) as usize;
         if r & REF_TAG != REF_TAG || index >= self.places.len() {
             return Err(Error::invalid_input(format!(
@@ -245,65 +282,8 @@ impl Ctx<'_> {
     }
 
     fn messages(&self, o: usize) -> Result<Vec<Message>> {
-        let obj = &self.st.objects[o];
-        let place = &self.places[o];
-        let mut msgs = Vec::with_capacity(6 + obj.attrs.len());
-        match &obj.kind {
-            Kind::Group(_) => msgs.push(Message {
-                kind: m::msg::SYMBOL_TABLE,
-                flags: 0,
-                body: m::symbol_table(place.btree_root(), place.heap),
-            }),
-            Kind::Dataset(d) => {
-                msgs.push(Message {
-                    kind: m::msg::DATASPACE,
-                    flags: 0,
-                    body: m::dataspace(&d.dims),
-                });
-                msgs.push(Message {
-                    kind: m::msg::DATATYPE,
-                    flags: m::CONSTANT,
-                    body: m::datatype(&d.ty)?,
-                });
-                let chunked = matches!(d.storage, Storage::Chunked { .. });
-                msgs.push(Message {
-                    kind: m::msg::FILL_VALUE,
-                    flags: m::CONSTANT,
-                    body: m::fill_value(if chunked { 3 } else { 2 }),
-                });
-                let layout = match &d.storage {
-                    Storage::Contiguous { addr, size } => m::layout_contiguous(*addr, *size),
-                    Storage::References(refs) => {
-                        m::layout_contiguous(place.data, 8 * refs.len() as u64)
-                    }
-                    Storage::Vlen(items) => {
-                        m::layout_contiguous(place.data, 16 * items.len() as u64)
-                    }
-                    Storage::Chunked { chunk, filters, .. } => {
-                        if !filters.is_empty() {
-                            msgs.push(Message {
-                                kind: m::msg::FILTER_PIPELINE,
-                                flags: m::CONSTANT,
-                                body: m::filter_pipeline(filters)?,
-                            });
-                        }
-                        m::layout_chunked(place.btree_root(), chunk, d.ty.size() as u32)?
-                    }
-                };
-                msgs.push(Message {
-                    kind: m::msg::LAYOUT,
-                    flags: 0,
-                    body: layout,
-                });
-                msgs.push(Message {
-                    kind: m::msg::MTIME,
-                    flags: 0,
-                    body: m::mtime(self.st.mtime),
-                });
-            }
-        }
-        for (a, attr) in obj.attrs.iter().enumerate() {
-            let data = match &attr.data {
+        let attr_data = |a: usize, attr: &Attr| -> Result<Vec<u8>> {
+            Ok(match &attr.data {
                 AttrData::Fixed(b) => b.clone(),
                 AttrData::Vlen(items) => self.vlen_data(&attr.ty, items, &self.heap_ids[o][a]),
                 AttrData::References(refs) => {
@@ -313,19 +293,14 @@ impl Ctx<'_> {
                     }
                     b
                 }
-            };
-            msgs.push(Message {
-                kind: m::msg::ATTRIBUTE,
-                flags: 0,
-                body: m::attribute(
-                    &attr.name,
-                    &m::datatype(&attr.ty)?,
-                    &m::dataspace(&attr.dims),
-                    &data,
-                ),
-            });
-        }
-        Ok(msgs)
+            })
+        };
+        object_messages(
+            &self.st.objects[o],
+            &self.places[o],
+            self.st.mtime,
+            &attr_data,
+        )
     }
 
     /// Vlen elements: sequence length, collection address, object index.
@@ -352,8 +327,132 @@ impl Ctx<'_> {
     }
 }
 
-/// Returns the metadata block (to be written at `start`) and the superblock.
-pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
+/// The header messages of `obj` at `place`; `attr_data` gives attribute `a`'s data.
+fn object_messages(
+    obj: &Object,
+    place: &Place,
+    mtime: u32,
+    attr_data: &dyn Fn(usize, &Attr) -> Result<Vec<u8>>,
+) -> Result<Vec<Message>> {
+    let mut msgs = Vec::with_capacity(6 + obj.attrs.len());
+    match &obj.kind {
+        Kind::Group(_) => msgs.push(Message {
+            kind: m::msg::SYMBOL_TABLE,
+            flags: 0,
+            body: m::symbol_table(place.btree_root(), place.heap),
+        }),
+        Kind::Dataset(d) => {
+            msgs.push(Message {
+                kind: m::msg::DATASPACE,
+                flags: 0,
+                body: m::dataspace(&d.dims),
+            });
+            msgs.push(Message {
+                kind: m::msg::DATATYPE,
+                flags: m::CONSTANT,
+                body: m::datatype(&d.ty)?,
+            });
+            let chunked = matches!(d.storage, Storage::Chunked { .. });
+            msgs.push(Message {
+                kind: m::msg::FILL_VALUE,
+                flags: m::CONSTANT,
+                body: m::fill_value(if chunked { 3 } else { 2 }),
+            });
+            let layout = match &d.storage {
+                Storage::Contiguous { addr, size } => m::layout_contiguous(*addr, *size),
+                Storage::References(refs) => {
+                    m::layout_contiguous(place.data, 8 * refs.len() as u64)
+                }
+                Storage::Vlen(items) => m::layout_contiguous(place.data, 16 * items.len() as u64),
+                Storage::Chunked { chunk, filters, .. } => {
+                    if !filters.is_empty() {
+                        msgs.push(Message {
+                            kind: m::msg::FILTER_PIPELINE,
+                            flags: m::CONSTANT,
+                            body: m::filter_pipeline(filters)?,
+                        });
+                    }
+                    m::layout_chunked(place.btree_root(), chunk, d.ty.size() as u32)?
+                }
+            };
+            msgs.push(Message {
+                kind: m::msg::LAYOUT,
+                flags: 0,
+                body: layout,
+            });
+            msgs.push(Message {
+                kind: m::msg::MTIME,
+                flags: 0,
+                body: m::mtime(mtime),
+            });
+        }
+    }
+    for (a, attr) in obj.attrs.iter().enumerate() {
+        let data = attr_data(a, attr)?;
+        msgs.push(Message {
+            kind: m::msg::ATTRIBUTE,
+            flags: 0,
+            body: m::attribute(
+                &attr.name,
+                &m::datatype(&attr.ty)?,
+                &m::dataspace(&attr.dims),
+                &data,
+            ),
+        });
+    }
+    Ok(msgs)
+}
+
+/// The metadata of a dataset written sealed (its data written, its attributes fixed-size),
+/// to go at `start`: its chunk B-tree (chunked data), then its header. Returns the bytes
+/// and the header's address.
+pub(super) fn sealed(obj: &Object, mtime: u32, start: u64) -> Result<(Vec<u8>, u64)> {
+    let mut at = start;
+    let mut alloc = |n: u64| {
+        let a = at;
+        at += n;
+        a
+    };
+    let mut place = Place::default();
+    let chunked = match &obj.kind {
+        Kind::Dataset(d) => match &d.storage {
+            Storage::Chunked { chunk, chunks, .. } if !chunks.is_empty() => {
+                Some((chunk, chunks, d.ty.size()))
+            }
+            _ => None,
+        },
+        Kind::Group(_) => None,
+    };
+    if let Some((chunk, chunks, _)) = chunked {
+        let node = m::node_size(CHUNK_K, chunk_key_size(chunk.len()));
+        place.nodes = level_counts(chunks.len(), 2 * CHUNK_K)
+            .into_iter()
+            .map(|n| (0..n).map(|_| alloc(node)).collect())
+            .collect();
+    }
+    let fixed = |_: usize, attr: &Attr| match &attr.data {
+        AttrData::Fixed(b) => Ok(b.clone()),
+        _ => Err(Error::unsupported(
+            "vlen and reference attributes of a sealed dataset",
+        )),
+    };
+    let msgs = object_messages(obj, &place, mtime, &fixed)?;
+    place.header = alloc(m::object_header_size(&msgs));
+    let mut out = Vec::new();
+    if let Some((chunk, chunks, elem)) = chunked {
+        write_chunk_tree(&place, chunk, chunks, elem, start, &mut out)?;
+    }
+    expect_at(&out, start, place.header)?;
+    m::object_header(&msgs, &mut out)?;
+    Ok((out, place.header))
+}
+
+/// What [`lay_out`] gives: the metadata block (to be written at `start`), the superblock,
+/// and values (address, u64) to write over what a run of links wrote before.
+type Laid = (Vec<u8>, Vec<u8>, Vec<(u64, u64)>);
+
+/// Returns the metadata block (to be written at `start`), the superblock and the patches.
+pub(super) fn lay_out(st: &State, start: u64) -> Result<Laid> {
     let (heap_ids, collections) = plan_global_heap(st);
     let mut at = start;
     let mut alloc = |n: u64| {
@@ -379,17 +478,50 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
         match &st.objects[o].kind {
             Kind::Group(links) => {
                 place.heap = alloc(32);
-                place.heap_size = 8 + links
-                    .keys()
-                    .map(|k| (k.len() + 1).next_multiple_of(8) as u64)
-                    .sum::<u64>();
-                place.heap_data = alloc(place.heap_size);
-                let snods = links.len().div_ceil(2 * GROUP_LEAF_K);
+                match &links.run {
+                    // Written already (`State::write_run_heaps`).
+                    Some(run) => {
+                        let (addr, size) = run.heap.ok_or_else(|| {
+                            Error::invalid_input("internal: a run of links without its heap")
+                        })?;
+                        place.heap_data = addr;
+                        place.heap_size = size;
+                    }
+                    None => {
+                        place.heap_size =
+                            8 + links.map.keys().map(|k| heap_name_size(k)).sum::<u64>();
+                        place.heap_data = alloc(place.heap_size);
+                    }
+                }
+                let (per, fanout) = (2 * GROUP_LEAF_K, 2 * GROUP_NODE_K);
+                let before = links.before_run();
+                let (low, high) = (
+                    before.div_ceil(per),
+                    (links.map.len() - before).div_ceil(per),
+                );
+                let snods = low + high;
                 let node = m::node_size(GROUP_NODE_K, 8);
-                place.nodes = level_counts(snods, 2 * GROUP_NODE_K)
-                    .into_iter()
-                    .map(|n| (0..n).map(|_| alloc(node)).collect())
-                    .collect();
+                match links.run.as_deref() {
+                    None => {
+                        place.nodes = level_counts(snods, fanout)
+                            .into_iter()
+                            .map(|n| (0..n).map(|_| alloc(node)).collect())
+                            .collect();
+                    }
+                    Some(run) => {
+                        // Level 0: the kept names' nodes (before, then after the run's).
+                        let kept = low.div_ceil(fanout) + high.div_ceil(fanout);
+                        let level0 = kept + run.tree.len();
+                        place.nodes = vec![(0..kept).map(|_| alloc(node)).collect()];
+                        if level0 > 1 {
+                            for n in level_counts(level0, fanout) {
+                                place.nodes.push((0..n).map(|_| alloc(node)).collect());
+                            }
+                        } else {
+                            place.root = run.tree.first().map(|t| t.0);
+                        }
+                    }
+                }
                 place.snods = (0..snods)
                     .map(|_| alloc(m::snod_size(GROUP_LEAF_K)))
                     .collect();
@@ -410,6 +542,7 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
     }
     let end = at;
     let mut out = Vec::with_capacity((end - start) as usize);
+    let mut patches = Vec::new();
     for (c, objs) in collections.iter().enumerate() {
         let items: Vec<&[u8]> = objs.iter().map(|&k| vlen_item(st, k)).collect();
         expect_at(&out, start, ctx.gcol_addrs[c])?;
@@ -419,7 +552,7 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
         expect_at(&out, start, ctx.places[o].header)?;
         m::object_header(&ctx.messages(o)?, &mut out)?;
         match &st.objects[o].kind {
-            Kind::Group(links) => write_group(&ctx, o, links, start, &mut out)?,
+            Kind::Group(links) => write_group(&ctx, o, links, start, &mut out, &mut patches)?,
             Kind::Dataset(d) => match &d.storage {
                 Storage::References(refs) => {
                     expect_at(&out, start, ctx.places[o].data)?;
@@ -450,7 +583,7 @@ pub(super) fn lay_out(st: &State, start: u64) -> Result<(Vec<u8>, Vec<u8>)> {
             group: Some((root.btree_root(), root.heap)),
         },
     );
-    Ok((out, superblock))
+    Ok((out, superblock, patches))
 }
 
 fn expect_at(out: &[u8], start: u64, addr: u64) -> Result<()> {
@@ -473,59 +606,177 @@ fn superblock(base: u64, eof: u64, root: &Entry) -> Vec<u8> {
     b.0
 }
 
-/// The group's local heap, symbol table nodes and B-tree, at their planned addresses.
+/// The group's local heap, symbol table nodes and B-tree, at their planned addresses. A run
+/// of links written in order (`sealed.rs`) has its nodes and heap data written already: its
+/// nodes go between those of the names kept that sort before and after it.
 fn write_group(
     ctx: &Ctx<'_>,
     o: usize,
-    links: &std::collections::BTreeMap<String, usize>,
+    links: &Links,
     start: u64,
     out: &mut Vec<u8>,
+    patches: &mut Vec<(u64, u64)>,
 ) -> Result<()> {
     let place = &ctx.places[o];
     expect_at(out, start, place.heap)?;
     out.extend_from_slice(&m::local_heap(place.heap_size, place.heap_data));
-    // Heap data: the empty string at 0, then the names in order.
-    let mut offsets = Vec::with_capacity(links.len());
-    let mut heap = Bytes(vec![0u8; 8]);
-    for name in links.keys() {
-        offsets.push(heap.0.len() as u64);
-        heap.raw(name.as_bytes()).u8(0).pad8();
+    let run = links.run.as_deref();
+    // The names kept follow the empty name and the run's names in the heap.
+    let mut offsets = Vec::with_capacity(links.map.len());
+    let mut at = 8 + run.map_or(0, |r| r.names_len);
+    for name in links.map.keys() {
+        offsets.push(at);
+        at += heap_name_size(name);
     }
-    out.extend_from_slice(&heap.0);
+    if run.is_none() {
+        expect_at(out, start, place.heap_data)?;
+        let mut heap = Bytes(vec![0u8; 8]);
+        for name in links.map.keys() {
+            heap.raw(name.as_bytes()).u8(0).pad8();
+        }
+        out.extend_from_slice(&heap.0);
+    }
     let entries: Vec<Entry> = links
+        .map
         .values()
         .zip(&offsets)
-        .map(|(&child, &name_offset)| {
-            let p = &ctx.places[child];
-            let group = matches!(ctx.st.objects[child].kind, Kind::Group(_))
-                .then(|| (p.btree_root(), p.heap));
-            Entry {
-                name_offset,
-                header: p.header,
-                group,
+        .map(|(&link, &name_offset)| match link {
+            Link::Object(child) => {
+                let p = &ctx.places[child];
+                let group = matches!(ctx.st.objects[child].kind, Kind::Group(_))
+                    .then(|| (p.btree_root(), p.heap));
+                Entry {
+                    name_offset,
+                    header: p.header,
+                    group,
+                }
             }
+            Link::Written(header) => Entry {
+                name_offset,
+                header,
+                group: None,
+            },
         })
         .collect();
     let per_snod = 2 * GROUP_LEAF_K;
-    // Left key of each SNOD: the last name of the one before ("" for the first).
-    let left_keys: Vec<Vec<u8>> = (0..place.snods.len())
-        .map(|s| {
-            let k = if s == 0 { 0 } else { offsets[s * per_snod - 1] };
-            k.to_le_bytes().to_vec()
-        })
-        .collect();
-    let right = offsets.last().copied().unwrap_or(0).to_le_bytes().to_vec();
-    let tree = Tree {
-        node_type: 0,
-        k: GROUP_NODE_K,
-        key_size: 8,
-    };
-    tree.write(&place.nodes, &place.snods, &left_keys, &right, start, out)?;
-    for (s, &addr) in place.snods.iter().enumerate() {
+    let before = links.before_run();
+    // The kept names' nodes (address, heap offset of the node's last name), before and
+    // after the run.
+    let mut kept_nodes: Vec<(u64, &[Entry])> = Vec::new();
+    let mut parts: [Vec<(u64, u64)>; 2] = Default::default();
+    let mut snods = place.snods.iter();
+    for (leaves, part) in parts
+        .iter_mut()
+        .zip([&entries[..before], &entries[before..]])
+    {
+        for chunk in part.chunks(per_snod) {
+            let (Some(&addr), Some(last)) = (snods.next(), chunk.last()) else {
+                return Err(Error::invalid_input(
+                    "internal: symbol table nodes miscounted",
+                ));
+            };
+            leaves.push((addr, last.name_offset));
+            kept_nodes.push((addr, chunk));
+        }
+    }
+    match run {
+        None => {
+            let [leaves, _] = parts;
+            // Left key of each node: the last name of the one before ("" for the first).
+            let left_keys: Vec<Vec<u8>> = (0..leaves.len())
+                .map(|s| {
+                    let k = if s == 0 { 0 } else { leaves[s - 1].1 };
+                    k.to_le_bytes().to_vec()
+                })
+                .collect();
+            let right = leaves.last().map_or(0, |l| l.1).to_le_bytes().to_vec();
+            let addrs: Vec<u64> = leaves.iter().map(|l| l.0).collect();
+            let tree = Tree {
+                node_type: 0,
+                k: GROUP_NODE_K,
+                key_size: 8,
+                base_level: 0,
+            };
+            tree.write(&place.nodes, &addrs, &left_keys, &right, start, out)?;
+        }
+        Some(run) => write_run_tree(place, run, &parts, start, out, patches)?,
+    }
+    for (addr, chunk) in kept_nodes {
         expect_at(out, start, addr)?;
-        let from = s * per_snod;
-        let to = (from + per_snod).min(entries.len());
-        m::snod(&entries[from..to], GROUP_LEAF_K, out);
+        m::snod(chunk, GROUP_LEAF_K, out);
+    }
+    Ok(())
+}
+
+/// The B-tree of a group with a run of links: level 0 is the kept names' nodes over their
+/// symbol table nodes `parts` (before and after the run) around the run's nodes written
+/// already (whose edge siblings and first key are patched), then the levels above.
+fn write_run_tree(
+    place: &Place,
+    run: &Run,
+    parts: &[Vec<(u64, u64)>; 2],
+    start: u64,
+    out: &mut Vec<u8>,
+    patches: &mut Vec<(u64, u64)>,
+) -> Result<()> {
+    let fanout = 2 * GROUP_NODE_K;
+    let mut new_nodes = place.nodes.first().into_iter().flatten();
+    // Level 0 in name order (address and left key), and the new nodes among it (their
+    // index and leaves).
+    let mut level0: Vec<(u64, u64)> = Vec::new();
+    let mut to_write: Vec<(usize, &[(u64, u64)])> = Vec::new();
+    let mut left = 0u64;
+    let mut run_first = 0;
+    for (p, leaves) in parts.iter().enumerate() {
+        if p == 1 {
+            run_first = level0.len();
+            for (i, &(addr, key)) in run.tree.iter().enumerate() {
+                level0.push((addr, if i == 0 { left } else { key }));
+            }
+            left = run.leaves_left;
+        }
+        for chunk in leaves.chunks(fanout) {
+            let (Some(&addr), Some(last)) = (new_nodes.next(), chunk.last()) else {
+                return Err(Error::invalid_input("internal: B-tree nodes miscounted"));
+            };
+            to_write.push((level0.len(), chunk));
+            level0.push((addr, left));
+            left = last.1;
+        }
+    }
+    let sibling = |i: Option<usize>| i.and_then(|i| level0.get(i)).map_or(UNDEF, |n| n.0);
+    for (i, leaves) in to_write {
+        let (addr, key) = level0[i];
+        expect_at(out, start, addr)?;
+        let node = group_tree_node(
+            0,
+            sibling(i.checked_sub(1)),
+            sibling(Some(i + 1)),
+            key,
+            leaves,
+        );
+        out.extend_from_slice(&node);
+    }
+    // The run's nodes at its edges, written before the kept names' places were known.
+    let run_last = run_first + run.tree.len();
+    if let (Some(&(first, _)), true) = (run.tree.first(), run_first > 0) {
+        patches.push((first + LEFT_SIBLING, sibling(Some(run_first - 1))));
+        patches.push((first + FIRST_KEY, level0[run_first].1));
+    }
+    if let (Some(&(last, _)), Some(next)) = (run.tree.last(), level0.get(run_last)) {
+        patches.push((last + RIGHT_SIBLING, next.0));
+    }
+    if level0.len() > 1 {
+        let addrs: Vec<u64> = level0.iter().map(|n| n.0).collect();
+        let keys: Vec<Vec<u8>> = level0.iter().map(|n| n.1.to_le_bytes().to_vec()).collect();
+        let tree = Tree {
+            node_type: 0,
+            k: GROUP_NODE_K,
+            key_size: 8,
+            base_level: 1,
+        };
+        let levels = place.nodes.get(1..).unwrap_or_default();
+        tree.write(levels, &addrs, &keys, &left.to_le_bytes(), start, out)?;
     }
     Ok(())
 }
@@ -569,6 +820,7 @@ fn write_chunk_tree(
         node_type: 1,
         k: CHUNK_K,
         key_size: chunk_key_size(chunk.len()),
+        base_level: 0,
     };
     tree.write(&place.nodes, &addrs, &keys, &right.0, start, out)
 }
@@ -579,6 +831,8 @@ struct Tree {
     node_type: u8,
     k: usize,
     key_size: usize,
+    /// The level of the first of the levels written (over `leaves`).
+    base_level: u8,
 }
 
 impl Tree {
@@ -605,7 +859,7 @@ impl Tree {
                 expect_at(out, start, addr)?;
                 let node = Node {
                     node_type: self.node_type,
-                    level: level as u8,
+                    level: self.base_level + level as u8,
                     left: if n == 0 { UNDEF } else { nodes[n - 1] },
                     right: nodes.get(n + 1).copied().unwrap_or(UNDEF),
                     keys: &node_keys,

@@ -296,6 +296,11 @@ pub(super) fn object_header(messages: &[Message], out: &mut Vec<u8>) -> Result<(
     Ok(())
 }
 
+/// Bytes a link name takes in a local heap (NUL-terminated, padded to 8).
+pub(super) fn heap_name_size(name: &str) -> u64 {
+    (name.len() + 1).next_multiple_of(8) as u64
+}
+
 /// Bytes of a symbol table node holding up to `2 * leaf_k` entries.
 pub(super) const fn snod_size(leaf_k: usize) -> u64 {
     8 + 40 * 2 * leaf_k as u64
@@ -303,7 +308,7 @@ pub(super) const fn snod_size(leaf_k: usize) -> u64 {
 
 /// One symbol table entry (link name offset in the local heap, object header, and for groups
 /// the cached B-tree and heap addresses, as libhdf5 caches them).
-#[derive(Clone, Copy)]
+#[derive(Debug, Clone, Copy)]
 pub(super) struct Entry {
     pub name_offset: u64,
     pub header: u64,

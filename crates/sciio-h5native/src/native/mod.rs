@@ -9,7 +9,10 @@
 //! all metadata is laid out once at [`NativeFile::close`]: object headers, local heaps, full
 //! B-tree nodes and symbol table nodes, global heap collections. The structures and their
 //! versions are those libhdf5 writes with `H5F_LIBVER_EARLIEST`, which MATLAB's `load` and
-//! every HDF5 reader accept; files are checked against libhdf5 and h5py in the tests.
+//! every HDF5 reader accept; files are checked against libhdf5 and h5py in the tests. For
+//! millions of small objects (a MAT struct array of records), datasets whose attributes are
+//! known at creation are written whole with their header at once and leave memory, their
+//! links a run written as it comes (`sealed.rs`).
 //!
 //! Only what such files need: groups, datasets contiguous or chunked (row-major tiles, filters
 //! shuffle/deflate/fletcher32), attributes of fixed-size, vlen and object reference types,
@@ -36,11 +39,11 @@
 mod layout;
 mod messages;
 mod model;
+mod sealed;
 mod streamed;
 
 pub use streamed::Fill;
 
-use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -55,7 +58,9 @@ use crate::spec::DatasetSpec;
 use crate::types::H5Type;
 use crate::values::AttrValue;
 
-use model::{Attr, AttrData, ChunkRecord, Dataset, Kind, Object, State, Storage, REF_TAG};
+use model::{
+    Attr, AttrData, ChunkRecord, Dataset, Kind, Link, Links, Object, State, Storage, REF_TAG,
+};
 
 /// A new HDF5 file being written by sciio's own writer.
 #[derive(Debug)]
@@ -119,7 +124,7 @@ impl NativeFile {
             base: userblock,
             eoa: layout::SUPERBLOCK_SIZE,
             objects: vec![Object {
-                kind: Kind::Group(BTreeMap::new()),
+                kind: Kind::Group(Links::default()),
                 attrs: Vec::new(),
             }],
             mtime,
@@ -164,7 +169,7 @@ impl State {
         Ok(addr)
     }
 
-    fn group_links(&mut self, id: usize) -> Result<&mut BTreeMap<String, usize>> {
+    fn group_links(&mut self, id: usize) -> Result<&mut Links> {
         match self.objects.get_mut(id).map(|o| &mut o.kind) {
             Some(Kind::Group(links)) => Ok(links),
             _ => Err(Error::invalid_input("not a group of this file")),
@@ -174,11 +179,7 @@ impl State {
     fn add_object(&mut self, parent: usize, name: &str, kind: Kind) -> Result<usize> {
         check_link_name(name)?;
         let id = self.objects.len();
-        let links = self.group_links(parent)?;
-        if links.contains_key(name) {
-            return Err(Error::invalid_input(format!("{name:?} exists already")));
-        }
-        links.insert(name.to_string(), id);
+        self.group_links(parent)?.insert(name, Link::Object(id))?;
         self.objects.push(Object {
             kind,
             attrs: Vec::new(),
@@ -187,47 +188,7 @@ impl State {
     }
 
     fn add_attr(&mut self, id: usize, name: &str, value: &AttrValue) -> Result<()> {
-        let (ty, dims, data) = match value {
-            AttrValue::Raw(d) => {
-                let n: usize = d.shape.iter().product();
-                if d.ty.has_vlen() || n.checked_mul(d.ty.size()) != Some(d.bytes.len()) {
-                    return Err(Error::invalid_input(format!(
-                        "attribute {name:?}: {} bytes for shape {:?} of {}-byte elements",
-                        d.bytes.len(),
-                        d.shape,
-                        d.ty.size()
-                    )));
-                }
-                if matches!(d.ty, H5Type::ObjectRef) {
-                    // References handed out by `object_ref`, resolved at close.
-                    let refs = d
-                        .bytes
-                        .chunks_exact(8)
-                        .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
-                        .collect();
-                    (&d.ty, &d.shape, AttrData::References(refs))
-                } else {
-                    (&d.ty, &d.shape, AttrData::Fixed(d.bytes.clone()))
-                }
-            }
-            AttrValue::Vlen(d) => {
-                if d.shape.iter().product::<usize>() != d.items.len() {
-                    return Err(Error::invalid_input(format!(
-                        "attribute {name:?}: {} items for shape {:?}",
-                        d.items.len(),
-                        d.shape
-                    )));
-                }
-                (&d.ty, &d.shape, AttrData::Vlen(d.items.clone()))
-            }
-            _ => {
-                return Err(Error::unsupported(format!(
-                    "attribute {name:?}: only fixed-size and vlen values (native writer)"
-                )))
-            }
-        };
-        // Encoded now so unsupported types fail at the call, not at close.
-        messages::datatype(ty)?;
+        let attr = attr_of(name, value)?;
         let obj = self
             .objects
             .get_mut(id)
@@ -237,15 +198,63 @@ impl State {
                 "attribute {name:?} exists already"
             )));
         }
-        obj.attrs.push(Attr {
-            name: name.to_string(),
-            ty: ty.clone(),
-            dims: dims.iter().map(|&d| d as u64).collect(),
-            data,
-        });
+        obj.attrs.push(attr);
         Ok(())
     }
+}
 
+/// An attribute's record, checked (its type encodable, its data its shape's size).
+fn attr_of(name: &str, value: &AttrValue) -> Result<Attr> {
+    let (ty, dims, data) = match value {
+        AttrValue::Raw(d) => {
+            let n: usize = d.shape.iter().product();
+            if d.ty.has_vlen() || n.checked_mul(d.ty.size()) != Some(d.bytes.len()) {
+                return Err(Error::invalid_input(format!(
+                    "attribute {name:?}: {} bytes for shape {:?} of {}-byte elements",
+                    d.bytes.len(),
+                    d.shape,
+                    d.ty.size()
+                )));
+            }
+            if matches!(d.ty, H5Type::ObjectRef) {
+                // References handed out by `object_ref`, resolved at close.
+                let refs = d
+                    .bytes
+                    .chunks_exact(8)
+                    .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
+                    .collect();
+                (&d.ty, &d.shape, AttrData::References(refs))
+            } else {
+                (&d.ty, &d.shape, AttrData::Fixed(d.bytes.clone()))
+            }
+        }
+        AttrValue::Vlen(d) => {
+            if d.shape.iter().product::<usize>() != d.items.len() {
+                return Err(Error::invalid_input(format!(
+                    "attribute {name:?}: {} items for shape {:?}",
+                    d.items.len(),
+                    d.shape
+                )));
+            }
+            (&d.ty, &d.shape, AttrData::Vlen(d.items.clone()))
+        }
+        _ => {
+            return Err(Error::unsupported(format!(
+                "attribute {name:?}: only fixed-size and vlen values (native writer)"
+            )))
+        }
+    };
+    // Encoded now so unsupported types fail at the call, not at close.
+    messages::datatype(ty)?;
+    Ok(Attr {
+        name: name.to_string(),
+        ty: ty.clone(),
+        dims: dims.iter().map(|&d| d as u64).collect(),
+        data,
+    })
+}
+
+impl State {
     fn write_dataset(
         &mut self,
         parent: usize,
@@ -262,25 +271,7 @@ impl State {
                     .map(|c| u64::from_le_bytes(c.try_into().unwrap_or_default()))
                     .collect(),
             ),
-            None => {
-                let addr = if bytes.is_empty() {
-                    messages::UNDEF
-                } else {
-                    self.append(bytes)?
-                };
-                Storage::Contiguous {
-                    addr,
-                    size: bytes.len() as u64,
-                }
-            }
-            Some(chunk) => {
-                let chunks = self.write_chunks(spec, chunk, bytes)?;
-                Storage::Chunked {
-                    chunk: chunk.clone(),
-                    filters: spec.filters.clone(),
-                    chunks,
-                }
-            }
+            _ => self.store(spec, bytes)?,
         };
         let kind = Kind::Dataset(Dataset {
             ty: spec.ty.clone(),
@@ -366,8 +357,9 @@ impl State {
         if self.out.is_none() {
             return Ok(());
         }
+        self.write_run_heaps()?;
         let meta_start = self.eoa;
-        let (metadata, superblock) = layout::lay_out(self, meta_start)?;
+        let (metadata, superblock, patches) = layout::lay_out(self, meta_start)?;
         let path = self.path.clone();
         let io = |e| Error::io("cannot write the file", e).with_file(&path);
         let base = self.base;
@@ -377,6 +369,10 @@ impl State {
             .ok_or_else(|| Error::invalid_input("the file is closed"))?;
         out.write_all(&metadata).map_err(io)?;
         let mut file = out.into_inner().map_err(|e| io(e.into_error()))?;
+        for (addr, value) in patches {
+            file.seek(SeekFrom::Start(base + addr)).map_err(io)?;
+            file.write_all(&value.to_le_bytes()).map_err(io)?;
+        }
         file.seek(SeekFrom::Start(base)).map_err(io)?;
         file.write_all(&superblock).map_err(io)?;
         Ok(())
@@ -454,7 +450,7 @@ impl NativeGroup {
     pub fn create_group(&self, name: &str) -> Result<NativeGroup> {
         let path = self.child_path(name);
         let id = locked(&self.state)?
-            .add_object(self.id, name, Kind::Group(BTreeMap::new()))
+            .add_object(self.id, name, Kind::Group(Links::default()))
             .map_err(|e| self.locate(e, &path))?;
         Ok(NativeGroup {
             state: self.state.clone(),
@@ -505,14 +501,18 @@ impl NativeGroup {
 
     /// Whether link `name` exists.
     pub fn contains(&self, name: &str) -> Result<bool> {
-        Ok(locked(&self.state)?
+        locked(&self.state)?
             .group_links(self.id)?
-            .contains_key(name))
+            .contains(name)
+            .map_err(|e| self.locate(e, &self.child_path(name)))
     }
 
     /// Removes link `name` (its object stays in the file, unreachable, as with libhdf5).
     pub fn unlink(&self, name: &str) -> Result<()> {
-        let removed = locked(&self.state)?.group_links(self.id)?.remove(name);
+        let removed = locked(&self.state)?
+            .group_links(self.id)?
+            .remove(name)
+            .map_err(|e| self.locate(e, &self.child_path(name)))?;
         match removed {
             Some(_) => Ok(()),
             None => Err(self.locate(
@@ -551,5 +551,15 @@ impl NativeDataset {
     /// An object reference to this dataset, valid in datasets of the same file.
     pub fn object_ref(&self) -> Result<u64> {
         Ok(REF_TAG | self.id as u64)
+    }
+
+    /// Writes `bytes` (whole elements) over the data of this contiguous dataset from element
+    /// `first` on, in place: for data that comes after the dataset is made
+    /// ([`NativeGroup::reserve_dataset`]). Object references written so must be those of
+    /// objects already in the file ([`NativeGroup::write_sealed_dataset`]).
+    pub fn write_at(&self, first: u64, bytes: &[u8]) -> Result<()> {
+        locked(&self.state)?
+            .write_at(self.id, first, bytes)
+            .map_err(|e| e.with_node(self.path.clone()))
     }
 }

@@ -23,6 +23,7 @@ use sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData, VlenData
 
 mod copy;
 mod pieces;
+mod records;
 mod sink;
 mod tree;
 
@@ -145,6 +146,8 @@ pub struct MatWriter {
     next_ref: u64,
     /// A reference to `/#refs#/a`, MATLAB's canonical empty, once written.
     canonical_empty: Option<u64>,
+    /// Struct elements written as they come so far (`records.rs`'s names in `/#refs#`).
+    next_element: u64,
     /// The writer of a Level-5 (v5/v7) file; the HDF5 fields are unused then.
     level5: Option<Level5Writer>,
     /// An existing file being rewritten ([`MatWriter::open`]).
@@ -252,6 +255,7 @@ impl MatWriter {
                     refs: None,
                     next_ref: 0,
                     canonical_empty: None,
+                    next_element: 0,
                     level5: Some(w),
                     rewrite: None,
                 });
@@ -313,6 +317,7 @@ impl MatWriter {
             refs: None,
             next_ref: 0,
             canonical_empty: None,
+            next_element: 0,
             level5: None,
             rewrite: None,
         })
@@ -849,6 +854,15 @@ impl Obj {
     fn object_ref(&self) -> Result<u64> {
         match self {
             Obj::Dataset(d) => d.object_ref(),
+            Obj::Group(g) => g.object_ref(),
+        }
+    }
+
+    /// Writes a staged dataset (`sink::Group::Sealing`) with its attributes; the object's
+    /// reference.
+    fn seal(self) -> Result<u64> {
+        match self {
+            Obj::Dataset(d) => d.seal(),
             Obj::Group(g) => g.object_ref(),
         }
     }

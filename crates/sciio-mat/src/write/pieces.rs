@@ -60,14 +60,19 @@ impl MatWriter {
 
     /// Writes structured array `records` as struct array variable `name` (a top-level
     /// name): the file [`MatWriter::write_with_meta`] makes of [`crate::from_numpy`]'s value
-    /// and metadata. Level-5 files take the records batch by batch (`v5/records.rs`); v7.3
-    /// files are written from the whole array for now.
+    /// and metadata (v7.3: the same values, its objects in another order). Level-5 files take
+    /// the records batch by batch (`v5/records.rs`), v7.3 files element by element as they
+    /// come (`write/records.rs`); both in bounded memory.
     pub fn write_records(&mut self, name: &str, mut records: RecordPieces<'_>) -> Result<()> {
         super::check_name(name)?;
         if let Some(w) = &mut self.level5 {
             return w
                 .write_records(name, records)
                 .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
+        }
+        if self.records_as_they_come(&records) {
+            return self
+                .replace_variable(name, |w, root| w.records_struct(root, name, &mut records));
         }
         let array = records.gather()?;
         let (value, meta) =
@@ -114,7 +119,7 @@ impl MatWriter {
         };
         let d = match loc {
             Group::Native(g) => Dataset::Native(g.write_dataset_with(name, &spec, array.fill)?),
-            Group::Libhdf5(_) => {
+            Group::Libhdf5(_) | Group::Sealing(_) => {
                 let whole = array.gather()?;
                 loc.write_dataset(name, &spec, whole.as_bytes())?
             }

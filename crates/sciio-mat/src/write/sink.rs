@@ -2,7 +2,9 @@
 //! small values), for new files and rewritten ones alike; libhdf5 only as the check of it
 //! that `WriteOptions::libhdf5` asks for (new files, in the writer's tests).
 
-use sciio_core::Result;
+use std::cell::RefCell;
+
+use sciio_core::{Error, Result};
 use sciio_hdf5::write::native::{NativeDataset, NativeFile, NativeGroup};
 use sciio_hdf5::write::{DatasetSpec, DatasetWriter, FileWriter, GroupWriter};
 use sciio_hdf5::AttrValue;
@@ -35,6 +37,10 @@ impl Sink {
 pub(super) enum Group {
     Libhdf5(GroupWriter),
     Native(NativeGroup),
+    /// A native group whose new datasets are staged: their attributes gathered, then
+    /// written whole at once by [`Dataset::seal`] (the elements of a struct array written
+    /// record by record, `write/records.rs`).
+    Sealing(NativeGroup),
 }
 
 /// A dataset of either writer.
@@ -42,34 +48,45 @@ pub(super) enum Group {
 pub(super) enum Dataset {
     Libhdf5(DatasetWriter),
     Native(NativeDataset),
+    Staged(Box<Staged>),
+}
+
+/// A dataset of a [`Group::Sealing`] not written yet.
+#[derive(Debug)]
+pub(super) struct Staged {
+    group: NativeGroup,
+    name: String,
+    spec: DatasetSpec,
+    bytes: Vec<u8>,
+    attrs: RefCell<Vec<(String, AttrValue)>>,
 }
 
 impl Group {
     pub fn path(&self) -> &str {
         match self {
             Group::Libhdf5(g) => g.path(),
-            Group::Native(g) => g.path(),
+            Group::Native(g) | Group::Sealing(g) => g.path(),
         }
     }
 
     pub fn contains(&self, name: &str) -> Result<bool> {
         match self {
             Group::Libhdf5(g) => g.contains(name),
-            Group::Native(g) => g.contains(name),
+            Group::Native(g) | Group::Sealing(g) => g.contains(name),
         }
     }
 
     pub fn unlink(&self, name: &str) -> Result<()> {
         match self {
             Group::Libhdf5(g) => g.unlink(name),
-            Group::Native(g) => g.unlink(name),
+            Group::Native(g) | Group::Sealing(g) => g.unlink(name),
         }
     }
 
     pub fn create_group(&self, name: &str) -> Result<Group> {
         match self {
             Group::Libhdf5(g) => g.create_group(name).map(Group::Libhdf5),
-            Group::Native(g) => g.create_group(name).map(Group::Native),
+            Group::Native(g) | Group::Sealing(g) => g.create_group(name).map(Group::Native),
         }
     }
 
@@ -77,6 +94,13 @@ impl Group {
         match self {
             Group::Libhdf5(g) => g.write_dataset(name, spec, bytes).map(Dataset::Libhdf5),
             Group::Native(g) => g.write_dataset(name, spec, bytes).map(Dataset::Native),
+            Group::Sealing(g) => Ok(Dataset::Staged(Box::new(Staged {
+                group: g.clone(),
+                name: name.to_string(),
+                spec: spec.clone(),
+                bytes: bytes.to_vec(),
+                attrs: RefCell::new(Vec::new()),
+            }))),
         }
     }
 
@@ -94,21 +118,23 @@ impl Group {
                 d.write_vlen_rows(0, &items)?;
                 Ok(Dataset::Libhdf5(d))
             }
-            Group::Native(g) => g.write_vlen_dataset(name, ty, items).map(Dataset::Native),
+            Group::Native(g) | Group::Sealing(g) => {
+                g.write_vlen_dataset(name, ty, items).map(Dataset::Native)
+            }
         }
     }
 
     pub fn add_attr(&self, name: &str, value: &AttrValue) -> Result<()> {
         match self {
             Group::Libhdf5(g) => g.add_attr(name, value),
-            Group::Native(g) => g.add_attr(name, value),
+            Group::Native(g) | Group::Sealing(g) => g.add_attr(name, value),
         }
     }
 
     pub fn object_ref(&self) -> Result<u64> {
         match self {
             Group::Libhdf5(g) => g.object_ref(),
-            Group::Native(g) => g.object_ref(),
+            Group::Native(g) | Group::Sealing(g) => g.object_ref(),
         }
     }
 }
@@ -118,6 +144,16 @@ impl Dataset {
         match self {
             Dataset::Libhdf5(d) => d.add_attr(name, value),
             Dataset::Native(d) => d.add_attr(name, value),
+            Dataset::Staged(d) => {
+                let mut attrs = d.attrs.borrow_mut();
+                if attrs.iter().any(|(n, _)| n == name) {
+                    return Err(Error::invalid_input(format!(
+                        "attribute {name:?} exists already"
+                    )));
+                }
+                attrs.push((name.to_string(), value.clone()));
+                Ok(())
+            }
         }
     }
 
@@ -125,6 +161,25 @@ impl Dataset {
         match self {
             Dataset::Libhdf5(d) => d.object_ref(),
             Dataset::Native(d) => d.object_ref(),
+            Dataset::Staged(d) => Err(Error::invalid_input(format!(
+                "internal: a reference to {:?} before it is written",
+                d.name
+            ))),
+        }
+    }
+
+    /// Writes a staged dataset with its attributes (the others are written already);
+    /// returns its object reference.
+    pub fn seal(self) -> Result<u64> {
+        match self {
+            Dataset::Staged(d) => {
+                let attrs = d.attrs.into_inner();
+                let attrs: Vec<(&str, &AttrValue)> =
+                    attrs.iter().map(|(n, v)| (n.as_str(), v)).collect();
+                d.group
+                    .write_sealed_dataset(&d.name, &d.spec, &d.bytes, &attrs)
+            }
+            other => other.object_ref(),
         }
     }
 }
