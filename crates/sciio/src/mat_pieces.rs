@@ -568,6 +568,9 @@ pub(crate) struct Columns<'a> {
     /// An `.npz` member's data copied into a temporary file (members are read from their
     /// start: reading rows from the member itself would inflate it again for every block).
     copy: Option<Option<std::fs::File>>,
+    /// A text array read as its code units (`mat_text.rs`): the strings' width in units,
+    /// and whether the source is 1-d (its rows are strings, not rows of units).
+    text: Option<(u64, bool)>,
 }
 
 impl<'a> Columns<'a> {
@@ -593,14 +596,48 @@ impl<'a> Columns<'a> {
                 _ => None,
             },
             src,
+            text: None,
         }
+    }
+
+    /// The same, the source being a text array of strings `width` units wide read as its
+    /// code units (`info` then describes the units: see `mat_text.rs`).
+    pub(crate) fn of_text(mut self, width: u64, one_d: bool) -> Columns<'a> {
+        self.text = Some((width, one_d));
+        self
+    }
+
+    /// Rows `lo..hi` of the code units of a text source (stored dtype and C order).
+    fn text_rows(&mut self, lo: u64, hi: u64, (width, one_d): (u64, bool)) -> Result<NdArray> {
+        let (a, b) = match one_d {
+            true => (lo / width.max(1), hi.div_ceil(width.max(1))),
+            false => (lo, hi),
+        };
+        let strings = self
+            .src
+            .read_array_rows(self.path, a, b)?
+            .to_order(Order::C);
+        let skip = match one_d {
+            true => (lo - a * width) as usize * self.item,
+            false => 0,
+        };
+        let want = (hi - lo) as usize * self.cols as usize * self.item;
+        let units = strings.as_bytes().get(skip..skip + want).ok_or_else(|| {
+            Error::truncated(format!("the strings of rows {a}..{b} are short"))
+                .with_node(self.path.to_string())
+        })?;
+        let shape: Vec<usize> = std::iter::once((hi - lo) as usize)
+            .chain(self.shape[1..].iter().copied())
+            .collect();
+        NdArray::from_bytes(self.dtype.clone(), &shape, Order::C, units)
     }
 
     /// Rows `lo..hi` in native byte order and Fortran order (rows of one axis: also C order).
     fn rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
-        let block = match self.copy.is_some() {
-            true => self.copied_rows(lo, hi)?,
-            false => self.src.read_array_rows(self.path, lo, hi)?,
+        let block = match (self.copy.is_some(), self.text) {
+            (true, _) => self.copied_rows(lo, hi)?,
+            (false, Some(text)) => self.text_rows(lo, hi, text)?,
+            (false, None) => self.src.read_array_rows(self.path, lo, hi)?,
         };
         let want = (hi - lo) as usize * self.cols as usize * self.item;
         if block.nbytes() != want {

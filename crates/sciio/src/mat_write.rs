@@ -164,7 +164,7 @@ impl MatOut {
     }
 
     /// [`MatOut::write_streamed`] with the sizes that choose the route (smaller in tests).
-    fn write_streamed_with(
+    pub(crate) fn write_streamed_with(
         &mut self,
         name: &str,
         src: &mut crate::file::File,
@@ -176,6 +176,21 @@ impl MatOut {
         let name = name.trim_matches('/');
         if name.contains('/') {
             return Ok(false);
+        }
+        if let Some(text) = crate::mat_text::text_view(src, info, sizes) {
+            self.claim_variable(name)?;
+            let folder = self.folder();
+            let writer = &mut self.writer;
+            crate::mat_text::stream_text(
+                src,
+                path,
+                &text,
+                sizes,
+                &folder,
+                progress,
+                &mut |t, m| writer.write_text_pieces(name, t, Some(m)),
+            )?;
+            return Ok(true);
         }
         if streamable(src, info, sizes).is_none() {
             return self.write_records_streamed(name, src, path, info, progress);
@@ -324,6 +339,20 @@ pub(crate) fn stream_array(
     progress: &mut dyn FnMut(u64),
     write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
 ) -> Result<()> {
+    stream_array_of(src, (path, None), info, sizes, folder, progress, write)
+}
+
+/// [`stream_array`], `text` (the strings' width in code units, and whether the source is
+/// 1-d) when the source is a text array `info` describes as its code units (`mat_text.rs`).
+pub(crate) fn stream_array_of(
+    src: &mut crate::file::File,
+    (path, text): (&str, Option<(u64, bool)>),
+    info: &ArrayInfo,
+    sizes: Sizes,
+    folder: &Path,
+    progress: &mut dyn FnMut(u64),
+    write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
+) -> Result<()> {
     let (Some(kind), Some(route)) = (numeric_kind(info), route(info, sizes)) else {
         return Err(Error::invalid_input(
             "internal: an array streamed into MAT without its route",
@@ -333,6 +362,9 @@ pub(crate) fn stream_array(
     let mut done = 0u64;
     let Route::Staged { block_rows, stored } = route else {
         let mut columns = Columns::new(src, path, info, folder, sizes);
+        if let Some((width, one_d)) = text {
+            columns = columns.of_text(width, one_d);
+        }
         // An `.npz` member's copy into its temporary file is the first half of the bytes.
         let (base, share) = match columns.copy_member(&mut |d| progress(d / 2))? {
             true => (info.nbytes() / 2, 2),

@@ -24,6 +24,7 @@ use sciio_hdf5::{AttrValue, ByteOrder, CharSet, Field, H5Type, RawData, VlenData
 mod copy;
 mod pieces;
 mod sink;
+mod text;
 mod tree;
 
 use self::sink::{Dataset, Group, Sink};

@@ -95,6 +95,24 @@ impl MatWriter {
             }
             return Ok(obj);
         }
+        let d = self.pieces_dataset(loc, name, array, class)?;
+        if kind == ScalarKind::Bool {
+            d.int_decode(1)?;
+        }
+        Ok(d)
+    }
+
+    /// The dataset of a non-empty array given piece by piece, of MATLAB class `class` (as
+    /// `data_dataset` makes it of the whole array's bytes).
+    pub(super) fn pieces_dataset(
+        &mut self,
+        loc: &Group,
+        name: &str,
+        array: &mut ArrayPieces<'_>,
+        class: &str,
+    ) -> Result<Obj> {
+        let kind = array.kind;
+        let shape = at_least_2d(&array.shape);
         let (_, nbytes) = array
             .size()
             .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
@@ -121,9 +139,6 @@ impl MatWriter {
         };
         let d = Obj::Dataset(d);
         d.str_attr("MATLAB_class", class)?;
-        if kind == ScalarKind::Bool {
-            d.int_decode(1)?;
-        }
         Ok(d)
     }
 }
