@@ -96,7 +96,7 @@ impl TextPieces<'_> {
             .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
     }
 
-    /// Codes `first..first + out.len()` into `out`, read through `scratch`.
+    /// Codes `first..first + n` into `out`.
     pub(crate) fn codes(&mut self, first: u64, out: &mut Vec<u32>, n: usize) -> Result<()> {
         let mut scratch = vec![0u8; n * self.unit];
         (self.fill)(first, &mut scratch)?;
@@ -104,6 +104,18 @@ impl TextPieces<'_> {
         for_each_code(self.unit, cfg!(target_endian = "big"), &scratch, |c| {
             out.push(c)
         });
+        Ok(())
+    }
+
+    /// Codes from `first` on into `buf` as stored units of `to` bytes ([`widen`]), read
+    /// [`PART`] codes at a time (the writer's pieces are large: no copy of a piece as codes).
+    pub(crate) fn fill_wide(&mut self, first: u64, buf: &mut [u8], to: usize) -> Result<()> {
+        let mut codes = Vec::new();
+        for (i, out) in buf.chunks_mut(PART * to).enumerate() {
+            let at = first + (i * PART) as u64;
+            self.codes(at, &mut codes, out.len() / to)?;
+            widen(&codes, to, out);
+        }
         Ok(())
     }
 
@@ -122,6 +134,9 @@ impl TextPieces<'_> {
         })
     }
 }
+
+/// Codes converted at a time (the source's pieces are read in parts of this many).
+pub(crate) const PART: usize = 1 << 20;
 
 /// Codes written into bytes of the stored type, native byte order: `uint16` (`to` 2, codes
 /// checked by [`TextSummary::utf16`]) or `uint32` (`to` 4).

@@ -20,9 +20,10 @@ use crate::node::ArrayInfo;
 pub(crate) struct TextView {
     /// The code units: `uint8`/`uint32` (the source's byte order), the char array's shape.
     units: ArrayInfo,
-    /// The source's element kind (`S w`/`U w`) and shape.
+    /// The source's element kind (`S w`/`U w`) and shape, and the source itself.
     kind: ScalarKind,
     shape: Vec<usize>,
+    source: ArrayInfo,
     /// Bytes of a unit (1 or 4), units of a string.
     unit: usize,
     width: usize,
@@ -67,27 +68,49 @@ pub(crate) fn text_view(
         units,
         kind: s.kind,
         shape: info.shape.clone(),
+        source: info.clone(),
         unit,
         width,
         big: s.order == sciio_core::ByteOrder::Big,
     })
 }
 
+/// What [`stream_text`] gives its writer: the char array's codes, or (a bytes array holding
+/// a non-ASCII byte, into a file that keeps such arrays as strings) the strings themselves
+/// in MATLAB's order ([`sciio_mat::MatWriter::write_byte_strings_pieces`]).
+pub(crate) enum TextOut<'a> {
+    Codes(TextPieces<'a>),
+    Strings(sciio_mat::ArrayPieces<'a>),
+}
+
 /// Gives the text array at `path` of `src` ([`text_view`]'s `text`) to `write` as
-/// [`TextPieces`] with the `Python.*` attributes the whole array has: a first pass finds
-/// what its codes need, then the units are read piece by piece as for a numeric array
-/// ([`crate::mat_write::stream_array`]; `progress` as there).
+/// [`TextOut`] with the `Python.*` attributes the whole array has: a first pass finds what
+/// its codes need, then the units (or, `strings` and a non-ASCII byte, the strings) are
+/// read piece by piece as for a numeric array ([`crate::mat_write::stream_array`];
+/// `progress` as there).
 pub(crate) fn stream_text(
     src: &mut crate::file::File,
     path: &str,
-    text: &TextView,
+    (text, strings): (&TextView, bool),
     sizes: Sizes,
     folder: &Path,
     progress: &mut dyn FnMut(u64),
-    write: &mut dyn FnMut(TextPieces<'_>, &PythonMeta) -> Result<()>,
+    write: &mut dyn FnMut(TextOut<'_>, &PythonMeta) -> Result<()>,
 ) -> Result<()> {
     let summary = summarize(src, path, text)?;
     let meta = sciio_mat::numeric_meta(text.kind, &text.shape);
+    if strings && text.unit == 1 && summary.max >= 128 {
+        let how = (path, None);
+        return crate::mat_write::stream_array_of(
+            src,
+            how,
+            &text.source,
+            sizes,
+            folder,
+            progress,
+            &mut |a| write(TextOut::Strings(a), &meta),
+        );
+    }
     // At least 2-d, as the whole array's char value is (a 1-d array is one row).
     let shape = match text.units.shape[..] {
         [n] => vec![1, n],
@@ -103,7 +126,7 @@ pub(crate) fn stream_text(
             summary,
             fill: a.fill,
         };
-        write(pieces, &meta)
+        write(TextOut::Codes(pieces), &meta)
     })
 }
 

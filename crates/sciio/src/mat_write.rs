@@ -15,6 +15,7 @@ use sciio_mat::{
 
 use crate::compress::CompressSpec;
 use crate::mat_pieces::{numeric_kind, route, stage, Columns, Prefetch, Route, Sizes};
+use crate::mat_text::TextOut;
 use crate::node::ArrayInfo;
 
 mod records;
@@ -181,15 +182,12 @@ impl MatOut {
             self.claim_variable(name)?;
             let folder = self.folder();
             let writer = &mut self.writer;
-            crate::mat_text::stream_text(
-                src,
-                path,
-                &text,
-                sizes,
-                &folder,
-                progress,
-                &mut |t, m| writer.write_text_pieces(name, t, Some(m)),
-            )?;
+            let how = (&text, writer.keeps_byte_strings());
+            let write = &mut |t: TextOut<'_>, m: &sciio_mat::PythonMeta| match t {
+                TextOut::Codes(t) => writer.write_text_pieces(name, t, Some(m)),
+                TextOut::Strings(s) => writer.write_byte_strings_pieces(name, s, Some(m)),
+            };
+            crate::mat_text::stream_text(src, path, how, sizes, &folder, progress, write)?;
             return Ok(true);
         }
         if streamable(src, info, sizes).is_none() {
@@ -353,7 +351,12 @@ pub(crate) fn stream_array_of(
     progress: &mut dyn FnMut(u64),
     write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
 ) -> Result<()> {
-    let (Some(kind), Some(route)) = (numeric_kind(info), route(info, sizes)) else {
+    // A bytes array's strings (`mat_text.rs`) go as a numeric array's elements do.
+    let kind = numeric_kind(info).or_else(|| {
+        let kind = info.dtype.as_scalar()?.kind;
+        matches!(kind, ScalarKind::Bytes(_)).then_some(kind)
+    });
+    let (Some(kind), Some(route)) = (kind, route(info, sizes)) else {
         return Err(Error::invalid_input(
             "internal: an array streamed into MAT without its route",
         ));

@@ -116,7 +116,14 @@ impl MatWriter {
         let (_, nbytes) = array
             .size()
             .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
-        let ty = file_type(kind)?;
+        let ty = match kind {
+            // A bytes array's fixed-length strings (`crate::byte_strings`).
+            ScalarKind::Bytes(size) => sciio_hdf5::H5Type::FixedString {
+                size,
+                charset: sciio_hdf5::CharSet::Ascii,
+            },
+            _ => file_type(kind)?,
+        };
         let dims: Vec<u64> = shape.iter().rev().map(|&d| d as u64).collect();
         let spec = match self.opts.compression_level {
             Some(level) if nbytes >= self.opts.compress_threshold as u64 => {

@@ -7,7 +7,7 @@ use sciio_core::{Result, ScalarKind};
 use super::{python_attrs, MatWriter};
 use crate::array_pieces::ArrayPieces;
 use crate::numpy::PythonMeta;
-use crate::text_pieces::{widen, TextPieces, TextSummary};
+use crate::text_pieces::{TextPieces, TextSummary};
 use crate::value::MatValue;
 
 impl MatWriter {
@@ -41,12 +41,7 @@ impl MatWriter {
         }
         let to = if text.summary.utf16() { 2 } else { 4 };
         let shape = text.shape.clone();
-        let mut codes = Vec::new();
-        let mut fill = |first: u64, buf: &mut [u8]| {
-            text.codes(first, &mut codes, buf.len() / to)?;
-            widen(&codes, to, buf);
-            Ok(())
-        };
+        let mut fill = |first: u64, buf: &mut [u8]| text.fill_wide(first, buf, to);
         let mut array = ArrayPieces {
             kind: ScalarKind::UInt(to as u8),
             shape,
@@ -55,6 +50,43 @@ impl MatWriter {
         self.replace_variable(name, |w, root| {
             let obj = w.pieces_dataset(root, name, &mut array, "char")?;
             obj.int_decode(to as i32)?;
+            match meta.and_then(|m| m.attrs.as_ref()) {
+                Some(attrs) => python_attrs(&obj, attrs),
+                None => Ok(()),
+            }
+        })
+    }
+}
+
+impl MatWriter {
+    /// Whether the file is a v7.3 (HDF5) one, where a bytes array holding a non-ASCII byte
+    /// is kept as fixed-length strings ([`MatWriter::write_byte_strings_pieces`]).
+    pub fn keeps_byte_strings(&self) -> bool {
+        self.level5.is_none()
+    }
+
+    /// Writes a bytes array (`strings.kind` `Bytes(w)`, numpy's shape) holding a non-ASCII
+    /// byte as variable `name` of a v7.3 file as hdf5storage stores it: its fixed-length
+    /// strings, asked for in MATLAB's (column-major) order a piece at a time, in a dataset of
+    /// class char (`crate::byte_strings`); the file the whole array makes.
+    pub fn write_byte_strings_pieces(
+        &mut self,
+        name: &str,
+        mut strings: ArrayPieces<'_>,
+        meta: Option<&PythonMeta>,
+    ) -> Result<()> {
+        super::check_name(name)?;
+        let sized = strings.size().is_some_and(|(n, _)| n > 0);
+        let bytes = matches!(strings.kind, ScalarKind::Bytes(w) if w > 0);
+        if !bytes || !sized || self.level5.is_some() || self.opts.libhdf5 {
+            return Err(sciio_core::Error::invalid_input(
+                "internal: byte strings written piece by piece are of a non-empty bytes array \
+                 into a v7.3 file",
+            ));
+        }
+        self.replace_variable(name, |w, root| {
+            let obj = w.pieces_dataset(root, name, &mut strings, "char")?;
+            obj.int_decode(1)?;
             match meta.and_then(|m| m.attrs.as_ref()) {
                 Some(attrs) => python_attrs(&obj, attrs),
                 None => Ok(()),

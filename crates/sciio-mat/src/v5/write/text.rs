@@ -4,8 +4,8 @@
 
 use sciio_core::{Error, Result};
 
-use super::{element, i32s, Level5Writer, MAX_VARIABLE, PARALLEL_FROM, PIECE_BYTES};
-use crate::text_pieces::TextPieces;
+use super::{element, i32s, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
+use crate::text_pieces::{TextPieces, PART};
 use crate::v5::consts::MX_CHAR;
 use crate::v5::cursor::{MI_INT32, MI_INT8, MI_MATRIX, MI_UINT32, MI_UTF16, MI_UTF8};
 use crate::value::{at_least_2d, MatValue};
@@ -48,7 +48,7 @@ impl Level5Writer {
         let head = char_head(name, &text.shape, ty, data_bytes)?;
         self.put_streamed(&mut |put| {
             put(&head)?;
-            let per_piece = (PIECE_BYTES / 4) as u64;
+            let per_piece = PART as u64;
             let (mut first, mut codes, mut bytes) = (0u64, Vec::new(), Vec::new());
             while first < n {
                 let k = per_piece.min(n - first);
