@@ -758,6 +758,67 @@ impl<'a> Columns<'a> {
     }
 }
 
+/// `mat_write::stream_array` (here for `mat_text.rs` too), `text` (the strings' width in code units, and whether the source is
+/// 1-d) when the source is a text array `info` describes as its code units (`mat_text.rs`).
+pub(crate) fn stream_array_of(
+    src: &mut crate::file::File,
+    (path, text): (&str, Option<(u64, bool)>),
+    info: &ArrayInfo,
+    sizes: Sizes,
+    folder: &Path,
+    progress: &mut dyn FnMut(u64),
+    write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
+) -> Result<()> {
+    // A bytes array's strings (`mat_text.rs`) go as a numeric array's elements do.
+    let kind = numeric_kind(info).or_else(|| {
+        let kind = info.dtype.as_scalar()?.kind;
+        matches!(kind, ScalarKind::Bytes(_)).then_some(kind)
+    });
+    let (Some(kind), Some(route)) = (kind, route(info, sizes)) else {
+        return Err(Error::invalid_input(
+            "internal: an array streamed into MAT without its route",
+        ));
+    };
+    let shape = info.shape.clone();
+    let mut done = 0u64;
+    let Route::Staged { block_rows, stored } = route else {
+        let mut columns = Columns::new(src, path, info, folder, sizes);
+        if let Some((width, one_d)) = text {
+            columns = columns.of_text(width, one_d);
+        }
+        // An `.npz` member's copy into its temporary file is the first half of the bytes.
+        let (base, share) = match columns.copy_member(&mut |d| progress(d / 2))? {
+            true => (info.nbytes() / 2, 2),
+            false => (0, 1),
+        };
+        let mut fill = |first: u64, buf: &mut [u8]| {
+            columns.fill(first, buf, route)?;
+            done += buf.len() as u64;
+            progress(base + done / share);
+            Ok(())
+        };
+        let fill = &mut fill;
+        return write(sciio_mat::ArrayPieces { kind, shape, fill });
+    };
+    let how = (block_rows, stored, sizes.block_bytes);
+    let (staged, copied) = stage(src, path, info, how, folder, &mut |d| progress(d / 2))?;
+    let (base, share) = match copied {
+        true => (info.nbytes() / 2, 2),
+        false => (0, 1),
+    };
+    let elements = info.nbytes() / info.dtype.itemsize().max(1) as u64;
+    Prefetch::run(&staged, elements, |prefetch| {
+        let mut fill = |first: u64, buf: &mut [u8]| {
+            prefetch.fill(first, buf)?;
+            done += buf.len() as u64;
+            progress(base + done / share);
+            Ok(())
+        };
+        let fill = &mut fill;
+        write(sciio_mat::ArrayPieces { kind, shape, fill })
+    })
+}
+
 /// The element kind of `info` when it is one MATLAB numeric classes hold, else `None`.
 pub(crate) fn numeric_kind(info: &ArrayInfo) -> Option<ScalarKind> {
     let kind = info.dtype.as_scalar()?.kind;

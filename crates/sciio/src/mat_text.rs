@@ -101,7 +101,7 @@ pub(crate) fn stream_text(
     let meta = sciio_mat::numeric_meta(text.kind, &text.shape);
     if strings && text.unit == 1 && summary.max >= 128 {
         let how = (path, None);
-        return crate::mat_write::stream_array_of(
+        return crate::mat_pieces::stream_array_of(
             src,
             how,
             &text.source,
@@ -119,7 +119,7 @@ pub(crate) fn stream_text(
     let unit = text.unit;
     let one_d = text.shape.len() == 1;
     let how = (path, Some((text.width as u64, one_d)));
-    crate::mat_write::stream_array_of(src, how, &text.units, sizes, folder, progress, &mut |a| {
+    crate::mat_pieces::stream_array_of(src, how, &text.units, sizes, folder, progress, &mut |a| {
         let pieces = TextPieces {
             unit,
             shape: shape.clone(),
