@@ -110,8 +110,10 @@ fn text_arrays_convert_in_bounded_memory() {
     let dir = tempdir();
     let src = dir.path().join("s16.npy");
     let out = dir.path().join("out.mat");
-    // v7.3: uint16 codes, or (non-ASCII bytes) fixed-length strings; v7: UTF-8.
-    for (version, text) in [("7.3", "ascii"), ("7.3", "latin"), ("7", "latin")] {
+    // v7.3: uint16 codes; v7: UTF-8 of one and two bytes. (v7.3 of non-ASCII bytes, kept
+    // as fixed-length strings, goes the same numeric routes: 135 -> 145 MiB, left out to
+    // keep the test under a minute in debug.)
+    for (version, text) in [("7.3", "ascii"), ("7", "latin")] {
         let mut rss = Vec::new();
         // Both over the size (64 MiB) from which a C-order array is staged (a smaller one
         // is scattered: another route, without the staged one's read-ahead).
