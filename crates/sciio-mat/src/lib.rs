@@ -58,6 +58,7 @@ mod object;
 mod object_values;
 mod plain;
 mod read;
+mod text_pieces;
 mod v5;
 mod value;
 mod write;
@@ -70,6 +71,7 @@ pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
 pub use numpy::{from_numpy, no_class_reason, numeric_meta, PythonAttrs, PythonMeta};
 pub use plain::PlainNote;
 pub use read::{read_mat, MatFile, Outline, ABSENT_FIELD};
+pub use text_pieces::{TextPieces, TextSummary};
 #[doc(hidden)]
 pub use v5::fuzz_read as fuzz_mat5_read;
 pub use v5::{is_level5, is_v4, MatVersion};

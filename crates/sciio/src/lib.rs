@@ -85,6 +85,8 @@ mod mat_convert;
 #[cfg(feature = "mat")]
 mod mat_pieces;
 #[cfg(feature = "mat")]
+mod mat_text;
+#[cfg(feature = "mat")]
 mod mat_write;
 mod options;
 #[cfg(feature = "parquet")]

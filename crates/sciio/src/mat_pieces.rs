@@ -582,6 +582,9 @@ pub(crate) struct Columns<'a> {
     /// An `.npz` member's data copied into a temporary file (members are read from their
     /// start: reading rows from the member itself would inflate it again for every block).
     copy: Option<Option<std::fs::File>>,
+    /// A text array read as its code units (`mat_text.rs`): the strings' width in units,
+    /// and whether the source is 1-d (its rows are strings, not rows of units).
+    text: Option<(u64, bool)>,
 }
 
 impl<'a> Columns<'a> {
@@ -607,14 +610,48 @@ impl<'a> Columns<'a> {
                 _ => None,
             },
             src,
+            text: None,
         }
+    }
+
+    /// The same, the source being a text array of strings `width` units wide read as its
+    /// code units (`info` then describes the units: see `mat_text.rs`).
+    pub(crate) fn of_text(mut self, width: u64, one_d: bool) -> Columns<'a> {
+        self.text = Some((width, one_d));
+        self
+    }
+
+    /// Rows `lo..hi` of the code units of a text source (stored dtype and C order).
+    fn text_rows(&mut self, lo: u64, hi: u64, (width, one_d): (u64, bool)) -> Result<NdArray> {
+        let (a, b) = match one_d {
+            true => (lo / width.max(1), hi.div_ceil(width.max(1))),
+            false => (lo, hi),
+        };
+        let strings = self
+            .src
+            .read_array_rows(self.path, a, b)?
+            .to_order(Order::C);
+        let skip = match one_d {
+            true => (lo - a * width) as usize * self.item,
+            false => 0,
+        };
+        let want = (hi - lo) as usize * self.cols as usize * self.item;
+        let units = strings.as_bytes().get(skip..skip + want).ok_or_else(|| {
+            Error::truncated(format!("the strings of rows {a}..{b} are short"))
+                .with_node(self.path.to_string())
+        })?;
+        let shape: Vec<usize> = std::iter::once((hi - lo) as usize)
+            .chain(self.shape[1..].iter().copied())
+            .collect();
+        NdArray::from_bytes(self.dtype.clone(), &shape, Order::C, units)
     }
 
     /// Rows `lo..hi` in native byte order and Fortran order (rows of one axis: also C order).
     fn rows(&mut self, lo: u64, hi: u64) -> Result<NdArray> {
-        let block = match self.copy.is_some() {
-            true => self.copied_rows(lo, hi)?,
-            false => self.src.read_array_rows(self.path, lo, hi)?,
+        let block = match (self.copy.is_some(), self.text) {
+            (true, _) => self.copied_rows(lo, hi)?,
+            (false, Some(text)) => self.text_rows(lo, hi, text)?,
+            (false, None) => self.src.read_array_rows(self.path, lo, hi)?,
         };
         let want = (hi - lo) as usize * self.cols as usize * self.item;
         if block.nbytes() != want {
@@ -733,6 +770,67 @@ impl<'a> Columns<'a> {
         }
         Ok(())
     }
+}
+
+/// `mat_write::stream_array` (here for `mat_text.rs` too), `text` (the strings' width in code units, and whether the source is
+/// 1-d) when the source is a text array `info` describes as its code units (`mat_text.rs`).
+pub(crate) fn stream_array_of(
+    src: &mut crate::file::File,
+    (path, text): (&str, Option<(u64, bool)>),
+    info: &ArrayInfo,
+    sizes: Sizes,
+    folder: &Path,
+    progress: &mut dyn FnMut(u64),
+    write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
+) -> Result<()> {
+    // A bytes array's strings (`mat_text.rs`) go as a numeric array's elements do.
+    let kind = numeric_kind(info).or_else(|| {
+        let kind = info.dtype.as_scalar()?.kind;
+        matches!(kind, ScalarKind::Bytes(_)).then_some(kind)
+    });
+    let (Some(kind), Some(route)) = (kind, route(info, sizes)) else {
+        return Err(Error::invalid_input(
+            "internal: an array streamed into MAT without its route",
+        ));
+    };
+    let shape = info.shape.clone();
+    let mut done = 0u64;
+    let Route::Staged { block_rows, stored } = route else {
+        let mut columns = Columns::new(src, path, info, folder, sizes);
+        if let Some((width, one_d)) = text {
+            columns = columns.of_text(width, one_d);
+        }
+        // An `.npz` member's copy into its temporary file is the first half of the bytes.
+        let (base, share) = match columns.copy_member(&mut |d| progress(d / 2))? {
+            true => (info.nbytes() / 2, 2),
+            false => (0, 1),
+        };
+        let mut fill = |first: u64, buf: &mut [u8]| {
+            columns.fill(first, buf, route)?;
+            done += buf.len() as u64;
+            progress(base + done / share);
+            Ok(())
+        };
+        let fill = &mut fill;
+        return write(sciio_mat::ArrayPieces { kind, shape, fill });
+    };
+    let how = (block_rows, stored, sizes.block_bytes);
+    let (staged, copied) = stage(src, path, info, how, folder, &mut |d| progress(d / 2))?;
+    let (base, share) = match copied {
+        true => (info.nbytes() / 2, 2),
+        false => (0, 1),
+    };
+    let elements = info.nbytes() / info.dtype.itemsize().max(1) as u64;
+    Prefetch::run(&staged, elements, |prefetch| {
+        let mut fill = |first: u64, buf: &mut [u8]| {
+            prefetch.fill(first, buf)?;
+            done += buf.len() as u64;
+            progress(base + done / share);
+            Ok(())
+        };
+        let fill = &mut fill;
+        write(sciio_mat::ArrayPieces { kind, shape, fill })
+    })
 }
 
 /// The element kind of `info` when it is one MATLAB numeric classes hold, else `None`.

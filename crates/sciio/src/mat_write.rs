@@ -14,7 +14,8 @@ use sciio_mat::{
 };
 
 use crate::compress::CompressSpec;
-use crate::mat_pieces::{numeric_kind, route, stage, Columns, Prefetch, Route, Sizes};
+use crate::mat_pieces::{numeric_kind, route, Sizes};
+use crate::mat_text::TextOut;
 use crate::node::ArrayInfo;
 
 mod records;
@@ -164,7 +165,7 @@ impl MatOut {
     }
 
     /// [`MatOut::write_streamed`] with the sizes that choose the route (smaller in tests).
-    fn write_streamed_with(
+    pub(crate) fn write_streamed_with(
         &mut self,
         name: &str,
         src: &mut crate::file::File,
@@ -176,6 +177,18 @@ impl MatOut {
         let name = name.trim_matches('/');
         if name.contains('/') {
             return Ok(false);
+        }
+        if let Some(text) = crate::mat_text::text_view(src, info, sizes) {
+            self.claim_variable(name)?;
+            let folder = self.folder();
+            let writer = &mut self.writer;
+            let how = (&text, writer.keeps_byte_strings());
+            let write = &mut |t: TextOut<'_>, m: &sciio_mat::PythonMeta| match t {
+                TextOut::Codes(t) => writer.write_text_pieces(name, t, Some(m)),
+                TextOut::Strings(s) => writer.write_byte_strings_pieces(name, s, Some(m)),
+            };
+            crate::mat_text::stream_text(src, path, how, sizes, &folder, progress, write)?;
+            return Ok(true);
         }
         if streamable(src, info, sizes).is_none() {
             return self.write_records_streamed(name, src, path, info, progress);
@@ -324,46 +337,7 @@ pub(crate) fn stream_array(
     progress: &mut dyn FnMut(u64),
     write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
 ) -> Result<()> {
-    let (Some(kind), Some(route)) = (numeric_kind(info), route(info, sizes)) else {
-        return Err(Error::invalid_input(
-            "internal: an array streamed into MAT without its route",
-        ));
-    };
-    let shape = info.shape.clone();
-    let mut done = 0u64;
-    let Route::Staged { block_rows, stored } = route else {
-        let mut columns = Columns::new(src, path, info, folder, sizes);
-        // An `.npz` member's copy into its temporary file is the first half of the bytes.
-        let (base, share) = match columns.copy_member(&mut |d| progress(d / 2))? {
-            true => (info.nbytes() / 2, 2),
-            false => (0, 1),
-        };
-        let mut fill = |first: u64, buf: &mut [u8]| {
-            columns.fill(first, buf, route)?;
-            done += buf.len() as u64;
-            progress(base + done / share);
-            Ok(())
-        };
-        let fill = &mut fill;
-        return write(sciio_mat::ArrayPieces { kind, shape, fill });
-    };
-    let how = (block_rows, stored, sizes.block_bytes);
-    let (staged, copied) = stage(src, path, info, how, folder, &mut |d| progress(d / 2))?;
-    let (base, share) = match copied {
-        true => (info.nbytes() / 2, 2),
-        false => (0, 1),
-    };
-    let elements = info.nbytes() / info.dtype.itemsize().max(1) as u64;
-    Prefetch::run(&staged, elements, |prefetch| {
-        let mut fill = |first: u64, buf: &mut [u8]| {
-            prefetch.fill(first, buf)?;
-            done += buf.len() as u64;
-            progress(base + done / share);
-            Ok(())
-        };
-        let fill = &mut fill;
-        write(sciio_mat::ArrayPieces { kind, shape, fill })
-    })
+    crate::mat_pieces::stream_array_of(src, (path, None), info, sizes, folder, progress, write)
 }
 
 /// The members of a `scipy.sparse.save_npz` file.

@@ -17,6 +17,7 @@ use super::cursor::{
 };
 use crate::value::{at_least_2d, CharArray, MatValue, SparseMatrix, StructArray};
 
+mod text;
 mod tree;
 
 /// Largest variable a Level-5 file holds (MATLAB's limit: 2 GB; sizes are 32-bit).

@@ -25,6 +25,7 @@ mod copy;
 mod pieces;
 mod records;
 mod sink;
+mod text;
 mod tree;
 
 use self::sink::{Dataset, Group, Sink};

@@ -100,10 +100,35 @@ impl MatWriter {
             }
             return Ok(obj);
         }
+        let d = self.pieces_dataset(loc, name, array, class)?;
+        if kind == ScalarKind::Bool {
+            d.int_decode(1)?;
+        }
+        Ok(d)
+    }
+
+    /// The dataset of a non-empty array given piece by piece, of MATLAB class `class` (as
+    /// `data_dataset` makes it of the whole array's bytes).
+    pub(super) fn pieces_dataset(
+        &mut self,
+        loc: &Group,
+        name: &str,
+        array: &mut ArrayPieces<'_>,
+        class: &str,
+    ) -> Result<Obj> {
+        let kind = array.kind;
+        let shape = at_least_2d(&array.shape);
         let (_, nbytes) = array
             .size()
             .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
-        let ty = file_type(kind)?;
+        let ty = match kind {
+            // A bytes array's fixed-length strings (`crate::byte_strings`).
+            ScalarKind::Bytes(size) => sciio_hdf5::H5Type::FixedString {
+                size,
+                charset: sciio_hdf5::CharSet::Ascii,
+            },
+            _ => file_type(kind)?,
+        };
         let dims: Vec<u64> = shape.iter().rev().map(|&d| d as u64).collect();
         let spec = match self.opts.compression_level {
             Some(level) if nbytes >= self.opts.compress_threshold as u64 => {
@@ -126,9 +151,6 @@ impl MatWriter {
         };
         let d = Obj::Dataset(d);
         d.str_attr("MATLAB_class", class)?;
-        if kind == ScalarKind::Bool {
-            d.int_decode(1)?;
-        }
         Ok(d)
     }
 }

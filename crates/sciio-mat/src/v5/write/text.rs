@@ -1,0 +1,119 @@
+//! A numpy text array written piece by piece into a Level-5 file: the `miMATRIX` element of
+//! class char the whole array makes (`chars`: UTF-8, or UTF-16 when some code is no
+//! character), its codes encoded as they pass.
+
+use sciio_core::{Error, Result};
+
+use super::{element, i32s, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
+use crate::text_pieces::{TextPieces, PART};
+use crate::v5::consts::MX_CHAR;
+use crate::v5::cursor::{MI_INT32, MI_INT8, MI_MATRIX, MI_UINT32, MI_UTF16, MI_UTF8};
+use crate::value::{at_least_2d, MatValue};
+
+impl Level5Writer {
+    /// Appends char variable `name` given piece by piece: the bytes
+    /// [`Level5Writer::write`] makes of the whole char array, written (v7: deflated) as
+    /// they come. Small variables are gathered and written whole.
+    pub(crate) fn write_text_pieces(&mut self, name: &str, mut text: TextPieces<'_>) -> Result<()> {
+        let summary = text.summary;
+        let n = text
+            .len()
+            .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
+        if summary.codes != n {
+            return Err(Error::format(format!(
+                "the text array's first pass saw {} codes, not the {n} of its shape",
+                summary.codes
+            )));
+        }
+        let (ty, data_bytes) = match summary.chars() {
+            true => (MI_UTF8, summary.utf8_bytes),
+            false if summary.max <= 0xFFFF => (MI_UTF16, 2 * n),
+            false => {
+                return Err(Error::unsupported(format!(
+                    "character code {:#x} is not a character",
+                    summary.max
+                )))
+            }
+        };
+        if data_bytes < PARALLEL_FROM as u64 || !name.is_ascii() || name.len() > 63 {
+            return self.write(name, &MatValue::Char(text.gather()?));
+        }
+        let size = 64 + 2 * n;
+        if size > MAX_VARIABLE {
+            return Err(Error::unsupported(format!(
+                "the variable needs about {size} bytes, over the 2 GB a MAT v5/v7 variable can \
+                 hold: write MAT v7.3 instead (--mat-version 7.3)"
+            )));
+        }
+        let head = char_head(name, &text.shape, ty, data_bytes)?;
+        self.put_streamed(&mut |put| {
+            put(&head)?;
+            let per_piece = PART as u64;
+            let (mut first, mut codes, mut bytes) = (0u64, Vec::new(), Vec::new());
+            while first < n {
+                let k = per_piece.min(n - first);
+                text.codes(first, &mut codes, k as usize)?;
+                encode(&codes, ty, &mut bytes)?;
+                put(&bytes)?;
+                first += k;
+            }
+            put(&vec![0u8; ((8 - data_bytes % 8) % 8) as usize])
+        })
+    }
+}
+
+/// The `miMATRIX` element of a char array up to its data: tag, array flags, dimensions,
+/// name and the tag of the data element (`ty`, `data_bytes` long).
+fn char_head(name: &str, shape: &[usize], ty: u32, data_bytes: u64) -> Result<Vec<u8>> {
+    let dims = at_least_2d(shape);
+    let mut head = Vec::with_capacity(128);
+    head.extend_from_slice(&MI_MATRIX.to_le_bytes());
+    head.extend_from_slice(&0u32.to_le_bytes());
+    let mut fw = MX_CHAR.to_le_bytes().to_vec();
+    fw.extend_from_slice(&0u32.to_le_bytes());
+    element(&mut head, MI_UINT32, &fw);
+    element(
+        &mut head,
+        MI_INT32,
+        &i32s(dims.iter().map(|&d| d as u64), "dimension")?,
+    );
+    element(&mut head, MI_INT8, name.as_bytes());
+    let len = (head.len() as u64 - 8) + 8 + data_bytes.div_ceil(8) * 8;
+    // The whole array's checks (`Level5Writer::write`) of the whole element.
+    if len + 8 > MAX_VARIABLE {
+        return Err(Error::unsupported(
+            "the variable is over the 2 GB a MAT v5/v7 variable can hold: write MAT v7.3 \
+             instead (--mat-version 7.3)",
+        ));
+    }
+    let (len, data) = match (u32::try_from(len), u32::try_from(data_bytes)) {
+        (Ok(l), Ok(d)) => (l, d),
+        _ => {
+            return Err(Error::unsupported(
+                "the variable is over 4 GB: write MAT v7.3 (--mat-version 7.3)",
+            ))
+        }
+    };
+    head[4..8].copy_from_slice(&len.to_le_bytes());
+    head.extend_from_slice(&ty.to_le_bytes());
+    head.extend_from_slice(&data.to_le_bytes());
+    Ok(head)
+}
+
+/// Codes as the data of a char element of type `ty` (UTF-8 or UTF-16, little-endian).
+fn encode(codes: &[u32], ty: u32, out: &mut Vec<u8>) -> Result<()> {
+    out.clear();
+    let not_char =
+        |code: u32| Error::unsupported(format!("character code {code:#x} is not a character"));
+    for &code in codes {
+        if ty == MI_UTF8 {
+            let c = char::from_u32(code).ok_or_else(|| not_char(code))?;
+            let mut b = [0u8; 4];
+            out.extend_from_slice(c.encode_utf8(&mut b).as_bytes());
+        } else {
+            let unit = u16::try_from(code).map_err(|_| not_char(code))?;
+            out.extend_from_slice(&unit.to_le_bytes());
+        }
+    }
+    Ok(())
+}
