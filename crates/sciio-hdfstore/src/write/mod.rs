@@ -143,51 +143,17 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
             )));
         }
     }
-    if options.format == StoreFormat::Fixed {
-        if options.append {
-            return Err(Error::invalid_input(
-                "pandas appends only to table-format keys: \"Can only append to Tables\"",
-            ));
-        }
-        if options.data_columns != DataColumns::None {
-            return Err(Error::invalid_input(
-                "data columns belong to the table format (fixed keys have none)",
-            ));
-        }
-        let empty = frame.num_rows() == 0 || frame.schema().columns().next().is_none();
-        if empty {
-            return Err(Error::unsupported(
-                "writing a frame without rows or columns in the fixed format is not implemented",
-            ));
-        }
-        let writer = if path.exists() {
-            PtWriter::open_append(path)
-        } else {
-            PtWriter::create(path)
-        }
-        .map_err(|e| e.with_file(path))?;
-        let (parent, name) = parent_group(&writer, &key)?;
-        if parent.contains(&name)? {
-            parent.unlink(&name)?;
-        }
-        let group = parent.create_group(&name, "", None)?;
-        fixed::write(
-            &writer,
-            &group,
-            &key,
-            frame,
-            options.filters,
-            options.series,
-        )?;
-        writer.finish().map_err(|e| e.with_file(path))?;
-        let rows = frame.num_rows() as u64;
-        return Ok(Written {
-            key,
-            rows,
-            total_rows: rows,
-        });
-    }
     let rows = frame.num_rows() as u64;
+    if options.format == StoreFormat::Fixed {
+        return write_fixed(
+            path,
+            key,
+            frame.schema(),
+            rows,
+            &mut WholeFrame(frame),
+            options,
+        );
+    }
     write_table(
         path,
         key,
@@ -261,8 +227,13 @@ impl FramePasses for WholeFrame<'_> {
 /// Writes the frame of `schema` and `rows` rows whose batches `frames` gives as a `table`
 /// key, as [`write`] writes it (the same bytes), holding one record batch at a time: what
 /// pandas decides from the whole frame is gathered by a first pass over the batches, then
-/// the key is created (or appended to) and the batches written by a second. `fixed` keys
-/// are written whole by [`write`] (pandas writes their arrays whole): refused here.
+/// the key is created (or appended to) and the batches written by a second.
+///
+/// A `fixed` key is written as [`write`] writes it, in one pass (a first one only when a
+/// column's storage depends on its values: integers' missing values, a text index): its
+/// number blocks and a plain index are created at their full size and filled slab by slab;
+/// an object block (strings, dates) is one pickle by the format, gathered whole as the rows
+/// come, and a MultiIndex or CategoricalIndex is gathered from the index columns.
 pub fn write_streamed(
     path: &Path,
     key: &str,
@@ -272,11 +243,6 @@ pub fn write_streamed(
     options: &WriteOptions,
 ) -> Result<Written> {
     let key = check_key(key)?;
-    if options.format == StoreFormat::Fixed {
-        return Err(Error::invalid_input(
-            "a fixed-format key is written from the whole frame (sciio_hdfstore::write)",
-        ));
-    }
     if options.series {
         let n = schema.columns().count();
         if n != 1 {
@@ -285,7 +251,58 @@ pub fn write_streamed(
             )));
         }
     }
+    if options.format == StoreFormat::Fixed {
+        return write_fixed(path, key, schema, rows, frames, options);
+    }
     write_table(path, key, schema, rows, frames, options)
+}
+
+/// The `fixed` format part of [`write`] and [`write_streamed`]: planned (and refused) before
+/// the file is touched, then written in one pass over the batches.
+fn write_fixed(
+    path: &Path,
+    key: String,
+    schema: &FrameSchema,
+    rows: u64,
+    frames: &mut dyn FramePasses,
+    options: &WriteOptions,
+) -> Result<Written> {
+    if options.append {
+        return Err(Error::invalid_input(
+            "pandas appends only to table-format keys: \"Can only append to Tables\"",
+        ));
+    }
+    if options.data_columns != DataColumns::None {
+        return Err(Error::invalid_input(
+            "data columns belong to the table format (fixed keys have none)",
+        ));
+    }
+    if rows == 0 || schema.columns().next().is_none() {
+        return Err(Error::unsupported(
+            "writing a frame without rows or columns in the fixed format is not implemented",
+        ));
+    }
+    let n = usize::try_from(rows)
+        .map_err(|_| Error::unsupported(format!("a frame of {rows} rows")))?;
+    let plan = fixed::plan(schema, n, frames, options.series)?;
+    let writer = if path.exists() {
+        PtWriter::open_append(path)
+    } else {
+        PtWriter::create(path)
+    }
+    .map_err(|e| e.with_file(path))?;
+    let (parent, name) = parent_group(&writer, &key)?;
+    if parent.contains(&name)? {
+        parent.unlink(&name)?;
+    }
+    let group = parent.create_group(&name, "", None)?;
+    fixed::write(&writer, &group, &key, &plan, frames, options.filters)?;
+    writer.finish().map_err(|e| e.with_file(path))?;
+    Ok(Written {
+        key,
+        rows,
+        total_rows: rows,
+    })
 }
 
 /// The `table` format part of [`write`] and [`write_streamed`].
