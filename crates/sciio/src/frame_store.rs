@@ -1,12 +1,14 @@
-//! Parquet into a pandas HDFStore `table` key in bounded memory, record batch by record batch
+//! Parquet into a pandas HDFStore key in bounded memory, record batch by record batch
 //! (`x.parquet → store.h5:/key`, new keys and `--append` alike): `sciio_hdfstore::write_streamed`
 //! passes over the file's batches twice, a first time to plan the table from what only the
 //! whole frame decides (each string column's widest value, its missing values and the
 //! sentinel avoiding its values, categories), a second to write the rows. The key is the one
 //! the whole-frame path writes, byte for byte (the expected rows, which size the chunks, are
-//! the footer's row count, as the whole frame's). Small frames (under 32 MiB on disk and
-//! in memory), and `fixed` keys (whose arrays pandas writes whole), are left to the
-//! whole-frame path.
+//! the footer's row count, as the whole frame's). A `fixed` key (`--store-format fixed`)
+//! likewise: its number blocks and index filled slab by slab as the batches come (the
+//! footer's row count sizes them), a string or date column's pickle (one object by the
+//! format) gathered whole. Small frames (under 32 MiB on disk and in memory) are left to
+//! the whole-frame path.
 
 use std::path::Path;
 
@@ -22,8 +24,8 @@ use crate::frame_numpy::large_enough_to_stream;
 const IN_FLIGHT: usize = 2;
 
 /// Writes `src` as `key` of the store at `dst`, streamed; the bytes of the batches' arrays.
-/// `None` (nothing written) for a `fixed` key and for a frame too small to stream
-/// ([`large_enough_to_stream`]): one pass instead of two.
+/// `None` (nothing written) for a frame too small to stream ([`large_enough_to_stream`]):
+/// one pass instead of two.
 pub(crate) fn write_key(
     src: &File,
     dst: &Path,
@@ -31,9 +33,6 @@ pub(crate) fn write_key(
     options: &WriteOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<u64>> {
-    if options.format != sciio_hdfstore::StoreFormat::Table {
-        return Ok(None);
-    }
     if !large_enough_to_stream(src)? {
         return Ok(None);
     }
