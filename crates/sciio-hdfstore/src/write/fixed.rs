@@ -192,7 +192,7 @@ pub(super) fn plan(
         labels,
         label_parts,
         unnamed,
-        blocks,
+        blocks: in_pyarrow_order(blocks),
         index: plan_index(schema, rows, &stats_of)?,
         level_names: schema
             .column_levels()
@@ -207,6 +207,36 @@ pub(super) fn plan(
         rows,
         series,
     })
+}
+
+/// The blocks in the order of the blocks of the frame `pd.read_parquet` gives, which
+/// `to_hdf` keeps ([`super::block_order`]); left in column order when a block's kind is
+/// unknown. An object block (strings, dates) is pyarrow's object block when its dtype
+/// consolidates, a block alone otherwise (a `str` column).
+fn in_pyarrow_order(blocks: Vec<Block>) -> Vec<Block> {
+    use super::block_order::{pyarrow_order, writer_type, BlockKind};
+    let kinds: Option<Vec<BlockKind>> = blocks
+        .iter()
+        .map(|b| {
+            let first = b.labels.first().copied().unwrap_or_default();
+            if b.elem.consolidates || b.elem.enc == Enc::Dates {
+                writer_type(b.elem.writer_dtype()).map(BlockKind::Consolidated)
+            } else {
+                Some(BlockKind::Alone(first))
+            }
+        })
+        .collect();
+    let Some(order) = kinds
+        .and_then(|k| pyarrow_order(&k))
+        .filter(|o| o.len() == blocks.len())
+    else {
+        return blocks;
+    };
+    let mut slots: Vec<Option<Block>> = blocks.into_iter().map(Some).collect();
+    order
+        .iter()
+        .filter_map(|&i| slots.get_mut(i).and_then(Option::take))
+        .collect()
 }
 
 /// How the frame's row index is written: a RangeIndex computed, one plain level streamed,
