@@ -263,7 +263,12 @@ fn streamed_fixed_keys_are_the_whole_frame_keys() {
         let streamed = dir.path().join(format!("{variant}-streamed-7.h5"));
         let out = run_python(
             CHECK,
-            &[src.to_str().unwrap(), streamed.to_str().unwrap(), "/df", "1"],
+            &[
+                src.to_str().unwrap(),
+                streamed.to_str().unwrap(),
+                "/df",
+                "1",
+            ],
         );
         assert_eq!(out.trim(), "ok", "{variant}");
     }
@@ -288,6 +293,9 @@ fn fixed_keys_pandas_cannot_store_are_refused_before_writing() {
     let rows = frame.num_rows() as u64;
     // SOURCE has a categorical column, which the fixed format cannot hold.
     let e = write_streamed(&out, "/df", frame.schema(), rows, &mut passes, &options).unwrap_err();
-    assert!(e.to_string().contains("Cannot store a category dtype"), "{e}");
+    assert!(
+        e.to_string().contains("Cannot store a category dtype"),
+        "{e}"
+    );
     assert!(!out.exists());
 }

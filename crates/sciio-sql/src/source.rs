@@ -367,7 +367,7 @@ enum ReadBy {
     /// A `fixed` frame key in order: its batches once the first call opened them (with its
     /// projection), and the bytes counted so far.
     Batches {
-        batches: Option<sciio::hdfstore::FixedKeyBatches>,
+        batches: Option<Box<sciio::hdfstore::FixedKeyBatches>>,
         counted: u64,
     },
     /// Any other key, read whole on the first call.
@@ -416,8 +416,11 @@ impl StoreReader {
             ReadBy::Rows { .. } => None,
             ReadBy::Batches { batches, counted } => {
                 if batches.is_none() {
-                    match self.store.fixed_batches(&self.key, BLOCK_ROWS as usize, columns) {
-                        Ok(Some(b)) => *batches = Some(b),
+                    match self
+                        .store
+                        .fixed_batches(&self.key, BLOCK_ROWS as usize, columns)
+                    {
+                        Ok(Some(b)) => *batches = Some(Box::new(b)),
                         // A frame the stream does not read: whole.
                         Ok(None) => {
                             self.how = ReadBy::Whole { read: false };

@@ -28,8 +28,8 @@ use sciio_pytables::sciio_hdf5::{AttrValue, H5Type, RawData};
 use sciio_pytables::write::{Filters, PtFill, PtGroup, PtVlArray, PtWriter, VlAtom};
 
 use super::attrs::{flag, i64_attr, pickled, text, tz_attr};
+use super::passes::{field_needs, survey, FramePasses, SLICE_ROWS};
 use super::plan::{encode, plan_column, plan_column_of, ColumnStats, Elem, Enc, FieldNeed};
-use super::{field_needs, FramePasses, SLICE_ROWS};
 
 /// A block: its columns (positions among the frame's labels), their Arrow field positions
 /// and encodings, the element.
@@ -130,7 +130,7 @@ pub(super) fn plan(
     let stats = if needs.iter().all(|n| *n == FieldNeed::Nothing) {
         vec![ColumnStats::default(); needs.len()]
     } else {
-        super::survey(rows as u64, &needs, frames.survey(&needs)?, &HashSet::new())?
+        survey(rows as u64, &needs, frames.survey(&needs)?, &HashSet::new())?
     };
     let stats_of = |pos: usize| -> Result<&ColumnStats> {
         stats
@@ -425,7 +425,11 @@ pub(super) fn write(
         let name = if series {
             "values".to_string()
         } else {
-            write_index(&out, &format!("block{i}_items"), label_index(plan, &b.labels)?)?;
+            write_index(
+                &out,
+                &format!("block{i}_items"),
+                label_index(plan, &b.labels)?,
+            )?;
             format!("block{i}_values")
         };
         filling.push(start_block(&out, &name, b, rows, series)?);
@@ -480,22 +484,12 @@ pub(super) fn write(
 
 /// The index node(s) made before the pass: a RangeIndex's or a plain level's array, filled
 /// as the batches pass; nothing for a gathered index (written after).
-fn start_index(
-    out: &Out<'_>,
-    key: &str,
-    plan: &IndexPlan,
-    rows: usize,
-) -> Result<Option<Filling>> {
+fn start_index(out: &Out<'_>, key: &str, plan: &IndexPlan, rows: usize) -> Result<Option<Filling>> {
     let (name, elem, fields) = match plan {
         IndexPlan::Gathered(_) => return Ok(None),
         IndexPlan::Range { name, .. } => (
             name,
-            super::plan::plan_column_of(
-                "index",
-                &DataType::Int64,
-                None,
-                &ColumnStats::default(),
-            )?,
+            super::plan::plan_column_of("index", &DataType::Int64, None, &ColumnStats::default())?,
             // Values computed by the pass, not read from a field.
             Vec::new(),
         ),
@@ -612,9 +606,7 @@ impl Filling {
     fn finish(self) -> Result<()> {
         match self {
             Filling::Array { fill, .. } => fill.finish(),
-            Filling::Objects {
-                mut vl, pickle, ..
-            } => vl.append_bytes(&pickle.finish()?),
+            Filling::Objects { mut vl, pickle, .. } => vl.append_bytes(&pickle.finish()?),
         }
     }
 }
