@@ -370,6 +370,13 @@ enum Filling {
         fields: Vec<(usize, Enc)>,
         esize: usize,
     },
+    /// A RangeIndex's array: its values computed, row `next` the next.
+    Range {
+        fill: PtFill,
+        start: i64,
+        step: i64,
+        next: usize,
+    },
     /// An object block: its VLArray and the pickle being made.
     Objects {
         vl: PtVlArray,
@@ -391,20 +398,7 @@ pub(super) fn write(
 ) -> Result<()> {
     let rows = plan.rows;
     let series = plan.series;
-    group.set_attr("encoding", &text("UTF-8"))?;
-    group.set_attr("errors", &text("strict"))?;
-    if series {
-        let name = match plan.labels.first() {
-            Some(l) if !plan.unnamed => text(l),
-            _ => pickled(&Value::None)?,
-        };
-        group.set_attr("name", &name)?;
-        group.set_attr("pandas_type", &text("series"))?;
-    } else {
-        group.set_attr("nblocks", &i64_attr(plan.blocks.len() as i64))?;
-        group.set_attr("ndim", &i64_attr(2))?;
-        group.set_attr("pandas_type", &text("frame"))?;
-    }
+    key_attrs(group, plan)?;
     let out = Out {
         writer,
         group,
@@ -435,6 +429,42 @@ pub(super) fn write(
         filling.push(start_block(&out, &name, b, rows, series)?);
     }
 
+    let gathered = fill_from(frames, plan, &mut index, &mut filling)?;
+    for f in index.into_iter().chain(filling) {
+        f.finish()?;
+    }
+    if let IndexPlan::Gathered(levels) = &plan.index {
+        write_index(&out, index_key, gathered_index(levels, gathered, rows)?)?;
+    }
+    Ok(())
+}
+
+/// The key's group attributes: a frame's or a Series' (`name`).
+fn key_attrs(group: &PtGroup, plan: &FixedPlan) -> Result<()> {
+    group.set_attr("encoding", &text("UTF-8"))?;
+    group.set_attr("errors", &text("strict"))?;
+    if plan.series {
+        let name = match plan.labels.first() {
+            Some(l) if !plan.unnamed => text(l),
+            _ => pickled(&Value::None)?,
+        };
+        group.set_attr("name", &name)?;
+        return group.set_attr("pandas_type", &text("series"));
+    }
+    group.set_attr("nblocks", &i64_attr(plan.blocks.len() as i64))?;
+    group.set_attr("ndim", &i64_attr(2))?;
+    group.set_attr("pandas_type", &text("frame"))
+}
+
+/// One pass over `frames`: each batch's rows into what is `filling`, a slice of rows at a
+/// time; the index levels gathered whole when the plan gathers them.
+fn fill_from(
+    frames: &mut dyn FramePasses,
+    plan: &FixedPlan,
+    index: &mut Option<Filling>,
+    filling: &mut [Filling],
+) -> Result<Vec<Vec<ArrayRef>>> {
+    let rows = plan.rows;
     let mut gathered: Vec<Vec<ArrayRef>> = Vec::new();
     let mut done = 0usize;
     let mut buf = Vec::new();
@@ -449,15 +479,6 @@ pub(super) fn write(
         let mut from = 0;
         while from < n {
             let k = SLICE_ROWS.min(n - from);
-            if let Some(Filling::Array { fill, .. }) = &mut index {
-                if let IndexPlan::Range { start, step, .. } = &plan.index {
-                    buf.clear();
-                    for i in done + from..done + from + k {
-                        buf.extend_from_slice(&(start + step * i as i64).to_le_bytes());
-                    }
-                    fill.append(&buf)?;
-                }
-            }
             for f in index.iter_mut().chain(filling.iter_mut()) {
                 f.put(&batch, from, k, &mut buf)?;
             }
@@ -473,40 +494,53 @@ pub(super) fn write(
             "the record batches hold {done} rows where the frame has {rows}"
         )));
     }
-    for f in index.into_iter().chain(filling) {
-        f.finish()?;
-    }
-    if let IndexPlan::Gathered(levels) = &plan.index {
-        write_index(&out, index_key, gathered_index(levels, gathered, rows)?)?;
-    }
-    Ok(())
+    Ok(gathered)
 }
 
 /// The index node(s) made before the pass: a RangeIndex's or a plain level's array, filled
 /// as the batches pass; nothing for a gathered index (written after).
 fn start_index(out: &Out<'_>, key: &str, plan: &IndexPlan, rows: usize) -> Result<Option<Filling>> {
-    let (name, elem, fields) = match plan {
+    let (name, elem) = match plan {
         IndexPlan::Gathered(_) => return Ok(None),
         IndexPlan::Range { name, .. } => (
             name,
-            super::plan::plan_column_of("index", &DataType::Int64, None, &ColumnStats::default())?,
-            // Values computed by the pass, not read from a field.
-            Vec::new(),
+            plan_column_of("index", &DataType::Int64, None, &ColumnStats::default())?,
         ),
-        IndexPlan::Streamed { name, pos, elem } => {
-            (name, elem.clone(), vec![(*pos, elem.enc.clone())])
-        }
+        IndexPlan::Streamed { name, elem, .. } => (name, elem.clone()),
     };
     out.group
         .set_attr(&format!("{key}_variety"), &text("regular"))?;
     let fill = out.start_array(key, &elem.ty, &[rows as u64])?;
     value_attrs(out, key, &elem, name.as_deref())?;
     regular_attrs(out, key, &elem)?;
-    Ok(Some(Filling::Array {
-        fill,
-        fields,
-        esize: elem.ty.size(),
-    }))
+    Ok(match plan {
+        IndexPlan::Range { start, step, .. } => Some(Filling::Range {
+            fill,
+            start: *start,
+            step: *step,
+            next: 0,
+        }),
+        IndexPlan::Streamed { pos, .. } => Some(Filling::Array {
+            fill,
+            fields: vec![(*pos, elem.enc.clone())],
+            esize: elem.ty.size(),
+        }),
+        IndexPlan::Gathered(_) => None,
+    })
+}
+
+/// Value `i` of the RangeIndex `start`, `step` (an error past int64, which pandas' int64
+/// index cannot hold either).
+fn range_value(start: i64, step: i64, i: usize) -> Result<i64> {
+    i64::try_from(i)
+        .ok()
+        .and_then(|i| step.checked_mul(i))
+        .and_then(|v| start.checked_add(v))
+        .ok_or_else(|| {
+            Error::invalid_input(format!(
+                "row {i} of the RangeIndex from {start} by {step} is past int64"
+            ))
+        })
 }
 
 /// The array (or VLArray) of block `b` at `name`, with its attributes.
@@ -574,8 +608,19 @@ impl Filling {
                 .ok_or_else(|| Error::mismatch(format!("a record batch without field {pos}")))
         };
         match self {
-            // A RangeIndex's values come from the pass, not from a field.
-            Filling::Array { fields, .. } if fields.is_empty() => Ok(()),
+            Filling::Range {
+                fill,
+                start,
+                step,
+                next,
+            } => {
+                buf.clear();
+                for i in *next..*next + k {
+                    buf.extend_from_slice(&range_value(*start, *step, i)?.to_le_bytes());
+                }
+                *next += k;
+                fill.append(buf)
+            }
             Filling::Array {
                 fill,
                 fields,
@@ -605,7 +650,7 @@ impl Filling {
     /// Checks every row was written; an object block's pickle written as its one row.
     fn finish(self) -> Result<()> {
         match self {
-            Filling::Array { fill, .. } => fill.finish(),
+            Filling::Array { fill, .. } | Filling::Range { fill, .. } => fill.finish(),
             Filling::Objects { mut vl, pickle, .. } => vl.append_bytes(&pickle.finish()?),
         }
     }
@@ -642,9 +687,11 @@ fn gathered_index(
         .zip(gathered)
         .map(|(level, parts)| {
             let values: ArrayRef = match level.source {
-                LevelSource::Range { start, step } => Arc::new(Int64Array::from_iter_values(
-                    (0..rows as i64).map(|i| start + step * i),
-                )),
+                LevelSource::Range { start, step } => Arc::new(
+                    (0..rows)
+                        .map(|i| range_value(start, step, i))
+                        .collect::<Result<Int64Array>>()?,
+                ),
                 LevelSource::Field(_) => {
                     let parts: Vec<&dyn Array> = parts.iter().map(|a| a.as_ref()).collect();
                     arrow_select::concat::concat(&parts)
@@ -1149,4 +1196,32 @@ fn object_array_pickle(n: i64, items: Vec<Value>) -> Result<Vec<u8>> {
         ])),
     };
     sciio_pickle::to_protocol3(&array)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{range_value, ObjectPickle};
+
+    #[test]
+    fn a_range_index_past_int64_is_an_error_not_an_overflow() {
+        assert_eq!(range_value(10, -3, 4).unwrap(), -2);
+        let e = range_value(i64::MAX - 1, 1, 2).unwrap_err();
+        assert!(e.to_string().contains("past int64"), "{e}");
+        assert!(range_value(0, i64::MAX, 3).is_err());
+    }
+
+    #[test]
+    fn an_object_pickle_takes_exactly_its_items() {
+        use arrow_array::StringArray;
+        let mut p = ObjectPickle::new(2).unwrap();
+        p.push_strings(&StringArray::from(vec![Some("a")])).unwrap();
+        // One item short.
+        assert!(ObjectPickle::new(2).unwrap().finish().is_err());
+        p.push_strings(&StringArray::from(vec![None::<&str>]))
+            .unwrap();
+        assert!(p.push_strings(&StringArray::from(vec![Some("c")])).is_err());
+        let bytes = p.finish().unwrap();
+        let v = sciio_pickle::parse(&bytes).unwrap();
+        assert!(format!("{v:?}").contains("\"a\""), "{v:?}");
+    }
 }
