@@ -18,6 +18,8 @@ KIND (BYTES is the size of the data, not of the file):
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
   table_sub  PyTables file, /t: Table (i int64, v float64 (8,), s S12) (a subarray field)
   parquet    .parquet (pyarrow, snappy): i int64, x float64, y float32, s string
+  parquet_num  .parquet (pyarrow, snappy): i int64, x float64, y float32, t timestamp[ns]
+             (numbers only: a pandas `fixed` key of it holds no pickled object; 28 bytes a row)
   store      pandas HDFStore, key /df in `table` format: i int64, x float64, y float32 (index
              0..N), appended a slice at a time
   store_fixed  as store, in `fixed` format (pandas writes a fixed key whole: this script then
@@ -307,7 +309,7 @@ def main():
         n = max(1, nbytes // (64 * REC.itemsize))
     elif kind == "table_sub":
         n = max(1, nbytes // SUB.itemsize)
-    elif kind in ("store", "store_fixed"):
+    elif kind in ("store", "store_fixed", "parquet_num"):
         n = max(1, nbytes // 28)
     elif kind == "mat73_tall":
         n = max(2, nbytes // (TALL_ROWS * 8))
@@ -427,6 +429,19 @@ def main():
             idx = np.arange(a, b, dtype=np.int64)
             text = pc.binary_join_element_wise("row", pc.cast(pa.array(idx % 100000), pa.string()), "")
             t = pa.table({"i": idx, "x": idx * 0.5, "y": (idx % 1000).astype(np.float32), "s": text})
+            if writer is None:
+                writer = pq.ParquetWriter(path, t.schema)
+            writer.write_table(t)
+        writer.close()
+    elif kind == "parquet_num":
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+        writer = None
+        for a, b in slices(n):
+            idx = np.arange(a, b, dtype=np.int64)
+            t = pa.table({"i": idx, "x": idx * 0.5, "y": (idx % 1000).astype(np.float32),
+                          "t": pa.array(idx * 1_000_000_000 + 1_600_000_000 * 10**9,
+                                        pa.timestamp("ns"))})
             if writer is None:
                 writer = pq.ParquetWriter(path, t.schema)
             writer.write_table(t)

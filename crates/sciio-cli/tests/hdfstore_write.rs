@@ -557,3 +557,69 @@ print('ok')
     let verdict = run_python(check, &[&src, &out, "2"]);
     assert_eq!(verdict.trim(), "ok", "{verdict}");
 }
+
+/// A Parquet file over the streaming threshold into a `fixed` key (`--store-format fixed`,
+/// written from the record batches: number blocks and the index filled slab by slab, the
+/// string column's pickle made as the rows come): number blocks of several dtypes, a
+/// tz-aware datetime column, a timedelta, a string column with a missing value and a literal
+/// "nan", over a DatetimeIndex. pandas reads the key equal to the Parquet frame, and its
+/// nodes, dtypes, shapes and attributes are those of pandas' own `to_hdf(format='fixed')`.
+#[test]
+fn a_large_frame_streams_into_the_fixed_key_pandas_writes() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let src = format!("{d}/big.parquet");
+    let out = format!("{d}/big.h5");
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np, pyarrow.parquet as pq
+n = 450_000
+rng = np.random.default_rng(9)
+s = pd.Series(['v%d' % (k % 977) for k in range(n)], dtype='str')
+s[5] = 'nan'
+s[n // 2] = None
+df = pd.DataFrame({
+    'i': np.arange(n, dtype='int64') * 3,
+    'j': (np.arange(n) % 70000).astype('int32'),
+    'u': (np.arange(n) % 250).astype('uint8'),
+    'f': rng.random(n).astype('float32'),
+    'b': np.arange(n) % 3 == 0,
+    'd': pd.to_timedelta(np.arange(n), unit='ms'),
+    'z': pd.date_range('2024-03-30', periods=n, freq='7s', tz='Europe/Paris'),
+    's': s,
+    **{f'r{k}': rng.random(n) for k in range(8)},
+}, index=pd.date_range('2021-01-01', periods=n, freq='s', name='when'))
+df.to_parquet(sys.argv[1], row_group_size=100_000)
+m = pq.ParquetFile(sys.argv[1]).metadata
+data = sum(m.row_group(g).total_byte_size for g in range(m.num_row_groups))
+assert data >= 32 << 20, f'{data} bytes: under the streaming threshold'
+"#,
+        &[&src],
+    );
+    ok(&[
+        "convert",
+        &src,
+        &format!("{out}:/df"),
+        "--store-format",
+        "fixed",
+    ]);
+    let check = r#"
+import sys, tables, pandas as pd
+src, out = sys.argv[1], sys.argv[2]
+want = pd.read_parquet(src)
+pd.testing.assert_frame_equal(pd.read_hdf(out, 'df'), want, check_dtype=True)
+theirs = out + '.pandas.h5'
+want.to_hdf(theirs, key='df', format='fixed')
+def layout(path):
+    with tables.open_file(path) as h:
+        return [(n._v_pathname, type(n).__name__, str(getattr(n, 'dtype', '')),
+                 tuple(getattr(n, 'shape', ())),
+                 {a: repr(n._v_attrs[a]) for a in n._v_attrs._f_list('user')})
+                for n in h.walk_nodes('/df')]
+ours, pandas = layout(out), layout(theirs)
+assert ours == pandas, ([x for x in ours if x not in pandas], [x for x in pandas if x not in ours])
+print('ok')
+"#;
+    let verdict = run_python(check, &[&src, &out]);
+    assert_eq!(verdict.trim(), "ok", "{verdict}");
+}

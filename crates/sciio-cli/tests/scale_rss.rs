@@ -140,19 +140,28 @@ fn bounded_command(
         remove(&out);
         remove(&src);
     }
+    assert_bounded(&format!("{kind} -> {dst}"), &rss);
+}
+
+/// Peak RSS `rss` of a conversion at 64 MiB and at 512 MiB: under [`CEILING`] both, grown by
+/// less than [`GROWTH`].
+fn assert_bounded(what: &str, rss: &[u64]) {
+    let [small, large] = rss else {
+        panic!("{what}: {} measures, not 2", rss.len());
+    };
     assert!(
         rss.iter().all(|&r| r < CEILING),
-        "{kind} -> {dst}: peak RSS {} MiB at 64 MiB, {} MiB at 512 MiB (over {} MiB)",
-        rss[0] >> 20,
-        rss[1] >> 20,
+        "{what}: peak RSS {} MiB at 64 MiB, {} MiB at 512 MiB (over {} MiB)",
+        small >> 20,
+        large >> 20,
         CEILING >> 20
     );
-    let growth = rss[1].saturating_sub(rss[0]);
+    let growth = large.saturating_sub(*small);
     assert!(
         growth < GROWTH,
-        "{kind} -> {dst}: peak RSS {} MiB at 64 MiB, {} MiB at 512 MiB (grows by {} MiB)",
-        rss[0] >> 20,
-        rss[1] >> 20,
+        "{what}: peak RSS {} MiB at 64 MiB, {} MiB at 512 MiB (grows by {} MiB)",
+        small >> 20,
+        large >> 20,
         growth >> 20
     );
 }
@@ -389,6 +398,89 @@ a, b = pd.read_hdf(sys.argv[1], 'df'), pd.read_parquet(sys.argv[2])
 pd.testing.assert_frame_equal(a, b, check_index_type=True)
 ",
     );
+}
+
+/// pandas reads the fixed key `/df` as the Parquet frame, and its layout is the fixed
+/// format's: blocks (their dtypes and shapes), the index node and the key's attributes as
+/// pandas' own `to_hdf(format='fixed')` of the frame lays them out.
+const SAME_FIXED_KEY: &str = "
+import sys, tables, pandas as pd
+src, out = sys.argv[1], sys.argv[2]
+want = pd.read_parquet(src)
+pd.testing.assert_frame_equal(pd.read_hdf(out, 'df'), want, check_dtype=True)
+theirs = out + '.pandas.h5'
+want.to_hdf(theirs, key='df', format='fixed')
+def layout(path):
+    with tables.open_file(path) as h:
+        return [(n._v_pathname, type(n).__name__, str(getattr(n, 'dtype', '')),
+                 tuple(getattr(n, 'shape', ())),
+                 {a: repr(n._v_attrs[a]) for a in n._v_attrs._f_list('user')})
+                for n in h.walk_nodes('/df')]
+assert layout(out) == layout(theirs), (layout(out), layout(theirs))
+";
+
+/// The SQL result equals pandas' same query over the fixed key.
+const SAME_SQL_OVER_FIXED: &str = "
+import sys, numpy as np, pandas as pd, pyarrow.parquet as pq
+d = pd.read_hdf(sys.argv[1], 'df').reset_index()
+want = d[d.y < 900][['index', 'i', 't']].reset_index(drop=True)
+got = pq.read_table(sys.argv[2]).to_pandas()
+assert len(got) == len(want), (len(got), len(want))
+for c in want.columns:
+    assert np.array_equal(got[c].to_numpy(), want[c].to_numpy()), c
+";
+
+#[test]
+fn parquet_to_hdfstore_fixed_key_and_sql_over_it_stream() {
+    // One source per size for both: the fixed key written (number blocks filled slab by slab)
+    // is then queried (its blocks read by row ranges, only the projected ones).
+    let _slot = Slot::take();
+    let dir = sciio_testkit::tempdir();
+    let src = dir.path().join("src.parquet");
+    let out = dir.path().join("out.h5");
+    let result = dir.path().join("result.parquet");
+    let key = format!("{}:/df", s(&out));
+    let select = format!(
+        "SELECT \"index\", i, t FROM '{}' WHERE y < 900",
+        key.replace('\'', "''")
+    );
+    let (mut written, mut queried) = (Vec::new(), Vec::new());
+    for size in [SMALL, LARGE] {
+        generate("parquet_num", &src, size);
+        let started = std::time::Instant::now();
+        written.push(peak_rss(&[
+            "convert",
+            s(&src),
+            &key,
+            "--store-format",
+            "fixed",
+        ]));
+        eprintln!(
+            "parquet_num -> fixed key: {} MiB in {:.1} s, peak RSS {} MiB",
+            size >> 20,
+            started.elapsed().as_secs_f64(),
+            written[written.len() - 1] >> 20
+        );
+        if size == SMALL {
+            sciio_testkit::run_python(SAME_FIXED_KEY, &[s(&src), s(&out)]);
+        }
+        remove(&src);
+        let started = std::time::Instant::now();
+        queried.push(peak_rss(&["sql", &select, "--out", s(&result)]));
+        eprintln!(
+            "sql over the fixed key: {} MiB in {:.1} s, peak RSS {} MiB",
+            size >> 20,
+            started.elapsed().as_secs_f64(),
+            queried[queried.len() - 1] >> 20
+        );
+        if size == SMALL {
+            sciio_testkit::run_python(SAME_SQL_OVER_FIXED, &[s(&out), s(&result)]);
+        }
+        remove(&out);
+        remove(&result);
+    }
+    assert_bounded("parquet_num -> fixed key", &written);
+    assert_bounded("sql over a fixed key", &queried);
 }
 
 #[test]

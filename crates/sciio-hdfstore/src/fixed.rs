@@ -600,6 +600,8 @@ pub(crate) struct FixedBatches {
     next: usize,
     batch_rows: usize,
     pub(crate) left_out: Vec<LeftOutColumn>,
+    /// Bytes of the number blocks and index read by row ranges so far.
+    pub(crate) bytes_read: u64,
 }
 
 /// An index level of a [`FixedBatches`]: read whole and sliced, or (a plain number or
@@ -640,6 +642,20 @@ pub(crate) fn stream_frame(
     attrs: &Attrs,
     batch_rows: usize,
 ) -> Result<Option<FixedBatches>> {
+    stream_frame_of(file, key, attrs, batch_rows, None)
+}
+
+/// [`stream_frame`] giving only the columns labelled in `wanted` (all when `None`; labels
+/// that are no column, such as the index's, are passed over): the blocks holding none of
+/// them are not read at all, a string block's pickle not even scanned. The index is read.
+pub(crate) fn stream_frame_of(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    batch_rows: usize,
+    wanted: Option<&[String]>,
+) -> Result<Option<FixedBatches>> {
+    let keep = |label: &str| wanted.is_none_or(|w| w.iter().any(|x| x == label));
     if attrs.int("ndim")?.unwrap_or(2) != 2 {
         return Ok(None);
     }
@@ -670,6 +686,9 @@ pub(crate) fn stream_frame(
         let items = read_index(file, key, &items_key, attrs)?;
         let (items, _) = column_labels(&items, key, &items_key)?;
         let path = format!("{key}/block{i}_values");
+        if !items.iter().any(|item| keep(item)) {
+            continue;
+        }
         let stream = match stream_block(file, &path, items.len(), rows, string_rows)? {
             Some((s, dtype)) => {
                 streams.push(s);
@@ -685,7 +704,7 @@ pub(crate) fn stream_frame(
         };
         blocks.push((items, path, stream));
     }
-    if streams.is_empty() && ranged.is_empty() {
+    if streams.is_empty() && ranged.is_empty() && wanted.is_none() {
         return Ok(None);
     }
     // Batches of short strings are kept small (a million of them would be the whole column);
@@ -719,9 +738,20 @@ pub(crate) fn stream_frame(
             found[slot] = Some(source);
         }
     }
-    let Some(columns) = found.into_iter().collect::<Option<Vec<Source>>>() else {
-        return Ok(None);
-    };
+    // The columns asked for, each found in a block read.
+    let mut kept = Vec::new();
+    let mut columns = Vec::new();
+    for (label, source) in labels.into_iter().zip(found) {
+        if !keep(&label) {
+            continue;
+        }
+        let Some(source) = source else {
+            return Ok(None);
+        };
+        kept.push(label);
+        columns.push(source);
+    }
+    let labels = kept;
     for (label, source) in labels.iter().zip(&columns) {
         if let Source::LeftOut(reason) = source {
             left_out.push(LeftOutColumn {
@@ -743,6 +773,7 @@ pub(crate) fn stream_frame(
         next: 0,
         batch_rows,
         left_out,
+        bytes_read: 0,
     }))
 }
 
@@ -901,6 +932,7 @@ impl FixedBatches {
                     Error::format("a block ends before the index").with_node(block.path.clone())
                 );
             }
+            self.bytes_read += raw.bytes.len() as u64;
             ranged.push((raw, layout));
         }
         let mut builder = Frame::builder();
@@ -938,6 +970,7 @@ impl FixedBatches {
                 IndexPart::Ranged(l, path, meaning) => {
                     let rows = Rows::range(start as u64, (start + n) as u64, 1);
                     let raw = self.file.read_array(path, rows)?;
+                    self.bytes_read += raw.bytes.len() as u64;
                     let layout = Layout::of(&raw.shape, true)?;
                     let values = column::numeric((&raw).into(), layout, 0, meaning)
                         .map_err(|e| e.with_node(path.clone()))?;
@@ -971,7 +1004,10 @@ fn ranged_index(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Option<(Index
         return Ok(None);
     }
     let node_attrs = Attrs::read(file, &path)?;
-    if node_attrs.has("shape") || node_attrs.has("index_class") {
+    // A DatetimeIndex carries `index_class` datetime (its values are those of `kind`); a
+    // PeriodIndex (`index_class` period) is read whole.
+    let class = node_attrs.str("index_class")?;
+    if node_attrs.has("shape") || !matches!(class.as_deref(), None | Some("datetime")) {
         return Ok(None);
     }
     let kind = node_attrs.str("kind")?.unwrap_or_default();

@@ -289,6 +289,49 @@ impl HdfStore {
         self.table_batches(&key, batch_rows)
     }
 
+    /// A `fixed` frame key (`pandas_type` frame) read in batches of at most `batch_rows` rows
+    /// as [`HdfStore::read_batches`] reads it, with only the columns labelled in `columns`
+    /// (`reset_index()`'s labels; `None`: all; the index is always read): a block holding none
+    /// of them is not read. Number blocks and a plain index of numbers or times are read by
+    /// row ranges, string blocks parsed from their pickles as streams; other blocks (and
+    /// other indexes) are read whole and sliced. The batches own what they read (a reader
+    /// handed to another thread keeps them). `None` for any other key, or a frame the stream
+    /// does not read (use [`HdfStore::read`]).
+    ///
+    /// ```no_run
+    /// let store = sciio_hdfstore::HdfStore::open("store.h5")?;
+    /// if let Some(batches) = store.fixed_batches("/df", 65_536, Some(&["x".to_string()]))? {
+    ///     for frame in batches {
+    ///         println!("{} rows", frame?.num_rows());
+    ///     }
+    /// }
+    /// # Ok::<(), sciio_core::Error>(())
+    /// ```
+    pub fn fixed_batches(
+        &self,
+        key: &str,
+        batch_rows: usize,
+        columns: Option<&[String]>,
+    ) -> Result<Option<FixedKeyBatches>> {
+        let key = normalise(key);
+        let located = |e: Error| locate(e, &key).with_file(&self.path);
+        let frame = self
+            .key_at(&key)
+            .map_err(located)?
+            .is_some_and(|k| k.pandas_type == "frame");
+        if !frame {
+            return Ok(None);
+        }
+        let attrs = Attrs::read(&self.file, &key).map_err(located)?;
+        let batches = fixed::stream_frame_of(&self.file, &key, &attrs, batch_rows, columns)
+            .map_err(located)?;
+        Ok(batches.map(|inner| FixedKeyBatches {
+            inner,
+            key,
+            path: self.path.clone(),
+        }))
+    }
+
     /// [`HdfStore::read_batches`] of a `table`-format key.
     fn table_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
         let key = normalise(key);
@@ -410,6 +453,43 @@ pub struct RowsRead {
     pub key_rows: u64,
     /// Bytes of the table's rows read for them (only the fields that hold the columns asked).
     pub bytes_read: u64,
+}
+
+/// A `fixed` frame key read batch by batch ([`HdfStore::fixed_batches`]).
+#[derive(Debug)]
+pub struct FixedKeyBatches {
+    inner: fixed::FixedBatches,
+    key: String,
+    path: PathBuf,
+}
+
+impl FixedKeyBatches {
+    /// Rows in the key.
+    pub fn num_rows(&self) -> u64 {
+        self.inner.rows as u64
+    }
+
+    /// Bytes of the number blocks and the index read by row ranges so far (string blocks'
+    /// pickles and blocks read whole are not counted).
+    pub fn bytes_read(&self) -> u64 {
+        self.inner.bytes_read
+    }
+
+    /// The columns the batches leave out, with the reason.
+    pub fn left_out(&self) -> &[LeftOutColumn] {
+        &self.inner.left_out
+    }
+}
+
+impl Iterator for FixedKeyBatches {
+    type Item = Result<Frame>;
+
+    fn next(&mut self) -> Option<Result<Frame>> {
+        let (key, path) = (&self.key, &self.path);
+        self.inner
+            .next()
+            .map(|r| r.map_err(|e| locate(e, key).with_file(path)))
+    }
 }
 
 /// A `table` key read slice by slice ([`HdfStore::read_batches`]).

@@ -44,7 +44,7 @@ use sciio_core::Result;
 pub use machine::stream::{StringArrayScan, StringBatches, PIECE};
 pub use machine::strings::StringColumn;
 pub use machine::{ParseLimits, TextColumn};
-pub use write::{to_protocol0, to_protocol3};
+pub use write::{to_protocol0, to_protocol3, write_protocol3_item};
 
 /// A value read from a pickle. Containers hold their items in stream order.
 #[derive(Debug, Clone, PartialEq)]

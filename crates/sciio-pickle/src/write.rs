@@ -49,6 +49,27 @@ pub fn to_protocol3(value: &Value) -> Result<Vec<u8>> {
     Ok(out)
 }
 
+/// Appends `value` to `out` as [`to_protocol3`] writes it inside a pickle (no protocol
+/// header, no STOP): the items of a list too large to hold as values, written as they come
+/// between the list's opening and the rest of the pickle.
+///
+/// ```
+/// use sciio_pickle::{parse, to_protocol3, write_protocol3_item, Value};
+/// let whole = to_protocol3(&Value::List(vec![Value::Str("a".into()), Value::None]))?;
+/// let empty = to_protocol3(&Value::List(Vec::new()))?;
+/// // `](` opens the list, `e` appends the items, `.` stops.
+/// let (head, tail) = empty.split_at(empty.len() - 2);
+/// let mut pieces = head.to_vec();
+/// write_protocol3_item(&Value::Str("a".into()), &mut pieces)?;
+/// write_protocol3_item(&Value::None, &mut pieces)?;
+/// pieces.extend_from_slice(tail);
+/// assert_eq!(pieces, whole);
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+pub fn write_protocol3_item(value: &Value, out: &mut Vec<u8>) -> Result<()> {
+    binary(value, out)
+}
+
 fn binary(v: &Value, out: &mut Vec<u8>) -> Result<()> {
     let len32 = |n: usize| {
         u32::try_from(n)

@@ -13,7 +13,11 @@
 //! - a pandas HDFStore key ([`Shape::StoreKey`]): the frame `pd.read_hdf(f, key).reset_index()`
 //!   gives, a `table` key in slices of `BLOCK_ROWS` rows (`HdfStore::read_rows_of`: only the
 //!   index and the values blocks and data columns holding projected columns are read; a
-//!   values block is one field, read whole), a `fixed` key whole.
+//!   values block is one field, read whole), a `fixed` frame key batch by batch in order
+//!   (`HdfStore::fixed_batches`: number blocks and a plain number or datetime index read by
+//!   row ranges, only the blocks holding projected columns read; a string block's pickle,
+//!   one object by the format, parsed as a stream; other blocks and indexes read whole and
+//!   sliced), any other `fixed` key (a Series) whole.
 //!
 //! A source of no rows has the schema of a read of no rows (its columns and types).
 //!
@@ -348,52 +352,94 @@ fn store_schema(path: &Path, key: &str, series: bool) -> Result<(SchemaRef, bool
     Ok((Arc::new(Schema::new(fields)), unnamed_series))
 }
 
-/// A store key's frames: `BLOCK_ROWS`-row slices of a `table` key, or a `fixed` key whole.
+/// A store key's frames: `BLOCK_ROWS`-row slices of a `table` key, batches of a `fixed`
+/// frame key (with the columns of the first call's projection), or another key whole.
 struct StoreReader {
     store: HdfStore,
     key: String,
-    next: u64,
-    /// Rows of a `table` key; `None` for a key read whole (then `next` 1 once read).
-    rows: Option<u64>,
+    how: ReadBy,
+}
+
+/// How a [`StoreReader`] reads its key.
+enum ReadBy {
+    /// A `table` key by row ranges: the rows in it, the next row.
+    Rows { rows: u64, next: u64 },
+    /// A `fixed` frame key in order: its batches once the first call opened them (with its
+    /// projection), and the bytes counted so far.
+    Batches {
+        batches: Option<Box<sciio::hdfstore::FixedKeyBatches>>,
+        counted: u64,
+    },
+    /// Any other key, read whole on the first call.
+    Whole { read: bool },
 }
 
 impl StoreReader {
     fn open(path: &Path, key: &str) -> Result<StoreReader> {
         let store = HdfStore::open(path)?;
-        // Only `table` keys read by row ranges (a `fixed` one reads in slices too, but in
-        // order only: read whole here).
-        let table = store.key(key)?.is_some_and(|k| k.format() == "table");
-        let rows = match table {
-            true => store.read_batches(key, 1)?.map(|b| b.num_rows()),
-            false => None,
+        let format = store.key(key)?;
+        let how = match format {
+            Some(k) if k.format() == "table" => match store.read_batches(key, 1)? {
+                Some(b) => ReadBy::Rows {
+                    rows: b.num_rows(),
+                    next: 0,
+                },
+                None => ReadBy::Whole { read: false },
+            },
+            Some(k) if k.pandas_type == "frame" => ReadBy::Batches {
+                batches: None,
+                counted: 0,
+            },
+            _ => ReadBy::Whole { read: false },
         };
         Ok(StoreReader {
             store,
             key: key.to_string(),
-            next: 0,
-            rows,
+            how,
         })
     }
 
     /// The next slice with the columns named `columns` (all when `None`) and the bytes of
     /// the key's rows read for it (0 for a key read whole: not counted).
     fn next(&mut self, columns: Option<&[String]>) -> Option<Result<(Frame, u64)>> {
-        match self.rows {
-            Some(rows) if self.next < rows => {
-                let stop = rows.min(self.next.saturating_add(BLOCK_ROWS));
-                let read = self.store.read_rows_of(&self.key, self.next, stop, columns);
-                self.next = stop;
+        match &mut self.how {
+            ReadBy::Rows { rows, next } if *next < *rows => {
+                let stop = (*rows).min(next.saturating_add(BLOCK_ROWS));
+                let read = self.store.read_rows_of(&self.key, *next, stop, columns);
+                *next = stop;
                 match read {
                     Ok(Some(read)) => Some(Ok((read.frame, read.bytes_read))),
                     Ok(None) => Some(Err(Error::mismatch("the key is no longer a table key"))),
                     Err(e) => Some(Err(e)),
                 }
             }
-            None if self.next == 0 => {
-                self.next = 1;
+            ReadBy::Rows { .. } => None,
+            ReadBy::Batches { batches, counted } => {
+                if batches.is_none() {
+                    match self
+                        .store
+                        .fixed_batches(&self.key, BLOCK_ROWS as usize, columns)
+                    {
+                        Ok(Some(b)) => *batches = Some(Box::new(b)),
+                        // A frame the stream does not read: whole.
+                        Ok(None) => {
+                            self.how = ReadBy::Whole { read: false };
+                            return self.next(columns);
+                        }
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                let b = batches.as_mut()?;
+                let frame = b.next()?;
+                let bytes = b.bytes_read() - *counted;
+                *counted = b.bytes_read();
+                Some(frame.map(|f| (f, bytes)))
+            }
+            ReadBy::Whole { read: false } => {
+                self.how = ReadBy::Whole { read: true };
                 Some(self.store.read(&self.key).map(|f| (f, 0)))
             }
-            _ => None,
+            ReadBy::Whole { read: true } => None,
         }
     }
 }

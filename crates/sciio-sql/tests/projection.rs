@@ -1,6 +1,6 @@
 //! Projection pushdown into the reads of wide tables: a query naming one column of a
 //! PyTables Table or of a pandas HDFStore `table` key reads only the bytes of the fields that
-//! hold it (`ReadStats::bytes_read`, sized from the file's own dtype as PyTables reports
+//! hold it (of a `fixed` key: the index and the blocks that hold it) (`ReadStats::bytes_read`, sized from the file's own dtype as PyTables reports
 //! it), and its result is what pandas computes on the same file.
 
 use std::collections::HashMap;
@@ -239,5 +239,80 @@ fn one_column_of_a_wide_store_key_reads_only_its_values_block() {
     assert_eq!(
         table.stats().bytes_read(),
         ROWS as u64 * number(&facts, "itemsize") as u64
+    );
+}
+
+/// A pandas HDFStore `fixed` key: 20 float columns (one float64 block), an int64 column `k`
+/// and an int32 column `c` (a block each), a string column (a pickled object block), over a
+/// DatetimeIndex `when`; prints pandas' answers and the blocks' item sizes as PyTables
+/// reports them.
+const WIDE_FIXED: &str = r#"
+import sys
+import numpy as np, pandas as pd, tables
+path = sys.argv[1]
+n = 20_000
+rng = np.random.default_rng(6)
+cols = {f"x{i}": rng.random(n) for i in range(20)}
+cols["k"] = np.arange(n, dtype=np.int64) * 3
+cols["s"] = ["s%d" % (i % 13) for i in range(n)]
+cols["c"] = (np.arange(n) % 1000).astype(np.int32)
+when = pd.date_range("2022-05-01", periods=n, freq="s", name="when")
+pd.DataFrame(cols, index=when).to_hdf(path, key="df", format="fixed")
+back = pd.read_hdf(path, "df").reset_index()
+print("sum_k=%d" % back.k.sum())
+hits = back[back.c < 10].sort_values("when")
+print("hit_when=" + ",".join(str(i) for i in hits.when.astype("int64")))
+print("hit_c=" + ",".join(str(i) for i in hits.c))
+sizes = {}
+with tables.open_file(path) as f:
+    for i in range(f.get_node("/df")._v_attrs.nblocks):
+        node = f.get_node(f"/df/block{i}_values")
+        items = [x.decode() if isinstance(x, bytes) else str(x)
+                 for x in f.get_node(f"/df/block{i}_items").read()]
+        if isinstance(node, tables.VLArray):
+            continue
+        width = node.dtype.itemsize * node.shape[1]
+        sizes.update({item: width for item in items})
+    index = f.get_node("/df/axis1").dtype.itemsize
+print("k_bytes=%d" % (index + sizes["k"]))
+print("c_bytes=%d" % (index + sizes["c"]))
+print("numbers_bytes=%d" % (index + sizes["x0"] + sizes["k"] + sizes["c"]))
+"#;
+
+#[test]
+fn one_column_of_a_wide_fixed_key_reads_only_its_block() {
+    let dir = sciio_testkit::tempdir();
+    let path = dir.path().join("fixed.h5");
+    let facts = python_facts(WIDE_FIXED, &path);
+    let target = format!("{}:/df", path.display());
+
+    // The int64 block and the index, read by row ranges: not the float block nor the
+    // strings' pickle.
+    let (session, table) = session_with("d", &target);
+    let got = session.query("SELECT sum(k) AS s FROM d").unwrap();
+    assert_eq!(i64s(&got, 0), vec![number(&facts, "sum_k") as i64]);
+    assert_eq!(
+        table.stats().bytes_read(),
+        ROWS as u64 * number(&facts, "k_bytes") as u64
+    );
+
+    let (session, table) = session_with("d", &target);
+    let got = session
+        .query("SELECT \"when\", c FROM d WHERE c < 10 ORDER BY \"when\"")
+        .unwrap();
+    assert_eq!(i64s(&got, 0), ints(&facts, "hit_when"));
+    assert_eq!(i64s(&got, 1), ints(&facts, "hit_c"));
+    assert_eq!(
+        table.stats().bytes_read(),
+        ROWS as u64 * number(&facts, "c_bytes") as u64
+    );
+
+    // Every column: every number block (the strings' pickle is parsed, not counted).
+    let (session, table) = session_with("d", &target);
+    let got = session.query("SELECT * FROM d").unwrap();
+    assert_eq!(got.iter().map(RecordBatch::num_rows).sum::<usize>(), ROWS);
+    assert_eq!(
+        table.stats().bytes_read(),
+        ROWS as u64 * number(&facts, "numbers_bytes") as u64
     );
 }

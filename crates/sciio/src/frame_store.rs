@@ -1,12 +1,14 @@
-//! Parquet into a pandas HDFStore `table` key in bounded memory, record batch by record batch
+//! Parquet into a pandas HDFStore key in bounded memory, record batch by record batch
 //! (`x.parquet → store.h5:/key`, new keys and `--append` alike): `sciio_hdfstore::write_streamed`
 //! passes over the file's batches twice, a first time to plan the table from what only the
 //! whole frame decides (each string column's widest value, its missing values and the
 //! sentinel avoiding its values, categories), a second to write the rows. The key is the one
 //! the whole-frame path writes, byte for byte (the expected rows, which size the chunks, are
-//! the footer's row count, as the whole frame's). Small frames (under 32 MiB on disk and
-//! in memory), and `fixed` keys (whose arrays pandas writes whole), are left to the
-//! whole-frame path.
+//! the footer's row count, as the whole frame's). A `fixed` key (`--store-format fixed`)
+//! likewise: its number blocks and index filled slab by slab as the batches come (the
+//! footer's row count sizes them), a string or date column's pickle (one object by the
+//! format) gathered whole. Small frames (under 32 MiB on disk and in memory) are left to
+//! the whole-frame path.
 
 use std::path::Path;
 
@@ -22,8 +24,8 @@ use crate::frame_numpy::large_enough_to_stream;
 const IN_FLIGHT: usize = 2;
 
 /// Writes `src` as `key` of the store at `dst`, streamed; the bytes of the batches' arrays.
-/// `None` (nothing written) for a `fixed` key and for a frame too small to stream
-/// ([`large_enough_to_stream`]): one pass instead of two.
+/// `None` (nothing written) for a frame too small to stream ([`large_enough_to_stream`]):
+/// one pass instead of two.
 pub(crate) fn write_key(
     src: &File,
     dst: &Path,
@@ -31,9 +33,6 @@ pub(crate) fn write_key(
     options: &WriteOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Option<u64>> {
-    if options.format != sciio_hdfstore::StoreFormat::Table {
-        return Ok(None);
-    }
     if !large_enough_to_stream(src)? {
         return Ok(None);
     }
@@ -90,8 +89,19 @@ impl FramePasses for ParquetPasses<'_> {
     /// Decodes only the fields whose values the plan needs, and those whose missing values
     /// it needs and the footer's statistics do not count.
     fn survey(&mut self, needs: &[FieldNeed]) -> Result<Survey<'_>> {
-        let footer = open(self.file, &self.limits)?.footer_null_counts().to_vec();
+        let reader = open(self.file, &self.limits)?;
+        let footer = reader.footer_null_counts().to_vec();
         let (fields, nulls) = survey_fields(needs, &footer);
+        if fields.is_empty() {
+            // Nothing to decode: the row groups' sizes count the rows.
+            self.passes += 1;
+            return Ok(Survey {
+                fields,
+                nulls,
+                batches: Box::new(reader.group_rows().into_iter().map(rows_only)),
+            });
+        }
+        drop(reader);
         let options = ReadOptions::new()
             .limits(self.limits)
             .fields(fields.clone());
@@ -104,9 +114,20 @@ impl FramePasses for ParquetPasses<'_> {
     }
 }
 
+/// A record batch of no field and `rows` rows.
+fn rows_only(rows: u64) -> Result<RecordBatch> {
+    use sciio_pandas::arrow_array::RecordBatchOptions;
+    let rows = usize::try_from(rows)
+        .map_err(|_| sciio_core::Error::unsupported(format!("a row group of {rows} rows")))?;
+    let options = RecordBatchOptions::new().with_row_count(Some(rows));
+    let schema = std::sync::Arc::new(sciio_pandas::arrow_schema::Schema::empty());
+    RecordBatch::try_new_with_options(schema, Vec::new(), &options)
+        .map_err(|e| sciio_core::Error::mismatch(format!("a batch of {rows} rows: {e}")))
+}
+
 /// The fields the first pass decodes (positions, in order), and the missing values of the
-/// others it needs, counted by the footer. At least one field is decoded: the batches count
-/// the rows.
+/// others it needs, counted by the footer. None when the footer tells all the plan needs
+/// (the row groups' sizes then count the rows).
 fn survey_fields(needs: &[FieldNeed], footer: &[Option<u64>]) -> (Vec<usize>, Vec<(usize, bool)>) {
     let mut fields = Vec::new();
     let mut nulls = Vec::new();
@@ -116,9 +137,6 @@ fn survey_fields(needs: &[FieldNeed], footer: &[Option<u64>]) -> (Vec<usize>, Ve
             (FieldNeed::Nulls, Some(n)) => nulls.push((pos, n > 0)),
             _ => fields.push(pos),
         }
-    }
-    if fields.is_empty() && !needs.is_empty() {
-        fields.push(0);
     }
     (fields, nulls)
 }
@@ -207,10 +225,10 @@ mod tests {
             survey_fields(&needs, &footer),
             (vec![0, 2], vec![(1, true)])
         );
-        // Nothing to read: one field still counts the rows.
+        // Nothing to read: the row groups count the rows.
         assert_eq!(
             survey_fields(&[Nothing, Nulls], &[None, Some(0)]),
-            (vec![0], vec![(1, false)])
+            (vec![], vec![(1, false)])
         );
     }
 

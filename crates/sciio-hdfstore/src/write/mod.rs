@@ -32,6 +32,7 @@
 mod attrs;
 mod block_order;
 mod fixed;
+mod passes;
 mod plan;
 
 use std::collections::HashSet;
@@ -47,6 +48,8 @@ use sciio_pytables::write::{Filters, PtGroup, PtTable, PtWriter};
 use crate::table::StoredSentinel;
 use attrs::{flag, i64_attr, pickled, text};
 use block_order::BlockKind;
+pub use passes::{field_needs, FramePasses, Survey};
+use passes::{survey, SLICE_ROWS};
 pub use plan::FieldNeed;
 use plan::{encode, plan_column, plan_column_of, ColumnStats, Elem, Enc};
 
@@ -143,51 +146,17 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
             )));
         }
     }
-    if options.format == StoreFormat::Fixed {
-        if options.append {
-            return Err(Error::invalid_input(
-                "pandas appends only to table-format keys: \"Can only append to Tables\"",
-            ));
-        }
-        if options.data_columns != DataColumns::None {
-            return Err(Error::invalid_input(
-                "data columns belong to the table format (fixed keys have none)",
-            ));
-        }
-        let empty = frame.num_rows() == 0 || frame.schema().columns().next().is_none();
-        if empty {
-            return Err(Error::unsupported(
-                "writing a frame without rows or columns in the fixed format is not implemented",
-            ));
-        }
-        let writer = if path.exists() {
-            PtWriter::open_append(path)
-        } else {
-            PtWriter::create(path)
-        }
-        .map_err(|e| e.with_file(path))?;
-        let (parent, name) = parent_group(&writer, &key)?;
-        if parent.contains(&name)? {
-            parent.unlink(&name)?;
-        }
-        let group = parent.create_group(&name, "", None)?;
-        fixed::write(
-            &writer,
-            &group,
-            &key,
-            frame,
-            options.filters,
-            options.series,
-        )?;
-        writer.finish().map_err(|e| e.with_file(path))?;
-        let rows = frame.num_rows() as u64;
-        return Ok(Written {
-            key,
-            rows,
-            total_rows: rows,
-        });
-    }
     let rows = frame.num_rows() as u64;
+    if options.format == StoreFormat::Fixed {
+        return write_fixed(
+            path,
+            key,
+            frame.schema(),
+            rows,
+            &mut WholeFrame(frame),
+            options,
+        );
+    }
     write_table(
         path,
         key,
@@ -196,57 +165,6 @@ pub fn write(path: &Path, key: &str, frame: &Frame, options: &WriteOptions) -> R
         &mut WholeFrame(frame),
         options,
     )
-}
-
-/// The record batches of a frame, read twice by [`write_streamed`]: a first pass plans the
-/// table from what only the whole frame decides (the widest string of each column, its
-/// missing values and the sentinel avoiding its values, categories), a second writes it.
-pub trait FramePasses {
-    /// One pass over the frame's record batches (of the frame's schema, as `Frame::batches`
-    /// holds them), in order: the second pass, and the first unless [`Self::survey`] says
-    /// otherwise.
-    fn pass(&mut self) -> Result<Box<dyn Iterator<Item = Result<RecordBatch>> + '_>>;
-
-    /// The first pass, which only gathers statistics: `needs` says, field by field (positions
-    /// in the frame's Arrow schema), what the plan needs of its values; the batches may come
-    /// in any order (parts of the frame decoded on several threads) and hold only some fields
-    /// ([`Survey`]). By default every field of every batch of [`Self::pass`].
-    fn survey(&mut self, needs: &[FieldNeed]) -> Result<Survey<'_>> {
-        Ok(Survey {
-            fields: (0..needs.len()).collect(),
-            nulls: Vec::new(),
-            batches: self.pass()?,
-        })
-    }
-}
-
-/// What each field of a frame's Arrow schema (by position) needs read by the first pass.
-pub fn field_needs(schema: &FrameSchema) -> Vec<FieldNeed> {
-    schema
-        .arrow_schema()
-        .fields()
-        .iter()
-        .map(|f| plan::field_need(f.data_type()))
-        .collect()
-}
-
-/// The first pass's batches and what is known without them ([`FramePasses::survey`]).
-pub struct Survey<'a> {
-    /// The fields the batches hold (positions in the frame's Arrow schema), in order.
-    pub fields: Vec<usize>,
-    /// Fields not read whose missing values are known (whether there is one).
-    pub nulls: Vec<(usize, bool)>,
-    /// Every row of the frame, in any order.
-    pub batches: Box<dyn Iterator<Item = Result<RecordBatch>> + 'a>,
-}
-
-impl std::fmt::Debug for Survey<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Survey")
-            .field("fields", &self.fields)
-            .field("nulls", &self.nulls)
-            .finish_non_exhaustive()
-    }
 }
 
 /// A frame in memory, passed over as often as asked.
@@ -261,8 +179,13 @@ impl FramePasses for WholeFrame<'_> {
 /// Writes the frame of `schema` and `rows` rows whose batches `frames` gives as a `table`
 /// key, as [`write`] writes it (the same bytes), holding one record batch at a time: what
 /// pandas decides from the whole frame is gathered by a first pass over the batches, then
-/// the key is created (or appended to) and the batches written by a second. `fixed` keys
-/// are written whole by [`write`] (pandas writes their arrays whole): refused here.
+/// the key is created (or appended to) and the batches written by a second.
+///
+/// A `fixed` key is written as [`write`] writes it, in one pass (a first one only when a
+/// column's storage depends on its values: integers' missing values, a text index): its
+/// number blocks and a plain index are created at their full size and filled slab by slab;
+/// an object block (strings, dates) is one pickle by the format, gathered whole as the rows
+/// come, and a MultiIndex or CategoricalIndex is gathered from the index columns.
 pub fn write_streamed(
     path: &Path,
     key: &str,
@@ -272,11 +195,6 @@ pub fn write_streamed(
     options: &WriteOptions,
 ) -> Result<Written> {
     let key = check_key(key)?;
-    if options.format == StoreFormat::Fixed {
-        return Err(Error::invalid_input(
-            "a fixed-format key is written from the whole frame (sciio_hdfstore::write)",
-        ));
-    }
     if options.series {
         let n = schema.columns().count();
         if n != 1 {
@@ -285,7 +203,58 @@ pub fn write_streamed(
             )));
         }
     }
+    if options.format == StoreFormat::Fixed {
+        return write_fixed(path, key, schema, rows, frames, options);
+    }
     write_table(path, key, schema, rows, frames, options)
+}
+
+/// The `fixed` format part of [`write`] and [`write_streamed`]: planned (and refused) before
+/// the file is touched, then written in one pass over the batches.
+fn write_fixed(
+    path: &Path,
+    key: String,
+    schema: &FrameSchema,
+    rows: u64,
+    frames: &mut dyn FramePasses,
+    options: &WriteOptions,
+) -> Result<Written> {
+    if options.append {
+        return Err(Error::invalid_input(
+            "pandas appends only to table-format keys: \"Can only append to Tables\"",
+        ));
+    }
+    if options.data_columns != DataColumns::None {
+        return Err(Error::invalid_input(
+            "data columns belong to the table format (fixed keys have none)",
+        ));
+    }
+    if rows == 0 || schema.columns().next().is_none() {
+        return Err(Error::unsupported(
+            "writing a frame without rows or columns in the fixed format is not implemented",
+        ));
+    }
+    let n =
+        usize::try_from(rows).map_err(|_| Error::unsupported(format!("a frame of {rows} rows")))?;
+    let plan = fixed::plan(schema, n, frames, options.series)?;
+    let writer = if path.exists() {
+        PtWriter::open_append(path)
+    } else {
+        PtWriter::create(path)
+    }
+    .map_err(|e| e.with_file(path))?;
+    let (parent, name) = parent_group(&writer, &key)?;
+    if parent.contains(&name)? {
+        parent.unlink(&name)?;
+    }
+    let group = parent.create_group(&name, "", None)?;
+    fixed::write(&writer, &group, &key, &plan, frames, options.filters)?;
+    writer.finish().map_err(|e| e.with_file(path))?;
+    Ok(Written {
+        key,
+        rows,
+        total_rows: rows,
+    })
 }
 
 /// The `table` format part of [`write`] and [`write_streamed`].
@@ -584,48 +553,6 @@ impl Existing {
     }
 }
 
-/// The first pass: the statistics of every Arrow field of the frame (by position; `needs`
-/// has one entry per field) from the survey's batches and known missing values, the present
-/// text values in `watch` noted. The batches must hold `rows` rows, and every field the plan
-/// needs to know something of must be read or its missing values known.
-fn survey(
-    rows: u64,
-    needs: &[FieldNeed],
-    survey: Survey<'_>,
-    watch: &HashSet<String>,
-) -> Result<Vec<ColumnStats>> {
-    let mut stats = vec![ColumnStats::default(); needs.len()];
-    check_survey_covers(needs, &survey)?;
-    for &(pos, nulls) in &survey.nulls {
-        if let Some(s) = stats.get_mut(pos) {
-            s.note_nulls(nulls);
-        }
-    }
-    let fields = survey.fields.len();
-    let mut seen = 0u64;
-    for batch in survey.batches {
-        let batch = batch?;
-        if batch.num_columns() != fields {
-            return Err(Error::mismatch(format!(
-                "a record batch of {} fields where {fields} were selected",
-                batch.num_columns()
-            )));
-        }
-        for (&pos, a) in survey.fields.iter().zip(batch.columns()) {
-            if let Some(s) = stats.get_mut(pos) {
-                s.add(a.as_ref(), watch)?;
-            }
-        }
-        seen += batch.num_rows() as u64;
-    }
-    if seen != rows {
-        return Err(Error::mismatch(format!(
-            "the record batches hold {seen} rows where the frame has {rows}"
-        )));
-    }
-    Ok(stats)
-}
-
 /// The values blocks (in the order of their first column, of the `kinds` pyarrow makes them
 /// of) in the order of the blocks of the frame `pd.read_parquet` gives, which `to_hdf` keeps
 /// ([`block_order`]), renamed `values_block_N` in that order. Left in column order when a
@@ -650,34 +577,6 @@ fn in_pyarrow_order(blocks: Vec<TableCol>, kinds: &[Option<BlockKind>]) -> Vec<T
             b
         })
         .collect()
-}
-
-/// Refuses a survey that leaves out a field the plan needs, or names one the frame lacks.
-fn check_survey_covers(needs: &[FieldNeed], survey: &Survey<'_>) -> Result<()> {
-    let n = needs.len();
-    let known = survey.nulls.iter().map(|&(p, _)| p);
-    if let Some(bad) = survey.fields.iter().copied().chain(known).find(|&p| p >= n) {
-        return Err(Error::mismatch(format!(
-            "the first pass gives field {bad} of a frame of {n} fields"
-        )));
-    }
-    let read = |p: usize| survey.fields.contains(&p);
-    let nulls_known = |p: usize| survey.nulls.iter().any(|&(q, _)| q == p);
-    let missing = needs.iter().enumerate().find(|&(p, need)| match need {
-        FieldNeed::Nothing => false,
-        FieldNeed::Nulls => !read(p) && !nulls_known(p),
-        FieldNeed::Values => !read(p),
-    });
-    match missing {
-        Some((p, need)) => Err(Error::mismatch(format!(
-            "the first pass leaves out field {p}, whose {} the plan needs",
-            match need {
-                FieldNeed::Values => "values",
-                _ => "missing values",
-            }
-        ))),
-        None => Ok(()),
-    }
 }
 
 /// The table of a frame (its schema, rows and each field's statistics): index, values
@@ -1116,9 +1015,6 @@ mod arrow_cast_lite {
     }
 }
 
-/// Rows per slice encoded at once (bounded memory whatever the frame's size).
-const SLICE_ROWS: usize = 1 << 16;
-
 /// Encodes the rows of the record batches into the table's layout and appends them.
 fn append_rows(
     table: &mut PtTable,
@@ -1389,34 +1285,4 @@ fn write_categories(
         .build()?;
     let batches = Box::new(frame.batches().iter().cloned().map(Ok));
     append_rows(&mut table, &plan, batches)
-}
-
-#[cfg(test)]
-mod survey_tests {
-    use super::{check_survey_covers, FieldNeed, Survey};
-
-    fn survey(fields: Vec<usize>, nulls: Vec<(usize, bool)>) -> Survey<'static> {
-        Survey {
-            fields,
-            nulls,
-            batches: Box::new(std::iter::empty()),
-        }
-    }
-
-    #[test]
-    fn a_first_pass_leaving_out_what_the_plan_needs_is_refused() {
-        let needs = [FieldNeed::Values, FieldNeed::Nulls, FieldNeed::Nothing];
-        assert!(check_survey_covers(&needs, &survey(vec![0], vec![(1, false)])).is_ok());
-        assert!(check_survey_covers(&needs, &survey(vec![0, 1], vec![])).is_ok());
-        let e = check_survey_covers(&needs, &survey(vec![0], vec![])).unwrap_err();
-        assert!(
-            e.to_string().contains("field 1, whose missing values"),
-            "{e}"
-        );
-        // Known missing values do not stand for the values.
-        let e = check_survey_covers(&needs, &survey(vec![1], vec![(0, false)])).unwrap_err();
-        assert!(e.to_string().contains("field 0, whose values"), "{e}");
-        let e = check_survey_covers(&needs, &survey(vec![0, 1, 7], vec![])).unwrap_err();
-        assert!(e.to_string().contains("field 7"), "{e}");
-    }
 }
