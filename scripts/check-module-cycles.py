@@ -91,7 +91,8 @@ def edges_of(mod, file, mods, reexports):
     raw = strip_comments(open(file, encoding="utf-8").read())
     # An inline `mod tests { use super::... }` names its own file, not the parent: unit-test
     # modules (at the end of a file, by convention here) are left out.
-    raw = re.split(r"#\[cfg\(test\)\]\s*mod\s+\w+\s*\{", raw, maxsplit=1)[0]
+    # A `pub(crate) mod tests` (test helpers other modules' tests share) is one too.
+    raw = re.split(r"#\[cfg\(test\)\]\s*(?:pub(?:\(crate\))?\s+)?mod\s+\w+\s*\{", raw, maxsplit=1)[0]
     # Re-exports are structure: a parent naming what its children hold, not a use of them.
     raw = "\n".join(l for l in raw.splitlines() if not re.match(r"\s*pub(\(crate\))?\s+use\b", l))
     text = expand_use_groups(raw)

@@ -853,6 +853,44 @@ pub(crate) mod tests {
         NdArray::from_vec(values, shape).unwrap().to_order(order)
     }
 
+    /// How a test streams an array into an open MAT output (`write_streamed_with`,
+    /// `write_records_streamed`...): given the source, the array's path and info and the
+    /// progress callback, `Ok(true)` when it streamed.
+    pub(crate) type StreamInto<'a> = dyn FnMut(
+            &mut crate::mat_write::MatOut,
+            &mut crate::file::File,
+            &str,
+            &ArrayInfo,
+            &mut dyn FnMut(u64),
+        ) -> Result<bool>
+        + 'a;
+
+    /// `a` written as variable `name` in MAT `version` whole (`d/whole.mat`) and by `stream`
+    /// from its `.npy` (or deflated `.npz` member, `npz`) (`d/streamed.mat`), and the
+    /// progress the streamed write reported; fails when it did not stream.
+    pub(crate) fn whole_and_streamed(
+        d: &Path,
+        (name, a): (&str, &NdArray),
+        version: crate::options::MatOutVersion,
+        npz: bool,
+        stream: &mut StreamInto<'_>,
+    ) -> (std::path::PathBuf, std::path::PathBuf, Vec<u64>) {
+        use crate::mat_write::MatOut;
+        let whole = d.join("whole.mat");
+        let mut out = MatOut::create(&whole, None, version).unwrap();
+        out.write(name, a).unwrap();
+        out.finish(&whole).unwrap();
+        let (mut file, at) = saved(d, a, npz);
+        let info = ArrayInfo::of(a);
+        let streamed = d.join("streamed.mat");
+        let mut out = MatOut::create(&streamed, None, version).unwrap();
+        let mut reported = Vec::new();
+        let done = stream(&mut out, &mut file, &at, &info, &mut |n| reported.push(n)).unwrap();
+        assert!(done, "{version:?} npz {npz}: not streamed");
+        out.finish(&streamed).unwrap();
+        (whole, streamed, reported)
+    }
+
     /// `a` saved as `x.npy`, or as member `x` of a deflated `x.npz` (`npz`), opened.
     pub(crate) fn saved(dir: &Path, a: &NdArray, npz: bool) -> (crate::file::File, String) {
         let mut npy = Vec::new();

@@ -152,8 +152,7 @@ fn summarize(src: &mut crate::file::File, path: &str, text: &TextView) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mat_pieces::tests::{saved, sizes};
-    use crate::mat_write::MatOut;
+    use crate::mat_pieces::tests::{saved, sizes, whole_and_streamed};
     use crate::options::MatOutVersion;
     use sciio_core::{ByteOrder, NdArray, Order};
 
@@ -223,29 +222,13 @@ mod tests {
         for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
             for (i, (kind, shape, alphabet, big, sizes)) in cases.iter().enumerate() {
                 let a = text(*kind, shape, alphabet, *big);
-                let whole = d.join("whole.mat");
-                let mut out = MatOut::create(&whole, None, version).unwrap();
-                out.write("x", &a).unwrap();
-                out.finish(&whole).unwrap();
                 let npz = i % 2 == 1;
-                let (mut file, at) = saved(d, &a, npz);
-                let info = ArrayInfo::of(&a);
-                let pieces = d.join("pieces.mat");
-                let mut out = MatOut::create(&pieces, None, version).unwrap();
-                let mut reported = Vec::new();
-                let streamed = out
-                    .write_streamed_with(
-                        "x",
-                        &mut file,
-                        &at,
-                        &info,
-                        &mut |n| reported.push(n),
-                        *sizes,
-                    )
-                    .unwrap();
-                assert!(streamed, "{kind:?} {shape:?}");
-                assert_eq!(reported.last(), Some(&info.nbytes()), "{kind:?} {shape:?}");
-                out.finish(&pieces).unwrap();
+                let (whole, pieces, reported) =
+                    whole_and_streamed(d, ("x", &a), version, npz, &mut |out, f, at, i, p| {
+                        out.write_streamed_with("x", f, at, i, p, *sizes)
+                    });
+                let nbytes = a.nbytes() as u64;
+                assert_eq!(reported.last(), Some(&nbytes), "{kind:?} {shape:?}");
                 let read = |p| std::fs::read(p).unwrap();
                 assert!(
                     read(&whole) == read(&pieces),

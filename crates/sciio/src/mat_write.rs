@@ -724,7 +724,7 @@ mod tests {
     /// byte for byte, in every MAT version (at one `SOURCE_DATE_EPOCH`).
     #[test]
     fn streamed_variables_make_the_whole_arrays_file() {
-        use crate::mat_pieces::tests::{array, saved, sizes};
+        use crate::mat_pieces::tests::{array, sizes, whole_and_streamed};
         use crate::options::MatOutVersion;
         static EPOCH: std::sync::Once = std::sync::Once::new();
         EPOCH.call_once(|| std::env::set_var("SOURCE_DATE_EPOCH", "1700000000"));
@@ -749,30 +749,17 @@ mod tests {
         for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
             for (shape, order, npz, sizes) in &cases {
                 let a = array(shape, *order);
-                let whole = d.join("whole.mat");
-                let mut out = MatOut::create(&whole, None, version).unwrap();
-                out.write("x", &a).unwrap();
-                out.finish(&whole).unwrap();
-                let (mut file, at) = saved(d, &a, *npz);
-                let info = ArrayInfo::of(&a);
-                let pieces = d.join("pieces.mat");
-                let mut out = MatOut::create(&pieces, None, version).unwrap();
-                let mut reported = Vec::new();
-                let streamed = out
-                    .write_streamed_with(
-                        "x",
-                        &mut file,
-                        &at,
-                        &info,
-                        &mut |d| reported.push(d),
-                        *sizes,
-                    )
-                    .unwrap();
-                assert!(streamed, "{shape:?} {order:?}");
+                let (whole, pieces, reported) =
+                    whole_and_streamed(d, ("x", &a), version, *npz, &mut |out, f, at, i, p| {
+                        out.write_streamed_with("x", f, at, i, p, *sizes)
+                    });
                 // Progress moves on through a staged copy and ends at the array's bytes.
                 assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
-                assert_eq!(reported.last(), Some(&info.nbytes()), "{shape:?} {order:?}");
-                out.finish(&pieces).unwrap();
+                assert_eq!(
+                    reported.last(),
+                    Some(&(a.nbytes() as u64)),
+                    "{shape:?} {order:?}"
+                );
                 let read = |p| std::fs::read(p).unwrap();
                 assert!(
                     read(&whole) == read(&pieces),

@@ -179,7 +179,7 @@ fn streamable_records(src: &crate::file::File, info: &ArrayInfo, name: &str) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::mat_pieces::tests::saved;
+    use crate::mat_pieces::tests::whole_and_streamed;
     use crate::options::MatOutVersion;
     use sciio_core::{NdArray, Order};
 
@@ -236,23 +236,11 @@ mod tests {
             let a = records(n);
             for &version in versions {
                 for npz in [false, true] {
-                    let whole = d.join("whole.mat");
-                    let mut out = MatOut::create(&whole, None, version).unwrap();
-                    out.write("r", &a).unwrap();
-                    out.finish(&whole).unwrap();
-                    let (mut file, at) = saved(d, &a, npz);
-                    let info = ArrayInfo::of(&a);
-                    let batches = d.join("batches.mat");
-                    let mut out = MatOut::create(&batches, None, version).unwrap();
-                    let mut reported = Vec::new();
-                    let streamed = out
-                        .write_records_streamed("r", &mut file, &at, &info, &mut |d| {
-                            reported.push(d)
-                        })
-                        .unwrap();
-                    assert!(streamed);
+                    let (whole, batches, reported) =
+                        whole_and_streamed(d, ("r", &a), version, npz, &mut |out, f, at, i, p| {
+                            out.write_records_streamed("r", f, at, i, p)
+                        });
                     assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
-                    out.finish(&batches).unwrap();
                     if version == MatOutVersion::V73 {
                         let read = |p| sciio_mat::MatFile::open(p).unwrap().read("r").unwrap();
                         let (a, b) = (read(&whole), read(&batches));
@@ -292,30 +280,19 @@ mod tests {
                 let row = shape[1..].iter().product::<usize>() * item;
                 for block in [item, 3 * row, row, row - 1] {
                     for (version, npz) in [(MatOutVersion::V7, false), (MatOutVersion::V5, true)] {
-                        let whole = d.join("whole.mat");
-                        let mut out = MatOut::create(&whole, None, version).unwrap();
-                        out.write("r", &a).unwrap();
-                        out.finish(&whole).unwrap();
-                        let (mut file, at) = saved(d, &a, npz);
-                        let info = ArrayInfo::of(&a);
-                        let staged = d.join("staged.mat");
-                        let mut out = MatOut::create(&staged, None, version).unwrap();
-                        let mut reported = Vec::new();
                         let sizes = sizes(block.max(1), 0);
-                        let streamed = out
-                            .write_records_streamed_with(
-                                "r",
-                                &mut file,
-                                &at,
-                                &info,
-                                &mut |d| reported.push(d),
-                                sizes,
-                            )
-                            .unwrap();
-                        assert!(streamed);
+                        let (whole, staged, reported) = whole_and_streamed(
+                            d,
+                            ("r", &a),
+                            version,
+                            npz,
+                            &mut |out, f, at, i, p| {
+                                out.write_records_streamed_with("r", f, at, i, p, sizes)
+                            },
+                        );
                         assert!(reported.windows(2).all(|w| w[0] <= w[1]), "{reported:?}");
-                        assert!(reported.last() <= Some(&info.nbytes()), "{reported:?}");
-                        out.finish(&staged).unwrap();
+                        let nbytes = a.nbytes() as u64;
+                        assert!(reported.last() <= Some(&nbytes), "{reported:?}");
                         let read = |p| std::fs::read(p).unwrap();
                         assert!(
                             read(&whole) == read(&staged),
