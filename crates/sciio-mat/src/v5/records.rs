@@ -12,13 +12,11 @@
 use sciio_core::{DType, Error, Field, NdArray, Order, RecordType, Result, ScalarKind};
 
 use super::consts::MX_STRUCT;
-use super::cursor::{MI_INT32, MI_INT8, MI_MATRIX, MI_UINT32};
 use super::write::{
-    element, i32s, matrix, struct_field_names, Level5Writer, MAX_VARIABLE, PARALLEL_FROM,
+    matrix, matrix_head, struct_field_names, Level5Writer, MAX_VARIABLE, PARALLEL_FROM,
 };
 use crate::array_pieces::{changed, PutBytes, RecordPieces};
 use crate::numpy::field_value;
-use crate::value::at_least_2d;
 
 impl Level5Writer {
     /// Appends structured array `records` as struct array variable `name` (what
@@ -92,19 +90,7 @@ impl Level5Writer {
 /// The struct array's `miMATRIX` element up to its elements, for `elements` bytes of them:
 /// tag, array flags, dimensions, name, field names. Refuses a variable over 2 GB.
 fn struct_head(name: &str, shape: &[usize], record: &RecordType, elements: u64) -> Result<Vec<u8>> {
-    let mut head = Vec::with_capacity(256);
-    head.extend_from_slice(&MI_MATRIX.to_le_bytes());
-    head.extend_from_slice(&0u32.to_le_bytes());
-    let mut flags = MX_STRUCT.to_le_bytes().to_vec();
-    flags.extend_from_slice(&0u32.to_le_bytes());
-    element(&mut head, MI_UINT32, &flags);
-    let dims = at_least_2d(shape);
-    element(
-        &mut head,
-        MI_INT32,
-        &i32s(dims.iter().map(|&d| d as u64), "dimension")?,
-    );
-    element(&mut head, MI_INT8, name.as_bytes());
+    let mut head = matrix_head(MX_STRUCT, shape, name)?;
     let names: Vec<String> = record.fields.iter().map(|f| f.name.clone()).collect();
     struct_field_names(&mut head, &names)?;
     let len = (head.len() as u64 - 8).saturating_add(elements);

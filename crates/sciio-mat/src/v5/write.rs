@@ -228,20 +228,8 @@ fn numeric_head(
         ScalarKind::Bool => MI_UINT8,
         k => data_type(k),
     };
-    let dims = at_least_2d(shape);
-    let mut head = Vec::with_capacity(128);
-    head.extend_from_slice(&MI_MATRIX.to_le_bytes());
-    head.extend_from_slice(&0u32.to_le_bytes());
     let flags = class | u32::from(complex) << 11 | u32::from(logical) << 9;
-    let mut fw = flags.to_le_bytes().to_vec();
-    fw.extend_from_slice(&0u32.to_le_bytes());
-    element(&mut head, MI_UINT32, &fw);
-    element(
-        &mut head,
-        MI_INT32,
-        &i32s(dims.iter().map(|&d| d as u64), "dimension")?,
-    );
-    element(&mut head, MI_INT8, name.as_bytes());
+    let mut head = matrix_head(flags, shape, name)?;
     let part_bytes = if complex { nbytes / 2 } else { nbytes };
     let data_elements = if complex { 2 } else { 1 };
     let padded = part_bytes.div_ceil(8) * 8;
@@ -380,6 +368,26 @@ fn estimate(value: &MatValue) -> u64 {
             }
             _ => 0,
         }
+}
+
+/// The `miMATRIX` element of a streamed array up to what follows its name: its tag (the
+/// length left 0 for the caller), array flags (`flags`: class and flag bits), dimensions and
+/// name.
+pub(super) fn matrix_head(flags: u32, shape: &[usize], name: &str) -> Result<Vec<u8>> {
+    let dims = at_least_2d(shape);
+    let mut head = Vec::with_capacity(128);
+    head.extend_from_slice(&MI_MATRIX.to_le_bytes());
+    head.extend_from_slice(&0u32.to_le_bytes());
+    let mut fw = flags.to_le_bytes().to_vec();
+    fw.extend_from_slice(&0u32.to_le_bytes());
+    element(&mut head, MI_UINT32, &fw);
+    element(
+        &mut head,
+        MI_INT32,
+        &i32s(dims.iter().map(|&d| d as u64), "dimension")?,
+    );
+    element(&mut head, MI_INT8, name.as_bytes());
+    Ok(head)
 }
 
 /// Appends a data element (small format for at most 4 bytes), padded to 8 bytes.

@@ -4,11 +4,11 @@
 
 use sciio_core::{Error, Result};
 
-use super::{element, i32s, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
+use super::{matrix_head, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
 use crate::text_pieces::{TextPieces, PART};
 use crate::v5::consts::MX_CHAR;
-use crate::v5::cursor::{MI_INT32, MI_INT8, MI_MATRIX, MI_UINT32, MI_UTF16, MI_UTF8};
-use crate::value::{at_least_2d, MatValue};
+use crate::v5::cursor::{MI_UTF16, MI_UTF8};
+use crate::value::MatValue;
 
 impl Level5Writer {
     /// Appends char variable `name` given piece by piece: the bytes
@@ -65,19 +65,7 @@ impl Level5Writer {
 /// The `miMATRIX` element of a char array up to its data: tag, array flags, dimensions,
 /// name and the tag of the data element (`ty`, `data_bytes` long).
 fn char_head(name: &str, shape: &[usize], ty: u32, data_bytes: u64) -> Result<Vec<u8>> {
-    let dims = at_least_2d(shape);
-    let mut head = Vec::with_capacity(128);
-    head.extend_from_slice(&MI_MATRIX.to_le_bytes());
-    head.extend_from_slice(&0u32.to_le_bytes());
-    let mut fw = MX_CHAR.to_le_bytes().to_vec();
-    fw.extend_from_slice(&0u32.to_le_bytes());
-    element(&mut head, MI_UINT32, &fw);
-    element(
-        &mut head,
-        MI_INT32,
-        &i32s(dims.iter().map(|&d| d as u64), "dimension")?,
-    );
-    element(&mut head, MI_INT8, name.as_bytes());
+    let mut head = matrix_head(MX_CHAR, shape, name)?;
     let len = (head.len() as u64 - 8) + 8 + data_bytes.div_ceil(8) * 8;
     // The whole array's checks (`Level5Writer::write`) of the whole element.
     if len + 8 > MAX_VARIABLE {
