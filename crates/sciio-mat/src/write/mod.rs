@@ -482,7 +482,7 @@ impl MatWriter {
         let obj = match value {
             MatValue::Numeric(a) | MatValue::Logical(a) => self.numeric(loc, name, a)?,
             MatValue::Char(c) => match byte_strings(c, meta) {
-                Some((dims, data)) => self.byte_strings(loc, name, dims, &data)?,
+                Some((width, dims, data)) => self.byte_strings(loc, name, width, dims, &data)?,
                 None => self.char(loc, name, c)?,
             },
             MatValue::Cell(c) => {
@@ -598,10 +598,10 @@ impl MatWriter {
         &mut self,
         loc: &Group,
         name: &str,
+        width: usize,
         dims: Vec<u64>,
         data: &[u8],
     ) -> Result<Obj> {
-        let width = data.len() / dims.iter().product::<u64>().max(1) as usize;
         let ty = H5Type::FixedString {
             size: width,
             charset: CharSet::Ascii,
@@ -1033,14 +1033,18 @@ fn chunk_shape(dims: &[u64], item: usize, chunk_bytes: usize) -> Vec<u64> {
 
 /// hdf5storage's `Python.*` attributes for `value`, so `hdf5storage.loadmat` restores numpy
 /// types exactly (as its `store_python_metadata=True` writes them).
-/// The strings and HDF5 dimensions of a char array that is a `numpy.bytes_` value (so its
+/// The string width, HDF5 dimensions and strings of a char array that is a `numpy.bytes_` value (so its
 /// Python attributes say) holding a non-ASCII byte, which hdf5storage keeps as strings.
-fn byte_strings(chars: &CharArray, meta: Option<&PythonMeta>) -> Option<(Vec<u64>, Vec<u8>)> {
+fn byte_strings(
+    chars: &CharArray,
+    meta: Option<&PythonMeta>,
+) -> Option<(usize, Vec<u64>, Vec<u8>)> {
     let width = crate::byte_strings::bytes_width(&meta?.attrs.as_ref()?.underlying)?;
     if !crate::byte_strings::needs_strings(chars) {
         return None;
     }
-    crate::byte_strings::strings_of_chars(chars, width)
+    let (dims, data) = crate::byte_strings::strings_of_chars(chars, width)?;
+    Some((width, dims, data))
 }
 
 fn python_metadata(obj: &Obj, value: &MatValue) -> Result<()> {
