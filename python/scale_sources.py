@@ -17,6 +17,8 @@ KIND (BYTES is the size of the data, not of the file):
   npz        .npz (stored) with one member `x`: float64 (N, 64)
   table      PyTables file, /t: Table (i int64, x float64, y float32, s S12), uncompressed
   table_sub  PyTables file, /t: Table (i int64, v float64 (8,), s S12) (a subarray field)
+  table_group  PyTables file as PyTables users lay them out: /run/t the Table of `table`, and
+             beside it /run/n, a small float64 array (64,), and /run/cal/gain, a float64 scalar
   parquet    .parquet (pyarrow, snappy): i int64, x float64, y float32, s string
   parquet_num  .parquet (pyarrow, snappy): i int64, x float64, y float32, t timestamp[ns]
              (numbers only: a pandas `fixed` key of it holds no pickled object; 28 bytes a row)
@@ -303,7 +305,7 @@ def main():
         n = max(2, nbytes // (WIDE * 8))
     elif kind == "h5_wide":
         n = max(1, nbytes // (2 * 1024 * 8))
-    elif kind in ("npy_rec", "table", "parquet"):
+    elif kind in ("npy_rec", "table", "table_group", "parquet"):
         n = max(1, nbytes // REC.itemsize)
     elif kind == "npy_rec2d":
         n = max(1, nbytes // (64 * REC.itemsize))
@@ -390,6 +392,16 @@ def main():
             t = f.create_table("/", "t", dtype, expectedrows=n)
             for a, b in slices(n):
                 t.append(records(dtype, a, b))
+    elif kind == "table_group":
+        import tables
+        with tables.open_file(path, "w") as f:
+            run = f.create_group("/", "run")
+            t = f.create_table(run, "t", REC, expectedrows=n)
+            for a, b in slices(n):
+                t.append(records(REC, a, b))
+            f.create_array(run, "n", np.arange(64.0))
+            cal = f.create_group(run, "cal")
+            f.create_array(cal, "gain", np.float64(2.5))
     elif kind == "mat73":
         write_mat73(path, n)
     elif kind == "mat73_be":

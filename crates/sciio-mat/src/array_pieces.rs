@@ -133,11 +133,79 @@ fn too_large() -> Error {
     Error::unsupported("an array larger than this machine's address space")
 }
 
-/// Hands the array of a [`TreeValue::Pieces`] (its `id`) to `write`, which asks for its
-/// elements piece by piece: what [`crate::MatWriter::write_tree`] calls at each such value,
-/// in the order they are written.
+/// What a [`PiecesOf`] callback hands over for a value of a tree: the array of a
+/// [`TreeValue::Pieces`], or the records of a [`TreeValue::Records`].
+#[derive(Debug)]
+pub enum Pieces<'a> {
+    /// A numeric or logical array, its elements asked for piece by piece.
+    Array(ArrayPieces<'a>),
+    /// A structured array, its records given batch by batch (in one pass or more).
+    Records(RecordPieces<'a>),
+}
+
+/// Hands the value of a [`TreeValue::Pieces`] or [`TreeValue::Records`] (its `id`) to
+/// `write`, which asks for its elements piece by piece: what
+/// [`crate::MatWriter::write_tree`] calls at each such value, in the order they are written
+/// (a Level-5 file's records with text fields are asked for twice: measured, then written).
 pub type PiecesOf<'a> =
-    dyn FnMut(usize, &mut dyn FnMut(ArrayPieces<'_>) -> Result<()>) -> Result<()> + 'a;
+    dyn FnMut(usize, &mut dyn FnMut(Pieces<'_>) -> Result<()>) -> Result<()> + 'a;
+
+/// Asks `pieces` for array `id` of `kind` and `shape` and hands it to `write`; an error when
+/// none, or another value, is given.
+pub(crate) fn array_of(
+    pieces: &mut PiecesOf<'_>,
+    id: usize,
+    (kind, shape): (ScalarKind, &[usize]),
+    write: &mut dyn FnMut(ArrayPieces<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut given = false;
+    pieces(id, &mut |p| match p {
+        Pieces::Array(array) => {
+            check_pieces(&array, kind, shape)?;
+            given = true;
+            write(array)
+        }
+        Pieces::Records(r) => Err(other_value(format!("records of {}", r.dtype))),
+    })?;
+    match given {
+        true => Ok(()),
+        false => Err(Error::invalid_input("an array's pieces were not given")),
+    }
+}
+
+/// Asks `pieces` for structured array `id` of `dtype` and `shape` and hands it to `write`;
+/// an error when none, or another value, is given.
+pub(crate) fn records_of(
+    pieces: &mut PiecesOf<'_>,
+    id: usize,
+    (dtype, shape): (&DType, &[usize]),
+    write: &mut dyn FnMut(RecordPieces<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut given = false;
+    pieces(id, &mut |p| match p {
+        Pieces::Records(records) => {
+            if records.dtype != *dtype || records.shape != shape {
+                return Err(other_value(format!(
+                    "records of {} {:?} for records of {dtype} {shape:?}",
+                    records.dtype, records.shape
+                )));
+            }
+            given = true;
+            write(records)
+        }
+        Pieces::Array(a) => Err(other_value(format!("an array of {:?}", a.kind))),
+    })?;
+    match given {
+        true => Ok(()),
+        false => Err(Error::invalid_input(
+            "a structured array's records were not given",
+        )),
+    }
+}
+
+fn other_value(given: String) -> Error {
+    Error::invalid_input(format!("internal: {given} was given for another value"))
+}
 
 /// A value [`crate::MatWriter::write_tree`] writes: a scalar struct (of any depth) whose large
 /// numeric fields come piece by piece, so that a struct larger than memory can be written.
@@ -152,6 +220,15 @@ pub enum TreeValue {
         kind: ScalarKind,
         shape: Vec<usize>,
         meta: Option<PythonMeta>,
+    },
+    /// A structured array of `dtype` (records of MATLAB classes) and `shape` (numpy's), a
+    /// struct array with its `Python.*` metadata as [`crate::from_numpy`] makes it, given
+    /// batch of records by batch when written: `id` is what the [`PiecesOf`] callback is
+    /// given.
+    Records {
+        id: usize,
+        dtype: DType,
+        shape: Vec<usize>,
     },
     /// A scalar struct of these fields, in this order.
     Struct(Vec<(String, TreeValue)>),
@@ -170,14 +247,25 @@ impl TreeValue {
                 meta,
             } => {
                 let mut gathered = None;
-                pieces(id, &mut |mut array| {
-                    check_pieces(&array, kind, &shape)?;
+                array_of(pieces, id, (kind, &shape), &mut |mut array| {
                     gathered = Some(array.gather()?);
                     Ok(())
                 })?;
                 let array = gathered
                     .ok_or_else(|| Error::invalid_input("an array's pieces were not given"))?;
                 Ok((MatValue::numeric(array)?, meta))
+            }
+            TreeValue::Records { id, dtype, shape } => {
+                let mut gathered = None;
+                records_of(pieces, id, (&dtype, &shape), &mut |mut records| {
+                    gathered = Some(records.gather()?);
+                    Ok(())
+                })?;
+                let array = gathered.ok_or_else(|| {
+                    Error::invalid_input("a structured array's records were not given")
+                })?;
+                let (value, meta) = crate::from_numpy(&array)?;
+                Ok((value, Some(meta)))
             }
             TreeValue::Struct(fields) => {
                 let mut values = Vec::with_capacity(fields.len());

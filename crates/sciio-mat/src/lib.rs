@@ -64,7 +64,7 @@ mod value;
 mod write;
 
 pub use array_pieces::{
-    ArrayPieces, FillElements, PiecesOf, PutBytes, RecordPass, RecordPieces, TreeValue,
+    ArrayPieces, FillElements, Pieces, PiecesOf, PutBytes, RecordPass, RecordPieces, TreeValue,
 };
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;

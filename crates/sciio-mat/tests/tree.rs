@@ -5,7 +5,9 @@
 //! scipy / h5py read the fields back.
 
 use sciio_core::{DType, NdArray, Order, Result, ScalarKind};
-use sciio_mat::{ArrayPieces, MatValue, MatVersion, MatWriter, PiecesOf, TreeValue, WriteOptions};
+use sciio_mat::{
+    ArrayPieces, MatValue, MatVersion, MatWriter, Pieces, PiecesOf, TreeValue, WriteOptions,
+};
 use sciio_testkit::{run_python, tempdir};
 
 /// Held while the environment is set or read (the writers read `SOURCE_DATE_EPOCH`).
@@ -78,11 +80,11 @@ fn give<'a>(arrays: &'a [NdArray], asked: &'a mut Vec<usize>) -> Box<PiecesOf<'a
             buf.copy_from_slice(&bytes[at..at + buf.len()]);
             Ok(())
         };
-        write(ArrayPieces {
+        write(Pieces::Array(ArrayPieces {
             kind,
             shape: a.shape().to_vec(),
             fill: &mut fill,
-        })
+        }))
     })
 }
 

@@ -121,25 +121,45 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                 progress(done, total);
             }
             let folder = folder_of(dst);
+            // A deferred structured array may be asked for twice (a Level-5 file measures its
+            // text fields first): its progress starts where its first call did and never
+            // goes back.
+            let mut bases = std::collections::HashMap::new();
+            let mut shown = done;
             out.finish_with(dst, &mut |id, write| {
                 let leaf = leaves
                     .get(id)
                     .ok_or_else(|| Error::invalid_input("internal: no such deferred array"))?;
                 let src = source_of(sources, leaf)?;
-                let base = done;
-                let mut progress_of = |d| progress(base + d, total);
-                crate::mat_write::stream_array(
-                    src,
-                    &leaf.src_path,
-                    &leaf.info,
-                    crate::mat_pieces::Sizes::DEFAULT,
-                    &folder,
-                    &mut progress_of,
-                    write,
-                )
-                .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
-                done = done.saturating_add(leaf.info.nbytes());
-                progress(done, total);
+                let base = *bases.entry(id).or_insert(done);
+                let mut progress_of = |d: u64| {
+                    shown = shown.max(base.saturating_add(d));
+                    progress(shown, total)
+                };
+                let sizes = crate::mat_pieces::Sizes::DEFAULT;
+                let given = match crate::mat_write::records::streamable_records(src, &leaf.info) {
+                    true => crate::mat_write::records::stream_records(
+                        src,
+                        &leaf.src_path,
+                        &leaf.info,
+                        (sizes, &folder),
+                        &mut progress_of,
+                        &mut |records| write(sciio_mat::Pieces::Records(records)),
+                    ),
+                    false => crate::mat_write::stream_array(
+                        src,
+                        &leaf.src_path,
+                        &leaf.info,
+                        sizes,
+                        &folder,
+                        &mut progress_of,
+                        &mut |array| write(sciio_mat::Pieces::Array(array)),
+                    ),
+                };
+                given.map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
+                done = done.max(base.saturating_add(leaf.info.nbytes()));
+                shown = shown.max(done);
+                progress(shown, total);
                 Ok(())
             })?;
         }

@@ -143,7 +143,8 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
         names.push(name);
         progress(bytes, bytes);
     }
-    out.finish_with(dst, &mut |id, write| {
+    out.finish_with(dst, &mut |id, give| {
+        let write = &mut |array: sciio_mat::ArrayPieces<'_>| give(sciio_mat::Pieces::Array(array));
         let (file, var, kind, dims) = deferred
             .get(id)
             .ok_or_else(|| Error::invalid_input("internal: no such deferred variable"))?;

@@ -18,7 +18,7 @@ use crate::mat_pieces::{numeric_kind, route, Sizes};
 use crate::mat_text::TextOut;
 use crate::node::ArrayInfo;
 
-mod records;
+pub(crate) mod records;
 
 /// A MAT file being written: into a temporary file in the destination's folder, renamed into
 /// place by [`MatOut::finish`] (dropped unfinished, the temporary file is removed).
@@ -235,12 +235,15 @@ impl MatOut {
         sizes: Sizes,
     ) -> Result<bool> {
         let name = name.trim_matches('/');
-        let Some(kind) = streamable(src, info, sizes) else {
-            return Ok(false);
-        };
         if !name.contains('/') {
             return Ok(false);
         }
+        if self.defer_records(name, src, info, id)? {
+            return Ok(true);
+        }
+        let Some(kind) = streamable(src, info, sizes) else {
+            return Ok(false);
+        };
         let meta = sciio_mat::numeric_meta(kind, &info.shape);
         self.defer(name, id, kind, info.shape.clone(), Some(meta))?;
         Ok(true)
@@ -256,6 +259,18 @@ impl MatOut {
         shape: Vec<usize>,
         meta: Option<PythonMeta>,
     ) -> Result<()> {
+        let tree = TreeValue::Pieces {
+            id,
+            kind,
+            shape,
+            meta,
+        };
+        self.defer_tree(name, tree)
+    }
+
+    /// Notes `tree` (a [`TreeValue::Pieces`] or [`TreeValue::Records`]) as the value at
+    /// path `name` (`a/b`), its elements asked for by [`MatOut::finish_with`].
+    fn defer_tree(&mut self, name: &str, tree: TreeValue) -> Result<()> {
         let name = name.trim_matches('/');
         let parts: Vec<&str> = name.split('/').collect();
         if parts.len() < 2 {
@@ -265,14 +280,8 @@ impl MatOut {
         if self.written.contains(parts[0]) {
             return Err(both_value_and_struct(parts[0]).with_node(format!("/{name}")));
         }
-        let deferred = Deferred {
-            id,
-            kind,
-            shape,
-            meta,
-        };
         self.nested
-            .insert(&parts, Entry::Deferred(Box::new(deferred)))
+            .insert(&parts, Entry::Deferred(Box::new(tree)))
             .map_err(|e| e.with_node(format!("/{name}")))
     }
 
@@ -367,18 +376,10 @@ struct Folder {
 #[derive(Debug)]
 enum Entry {
     Value(Box<(MatValue, Option<PythonMeta>)>),
-    /// A large array whose elements are asked for when its struct is written.
-    Deferred(Box<Deferred>),
+    /// A large array ([`TreeValue::Pieces`]) or structured array ([`TreeValue::Records`])
+    /// whose elements are asked for when its struct is written.
+    Deferred(Box<TreeValue>),
     Folder(Folder),
-}
-
-/// What [`MatOut::defer`] notes: the array the caller gives as `id` at `finish_with`.
-#[derive(Debug)]
-struct Deferred {
-    id: usize,
-    kind: ScalarKind,
-    shape: Vec<usize>,
-    meta: Option<PythonMeta>,
 }
 
 impl Entry {
@@ -388,7 +389,7 @@ impl Entry {
     fn into_value(self, pieces: &mut PiecesOf<'_>) -> Result<(MatValue, Option<PythonMeta>)> {
         match self {
             Entry::Value(v) => Ok(*v),
-            Entry::Deferred(d) => d.into_tree().gather(pieces),
+            Entry::Deferred(d) => d.gather(pieces),
             Entry::Folder(f) => {
                 let mut fields = Vec::with_capacity(f.entries.len());
                 let mut metas = Vec::with_capacity(f.entries.len());
@@ -414,7 +415,7 @@ impl Entry {
     /// folder that may make a sparse matrix (`saved_sparse`), which is gathered.
     fn into_tree(self, pieces: &mut PiecesOf<'_>) -> Result<TreeValue> {
         match self {
-            Entry::Deferred(d) => Ok(d.into_tree()),
+            Entry::Deferred(d) => Ok(*d),
             Entry::Folder(f) if f.has_deferred() && !f.may_be_sparse() => Ok(TreeValue::Struct(
                 f.entries
                     .into_iter()
@@ -425,17 +426,6 @@ impl Entry {
                 let (value, meta) = whole.into_value(pieces)?;
                 Ok(TreeValue::Whole(value, meta))
             }
-        }
-    }
-}
-
-impl Deferred {
-    fn into_tree(self) -> TreeValue {
-        TreeValue::Pieces {
-            id: self.id,
-            kind: self.kind,
-            shape: self.shape,
-            meta: self.meta,
         }
     }
 }
@@ -822,9 +812,11 @@ mod struct_tests {
                     .unwrap());
                 out.write("s/t/u", &small).unwrap();
                 let mut asked = Vec::new();
-                out.finish_with(&pieces, &mut |id, write| {
+                out.finish_with(&pieces, &mut |id, give| {
                     asked.push(id);
                     let (file, at, info) = &mut sources[id];
+                    let write =
+                        &mut |a: sciio_mat::ArrayPieces<'_>| give(sciio_mat::Pieces::Array(a));
                     stream_array(file, at, info, sizes, d, &mut |_| {}, write)
                 })
                 .unwrap();

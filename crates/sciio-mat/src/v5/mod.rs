@@ -26,7 +26,6 @@ pub(crate) mod cursor;
 pub(crate) mod decode;
 mod mcos;
 mod plain;
-mod records;
 mod source;
 mod subsystem;
 pub(crate) mod v4;

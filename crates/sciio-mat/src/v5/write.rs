@@ -17,6 +17,7 @@ use super::cursor::{
 };
 use crate::value::{at_least_2d, CharArray, MatValue, SparseMatrix, StructArray};
 
+mod records;
 mod text;
 mod tree;
 

@@ -71,13 +71,31 @@ impl MatWriter {
                 .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
         }
         if self.records_as_they_come(&records) {
-            return self
-                .replace_variable(name, |w, root| w.records_struct(root, name, &mut records));
+            return self.replace_variable(name, |w, root| {
+                w.records_struct(root, name, &mut records).map(|_| ())
+            });
         }
         let array = records.gather()?;
         let (value, meta) =
             crate::from_numpy(&array).map_err(|e| e.with_node(format!("/{name}")))?;
         self.write_with_meta(name, &value, Some(&meta))
+    }
+
+    /// Writes structured array `records` as struct array `name` in group `loc` (a field of a
+    /// struct being written, [`MatWriter::write_tree`]): element by element as they come when
+    /// it can be, else gathered and written as `value` writes the whole array.
+    pub(super) fn records_in(
+        &mut self,
+        loc: &Group,
+        name: &str,
+        records: &mut RecordPieces<'_>,
+    ) -> Result<Obj> {
+        if self.records_as_they_come(records) {
+            return self.records_struct(loc, name, records);
+        }
+        let array = records.gather()?;
+        let (value, meta) = crate::from_numpy(&array)?;
+        self.value(loc, name, &value, Some(&meta))
     }
 
     /// The dataset `numeric` makes of the whole array, its data filled piece by piece.

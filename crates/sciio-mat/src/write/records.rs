@@ -29,13 +29,14 @@ impl MatWriter {
         native && fields && records.len().is_some_and(|n| n > 1)
     }
 
-    /// Writes `records` as struct array `name` of `root`, element by element as they come.
+    /// Writes `records` as struct array `name` of group `loc`, element by element as they
+    /// come; returns the struct's group.
     pub(super) fn records_struct(
         &mut self,
-        root: &Group,
+        loc: &Group,
         name: &str,
         records: &mut RecordPieces<'_>,
-    ) -> Result<()> {
+    ) -> Result<Obj> {
         let dtype = records.dtype.clone();
         let DType::Record(record) = &dtype else {
             return Err(Error::invalid_input("internal: records of a plain dtype"));
@@ -50,8 +51,12 @@ impl MatWriter {
         for f in &fields {
             super::check_name(f)?;
         }
-        let obj = self.struct_group(root, name, &fields)?;
+        let obj = self.struct_group(loc, name, &fields)?;
         let columns = reference_columns(&obj, &fields, &records.shape)?;
+        // As `value` writes a struct below the root: its location, then its metadata.
+        if loc.path() != "/" {
+            obj.str_attr("H5PATH", loc.path())?;
+        }
         python_attrs(&obj, &record_attrs(record, &records.shape))?;
         let elements = match self.refs_group()?.as_ref() {
             Group::Native(g) => Group::Sealing(g.clone()),
@@ -97,7 +102,7 @@ impl MatWriter {
         if done != n {
             return Err(changed());
         }
-        Ok(())
+        Ok(obj)
     }
 
     /// The next name of an element written as it comes ([`element_name`]).

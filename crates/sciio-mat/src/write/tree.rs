@@ -11,7 +11,7 @@ use super::{
     check_name, numeric_python_metadata, python_attrs, scalar_struct_python_metadata, MatWriter,
     Obj, PYTHON_FIELDS_MAX,
 };
-use crate::array_pieces::{check_pieces, PiecesOf, TreeValue};
+use crate::array_pieces::{array_of, records_of, PiecesOf, TreeValue};
 use crate::value::at_least_2d;
 
 impl MatWriter {
@@ -33,10 +33,14 @@ impl MatWriter {
                 kind,
                 shape,
                 meta,
-            } if !whole => pieces(id, &mut |array| {
-                check_pieces(&array, kind, &shape)?;
+            } if !whole => array_of(pieces, id, (kind, &shape), &mut |array| {
                 self.write_pieces(name, array, meta.as_ref())
             }),
+            TreeValue::Records { id, dtype, shape } => {
+                records_of(pieces, id, (&dtype, &shape), &mut |records| {
+                    self.write_records(name, records)
+                })
+            }
             TreeValue::Struct(fields) if !whole && !fields.is_empty() => {
                 if let Some(w) = &mut self.level5 {
                     return w
@@ -71,8 +75,7 @@ impl MatWriter {
                 meta,
             } => {
                 let mut made = None;
-                pieces(*id, &mut |mut array| {
-                    check_pieces(&array, *kind, shape)?;
+                array_of(pieces, *id, (*kind, shape), &mut |mut array| {
                     made = Some(self.numeric_pieces(loc, name, &mut array)?);
                     Ok(())
                 })?;
@@ -92,6 +95,16 @@ impl MatWriter {
                     None => {}
                 }
                 Ok(obj)
+            }
+            TreeValue::Records { id, dtype, shape } => {
+                let mut made = None;
+                records_of(pieces, *id, (dtype, shape), &mut |mut records| {
+                    made = Some(self.records_in(loc, name, &mut records)?);
+                    Ok(())
+                })?;
+                made.ok_or_else(|| {
+                    sciio_core::Error::invalid_input("a structured array's records were not given")
+                })
             }
             TreeValue::Struct(fields) if fields.is_empty() => {
                 let value = crate::MatValue::Struct(crate::StructArray::scalar(Vec::new()));

@@ -17,13 +17,8 @@ impl MatOut {
     /// Writes the structured array at `path` of `src` as top-level variable `name` batch by
     /// batch ([`sciio_mat::MatWriter::write_records`]: the file [`MatOut::write`] makes of
     /// the whole array) when it is a `.npy`, `.npz` or HDF5 structured array; `false`, having
-    /// written nothing, otherwise. Records in MATLAB's order as stored (Fortran order, or at
-    /// most one axis longer than 1) are read from the source in batches; others are first
-    /// staged in MATLAB's order into a temporary file beside the destination
-    /// (`mat_pieces.rs` [`stage`], as for numeric N-d arrays), which counts as the first half
-    /// of the bytes for `progress`.
-    /// `progress` is told the bytes done: each pass over the records (one, or two when
-    /// text fields are measured first) counts as half of them.
+    /// written nothing, otherwise. The records are read as [`stream_records`] reads them
+    /// (staged copies go beside the destination), `progress` told as it tells.
     pub(crate) fn write_records_streamed(
         &mut self,
         name: &str,
@@ -47,82 +42,132 @@ impl MatOut {
         sizes: Sizes,
     ) -> Result<bool> {
         let name = name.trim_matches('/');
-        if !streamable_records(src, info, name) {
+        if name.contains('/') || !streamable_records(src, info) {
             return Ok(false);
         }
         self.claim_variable(name)?;
-        if in_matlab_order(info) {
-            let mut read = |put: &mut sciio_mat::PutBytes<'_>| {
-                let item = info.dtype.itemsize();
-                let per_batch = (BATCH_RECORDS_BYTES / item.max(1)).max(1);
-                crate::stream::for_each_batch(src, path, item, per_batch, &mut |b| put(b))
-            };
-            let mut passes = Passes::new(info, 0, 2, progress);
-            return self.put_records(name, info.dtype.clone(), info, &mut passes, &mut read);
-        }
-        // Several axes longer than 1 in C order: the records staged once in MATLAB's order
-        // (blocks of rows in Fortran order in a temporary file, as numeric N-d arrays are),
-        // then read from there, in native byte order, once or twice.
-        let how = {
-            let (block_rows, stored) = staged_blocks(info, sizes);
-            (block_rows, stored, sizes.block_bytes)
-        };
         let folder = self.folder();
-        let (staged, copied) = stage(src, path, info, how, &folder, &mut |d| progress(d / 2))?;
-        let (base, share) = match copied {
-            true => (info.nbytes() / 2, 4),
-            false => (0, 2),
-        };
-        let item = info.dtype.itemsize() as u64;
-        let count = info.nbytes() / item.max(1);
-        let native = info.dtype.to_native();
-        Prefetch::run(&staged, count, |prefetch| {
-            let per_piece = (BATCH_RECORDS_BYTES as u64 / item.max(1)).max(1);
-            let mut read = |put: &mut sciio_mat::PutBytes<'_>| {
-                let mut buf = Vec::new();
-                let mut first = 0;
-                while first < count {
-                    let end = (first + per_piece).min(count);
-                    buf.resize(((end - first) * item) as usize, 0);
-                    prefetch.fill(first, &mut buf)?;
-                    put(&buf)?;
-                    first = end;
-                }
-                Ok(())
-            };
-            let mut passes = Passes::new(info, base, share, progress);
-            self.put_records(name, native, info, &mut passes, &mut read)
-        })?;
+        let writer = &mut self.writer;
+        stream_records(
+            src,
+            path,
+            info,
+            (sizes, &folder),
+            progress,
+            &mut |records| writer.write_records(name, records),
+        )?;
         Ok(true)
     }
+}
 
-    /// Writes the records `read` gives (in MATLAB's order, of `dtype`) as variable `name`,
-    /// each pass over them counted by `passes`.
-    fn put_records(
+impl MatOut {
+    /// For a structured array [`MatOut::write_records_streamed`] would write, named by a
+    /// path (`a/b`, a field of struct `a`): notes it as array `id` of the struct to be
+    /// ([`sciio_mat::TreeValue::Records`]), its records asked for when
+    /// [`MatOut::finish_with`] writes the struct (through [`stream_records`]); `false`,
+    /// having noted nothing, for other arrays.
+    pub(super) fn defer_records(
         &mut self,
         name: &str,
-        dtype: DType,
+        src: &crate::file::File,
         info: &ArrayInfo,
-        passes: &mut Passes<'_>,
-        read: &mut dyn FnMut(&mut sciio_mat::PutBytes<'_>) -> Result<()>,
+        id: usize,
     ) -> Result<bool> {
-        let mut pass = |put: &mut sciio_mat::PutBytes<'_>| -> Result<()> {
-            read(&mut |batch: &[u8]| {
-                put(batch)?;
-                passes.done(batch.len() as u64);
-                Ok(())
-            })?;
-            passes.next();
-            Ok(())
-        };
-        let records = sciio_mat::RecordPieces {
-            dtype,
+        if !streamable_records(src, info) {
+            return Ok(false);
+        }
+        let tree = sciio_mat::TreeValue::Records {
+            id,
+            dtype: info.dtype.clone(),
             shape: info.shape.clone(),
-            pass: &mut pass,
         };
-        self.writer.write_records(name, records)?;
+        self.defer_tree(name, tree)?;
         Ok(true)
     }
+}
+
+/// Gives the structured array at `path` of `src` (one [`streamable_records`] takes) to
+/// `write` as [`sciio_mat::RecordPieces`], its records in MATLAB's order. Records in
+/// MATLAB's order as stored (Fortran order, or at most one axis longer than 1) are read from
+/// the source in batches at each pass; others are first staged in MATLAB's order into a
+/// temporary file in `folder` (`mat_pieces.rs` [`stage`], as for numeric N-d arrays), which
+/// counts as the first half of the bytes for `progress`. `progress` is told the bytes done:
+/// each pass over the records (one, or two when text fields are measured first) counts as
+/// half of them.
+pub(crate) fn stream_records(
+    src: &mut crate::file::File,
+    path: &str,
+    info: &ArrayInfo,
+    (sizes, folder): (Sizes, &std::path::Path),
+    progress: &mut dyn FnMut(u64),
+    write: &mut dyn FnMut(sciio_mat::RecordPieces<'_>) -> Result<()>,
+) -> Result<()> {
+    if in_matlab_order(info) {
+        let mut read = |put: &mut sciio_mat::PutBytes<'_>| {
+            let item = info.dtype.itemsize();
+            let per_batch = (BATCH_RECORDS_BYTES / item.max(1)).max(1);
+            crate::stream::for_each_batch(src, path, item, per_batch, &mut |b| put(b))
+        };
+        let mut passes = Passes::new(info, 0, 2, progress);
+        return give_records(info.dtype.clone(), info, &mut passes, &mut read, write);
+    }
+    // Several axes longer than 1 in C order: the records staged once in MATLAB's order
+    // (blocks of rows in Fortran order in a temporary file, as numeric N-d arrays are),
+    // then read from there, in native byte order, once or twice.
+    let how = {
+        let (block_rows, stored) = staged_blocks(info, sizes);
+        (block_rows, stored, sizes.block_bytes)
+    };
+    let (staged, copied) = stage(src, path, info, how, folder, &mut |d| progress(d / 2))?;
+    let (base, share) = match copied {
+        true => (info.nbytes() / 2, 4),
+        false => (0, 2),
+    };
+    let item = info.dtype.itemsize() as u64;
+    let count = info.nbytes() / item.max(1);
+    let native = info.dtype.to_native();
+    Prefetch::run(&staged, count, |prefetch| {
+        let per_piece = (BATCH_RECORDS_BYTES as u64 / item.max(1)).max(1);
+        let mut read = |put: &mut sciio_mat::PutBytes<'_>| {
+            let mut buf = Vec::new();
+            let mut first = 0;
+            while first < count {
+                let end = (first + per_piece).min(count);
+                buf.resize(((end - first) * item) as usize, 0);
+                prefetch.fill(first, &mut buf)?;
+                put(&buf)?;
+                first = end;
+            }
+            Ok(())
+        };
+        let mut passes = Passes::new(info, base, share, progress);
+        give_records(native, info, &mut passes, &mut read, write)
+    })
+}
+
+/// Gives `write` the records `read` gives (in MATLAB's order, of `dtype`), each pass over
+/// them counted by `passes`.
+fn give_records(
+    dtype: DType,
+    info: &ArrayInfo,
+    passes: &mut Passes<'_>,
+    read: &mut dyn FnMut(&mut sciio_mat::PutBytes<'_>) -> Result<()>,
+    write: &mut dyn FnMut(sciio_mat::RecordPieces<'_>) -> Result<()>,
+) -> Result<()> {
+    let mut pass = |put: &mut sciio_mat::PutBytes<'_>| -> Result<()> {
+        read(&mut |batch: &[u8]| {
+            put(batch)?;
+            passes.done(batch.len() as u64);
+            Ok(())
+        })?;
+        passes.next();
+        Ok(())
+    };
+    write(sciio_mat::RecordPieces {
+        dtype,
+        shape: info.shape.clone(),
+        pass: &mut pass,
+    })
 }
 
 /// The progress of the passes over the records: from `base`, each pass counted as
@@ -160,8 +205,8 @@ impl<'p> Passes<'p> {
 }
 
 /// Whether the array is a structured array of MATLAB classes from a `.npy`, `.npz` or HDF5
-/// file, under a top-level name.
-fn streamable_records(src: &crate::file::File, info: &ArrayInfo, name: &str) -> bool {
+/// file (read batch of records by batch).
+pub(crate) fn streamable_records(src: &crate::file::File, info: &ArrayInfo) -> bool {
     let source = matches!(
         src.format(),
         crate::format::Format::Npy | crate::format::Format::Npz
@@ -170,7 +215,6 @@ fn streamable_records(src: &crate::file::File, info: &ArrayInfo, name: &str) -> 
     #[cfg(feature = "hdf5")]
     let source = source || src.format() == crate::format::Format::Hdf5;
     source
-        && !name.contains('/')
         && matches!(info.dtype, DType::Record(_))
         && sciio_mat::no_class_reason(&info.dtype).is_none()
         && info.dtype.itemsize() > 0

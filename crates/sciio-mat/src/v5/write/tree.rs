@@ -3,13 +3,14 @@
 //! (v7: deflated as one stream), its sizes known up front, each large field's data written as
 //! it comes (`stream_data`), so the struct is never held.
 
-use sciio_core::{Error, Result, ScalarKind};
+use sciio_core::{DType, Error, Result, ScalarKind};
 
+use super::records::RecordsElement;
 use super::{
     check_name, estimate, matrix, numeric_head, stream_data, Level5Writer, Parts, MAX_VARIABLE,
     PARALLEL_FROM,
 };
-use crate::array_pieces::{check_pieces, pieces_bytes, PiecesOf, TreeValue};
+use crate::array_pieces::{array_of, pieces_bytes, records_of, PiecesOf, TreeValue};
 use crate::value::{MatValue, StructArray};
 
 /// A part of the element: bytes made up front, or a large field's data (after its head).
@@ -20,6 +21,13 @@ enum Segment {
         kind: ScalarKind,
         shape: Vec<usize>,
         parts: Parts,
+    },
+    /// A structured array's whole element (head and records), planned.
+    Records {
+        id: usize,
+        dtype: DType,
+        shape: Vec<usize>,
+        element: RecordsElement,
     },
 }
 
@@ -44,7 +52,7 @@ impl Level5Writer {
             )));
         }
         let mut segments = Vec::new();
-        let len = segments_of(&mut segments, name, &tree)?;
+        let len = segments_of(&mut segments, name, &tree, pieces)?;
         if len > MAX_VARIABLE {
             return Err(Error::unsupported(
                 "the variable is over the 2 GB a MAT v5/v7 variable can hold: write MAT v7.3 \
@@ -74,6 +82,19 @@ fn tree_estimate(tree: &TreeValue) -> Result<u64> {
     Ok(match tree {
         TreeValue::Whole(value, _) => estimate(value),
         TreeValue::Pieces { kind, shape, .. } => 64u64.saturating_add(pieces_bytes(*kind, shape)?),
+        // At least the smallest element per field and record (tag, flags, dimensions, name,
+        // data tag): never over the variable when the records are not.
+        TreeValue::Records { dtype, shape, .. } => {
+            let fields = match dtype {
+                DType::Record(r) => r.fields.len() as u64,
+                _ => 0,
+            };
+            shape
+                .iter()
+                .try_fold(fields.saturating_mul(56), |a, &d| a.checked_mul(d as u64))
+                .ok_or_else(|| Error::invalid_input("the array's size overflows"))?
+                .saturating_add(64)
+        }
         TreeValue::Struct(fields) => {
             let mut sum = 64u64.saturating_add(64 * fields.len() as u64);
             for (_, field) in fields {
@@ -85,8 +106,14 @@ fn tree_estimate(tree: &TreeValue) -> Result<u64> {
 }
 
 /// Appends the segments of `tree`'s `miMATRIX` element named `name` (fields are unnamed) and
-/// returns the element's length, tag included.
-fn segments_of(segments: &mut Vec<Segment>, name: &str, tree: &TreeValue) -> Result<u64> {
+/// returns the element's length, tag included. Records are planned here: those with byte or
+/// text fields are read once from `pieces` to measure them.
+fn segments_of(
+    segments: &mut Vec<Segment>,
+    name: &str,
+    tree: &TreeValue,
+    pieces: &mut PiecesOf<'_>,
+) -> Result<u64> {
     match tree {
         TreeValue::Whole(value, _) => {
             let mut bytes = Vec::new();
@@ -114,6 +141,24 @@ fn segments_of(segments: &mut Vec<Segment>, name: &str, tree: &TreeValue) -> Res
             });
             Ok(len)
         }
+        TreeValue::Records { id, dtype, shape } => {
+            let mut planned = None;
+            records_of(pieces, *id, (dtype, shape), &mut |mut records| {
+                planned = Some(RecordsElement::plan(name, &mut records)?);
+                Ok(())
+            })?;
+            let element = planned.ok_or_else(|| {
+                Error::invalid_input("a structured array's records were not given")
+            })?;
+            let len = element.len();
+            segments.push(Segment::Records {
+                id: *id,
+                dtype: dtype.clone(),
+                shape: shape.clone(),
+                element,
+            });
+            Ok(len)
+        }
         TreeValue::Struct(fields) => {
             // The head `matrix` makes of the struct: flags, dimensions, name, field names.
             let head_only = StructArray {
@@ -127,7 +172,7 @@ fn segments_of(segments: &mut Vec<Segment>, name: &str, tree: &TreeValue) -> Res
             let mut len = head.len() as u64;
             segments.push(Segment::Bytes(head));
             for (_, field) in fields {
-                len = len.saturating_add(segments_of(segments, "", field)?);
+                len = len.saturating_add(segments_of(segments, "", field, pieces)?);
             }
             let body = u32::try_from(len - 8).map_err(|_| {
                 Error::unsupported("the variable is over 4 GB: write MAT v7.3 (--mat-version 7.3)")
@@ -156,18 +201,17 @@ fn put_segments(
                 kind,
                 shape,
                 parts,
-            } => {
-                let mut written = false;
-                pieces(*id, &mut |mut array| {
-                    check_pieces(&array, *kind, shape)?;
-                    stream_data(&mut array, parts, put)?;
-                    written = true;
-                    Ok(())
-                })?;
-                if !written {
-                    return Err(Error::invalid_input("an array's pieces were not given"));
-                }
-            }
+            } => array_of(pieces, *id, (*kind, shape), &mut |mut array| {
+                stream_data(&mut array, parts, put)
+            })?,
+            Segment::Records {
+                id,
+                dtype,
+                shape,
+                element,
+            } => records_of(pieces, *id, (dtype, shape), &mut |mut records| {
+                element.put(&mut records, put)
+            })?,
         }
     }
     Ok(())

@@ -11,10 +11,8 @@
 
 use sciio_core::{DType, Error, Field, NdArray, Order, RecordType, Result, ScalarKind};
 
-use super::consts::MX_STRUCT;
-use super::write::{
-    matrix, matrix_head, struct_field_names, Level5Writer, MAX_VARIABLE, PARALLEL_FROM,
-};
+use super::super::consts::MX_STRUCT;
+use super::{matrix, matrix_head, struct_field_names, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
 use crate::array_pieces::{changed, PutBytes, RecordPieces};
 use crate::numpy::field_value;
 
@@ -22,12 +20,45 @@ impl Level5Writer {
     /// Appends structured array `records` as struct array variable `name` (what
     /// [`Level5Writer::write`] makes of [`crate::from_numpy`]'s struct), reading the records
     /// once (numeric fields only) or twice (byte or text fields: their sizes first).
-    pub(crate) fn write_records(&mut self, name: &str, records: RecordPieces<'_>) -> Result<()> {
+    pub(crate) fn write_records(
+        &mut self,
+        name: &str,
+        mut records: RecordPieces<'_>,
+    ) -> Result<()> {
         if !name.is_ascii() || name.len() > 63 {
             return Err(Error::unsupported(format!(
                 "variable name {name:?}: MAT v5/v7 names are at most 63 ASCII characters"
             )));
         }
+        let element = RecordsElement::plan(name, &mut records)?;
+        if element.len() < PARALLEL_FROM as u64 {
+            // Small: the whole element, as `write` compresses it (zlib levels by size).
+            let mut body = Vec::new();
+            element.put(&mut records, &mut |b| {
+                body.extend_from_slice(b);
+                Ok(())
+            })?;
+            return self.put_whole(&body);
+        }
+        self.put_streamed(&mut |put| element.put(&mut records, put))
+    }
+}
+
+/// A structured array's `miMATRIX` element planned before any of it is written: its head
+/// (the element's size, which comes first, known) and how its records are encoded.
+pub(crate) struct RecordsElement {
+    head: Vec<u8>,
+    /// Bytes of the elements after the head.
+    elements: u64,
+    count: u64,
+    encoder: Encoder,
+}
+
+impl RecordsElement {
+    /// Plans the element named `name` (`""` for a struct's field) of `records`, passing over
+    /// them once when a byte or text field's elements must be measured. Refuses a variable
+    /// over 2 GB, or records of no MATLAB class.
+    pub(crate) fn plan(name: &str, records: &mut RecordPieces<'_>) -> Result<RecordsElement> {
         if let Some(why) = crate::numpy::no_class_reason(&records.dtype) {
             return Err(Error::unsupported(why));
         }
@@ -35,7 +66,7 @@ impl Level5Writer {
             .len()
             .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
         let native = records.dtype.to_native();
-        let DType::Record(record) = &native else {
+        let DType::Record(record) = native else {
             return Err(Error::invalid_input("not a structured array"));
         };
         let coders = record
@@ -46,44 +77,43 @@ impl Level5Writer {
         let encoder = Encoder {
             dtype: records.dtype.clone(),
             record,
-            coders: &coders,
+            coders,
         };
-        let pass = records.pass;
         let elements = match encoder.fixed_record_len() {
             Some(len) => len.checked_mul(count),
-            None => Some(encoder.measure(pass, count)?),
+            None => Some(encoder.measure(records.pass, count)?),
         }
         .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
-        let head = struct_head(name, &records.shape, record, elements)?;
-        let total = head.len() as u64 + elements;
-        if total < PARALLEL_FROM as u64 {
-            // Small: the whole element, as `write` compresses it (zlib levels by size).
-            let mut body = head;
-            let mut put = |b: &[u8]| {
-                body.extend_from_slice(b);
-                Ok(())
-            };
-            encoder.encode(pass, count, &mut put)?;
-            if body.len() as u64 != total {
+        let head = struct_head(name, &records.shape, &encoder.record, elements)?;
+        Ok(RecordsElement {
+            head,
+            elements,
+            count,
+            encoder,
+        })
+    }
+
+    /// The element's length, tag included.
+    pub(crate) fn len(&self) -> u64 {
+        self.head.len() as u64 + self.elements
+    }
+
+    /// Gives the element's bytes to `put`: its head, then the records (another pass over
+    /// them) encoded, checked to be the bytes planned.
+    pub(crate) fn put(&self, records: &mut RecordPieces<'_>, put: &mut PutBytes<'_>) -> Result<()> {
+        put(&self.head)?;
+        let mut written = 0u64;
+        self.encoder.encode(records.pass, self.count, &mut |b| {
+            written += b.len() as u64;
+            if written > self.elements {
                 return Err(changed());
             }
-            return self.put_whole(&body);
+            put(b)
+        })?;
+        match written == self.elements {
+            true => Ok(()),
+            false => Err(changed()),
         }
-        self.put_streamed(&mut |put| {
-            put(&head)?;
-            let mut written = 0u64;
-            encoder.encode(pass, count, &mut |b| {
-                written += b.len() as u64;
-                if written > elements {
-                    return Err(changed());
-                }
-                put(b)
-            })?;
-            match written == elements {
-                true => Ok(()),
-                false => Err(changed()),
-            }
-        })
     }
 }
 
@@ -195,18 +225,18 @@ impl FieldCoder {
 }
 
 /// Records of a structured array made into struct elements.
-struct Encoder<'a> {
+struct Encoder {
     /// The records' dtype as given (any byte order).
     dtype: DType,
     /// Its native-order record type.
-    record: &'a RecordType,
-    coders: &'a [FieldCoder],
+    record: RecordType,
+    coders: Vec<FieldCoder>,
 }
 
 /// Bytes of elements encoded before they are passed on.
 const OUT_BYTES: usize = 4 << 20;
 
-impl Encoder<'_> {
+impl Encoder {
     /// Bytes of one record's elements when no field's depends on the data.
     fn fixed_record_len(&self) -> Option<u64> {
         self.coders.iter().map(FieldCoder::fixed).sum()
@@ -277,7 +307,7 @@ impl Encoder<'_> {
     ) -> Result<()> {
         let mut buf = Vec::with_capacity(OUT_BYTES + 4096);
         self.for_each_record(pass, count, &mut |record| {
-            for coder in self.coders {
+            for coder in &self.coders {
                 coder.encode(record, &mut buf)?;
             }
             if buf.len() >= OUT_BYTES {
