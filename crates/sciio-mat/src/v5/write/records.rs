@@ -79,6 +79,10 @@ impl RecordsElement {
             record,
             coders,
         };
+        // Refused before the measuring pass when even the smallest elements (text fields
+        // empty) would not fit.
+        let least = encoder.least_record_len().saturating_mul(count);
+        struct_head(name, &records.shape, &encoder.record, least)?;
         let elements = match encoder.fixed_record_len() {
             Some(len) => len.checked_mul(count),
             None => Some(encoder.measure(records.pass, count)?),
@@ -150,7 +154,11 @@ enum FieldCoder {
     },
     /// Anything else: the value made as the whole array's is, then encoded; `fixed` its
     /// element's length when that does not depend on the data (numeric subarrays).
-    Value { field: Field, fixed: Option<u64> },
+    Value {
+        field: Field,
+        fixed: Option<u64>,
+        least: u64,
+    },
 }
 
 impl FieldCoder {
@@ -190,8 +198,18 @@ impl FieldCoder {
             _ => FieldCoder::Value {
                 field: field.clone(),
                 fixed: (!text).then_some(template.len() as u64),
+                // A zero value's element: an empty text's, the shortest there is.
+                least: template.len() as u64,
             },
         })
+    }
+
+    /// The shortest element's length.
+    fn least(&self) -> u64 {
+        match self {
+            FieldCoder::Patch { template, .. } => template.len() as u64,
+            FieldCoder::Value { least, .. } => *least,
+        }
     }
 
     /// The element's length whatever the data, if it is so.
@@ -240,6 +258,11 @@ impl Encoder {
     /// Bytes of one record's elements when no field's depends on the data.
     fn fixed_record_len(&self) -> Option<u64> {
         self.coders.iter().map(FieldCoder::fixed).sum()
+    }
+
+    /// Bytes of one record's elements at the least (text fields empty).
+    fn least_record_len(&self) -> u64 {
+        self.coders.iter().map(FieldCoder::least).sum()
     }
 
     /// Calls `each` with every record in native byte order, checking their count.
@@ -335,5 +358,28 @@ mod tests {
         assert_eq!(u64::from(len), ok.len() as u64 - 8 + 1000);
         let err = struct_head("r", &[10], &record, 3 << 30).unwrap_err();
         assert!(err.to_string().contains("over the 2 GB"), "{err}");
+    }
+
+    /// Records whose text fields are measured in a first pass are refused before it when
+    /// even their empty texts would take the variable over 2 GB: nothing is read.
+    #[test]
+    fn records_too_large_even_with_empty_texts_are_refused_before_reading() {
+        let descr = sciio_core::PyLiteral::parse("[('s', '|S4'), ('x', '<f8')]").unwrap();
+        let dtype = DType::parse_descr(&descr).unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = Level5Writer::create(&dir.path().join("big.mat"), None, "test").unwrap();
+        let mut read = 0;
+        let mut pass = |_: &mut PutBytes<'_>| -> Result<()> {
+            read += 1;
+            Err(Error::invalid_input("read"))
+        };
+        let records = RecordPieces {
+            dtype,
+            shape: vec![40_000_000],
+            pass: &mut pass,
+        };
+        let err = w.write_records("r", records).unwrap_err();
+        assert!(err.to_string().contains("over the 2 GB"), "{err}");
+        assert_eq!(read, 0);
     }
 }
