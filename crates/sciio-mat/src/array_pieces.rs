@@ -1,6 +1,7 @@
 //! A numeric or logical array given piece by piece ([`ArrayPieces`]), to the writers of
 //! both MAT formats (`write/pieces.rs`, `v5/write.rs`); a structured array given batch of
-//! records by batch ([`RecordPieces`], `v5/records.rs`).
+//! records by batch ([`RecordPieces`], `v5/write/records.rs`, `write/records.rs`); both
+//! handed over as [`Pieces`] for the values of a [`TreeValue`].
 
 use sciio_core::{DType, Error, NdArray, Order, Result, ScalarKind};
 

@@ -61,7 +61,7 @@ impl MatWriter {
     /// Writes structured array `records` as struct array variable `name` (a top-level
     /// name): the file [`MatWriter::write_with_meta`] makes of [`crate::from_numpy`]'s value
     /// and metadata (v7.3: the same values, its objects in another order). Level-5 files take
-    /// the records batch by batch (`v5/records.rs`), v7.3 files element by element as they
+    /// the records batch by batch (`v5/write/records.rs`), v7.3 files element by element as they
     /// come (`write/records.rs`); both in bounded memory.
     pub fn write_records(&mut self, name: &str, mut records: RecordPieces<'_>) -> Result<()> {
         super::check_name(name)?;

@@ -1,8 +1,10 @@
-//! A scalar struct whose large numeric fields come piece by piece ([`MatWriter::write_tree`]):
-//! v7.3, the group `structure` makes, each field written into it in order (a large one
-//! through `numeric_pieces`, chunk by chunk); v5/v7, the struct's `miMATRIX` element written
-//! as its bytes come (`crate::v5::write`). Either way the file is the one the whole struct
-//! makes.
+//! A scalar struct whose large numeric fields come piece by piece and whose structured-array
+//! fields come batch of records by batch ([`MatWriter::write_tree`]): v7.3, the group
+//! `structure` makes, each field written into it in order (a large one through
+//! `numeric_pieces`, chunk by chunk; records through `records_struct`, element by element as
+//! they come); v5/v7, the struct's `miMATRIX` element written as its bytes come
+//! (`crate::v5::write`). Either way the file is the one the whole struct makes (v7.3 with
+//! records: the same values, their elements in another order).
 
 use sciio_core::Result;
 

@@ -1,6 +1,6 @@
 //! Structured arrays (records) into MAT files batch of records by batch
 //! ([`MatOut::write_records_streamed`]): a `.npy`, `.npz` member or HDF5 table read in batches
-//! (`stream::for_each_batch`, once or twice: see `sciio_mat`'s `v5/records.rs`) rather than
+//! (`stream::for_each_batch`, once or twice: see `sciio_mat`'s `v5/write/records.rs`) rather than
 //! whole, so that a struct array of millions of records is written in bounded memory (v7.3:
 //! element by element as the records come, `sciio_mat`'s `write/records.rs`).
 

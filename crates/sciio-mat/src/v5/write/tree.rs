@@ -1,7 +1,9 @@
 //! A scalar struct whose large numeric fields come piece by piece, into a Level-5 file
 //! ([`Level5Writer::write_tree`]): the `miMATRIX` element `matrix` makes of the whole struct
 //! (v7: deflated as one stream), its sizes known up front, each large field's data written as
-//! it comes (`stream_data`), so the struct is never held.
+//! it comes (`stream_data`), each structured-array field's element planned first (its text
+//! fields measured: `RecordsElement`) and its records encoded as they come, so the struct is
+//! never held.
 
 use sciio_core::{DType, Error, Result, ScalarKind};
 
