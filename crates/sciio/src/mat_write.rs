@@ -91,8 +91,15 @@ impl MatOut {
 
     /// Writes `array` as variable `name` as `hdf5storage.savemat` stores it (with its
     /// `Python.*` attributes, [`sciio_mat::from_numpy`]); a path (`a/b`) makes field `b` of
-    /// struct `a`.
+    /// struct `a`. Into a Level-5 file (v7, v5), which scipy.io and MATLAB read, a `U`/`S`
+    /// array is the char array `scipy.io.savemat` writes ([`sciio_mat::scipy_chars`]).
     pub(crate) fn write(&mut self, name: &str, array: &NdArray) -> Result<()> {
+        if self.writer.scipy_text() {
+            if let Some(chars) = sciio_mat::scipy_chars(array) {
+                let chars = chars.map_err(|e| e.with_node(format!("/{name}")))?;
+                return self.write_entry(name, MatValue::Char(chars), None);
+            }
+        }
         let (value, meta) =
             sciio_mat::from_numpy(array).map_err(|e| e.with_node(format!("/{name}")))?;
         self.write_entry(name, value, Some(meta))
@@ -178,7 +185,8 @@ impl MatOut {
         if name.contains('/') {
             return Ok(false);
         }
-        if let Some(text) = crate::mat_text::text_view(src, info, sizes) {
+        let scipy = self.writer.scipy_text();
+        if let Some(text) = crate::mat_text::text_view(src, info, sizes, scipy) {
             self.claim_variable(name)?;
             let folder = self.folder();
             let writer = &mut self.writer;
