@@ -258,9 +258,10 @@ fn text(array: &NdArray, width: usize, unit: usize) -> Result<MatValue> {
 /// ```
 /// use sciio_core::{DType, NdArray, Order, ScalarKind};
 /// let words = NdArray::from_bytes(DType::scalar(ScalarKind::Bytes(2)), &[2], Order::C, b"hio\0")?;
-/// let chars = sciio_mat::scipy_chars(&words).unwrap()?;
+/// let chars = sciio_mat::scipy_chars(&words).expect("a text array")?;
 /// // 'hi', 'o' -> the 2x2 char ['hi'; 'o '].
-/// assert_eq!((chars.shape, chars.rows()), (vec![2, 2], vec!["hi".into(), "o ".into()]));
+/// assert_eq!(chars.shape, vec![2, 2]);
+/// assert_eq!(chars.rows(), vec!["hi", "o "]);
 /// # Ok::<(), sciio_core::Error>(())
 /// ```
 pub fn scipy_chars(array: &NdArray) -> Option<Result<CharArray>> {

@@ -1,6 +1,7 @@
 //! Writing MAT files in conversions ([`MatOut`]): each numpy array becomes a MATLAB numeric or
 //! logical variable (`MatValue::numeric`, the array's shape taken as MATLAB's, at least 2-d
-//! like `hdf5storage.savemat` makes it) and a `U` scalar a char row; the members of a
+//! like `hdf5storage.savemat` makes it) and a `U`/`S` array a char array (hdf5storage's
+//! layout into v7.3, `scipy.io.savemat`'s into v7/v5); the members of a
 //! `scipy.sparse.save_npz` file under one name make one sparse variable. Reading MAT files is
 //! in `mat.rs`, the MAT routes of conversions in `mat_convert.rs`.
 
