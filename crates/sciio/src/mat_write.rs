@@ -92,14 +92,13 @@ impl MatOut {
 
     /// Writes `array` as variable `name` as `hdf5storage.savemat` stores it (with its
     /// `Python.*` attributes, [`sciio_mat::from_numpy`]); a path (`a/b`) makes field `b` of
-    /// struct `a`. Into a Level-5 file (v7, v5), which scipy.io and MATLAB read, a `U`/`S`
-    /// array is the char array `scipy.io.savemat` writes ([`sciio_mat::scipy_chars`]).
+    /// struct `a`. Into a Level-5 file (v7, v5), which scipy.io and MATLAB read, `U`/`S`
+    /// text is the char array `scipy.io.savemat` writes ([`sciio_mat::scipy_value`]).
     pub(crate) fn write(&mut self, name: &str, array: &NdArray) -> Result<()> {
         if self.writer.scipy_text() {
-            if let Some(chars) = sciio_mat::scipy_chars(array) {
-                let chars = chars.map_err(|e| e.with_node(format!("/{name}")))?;
-                return self.write_entry(name, MatValue::Char(chars), None);
-            }
+            let value =
+                sciio_mat::scipy_value(array).map_err(|e| e.with_node(format!("/{name}")))?;
+            return self.write_entry(name, value, None);
         }
         let (value, meta) =
             sciio_mat::from_numpy(array).map_err(|e| e.with_node(format!("/{name}")))?;

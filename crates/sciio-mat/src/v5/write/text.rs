@@ -2,7 +2,7 @@
 //! class char the whole array makes (`chars`: UTF-8, or UTF-16 when some code is no
 //! character), its codes encoded as they pass. The codes come in `scipy.io.savemat`'s layout
 //! (numpy's shape and the strings' width, [`crate::scipy_chars`]): NULs are written as
-//! spaces, and an array of empty strings only is scipy's empty char.
+//! spaces, and a `U` array of empty strings only is scipy's empty char.
 
 use sciio_core::{Error, Result};
 
@@ -17,7 +17,7 @@ impl Level5Writer {
     /// Appends char variable `name` given piece by piece (`text.shape`: numpy's shape and the
     /// strings' width): the bytes [`Level5Writer::write`] makes of the whole array's
     /// [`crate::scipy_chars`], written (v7: deflated) as they come. Small variables, and
-    /// arrays of empty strings only, are gathered and written whole.
+    /// `U` arrays of empty strings only, are written whole.
     pub(crate) fn write_text_pieces(&mut self, name: &str, mut text: TextPieces<'_>) -> Result<()> {
         let summary = text.summary;
         let n = text
@@ -39,13 +39,16 @@ impl Level5Writer {
                 )))
             }
         };
-        if summary.max == 0 {
+        let unicode = text.unit == 4;
+        if summary.max == 0 && unicode {
             // Only NULs: empty strings, which scipy writes as an empty char (nothing to read).
-            return self.write(name, &MatValue::Char(scipy_text(text.shape, Vec::new())));
+            let empty = scipy_text(text.shape, Vec::new(), unicode);
+            return self.write(name, &MatValue::Char(empty));
         }
         if data_bytes < PARALLEL_FROM as u64 || !name.is_ascii() || name.len() > 63 {
             let whole = text.gather()?;
-            return self.write(name, &MatValue::Char(scipy_text(whole.shape, whole.codes)));
+            let chars = scipy_text(whole.shape, whole.codes, unicode);
+            return self.write(name, &MatValue::Char(chars));
         }
         let size = 64 + 2 * n;
         if size > MAX_VARIABLE {
