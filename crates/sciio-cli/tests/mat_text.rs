@@ -1,8 +1,11 @@
 //! numpy text arrays (`S`, `U`) into MAT files, written piece by piece when large (issue 17):
 //! read back by hdf5storage.loadmat (v7.3: the numpy array itself) and scipy.io.loadmat
-//! (v7: the char rows) — non-ASCII bytes, text beyond the BMP, big-endian, 1-d and 2-d,
-//! empty strings and trailing NULs —, and converted in bounded memory: the peak RSS of
-//! `sciio convert` differs by less than 64 MiB between a 72 and a 160 MiB array.
+//! (v7: as it reads scipy.io.savemat's own file of the array) — non-ASCII bytes, text beyond
+//! the BMP, big-endian, 1-d and 2-d, empty strings and trailing NULs —, and converted in
+//! bounded memory: the peak RSS of `sciio convert` differs by less than 64 MiB between a 72
+//! and a 160 MiB array. Small arrays of every shape and kind into MAT v5/v7 as scipy.io
+//! writes them, and char arrays of scipy.io's files (3 or more dimensions among them) read
+//! as scipy.io reads them, in v7 and, copied, v7.3 (`python/mat5_text.py`).
 #![cfg(feature = "mat")]
 
 mod common;
@@ -45,8 +48,9 @@ np.save(path, a)
 /// from its own files: it decodes the `uint32` codes as UTF-32 of the wrong length), the
 /// dataset and its attributes are those hdf5storage.savemat writes of the array
 /// (little-endian: it writes a big-endian one's codes byte-swapped); scipy.io.loadmat reads
-/// the v7 file `sys.argv[3]` as its char array: the strings' codes, NUL-padded, along the
-/// last axis (hdf5storage's layout).
+/// the v7 file `sys.argv[3]` as it reads scipy.io.savemat's own file of the array (bytes
+/// from 0x80 as the characters U+0080..U+00FF: scipy writes them raw into UTF-8 data, a
+/// file it cannot read back).
 const SAME: &str = r#"
 import sys, os, numpy as np, hdf5storage, scipy.io, h5py
 a = np.load(sys.argv[1])
@@ -66,16 +70,13 @@ else:
     b = hdf5storage.loadmat(sys.argv[2])["t"]
     assert b.shape == a.shape and b.dtype.kind == a.dtype.kind, (b.shape, b.dtype, a.dtype)
     assert np.array_equal(a, b), (a[:5], b[:5])
-m = scipy.io.loadmat(sys.argv[3], chars_as_strings=False)["t"]
-width = a.dtype.itemsize // (4 if a.dtype.kind == "U" else 1)
-shape = a.shape[:-1] + (a.shape[-1] * width,)
-if len(shape) == 1:
-    shape = (1,) + shape
-unit = np.uint8 if a.dtype.kind == "S" else np.uint32
-want = np.ascontiguousarray(a.astype(a.dtype.newbyteorder("<"))).view(unit).reshape(shape)
-got = m.astype("<U1").view(np.uint32).reshape(m.shape)
-assert got.shape == want.shape, (got.shape, want.shape)
-assert np.array_equal(got, want.astype(np.uint32)), (got[:2, :20], want[:2, :20])
+ref = sys.argv[3] + ".scipy.mat"
+scipy.io.savemat(ref, {"t": np.char.decode(a, "latin-1") if a.dtype.kind == "S" else a})
+want = scipy.io.loadmat(ref)["t"]
+os.remove(ref)
+got = scipy.io.loadmat(sys.argv[3])["t"]
+assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.dtype)
+assert np.array_equal(got, want), (got[:5], want[:5])
 "#;
 
 #[test]
@@ -88,6 +89,35 @@ fn large_text_arrays_read_back_by_hdf5storage_and_scipy() {
         ok(&["convert", s(&src), s(&v73)]);
         ok(&["convert", s(&src), s(&v7), "--mat-version", "7"]);
         run_python(SAME, &[s(&src), s(&v73), s(&v7)]);
+    }
+}
+
+/// Small text arrays of every kind into MAT v7 and v5 (`python/mat5_text.py`: 0-d to 4-d,
+/// empty strings, all empty, no element, NULs inside, beyond the BMP, bytes from 0x80,
+/// big-endian, Fortran order): scipy.io.loadmat reads sciio's file as scipy.io.savemat's.
+/// And sciio reads scipy.io.savemat's file of them (and that file copied into v7.3 by
+/// sciio) as scipy.io.loadmat does.
+#[test]
+fn text_arrays_into_mat_v5_v7_as_scipy_writes_them_and_back() {
+    let dir = tempdir();
+    let d = dir.path();
+    let script = |args: &[&str]| {
+        let said = sciio_testkit::run_python_script("python/mat5_text.py", args);
+        assert_eq!(said.trim(), "same", "{args:?}");
+    };
+    script(&["make", s(d)]);
+    let npz = d.join("text.npz");
+    for version in ["7", "5"] {
+        let out = d.join(format!("sciio{version}.mat"));
+        ok(&["convert", s(&npz), s(&out), "--mat-version", version]);
+        script(&["written", s(d), s(&out)]);
+    }
+    let (scipy, v73) = (d.join("scipy.mat"), d.join("copy73.mat"));
+    ok(&["convert", s(&scipy), s(&v73)]);
+    for (i, mat) in [&scipy, &v73].into_iter().enumerate() {
+        let back = d.join(format!("back{i}.npz"));
+        ok(&["convert", s(mat), s(&back)]);
+        script(&["read", s(d), s(&back)]);
     }
 }
 

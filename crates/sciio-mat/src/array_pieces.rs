@@ -239,6 +239,16 @@ impl TreeValue {
     /// The whole value and its metadata, every array gathered: what the tree stands for (a
     /// struct's metadata holds its fields' own, as for values made whole).
     pub fn gather(self, pieces: &mut PiecesOf<'_>) -> Result<(MatValue, Option<PythonMeta>)> {
+        self.gather_as(pieces, false)
+    }
+
+    /// [`TreeValue::gather`] for a Level-5 file when `scipy`: structured arrays as
+    /// [`crate::scipy_value`] makes them (their text subarrays in scipy.io's layout).
+    pub(crate) fn gather_as(
+        self,
+        pieces: &mut PiecesOf<'_>,
+        scipy: bool,
+    ) -> Result<(MatValue, Option<PythonMeta>)> {
         match self {
             TreeValue::Whole(value, meta) => Ok((value, meta)),
             TreeValue::Pieces {
@@ -265,6 +275,9 @@ impl TreeValue {
                 let array = gathered.ok_or_else(|| {
                     Error::invalid_input("a structured array's records were not given")
                 })?;
+                if scipy {
+                    return Ok((crate::scipy_value(&array)?, None));
+                }
                 let (value, meta) = crate::from_numpy(&array)?;
                 Ok((value, Some(meta)))
             }
@@ -272,7 +285,7 @@ impl TreeValue {
                 let mut values = Vec::with_capacity(fields.len());
                 let mut metas = Vec::with_capacity(fields.len());
                 for (name, field) in fields {
-                    let (value, meta) = field.gather(pieces)?;
+                    let (value, meta) = field.gather_as(pieces, scipy)?;
                     values.push((name, value));
                     metas.push(meta.unwrap_or_default());
                 }

@@ -68,7 +68,9 @@ pub use array_pieces::{
 };
 #[doc(hidden)]
 pub use mcos::fuzz_metadata as fuzz_mcos_metadata;
-pub use numpy::{from_numpy, no_class_reason, numeric_meta, PythonAttrs, PythonMeta};
+pub use numpy::{
+    from_numpy, no_class_reason, numeric_meta, scipy_chars, scipy_value, PythonAttrs, PythonMeta,
+};
 pub use plain::PlainNote;
 pub use read::{read_mat, MatFile, Outline, ABSENT_FIELD};
 pub use text_pieces::{TextPieces, TextSummary};

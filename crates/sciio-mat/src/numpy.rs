@@ -247,9 +247,134 @@ fn text(array: &NdArray, width: usize, unit: usize) -> Result<MatValue> {
     Ok(MatValue::Char(CharArray { shape, codes }))
 }
 
+/// The char array `scipy.io.savemat` writes for a numpy `U`/`S` array, which Level-5 files
+/// (v7, v5) hold as scipy.io and MATLAB read them; `None` for other dtypes. MATLAB's size
+/// is numpy's shape with the strings' width in characters appended (a 0-d string: `1×w`),
+/// one character per code unit (`S`: one per byte), every NUL written as a space (scipy's
+/// `arr_to_chars`); an array of no element, or a `U` array of empty strings only, is an
+/// empty char of `max(ndim, 2)` zero dimensions (scipy's `write_char`: a char array cannot
+/// hold an empty string; its test `arr == ''` never holds for a bytes array, whose empty
+/// strings become spaces).
+///
+/// ```
+/// use sciio_core::{DType, NdArray, Order, ScalarKind};
+/// let words = NdArray::from_bytes(DType::scalar(ScalarKind::Bytes(2)), &[2], Order::C, b"hio\0")?;
+/// let chars = sciio_mat::scipy_chars(&words).expect("a text array")?;
+/// // 'hi', 'o' -> the 2x2 char ['hi'; 'o '].
+/// assert_eq!(chars.shape, vec![2, 2]);
+/// assert_eq!(chars.rows(), vec!["hi", "o "]);
+/// # Ok::<(), sciio_core::Error>(())
+/// ```
+pub fn scipy_chars(array: &NdArray) -> Option<Result<CharArray>> {
+    let (width, unit) = match array.dtype().as_scalar()?.kind {
+        ScalarKind::Unicode(w) => (w, 4),
+        ScalarKind::Bytes(w) => (w, 1),
+        _ => return None,
+    };
+    let mut shape = array.shape().to_vec();
+    if shape.is_empty() {
+        shape.push(1);
+    }
+    shape.push(width);
+    let unicode = unit == 4;
+    Some(column_major_units(array, unit, &shape).map(|codes| scipy_text(shape, codes, unicode)))
+}
+
+/// A char array of `shape` and its codes made what `scipy.io.savemat` writes (see
+/// [`scipy_chars`]): NULs as spaces, or the empty char when there is no code or, for a `U`
+/// array (`unicode`), every code is NUL. `shape` is numpy's shape (at least 1-d) with the
+/// strings' width appended; `codes` column-major.
+pub(crate) fn scipy_text(shape: Vec<usize>, mut codes: Vec<u32>, unicode: bool) -> CharArray {
+    if codes.is_empty() || (unicode && codes.iter().all(|&c| c == 0)) {
+        let ndim = shape.len().saturating_sub(1).max(2);
+        return CharArray {
+            shape: vec![0; ndim],
+            codes: Vec::new(),
+        };
+    }
+    for c in codes.iter_mut().filter(|c| **c == 0) {
+        *c = u32::from(b' ');
+    }
+    CharArray { shape, codes }
+}
+
+/// The code units of a `U`/`S` array (`unit` bytes each in the array) seen as an array of
+/// `shape` over the same C-order units, in column-major order.
+fn column_major_units(array: &NdArray, unit: usize, shape: &[usize]) -> Result<Vec<u32>> {
+    let c = array.to_native().to_order(Order::C);
+    let bytes: Vec<u8> = match unit {
+        4 => c.as_bytes().to_vec(),
+        _ => c
+            .as_bytes()
+            .iter()
+            .flat_map(|&b| u32::from(b).to_ne_bytes())
+            .collect(),
+    };
+    let as_c = NdArray::from_byte_vec(DType::scalar(ScalarKind::UInt(4)), shape, Order::C, bytes)?;
+    let f = as_c.to_order(Order::F);
+    Ok(f.as_bytes()
+        .chunks_exact(4)
+        .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])) // ok: chunks of 4
+        .collect())
+}
+
+/// The MATLAB value a Level-5 file (v7, v5) holds for a numpy array: [`from_numpy`]'s, but
+/// text as `scipy.io.savemat` writes it ([`scipy_chars`]), in a structured array's subarray
+/// fields too (its scalar strings are char rows in both).
+pub fn scipy_value(array: &NdArray) -> Result<MatValue> {
+    if let Some(chars) = scipy_chars(array) {
+        return chars.map(MatValue::Char);
+    }
+    if !matches!(array.dtype(), DType::Record(_)) {
+        return Ok(from_numpy(array)?.0);
+    }
+    if let Some(why) = no_class_reason(array.dtype()) {
+        return Err(Error::unsupported(why));
+    }
+    // The fields' offsets and byte orders of the native copy (the values read from it).
+    let native = array.to_native();
+    let DType::Record(record) = native.dtype() else {
+        return Err(Error::invalid_input(
+            "a structured array's native copy is not structured",
+        ));
+    };
+    let fields =
+        |f: &sciio_core::Field, r: &[u8]| Ok((scipy_field_value(f, r)?, PythonMeta::default()));
+    Ok(structure_with(&native, record, fields)?.0)
+}
+
+/// The value of `field` of one record (`record_bytes`, native byte order) in a Level-5
+/// file: [`field_value`]'s, a text subarray as [`scipy_chars`].
+pub(crate) fn scipy_field_value(
+    field: &sciio_core::Field,
+    record_bytes: &[u8],
+) -> Result<MatValue> {
+    if let DType::SubArray(base, sub_shape) = &field.dtype {
+        let raw = record_bytes
+            .get(field.offset..field.offset + field.dtype.itemsize())
+            .ok_or_else(|| {
+                Error::format(format!("record field '{}' beyond the record", field.name))
+            })?;
+        let a = NdArray::from_bytes((**base).clone(), sub_shape, Order::C, raw)?;
+        if let Some(chars) = scipy_chars(&a) {
+            return chars.map(MatValue::Char);
+        }
+    }
+    Ok(field_value(field, record_bytes)?.0)
+}
+
 /// A structured array as a struct array of its shape; the elements' field values are the
 /// numpy scalars (or subarrays) hdf5storage stores, each with its attributes.
 fn structure(array: &NdArray, record: &RecordType) -> Result<(MatValue, Vec<Vec<PythonMeta>>)> {
+    structure_with(array, record, field_value)
+}
+
+/// [`structure`] with each record's field values made by `field_value`.
+fn structure_with(
+    array: &NdArray,
+    record: &RecordType,
+    field_value: impl Fn(&sciio_core::Field, &[u8]) -> Result<(MatValue, PythonMeta)>,
+) -> Result<(MatValue, Vec<Vec<PythonMeta>>)> {
     let shape = at_least_2d(array.shape());
     let names: Vec<String> = record.fields.iter().map(|f| f.name.to_string()).collect();
     // Column-major element order: the F-ordered copy's records one after another.
@@ -385,6 +510,36 @@ mod tests {
             (attrs.underlying.as_str(), attrs.shape),
             ("str96", vec![2, 2])
         );
+    }
+
+    #[test]
+    fn scipy_chars_append_the_width() {
+        // [['a', 'bb'], ['ccc', 'd']] as U3: MATLAB 2x2x3, NULs as spaces.
+        let a = u(3, &[2, 2], "a\0\0bb\0cccd\0\0");
+        let c = scipy_chars(&a).unwrap().unwrap();
+        assert_eq!(c.shape, vec![2, 2, 3]);
+        let at = |i: usize, j: usize, k: usize| char::from_u32(c.codes[i + 2 * j + 4 * k]);
+        let strings: Vec<String> = [(0, 0), (0, 1), (1, 0), (1, 1)]
+            .iter()
+            .map(|&(i, j)| (0..3).filter_map(|k| at(i, j, k)).collect())
+            .collect();
+        assert_eq!(strings, ["a  ", "bb ", "ccc", "d  "]);
+        // A 0-d string is 1-by-width; empty strings only, an empty char of >= 2 dimensions.
+        let scalar = scipy_chars(&u(3, &[], "ab\0")).unwrap().unwrap();
+        assert_eq!(scalar.to_string_lossy(), "ab ");
+        assert_eq!(scalar.shape, vec![1, 3]);
+        let empty = scipy_chars(&u(2, &[2, 1, 3], &"\0".repeat(12)))
+            .unwrap()
+            .unwrap();
+        assert_eq!((empty.shape, empty.codes.len()), (vec![0, 0, 0], 0));
+        // Empty bytes strings only: spaces (scipy's `arr == ''` is false for bytes).
+        let b = NdArray::from_bytes(DType::scalar(ScalarKind::Bytes(1)), &[2], Order::C, &[0, 0]);
+        let spaces = scipy_chars(&b.unwrap()).unwrap().unwrap();
+        assert_eq!((spaces.shape, spaces.codes), (vec![2, 1], vec![32, 32]));
+        let none = scipy_chars(&u(2, &[0], "")).unwrap().unwrap();
+        assert_eq!(none.shape, vec![0, 0]);
+        let numbers = NdArray::from_bytes(DType::scalar(ScalarKind::UInt(1)), &[1], Order::C, &[1]);
+        assert!(scipy_chars(&numbers.unwrap()).is_none());
     }
 
     #[test]

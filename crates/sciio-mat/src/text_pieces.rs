@@ -64,9 +64,11 @@ fn for_each_code(unit: usize, big: bool, units: &[u8], mut each: impl FnMut(u32)
     }
 }
 
-/// A numpy `S`/`U` array given piece by piece: hdf5storage's char array of `shape` (numpy's
-/// shape with its last axis `width` times longer, at least 2-d), its codes in MATLAB's
-/// order.
+/// A numpy `S`/`U` array given piece by piece as a char array of `shape`, its codes in
+/// MATLAB's order: for v7.3, hdf5storage's (numpy's shape with its last axis `width` times
+/// longer, at least 2-d, [`crate::from_numpy`]); for Level-5 files, scipy.io's (numpy's
+/// shape with `width` appended, [`crate::scipy_chars`]; see
+/// [`crate::MatWriter::scipy_text`]).
 pub struct TextPieces<'a> {
     /// Bytes of a code unit as `fill` gives them (native byte order): 1 (`S`) or 4 (`U`).
     pub unit: usize,

@@ -174,6 +174,31 @@ impl CharArray {
             .collect()
     }
 
+    /// The strings along the last axis of a char array of 3 or more dimensions, as
+    /// `scipy.io.loadmat` reads them (`chars_as_strings`): a `U` array of MATLAB's shape
+    /// without its last axis, whose length is the strings' width (`U1` at least, as numpy's
+    /// and scipy's empty strings).
+    fn strings_along_last(&self) -> Result<NdArray> {
+        self.check()?;
+        let (outer, last) = match self.shape.split_last() {
+            Some((&last, outer)) => (outer, last),
+            None => (&[][..], 0),
+        };
+        let m: usize = outer.iter().product();
+        // Column-major: string p's characters are codes p, p + m, p + 2m...
+        let strings: Vec<String> = (0..m)
+            .map(|p| {
+                let codes = (0..last).filter_map(|j| self.codes.get(p + j * m).copied());
+                CharArray {
+                    shape: vec![1, last],
+                    codes: codes.collect(),
+                }
+                .to_string_lossy()
+            })
+            .collect();
+        Ok(unicode_array(&strings, outer, Order::F, 1)?.to_order(Order::C))
+    }
+
     /// The rows of a 2-D char matrix as strings (MATLAB's `cellstr` without trimming).
     pub fn rows(&self) -> Vec<String> {
         let (m, n) = match self.shape.as_slice() {
@@ -192,6 +217,34 @@ impl CharArray {
             })
             .collect()
     }
+}
+
+/// `strings` (in `order` over `shape`) as a little-endian `U` array as wide as the longest
+/// (shorter ones NUL-padded, as numpy pads them), and at least `min_width`.
+fn unicode_array(
+    strings: &[String],
+    shape: &[usize],
+    order: Order,
+    min_width: usize,
+) -> Result<NdArray> {
+    let width = strings.iter().map(|r| r.chars().count()).max().unwrap_or(0);
+    let width = width.max(min_width);
+    let dtype = DType::scalar(ScalarKind::Unicode(width));
+    let mut bytes = Vec::with_capacity(strings.len() * width * 4);
+    for r in strings {
+        let mut n = 0;
+        for ch in r.chars() {
+            bytes.extend_from_slice(&u32::from(ch).to_le_bytes());
+            n += 1;
+        }
+        bytes.resize(bytes.len() + (width - n) * 4, 0);
+    }
+    NdArray::from_bytes(
+        dtype.with_order(sciio_core::ByteOrder::Little),
+        shape,
+        order,
+        &bytes,
+    )
 }
 
 /// A MATLAB cell array: any values, column-major.
@@ -797,34 +850,19 @@ impl MatValue {
                     false => c.to_native(),
                 })
             }
+            MatValue::Char(c) if c.shape.len() > 2 => c.strings_along_last(),
             MatValue::Char(c) => {
                 let rows = if c.shape.len() == 2 && c.shape[0] <= 1 {
                     vec![c.to_string_lossy()]
                 } else {
                     c.rows()
                 };
-                let width = rows.iter().map(|r| r.chars().count()).max().unwrap_or(0);
-                let dtype = DType::scalar(ScalarKind::Unicode(width));
-                let mut bytes = Vec::with_capacity(rows.len() * width * 4);
-                for r in &rows {
-                    let mut n = 0;
-                    for ch in r.chars() {
-                        bytes.extend_from_slice(&u32::from(ch).to_le_bytes());
-                        n += 1;
-                    }
-                    bytes.resize(bytes.len() + (width - n) * 4, 0);
-                }
                 let shape: Vec<usize> = if rows.len() == 1 {
                     vec![]
                 } else {
                     vec![rows.len()]
                 };
-                NdArray::from_bytes(
-                    dtype.with_order(sciio_core::ByteOrder::Little),
-                    &shape,
-                    Order::C,
-                    &bytes,
-                )
+                unicode_array(&rows, &shape, Order::C, 0)
             }
             MatValue::Object(o) => o.to_numpy(),
             other => Err(Error::unsupported(format!(
@@ -1001,6 +1039,22 @@ mod tests {
         assert_eq!(c.rows(), vec!["abc", "def"]);
         let n = MatValue::Char(c).to_numpy().unwrap();
         assert_eq!(n.shape(), &[2]);
+        // 2x2x3: strings along the last axis, a 2x2 array (scipy.io's chars_as_strings).
+        let words = ["ab ", "c  ", "d  ", "ef "];
+        let mut codes = vec![0u32; 12];
+        for (at, w) in [(0, 0), (0, 1), (1, 0), (1, 1)].iter().zip(words) {
+            for (k, ch) in w.chars().enumerate() {
+                codes[at.0 + 2 * at.1 + 4 * k] = u32::from(ch);
+            }
+        }
+        let shape = vec![2, 2, 3];
+        let n = MatValue::Char(CharArray { shape, codes })
+            .to_numpy()
+            .unwrap();
+        assert_eq!(n.shape(), &[2, 2]);
+        let got: Vec<u32> = n.as_bytes().chunks(4).map(|b| b[0] as u32).collect();
+        let want: Vec<u32> = words.concat().chars().map(u32::from).collect();
+        assert_eq!(got, want);
         assert_eq!(CharArray::from_str("a😀").to_string_lossy(), "a😀");
     }
 

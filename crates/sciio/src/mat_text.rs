@@ -1,11 +1,13 @@
 //! numpy text arrays (`S`, `U`) of `.npy`/`.npz` files written into MAT files piece by piece
 //! (`MatOut::write_streamed`), so a text array larger than memory converts in bounded
-//! memory. A C-order array of shape `s` and strings `w` units wide is hdf5storage's char
-//! array of shape `s[:-1] + (s[-1]*w,)` over the same bytes read as code units (`uint8` for
-//! `S`, `uint32` for `U`): taken column-major by the numeric routes of `mat_pieces.rs`, its
-//! units converted by `sciio_mat::MatWriter::write_text_pieces` as they pass. How they are
-//! stored (`uint16` or `uint32`, UTF-8 or UTF-16; bytes kept as strings) depends on every
-//! code: a first pass reads them, streamed too ([`summarize`]).
+//! memory. A C-order array of shape `s` and strings `w` units wide is seen as the char
+//! array its units make: into v7.3, hdf5storage's of shape `s[:-1] + (s[-1]*w,)`; into a
+//! Level-5 file, scipy.io's of shape `s + (w,)` (`sciio_mat::scipy_chars`); either over the
+//! same bytes read as code units (`uint8` for `S`, `uint32` for `U`), taken column-major by
+//! the numeric routes of `mat_pieces.rs`, its units converted by
+//! `sciio_mat::MatWriter::write_text_pieces` as they pass. How they are stored (`uint16` or
+//! `uint32`, UTF-8 or UTF-16; bytes kept as strings) depends on every code: a first pass
+//! reads them, streamed too ([`summarize`]).
 
 use std::path::Path;
 
@@ -28,14 +30,18 @@ pub(crate) struct TextView {
     unit: usize,
     width: usize,
     big: bool,
+    /// scipy.io's layout (Level-5 files): the units' shape is `s + (w,)`, rows the strings'.
+    scipy: bool,
 }
 
 /// The code-unit view of a large C-order (or 1-d) `S`/`U` array of a `.npy` or `.npz`
-/// file that [`stream_text`] writes piece by piece (route as for numeric arrays), or `None`.
+/// file that [`stream_text`] writes piece by piece (route as for numeric arrays), or `None`;
+/// `scipy`: in scipy.io's layout (`sciio_mat::MatWriter::scipy_text`).
 pub(crate) fn text_view(
     src: &crate::file::File,
     info: &ArrayInfo,
     sizes: Sizes,
+    scipy: bool,
 ) -> Option<TextView> {
     if !matches!(
         src.format(),
@@ -56,8 +62,12 @@ pub(crate) fn text_view(
         return None;
     }
     let mut shape = info.shape.clone();
-    let last = shape.last_mut()?;
-    *last = last.checked_mul(width)?;
+    if scipy {
+        shape.push(width);
+    } else {
+        let last = shape.last_mut()?;
+        *last = last.checked_mul(width)?;
+    }
     let units = ArrayInfo {
         dtype: DType::Scalar(ScalarType::new(ScalarKind::UInt(unit as u8), s.order)),
         shape,
@@ -72,6 +82,7 @@ pub(crate) fn text_view(
         unit,
         width,
         big: s.order == sciio_core::ByteOrder::Big,
+        scipy,
     })
 }
 
@@ -111,13 +122,14 @@ pub(crate) fn stream_text(
             &mut |a| write(TextOut::Strings(a), &meta),
         );
     }
-    // At least 2-d, as the whole array's char value is (a 1-d array is one row).
+    // At least 2-d, as the whole array's char value is (hdf5storage's 1-d array is one row).
     let shape = match text.units.shape[..] {
         [n] => vec![1, n],
         _ => text.units.shape.clone(),
     };
     let unit = text.unit;
-    let one_d = text.shape.len() == 1;
+    // A 1-d array's units are one row in hdf5storage's layout; in scipy's, a row a string.
+    let one_d = text.shape.len() == 1 && !text.scipy;
     let how = (path, Some((text.width as u64, one_d)));
     crate::mat_pieces::stream_array_of(src, how, &text.units, sizes, folder, progress, &mut |a| {
         let pieces = TextPieces {
@@ -191,8 +203,10 @@ mod tests {
 
     /// Text arrays written piece by piece by each route make the file the whole array
     /// makes, byte for byte, in every MAT version (at one `SOURCE_DATE_EPOCH`): ASCII and
-    /// non-ASCII bytes, text within and beyond the BMP, big-endian, 1-d to 3-d, from `.npy`
-    /// and `.npz`; the Level-5 element over the size (4 MiB) from which it is streamed.
+    /// non-ASCII bytes, text within and beyond the BMP, big-endian, 1-d to 3-d, empty
+    /// strings only, from `.npy` and `.npz`; the Level-5 element over the size (4 MiB) from
+    /// which it is streamed. A Level-5 file holds scipy.io's char array of the text
+    /// ([`sciio_mat::scipy_chars`]: numpy's shape and the width, NULs as spaces).
     #[test]
     fn streamed_text_makes_the_whole_arrays_file() {
         static EPOCH: std::sync::Once = std::sync::Once::new();
@@ -203,6 +217,7 @@ mod tests {
         let latin: Vec<u32> = vec![0x41, 0xE9, 0xFF, 0x7A];
         let wide: Vec<u32> = vec![0x41, 0x3B1, 0x1F600, 0x4E2D];
         let bmp: Vec<u32> = vec![0x41, 0x3B1, 0x4E2D, 0xFFFD];
+        let nul: Vec<u32> = vec![0];
         let (staged, scatter) = (sizes(4096, 0), sizes(4096, u64::MAX));
         let cases = [
             (ScalarKind::Bytes(8), vec![1024, 520], &ascii, false, staged),
@@ -218,6 +233,7 @@ mod tests {
                 false,
                 staged,
             ),
+            (ScalarKind::Unicode(3), vec![50, 40], &nul, false, staged),
         ];
         for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
             for (i, (kind, shape, alphabet, big, sizes)) in cases.iter().enumerate() {
@@ -228,12 +244,20 @@ mod tests {
                         out.write_streamed_with("x", f, at, i, p, *sizes)
                     });
                 let nbytes = a.nbytes() as u64;
-                assert_eq!(reported.last(), Some(&nbytes), "{kind:?} {shape:?}");
+                let empty = alphabet.iter().all(|&c| c == 0);
+                if !empty || version == MatOutVersion::V73 {
+                    assert_eq!(reported.last(), Some(&nbytes), "{kind:?} {shape:?}");
+                }
                 let read = |p| std::fs::read(p).unwrap();
                 assert!(
                     read(&whole) == read(&pieces),
                     "{version:?} {kind:?} {shape:?} npz {npz}: not the whole array's file"
                 );
+                if version != MatOutVersion::V73 {
+                    let vars = sciio_mat::read_mat(&pieces).unwrap();
+                    let want = sciio_mat::scipy_chars(&a).unwrap().unwrap();
+                    assert_eq!(vars[0].1, sciio_mat::MatValue::Char(want), "{kind:?}");
+                }
             }
         }
     }
@@ -246,11 +270,11 @@ mod tests {
         let a = text(ScalarKind::Unicode(3), &[20, 30], &[0x41], false);
         let (file, _) = saved(dir.path(), &a, false);
         let staged = sizes(4096, 0);
-        assert!(text_view(&file, &ArrayInfo::of(&a), staged).is_some());
+        assert!(text_view(&file, &ArrayInfo::of(&a), staged, false).is_some());
         let f = ArrayInfo::of(&a.to_order(Order::F));
-        assert!(text_view(&file, &f, staged).is_none());
+        assert!(text_view(&file, &f, staged, false).is_none());
         let scalar = ArrayInfo::of(&text(ScalarKind::Unicode(3), &[], &[0x41], false));
-        assert!(text_view(&file, &scalar, staged).is_none());
-        assert!(text_view(&file, &ArrayInfo::of(&a), Sizes::DEFAULT).is_none());
+        assert!(text_view(&file, &scalar, staged, false).is_none());
+        assert!(text_view(&file, &ArrayInfo::of(&a), Sizes::DEFAULT, false).is_none());
     }
 }

@@ -1,6 +1,7 @@
 //! Writing MAT files in conversions ([`MatOut`]): each numpy array becomes a MATLAB numeric or
 //! logical variable (`MatValue::numeric`, the array's shape taken as MATLAB's, at least 2-d
-//! like `hdf5storage.savemat` makes it) and a `U` scalar a char row; the members of a
+//! like `hdf5storage.savemat` makes it) and a `U`/`S` array a char array (hdf5storage's
+//! layout into v7.3, `scipy.io.savemat`'s into v7/v5); the members of a
 //! `scipy.sparse.save_npz` file under one name make one sparse variable. Reading MAT files is
 //! in `mat.rs`, the MAT routes of conversions in `mat_convert.rs`.
 
@@ -91,8 +92,14 @@ impl MatOut {
 
     /// Writes `array` as variable `name` as `hdf5storage.savemat` stores it (with its
     /// `Python.*` attributes, [`sciio_mat::from_numpy`]); a path (`a/b`) makes field `b` of
-    /// struct `a`.
+    /// struct `a`. Into a Level-5 file (v7, v5), which scipy.io and MATLAB read, `U`/`S`
+    /// text is the char array `scipy.io.savemat` writes ([`sciio_mat::scipy_value`]).
     pub(crate) fn write(&mut self, name: &str, array: &NdArray) -> Result<()> {
+        if self.writer.scipy_text() {
+            let value =
+                sciio_mat::scipy_value(array).map_err(|e| e.with_node(format!("/{name}")))?;
+            return self.write_entry(name, value, None);
+        }
         let (value, meta) =
             sciio_mat::from_numpy(array).map_err(|e| e.with_node(format!("/{name}")))?;
         self.write_entry(name, value, Some(meta))
@@ -178,7 +185,8 @@ impl MatOut {
         if name.contains('/') {
             return Ok(false);
         }
-        if let Some(text) = crate::mat_text::text_view(src, info, sizes) {
+        let scipy = self.writer.scipy_text();
+        if let Some(text) = crate::mat_text::text_view(src, info, sizes, scipy) {
             self.claim_variable(name)?;
             let folder = self.folder();
             let writer = &mut self.writer;

@@ -13,7 +13,9 @@ use crate::value::MatValue;
 impl MatWriter {
     /// Writes the `S`/`U` array `text` as char variable `name` (a top-level name), asking
     /// for its codes a piece at a time; `meta` as in [`MatWriter::write_with_meta`]. The
-    /// file is the same as when the whole array is written. v7.3: `uint16` codes
+    /// file is the same as when the whole array is written: v7.3, hdf5storage's char
+    /// ([`crate::from_numpy`]); Level-5, scipy's ([`crate::scipy_chars`]; `text.shape` is
+    /// then numpy's shape and the strings' width, see [`MatWriter::scipy_text`]). v7.3: `uint16` codes
     /// (`MATLAB_int_decode` 2), or `uint32` (4) when `text.summary` found a code beyond the
     /// BMP or a surrogate; a `bytes` array holding a non-ASCII byte (which hdf5storage keeps
     /// as fixed-length strings, `crate::byte_strings`) is gathered and written whole.
@@ -24,20 +26,19 @@ impl MatWriter {
         meta: Option<&PythonMeta>,
     ) -> Result<()> {
         super::check_name(name)?;
-        let v73 = self.level5.is_none();
-        let whole = cfg!(target_endian = "big")
-            || self.opts.libhdf5
-            || text.len().is_none_or(|n| n == 0)
-            || (v73 && meta.is_none() && self.opts.python_metadata)
-            || (v73 && kept_as_strings(meta, &text.summary));
-        if whole {
-            let value = MatValue::Char(text.gather()?);
-            return self.write_with_meta(name, &value, meta);
-        }
         if let Some(w) = &mut self.level5 {
             return w
                 .write_text_pieces(name, text)
                 .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
+        }
+        let whole = cfg!(target_endian = "big")
+            || self.opts.libhdf5
+            || text.len().is_none_or(|n| n == 0)
+            || (meta.is_none() && self.opts.python_metadata)
+            || kept_as_strings(meta, &text.summary);
+        if whole {
+            let value = MatValue::Char(text.gather()?);
+            return self.write_with_meta(name, &value, meta);
         }
         let to = if text.summary.utf16() { 2 } else { 4 };
         let shape = text.shape.clone();
@@ -59,6 +60,13 @@ impl MatWriter {
 }
 
 impl MatWriter {
+    /// Whether numpy text arrays take `scipy.io.savemat`'s char layout in this file
+    /// ([`crate::scipy_chars`]: a Level-5 file, read by scipy.io and MATLAB) rather than
+    /// hdf5storage's ([`crate::from_numpy`]: v7.3).
+    pub fn scipy_text(&self) -> bool {
+        self.level5.is_some()
+    }
+
     /// Whether the file is a v7.3 (HDF5) one, where a bytes array holding a non-ASCII byte
     /// is kept as fixed-length strings ([`MatWriter::write_byte_strings_pieces`]).
     pub fn keeps_byte_strings(&self) -> bool {

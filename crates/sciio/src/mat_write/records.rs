@@ -229,11 +229,11 @@ mod tests {
 
     /// Records of `n` with every kind of field: integers, a big-endian double, a float, bytes
     /// and text of data-dependent lengths (empty, non-ASCII, inner NULs), a big-endian
-    /// subarray, a bool, a complex.
+    /// subarray, a bool, a complex, a text subarray (its strings all empty in some records).
     fn records(n: usize) -> NdArray {
         let descr = sciio_core::PyLiteral::parse(
             "[('i', '<i8'), ('x', '>f8'), ('y', '<f4'), ('s', '|S12'), ('u', '<U5'), \
-             ('v', '>i2', (2, 3)), ('b', '|b1'), ('c', '<c16')]",
+             ('v', '>i2', (2, 3)), ('b', '|b1'), ('c', '<c16'), ('w', '<U2', (2,))]",
         )
         .unwrap();
         let dtype = DType::parse_descr(&descr).unwrap();
@@ -256,6 +256,13 @@ mod tests {
             r[64] = u8::from(k % 3 == 0);
             r[65..73].copy_from_slice(&(k as f64).to_le_bytes());
             r[73..81].copy_from_slice(&(-(k as f64)).to_le_bytes());
+            for j in 0..2 {
+                let text = texts[(k * 2 + j) % 3];
+                for (i, c) in text.chars().take(2).enumerate() {
+                    let at = 81 + 8 * j + 4 * i;
+                    r[at..at + 4].copy_from_slice(&u32::from(c).to_le_bytes());
+                }
+            }
         }
         NdArray::from_bytes(dtype, &[n], Order::C, &bytes).unwrap()
     }

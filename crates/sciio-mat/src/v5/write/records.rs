@@ -14,11 +14,11 @@ use sciio_core::{DType, Error, Field, NdArray, Order, RecordType, Result, Scalar
 use super::super::consts::MX_STRUCT;
 use super::{matrix, matrix_head, struct_field_names, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
 use crate::array_pieces::{changed, PutBytes, RecordPieces};
-use crate::numpy::field_value;
+use crate::numpy::scipy_field_value;
 
 impl Level5Writer {
     /// Appends structured array `records` as struct array variable `name` (what
-    /// [`Level5Writer::write`] makes of [`crate::from_numpy`]'s struct), reading the records
+    /// [`Level5Writer::write`] makes of [`crate::scipy_value`]'s struct), reading the records
     /// once (numeric fields only) or twice (byte or text fields: their sizes first).
     pub(crate) fn write_records(
         &mut self,
@@ -167,7 +167,7 @@ impl FieldCoder {
         let size = field.dtype.itemsize();
         let zero = vec![0u8; field.offset + size];
         let mut template = Vec::new();
-        matrix(&mut template, "", &field_value(field, &zero)?.0)?;
+        matrix(&mut template, "", &scipy_field_value(field, &zero)?)?;
         let base = match &field.dtype {
             DType::SubArray(base, _) => base,
             other => other,
@@ -237,7 +237,7 @@ impl FieldCoder {
                 out[start + at..start + at + size].copy_from_slice(value);
                 Ok(())
             }
-            FieldCoder::Value { field, .. } => matrix(out, "", &field_value(field, record)?.0),
+            FieldCoder::Value { field, .. } => matrix(out, "", &scipy_field_value(field, record)?),
         }
     }
 }

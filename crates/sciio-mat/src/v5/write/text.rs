@@ -1,19 +1,23 @@
 //! A numpy text array written piece by piece into a Level-5 file: the `miMATRIX` element of
 //! class char the whole array makes (`chars`: UTF-8, or UTF-16 when some code is no
-//! character), its codes encoded as they pass.
+//! character), its codes encoded as they pass. The codes come in `scipy.io.savemat`'s layout
+//! (numpy's shape and the strings' width, [`crate::scipy_chars`]): NULs are written as
+//! spaces, and a `U` array of empty strings only is scipy's empty char.
 
 use sciio_core::{Error, Result};
 
 use super::{matrix_head, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
+use crate::numpy::scipy_text;
 use crate::text_pieces::{TextPieces, PART};
 use crate::v5::consts::MX_CHAR;
 use crate::v5::cursor::{MI_UTF16, MI_UTF8};
 use crate::value::MatValue;
 
 impl Level5Writer {
-    /// Appends char variable `name` given piece by piece: the bytes
-    /// [`Level5Writer::write`] makes of the whole char array, written (v7: deflated) as
-    /// they come. Small variables are gathered and written whole.
+    /// Appends char variable `name` given piece by piece (`text.shape`: numpy's shape and the
+    /// strings' width): the bytes [`Level5Writer::write`] makes of the whole array's
+    /// [`crate::scipy_chars`], written (v7: deflated) as they come. Small variables, and
+    /// `U` arrays of empty strings only, are written whole.
     pub(crate) fn write_text_pieces(&mut self, name: &str, mut text: TextPieces<'_>) -> Result<()> {
         let summary = text.summary;
         let n = text
@@ -35,8 +39,16 @@ impl Level5Writer {
                 )))
             }
         };
+        let unicode = text.unit == 4;
+        if summary.max == 0 && unicode {
+            // Only NULs: empty strings, which scipy writes as an empty char (nothing to read).
+            let empty = scipy_text(text.shape, Vec::new(), unicode);
+            return self.write(name, &MatValue::Char(empty));
+        }
         if data_bytes < PARALLEL_FROM as u64 || !name.is_ascii() || name.len() > 63 {
-            return self.write(name, &MatValue::Char(text.gather()?));
+            let whole = text.gather()?;
+            let chars = scipy_text(whole.shape, whole.codes, unicode);
+            return self.write(name, &MatValue::Char(chars));
         }
         let size = 64 + 2 * n;
         if size > MAX_VARIABLE {
@@ -88,12 +100,17 @@ fn char_head(name: &str, shape: &[usize], ty: u32, data_bytes: u64) -> Result<Ve
     Ok(head)
 }
 
-/// Codes as the data of a char element of type `ty` (UTF-8 or UTF-16, little-endian).
+/// Codes as the data of a char element of type `ty` (UTF-8 or UTF-16, little-endian), NULs
+/// as spaces (as [`scipy_text`]).
 fn encode(codes: &[u32], ty: u32, out: &mut Vec<u8>) -> Result<()> {
     out.clear();
     let not_char =
         |code: u32| Error::unsupported(format!("character code {code:#x} is not a character"));
     for &code in codes {
+        let code = match code {
+            0 => u32::from(b' '),
+            c => c,
+        };
         if ty == MI_UTF8 {
             let c = char::from_u32(code).ok_or_else(|| not_char(code))?;
             let mut b = [0u8; 4];

@@ -74,7 +74,7 @@ impl Level5Writer {
         tree: TreeValue,
         pieces: &mut PiecesOf<'_>,
     ) -> Result<()> {
-        let (value, _) = tree.gather(pieces)?;
+        let (value, _) = tree.gather_as(pieces, true)?;
         self.write(name, &value)
     }
 }
