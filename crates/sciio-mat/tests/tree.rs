@@ -116,12 +116,15 @@ fn write(path: &std::path::Path, opts: &WriteOptions, arrays: &[NdArray], tree_p
     );
 }
 
+/// Makes the tree of the arrays.
+type MakeTree = fn(&[NdArray]) -> TreeValue;
+
 /// Writes `before`, struct `s` (`tree` of `arrays`, in pieces or gathered whole) and `after`;
 /// the ids asked.
 fn write_with(
     path: &std::path::Path,
     opts: &WriteOptions,
-    (arrays, tree): (&[NdArray], fn(&[NdArray]) -> TreeValue),
+    (arrays, tree): (&[NdArray], MakeTree),
     tree_pieces: bool,
 ) -> Vec<usize> {
     let mut asked = Vec::new();
