@@ -301,7 +301,7 @@ impl HdfStore {
 
     /// A `fixed` frame or series key (`pandas_type` frame or series) read in batches of at
     /// most `batch_rows` rows as [`HdfStore::read_batches`] reads it, with only the columns
-    /// labelled in `columns` (the frame's labels, `None` for an unnamed series' values;
+    /// labelled in `columns` (the frame's labels, `"None"` for an unnamed series' values;
     /// `None`: all; the index is always read): a block holding none of them is not read.
     /// Number blocks (a series' `values`) and a plain index of numbers or times are read by
     /// row ranges, string blocks parsed from their pickles as streams; the codes of a

@@ -325,3 +325,41 @@ with tables.open_file(sys.argv[1]) as f:
         );
     }
 }
+
+/// Codes outside their levels or categories (a damaged file), met batch by batch: an error
+/// naming the codes' node, as the whole read gives one, never a panic.
+#[test]
+fn codes_outside_their_levels_are_errors_naming_the_node() {
+    let dir = tempdir();
+    let path = dir.path().join("bad.h5");
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np, tables
+n = 20
+k = np.arange(n)
+multi = pd.MultiIndex.from_arrays([k % 3, k % 2], names=['a', 'b'])
+pd.Series(k * 1.0, index=multi, name='x').to_hdf(sys.argv[1], key='multi', format='fixed')
+cats = pd.CategoricalIndex(['abc'[i % 3] for i in range(n)], name='c')
+pd.Series(k * 1.0, index=cats, name='y').to_hdf(sys.argv[1], key='cats', format='fixed')
+with tables.open_file(sys.argv[1], 'a') as f:
+    f.get_node('/multi/index_label1')[13] = 7
+    f.get_node('/cats/index')[17] = -2
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let store = HdfStore::open(&path).unwrap();
+    for (key, node) in [("/multi", "/multi/index_label1"), ("/cats", "/cats/index")] {
+        let whole = store.read(key).unwrap_err().to_string();
+        assert!(whole.contains(node), "{key}: {whole}");
+        let batches = store.read_batches(key, 4).unwrap().unwrap();
+        let results: Vec<_> = batches.collect();
+        assert_eq!(results.len(), 5, "{key}");
+        let failed: Vec<String> = results
+            .iter()
+            .filter_map(|r| r.as_ref().err().map(ToString::to_string))
+            .collect();
+        // Only the batch holding the bad code (rows 12..16, 16..20) fails.
+        assert_eq!(failed.len(), 1, "{key}: {failed:?}");
+        assert!(failed[0].contains(node), "{key}: {}", failed[0]);
+    }
+}
