@@ -418,6 +418,23 @@ pd.testing.assert_frame_equal(s.to_frame(), b, check_index_type=True)
 }
 
 #[test]
+fn hdfstore_fixed_key_over_a_multiindex_to_parquet_streams() {
+    // The MultiIndex's codes read by row ranges, its levels whole.
+    bounded(
+        "store_fixed_multi",
+        "h5",
+        ":/df",
+        "out.parquet",
+        &[],
+        "
+import sys, pandas as pd
+a, b = pd.read_hdf(sys.argv[1], 'df'), pd.read_parquet(sys.argv[2])
+pd.testing.assert_frame_equal(a, b, check_index_type=True)
+",
+    );
+}
+
+#[test]
 fn hdfstore_fixed_series_key_to_npz_streams() {
     // Gathered into the members' temporary files slice by slice, as a frame key.
     bounded(
