@@ -26,6 +26,10 @@ KIND (BYTES is the size of the data, not of the file):
              0..N), appended a slice at a time
   store_fixed  as store, in `fixed` format (pandas writes a fixed key whole: this script then
              holds the frame)
+  store_fixed_multi  as store_fixed over a MultiIndex (k // 1000, k % 1000: its codes a row
+             each, its levels the distinct values)
+  store_series  pandas HDFStore, key /s: a `fixed` Series named v, float64 k * 0.5 over an
+             int64 index named k (0..N; 16 bytes a row; written whole by pandas, as store_fixed)
   mat73      v7.3 MAT file (h5py, as hdf5storage lays it out), x: a MATLAB N-by-64 double matrix
              (HDF5 dataset (64, N), h5py's automatic chunks)
   mat73_be   as mat73, x big-endian
@@ -311,8 +315,10 @@ def main():
         n = max(1, nbytes // (64 * REC.itemsize))
     elif kind == "table_sub":
         n = max(1, nbytes // SUB.itemsize)
-    elif kind in ("store", "store_fixed", "parquet_num"):
+    elif kind in ("store", "store_fixed", "store_fixed_multi", "parquet_num"):
         n = max(1, nbytes // 28)
+    elif kind == "store_series":
+        n = max(1, nbytes // 16)
     elif kind == "mat73_tall":
         n = max(2, nbytes // (TALL_ROWS * 8))
     elif kind == "mat73_2row":
@@ -460,6 +466,17 @@ def main():
         writer.close()
     elif kind in ("store", "store_fixed"):
         write_store(path, n, kind == "store")
+    elif kind == "store_fixed_multi":
+        import pandas as pd
+        frame = store_frame(0, n)
+        k = frame.index.to_numpy()
+        frame.index = pd.MultiIndex.from_arrays([k // 1000, k % 1000], names=["hi", "lo"])
+        frame.to_hdf(path, key="df", format="fixed", mode="w")
+    elif kind == "store_series":
+        import pandas as pd
+        idx = np.arange(n, dtype=np.int64)
+        pd.Series(idx * 0.5, index=pd.Index(idx, name="k"), name="v").to_hdf(
+            path, key="s", format="fixed", mode="w")
     print(n)
 
 

@@ -40,6 +40,10 @@ CASES = [
     ("store_unnamed_series_table", "series.h5:/s"),
     ("store_unnamed_series_fixed", "series.h5:/f"),
     ("store_named_series_table", "series.h5:/named"),
+    # fixed Series read batch by batch: text (None, NaN) over a MultiIndex (a missing code),
+    # zoned times over a CategoricalIndex
+    ("store_named_series_fixed_multi", "series.h5:/fixed_multi"),
+    ("store_unnamed_series_fixed_categorical", "series.h5:/fixed_cats"),
 ]
 
 
@@ -81,6 +85,14 @@ def make(d):
     values.reset_index(drop=True).to_hdf(series, key="s", format="table", mode="w")
     values.to_hdf(series, key="f", format="fixed")
     values.rename("0").to_hdf(series, key="named", format="table")
+    multi = pd.MultiIndex.from_arrays([[1, 1, 2, 2, 3, 3], ["x", "y", None, "y", "x", "z"]],
+                                      names=["n", "tag"])
+    words = pd.Series(["a", None, "ünï", np.nan, "", "b"], dtype="str", name="word", index=multi)
+    words.to_hdf(series, key="fixed_multi", format="fixed")
+    bands = pd.CategoricalIndex(["lo", "hi", None, "lo", "hi", "lo"], categories=["lo", "hi"],
+                                name="band")
+    times = pd.date_range("2024-03-30", periods=6, freq="7h", tz="Europe/Paris")
+    pd.Series(times, index=bands).to_hdf(series, key="fixed_cats", format="fixed")
     for name, target in CASES:
         print(name, target)
 

@@ -390,3 +390,71 @@ fn large_stores_go_into_npz_key_by_key_and_equal_read_hdf() {
     let verdict = run_python(CHECK_LARGE_STORE_NPZ, &[s(&store), s(&one), "key"]);
     assert!(verdict.contains("EQUAL 7"), "{verdict}");
 }
+
+/// `fixed` Series keys of more rows than one batch, read batch by batch: numbers over an
+/// integer index (two batches of 16 MiB of rows), zoned times, text with `None` and `NaN`
+/// (`str` and `object`) over a DatetimeIndex and a MultiIndex, numbers over a
+/// CategoricalIndex with missing values; named and unnamed.
+const MAKE_LONG_SERIES: &str = r#"
+import sys, numpy as np, pandas as pd
+d, rows, big = sys.argv[1], 150_001, 1_100_001
+rng = np.random.default_rng(5)
+words = np.array(["alpha", "ünïcødé ☃", "", "𝄞 x", "row"], dtype=object)
+def pick():
+    return words[rng.integers(0, len(words), rows)]
+text = pd.Series(pick(), dtype="str", name="s",
+                 index=pd.date_range("2020-01-01", periods=rows, freq="min", tz="UTC"))
+text[::7] = None
+objects = pd.Series(pick(), dtype=object, index=pd.MultiIndex.from_arrays(
+    [np.arange(rows) % 5, pick()], names=["five", "word"]))
+objects[::5] = None
+objects[1::5] = np.nan
+series = {
+    "numbers": pd.Series(rng.normal(size=big), index=pd.Index(np.arange(big) * 3, name="k"), name="x"),
+    "zoned": pd.Series(pd.date_range("2020-01-01", periods=rows, freq="min", tz="Europe/Paris")),
+    "text": text,
+    "objects": objects,
+    "cats": pd.Series(np.arange(rows, dtype="i4"), name="c", index=pd.CategoricalIndex(
+        [None if i % 9 == 0 else "abc"[i % 3] for i in range(rows)], categories=["c", "a", "b"])),
+}
+for name, s in series.items():
+    s.to_hdf(f"{d}/{name}.h5", key="s", format="fixed", mode="w")
+    print(name, len(s))
+"#;
+
+/// sciio's Parquet file of a Series key against what pandas writes of the Series read as a
+/// one-column frame named after it: `pd.read_hdf(store, key).to_frame(name=...).to_parquet()`.
+const CHECK_SERIES_PARQUET: &str = r#"
+import sys, pandas as pd
+got = pd.read_parquet(sys.argv[2])
+s = pd.read_hdf(sys.argv[1], "s")
+assert isinstance(s, pd.Series), type(s)
+s.to_frame(name=s.name).to_parquet(sys.argv[2] + ".pandas.parquet")
+want = pd.read_parquet(sys.argv[2] + ".pandas.parquet")
+pd.testing.assert_frame_equal(got, want, check_dtype=True, check_index_type=True)
+print("EQUAL", len(got))
+"#;
+
+#[test]
+fn long_fixed_series_stream_into_parquet_and_equal_read_hdf() {
+    let dir = tempdir();
+    let d = s(dir.path()).to_string();
+    let made = run_python(MAKE_LONG_SERIES, &[&d]);
+    assert_eq!(made.lines().count(), 5, "{made}");
+    for line in made.lines() {
+        let (name, rows) = line.split_once(' ').unwrap();
+        let store = format!("{d}/{name}.h5");
+        let out = format!("{d}/{name}.parquet");
+        ok(&["convert", &format!("{store}:/s"), &out]);
+        let verdict = run_python(CHECK_SERIES_PARQUET, &[&store, &out]);
+        assert!(
+            verdict.contains(&format!("EQUAL {rows}")),
+            "{name}: {verdict}"
+        );
+        let ls = ok(&["ls", &store]);
+        assert!(
+            ls.contains(&format!("fixed series, {rows} rows")),
+            "{name}: {ls}"
+        );
+    }
+}

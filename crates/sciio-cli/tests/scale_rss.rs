@@ -400,6 +400,73 @@ pd.testing.assert_frame_equal(a, b, check_index_type=True)
     );
 }
 
+#[test]
+fn hdfstore_fixed_series_key_to_parquet_streams() {
+    // The Series' values and index read by row ranges, batch by batch.
+    bounded(
+        "store_series",
+        "h5",
+        ":/s",
+        "out.parquet",
+        &[],
+        "
+import sys, pandas as pd
+s, b = pd.read_hdf(sys.argv[1], 's'), pd.read_parquet(sys.argv[2])
+pd.testing.assert_frame_equal(s.to_frame(), b, check_index_type=True)
+",
+    );
+}
+
+#[test]
+fn hdfstore_fixed_key_over_a_multiindex_to_parquet_streams() {
+    // The MultiIndex's codes read by row ranges, its levels whole.
+    bounded(
+        "store_fixed_multi",
+        "h5",
+        ":/df",
+        "out.parquet",
+        &[],
+        "
+import sys, pandas as pd
+a, b = pd.read_hdf(sys.argv[1], 'df'), pd.read_parquet(sys.argv[2])
+pd.testing.assert_frame_equal(a, b, check_index_type=True)
+",
+    );
+}
+
+#[test]
+fn hdfstore_fixed_series_key_to_npz_streams() {
+    // Gathered into the members' temporary files slice by slice, as a frame key.
+    bounded(
+        "store_series",
+        "h5",
+        ":/s",
+        "out.npz",
+        &[],
+        "
+import sys, numpy as np, pandas as pd
+s, z = pd.read_hdf(sys.argv[1], 's'), np.load(sys.argv[2])
+assert sorted(z.files) == ['k', 'v'], z.files
+assert np.array_equal(z['k'], s.index.to_numpy()) and z['k'].dtype == s.index.dtype
+assert np.array_equal(z['v'], s.to_numpy()) and z['v'].dtype == s.dtype
+",
+    );
+}
+
+#[test]
+fn sql_over_a_fixed_series_key_streams() {
+    // A printed result over the whole Series: its batches read by row ranges as the query
+    // asks for them.
+    let query = |src: &str, _out: &str| {
+        let select = format!(
+            "SELECT count(*) AS n, sum(v) AS s, max(k) AS k FROM '{}:/s'",
+            src.replace('\'', "''")
+        );
+        vec!["sql".to_string(), select]
+    };
+    bounded_command("store_series", "h5", "", ("unused", ""), None, &query, "");
+}
+
 /// pandas reads the fixed key `/df` as the Parquet frame, and its layout is the fixed
 /// format's: blocks (their dtypes and shapes), the index node and the key's attributes as
 /// pandas' own `to_hdf(format='fixed')` of the frame lays them out.

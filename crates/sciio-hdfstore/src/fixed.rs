@@ -5,7 +5,7 @@
 use arrow_array::{Array, ArrayRef, Float64Array, Int64Array, StringArray, UInt64Array};
 use sciio_core::{Error, Result};
 use sciio_pandas::Frame;
-use sciio_pytables::sciio_hdf5::H5Type;
+use sciio_pytables::sciio_hdf5::{H5Type, RawData};
 use sciio_pytables::{PtFile, Rows};
 
 use sciio_pickle::{StringBatches, Value};
@@ -573,23 +573,23 @@ fn label_strings(a: &dyn Array) -> Result<Vec<String>> {
     )))
 }
 
-/// Rows of a batch of a `fixed` frame read as a stream: a batch of a million short strings
+/// Rows of a batch of a `fixed` key read as a stream: a batch of a million short strings
 /// would be the whole column; 16 Ki rows of them are half a MiB. A conversion holds a few
 /// batches at once (being read, queued, encoded): 64 Ki rows made that 20 MiB beside a 26
 /// MiB column.
 const FIXED_BATCH_ROWS: usize = 1 << 14;
 
-/// A `fixed` frame read in batches of rows ([`stream_frame`]): its string blocks are read
-/// from their pickles as streams ([`sciio_pickle::stream_string_array`]), its number blocks
-/// stored a row per record (as pandas writes them) by row ranges, never held whole; the
-/// index (but a plain number or datetime one) and the other blocks are read whole and sliced.
+/// A `fixed` key (frame or series) read in batches of rows ([`stream_key`]): its string
+/// blocks are read from their pickles as streams ([`sciio_pickle::stream_string_array`]),
+/// its number blocks stored a row per record (as pandas writes them) by row ranges, never
+/// held whole; so is its index when it is a plain number or datetime level, or codes (a
+/// MultiIndex's, a CategoricalIndex's) into values read whole. Other blocks and indexes
+/// are read whole and sliced.
 #[derive(Debug)]
 pub(crate) struct FixedBatches {
-    labels: Vec<String>,
-    level_names: Option<LevelNames>,
-    level_dtypes: Vec<Option<&'static str>>,
+    labels: ColumnLabels,
     index: Vec<IndexPart>,
-    /// Read from for the index levels read by row ranges.
+    /// Read from for the index levels and number blocks read by row ranges.
     file: PtFile,
     /// Each column's values, in label order.
     columns: Vec<Source>,
@@ -604,13 +604,35 @@ pub(crate) struct FixedBatches {
     pub(crate) bytes_read: u64,
 }
 
-/// An index level of a [`FixedBatches`]: read whole and sliced, or (a plain number or
-/// datetime array) read by row ranges, batch by batch.
+/// The column labels of a [`FixedBatches`] (those kept), as the whole read gives them.
+#[derive(Debug)]
+struct ColumnLabels {
+    labels: Vec<String>,
+    level_names: Option<LevelNames>,
+    level_dtypes: Vec<Option<&'static str>>,
+    /// A Series without a name: its one column is unnamed (pandas' `None` label).
+    unnamed: bool,
+}
+
+/// An index level of a [`FixedBatches`]: read whole and sliced, or read batch by batch.
 #[derive(Debug)]
 enum IndexPart {
     Whole(Level),
-    /// The level's name and kind (its values empty), its node and what its numbers mean.
+    /// A plain number or datetime level by row ranges: the level's name and kind (its
+    /// values empty), its node and what its numbers mean.
     Ranged(Level, String, Meaning),
+    /// A level of codes read by row ranges into values read whole: the level (its values
+    /// those the codes index), the codes' node and how they index.
+    Coded(Level, String, Coding),
+}
+
+/// How the codes of an [`IndexPart::Coded`] become the level's values.
+#[derive(Debug, Clone, Copy)]
+enum Coding {
+    /// A MultiIndex level: the level values taken (code -1 missing).
+    Take,
+    /// A CategoricalIndex: a dictionary of the categories.
+    Dictionary,
 }
 
 /// Where a column of a [`FixedBatches`] comes from.
@@ -633,22 +655,30 @@ struct RangedBlock {
     meaning: Meaning,
 }
 
-/// A `fixed` frame whose string blocks can be read as streams, as [`FixedBatches`] of up to
-/// `batch_rows` rows; `None` when it has none (or one is not what the stream reads: the
-/// whole path reads it, and says what is wrong).
-pub(crate) fn stream_frame(
+/// The `fixed` key at `key` (`pandas_type` frame or series) whose string blocks or number
+/// blocks can be read as streams, as [`FixedBatches`] of up to `batch_rows` rows, with only
+/// the columns labelled in `wanted` (all when `None`; labels that are no column, such as the
+/// index's, are passed over: the blocks holding none of them are not read at all, a string
+/// block's pickle not even scanned; the index is read). `None` for other keys, and when
+/// nothing streams and `wanted` is `None`, or a block is not what the stream reads: the
+/// whole path reads it, and says what is wrong.
+pub(crate) fn stream_key(
     file: &PtFile,
     key: &str,
     attrs: &Attrs,
+    pandas_type: &str,
     batch_rows: usize,
+    wanted: Option<&[String]>,
 ) -> Result<Option<FixedBatches>> {
-    stream_frame_of(file, key, attrs, batch_rows, None)
+    match pandas_type {
+        "frame" => stream_frame_of(file, key, attrs, batch_rows, wanted),
+        "series" => stream_series_of(file, key, attrs, batch_rows, wanted),
+        _ => Ok(None),
+    }
 }
 
-/// [`stream_frame`] giving only the columns labelled in `wanted` (all when `None`; labels
-/// that are no column, such as the index's, are passed over): the blocks holding none of
-/// them are not read at all, a string block's pickle not even scanned. The index is read.
-pub(crate) fn stream_frame_of(
+/// A `fixed` frame as [`stream_key`] reads it.
+fn stream_frame_of(
     file: &PtFile,
     key: &str,
     attrs: &Attrs,
@@ -665,22 +695,12 @@ pub(crate) fn stream_frame_of(
         .iter()
         .map(|l| label_dtype(l.values.as_ref()))
         .collect();
-    let (index, rows) = match ranged_index(file, key, attrs)? {
-        Some((part, rows)) => (vec![part], rows),
-        None => {
-            let index = read_index(file, key, "axis1", attrs)?;
-            let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
-            (index.into_iter().map(IndexPart::Whole).collect(), rows)
-        }
-    };
+    let (index, rows) = stream_index(file, key, "axis1", attrs)?;
     if rows == 0 {
         return Ok(None);
     }
-    let string_rows = batch_rows.clamp(1, FIXED_BATCH_ROWS);
+    let mut opened = Opened::new(batch_rows);
     let mut blocks = Vec::new();
-    let mut streams = Vec::new();
-    let mut ranged = Vec::new();
-    let mut row_bytes = 8usize;
     for i in 0..attrs.required_int("nblocks")?.max(0) {
         let items_key = format!("block{i}_items");
         let items = read_index(file, key, &items_key, attrs)?;
@@ -689,47 +709,20 @@ pub(crate) fn stream_frame_of(
         if !items.iter().any(|item| keep(item)) {
             continue;
         }
-        let stream = match stream_block(file, &path, items.len(), rows, string_rows)? {
-            Some((s, dtype)) => {
-                streams.push(s);
-                Some(vec![Source::Streamed(streams.len() - 1, dtype)])
-            }
-            None => ranged_block(file, &path, items.len(), rows)?.map(|(block, item, dtype)| {
-                ranged.push(block);
-                row_bytes = row_bytes.saturating_add(item.saturating_mul(items.len()));
-                (0..items.len())
-                    .map(|c| Source::Ranged(ranged.len() - 1, c, dtype.clone()))
-                    .collect()
-            }),
-        };
-        blocks.push((items, path, stream));
+        let sources = opened.block(file, &path, items.len(), rows)?;
+        blocks.push((items, path, sources));
     }
-    if streams.is_empty() && ranged.is_empty() && wanted.is_none() {
+    if !opened.any() && wanted.is_none() {
         return Ok(None);
     }
-    // Batches of short strings are kept small (a million of them would be the whole column);
-    // number rows come a block's worth at a time.
-    let batch_rows = match streams.is_empty() {
-        true => batch_rows.clamp(1, (NUMBER_BATCH_BYTES / row_bytes.max(1)).max(1)),
-        false => string_rows,
-    };
     let mut found: Vec<Option<Source>> = (0..labels.len()).map(|_| None).collect();
-    let mut left_out = Vec::new();
-    for (items, path, stream) in blocks {
-        let sources = match stream {
+    for (items, path, sources) in blocks {
+        let sources = match sources {
             Some(sources) => sources,
-            None => {
-                let cols = read_values(file, &path, items.len())?;
-                let mut sources = Vec::new();
-                for values in cols {
-                    sources.push(match values {
-                        ColValues::Array(values, _) if values.len() != rows => return Ok(None),
-                        ColValues::Array(values, dtype) => Source::Whole(values, dtype),
-                        ColValues::LeftOut(reason) => Source::LeftOut(reason),
-                    });
-                }
-                sources
-            }
+            None => match whole_block(file, &path, items.len(), rows)? {
+                Some(sources) => sources,
+                None => return Ok(None),
+            },
         };
         for (item, source) in items.iter().zip(sources) {
             let Some(slot) = labels.iter().position(|l| l == item) else {
@@ -751,33 +744,178 @@ pub(crate) fn stream_frame_of(
         kept.push(label);
         columns.push(source);
     }
-    let labels = kept;
-    for (label, source) in labels.iter().zip(&columns) {
-        if let Source::LeftOut(reason) = source {
-            left_out.push(LeftOutColumn {
-                column: label.clone(),
-                reason: reason.clone(),
-            });
-        }
-    }
-    Ok(Some(FixedBatches {
-        labels,
+    let labels = ColumnLabels {
+        labels: kept,
         level_names,
         level_dtypes,
-        index,
-        file: file.clone(),
-        columns,
-        streams,
-        ranged,
-        rows,
-        next: 0,
-        batch_rows,
-        left_out,
-        bytes_read: 0,
-    }))
+        unnamed: false,
+    };
+    Ok(Some(opened.batches(file, labels, columns, index, rows)))
 }
 
-/// Bytes of number rows a batch of a `fixed` frame without string blocks holds (about).
+/// A `fixed` series (nodes `index` and `values`, pandas' `SeriesFixed`) as [`stream_key`]
+/// reads it: one column labelled by the series' name (`None`, unnamed, when it has none, as
+/// [`read_series`] reads it).
+fn stream_series_of(
+    file: &PtFile,
+    key: &str,
+    attrs: &Attrs,
+    batch_rows: usize,
+    wanted: Option<&[String]>,
+) -> Result<Option<FixedBatches>> {
+    let name = index_name(attrs)?;
+    let unnamed = name.is_none();
+    let label = name.unwrap_or_else(|| "None".into());
+    let (index, rows) = stream_index(file, key, "index", attrs)?;
+    if rows == 0 {
+        return Ok(None);
+    }
+    let mut opened = Opened::new(batch_rows);
+    let mut columns = Vec::new();
+    let mut labels = Vec::new();
+    if wanted.is_none_or(|w| w.contains(&label)) {
+        let path = format!("{key}/values");
+        let sources = match opened.block(file, &path, 1, rows)? {
+            Some(sources) => sources,
+            None if wanted.is_none() => return Ok(None),
+            None => match whole_block(file, &path, 1, rows)? {
+                Some(sources) => sources,
+                None => return Ok(None),
+            },
+        };
+        columns.extend(sources);
+        labels.push(label);
+    }
+    let labels = ColumnLabels {
+        labels,
+        level_names: None,
+        level_dtypes: Vec::new(),
+        unnamed,
+    };
+    Ok(Some(opened.batches(file, labels, columns, index, rows)))
+}
+
+/// The blocks of a [`FixedBatches`] read as streams or by row ranges, as they are opened.
+struct Opened {
+    streams: Vec<StringBatches<VlenElementReader>>,
+    ranged: Vec<RangedBlock>,
+    /// Bytes of a row of the ranged blocks and the index (about).
+    row_bytes: usize,
+    /// Rows of a batch with a string stream.
+    string_rows: usize,
+    /// Rows of a batch asked for.
+    asked: usize,
+}
+
+impl Opened {
+    fn new(batch_rows: usize) -> Opened {
+        Opened {
+            streams: Vec::new(),
+            ranged: Vec::new(),
+            row_bytes: 8,
+            string_rows: batch_rows.clamp(1, FIXED_BATCH_ROWS),
+            asked: batch_rows,
+        }
+    }
+
+    /// Whether a block was opened as a stream or by row ranges.
+    fn any(&self) -> bool {
+        !self.streams.is_empty() || !self.ranged.is_empty()
+    }
+
+    /// The block at `path` (`ncols` columns of `rows` rows) opened as a string stream or
+    /// by row ranges: where each of its columns comes from; `None` when it is neither (to
+    /// be read whole).
+    fn block(
+        &mut self,
+        file: &PtFile,
+        path: &str,
+        ncols: usize,
+        rows: usize,
+    ) -> Result<Option<Vec<Source>>> {
+        if let Some((s, dtype)) = stream_block(file, path, ncols, rows, self.string_rows)? {
+            self.streams.push(s);
+            return Ok(Some(vec![Source::Streamed(self.streams.len() - 1, dtype)]));
+        }
+        let Some((block, item, dtype)) = ranged_block(file, path, ncols, rows)? else {
+            return Ok(None);
+        };
+        self.ranged.push(block);
+        self.row_bytes = self.row_bytes.saturating_add(item.saturating_mul(ncols));
+        let b = self.ranged.len() - 1;
+        Ok(Some(
+            (0..ncols)
+                .map(|c| Source::Ranged(b, c, dtype.clone()))
+                .collect(),
+        ))
+    }
+
+    /// The batches over what was opened.
+    fn batches(
+        self,
+        file: &PtFile,
+        labels: ColumnLabels,
+        columns: Vec<Source>,
+        index: Vec<IndexPart>,
+        rows: usize,
+    ) -> FixedBatches {
+        // Batches of short strings are kept small (a million of them would be the whole
+        // column); number rows come a block's worth at a time.
+        let batch_rows = match self.streams.is_empty() {
+            true => self
+                .asked
+                .clamp(1, (NUMBER_BATCH_BYTES / self.row_bytes.max(1)).max(1)),
+            false => self.string_rows,
+        };
+        let left_out = labels
+            .labels
+            .iter()
+            .zip(&columns)
+            .filter_map(|(label, source)| match source {
+                Source::LeftOut(reason) => Some(LeftOutColumn {
+                    column: label.clone(),
+                    reason: reason.clone(),
+                }),
+                _ => None,
+            })
+            .collect();
+        FixedBatches {
+            labels,
+            index,
+            file: file.clone(),
+            columns,
+            streams: self.streams,
+            ranged: self.ranged,
+            rows,
+            next: 0,
+            batch_rows,
+            left_out,
+            bytes_read: 0,
+        }
+    }
+}
+
+/// The columns of the block at `path` read whole (sliced batch by batch); `None` when a
+/// column's length is not the index's `rows` (the whole path says what is wrong).
+fn whole_block(
+    file: &PtFile,
+    path: &str,
+    ncols: usize,
+    rows: usize,
+) -> Result<Option<Vec<Source>>> {
+    let cols = read_values(file, path, ncols).map_err(|e| e.with_node(path.to_string()))?;
+    let mut sources = Vec::with_capacity(cols.len());
+    for values in cols {
+        sources.push(match values {
+            ColValues::Array(values, _) if values.len() != rows => return Ok(None),
+            ColValues::Array(values, dtype) => Source::Whole(values, dtype),
+            ColValues::LeftOut(reason) => Source::LeftOut(reason),
+        });
+    }
+    Ok(Some(sources))
+}
+
+/// Bytes of number rows a batch of a `fixed` key without string blocks holds (about).
 const NUMBER_BATCH_BYTES: usize = 16 << 20;
 
 /// A number block of `ncols` columns stored a row per record with `rows` rows (what
@@ -904,39 +1042,11 @@ impl FixedBatches {
 
     /// Rows `start..start + n`: the next batch of every stream, slices of the rest.
     fn batch(&mut self, start: usize, n: usize) -> Result<Frame> {
-        let mut streamed = Vec::with_capacity(self.streams.len());
-        for stream in &mut self.streams {
-            let column = stream
-                .next()
-                .transpose()?
-                .ok_or_else(|| Error::format("a string block ends before the index"))?;
-            let array = pyobj::string_array(column)?;
-            if array.len() != n {
-                return Err(Error::format(format!(
-                    "a string block gives {} rows where the index has {n}",
-                    array.len()
-                )));
-            }
-            streamed.push(array);
-        }
-        let rows = Rows::range(start as u64, (start + n) as u64, 1);
-        let mut ranged = Vec::with_capacity(self.ranged.len());
-        for block in &self.ranged {
-            let raw = self
-                .file
-                .read_array(&block.path, rows)
-                .map_err(|e| e.with_node(block.path.clone()))?;
-            let layout = Layout::of(&raw.shape, block.transposed)?;
-            if layout.rows != n {
-                return Err(
-                    Error::format("a block ends before the index").with_node(block.path.clone())
-                );
-            }
-            self.bytes_read += raw.bytes.len() as u64;
-            ranged.push((raw, layout));
-        }
+        let streamed = self.next_streamed(n)?;
+        let ranged = self.read_ranged(start, n)?;
         let mut builder = Frame::builder();
-        for (label, source) in self.labels.iter().zip(&self.columns) {
+        let unnamed = self.labels.unnamed;
+        for (label, source) in self.labels.labels.iter().zip(&self.columns) {
             let (values, dtype): (ArrayRef, _) = match source {
                 Source::Whole(values, dtype) => (values.slice(start, n), dtype.clone()),
                 Source::Streamed(k, dtype) => match streamed.get(*k) {
@@ -954,30 +1064,81 @@ impl FixedBatches {
                 }
                 Source::LeftOut(_) => continue,
             };
-            builder = column::add_column(builder, Some(label.clone()), values, dtype);
+            let label = (!unnamed).then(|| label.clone());
+            builder = column::add_column(builder, label, values, dtype);
         }
-        if let Some(names) = &self.level_names {
+        if let Some(names) = &self.labels.level_names {
             builder = builder.column_levels(names);
         }
-        builder = builder.column_level_dtypes(&self.level_dtypes);
+        if !self.labels.level_dtypes.is_empty() {
+            builder = builder.column_level_dtypes(&self.labels.level_dtypes);
+        }
+        let index = self.index_batch(start, n)?;
+        column::add_index(builder, index).build()
+    }
+
+    /// The next batch of each string stream, `n` rows each.
+    fn next_streamed(&mut self, n: usize) -> Result<Vec<StringArray>> {
+        let mut streamed = Vec::with_capacity(self.streams.len());
+        for stream in &mut self.streams {
+            let column = stream
+                .next()
+                .transpose()?
+                .ok_or_else(|| Error::format("a string block ends before the index"))?;
+            let array = pyobj::string_array(column)?;
+            if array.len() != n {
+                return Err(Error::format(format!(
+                    "a string block gives {} rows where the index has {n}",
+                    array.len()
+                )));
+            }
+            streamed.push(array);
+        }
+        Ok(streamed)
+    }
+
+    /// Rows `start..start + n` of each number block read by row ranges.
+    fn read_ranged(&mut self, start: usize, n: usize) -> Result<Vec<(RawData, Layout)>> {
+        let rows = Rows::range(start as u64, (start + n) as u64, 1);
+        let mut ranged = Vec::with_capacity(self.ranged.len());
+        for block in &self.ranged {
+            let raw = self
+                .file
+                .read_array(&block.path, rows)
+                .map_err(|e| e.with_node(block.path.clone()))?;
+            let layout = Layout::of(&raw.shape, block.transposed)?;
+            if layout.rows != n {
+                return Err(
+                    Error::format("a block ends before the index").with_node(block.path.clone())
+                );
+            }
+            self.bytes_read += raw.bytes.len() as u64;
+            ranged.push((raw, layout));
+        }
+        Ok(ranged)
+    }
+
+    /// Rows `start..start + n` of the index levels.
+    fn index_batch(&mut self, start: usize, n: usize) -> Result<Vec<Level>> {
         let mut index = Vec::with_capacity(self.index.len());
+        let mut bytes = 0u64;
         for part in &self.index {
             index.push(match part {
                 IndexPart::Whole(l) => Level {
                     values: l.values.slice(start, n),
                     ..l.clone()
                 },
-                IndexPart::Ranged(l, path, meaning) => {
-                    let rows = Rows::range(start as u64, (start + n) as u64, 1);
-                    let raw = self.file.read_array(path, rows)?;
-                    self.bytes_read += raw.bytes.len() as u64;
-                    let layout = Layout::of(&raw.shape, true)?;
-                    let values = column::numeric((&raw).into(), layout, 0, meaning)
-                        .map_err(|e| e.with_node(path.clone()))?;
-                    if values.len() != n {
-                        return Err(Error::format("the index ends before the blocks")
-                            .with_node(path.clone()));
+                IndexPart::Ranged(l, path, meaning) => Level {
+                    values: self.read_level(path, start, n, meaning, &mut bytes)?,
+                    ..l.clone()
+                },
+                IndexPart::Coded(l, path, coding) => {
+                    let codes = self.read_level(path, start, n, &Meaning::Plain, &mut bytes)?;
+                    let values = match coding {
+                        Coding::Take => take_codes(l.values.as_ref(), codes.as_ref()),
+                        Coding::Dictionary => column::dictionary(codes.as_ref(), l.values.clone()),
                     }
+                    .map_err(|e| e.with_node(path.clone()))?;
                     Level {
                         values,
                         ..l.clone()
@@ -985,21 +1146,74 @@ impl FixedBatches {
                 }
             });
         }
-        column::add_index(builder, index).build()
+        self.bytes_read += bytes;
+        Ok(index)
+    }
+
+    /// Rows `start..start + n` of the 1-d number node at `path` (an index level, codes), the
+    /// bytes read added to `bytes`.
+    fn read_level(
+        &self,
+        path: &str,
+        start: usize,
+        n: usize,
+        meaning: &Meaning,
+        bytes: &mut u64,
+    ) -> Result<ArrayRef> {
+        let rows = Rows::range(start as u64, (start + n) as u64, 1);
+        let raw = self
+            .file
+            .read_array(path, rows)
+            .map_err(|e| e.with_node(path.to_string()))?;
+        *bytes += raw.bytes.len() as u64;
+        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
+        let values = column::numeric((&raw).into(), layout, 0, meaning)
+            .map_err(|e| e.with_node(path.to_string()))?;
+        if values.len() != n {
+            return Err(
+                Error::format("the index ends before the blocks").with_node(path.to_string())
+            );
+        }
+        Ok(values)
     }
 }
 
-/// The index `axis1` when it is one plain level of numbers or datetimes (what
+/// The index at `node` (`axis1`, a series' `index`) of the key at `group` as the parts of a
+/// [`FixedBatches`], with its rows: a plain number or datetime level, and the codes of a
+/// MultiIndex or a CategoricalIndex, are read by row ranges; any other index whole.
+fn stream_index(
+    file: &PtFile,
+    group: &str,
+    node: &str,
+    attrs: &Attrs,
+) -> Result<(Vec<IndexPart>, usize)> {
+    if let Some((part, rows)) = ranged_index(file, group, node, attrs)? {
+        return Ok((vec![part], rows));
+    }
+    if let Some(coded) = coded_index(file, group, node, attrs)? {
+        return Ok(coded);
+    }
+    let index = read_index(file, group, node, attrs)?;
+    let rows = index.first().map(|l| l.values.len()).unwrap_or(0);
+    Ok((index.into_iter().map(IndexPart::Whole).collect(), rows))
+}
+
+/// The index at `node` when it is one plain level of numbers or datetimes (what
 /// [`read_index_node`] reads by `column::numeric`), to be read batch by batch: its part and
-/// rows. `None` for any other index (read whole).
-fn ranged_index(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Option<(IndexPart, usize)>> {
+/// rows. `None` for any other index.
+fn ranged_index(
+    file: &PtFile,
+    group: &str,
+    node: &str,
+    attrs: &Attrs,
+) -> Result<Option<(IndexPart, usize)>> {
     if !matches!(
-        attrs.str("axis1_variety")?.as_deref(),
+        attrs.str(&format!("{node}_variety"))?.as_deref(),
         None | Some("regular")
     ) {
         return Ok(None);
     }
-    let path = format!("{key}/axis1");
+    let path = format!("{group}/{node}");
     if is_vlarray(file, &path)? {
         return Ok(None);
     }
@@ -1019,9 +1233,9 @@ fn ranged_index(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Option<(Index
         },
         _ => return Ok(None),
     };
-    let node = file.node(&path)?;
+    let info = file.node(&path)?;
     let ([rows], Some(H5Type::Int { .. } | H5Type::Float { .. })) =
-        (node.shape.as_slice(), &node.dtype)
+        (info.shape.as_slice(), &info.dtype)
     else {
         return Ok(None);
     };
@@ -1034,4 +1248,91 @@ fn ranged_index(file: &PtFile, key: &str, attrs: &Attrs) -> Result<Option<(Index
         IndexPart::Ranged(Level::new(name, empty), path, meaning),
         rows,
     )))
+}
+
+/// The index at `node` when it is given by codes (pandas' `write_multi_index`: each level's
+/// distinct values at `{node}_level{i}`, a code a row at `{node}_label{i}`; a
+/// CategoricalIndex, GH#33909: the codes at `node`, the categories an index at
+/// `{node}_categories`): the values read whole, the codes to be read by row ranges. `None`
+/// for any other index, or codes not stored as the stream reads them.
+fn coded_index(
+    file: &PtFile,
+    group: &str,
+    node: &str,
+    attrs: &Attrs,
+) -> Result<Option<(Vec<IndexPart>, usize)>> {
+    match attrs.str(&format!("{node}_variety"))?.as_deref() {
+        Some("multi") => multi_index(file, group, node, attrs),
+        None | Some("regular") => categorical_index(file, group, node, attrs),
+        Some(_) => Ok(None),
+    }
+}
+
+/// A MultiIndex's levels read whole, their codes to be read by row ranges ([`coded_index`]).
+fn multi_index(
+    file: &PtFile,
+    group: &str,
+    node: &str,
+    attrs: &Attrs,
+) -> Result<Option<(Vec<IndexPart>, usize)>> {
+    let nlevels = attrs.required_int(&format!("{node}_nlevels"))?;
+    let mut parts = Vec::new();
+    let mut rows = None;
+    for i in 0..nlevels.max(0) {
+        let path = format!("{group}/{node}_label{i}");
+        let Some(len) = codes_rows(file, &path)? else {
+            return Ok(None);
+        };
+        if rows.is_some_and(|r| r != len) {
+            return Ok(None);
+        }
+        rows = Some(len);
+        let level = read_index_node(file, &format!("{group}/{node}_level{i}"))?;
+        parts.push(IndexPart::Coded(level, path, Coding::Take));
+    }
+    Ok(rows.map(|rows| (parts, rows)))
+}
+
+/// A CategoricalIndex's categories read whole, its codes to be read by row ranges
+/// ([`coded_index`]; what [`read_categorical_index`] reads whole).
+fn categorical_index(
+    file: &PtFile,
+    group: &str,
+    node: &str,
+    attrs: &Attrs,
+) -> Result<Option<(Vec<IndexPart>, usize)>> {
+    let path = format!("{group}/{node}");
+    let node_attrs = Attrs::read(file, &path)?;
+    if node_attrs.str("kind")?.as_deref() != Some("category") {
+        return Ok(None);
+    }
+    let Some(rows) = codes_rows(file, &path)? else {
+        return Ok(None);
+    };
+    let categories = read_index(file, group, &format!("{node}_categories"), attrs)?;
+    let [categories] = categories.as_slice() else {
+        return Ok(None);
+    };
+    let ordered = node_attrs.has("ordered") && node_attrs.flag("ordered")?;
+    let level = Level {
+        ordered: Some(ordered),
+        ..Level::new(index_name(&node_attrs)?, categories.values.clone())
+    };
+    Ok(Some((
+        vec![IndexPart::Coded(level, path, Coding::Dictionary)],
+        rows,
+    )))
+}
+
+/// The rows of the codes at `path` when they are what the stream reads by row ranges: a
+/// 1-d array of integers (not pandas' placeholder of an empty array).
+fn codes_rows(file: &PtFile, path: &str) -> Result<Option<usize>> {
+    if is_vlarray(file, path)? || Attrs::read(file, path)?.has("shape") {
+        return Ok(None);
+    }
+    let info = file.node(path)?;
+    let ([rows], Some(H5Type::Int { .. })) = (info.shape.as_slice(), &info.dtype) else {
+        return Ok(None);
+    };
+    Ok(usize::try_from(*rows).ok())
 }

@@ -253,20 +253,30 @@ impl HdfStore {
     /// Reads a `table`-format key in slices of `batch_rows` rows, each slice a frame of the
     /// same schema (`pd.read_hdf(..., start=, stop=)` slice by slice, the values blocks' text
     /// columns `str` in every slice: see [`FrameBatches::text_missing_throughout`]): memory is
-    /// bounded by one slice whatever the key's length. A `fixed` frame with string blocks is
-    /// read so too, its strings parsed from their pickles as streams (in batches of at most
-    /// 16 Ki rows; its index and other blocks are read whole). `None` for keys read whole only
-    /// (other `fixed` keys, plain PyTables tables, empty tables): use [`HdfStore::read`].
+    /// bounded by one slice whatever the key's length. A `fixed` frame or series with string
+    /// or number blocks is read so too (as [`HdfStore::fixed_batches`] reads it): its strings
+    /// parsed from their pickles as streams (in batches of at most 16 Ki rows), its numbers
+    /// and a plain number or datetime index by row ranges, a MultiIndex's or
+    /// CategoricalIndex's codes by row ranges into their values read whole. `None` for keys
+    /// read whole only (other `fixed` keys, plain PyTables tables, empty tables): use
+    /// [`HdfStore::read`].
     pub fn read_batches(&self, key: &str, batch_rows: usize) -> Result<Option<FrameBatches<'_>>> {
         let key = normalise(key);
         let located = |e: Error| locate(e, &key).with_file(&self.path);
         let Some(info) = self.key_at(&key).map_err(located)? else {
             return Ok(None);
         };
-        if info.pandas_type == "frame" {
+        if info.format() == "fixed" {
             let attrs = Attrs::read(&self.file, &key).map_err(located)?;
-            let Some(fixed) =
-                fixed::stream_frame(&self.file, &key, &attrs, batch_rows).map_err(located)?
+            let Some(fixed) = fixed::stream_key(
+                &self.file,
+                &key,
+                &attrs,
+                &info.pandas_type,
+                batch_rows,
+                None,
+            )
+            .map_err(located)?
             else {
                 return Ok(None);
             };
@@ -289,14 +299,16 @@ impl HdfStore {
         self.table_batches(&key, batch_rows)
     }
 
-    /// A `fixed` frame key (`pandas_type` frame) read in batches of at most `batch_rows` rows
-    /// as [`HdfStore::read_batches`] reads it, with only the columns labelled in `columns`
-    /// (`reset_index()`'s labels; `None`: all; the index is always read): a block holding none
-    /// of them is not read. Number blocks and a plain index of numbers or times are read by
-    /// row ranges, string blocks parsed from their pickles as streams; other blocks (and
-    /// other indexes) are read whole and sliced. The batches own what they read (a reader
-    /// handed to another thread keeps them). `None` for any other key, or a frame the stream
-    /// does not read (use [`HdfStore::read`]).
+    /// A `fixed` frame or series key (`pandas_type` frame or series) read in batches of at
+    /// most `batch_rows` rows as [`HdfStore::read_batches`] reads it, with only the columns
+    /// labelled in `columns` (the frame's labels, `"None"` for an unnamed series' values;
+    /// `None`: all; the index is always read): a block holding none of them is not read.
+    /// Number blocks (a series' `values`) and a plain index of numbers or times are read by
+    /// row ranges, string blocks parsed from their pickles as streams; the codes of a
+    /// MultiIndex or CategoricalIndex by row ranges, their levels or categories whole;
+    /// other blocks (and other indexes) are read whole and sliced. The batches own what they
+    /// read (a reader handed to another thread keeps them). `None` for any other key, or a
+    /// key the stream does not read (use [`HdfStore::read`]).
     ///
     /// ```no_run
     /// let store = sciio_hdfstore::HdfStore::open("store.h5")?;
@@ -315,16 +327,22 @@ impl HdfStore {
     ) -> Result<Option<FixedKeyBatches>> {
         let key = normalise(key);
         let located = |e: Error| locate(e, &key).with_file(&self.path);
-        let frame = self
-            .key_at(&key)
-            .map_err(located)?
-            .is_some_and(|k| k.pandas_type == "frame");
-        if !frame {
+        let Some(info) = self.key_at(&key).map_err(located)? else {
+            return Ok(None);
+        };
+        if info.format() != "fixed" {
             return Ok(None);
         }
         let attrs = Attrs::read(&self.file, &key).map_err(located)?;
-        let batches = fixed::stream_frame_of(&self.file, &key, &attrs, batch_rows, columns)
-            .map_err(located)?;
+        let batches = fixed::stream_key(
+            &self.file,
+            &key,
+            &attrs,
+            &info.pandas_type,
+            batch_rows,
+            columns,
+        )
+        .map_err(located)?;
         Ok(batches.map(|inner| FixedKeyBatches {
             inner,
             key,
@@ -455,7 +473,7 @@ pub struct RowsRead {
     pub bytes_read: u64,
 }
 
-/// A `fixed` frame key read batch by batch ([`HdfStore::fixed_batches`]).
+/// A `fixed` frame or series key read batch by batch ([`HdfStore::fixed_batches`]).
 #[derive(Debug)]
 pub struct FixedKeyBatches {
     inner: fixed::FixedBatches,
@@ -469,8 +487,9 @@ impl FixedKeyBatches {
         self.inner.rows as u64
     }
 
-    /// Bytes of the number blocks and the index read by row ranges so far (string blocks'
-    /// pickles and blocks read whole are not counted).
+    /// Bytes of the number blocks (a Series' values) and the index (its values, or its
+    /// codes) read by row ranges so far (string blocks' pickles, a MultiIndex's levels, a
+    /// CategoricalIndex's categories and whatever is read whole are not counted).
     pub fn bytes_read(&self) -> u64 {
         self.inner.bytes_read
     }
@@ -520,9 +539,10 @@ impl FrameBatches<'_> {
         self.rows
     }
 
-    /// Rows of each slice when the key is a `fixed` frame parsed as a stream (its slices are
-    /// at most 16 Ki rows whatever was asked): a writer that buffers no more than this many
-    /// rows keeps the whole conversion small. `None` for `table` keys.
+    /// Rows of each slice when the key is a `fixed` frame or series read as a stream (its
+    /// slices are at most 16 Ki rows with a string block, about 16 MiB of numbers without,
+    /// whatever was asked): a writer that buffers no more than this many rows keeps the whole
+    /// conversion small. `None` for `table` keys.
     pub fn stream_rows(&self) -> Option<usize> {
         self.fixed.as_ref().map(fixed::FixedBatches::batch_rows)
     }

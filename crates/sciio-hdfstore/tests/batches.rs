@@ -40,7 +40,7 @@ fn slices_join_to_the_whole(store: &HdfStore, key: &str, lengths: &[usize], rows
         let parts: Vec<_> = store
             .read_batches(key, slice)
             .unwrap()
-            .expect("the key streams")
+            .unwrap_or_else(|| panic!("{key} does not stream"))
             .collect::<Result<Vec<_>, _>>()
             .unwrap();
         assert_eq!(parts.len(), rows.div_ceil(slice), "{key} by {slice}");
@@ -220,5 +220,146 @@ assert str(pd.read_hdf(sys.argv[1], 'df').dtypes['dc']) == 'str'
         }
         let joined = concat_batches(whole.schema().arrow_schema(), &joined).unwrap();
         assert_eq!(joined, whole_batch, "by {slice}");
+    }
+}
+
+/// `fixed` Series keys, and `fixed` frames over a MultiIndex or a CategoricalIndex, pandas
+/// writes (every kind of values a Series' `values` node holds: numbers of each width,
+/// booleans, naive and zoned datetimes, timedeltas, periods, strings with `None` and `NaN`
+/// as `str` and `object` (pandas' masked `string`, `pd.NA` pickled, is read whole: no
+/// stream); named and unnamed; over integer, float,
+/// datetime, string, Multi and Categorical indexes, with missing codes) read in batches of
+/// 1, 7 and 1000 rows join to the frame `read` gives.
+const SERIES_AND_CODED: &str = r#"
+import sys, pandas as pd, numpy as np
+n = 29
+k = np.arange(n)
+words = ['alpha', 'ünïcødé ☃', '', None, '𝄞', float('nan')]
+text = [words[(i * 5) % len(words)] for i in range(n)]
+zoned = pd.date_range('2024-03-30', periods=n, freq='5h', tz='Europe/Paris')
+multi = pd.MultiIndex.from_arrays(
+    [k % 3, [None if i % 7 == 2 else f'k{i % 11}' for i in range(n)],
+     pd.date_range('2001-02-03', periods=n, freq='D')], names=['a', None, 'd'])
+cats = pd.CategoricalIndex([None if i % 6 == 4 else 'abc'[i % 3] for i in range(n)],
+                           categories=['c', 'b', 'a'], ordered=True, name='cat')
+series = {
+    'f8': pd.Series(np.where(k % 5 == 0, np.nan, k / 3), index=pd.Index(k * 10, name='key'), name='v'),
+    'i4': pd.Series((k * -70000).astype('i4'), index=pd.date_range('2001-02-03', periods=n, freq='37min')),
+    'u1': pd.Series((k % 250).astype('u1'), index=pd.Index(k / 4, name='f'), name='u'),
+    'b': pd.Series(k % 3 == 0, name='flag'),
+    'zoned': pd.Series(zoned, index=pd.Index([f'r{i}' for i in range(n)], name='row')),
+    'naive': pd.Series(pd.date_range('2001-02-03', periods=n, freq='37min'), name='t'),
+    'td': pd.Series(pd.to_timedelta(k * 1234567, unit='ms'), name='d'),
+    'period': pd.Series(pd.period_range('2020-01', periods=n, freq='M'), name='p'),
+    'str': pd.Series(text, dtype='str', name='s'),
+    'obj': pd.Series(text, dtype=object, index=multi),
+    'on_multi': pd.Series(k * 1.5, index=multi, name='x'),
+    'on_cats': pd.Series(text, dtype='str', index=cats),
+}
+for key, s in series.items():
+    s.to_hdf(sys.argv[1], key=key, format='fixed')
+frame = pd.DataFrame({'i': k, 'x': k / 7, 's': pd.Series(text, dtype='str')})
+frame.set_index(multi).to_hdf(sys.argv[1], key='frame_multi', format='fixed')
+frame.set_index(cats).to_hdf(sys.argv[1], key='frame_cats', format='fixed')
+frame[['i', 'x']].set_index(cats).to_hdf(sys.argv[1], key='numbers_cats', format='fixed')
+print(' '.join(list(series) + ['frame_multi', 'frame_cats', 'numbers_cats']))
+"#;
+
+#[test]
+fn fixed_series_and_coded_indexes_read_in_batches_equal_the_whole_key() {
+    let dir = tempdir();
+    let path = dir.path().join("s.h5");
+    let keys = run_python(SERIES_AND_CODED, &[path.to_str().unwrap()]);
+    let keys: Vec<&str> = keys.split_whitespace().collect();
+    assert_eq!(keys.len(), 15, "{keys:?}");
+    let store = HdfStore::open(&path).unwrap();
+    for key in keys {
+        slices_join_to_the_whole(&store, &format!("/{key}"), &[1, 7, 1000], 29);
+    }
+}
+
+/// The codes of a MultiIndex and of a CategoricalIndex, a Series' number values and a
+/// plain index are read by row ranges, batch by batch: the bytes read for the index alone
+/// (no column asked) and for the index and the values are those of the nodes holding them,
+/// as PyTables sizes them.
+#[test]
+fn codes_and_series_values_are_read_by_row_ranges() {
+    let dir = tempdir();
+    let path = dir.path().join("c.h5");
+    let sizes = run_python(
+        r#"
+import sys, pandas as pd, numpy as np, tables
+n = 1000
+k = np.arange(n)
+multi = pd.MultiIndex.from_arrays([k % 3, ['k%d' % (i % 11) for i in range(n)]], names=['a', 'b'])
+cats = pd.CategoricalIndex(['abc'[i % 3] for i in range(n)], name='cat')
+pd.Series(k * 1.5, index=multi, name='x').to_hdf(sys.argv[1], key='multi', format='fixed')
+pd.Series((k % 7).astype('i2'), index=cats, name='y').to_hdf(sys.argv[1], key='cats', format='fixed')
+pd.Series(k / 3).to_hdf(sys.argv[1], key='plain', format='fixed')
+with tables.open_file(sys.argv[1]) as f:
+    size = lambda p: f.get_node(p).size_in_memory
+    print('multi', size('/multi/index_label0') + size('/multi/index_label1'), size('/multi/values'))
+    print('cats', size('/cats/index'), size('/cats/values'))
+    print('plain', size('/plain/index'), size('/plain/values'))
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let store = HdfStore::open(&path).unwrap();
+    for line in sizes.lines() {
+        let [key, index, values] = line.split_whitespace().collect::<Vec<_>>()[..] else {
+            panic!("{sizes}");
+        };
+        let (index, values): (u64, u64) = (index.parse().unwrap(), values.parse().unwrap());
+        let key = format!("/{key}");
+        let read = |columns: Option<&[String]>| {
+            let mut batches = store.fixed_batches(&key, 64, columns).unwrap().unwrap();
+            let rows: usize = batches.by_ref().map(|b| b.unwrap().num_rows()).sum();
+            assert_eq!(rows, 1000, "{key}");
+            batches.bytes_read()
+        };
+        assert_eq!(read(Some(&[])), index, "{key}: the index alone");
+        assert_eq!(
+            read(None),
+            index + values,
+            "{key}: the index and the values"
+        );
+    }
+}
+
+/// Codes outside their levels or categories (a damaged file), met batch by batch: an error
+/// naming the codes' node, as the whole read gives one, never a panic.
+#[test]
+fn codes_outside_their_levels_are_errors_naming_the_node() {
+    let dir = tempdir();
+    let path = dir.path().join("bad.h5");
+    run_python(
+        r#"
+import sys, pandas as pd, numpy as np, tables
+n = 20
+k = np.arange(n)
+multi = pd.MultiIndex.from_arrays([k % 3, k % 2], names=['a', 'b'])
+pd.Series(k * 1.0, index=multi, name='x').to_hdf(sys.argv[1], key='multi', format='fixed')
+cats = pd.CategoricalIndex(['abc'[i % 3] for i in range(n)], name='c')
+pd.Series(k * 1.0, index=cats, name='y').to_hdf(sys.argv[1], key='cats', format='fixed')
+with tables.open_file(sys.argv[1], 'a') as f:
+    f.get_node('/multi/index_label1')[13] = 7
+    f.get_node('/cats/index')[17] = -2
+"#,
+        &[path.to_str().unwrap()],
+    );
+    let store = HdfStore::open(&path).unwrap();
+    for (key, node) in [("/multi", "/multi/index_label1"), ("/cats", "/cats/index")] {
+        let whole = store.read(key).unwrap_err().to_string();
+        assert!(whole.contains(node), "{key}: {whole}");
+        let batches = store.read_batches(key, 4).unwrap().unwrap();
+        let results: Vec<_> = batches.collect();
+        assert_eq!(results.len(), 5, "{key}");
+        let failed: Vec<String> = results
+            .iter()
+            .filter_map(|r| r.as_ref().err().map(ToString::to_string))
+            .collect();
+        // Only the batch holding the bad code (rows 12..16, 16..20) fails.
+        assert_eq!(failed.len(), 1, "{key}: {failed:?}");
+        assert!(failed[0].contains(node), "{key}: {}", failed[0]);
     }
 }

@@ -13,11 +13,12 @@
 //! - a pandas HDFStore key ([`Shape::StoreKey`]): the frame `pd.read_hdf(f, key).reset_index()`
 //!   gives, a `table` key in slices of `BLOCK_ROWS` rows (`HdfStore::read_rows_of`: only the
 //!   index and the values blocks and data columns holding projected columns are read; a
-//!   values block is one field, read whole), a `fixed` frame key batch by batch in order
-//!   (`HdfStore::fixed_batches`: number blocks and a plain number or datetime index read by
-//!   row ranges, only the blocks holding projected columns read; a string block's pickle,
-//!   one object by the format, parsed as a stream; other blocks and indexes read whole and
-//!   sliced), any other `fixed` key (a Series) whole.
+//!   values block is one field, read whole), a `fixed` frame or Series key batch by batch
+//!   in order (`HdfStore::fixed_batches`: number blocks — a Series' values — and a plain
+//!   number or datetime index read by row ranges, a MultiIndex's or CategoricalIndex's codes
+//!   too, only the blocks holding projected columns read; a string block's pickle, one
+//!   object by the format, parsed as a stream; other blocks and indexes read whole and
+//!   sliced), any other key whole.
 //!
 //! A source of no rows has the schema of a read of no rows (its columns and types).
 //!
@@ -364,8 +365,8 @@ struct StoreReader {
 enum ReadBy {
     /// A `table` key by row ranges: the rows in it, the next row.
     Rows { rows: u64, next: u64 },
-    /// A `fixed` frame key in order: its batches once the first call opened them (with its
-    /// projection), and the bytes counted so far.
+    /// A `fixed` frame or Series key in order: its batches once the first call opened them
+    /// (with its projection), and the bytes counted so far.
     Batches {
         batches: Option<Box<sciio::hdfstore::FixedKeyBatches>>,
         counted: u64,
@@ -386,7 +387,7 @@ impl StoreReader {
                 },
                 None => ReadBy::Whole { read: false },
             },
-            Some(k) if k.pandas_type == "frame" => ReadBy::Batches {
+            Some(k) if matches!(k.pandas_type.as_str(), "frame" | "series") => ReadBy::Batches {
                 batches: None,
                 counted: 0,
             },

@@ -1,6 +1,7 @@
 //! Projection pushdown into the reads of wide tables: a query naming one column of a
 //! PyTables Table or of a pandas HDFStore `table` key reads only the bytes of the fields that
-//! hold it (of a `fixed` key: the index and the blocks that hold it) (`ReadStats::bytes_read`, sized from the file's own dtype as PyTables reports
+//! hold it (of a `fixed` frame or Series key: the index — its codes for a MultiIndex — and
+//! the blocks that hold it) (`ReadStats::bytes_read`, sized from the file's own dtype as PyTables reports
 //! it), and its result is what pandas computes on the same file.
 
 use std::collections::HashMap;
@@ -314,5 +315,55 @@ fn one_column_of_a_wide_fixed_key_reads_only_its_block() {
     assert_eq!(
         table.stats().bytes_read(),
         ROWS as u64 * number(&facts, "numbers_bytes") as u64
+    );
+}
+
+/// A pandas HDFStore `fixed` Series `v` (float64) over a MultiIndex (`a` integers, `b`
+/// strings: their codes a row each); prints pandas' answers and the item sizes of the codes
+/// and the values as PyTables reports them.
+const FIXED_SERIES: &str = r#"
+import sys
+import numpy as np, pandas as pd, tables
+path = sys.argv[1]
+n = 20_000
+k = np.arange(n)
+index = pd.MultiIndex.from_arrays([k % 7, ["w%d" % (i % 13) for i in range(n)]], names=["a", "b"])
+pd.Series(k / 3, index=index, name="v").to_hdf(path, key="s", format="fixed")
+back = pd.read_hdf(path, "s").reset_index()
+print("sum_v=%r" % float(back.v.sum()))
+print("count_b=%d" % (back.b == "w5").sum())
+with tables.open_file(path) as f:
+    codes = sum(f.get_node(f"/s/index_label{i}").dtype.itemsize for i in range(2))
+    values = f.get_node("/s/values").dtype.itemsize
+print("index_bytes=%d" % codes)
+print("all_bytes=%d" % (codes + values))
+"#;
+
+#[test]
+fn a_fixed_series_reads_its_codes_and_values_by_row_ranges() {
+    let dir = sciio_testkit::tempdir();
+    let path = dir.path().join("series.h5");
+    let facts = python_facts(FIXED_SERIES, &path);
+    let target = format!("{}:/s", path.display());
+
+    // The values and the MultiIndex's codes, read by row ranges (its levels read whole are
+    // not counted).
+    let (session, table) = session_with("s", &target);
+    let got = session.query("SELECT sum(v) AS s FROM s").unwrap();
+    assert!(close(one_f64(&got), number(&facts, "sum_v")));
+    assert_eq!(
+        table.stats().bytes_read(),
+        ROWS as u64 * number(&facts, "all_bytes") as u64
+    );
+
+    // An index level alone: the codes, not the values.
+    let (session, table) = session_with("s", &target);
+    let got = session
+        .query("SELECT count(*) AS n FROM s WHERE b = 'w5'")
+        .unwrap();
+    assert_eq!(i64s(&got, 0), vec![number(&facts, "count_b") as i64]);
+    assert_eq!(
+        table.stats().bytes_read(),
+        ROWS as u64 * number(&facts, "index_bytes") as u64
     );
 }

@@ -51,8 +51,8 @@ pub(crate) fn describe(store: &HdfStore, path: &Path) -> Result<Option<String>> 
 }
 
 /// What `ls` shows of a key: a frame of its schema, its rows, the columns left out. A
-/// `fixed` frame with string blocks is read as a stream for its first row (the pickles
-/// scanned without keeping their text), any other key whole.
+/// `fixed` frame or Series that reads as a stream is read for its first row (string
+/// pickles scanned without keeping their text), any other key whole.
 fn key_schema(
     store: &HdfStore,
     key: &sciio_hdfstore::StoreKey,
