@@ -483,6 +483,25 @@ impl<'a> StoreKey<'a> {
         (&self.columns, &self.layout.left_out)
     }
 
+    /// The key as one structured array (`df.to_records()`, the index levels first) into a
+    /// new `.npy` file at `dst`; the bytes of data written.
+    pub(crate) fn write_npy(&self, dst: &Path, progress: &mut dyn FnMut(u64, u64)) -> Result<u64> {
+        write_atomically(dst, |out| {
+            write_records(&self.source, &self.layout, out, progress)
+        })
+    }
+
+    /// The key as one structured array in member `name` of a new archive at `dst`.
+    pub(crate) fn records_member(
+        &self,
+        name: &str,
+        dst: &Path,
+        compression: sciio_zip::Compression,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<u64> {
+        records_member(&self.source, &self.layout, name, dst, compression, progress)
+    }
+
     /// The members (named `prefix` and the column), gathered in temporary files beside `dst`
     /// slice by slice; `progress` is told the bytes gathered so far.
     pub(crate) fn gather(

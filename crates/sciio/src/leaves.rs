@@ -48,6 +48,20 @@ impl Leaf {
 }
 
 impl Leaf {
+    /// A 1-d array but text seen as a column, shape `(n, 1)`: the same bytes in either order.
+    #[cfg(all(feature = "parquet", feature = "mat"))]
+    fn as_column(&mut self) {
+        let text = self.info.dtype.as_scalar().is_some_and(|s| {
+            matches!(
+                s.kind,
+                sciio_core::ScalarKind::Unicode(_) | sciio_core::ScalarKind::Bytes(_)
+            )
+        });
+        if self.info.shape.len() == 1 && !text && self.row.is_none() {
+            self.info.shape.push(1);
+        }
+    }
+
     fn new(src_path: String, info: ArrayInfo) -> Leaf {
         Leaf {
             source: 0,
@@ -69,9 +83,29 @@ pub(crate) fn convert(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
 
 /// [`convert`] with `options` in place of the job's own (the names a pairing gives).
 pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) -> Result<Written> {
+    convert_leaves(job, options, false)
+}
+
+/// [`convert`] of a data frame's columns (`crate::frame_mat`): each 1-d array but text is
+/// written as a column (shape `(n, 1)`), the rows of MATLAB's table; text is a char matrix
+/// whose rows are the strings already.
+#[cfg(all(feature = "parquet", feature = "mat"))]
+pub(crate) fn convert_columns(job: &mut Job<'_, '_, '_>) -> Result<Written> {
+    let options = job.options;
+    convert_leaves(job, options, true)
+}
+
+fn convert_leaves(
+    job: &mut Job<'_, '_, '_>,
+    options: &ConvertOptions,
+    as_columns: bool,
+) -> Result<Written> {
     let (sources, dst, format) = (&mut *job.sources, job.dst, job.format);
     let progress = &mut *job.progress;
-    let (leaves, left_out) = plan_leaves(sources, dst, options, format)?;
+    let (mut leaves, left_out) = plan_leaves(sources, dst, options, format)?;
+    if as_columns {
+        leaves.iter_mut().for_each(Leaf::as_column);
+    }
     job.plan.extend(left_out);
     job.plan.ready()?;
     // Saturating: a damaged header can claim sizes whose sum overflows (each is refused later,
@@ -114,6 +148,14 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
                 if !streamed {
                     let mut read = None;
                     let array = leaf.array(src, &mut read)?;
+                    let column;
+                    let array = match array.shape() == leaf.info.shape.as_slice() {
+                        true => array,
+                        false => {
+                            column = array.clone().reshape(&leaf.info.shape)?;
+                            &column
+                        }
+                    };
                     out.write(&leaf.name, array)
                         .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
                 }

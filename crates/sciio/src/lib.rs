@@ -64,6 +64,8 @@ pub use target::Target;
 
 pub mod convert;
 pub mod file;
+#[cfg(all(feature = "parquet", feature = "mat"))]
+mod frame_mat;
 #[cfg(feature = "parquet")]
 mod frame_numpy;
 #[cfg(feature = "hdfstore")]

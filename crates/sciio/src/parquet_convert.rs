@@ -186,7 +186,9 @@ pub(crate) fn check_frame_job(job: &mut Job<'_, '_, '_>) -> Result<Option<Writte
     };
     let is_frame = frame_src(src);
     if let Some(node) = options.dst_node.as_deref() {
-        if format != Format::Hdf5 && !(is_frame && format == Format::Npz) {
+        let takes_node =
+            format == Format::Hdf5 || (is_frame && matches!(format, Format::Npz | Format::Mat));
+        if !takes_node {
             return Err(Error::invalid_input(format!(
                 "a {format} destination of a data frame takes no node; drop ':{node}'"
             ))
@@ -214,15 +216,18 @@ pub(crate) fn frame_to_parquet(job: &mut Job<'_, '_, '_>) -> Result<Option<Writt
     Ok(Some(summary(src.root(), src.size_on_disk())))
 }
 
-/// A data frame into a format that holds none: refused, naming those that do.
+/// A data frame into a format whose frame route this build leaves out (every format holds
+/// frames, through a feature): refused, naming the feature.
 pub(crate) fn no_frame_destination(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
     let format = job.format;
     let Some((src, _)) = job.single() else {
         return Ok(None);
     };
     Err(Error::unsupported(format!(
-        "{format} cannot hold a data frame; write .parquet, .npz (one array per column), \
-         .npy (a structured array) or .h5 (a Table)"
+        "a data frame into {format} needs the `{}` feature of the sciio crate, which this \
+         build leaves out; write .parquet, .npz (one array per column) or .npy (a structured \
+         array)",
+        format.feature().unwrap_or("default")
     ))
     .with_file(src.path()))
 }

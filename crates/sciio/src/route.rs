@@ -156,9 +156,16 @@ pub(crate) const ROUTES: &[Route] = &[
         to: To::Only(Format::Hdf5),
         convert: crate::parquet_convert::frame_to_h5,
     },
+    #[cfg(all(feature = "parquet", feature = "mat"))]
+    Route {
+        what: "Parquet -> MAT, a variable (or a struct's field) per index level and column",
+        from: From::Frame,
+        to: To::Only(Format::Mat),
+        convert: crate::frame_mat::frame_to_mat,
+    },
     #[cfg(feature = "parquet")]
     Route {
-        what: "a data frame into a format that holds none (refused)",
+        what: "a data frame into a format whose route this build leaves out (refused)",
         from: From::Frame,
         to: To::Any,
         convert: crate::parquet_convert::no_frame_destination,

@@ -19,7 +19,8 @@ use crate::format::Format;
 use crate::frame_numpy::{write_members, Member, StoreKey};
 use crate::job::{Job, Written};
 use crate::options::{npz_compression, ConvertOptions};
-use crate::parquet::{numpy_columns, options_for, write_frame};
+use crate::parquet::{numpy_columns, options_for, records_of, write_frame, write_npz};
+use crate::parquet_convert::npz_member;
 use crate::plan::Plan;
 use crate::store::frame_key;
 
@@ -58,8 +59,47 @@ fn columns_left_out(
         .collect()
 }
 
+/// The keys a store job converts: the key its node names, or every key of a whole store
+/// going into a format that holds frames side by side; `None` when the source is not a store
+/// key nor such a store.
+fn keys_of(
+    src: &crate::file::File,
+    src_node: Option<&str>,
+    format: Format,
+) -> Result<Option<Vec<String>>> {
+    let Some(store) = src.hdf_store() else {
+        return Ok(None);
+    };
+    match src_node
+        .map(|n| n.trim_matches('/'))
+        .filter(|n| !n.is_empty())
+    {
+        Some(node) => Ok(frame_key(&store, node, || src.is_group(node))?.map(|key| vec![key])),
+        None => {
+            let keys = store.keys().map_err(|e| e.with_file(src.path()))?;
+            let pandas = keys.iter().any(|k| k.is_pandas());
+            if !pandas || !matches!(format, Format::Parquet | Format::Npz | Format::Mat) {
+                return Ok(None);
+            }
+            Ok(Some(keys.into_iter().map(|k| k.key).collect()))
+        }
+    }
+}
+
 /// Conversions from a store: `None` when the source is not a store key nor a whole store.
 pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    let keys = match &*job.sources {
+        [(src, src_node)] => keys_of(src, *src_node, job.format)?,
+        _ => None,
+    };
+    let Some(keys) = keys else {
+        return Ok(None);
+    };
+    // A frame into MAT: its columns, as into .npz (see frame_mat).
+    #[cfg(feature = "mat")]
+    if job.format == Format::Mat {
+        return crate::frame_mat::through_columns(job).map(Some);
+    }
     let (dst, format, options) = (job.dst, job.format, job.options);
     let progress = &mut *job.progress;
     let plan = &mut job.plan;
@@ -70,24 +110,8 @@ pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
         return Ok(None);
     };
     let file = src.path().to_path_buf();
-    let keys: Vec<String> = match src_node
-        .map(|n| n.trim_matches('/'))
-        .filter(|n| !n.is_empty())
-    {
-        Some(node) => match frame_key(&store, node, || src.is_group(node))? {
-            Some(key) => vec![key],
-            None => return Ok(None),
-        },
-        None => {
-            let keys = store.keys().map_err(|e| e.with_file(&file))?;
-            let pandas = keys.iter().any(|k| k.is_pandas());
-            if !pandas || !matches!(format, Format::Parquet | Format::Npz) {
-                return Ok(None);
-            }
-            keys.into_iter().map(|k| k.key).collect()
-        }
-    };
     let whole = src_node.is_none();
+    check_dst_node(options, format, whole, dst)?;
     let read = |key: &str, plan: &mut Plan| -> Result<Frame> {
         let (frame, columns) = store.read_leaving_out(key)?;
         plan.extend(columns_left_out(key, columns));
@@ -119,11 +143,30 @@ pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
         }
         Format::Npz => {
             let compression = npz_compression(options.compress.as_ref())?;
-            to_npz(src, &keys, whole, dst, compression, plan, progress)?
+            match npz_member(options) {
+                Some(name) => to_records(
+                    src,
+                    &keys[0],
+                    Records::Member(name, compression),
+                    dst,
+                    plan,
+                    progress,
+                )?,
+                None => to_npz(src, &keys, whole, dst, compression, plan, progress)?,
+            }
+        }
+        Format::Npy => {
+            if let Some(spec) = options.compress.as_ref().filter(|s| !s.is_uncompressed()) {
+                return Err(Error::unsupported(format!(
+                    "npy files are never compressed (got '{spec}'); write .npz to compress"
+                ))
+                .with_file(dst));
+            }
+            to_records(src, &keys[0], Records::Npy, dst, plan, progress)?
         }
         other => {
             return Err(Error::unsupported(format!(
-                "a pandas HDFStore key converts to .parquet or .npz, not {other}"
+                "a pandas HDFStore key converts to .parquet, .npz, .npy or .mat, not {other}"
             ))
             .with_file(&file))
         }
@@ -207,6 +250,97 @@ fn to_npz(
     progress(total, total);
     Ok(Written {
         arrays: names,
+        data_bytes: bytes,
+    })
+}
+
+/// A destination node: a member of an archive for one key (its records); nothing else
+/// takes one (a MAT destination's is a struct path, taken before).
+fn check_dst_node(options: &ConvertOptions, format: Format, whole: bool, dst: &Path) -> Result<()> {
+    let Some(node) = npz_member(options) else {
+        return Ok(());
+    };
+    match (format, whole) {
+        (Format::Npz, false) => Ok(()),
+        (Format::Npz, true) => Err(Error::invalid_input(format!(
+            "a whole store goes into an archive a member per key and column; name a key \
+             (store.h5:KEY) to write its records as member '{node}'"
+        ))
+        .with_file(dst)),
+        _ => Err(Error::invalid_input(format!(
+            "a {format} destination of a pandas key takes no node; drop ':{node}'"
+        ))
+        .with_file(dst)),
+    }
+}
+
+/// Where a key's records go: a `.npy` file, or a member of a new archive.
+enum Records<'n> {
+    Npy,
+    Member(&'n str, sciio_zip::Compression),
+}
+
+/// A key as one structured array (`df.to_records()`: the index levels, then the columns
+/// numpy has a type for), streamed slice by slice from a large store, else read whole.
+fn to_records(
+    src: &crate::file::File,
+    key: &str,
+    into: Records<'_>,
+    dst: &Path,
+    plan: &mut Plan,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Written> {
+    let name = match into {
+        Records::Npy => "/".to_string(),
+        Records::Member(name, _) => name.to_string(),
+    };
+    // A key that fails here is read whole: that path reports it.
+    if let Some(streamed) = large_enough_to_stream(src)
+        .then(|| StoreKey::of(src, key))
+        .and_then(|k| k.ok().flatten())
+    {
+        let (columns, numpy) = streamed.left_out();
+        plan.extend(columns_left_out(key, columns.to_vec()));
+        plan.extend(numpy.to_vec());
+        plan.ready()?;
+        let bytes = match into {
+            Records::Npy => streamed.write_npy(dst, progress)?,
+            Records::Member(name, compression) => {
+                streamed.records_member(name, dst, compression, progress)?
+            }
+        };
+        return Ok(Written {
+            arrays: vec![name],
+            data_bytes: bytes,
+        });
+    }
+    let Some(store) = src.hdf_store() else {
+        return Err(Error::invalid_input("not a pandas HDFStore").with_file(src.path()));
+    };
+    let (frame, columns) = store.read_leaving_out(key)?;
+    plan.extend(columns_left_out(key, columns));
+    let (cols, left) = numpy_columns(&frame, true, src.path(), src.limits())?;
+    plan.extend(left);
+    if cols.is_empty() {
+        return Err(Error::not_found(
+            "nothing to convert: no column of the frame has a numpy type",
+        )
+        .with_file(src.path())
+        .with_node(key.to_string()));
+    }
+    plan.ready()?;
+    let records = records_of(&cols, frame.num_rows())
+        .map_err(|e| e.with_file(src.path()).with_node(key.to_string()))?;
+    let bytes = records.as_bytes().len() as u64;
+    match into {
+        Records::Npy => crate::write_atomically(dst, |out| sciio_npy::write_array(out, &records))?,
+        Records::Member(name, compression) => {
+            write_npz(&[(name.to_string(), records)], dst, compression)?
+        }
+    }
+    progress(bytes, bytes);
+    Ok(Written {
+        arrays: vec![name],
         data_bytes: bytes,
     })
 }
