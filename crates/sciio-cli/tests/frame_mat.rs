@@ -90,7 +90,13 @@ fn parquet_frames_into_mat_are_columns_scipy_and_hdf5storage_read() {
     let dir = tempdir();
     let (pq, store) = (dir.path().join("f.parquet"), dir.path().join("s.h5"));
     run_python(MAKE_FRAME, &[s(&pq), s(&store)]);
-    for (version, node) in [("7", ""), ("7", "df"), ("5", "df"), ("7.3", ""), ("7.3", "df")] {
+    for (version, node) in [
+        ("7", ""),
+        ("7", "df"),
+        ("5", "df"),
+        ("7.3", ""),
+        ("7.3", "df"),
+    ] {
         let mat = dir.path().join(format!("v{version}-{node}.mat"));
         let dst = match node {
             "" => s(&mat).to_string(),
@@ -127,8 +133,14 @@ fn store_keys_and_whole_stores_into_mat_are_their_frames_columns() {
     let dir = tempdir();
     let (pq, store) = (dir.path().join("f.parquet"), dir.path().join("s.h5"));
     run_python(MAKE_FRAME, &[s(&pq), s(&store)]);
-    for (key, version, node) in [("t", "7", ""), ("f", "7.3", "frame"), ("run/part", "7", "p")] {
-        let mat = dir.path().join(format!("{}-{version}.mat", key.replace('/', "_")));
+    for (key, version, node) in [
+        ("t", "7", ""),
+        ("f", "7.3", "frame"),
+        ("run/part", "7", "p"),
+    ] {
+        let mat = dir
+            .path()
+            .join(format!("{}-{version}.mat", key.replace('/', "_")));
         let dst = match node {
             "" => s(&mat).to_string(),
             node => format!("{}:{node}", s(&mat)),

@@ -636,6 +636,91 @@ fn npy_to_mat7_streams() {
     );
 }
 
+/// The Parquet frame's columns (argv[1]) as MAT variables (argv[2], v7.3): numeric columns
+/// as MATLAB columns (h5py sees them transposed), the text column as hdf5storage reads it.
+const SAME_FRAME_MAT73: &str = "
+import sys, numpy as np, pyarrow.parquet as pq, h5py, hdf5storage
+t = pq.read_table(sys.argv[1])
+with h5py.File(sys.argv[2], 'r') as f:
+    assert sorted(k for k in f if not k.startswith('#')) == ['i', 'index', 's', 'x', 'y'], list(f)
+    for name in ('i', 'x', 'y'):
+        got = f[name][()]
+        assert got.shape == (1, t.num_rows), (name, got.shape)
+        assert np.array_equal(got[0], t.column(name).to_numpy()), name
+s = hdf5storage.loadmat(sys.argv[2], variable_names=['s'])['s']
+assert list(s[:1000]) == t.column('s').to_pylist()[:1000]
+assert s[-1] == t.column('s')[-1].as_py() and len(s) == t.num_rows
+";
+
+#[test]
+fn parquet_to_mat73_streams() {
+    bounded("parquet", "parquet", "", "out.mat", &[], SAME_FRAME_MAT73);
+}
+
+/// The frame's numeric columns (argv[1], `parquet_num`: its datetime column has no MATLAB
+/// class) as the fields of struct `df` of a MAT v7 file (argv[2]), n-by-1 each.
+const SAME_FRAME_MAT7_STRUCT: &str = "
+import sys, numpy as np, pyarrow.parquet as pq, scipy.io
+t = pq.read_table(sys.argv[1])
+df = scipy.io.loadmat(sys.argv[2])['df']
+assert sorted(df.dtype.names) == ['i', 'index', 'x', 'y'], df.dtype.names
+for name in ('i', 'x', 'y'):
+    got = df[name][0, 0]
+    assert got.shape == (t.num_rows, 1), (name, got.shape)
+    assert np.array_equal(got[:, 0], t.column(name).to_numpy()), name
+";
+
+#[test]
+fn parquet_into_a_struct_to_mat7_streams() {
+    bounded_after(
+        "parquet_num",
+        "parquet",
+        "",
+        ("out.mat", ":df"),
+        None,
+        &["--mat-version", "7"],
+        SAME_FRAME_MAT7_STRUCT,
+    );
+}
+
+/// The store key's frame (argv[1], key `df`) as MAT v7 variables (argv[2]).
+const SAME_STORE_MAT7: &str = "
+import sys, numpy as np, pandas as pd, scipy.io
+df = pd.read_hdf(sys.argv[1], 'df')
+m = scipy.io.loadmat(sys.argv[2])
+assert sorted(k for k in m if not k.startswith('__')) == ['i', 'index', 'x', 'y'], list(m)
+assert np.array_equal(m['index'][:, 0], df.index.to_numpy())
+for name in ('i', 'x', 'y'):
+    assert m[name].dtype == df[name].dtype, name
+    assert np.array_equal(m[name][:, 0], df[name].to_numpy()), name
+";
+
+#[test]
+fn hdfstore_table_key_to_mat7_streams() {
+    bounded(
+        "store",
+        "h5",
+        ":/df",
+        "out.mat",
+        &["--mat-version", "7"],
+        SAME_STORE_MAT7,
+    );
+}
+
+/// The store key's frame (argv[1], key `df`) as the records of a `.npy` (argv[2]).
+const SAME_STORE_RECORDS: &str = "
+import sys, numpy as np, pandas as pd
+want = pd.read_hdf(sys.argv[1], 'df').to_records()
+got = np.load(sys.argv[2], mmap_mode='r')
+assert got.dtype == want.dtype, (got.dtype, want.dtype)
+assert np.array_equal(got, want)
+";
+
+#[test]
+fn hdfstore_table_key_to_npy_streams() {
+    bounded("store", "h5", ":/df", "out.npy", &[], SAME_STORE_RECORDS);
+}
+
 #[test]
 fn npz_member_to_mat73_streams() {
     bounded("npz", "npz", ":x", "out.mat", &[], SAME_MATRIX_MAT);

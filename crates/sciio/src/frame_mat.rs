@@ -15,18 +15,26 @@ use sciio_core::{Error, Result};
 
 use crate::file::File;
 use crate::format::Format;
-use crate::job::{Job, Written};
+use crate::job::{Convert, Job, Written};
 use crate::options::ConvertOptions;
 use crate::plan::Plan;
 
 /// `x.parquet → y.mat` (the route of [`crate::route::ROUTES`]).
 pub(crate) fn frame_to_mat(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
-    through_columns(job).map(Some)
+    through_columns(job, parquet_columns).map(Some)
+}
+
+/// `x.parquet → columns.npz`: streamed when large, else read whole.
+fn parquet_columns(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
+    match crate::frame_numpy::frame_to_npz(job)? {
+        Some(written) => Ok(Some(written)),
+        None => crate::parquet_convert::frame_to_npz(job),
+    }
 }
 
 /// The job's frame (or store keys) written into the MAT destination through the archive of
-/// its columns (see the module docs).
-pub(crate) fn through_columns(job: &mut Job<'_, '_, '_>) -> Result<Written> {
+/// its columns (see the module docs), which `columns` makes (the job's `→ .npz` route).
+pub(crate) fn through_columns(job: &mut Job<'_, '_, '_>, columns: Convert) -> Result<Written> {
     let (archive, _registered) = temp_archive_beside(job.dst)?;
     let npz_options = ConvertOptions {
         compress: None,
@@ -36,7 +44,7 @@ pub(crate) fn through_columns(job: &mut Job<'_, '_, '_>) -> Result<Written> {
     let progress = &mut *job.progress;
     // Each half of the work takes half of the bar; each reports its own totals.
     let mut gathering = |done: u64, total: u64| progress(done / 2, total);
-    let mut columns = Job {
+    let mut gather = Job {
         sources: &mut *job.sources,
         dst: archive.path(),
         format: Format::Npz,
@@ -44,8 +52,12 @@ pub(crate) fn through_columns(job: &mut Job<'_, '_, '_>) -> Result<Written> {
         plan: Plan::new(job.plan.strict(), job.dst),
         progress: &mut gathering,
     };
-    crate::route::run(&mut columns)?;
-    let left_out = columns.plan.left_out;
+    if columns(&mut gather)?.is_none() {
+        return Err(Error::invalid_input(
+            "internal: the frame's columns were not gathered",
+        ));
+    }
+    let left_out = gather.plan.left_out;
     job.plan.extend(left_out);
 
     let limits = match job.sources.first() {

@@ -41,6 +41,10 @@ impl Job<'_, '_, '_> {
     }
 }
 
+/// A route's function ([`crate::route`]): what it wrote, or `None` when it does not take
+/// the job.
+pub(crate) type Convert = fn(&mut Job<'_, '_, '_>) -> sciio_core::Result<Option<Written>>;
+
 /// What a route wrote: the names of the arrays, members, variables or columns, and the bytes
 /// of data moved. The left-out items are in the job's [`Plan`].
 #[derive(Debug, Clone, PartialEq, Eq)]

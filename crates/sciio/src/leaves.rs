@@ -49,7 +49,6 @@ impl Leaf {
 
 impl Leaf {
     /// A 1-d array but text seen as a column, shape `(n, 1)`: the same bytes in either order.
-    #[cfg(all(feature = "parquet", feature = "mat"))]
     fn as_column(&mut self) {
         let text = self.info.dtype.as_scalar().is_some_and(|s| {
             matches!(

@@ -13,7 +13,7 @@ use sciio_core::{Error, Result};
 
 use crate::file::File;
 use crate::format::Format;
-use crate::job::{Job, Written};
+use crate::job::{Convert, Job, Written};
 use crate::node::NodeKind;
 
 /// The sources a route converts: every source must be of this kind.
@@ -55,9 +55,6 @@ pub(crate) enum To {
     )]
     Only(Format),
 }
-
-/// A route's function: what it wrote, or `None` when it does not take the job.
-pub(crate) type Convert = fn(&mut Job<'_, '_, '_>) -> Result<Option<Written>>;
 
 /// One pairing of the registry.
 pub(crate) struct Route {

@@ -98,7 +98,7 @@ pub(crate) fn store_keys(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
     // A frame into MAT: its columns, as into .npz (see frame_mat).
     #[cfg(feature = "mat")]
     if job.format == Format::Mat {
-        return crate::frame_mat::through_columns(job).map(Some);
+        return crate::frame_mat::through_columns(job, store_keys).map(Some);
     }
     let (dst, format, options) = (job.dst, job.format, job.options);
     let progress = &mut *job.progress;
