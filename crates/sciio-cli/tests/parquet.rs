@@ -265,14 +265,14 @@ fn ls_and_cat_show_a_pandas_frame_and_refusals_are_one_line() {
         "{doc}"
     );
     // A frame into .npy is one structured array (tests/left_out.rs checks it with numpy);
-    // into .mat its columns (tests/frame_mat.rs), but with --strict it is refused (the
-    // tz-aware column has no MATLAB class), nothing written.
+    // into .mat its columns (tests/frame_mat.rs), but with --strict it is refused (the text
+    // column with a missing value has no numpy type), nothing written.
     let npy = dir.path().join("x.npy");
     ok(&["convert", s(&keyed), s(&npy)]);
     assert!(npy.exists());
     let mat = dir.path().join("x.mat");
     let err = refused(&["convert", s(&keyed), s(&mat), "--strict"]);
-    assert!(err.contains("when") && err.contains("--strict"), "{err}");
+    assert!(err.contains("city") && err.contains("--strict"), "{err}");
     assert!(!mat.exists());
     // A corrupt file: one line naming it, no panic.
     let broken = dir.path().join("broken.parquet");
