@@ -500,6 +500,20 @@ fn frame_text(file: &File, target: &Target) -> Result<Option<String>> {
     file.frame_text(FRAME_ROWS)
 }
 
+/// The rows a conversion's progress is shown in: those of its one source's table, frame or
+/// array (`File::rows`), when the data goes row after row (not into or out of a MAT file,
+/// whose matrices go column by column).
+fn rows_of(files: &[File], srcs: &[Target], to: Option<sciio::Format>) -> Option<u64> {
+    let ([file], [src]) = (files, srcs) else {
+        return None;
+    };
+    let mat = sciio::Format::Mat;
+    if to == Some(mat) || file.format() == mat {
+        return None;
+    }
+    file.rows(src.node.as_deref())
+}
+
 /// Converts; what DST cannot hold is listed on stderr after the conversion, grouped
 /// (`left out: 3 attributes on 2 nodes (npz holds no attributes)`).
 fn convert(srcs: &[Target], dst: &Target, options: ConvertOptions) -> Result<()> {
@@ -507,12 +521,16 @@ fn convert(srcs: &[Target], dst: &Target, options: ConvertOptions) -> Result<()>
         .iter()
         .map(|t| File::open(&t.file))
         .collect::<Result<Vec<File>>>()?;
+    let to = options
+        .to
+        .or_else(|| sciio::Format::from_extension(&dst.file));
+    let rows = rows_of(&files, srcs, to);
     let mut sources: Vec<(&mut File, Option<&str>)> = files
         .iter_mut()
         .zip(srcs)
         .map(|(f, t)| (f, t.node.as_deref()))
         .collect();
-    let mut bar = progress::Progress::new(&dst.file.display().to_string());
+    let mut bar = progress::Progress::new(&dst.file.display().to_string(), rows);
     let options = ConvertOptions {
         dst_node: dst.node.clone(),
         ..options

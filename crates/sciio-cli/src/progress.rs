@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 
 /// How long a conversion runs before the bar appears (quick ones never flash a bar).
 const SHOW_AFTER: Duration = Duration::from_millis(400);
@@ -22,13 +22,26 @@ pub struct Progress {
 }
 
 impl Progress {
-    /// A hidden bar labelled `label`.
-    pub fn new(label: &str) -> Progress {
+    /// A hidden bar labelled `label`; with `rows`, the records the data is in, it shows the
+    /// rows done beside the bytes (the bytes' share of them: the data goes row after row).
+    pub fn new(label: &str, rows: Option<u64>) -> Progress {
         let bar = ProgressBar::with_draw_target(Some(0), ProgressDrawTarget::hidden());
-        if let Ok(style) = ProgressStyle::with_template(
-            "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
-        ) {
-            bar.set_style(style.progress_chars("=> "));
+        let template = match rows {
+            Some(_) => "{msg} [{bar:30}] {bytes}/{total_bytes} {rows} {bytes_per_sec} eta {eta}",
+            None => "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+        };
+        if let Ok(style) = ProgressStyle::with_template(template) {
+            let style = style.progress_chars("=> ");
+            let style = match rows {
+                Some(total) => style.with_key(
+                    "rows",
+                    move |state: &ProgressState, w: &mut dyn std::fmt::Write| {
+                        let _ = write!(w, "{}", rows_done(state.pos(), state.len(), total));
+                    },
+                ),
+                None => style,
+            };
+            bar.set_style(style);
         }
         bar.set_message(label.to_string());
         Progress {
@@ -57,5 +70,51 @@ impl Progress {
     /// Removes the bar.
     pub fn finish(&self) {
         self.bar.finish_and_clear();
+    }
+}
+
+/// `rows done/total rows` for `done` of `len` bytes of data in `total` rows.
+fn rows_done(done: u64, len: Option<u64>, total: u64) -> String {
+    let rows = match len {
+        Some(len) if len > 0 => {
+            (u128::from(done.min(len)) * u128::from(total) / u128::from(len)) as u64
+        }
+        _ => 0,
+    };
+    format!("{}/{} rows", grouped(rows), grouped(total))
+}
+
+/// `n` with its thousands separated by commas (`30,000,000`).
+fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_the_bytes_share_of_them_grouped() {
+        assert_eq!(rows_done(0, Some(800), 100), "0/100 rows");
+        assert_eq!(
+            rows_done(400, Some(800), 30_000_000),
+            "15,000,000/30,000,000 rows"
+        );
+        assert_eq!(rows_done(800, Some(800), 1234), "1,234/1,234 rows");
+        // Past the end or before any length: never more than all, never a division by zero.
+        assert_eq!(rows_done(900, Some(800), 7), "7/7 rows");
+        assert_eq!(rows_done(5, None, 7), "0/7 rows");
+        assert_eq!(rows_done(5, Some(0), 7), "0/7 rows");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1000), "1,000");
+        assert_eq!(grouped(u64::MAX), "18,446,744,073,709,551,615");
     }
 }

@@ -480,6 +480,8 @@ fn convert_draws_a_progress_bar_on_a_terminal() {
         .unwrap_or_else(|| panic!("no progress bar on the terminal: {:?}", run.terminal));
     assert!(bar.starts_with(&format!("{} [", dst.display())), "{bar:?}");
     assert!(bar.contains("eta"), "{bar:?}");
+    // The array's rows beside the bytes: their share of the 1 Mi rows.
+    assert!(bar.contains("/1,048,576 rows"), "{bar:?}");
     // The bar is cleared when done, and nothing but the bar reached stderr.
     assert!(
         run.terminal
@@ -490,6 +492,25 @@ fn convert_draws_a_progress_bar_on_a_terminal() {
     );
     let check = "import sys, numpy as np; assert np.array_equal(np.load(sys.argv[1]), np.load(sys.argv[2])['big']); print('ok')";
     assert_eq!(run_python(check, &[s(&src), s(&dst)]).trim(), "ok");
+}
+
+/// Into a MAT file the data goes column by column: bytes only, no rows.
+#[test]
+fn convert_into_mat_draws_bytes_without_rows() {
+    let dir = tempdir();
+    let src = to_compress(dir.path());
+    let dst = dir.path().join("bar.mat");
+    let run = sciio_with_stderr_on_a_tty(
+        &["convert", s(&src), s(&dst)],
+        &[("SCIIO_PROGRESS_AFTER_MS", "0")],
+    );
+    assert!(run.status.success(), "{:?}: {}", run.status, run.terminal);
+    let bar = run
+        .terminal
+        .lines()
+        .find(|l| l.contains("/8.00 MiB"))
+        .unwrap_or_else(|| panic!("no progress bar on the terminal: {:?}", run.terminal));
+    assert!(!bar.contains("rows"), "{bar:?}");
 }
 
 #[test]

@@ -240,6 +240,39 @@ impl File {
         &self.root
     }
 
+    /// The records `node` names (the whole file when `None`) are in, for progress shown in
+    /// rows: a table's or a data frame's rows (a pandas `table` key's too), an array's first
+    /// axis; `None` for anything else (a group of several things, a 0-d array, a `fixed` key).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("x.npy");
+    /// # sciio::npy::write_file(&path, &sciio::NdArray::from_vec(vec![0.0f64; 12], &[4, 3])?)?;
+    /// let file = sciio::File::open(&path)?;
+    /// assert_eq!(file.rows(None), Some(4));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn rows(&self, node: Option<&str>) -> Option<u64> {
+        let found = match node.map(|n| n.trim_matches('/')).filter(|n| !n.is_empty()) {
+            Some(path) => self.root.find(path)?,
+            None => &self.root,
+        };
+        match &found.kind {
+            NodeKind::Array(info) | NodeKind::Table(info) => info.shape.first().map(|&d| d as u64),
+            NodeKind::Frame { rows, .. } => Some(*rows),
+            // A pandas `table` key: a group with `pandas_type` and its Table `table`.
+            NodeKind::Group(children) if found.attrs.iter().any(|a| a.name == "pandas_type") => {
+                children.iter().find_map(|c| match &c.kind {
+                    NodeKind::Table(info) if c.name == "table" => {
+                        info.shape.first().map(|&d| d as u64)
+                    }
+                    _ => None,
+                })
+            }
+            _ => None,
+        }
+    }
+
     /// Whether `path` names a group of the tree (the store layer's question: a group holding
     /// a plain Table is a pandas `generic_table` key).
     #[cfg(feature = "hdfstore")]

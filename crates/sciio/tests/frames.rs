@@ -168,3 +168,43 @@ print("ok")
     );
     assert_eq!(out.trim(), "ok");
 }
+
+/// `File::rows`: the records progress is shown in, for tables, frames, a pandas `table` key,
+/// arrays; none for groups of several things, `fixed` keys and 0-d arrays.
+#[test]
+fn rows_are_those_of_tables_frames_table_keys_and_arrays() {
+    let dir = tempdir();
+    let (h5, pq, store) = (
+        dir.path().join("t.h5"),
+        dir.path().join("f.parquet"),
+        dir.path().join("s.h5"),
+    );
+    run_python(
+        r#"
+import sys, numpy as np, pandas as pd, tables
+with tables.open_file(sys.argv[1], 'w') as f:
+    f.create_table('/', 't', np.zeros(37, dtype=[('a', '<i4'), ('b', '<f8')]))
+    f.create_array('/', 'm', np.zeros((5, 3)))
+    f.create_array('/', 'z', np.float64(1.0))
+df = pd.DataFrame({'x': np.arange(11.0)})
+df.to_parquet(sys.argv[2])
+df.to_hdf(sys.argv[3], key='tab', format='table', mode='w')
+df.to_hdf(sys.argv[3], key='fix', format='fixed')
+"#,
+        &[
+            h5.to_str().unwrap(),
+            pq.to_str().unwrap(),
+            store.to_str().unwrap(),
+        ],
+    );
+    let h5 = sciio::File::open(&h5).unwrap();
+    assert_eq!(h5.rows(Some("/t")), Some(37));
+    assert_eq!(h5.rows(Some("m")), Some(5));
+    assert_eq!(h5.rows(Some("/z")), None);
+    assert_eq!(h5.rows(None), None);
+    assert_eq!(h5.rows(Some("/nothing")), None);
+    assert_eq!(sciio::File::open(&pq).unwrap().rows(None), Some(11));
+    let store = sciio::File::open(&store).unwrap();
+    assert_eq!(store.rows(Some("/tab")), Some(11));
+    assert_eq!(store.rows(Some("/fix")), None);
+}
