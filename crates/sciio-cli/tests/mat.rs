@@ -516,15 +516,76 @@ with h5py.File(theirs, "r") as t, h5py.File(ours, "r") as o:
 back = hdf5storage.loadmat(ours)
 for k in z.files:
     assert back[k].dtype == z[k].dtype and np.array_equal(back[k], z[k]), (k, back[k])
-# Read as MATLAB sees them: char rows whose codes are the bytes, the same from either file
-# and from sciio's copy of hdf5storage's.
+# Either file read by sciio as hdf5storage reads it (its Python attributes): the numpy bytes.
 a, b, c = np.load(from_ours), np.load(from_theirs), np.load(from_copied)
 for k in z.files:
-    assert np.array_equal(a[k], b[k]) and np.array_equal(b[k], c[k]), (k, a[k], b[k], c[k])
-assert str(a["scalar"]) == "ab\xff", a["scalar"]
+    for got in (a[k], b[k]):
+        assert got.dtype == z[k].dtype and got.shape == z[k].shape, (k, got, z[k])
+        assert np.array_equal(got, z[k]), (k, got, z[k])
+# A MAT -> MAT copy keeps MATLAB's values, not hdf5storage's attributes: read as MATLAB sees
+# them, char rows whose codes are the bytes.
+assert c["scalar"].dtype.kind == "U" and str(c["scalar"]) == "ab\xff", c["scalar"]
 print("ok")
 "#;
     let args = [&npz, &theirs, &ours, &from_copied, &from_ours, &from_theirs].map(|p| s(p));
     let out = run_python(check, &args);
+    assert_eq!(out.trim(), "ok");
+}
+
+/// numpy text arrays hdf5storage writes into v7.3 files (char arrays with `Python.*`
+/// attributes: each string's units one after another) are read as `hdf5storage.loadmat`
+/// returns them, at top level and in a dict (struct); and sciio's own v7.3 file of the same
+/// arrays reads back as they were.
+#[test]
+fn hdf5storage_text_arrays_read_as_hdf5storage_reads_them() {
+    let dir = tempdir();
+    let (npz, theirs) = (dir.path().join("t.npz"), dir.path().join("theirs.mat"));
+    run_python(
+        r#"
+import sys, numpy as np, hdf5storage
+d = {
+    'u1': np.array(['ab', 'c']), 'one': np.array(['xyz']), 'e1': np.array(['', '']),
+    'em': np.array([], dtype='U3'), 'u2': np.array([['ab', 'c', 'def'], ['g', 'hi', '']]),
+    'uf': np.asfortranarray(np.array([['ab', 'c', 'def'], ['g', 'hi', '']])),
+    'u3': np.array([[['a', 'bc'], ['d', 'e']], [['f', 'g'], ['h', 'ij']]]),
+    'col': np.array([['a'], ['bb']]), 's2': np.array([[b'ab', b'c'], [b'd', b'']]),
+    'hi': np.array([b'\x80\xff', b'a']), 'inner': np.array(['a\x00b', 'c']),
+    'sc': np.str_('hello'), 'bs': np.bytes_(b'by'),
+}
+np.savez(sys.argv[1], **d)
+d['d'] = {'t': np.array(['p', 'qr']), 'n': np.arange(3)}
+hdf5storage.savemat(sys.argv[2], d, format='7.3')
+"#,
+        &[s(&npz), s(&theirs)],
+    );
+    let (from_theirs, ours, from_ours) = (
+        dir.path().join("from_theirs.npz"),
+        dir.path().join("ours.mat"),
+        dir.path().join("from_ours.npz"),
+    );
+    ok(&["convert", s(&theirs), s(&from_theirs)]);
+    ok(&["convert", s(&npz), s(&ours)]);
+    ok(&["convert", s(&ours), s(&from_ours)]);
+    let check = r#"
+import sys, numpy as np, hdf5storage
+theirs, from_theirs, npz, from_ours = sys.argv[1:5]
+want = hdf5storage.loadmat(theirs)
+got = np.load(from_theirs)
+names = [k for k in want if k != 'd'] + ['d/t']
+assert sorted(got.files) == sorted(names + ['d/n']), got.files
+for k in names:
+    w = want['d']['t'] if k == 'd/t' else np.asarray(want[k])
+    assert got[k].dtype == w.dtype and got[k].shape == w.shape, (k, got[k], w)
+    assert np.array_equal(got[k], w), (k, got[k], w)
+z, back = np.load(npz), np.load(from_ours)
+for k in z.files:
+    assert back[k].dtype == z[k].dtype and back[k].shape == z[k].shape, (k, back[k], z[k])
+    assert np.array_equal(back[k], z[k]), (k, back[k], z[k])
+print('ok')
+"#;
+    let out = run_python(
+        check,
+        &[s(&theirs), s(&from_theirs), s(&npz), s(&from_ours)],
+    );
     assert_eq!(out.trim(), "ok");
 }

@@ -40,7 +40,11 @@ pub(crate) fn chars_of_strings(dims: &[usize], width: usize, data: &[u8]) -> Res
     if let Some(last) = shape.last_mut() {
         *last = columns * width;
     }
-    Ok(CharArray { shape, codes })
+    Ok(CharArray {
+        shape,
+        codes,
+        numpy: None,
+    })
 }
 
 /// The fixed-length strings of `width` bytes that [`chars_of_strings`] reads as `chars`, and
@@ -107,6 +111,7 @@ mod tests {
         let chars = CharArray {
             shape: vec![1, 3],
             codes: vec![97, 300, 98],
+            numpy: None,
         };
         assert!(strings_of_chars(&chars, 3).is_none());
         assert!(strings_of_chars(&chars, 2).is_none());

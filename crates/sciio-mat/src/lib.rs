@@ -78,8 +78,8 @@ pub use text_pieces::{TextPieces, TextSummary};
 pub use v5::fuzz_read as fuzz_mat5_read;
 pub use v5::{is_level5, is_v4, MatVersion};
 pub use value::{
-    at_least_2d, CellArray, CharArray, MatClass, MatValue, Opaque, SparseKind, SparseMatrix,
-    StructArray, VarInfo,
+    at_least_2d, CellArray, CharArray, MatClass, MatValue, NumpyText, Opaque, SparseKind,
+    SparseMatrix, StructArray, VarInfo,
 };
 pub use value::{
     Categorical, Datetime, Dictionary, Duration, MatObject, ObjectData, Properties, Table,

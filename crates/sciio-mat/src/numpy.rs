@@ -228,6 +228,7 @@ fn text(array: &NdArray, width: usize, unit: usize) -> Result<MatValue> {
         return Ok(MatValue::Char(CharArray {
             shape,
             codes: Vec::new(),
+            numpy: None,
         }));
     }
     // The codes are in C order over `shape` (numpy's view of the strings as characters):
@@ -244,7 +245,11 @@ fn text(array: &NdArray, width: usize, unit: usize) -> Result<MatValue> {
         .chunks_exact(4)
         .map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]])) // ok: chunks of 4
         .collect();
-    Ok(MatValue::Char(CharArray { shape, codes }))
+    Ok(MatValue::Char(CharArray {
+        shape,
+        codes,
+        numpy: None,
+    }))
 }
 
 /// The char array `scipy.io.savemat` writes for a numpy `U`/`S` array, which Level-5 files
@@ -290,12 +295,17 @@ pub(crate) fn scipy_text(shape: Vec<usize>, mut codes: Vec<u32>, unicode: bool) 
         return CharArray {
             shape: vec![0; ndim],
             codes: Vec::new(),
+            numpy: None,
         };
     }
     for c in codes.iter_mut().filter(|c| **c == 0) {
         *c = u32::from(b' ');
     }
-    CharArray { shape, codes }
+    CharArray {
+        shape,
+        codes,
+        numpy: None,
+    }
 }
 
 /// The code units of a `U`/`S` array (`unit` bytes each in the array) seen as an array of

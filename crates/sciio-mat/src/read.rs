@@ -21,7 +21,7 @@ use sciio_hdf5::{
 use crate::booleans::Booleans;
 use crate::header::{self, MatKind};
 use crate::value::{
-    CellArray, CharArray, MatClass, MatValue, Opaque, SparseMatrix, StructArray, VarInfo,
+    CellArray, CharArray, MatClass, MatValue, NumpyText, Opaque, SparseMatrix, StructArray, VarInfo,
 };
 
 pub(crate) mod objects;
@@ -966,7 +966,11 @@ impl Walk<'_> {
                 }
             }
             let dims = empty_dims(&raw)?;
-            return empty_value(&class, dims, attrs);
+            let value = empty_value(&class, dims, attrs)?;
+            return match class {
+                MatClass::Char => with_numpy_text(value, &d.attrs_named(&PYTHON_TEXT_ATTRS)?),
+                _ => Ok(value),
+            };
         }
         if find(attrs, "MATLAB_object_decode").is_some()
             || matches!(class, MatClass::Object(_) | MatClass::FunctionHandle)
@@ -997,6 +1001,10 @@ impl Walk<'_> {
             MatClass::Struct => Err(Error::format(
                 "a struct stored as a dataset without MATLAB_empty",
             )),
+            MatClass::Char => {
+                let value = data_value(MatClass::Char, read_data(d)?)?;
+                with_numpy_text(value, &d.attrs_named(&PYTHON_TEXT_ATTRS)?)
+            }
             other => match self.outlined(&other, &d.shape()?, &ty) {
                 Some(mark) => Ok(mark),
                 None => data_value(other, read_data(d)?),
@@ -1054,7 +1062,7 @@ impl Walk<'_> {
                 let dims: Vec<u64> = raw.shape.iter().map(|&x| x as u64).collect();
                 match self.outlined(&other, &dims, &raw.ty) {
                     Some(mark) => Ok(Some(mark)),
-                    None => data_value(other, raw).map(Some),
+                    None => with_numpy_text(data_value(other, raw)?, &attrs).map(Some),
                 }
             }
         }
@@ -1478,6 +1486,68 @@ impl Iterator for Pieces {
     }
 }
 
+/// hdf5storage's attributes that say which numpy text array a char array holds.
+const PYTHON_TEXT_ATTRS: [&str; 3] = ["Python.Type", "Python.numpy.UnderlyingType", "Python.Shape"];
+
+/// `value` with the numpy text array hdf5storage's `Python.*` attributes (among `attrs`)
+/// say a char array holds ([`CharArray::numpy`]); other values as they are.
+fn with_numpy_text(value: MatValue, attrs: &[Attribute]) -> Result<MatValue> {
+    let MatValue::Char(mut chars) = value else {
+        return Ok(value);
+    };
+    chars.numpy = numpy_text(attrs, chars.codes.len())?;
+    Ok(MatValue::Char(chars))
+}
+
+/// The numpy `U`/`S` array of `codes` code units hdf5storage's attributes describe: `None`
+/// without them, for other Python types, and when the units are not exactly the strings'
+/// (text beyond the BMP stored as UTF-16 pairs: read as MATLAB chars).
+fn numpy_text(attrs: &[Attribute], codes: usize) -> Result<Option<NumpyText>> {
+    let Some(type_name) = string_attr(attrs, "Python.Type")? else {
+        return Ok(None);
+    };
+    if !matches!(
+        type_name.as_str(),
+        "numpy.ndarray" | "numpy.str_" | "numpy.bytes_"
+    ) {
+        return Ok(None);
+    }
+    let Some(underlying) = string_attr(attrs, "Python.numpy.UnderlyingType")? else {
+        return Ok(None);
+    };
+    let (bytes, bits) = match (
+        underlying.strip_prefix("str"),
+        underlying.strip_prefix("bytes"),
+    ) {
+        (Some(bits), _) => (false, bits),
+        (_, Some(bits)) => (true, bits),
+        _ => return Ok(None),
+    };
+    let Ok(bits) = bits.parse::<usize>() else {
+        return Ok(None);
+    };
+    let width = if bytes { bits / 8 } else { bits / 32 };
+    let shape = match find(attrs, "Python.Shape").map(|a| &a.value) {
+        Some(AttrValue::Raw(r)) => {
+            uints(r).ok_or_else(|| attr_error("Python.Shape", "is not unsigned integers"))?
+        }
+        _ => return Ok(None),
+    };
+    let shape: Vec<usize> = match shape.iter().map(|&d| usize::try_from(d)).collect() {
+        Ok(shape) => shape,
+        Err(_) => return Ok(None),
+    };
+    let units = shape.iter().try_fold(width, |a, &d| a.checked_mul(d));
+    if width == 0 || units != Some(codes) {
+        return Ok(None);
+    }
+    Ok(Some(NumpyText {
+        bytes,
+        width,
+        shape,
+    }))
+}
+
 fn data_value(class: MatClass, raw: RawData) -> Result<MatValue> {
     match class {
         MatClass::Char => {
@@ -1496,7 +1566,11 @@ fn data_value(class: MatClass, raw: RawData) -> Result<MatValue> {
                 .into_iter()
                 .map(|c| u32::try_from(c).unwrap_or(0xFFFD))
                 .collect();
-            Ok(MatValue::Char(CharArray { shape, codes }))
+            Ok(MatValue::Char(CharArray {
+                shape,
+                codes,
+                numpy: None,
+            }))
         }
         MatClass::Logical => {
             let arr = to_ndarray(raw)?;
@@ -1574,6 +1648,7 @@ fn empty_value(class: &MatClass, dims: Vec<usize>, attrs: &[Attribute]) -> Resul
         MatClass::Char => MatValue::Char(CharArray {
             shape: dims,
             codes: Vec::new(),
+            numpy: None,
         }),
         MatClass::Logical => MatValue::Logical(NdArray::zeroed(
             DType::scalar(ScalarKind::Bool),

@@ -133,6 +133,7 @@ impl TextPieces<'_> {
         Ok(CharArray {
             shape: self.shape.clone(),
             codes,
+            numpy: None,
         })
     }
 }

@@ -128,12 +128,73 @@ impl MatClass {
 
 /// A MATLAB char array: UTF-16 code units (or code points, for files written as UTF-32) in
 /// column-major order.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, Eq)]
 pub struct CharArray {
     /// MATLAB dimensions.
     pub shape: Vec<usize>,
     /// Character codes, column-major.
     pub codes: Vec<u32>,
+    /// The numpy text array hdf5storage stored as this char array, as its `Python.*`
+    /// attributes describe it (v7.3 files it wrote): [`MatValue::to_numpy`] gives that array
+    /// back. Not part of the MATLAB value: equality and writing ignore it.
+    pub numpy: Option<NumpyText>,
+}
+
+/// A numpy `U`/`S` array stored as MATLAB chars the way hdf5storage stores it: each string's
+/// `width` code units one after another along the char array's last axis, so the char
+/// array's size is `shape[..-1] + (shape[-1] * width,)` (`(1, width)` for a 0-d scalar).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NumpyText {
+    /// `S` (bytes) rather than `U` (str).
+    pub bytes: bool,
+    /// The strings' width in characters (`U<n>`/`S<n>`).
+    pub width: usize,
+    /// numpy's shape.
+    pub shape: Vec<usize>,
+}
+
+impl NumpyText {
+    /// The numpy array of `codes` (column-major over MATLAB's `dims`): their C order is each
+    /// string's units in turn. An `S` unit above 255 is an error.
+    fn array(&self, codes: &[u32], dims: &[usize]) -> Result<NdArray> {
+        let units: Vec<u8> = codes.iter().flat_map(|c| c.to_le_bytes()).collect();
+        let in_c = NdArray::from_bytes(
+            DType::scalar(ScalarKind::UInt(4)).with_order(sciio_core::ByteOrder::Little),
+            dims,
+            Order::F,
+            &units,
+        )?
+        .to_order(Order::C);
+        let units = in_c.as_bytes();
+        let (kind, bytes) = match self.bytes {
+            false => (ScalarKind::Unicode(self.width), units.to_vec()),
+            true => {
+                let narrow: Option<Vec<u8>> = units
+                    .chunks_exact(4)
+                    .map(|u| match u {
+                        [b, 0, 0, 0] => Some(*b),
+                        _ => None,
+                    })
+                    .collect();
+                let narrow = narrow.ok_or_else(|| {
+                    Error::format("a numpy bytes array stored with a char above 255")
+                })?;
+                (ScalarKind::Bytes(self.width), narrow)
+            }
+        };
+        NdArray::from_bytes(
+            DType::scalar(kind).with_order(sciio_core::ByteOrder::Little),
+            &self.shape,
+            Order::C,
+            &bytes,
+        )
+    }
+}
+
+impl PartialEq for CharArray {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape == other.shape && self.codes == other.codes
+    }
 }
 
 impl CharArray {
@@ -153,7 +214,11 @@ impl CharArray {
         } else {
             vec![1, codes.len()]
         };
-        CharArray { shape, codes }
+        CharArray {
+            shape,
+            codes,
+            numpy: None,
+        }
     }
 
     /// Whether `shape` and `codes` agree.
@@ -192,6 +257,7 @@ impl CharArray {
                 CharArray {
                     shape: vec![1, last],
                     codes: codes.collect(),
+                    numpy: None,
                 }
                 .to_string_lossy()
             })
@@ -212,6 +278,7 @@ impl CharArray {
                     codes: (0..n)
                         .filter_map(|c| self.codes.get(r + c * m).copied())
                         .collect(),
+                    numpy: None,
                 };
                 row.to_string_lossy()
             })
@@ -850,6 +917,11 @@ impl MatValue {
                     false => c.to_native(),
                 })
             }
+            MatValue::Char(CharArray {
+                numpy: Some(text),
+                codes,
+                shape,
+            }) => text.array(codes, shape),
             MatValue::Char(c) if c.shape.len() > 2 => c.strings_along_last(),
             MatValue::Char(c) => {
                 let rows = if c.shape.len() == 2 && c.shape[0] <= 1 {
@@ -1035,6 +1107,7 @@ mod tests {
         let c = CharArray {
             shape: vec![2, 3],
             codes: "adbecf".chars().map(u32::from).collect(),
+            numpy: None,
         };
         assert_eq!(c.rows(), vec!["abc", "def"]);
         let n = MatValue::Char(c).to_numpy().unwrap();
@@ -1048,9 +1121,13 @@ mod tests {
             }
         }
         let shape = vec![2, 2, 3];
-        let n = MatValue::Char(CharArray { shape, codes })
-            .to_numpy()
-            .unwrap();
+        let n = MatValue::Char(CharArray {
+            shape,
+            codes,
+            numpy: None,
+        })
+        .to_numpy()
+        .unwrap();
         assert_eq!(n.shape(), &[2, 2]);
         let got: Vec<u32> = n.as_bytes().chunks(4).map(|b| b[0] as u32).collect();
         let want: Vec<u32> = words.concat().chars().map(u32::from).collect();

@@ -479,6 +479,7 @@ impl Decoder<'_> {
         Ok(MatValue::Char(CharArray {
             shape: h.dims.clone(),
             codes,
+            numpy: None,
         }))
     }
 

@@ -235,6 +235,7 @@ pub(crate) fn read(source: &Source, m: &Matrix, limits: &sciio_core::Limits) -> 
         return Ok(MatValue::Char(CharArray {
             shape: dims.to_vec(),
             codes: doubles(re, m).iter().map(|&v| v as u32).collect(),
+            numpy: None,
         }));
     }
     let im = m.head.imag.then(|| doubles(im, m));

@@ -73,6 +73,7 @@ pub fn values() -> Vec<(String, MatValue)> {
             MatValue::Char(CharArray {
                 shape: vec![2, 3],
                 codes: "adbecf".chars().map(u32::from).collect(),
+                numpy: None,
             }),
         ),
         ("e_double", empty(ScalarKind::Float(8), &[0, 0])),
@@ -83,6 +84,7 @@ pub fn values() -> Vec<(String, MatValue)> {
             MatValue::Char(CharArray {
                 shape: vec![0, 0],
                 codes: vec![],
+                numpy: None,
             }),
         ),
         (
