@@ -589,3 +589,63 @@ print('ok')
     );
     assert_eq!(out.trim(), "ok");
 }
+
+/// numpy vectors and scalars hdf5storage stores as MATLAB 1×n and 1×1 (its `Python.Shape`
+/// `(n,)`, `()`) read with numpy's shapes, as `hdf5storage.loadmat` returns them, at top
+/// level, in a dict and streamed when large; without the attributes (MATLAB's view), 1×n
+/// stays; sciio's own v7.3 file of 1-d arrays reads back 1-d.
+#[test]
+fn hdf5storage_vectors_and_scalars_read_with_numpys_shapes() {
+    let dir = tempdir();
+    let (npz, theirs, plain) = (
+        dir.path().join("n.npz"),
+        dir.path().join("theirs.mat"),
+        dir.path().join("plain.mat"),
+    );
+    run_python(
+        r#"
+import sys, numpy as np, hdf5storage
+d = {
+    'v': np.arange(5.0), 'b': np.array([True, False]), 'c': np.array([1 + 2j, 3]),
+    'sc': np.float32(2.5), 'row': np.arange(3).reshape(1, 3), 'col': np.arange(3).reshape(3, 1),
+    'm': np.arange(6).reshape(2, 3), 'big': np.arange(3_000_000, dtype=np.int64),
+}
+np.savez(sys.argv[1], **d)
+d['d'] = {'n': np.arange(3), 'x': np.int8(3)}
+hdf5storage.savemat(sys.argv[2], d, format='7.3')
+hdf5storage.savemat(sys.argv[3], {'v': np.arange(5.0)}, format='7.3', store_python_metadata=False)
+"#,
+        &[s(&npz), s(&theirs), s(&plain)],
+    );
+    let converted = |src: &std::path::Path, name: &str| {
+        let out = dir.path().join(name);
+        ok(&["convert", s(src), s(&out)]);
+        out
+    };
+    let from_theirs = converted(&theirs, "from_theirs.npz");
+    let from_plain = converted(&plain, "from_plain.npz");
+    let ours = converted(&npz, "ours.mat");
+    let from_ours = converted(&ours, "from_ours.npz");
+    let big = dir.path().join("big.npy");
+    ok(&["convert", &format!("{}:big", s(&theirs)), s(&big)]);
+    let check = r#"
+import sys, numpy as np, hdf5storage
+theirs, from_theirs, from_plain, npz, from_ours, big = sys.argv[1:7]
+want = hdf5storage.loadmat(theirs)
+got = np.load(from_theirs)
+for k in got.files:
+    w = np.asarray(want['d'][k[2:]] if k.startswith('d/') else want[k])
+    assert got[k].shape == w.shape and got[k].dtype == w.dtype, (k, got[k].shape, w.shape)
+    assert np.array_equal(got[k], w), k
+assert got['v'].shape == (5,) and got['sc'].shape == () and got['d/n'].shape == (3,)
+assert np.load(from_plain)['v'].shape == (1, 5)
+z, back = np.load(npz), np.load(from_ours)
+for k in z.files:
+    assert back[k].shape == z[k].shape and np.array_equal(back[k], z[k]), (k, back[k].shape)
+b = np.load(big, mmap_mode='r')
+assert b.shape == (3_000_000,) and np.array_equal(b, want['big'])
+print('ok')
+"#;
+    let args = [&theirs, &from_theirs, &from_plain, &npz, &from_ours, &big].map(|p| s(p));
+    assert_eq!(run_python(check, &args).trim(), "ok");
+}

@@ -1486,6 +1486,20 @@ impl Iterator for Pieces {
     }
 }
 
+impl Mat73 {
+    /// See [`MatFile::python_shape`].
+    fn python_shape(&self, path: &str) -> Result<Option<Vec<u64>>> {
+        let Node::Dataset(d) = self.node(path)? else {
+            return Ok(None);
+        };
+        let attrs = d.attrs_named(&["Python.Shape"])?;
+        match find(&attrs, "Python.Shape").map(|a| &a.value) {
+            Some(AttrValue::Raw(r)) => Ok(uints(r)),
+            _ => Ok(None),
+        }
+    }
+}
+
 /// hdf5storage's attributes that say which numpy text array a char array holds.
 const PYTHON_TEXT_ATTRS: [&str; 3] = ["Python.Type", "Python.numpy.UnderlyingType", "Python.Shape"];
 
@@ -2106,6 +2120,16 @@ impl MatFile {
             _ => Inner::Level5(Box::new(crate::v5::Mat5File::open(path, limits)?)),
         };
         Ok(MatFile { inner })
+    }
+
+    /// hdf5storage's `Python.Shape` of the dataset at `path` (`/x`, a dict's `/d/x`): the
+    /// numpy shape it stored there, which may drop MATLAB's ones (`(3,)` for a 1×3 row, `()`
+    /// for a scalar). `None` for Level-5 and v4 files, groups and datasets without it.
+    pub fn python_shape(&self, path: &str) -> Result<Option<Vec<u64>>> {
+        match &self.inner {
+            Inner::V73(f) => f.python_shape(path),
+            Inner::Level5(_) => Ok(None),
+        }
     }
 
     /// The file path.

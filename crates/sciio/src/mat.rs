@@ -3,7 +3,9 @@
 //! Every variable is a node carrying its MATLAB class and MATLAB size
 //! ([`Node::native`](crate::Node)). Numeric, logical and char values are array leaves holding
 //! what `hdf5storage.loadmat` returns ([`MatValue::to_numpy`]: same shape, row-major; char
-//! rows as a `U` scalar, char matrices as a `U` column). Cells and structs are groups, so
+//! rows as a `U` scalar, char matrices as a `U` column; in files hdf5storage or sciio wrote,
+//! the numpy text arrays and the `(n,)`/`()` shapes of vectors and scalars its `Python.*`
+//! attributes record). Cells and structs are groups, so
 //! their contents convert leaf by leaf: a scalar struct's fields are `var/field`, a struct
 //! array's elements `var/0/field`..., a cell's items `var/0`, `var/1`... in MATLAB's
 //! (column-major) linear order. MATLAB objects with a numpy array (`string`, `datetime`,
@@ -35,6 +37,8 @@ pub(crate) struct Mat {
     file: MatFile,
     kept: HashMap<String, MatValue>,
     cached: Option<(String, MatValue)>,
+    /// Leaves whose numpy shape hdf5storage's `Python.Shape` gives ([`numpy_shapes`]).
+    numpy_shapes: HashMap<String, Vec<usize>>,
 }
 
 /// Bytes of array data of the values kept from opening a MAT file.
@@ -108,8 +112,17 @@ impl Mat {
         if let Some(e) = first_error.filter(|_| children.iter().all(is_unreadable)) {
             return Err(e);
         }
-        let root = Node::new("", NodeKind::Group(children));
-        let mat = Mat { file, kept, cached };
+        let mut root = Node::new("", NodeKind::Group(children));
+        let mut numpy_shapes = HashMap::new();
+        if by_python(&file) {
+            take_numpy_shapes(&mut root, "", &file, &mut numpy_shapes);
+        }
+        let mat = Mat {
+            file,
+            kept,
+            cached,
+            numpy_shapes,
+        };
         Ok((root, mat))
     }
 
@@ -124,8 +137,12 @@ impl Mat {
 
     /// The numpy array of the leaf at `path` (`/var`, `/var/field`, `/cell/3`...).
     pub(crate) fn read_array(&mut self, path: &str) -> Result<NdArray> {
+        let numpy_shape = self.numpy_shapes.get(path).cloned();
         match self.leaf(path)? {
-            At::Value(v) => v.to_numpy(),
+            At::Value(v) => match numpy_shape {
+                Some(shape) => v.to_numpy()?.reshape(&shape),
+                None => v.to_numpy(),
+            },
             At::SparsePart(s, part) => sparse_part(s, part),
             At::Element(..) => Err(Error::mismatch("a struct element is a group, not an array")),
         }
@@ -173,13 +190,22 @@ impl Mat {
         // bytes the array read below would hold (column-major as stored).
         let var = path.trim_start_matches('/');
         let unread = self.cached.as_ref().map(|(n, _)| n.as_str()) != Some(var);
+        // A vector hdf5storage stored 1×n is n values in either order: copied as MATLAB's.
+        let numpy_shape = self.numpy_shapes.get(path).cloned();
+        let matlab = match &numpy_shape {
+            Some(_) => ArrayInfo {
+                shape: self.file.info(var).map(|v| v.shape).unwrap_or_default(),
+                ..info.clone()
+            },
+            None => info.clone(),
+        };
         if unread
             && !var.contains('/')
-            && info.dtype.is_native()
-            && (info.order == Order::F || memory_order(&info.shape) == Order::C)
+            && matlab.dtype.is_native()
+            && (matlab.order == Order::F || memory_order(&matlab.shape) == Order::C)
             && self
                 .file
-                .copy_plain_data(var, &info.dtype, &info.shape, out, progress)?
+                .copy_plain_data(var, &matlab.dtype, &matlab.shape, out, progress)?
         {
             return Ok(());
         }
@@ -212,6 +238,14 @@ impl Mat {
                 &converted
             }
         };
+        let reshaped;
+        let array = match numpy_shape {
+            Some(shape) if array.shape() != shape.as_slice() => {
+                reshaped = array.clone().reshape(&shape)?;
+                &reshaped
+            }
+            _ => array,
+        };
         if array.dtype() != &info.dtype || array.shape() != info.shape.as_slice() {
             return Err(Error::format(format!(
                 "the variable holds {} {:?}, its attributes announced {} {:?}",
@@ -225,6 +259,59 @@ impl Mat {
             .map_err(|e| Error::io("cannot write", e))?;
         progress(array.as_bytes().len() as u64);
         Ok(())
+    }
+}
+
+/// Whether the file was written by hdf5storage or sciio (its header says so), whose
+/// `Python.*` attributes give numpy's shapes.
+fn by_python(file: &MatFile) -> bool {
+    file.version() == sciio_mat::MatVersion::V73
+        && file
+            .header_text()
+            .is_some_and(|h| h.contains("hdf5storage") || h.contains("sciio"))
+}
+
+/// The numpy shapes hdf5storage gave the numeric and logical vectors and scalars below
+/// `node` (at `path`): `Python.Shape` `(n,)` or `()` where MATLAB holds 1×n or 1×1 (the
+/// values are the same in either order). The leaves take them, as `hdf5storage.loadmat`
+/// returns them, and `shapes` notes them by path. Leaves without the attribute, or not at
+/// an HDF5 path of their own (cell items, struct array elements), keep MATLAB's shape.
+fn take_numpy_shapes(
+    node: &mut Node,
+    path: &str,
+    file: &MatFile,
+    shapes: &mut HashMap<String, Vec<usize>>,
+) {
+    let numeric = node.native.as_ref().is_some_and(|n| {
+        let class = MatClass::from_name(&n.class);
+        class == MatClass::Logical || class.numeric_kind().is_some()
+    });
+    match &mut node.kind {
+        NodeKind::Group(children) => {
+            for child in children {
+                let child_path = format!("{path}/{}", child.name);
+                take_numpy_shapes(child, &child_path, file, shapes);
+            }
+        }
+        NodeKind::Array(info) if numeric && info.shape.len() == 2 && info.shape[0] == 1 => {
+            let Some(shape) = file.python_shape(path).ok().flatten() else {
+                return;
+            };
+            let Ok(shape) = shape
+                .iter()
+                .map(|&d| usize::try_from(d))
+                .collect::<std::result::Result<Vec<usize>, _>>()
+            else {
+                return;
+            };
+            let count: usize = info.shape.iter().product();
+            if shape.len() <= 1 && shape.iter().product::<usize>() == count {
+                info.shape = shape.clone();
+                info.order = Order::C;
+                shapes.insert(path.to_string(), shape);
+            }
+        }
+        _ => {}
     }
 }
 
