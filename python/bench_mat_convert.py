@@ -8,9 +8,13 @@ Cases (sizes overridable by environment variables):
            in v7.3 each element's field values are datasets in /#refs#)
   text     a 1-d |S16 array of $SCIIO_BENCH_MATCONV_STRINGS strings (default 8000000, 128 MiB): an N-by-16
            char matrix
+  frame    a Parquet file of $SCIIO_BENCH_MATCONV_ROWS rows (default 4000000) of columns i int64,
+           x float64, y float32, s string: `sciio convert f.parquet out.mat` (a variable per column,
+           MATLAB columns) against pandas reading it and the peer writing the same columns
+           (`df[c].to_numpy()` as n-by-1 columns, the strings as a `U` array)
 Each written file is read back by the peer's reader and compared with the source. Times are the
 best of $SCIIO_BENCH_REPEAT (default 1) runs; peak RSS of sciio's process is printed beside.
-Targets (sciio / peer): records <= 0.05 (v7.3) and <= 0.1 (v7), text <= 0.5. The layouts of
+Targets (sciio / peer): records <= 0.05 (v7.3) and <= 0.1 (v7), text <= 0.5, frame <= 1.0. The layouts of
 text differ in v7: sciio keeps hdf5storage's (a 1-d array is one 1-by-(N*width) char row),
 scipy.io writes an N-by-width matrix, whose column-major bytes deflate far better.
 """
@@ -48,6 +52,50 @@ def sources(out, records, strings):
         paths[case] = os.path.join(out, f"{case}.npy")
         np.save(paths[case], a)
     return paths
+
+
+def frame_source(out, rows):
+    """A Parquet file of `rows` rows (no stored index: a RangeIndex, which sciio writes as the
+    `index` variable too)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    idx = np.arange(rows, dtype=np.int64)
+    table = pa.table({"i": idx, "x": idx * 0.5, "y": (idx % 1000).astype(np.float32),
+                      "s": np.char.add("row", (idx % 100000).astype("U6"))})
+    path = os.path.join(out, "frame.parquet")
+    pq.write_table(table, path)
+    return path
+
+
+def frame_columns(path):
+    """What the peer writes of the frame: numpy columns, numbers n-by-1, strings `U`."""
+    import pandas as pd
+    df = pd.read_parquet(path)
+    cols = {"index": df.index.to_numpy().reshape(-1, 1)}
+    for c in df.columns:
+        v = df[c].to_numpy()
+        cols[c] = v.astype(str) if v.dtype == object else v.reshape(-1, 1)
+    return cols
+
+
+def peer_frame(version, path, cols):
+    if os.path.exists(path):
+        os.remove(path)
+    if version == "7.3":
+        hdf5storage.savemat(path, cols, format="7.3")
+    else:
+        scipy.io.savemat(path, cols, do_compression=True)
+
+
+def same_frame(version, path, cols):
+    back = hdf5storage.loadmat(path) if version == "7.3" else scipy.io.loadmat(path)
+    for c, want in cols.items():
+        got = np.asarray(back[c])
+        if want.dtype.kind == "U":
+            got = np.char.rstrip(got) if version == "7" else got
+            assert np.array_equal(got.ravel(), want), f"{path}: column {c}"
+        else:
+            assert got.shape == want.shape and np.array_equal(got, want), f"{path}: column {c}"
 
 
 def sciio(binary, src, dst, version):
@@ -122,6 +170,28 @@ def main():
                 "peer_s": peer_s,
                 "sciio_peak_rss_mib": max(rss),
             })
+    rows = int(os.environ.get("SCIIO_BENCH_MATCONV_ROWS", "4000000"))
+    res["rows"] = rows
+    frame = frame_source(out, rows)
+    targets[("frame", "7.3")] = targets[("frame", "7")] = 1.0
+    for version in ("7.3", "7"):
+        mine = os.path.join(out, f"sciio_frame_{version}.mat")
+        theirs = os.path.join(out, f"peer_frame_{version}.mat")
+        rss = []
+        sciio_s = best(lambda: rss.append(sciio(binary, frame, mine, version)), repeat)
+        peer_s = best(lambda: peer_frame(version, theirs, frame_columns(frame)), repeat)
+        cols = frame_columns(frame)
+        same_frame(version, mine, cols)
+        same_frame(version, theirs, cols)
+        peer = "pandas + hdf5storage" if version == "7.3" else "pandas + scipy.io"
+        res["cases"].append({
+            "case": f"frame -> MAT v{version} (vs {peer})",
+            "ratio": sciio_s / peer_s,
+            "target": targets[("frame", version)],
+            "sciio_s": sciio_s,
+            "peer_s": peer_s,
+            "sciio_peak_rss_mib": max(rss),
+        })
     print(json.dumps(res, indent=1))
     for c in res["cases"]:
         ok = "ok" if c["ratio"] <= c["target"] else "MISSED"
