@@ -582,7 +582,7 @@ const FIXED_BATCH_ROWS: usize = 1 << 14;
 /// A `fixed` key (frame or series) read in batches of rows ([`stream_key`]): its string
 /// blocks are read from their pickles as streams ([`sciio_pickle::stream_string_array`]),
 /// its number blocks stored a row per record (as pandas writes them) by row ranges, never
-/// held whole; so is its index when it is a plain number or datetime level, or codes (a
+/// held whole; so is its index when it is a plain number, datetime or string level, or codes (a
 /// MultiIndex's, a CategoricalIndex's) into values read whole. Other blocks and indexes
 /// are read whole and sliced.
 #[derive(Debug)]
@@ -624,6 +624,9 @@ enum IndexPart {
     /// A level of codes read by row ranges into values read whole: the level (its values
     /// those the codes index), the codes' node and how they index.
     Coded(Level, String, Coding),
+    /// A level of fixed-width strings by row ranges: the level's name and kind (its values
+    /// empty), its node, the strings' width and the `nan_rep` missing values are stored as.
+    RangedText(Level, String, usize, Option<String>),
 }
 
 /// How the codes of an [`IndexPart::Coded`] become the level's values.
@@ -1132,6 +1135,10 @@ impl FixedBatches {
                     values: self.read_level(path, start, n, meaning, &mut bytes)?,
                     ..l.clone()
                 },
+                IndexPart::RangedText(l, path, size, nan) => Level {
+                    values: self.read_text_level(path, (start, n), *size, nan, &mut bytes)?,
+                    ..l.clone()
+                },
                 IndexPart::Coded(l, path, coding) => {
                     let codes = self.read_level(path, start, n, &Meaning::Plain, &mut bytes)?;
                     let values = match coding {
@@ -1148,6 +1155,33 @@ impl FixedBatches {
         }
         self.bytes_read += bytes;
         Ok(index)
+    }
+
+    /// Rows `start..start + n` of the 1-d node of fixed-width strings at `path` (an index
+    /// level, as pandas writes a string index), the bytes read added to `bytes`.
+    fn read_text_level(
+        &self,
+        path: &str,
+        (start, n): (usize, usize),
+        size: usize,
+        nan: &Option<String>,
+        bytes: &mut u64,
+    ) -> Result<ArrayRef> {
+        let rows = Rows::range(start as u64, (start + n) as u64, 1);
+        let raw = self
+            .file
+            .read_array(path, rows)
+            .map_err(|e| e.with_node(path.to_string()))?;
+        *bytes += raw.bytes.len() as u64;
+        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
+        let values = column::fixed_strings((&raw).into(), layout, 0, size, nan.as_deref())
+            .map_err(|e| e.with_node(path.to_string()))?;
+        if values.len() != n {
+            return Err(
+                Error::format("the index ends before the blocks").with_node(path.to_string())
+            );
+        }
+        Ok(values)
     }
 
     /// Rows `start..start + n` of the 1-d number node at `path` (an index level, codes), the
@@ -1179,7 +1213,7 @@ impl FixedBatches {
 }
 
 /// The index at `node` (`axis1`, a series' `index`) of the key at `group` as the parts of a
-/// [`FixedBatches`], with its rows: a plain number or datetime level, and the codes of a
+/// [`FixedBatches`], with its rows: a plain number, datetime or string level, and the codes of a
 /// MultiIndex or a CategoricalIndex, are read by row ranges; any other index whole.
 fn stream_index(
     file: &PtFile,
@@ -1225,6 +1259,9 @@ fn ranged_index(
         return Ok(None);
     }
     let kind = node_attrs.str("kind")?.unwrap_or_default();
+    if kind == "string" {
+        return ranged_text_index(file, &path, &node_attrs);
+    }
     let meaning = match kind.as_str() {
         "integer" | "float" => Meaning::Plain,
         k if k.starts_with("datetime64") => Meaning::Datetime {
@@ -1246,6 +1283,31 @@ fn ranged_index(
     let empty = arrow_array::new_empty_array(&arrow_schema::DataType::Null);
     Ok(Some((
         IndexPart::Ranged(Level::new(name, empty), path, meaning),
+        rows,
+    )))
+}
+
+/// A string index stored as pandas writes it (a 1-d node of fixed-width strings, missing
+/// values as the node's `nan_rep`), to be read batch by batch; `None` for strings stored
+/// otherwise (pickled objects: read whole).
+fn ranged_text_index(
+    file: &PtFile,
+    path: &str,
+    node_attrs: &Attrs,
+) -> Result<Option<(IndexPart, usize)>> {
+    let info = file.node(path)?;
+    let ([rows], Some(H5Type::FixedString { size, .. })) = (info.shape.as_slice(), &info.dtype)
+    else {
+        return Ok(None);
+    };
+    let Ok(rows) = usize::try_from(*rows) else {
+        return Ok(None);
+    };
+    let nan = crate::table::index_nan_rep(node_attrs, "nan_rep")?;
+    let name = index_name(node_attrs)?;
+    let empty = arrow_array::new_empty_array(&arrow_schema::DataType::Null);
+    Ok(Some((
+        IndexPart::RangedText(Level::new(name, empty), path.to_string(), *size, nan),
         rows,
     )))
 }

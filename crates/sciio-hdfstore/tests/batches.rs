@@ -255,6 +255,7 @@ series = {
     'obj': pd.Series(text, dtype=object, index=multi),
     'on_multi': pd.Series(k * 1.5, index=multi, name='x'),
     'on_cats': pd.Series(text, dtype='str', index=cats),
+    'on_text': pd.Series(k * 0.5, index=pd.Index([None if i % 5 == 1 else f'ü{i}' for i in range(n)], name='lbl')),
 }
 for key, s in series.items():
     s.to_hdf(sys.argv[1], key=key, format='fixed')
@@ -271,7 +272,7 @@ fn fixed_series_and_coded_indexes_read_in_batches_equal_the_whole_key() {
     let path = dir.path().join("s.h5");
     let keys = run_python(SERIES_AND_CODED, &[path.to_str().unwrap()]);
     let keys: Vec<&str> = keys.split_whitespace().collect();
-    assert_eq!(keys.len(), 15, "{keys:?}");
+    assert_eq!(keys.len(), 16, "{keys:?}");
     let store = HdfStore::open(&path).unwrap();
     for key in keys {
         slices_join_to_the_whole(&store, &format!("/{key}"), &[1, 7, 1000], 29);
@@ -279,7 +280,7 @@ fn fixed_series_and_coded_indexes_read_in_batches_equal_the_whole_key() {
 }
 
 /// The codes of a MultiIndex and of a CategoricalIndex, a Series' number values and a
-/// plain index are read by row ranges, batch by batch: the bytes read for the index alone
+/// plain or string index are read by row ranges, batch by batch: the bytes read for the index alone
 /// (no column asked) and for the index and the values are those of the nodes holding them,
 /// as PyTables sizes them.
 #[test]
@@ -296,11 +297,13 @@ cats = pd.CategoricalIndex(['abc'[i % 3] for i in range(n)], name='cat')
 pd.Series(k * 1.5, index=multi, name='x').to_hdf(sys.argv[1], key='multi', format='fixed')
 pd.Series((k % 7).astype('i2'), index=cats, name='y').to_hdf(sys.argv[1], key='cats', format='fixed')
 pd.Series(k / 3).to_hdf(sys.argv[1], key='plain', format='fixed')
+pd.Series(k / 3, index=pd.Index(['row%d' % i for i in k], name='r')).to_hdf(sys.argv[1], key='text', format='fixed')
 with tables.open_file(sys.argv[1]) as f:
     size = lambda p: f.get_node(p).size_in_memory
     print('multi', size('/multi/index_label0') + size('/multi/index_label1'), size('/multi/values'))
     print('cats', size('/cats/index'), size('/cats/values'))
     print('plain', size('/plain/index'), size('/plain/values'))
+    print('text', size('/text/index'), size('/text/values'))
 "#,
         &[path.to_str().unwrap()],
     );
