@@ -303,8 +303,10 @@ pub enum TreeValue {
     /// `Python.*` metadata, the char array [`crate::from_numpy`] (v7.3) or
     /// [`crate::scipy_value`] (Level-5) makes of it, given as its codes ([`Pieces::Text`],
     /// in the file's layout: [`crate::MatWriter::scipy_text`]) when written: `id` is what the
-    /// [`PiecesOf`] callback is given. A Level-5 file asks for it twice (its encoding
-    /// measured from the codes' summary, then written).
+    /// [`PiecesOf`] callback is given. A Level-5 file asks for it twice: first to plan its
+    /// element from the codes' summary and shape (reading the codes only of text of at most
+    /// 4 codes, the short element form: the caller may refuse to give more then), then
+    /// to write it.
     Text {
         id: usize,
         kind: ScalarKind,

@@ -397,7 +397,8 @@ pub(crate) fn stream_array(
 /// `src`) to `give` as [`sciio_mat::Pieces::Text`] (or, a `bytes` array with a non-ASCII
 /// byte into a v7.3 file, its strings as [`sciio_mat::Pieces::Array`]); `false`, having
 /// given nothing, when it is no such array. `scipy` is [`MatOut::scipy_text`] of the file;
-/// `known` keeps the codes' summary between the two calls a Level-5 file makes.
+/// `known` keeps the codes' summary between the two calls a Level-5 file makes: the first
+/// (`known` empty) gives only the summary (`mat_text::give_summary`), the second the codes.
 pub(crate) fn stream_deferred_text(
     src: &mut crate::file::File,
     (path, info): (&str, &ArrayInfo),
@@ -409,6 +410,13 @@ pub(crate) fn stream_deferred_text(
     let Some(text) = crate::mat_text::text_view(src, info, sizes, scipy) else {
         return Ok(false);
     };
+    // A Level-5 file's first ask plans the element from the summary alone.
+    if scipy && known.is_none() {
+        let plan = &mut |t: sciio_mat::TextPieces<'_>| give(sciio_mat::Pieces::Text(t));
+        if crate::mat_text::give_summary(src, path, (&text, known), plan)? {
+            return Ok(true);
+        }
+    }
     let write = &mut |t: TextOut<'_>, _: &PythonMeta| match t {
         TextOut::Codes(t) => give(sciio_mat::Pieces::Text(t)),
         TextOut::Strings(s) => give(sciio_mat::Pieces::Array(s)),
