@@ -364,28 +364,28 @@ impl FortranText {
         while e < end {
             let (slab, at) = (e / m, e % m);
             // Whole slabs: one run of the file; else the part of one slab, a run per unit.
-            let (count, runs) = match (at, (end - e) / m) {
-                (0, c) if c > 0 => (c * m, 1),
-                _ => (end.min((slab + 1) * m) - e, width),
+            let whole = at == 0 && end - e >= m;
+            let count = match whole {
+                true => (end - e) / m * m,
+                false => end.min((slab + 1) * m) - e,
             };
             let from = &bytes[(e - first) as usize * unit * width as usize..];
             self.out.clear();
             self.out.resize(count as usize * unit * width as usize, 0);
-            match runs {
-                1 => self.transpose_slabs(from, count / m),
-                _ => self.transpose_part(from, count),
+            match whole {
+                true => self.transpose_slabs(from, count / m),
+                false => self.transpose_part(from, count),
             }
             let write = |buf: &[u8], unit_at: u64| {
                 crate::atomic::write_at(&self.file, buf, unit_at * unit as u64)
                     .map_err(|e| Error::io("cannot write the temporary file of the text array", e))
             };
-            match runs {
-                1 => write(&self.out, slab * m * width)?,
-                _ => {
-                    let run = count as usize * unit;
-                    for (k, part) in self.out.chunks_exact(run).enumerate() {
-                        write(part, (slab * width + k as u64) * m + at)?;
-                    }
+            if whole {
+                write(&self.out, slab * m * width)?;
+            } else {
+                let run = count as usize * unit;
+                for (k, part) in self.out.chunks_exact(run).enumerate() {
+                    write(part, (slab * width + k as u64) * m + at)?;
                 }
             }
             e += count;
@@ -609,6 +609,8 @@ mod tests {
             (ScalarKind::Unicode(3), vec![5, 4, 6], true),
             (ScalarKind::Bytes(4), vec![7, 9], false),
             (ScalarKind::Unicode(2), vec![2, 3, 2, 5], false),
+            // One unit a string: parts of slabs are runs of the file as they are.
+            (ScalarKind::Unicode(1), vec![4, 6], true),
         ] {
             let a = text(kind, &shape, &wide, big);
             let (unit, width) = match kind {
