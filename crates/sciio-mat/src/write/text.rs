@@ -81,9 +81,11 @@ impl MatWriter {
     ) -> Result<Obj> {
         let obj = match given {
             TextGiven::Codes(mut text) => {
+                // As `write_text_pieces`: `value` makes the metadata of a value without.
                 let whole = cfg!(target_endian = "big")
                     || self.opts.libhdf5
                     || text.len().is_none_or(|n| n == 0)
+                    || (meta.is_none() && self.opts.python_metadata)
                     || kept_as_strings(meta, &text.summary);
                 if whole {
                     let value = MatValue::Char(text.gather()?);
