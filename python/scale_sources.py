@@ -98,6 +98,13 @@ def block3(start, stop):
 WIDE = 1 << 21
 
 
+def text_block(start, stop, units):
+    """Rows start..stop of `units` lowercase ASCII codes each (uint8), the same at any size."""
+    first = start * units
+    return (97 + (np.arange(first, first + (stop - start) * units, dtype=np.int64) * 7919)
+            % 26).astype(np.uint8)
+
+
 def slices(n):
     for start in range(0, n, SLICE_ROWS):
         yield start, min(n, start + SLICE_ROWS)
@@ -329,6 +336,10 @@ def main():
         n = max(1, nbytes // (9 * 8))
     elif kind == "mat73_wide":
         n = max(2, nbytes // (2 * TALL_ROWS * 8))
+    elif kind in ("text_npy", "text_h5"):
+        n = max(1, nbytes // (4 * 16))
+    elif kind == "text_npy_f":
+        n = max(1, nbytes // (16 * 8 * 16))
     else:
         raise SystemExit(f"unknown kind {kind}")
     if kind == "earray":
@@ -347,6 +358,31 @@ def main():
                     first = (r * n + a) * 1024
                     x[r, a:b] = (np.arange(first, first + (b - a) * 1024, dtype=np.float64)
                                  * 0.5).reshape(-1, 1024)
+    elif kind in ("text_npy", "text_npy_f", "text_h5"):
+        # Text: `S16` (n, 4) in C order (`text_npy`; `text_h5` as a PyTables StringAtom
+        # EArray `/g/t`, inside a group), or `<U4` (n, 16, 8) in Fortran order: every string
+        # full width, lowercase ASCII (text_block).
+        if kind == "text_h5":
+            import tables
+            with tables.open_file(path, "w") as f:
+                t = f.create_earray("/g", "t", tables.StringAtom(16), shape=(0, 4),
+                                    expectedrows=n, createparents=True)
+                for a, b in slices(n):
+                    t.append(text_block(a, b, 64).view("S16").reshape(-1, 4))
+        elif kind == "text_npy":
+            out = np.lib.format.open_memmap(path, mode="w+", dtype="S16", shape=(n, 4))
+            for a, b in slices(n):
+                out[a:b] = text_block(a, b, 64).view("S16").reshape(-1, 4)
+            out.flush()
+            del out
+        else:
+            out = np.lib.format.open_memmap(path, mode="w+", dtype="<U4", shape=(n, 16, 8),
+                                            fortran_order=True)
+            for a, b in slices(n):
+                codes = text_block(a, b, 16 * 8 * 4).astype("<u4")
+                out[a:b] = codes.view("<U4").reshape(-1, 16, 8)
+            out.flush()
+            del out
     elif kind == "npy":
         out = np.lib.format.open_memmap(path, mode="w+", dtype="<f8", shape=(n, 64))
         for a, b in slices(n):

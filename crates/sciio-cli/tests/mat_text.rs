@@ -53,7 +53,9 @@ np.save(path, a)
 /// file it cannot read back).
 const SAME: &str = r#"
 import sys, os, numpy as np, hdf5storage, scipy.io, h5py
-a = np.load(sys.argv[1])
+# The same values in C order (scipy writes a Fortran-order text array's buffer as if it
+# were C-ordered, scrambling the strings).
+a = np.ascontiguousarray(np.load(sys.argv[1]))
 wide = a.dtype.kind == "U" and a.astype(a.dtype.newbyteorder("<")).view(np.uint32).max() > 0xFFFF
 if wide:
     ref = sys.argv[2] + ".ref.mat"
@@ -167,5 +169,198 @@ fn text_arrays_convert_in_bounded_memory() {
             rss[0] >> 20,
             rss[1] >> 20
         );
+    }
+}
+
+/// `sys.argv[2]`: a source of text of `sys.argv[3]` MiB, kind `sys.argv[1]`: `fortran`, a
+/// `.npy` of a Fortran-order 3-d `<U6` array (text within and beyond the BMP); `h5py`, an
+/// HDF5 file of `S16` datasets `/run/names` (2-d, chunked) and `/top` (1-d, contiguous) and
+/// a small `/run/x`; `pytables`, a PyTables file of a `StringAtom(16)` CArray `/g/c` and
+/// EArray `/e` (non-ASCII bytes among them). Every 5th string empty, most NUL-padded.
+const MAKE_SOURCES: &str = r#"
+import sys, numpy as np
+kind, path, mib = sys.argv[1], sys.argv[2], int(sys.argv[3])
+rng = np.random.default_rng(5)
+def strings(n, width, alphabet, dtype):
+    lengths = rng.integers(1, width + 1, n)
+    lengths[::5] = 0
+    units = rng.integers(0, len(alphabet), (n, width))
+    if dtype == "S":
+        codes = np.frombuffer(alphabet, np.uint8)[units]
+    else:
+        codes = np.array([ord(c) for c in alphabet], np.uint32)[units]
+    codes[np.arange(width)[None, :] >= lengths[:, None]] = 0
+    return np.ascontiguousarray(codes).view(f"{dtype}{width}").reshape(n)
+if kind == "fortran":
+    n = (mib << 20) // 24 // 60 * 60
+    a = strings(n, 6, "ab\u00e9\u4e2d\U0001F600 ", "U").reshape(n // 60, 12, 5)
+    np.save(path, np.asfortranarray(a))
+elif kind == "h5py":
+    import h5py
+    n = (mib << 20) // 16 // 8 * 8
+    a = strings(n, 16, b"abcdef xyz", "S")
+    with h5py.File(path, "w") as f:
+        f.create_dataset("run/names", data=a[: n // 2].reshape(-1, 8), chunks=(2048, 8))
+        f.create_dataset("top", data=a[n // 2 :])
+        f["run/x"] = np.arange(5.0)
+else:
+    import tables
+    n = (mib << 20) // 16 // 8 * 8
+    a = strings(n, 16, b"ab\xe9\xff z", "S")
+    with tables.open_file(path, "w") as f:
+        f.create_carray("/g", "c", obj=a[: n // 2].reshape(-1, 8), createparents=True)
+        e = f.create_earray("/", "e", atom=tables.StringAtom(16), shape=(0, 4))
+        rest = a[n // 2 :].reshape(-1, 4)
+        for i in range(0, len(rest), 1 << 17):
+            e.append(rest[i : i + (1 << 17)])
+"#;
+
+/// The arrays of source `sys.argv[1]` (a `.npy`, its array named by the path `sys.argv[4]`,
+/// or an HDF5 file, its datasets by their paths) read back from sciio's v7.3 file
+/// `sys.argv[2]` by hdf5storage.loadmat (struct fields as MATLAB values: a leading axis,
+/// the widest string's width; text beyond the BMP, which it cannot read, as h5py reads its
+/// `uint32` codes) with h5py's `H5PATH` of each field, and from its v7 file
+/// `sys.argv[3]` by scipy.io.loadmat as scipy.io.loadmat reads scipy.io.savemat's own file
+/// of the same arrays in the same structs (bytes as latin-1 text, as scipy writes them;
+/// C-order copies, as scipy scrambles Fortran-order text).
+const SAME_TREE: &str = r#"
+import sys, os, numpy as np, hdf5storage, scipy.io, h5py
+src, v73, v7 = sys.argv[1:4]
+if src.endswith(".npy"):
+    arrays = {sys.argv[4].strip("/"): np.load(src)}
+else:
+    arrays = {}
+    with h5py.File(src, "r") as f:
+        f.visititems(lambda p, o: arrays.__setitem__(p, o[()]) if isinstance(o, h5py.Dataset) else None)
+def one(v):
+    while isinstance(v, np.ndarray) and v.dtype == object and v.size == 1:
+        v = v.flat[0]
+    return v
+def at(m, path, field):
+    parts = path.split("/")
+    v = m[parts[0]]
+    for p in parts[1:]:
+        v = field(v, p)
+    return v
+def wide(a):
+    return a.dtype.kind == "U" and np.ascontiguousarray(a).view(np.uint32).max() > 0xFFFF
+# hdf5storage.loadmat cannot read a file holding text beyond the BMP at all.
+m73 = None if any(wide(a) for a in arrays.values()) else hdf5storage.loadmat(v73)
+with h5py.File(v73, "r") as f:
+    for path, a in arrays.items():
+        parent = "/" + path.rsplit("/", 1)[0] if "/" in path else None
+        if parent is not None:
+            assert f[path].attrs["H5PATH"].decode() == parent, (path, f[path].attrs["H5PATH"])
+        if wide(a):
+            # hdf5storage cannot read text beyond the BMP back: the uint32 codes themselves.
+            got = f[path][()].T
+            want = np.ascontiguousarray(a).view(np.uint32).reshape(a.shape[:-1] + (-1,))
+            assert np.array_equal(got.reshape(want.shape), want), path
+            continue
+        got = one(at(m73, path, lambda v, p: one(one(v)[p])))
+        assert got.dtype.kind == a.dtype.kind and np.array_equal(got.reshape(a.shape), a), path
+def latin(a):
+    # scipy writes a Fortran-order array's buffer as if it were C-ordered: a C-order copy.
+    a = np.ascontiguousarray(a)
+    return np.char.decode(a, "latin-1").astype(f"U{a.dtype.itemsize}") if a.dtype.kind == "S" else a
+tree = {}
+for path, a in arrays.items():
+    d = tree
+    *parents, name = path.split("/")
+    for p in parents:
+        d = d.setdefault(p, {})
+    d[name] = latin(a)
+ref = v7 + ".scipy.mat"
+scipy.io.savemat(ref, tree)
+want, got = scipy.io.loadmat(ref), scipy.io.loadmat(v7)
+os.remove(ref)
+field = lambda v, p: v[0, 0][p]
+for path in arrays:
+    w, g = at(want, path, field), at(got, path, field)
+    assert g.shape == w.shape and g.dtype == w.dtype, (path, g.shape, w.shape, g.dtype, w.dtype)
+    assert np.array_equal(g, w), path
+print("same")
+"#;
+
+/// Large text arrays by the routes added for issue 17 read back as the whole arrays' files
+/// are: below a struct path (`out.mat:/s/t`, C and Fortran order), Fortran order of three
+/// axes (top level), HDF5 string datasets written by h5py and PyTables (top level and in
+/// groups, which become structs) — v7.3 by hdf5storage (and h5py), v7 by scipy.io.
+#[test]
+fn text_in_structs_hdf5_and_fortran_order_read_back() {
+    let dir = tempdir();
+    let d = dir.path();
+    let (v73, v7) = (d.join("t73.mat"), d.join("t7.mat"));
+    let check = |src: &std::path::Path, node: &str| {
+        let said = run_python(SAME_TREE, &[s(src), s(&v73), s(&v7), node]);
+        assert_eq!(said.trim(), "same", "{src:?}");
+    };
+    // Below a struct path: C order (`bmp2d`, 2-d) and Fortran order (3-d).
+    let npy = d.join("t.npy");
+    run_python(MAKE, &["bmp2d", s(&npy)]);
+    let (at73, at7) = (format!("{}:/s/t", s(&v73)), format!("{}:/s/t", s(&v7)));
+    ok(&["convert", s(&npy), &at73]);
+    ok(&["convert", s(&npy), &at7, "--mat-version", "7"]);
+    check(&npy, "s/t");
+    run_python(MAKE_SOURCES, &["fortran", s(&npy), "20"]);
+    ok(&["convert", s(&npy), &at73]);
+    ok(&["convert", s(&npy), &at7, "--mat-version", "7"]);
+    check(&npy, "s/t");
+    // Top level: the scipy and hdf5storage comparisons of the C-order cases.
+    ok(&["convert", s(&npy), s(&v73)]);
+    ok(&["convert", s(&npy), s(&v7), "--mat-version", "7"]);
+    run_python(SAME, &[s(&npy), s(&v73), s(&v7)]);
+    for kind in ["h5py", "pytables"] {
+        let h5 = d.join(format!("{kind}.h5"));
+        run_python(MAKE_SOURCES, &[kind, s(&h5), "40"]);
+        ok(&["convert", s(&h5), s(&v73)]);
+        ok(&["convert", s(&h5), s(&v7), "--mat-version", "7"]);
+        check(&h5, "");
+    }
+}
+
+/// Peak RSS of the new routes does not grow with the data (72 vs 160 MiB sources): text
+/// below a struct path (v7: each text field planned from a first pass, then streamed),
+/// Fortran-order text (staged), HDF5 string datasets in groups (h5py) and PyTables arrays.
+#[test]
+fn text_in_structs_hdf5_and_fortran_order_convert_in_bounded_memory() {
+    let dir = tempdir();
+    let d = dir.path();
+    let out = d.join("out.mat");
+    let at = format!("{}:/s/t", s(&out));
+    let cases: [(&str, &str, &str, &str); 5] = [
+        ("npy", "s16.npy", "7", at.as_str()),
+        ("npy", "s16.npy", "7.3", at.as_str()),
+        ("fortran", "f.npy", "7", s(&out)),
+        ("h5py", "h.h5", "7", s(&out)),
+        ("pytables", "p.h5", "7.3", s(&out)),
+    ];
+    for (kind, name, version, dst) in cases {
+        let src = d.join(name);
+        let mut rss = Vec::new();
+        for mib in [72, 160] {
+            match kind {
+                "npy" => run_python(MAKE_LARGE, &[s(&src), &mib.to_string(), "latin"]),
+                _ => run_python(MAKE_SOURCES, &[kind, s(&src), &mib.to_string()]),
+            };
+            let started = std::time::Instant::now();
+            rss.push(sciio_testkit::peak_rss(
+                env!("CARGO_BIN_EXE_sciio"),
+                &["convert", s(&src), dst, "--mat-version", version],
+            ));
+            eprintln!(
+                "{mib} MiB {kind} -> {dst} v{version}: {:.1} s, peak RSS {} MiB",
+                started.elapsed().as_secs_f64(),
+                rss[rss.len() - 1] >> 20
+            );
+        }
+        let growth = rss[1].saturating_sub(rss[0]);
+        assert!(
+            growth < GROWTH,
+            "{kind} -> {dst} v{version}: peak RSS {} MiB at 72 MiB, {} MiB at 160 MiB",
+            rss[0] >> 20,
+            rss[1] >> 20
+        );
+        std::fs::remove_file(&src).unwrap();
     }
 }

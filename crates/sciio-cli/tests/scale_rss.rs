@@ -759,6 +759,60 @@ assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, want.sha
 assert np.array_equal(got, want)
 ";
 
+/// The output MAT file holds the source's text (`text_*` kinds: full-width lowercase
+/// strings) at `s/t` (a `.npy` converted into `out.mat:/s/t`), `g/t` (the HDF5 file's
+/// `/g/t`) or as its one variable: scipy.io reads the v7 file's char array as numpy's
+/// strings, h5py the v7.3 file's `uint16` codes in hdf5storage's layout.
+const SAME_TEXT_MAT: &str = "
+import sys, numpy as np, h5py, scipy.io
+src, out = sys.argv[1], sys.argv[2]
+if h5py.is_hdf5(src):
+    import tables
+    with tables.open_file(src) as f:
+        want, path = f.root.g.t.read(), 'g/t'
+else:
+    want, path = np.load(src, mmap_mode='r'), 's/t'
+if h5py.is_hdf5(out):
+    with h5py.File(out, 'r') as f:
+        path = path if path.split('/')[0] in f else [k for k in f if k != '#refs#'][0]
+        d = f[path]
+        assert d.attrs['MATLAB_class'] == b'char' and d.dtype == np.uint16, (d.attrs, d.dtype)
+        got = d[()].T
+    unit = np.uint8 if want.dtype.kind == 'S' else np.uint32
+    codes = np.ascontiguousarray(want).view(unit).reshape(want.shape[:-1] + (-1,))
+    assert got.shape == codes.shape and np.array_equal(got, codes), (got.shape, codes.shape)
+else:
+    m = scipy.io.loadmat(out)
+    top, *rest = path.split('/')
+    got = m[top] if top in m else m[[k for k in m if not k.startswith('__')][0]]
+    for p in (rest if top in m else []):
+        got = got[0, 0][p]
+    want = np.char.decode(want, 'ascii') if want.dtype.kind == 'S' else want
+    assert got.shape == want.shape, (got.shape, want.shape)
+    assert np.array_equal(got, want)
+";
+
+#[test]
+fn text_npy_below_a_struct_path_to_mat7_streams() {
+    // The struct's element planned from a first pass over the codes, then written.
+    let extra = ["--mat-version", "7"];
+    let dst = ("out.mat", ":/s/t");
+    bounded_after("text_npy", "npy", "", dst, None, &extra, SAME_TEXT_MAT);
+}
+
+#[test]
+fn fortran_order_text_npy_to_mat73_streams() {
+    // Each string's units together: staged in MATLAB's order through a temporary file.
+    bounded("text_npy_f", "npy", "", "out.mat", &[], SAME_TEXT_MAT);
+}
+
+#[test]
+fn h5_string_earray_in_a_group_to_mat7_streams() {
+    // A PyTables StringAtom EArray `/g/t`: field `t` of struct `g`, read by hyperslabs.
+    let extra = ["--mat-version", "7"];
+    bounded("text_h5", "h5", "", "out.mat", &extra, SAME_TEXT_MAT);
+}
+
 #[test]
 fn npy_3d_to_mat73_streams() {
     // A C-order N-by-64-by-8 array: blocks of rows put in Fortran order through a temporary

@@ -78,11 +78,9 @@ pub(crate) fn changed() -> Error {
 }
 
 use crate::numpy::PythonMeta;
+pub use crate::text_pieces::FillElements;
+use crate::text_pieces::TextPieces;
 use crate::value::{MatValue, StructArray};
-
-/// Fills `buf` with the elements from `first` on in MATLAB's order (column-major), in native
-/// byte order, `buf.len()` being a whole number of elements.
-pub type FillElements<'a> = dyn FnMut(u64, &mut [u8]) -> Result<()> + 'a;
 
 /// A numeric or logical array given piece by piece to [`crate::MatWriter::write_pieces`].
 pub struct ArrayPieces<'a> {
@@ -135,13 +133,19 @@ fn too_large() -> Error {
 }
 
 /// What a [`PiecesOf`] callback hands over for a value of a tree: the array of a
-/// [`TreeValue::Pieces`], or the records of a [`TreeValue::Records`].
+/// [`TreeValue::Pieces`], the records of a [`TreeValue::Records`], or the text of a
+/// [`TreeValue::Text`] (its codes; or, a `bytes` array holding a non-ASCII byte into a v7.3
+/// file, its strings as an [`ArrayPieces`] of kind `Bytes`, as
+/// [`crate::MatWriter::write_byte_strings_pieces`] takes them).
 #[derive(Debug)]
 pub enum Pieces<'a> {
-    /// A numeric or logical array, its elements asked for piece by piece.
+    /// A numeric or logical array (or a text array's strings), its elements asked for piece
+    /// by piece.
     Array(ArrayPieces<'a>),
     /// A structured array, its records given batch by batch (in one pass or more).
     Records(RecordPieces<'a>),
+    /// A text array's code units, asked for piece by piece.
+    Text(TextPieces<'a>),
 }
 
 /// Hands the value of a [`TreeValue::Pieces`] or [`TreeValue::Records`] (its `id`) to
@@ -167,6 +171,7 @@ pub(crate) fn array_of(
             write(array)
         }
         Pieces::Records(r) => Err(other_value(format!("records of {}", r.dtype))),
+        Pieces::Text(t) => Err(other_value(format!("text of {:?}", t.shape))),
     })?;
     match given {
         true => Ok(()),
@@ -195,12 +200,75 @@ pub(crate) fn records_of(
             write(records)
         }
         Pieces::Array(a) => Err(other_value(format!("an array of {:?}", a.kind))),
+        Pieces::Text(t) => Err(other_value(format!("text of {:?}", t.shape))),
     })?;
     match given {
         true => Ok(()),
         false => Err(Error::invalid_input(
             "a structured array's records were not given",
         )),
+    }
+}
+
+/// A text array as a [`PiecesOf`] callback gives it ([`text_of`]).
+pub(crate) enum TextGiven<'a> {
+    /// Its code units.
+    Codes(TextPieces<'a>),
+    /// Its strings (a `bytes` array kept as strings in a v7.3 file).
+    Strings(ArrayPieces<'a>),
+}
+
+/// Asks `pieces` for text array `id` (numpy kind `kind`, `Bytes(w)` or `Unicode(w)`, of
+/// numpy's `shape`) and hands it to `write`; an error when none, or another value (other
+/// units, another count of codes or strings), is given.
+pub(crate) fn text_of(
+    pieces: &mut PiecesOf<'_>,
+    id: usize,
+    (kind, shape): (ScalarKind, &[usize]),
+    write: &mut dyn FnMut(TextGiven<'_>) -> Result<()>,
+) -> Result<()> {
+    let (unit, width) = text_units(kind)?;
+    let strings = shape
+        .iter()
+        .try_fold(1u64, |a, &d| a.checked_mul(d as u64))
+        .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
+    let mut given = false;
+    pieces(id, &mut |p| match p {
+        Pieces::Text(text) => {
+            let codes = strings.checked_mul(width as u64);
+            if text.unit != unit || text.len() != codes {
+                return Err(other_value(format!(
+                    "text of {:?} ({} bytes a unit)",
+                    text.shape, text.unit
+                )));
+            }
+            given = true;
+            write(TextGiven::Codes(text))
+        }
+        Pieces::Array(array) => {
+            check_pieces(&array, kind, shape)?;
+            if !matches!(kind, ScalarKind::Bytes(_)) {
+                return Err(other_value(format!("an array of {:?}", array.kind)));
+            }
+            given = true;
+            write(TextGiven::Strings(array))
+        }
+        Pieces::Records(r) => Err(other_value(format!("records of {}", r.dtype))),
+    })?;
+    match given {
+        true => Ok(()),
+        false => Err(Error::invalid_input("a text array's codes were not given")),
+    }
+}
+
+/// Bytes of a code unit and units of a string of a text kind (`S w`: 1, `U w`: 4).
+pub(crate) fn text_units(kind: ScalarKind) -> Result<(usize, usize)> {
+    match kind {
+        ScalarKind::Bytes(w) => Ok((1, w)),
+        ScalarKind::Unicode(w) => Ok((4, w)),
+        other => Err(Error::invalid_input(format!(
+            "internal: {other:?} is not a text kind"
+        ))),
     }
 }
 
@@ -230,6 +298,20 @@ pub enum TreeValue {
         id: usize,
         dtype: DType,
         shape: Vec<usize>,
+    },
+    /// A text array (numpy `kind` `Bytes(w)` or `Unicode(w)`, numpy's `shape`) with its
+    /// `Python.*` metadata, the char array [`crate::from_numpy`] (v7.3) or
+    /// [`crate::scipy_value`] (Level-5) makes of it, given as its codes ([`Pieces::Text`],
+    /// in the file's layout: [`crate::MatWriter::scipy_text`]) when written: `id` is what the
+    /// [`PiecesOf`] callback is given. A Level-5 file asks for it twice: first to plan its
+    /// element from the codes' summary and shape (reading the codes only of text of at most
+    /// 4 codes, the short element form: the caller may refuse to give more then), then
+    /// to write it.
+    Text {
+        id: usize,
+        kind: ScalarKind,
+        shape: Vec<usize>,
+        meta: Option<PythonMeta>,
     },
     /// A scalar struct of these fields, in this order.
     Struct(Vec<(String, TreeValue)>),
@@ -281,6 +363,12 @@ impl TreeValue {
                 let (value, meta) = crate::from_numpy(&array)?;
                 Ok((value, Some(meta)))
             }
+            TreeValue::Text {
+                id,
+                kind,
+                shape,
+                meta,
+            } => gather_text(pieces, id, (kind, &shape), meta, scipy),
             TreeValue::Struct(fields) => {
                 let mut values = Vec::with_capacity(fields.len());
                 let mut metas = Vec::with_capacity(fields.len());
@@ -319,6 +407,40 @@ impl TreeValue {
             other => Ok(other),
         }
     }
+}
+
+/// The whole value of a [`TreeValue::Text`]: its char array (Level-5, `scipy`: as
+/// [`crate::scipy_value`] makes it, without metadata) or its strings as
+/// [`crate::from_numpy`] makes them.
+fn gather_text(
+    pieces: &mut PiecesOf<'_>,
+    id: usize,
+    (kind, shape): (ScalarKind, &[usize]),
+    meta: Option<PythonMeta>,
+    scipy: bool,
+) -> Result<(MatValue, Option<PythonMeta>)> {
+    let mut gathered = None;
+    text_of(pieces, id, (kind, shape), &mut |given| {
+        gathered = Some(match given {
+            TextGiven::Codes(mut text) => {
+                let chars = text.gather()?;
+                match scipy {
+                    true => {
+                        let unicode = text.unit == 4;
+                        let c = crate::numpy::scipy_text(chars.shape, chars.codes, unicode);
+                        (MatValue::Char(c), None)
+                    }
+                    false => (MatValue::Char(chars), meta.clone()),
+                }
+            }
+            TextGiven::Strings(mut strings) => {
+                let (value, meta) = crate::from_numpy(&strings.gather()?)?;
+                (value, Some(meta))
+            }
+        });
+        Ok(())
+    })?;
+    gathered.ok_or_else(|| Error::invalid_input("a text array's codes were not given"))
 }
 
 /// The bytes of an array of `kind` and `shape`.

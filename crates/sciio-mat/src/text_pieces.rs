@@ -7,8 +7,11 @@
 
 use sciio_core::{Error, Result};
 
-use crate::array_pieces::FillElements;
 use crate::value::CharArray;
+
+/// Fills `buf` with the elements from `first` on in MATLAB's order (column-major), in native
+/// byte order, `buf.len()` being a whole number of elements.
+pub type FillElements<'a> = dyn FnMut(u64, &mut [u8]) -> Result<()> + 'a;
 
 /// What a first pass over a text array's codes found: it decides how they are stored.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

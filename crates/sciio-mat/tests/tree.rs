@@ -422,3 +422,294 @@ print('same')
     );
     assert_eq!(out.trim(), "same");
 }
+
+/// A `U`/`S` array of `shape` (C order), strings `width` units wide cycling through `words`
+/// (empty and NUL-padded ones among them).
+fn text(kind: ScalarKind, shape: &[usize], words: &[&str]) -> NdArray {
+    let (unit, width) = match kind {
+        ScalarKind::Unicode(w) => (4, w),
+        ScalarKind::Bytes(w) => (1, w),
+        _ => unreachable!(),
+    };
+    let n: usize = shape.iter().product();
+    let mut bytes = vec![0u8; n * width * unit];
+    for (i, s) in bytes.chunks_exact_mut(width * unit).enumerate() {
+        let word = words[(i * 7 + i / 5) % words.len()];
+        for (k, c) in word.chars().take(width).enumerate() {
+            match unit {
+                4 => s[4 * k..4 * k + 4].copy_from_slice(&u32::from(c).to_le_bytes()),
+                _ => s[k] = u32::from(c) as u8,
+            }
+        }
+    }
+    NdArray::from_bytes(DType::scalar(kind), shape, Order::C, &bytes).unwrap()
+}
+
+/// 0: large numeric (the Level-5 struct over the size from which it streams); 1: a large
+/// 2-d `U` array (text beyond the BMP); 2: a 1-d `S` array with non-ASCII bytes (a v7.3
+/// file keeps it as strings); 3: `U` of empty strings only; 4: one 1-unit string (Level 5's
+/// short element); 5: a 3-d `U` array.
+fn text_arrays() -> Vec<NdArray> {
+    let words = [
+        "",
+        "a",
+        "hello",
+        "\u{e9}t\u{e9}",
+        "\u{4e2d}\u{6587}",
+        "\u{1F600}x",
+    ];
+    let bytes = ["", "a", "hello", "\u{e9}t\u{e9}", "\u{ff}"];
+    vec![
+        NdArray::from_vec((0..700 * 1000).map(f64::from).collect(), &[700, 1000]).unwrap(),
+        text(ScalarKind::Unicode(6), &[300, 400], &words),
+        text(ScalarKind::Bytes(7), &[50_000], &bytes),
+        text(ScalarKind::Unicode(3), &[40, 5], &[""]),
+        text(ScalarKind::Unicode(1), &[1], &["a"]),
+        text(ScalarKind::Unicode(4), &[6, 5, 7], &words[1..]),
+    ]
+}
+
+fn text_value(id: usize, a: &NdArray) -> TreeValue {
+    let kind = a.dtype().as_scalar().unwrap().kind;
+    TreeValue::Text {
+        id,
+        kind,
+        shape: a.shape().to_vec(),
+        meta: Some(sciio_mat::numeric_meta(kind, a.shape())),
+    }
+}
+
+/// `s`: `a` numeric, `t` text, `b` bytes, `u` (a struct: `e` empty strings, `one`, `d` 3-d).
+fn text_tree(arrays: &[NdArray]) -> TreeValue {
+    let kind = arrays[0].dtype().as_scalar().unwrap().kind;
+    let u = TreeValue::Struct(vec![
+        ("e".into(), text_value(3, &arrays[3])),
+        ("one".into(), text_value(4, &arrays[4])),
+        ("d".into(), text_value(5, &arrays[5])),
+    ]);
+    TreeValue::Struct(vec![
+        (
+            "a".into(),
+            TreeValue::Pieces {
+                id: 0,
+                kind,
+                shape: arrays[0].shape().to_vec(),
+                meta: Some(sciio_mat::numeric_meta(kind, arrays[0].shape())),
+            },
+        ),
+        ("t".into(), text_value(1, &arrays[1])),
+        ("b".into(), text_value(2, &arrays[2])),
+        ("u".into(), u),
+    ])
+}
+
+/// Gives value `id` of `arrays`: numbers from their Fortran-order bytes, text as its code
+/// units in the file's layout (`scipy`: numpy's shape and the width; else hdf5storage's),
+/// column-major, with their summary; counts the asks.
+fn give_text<'a>(
+    arrays: &'a [NdArray],
+    scipy: bool,
+    asked: &'a mut Vec<usize>,
+) -> Box<PiecesOf<'a>> {
+    Box::new(move |id, write| {
+        asked.push(id);
+        let a = &arrays[id];
+        let kind = a.dtype().as_scalar().unwrap().kind;
+        let text = match kind {
+            ScalarKind::Unicode(w) => Some((4, w)),
+            ScalarKind::Bytes(w) => Some((1, w)),
+            _ => None,
+        };
+        let Some((unit, width)) = text else {
+            let f = a.to_order(Order::F);
+            let bytes = f.as_bytes();
+            let mut fill = |first: u64, buf: &mut [u8]| -> Result<()> {
+                let at = first as usize * kind.itemsize();
+                buf.copy_from_slice(&bytes[at..at + buf.len()]);
+                Ok(())
+            };
+            return write(Pieces::Array(ArrayPieces {
+                kind,
+                shape: a.shape().to_vec(),
+                fill: &mut fill,
+            }));
+        };
+        let mut shape = a.shape().to_vec();
+        match scipy {
+            true => shape.push(width),
+            false => *shape.last_mut().unwrap() *= width,
+        }
+        let units = NdArray::from_bytes(
+            DType::scalar(ScalarKind::UInt(unit as u8)),
+            &shape,
+            Order::C,
+            a.to_order(Order::C).as_bytes(),
+        )
+        .unwrap()
+        .to_order(Order::F);
+        let bytes = units.as_bytes();
+        let mut summary = sciio_mat::TextSummary::default();
+        summary.add(unit, false, bytes);
+        if shape.len() == 1 {
+            shape.insert(0, 1);
+        }
+        let mut fill = |first: u64, buf: &mut [u8]| -> Result<()> {
+            let at = first as usize * unit;
+            buf.copy_from_slice(&bytes[at..at + buf.len()]);
+            Ok(())
+        };
+        write(Pieces::Text(sciio_mat::TextPieces {
+            unit,
+            shape,
+            summary,
+            fill: &mut fill,
+        }))
+    })
+}
+
+/// Writes `before`, struct `s` of text (in pieces or gathered whole) and `after`; the ids
+/// asked.
+fn write_text(
+    path: &std::path::Path,
+    opts: &WriteOptions,
+    arrays: &[NdArray],
+    in_pieces: bool,
+) -> Vec<usize> {
+    let mut asked = Vec::new();
+    let mut w = MatWriter::create(path, opts.clone()).unwrap();
+    w.write("before", &MatValue::from(1.0)).unwrap();
+    let mut give = give_text(arrays, w.scipy_text(), &mut asked);
+    if in_pieces {
+        w.write_tree("s", text_tree(arrays), &mut *give).unwrap();
+    } else {
+        let (value, meta) = whole_text_struct(arrays, w.scipy_text());
+        w.write_with_meta("s", &value, meta.as_ref()).unwrap();
+    }
+    w.write("after", &MatValue::from("x")).unwrap();
+    w.finish().unwrap();
+    drop(give);
+    asked
+}
+
+/// The struct [`text_tree`] stands for, made of the whole arrays as `sciio convert` makes
+/// them: `scipy_value` (Level 5) or `from_numpy` with its metadata (v7.3).
+fn whole_text_struct(arrays: &[NdArray], scipy: bool) -> (MatValue, Option<sciio_mat::PythonMeta>) {
+    let one = |a: &NdArray| match scipy {
+        true => (sciio_mat::scipy_value(a).unwrap(), None),
+        false => {
+            let (v, m) = sciio_mat::from_numpy(a).unwrap();
+            (v, Some(m))
+        }
+    };
+    let scalar = |fields: Vec<(&str, (MatValue, Option<sciio_mat::PythonMeta>))>| {
+        let metas = fields
+            .iter()
+            .map(|(_, (_, m))| m.clone().unwrap_or_default())
+            .collect();
+        let values = fields
+            .into_iter()
+            .map(|(n, (v, _))| (n.to_string(), v))
+            .collect();
+        let meta = sciio_mat::PythonMeta {
+            attrs: None,
+            elements: vec![metas],
+        };
+        (
+            MatValue::Struct(sciio_mat::StructArray::scalar(values)),
+            Some(meta),
+        )
+    };
+    let u = scalar(vec![
+        ("e", one(&arrays[3])),
+        ("one", one(&arrays[4])),
+        ("d", one(&arrays[5])),
+    ]);
+    let (a, t, b) = (one(&arrays[0]), one(&arrays[1]), one(&arrays[2]));
+    scalar(vec![("a", a), ("t", t), ("b", b), ("u", u)])
+}
+
+/// Text fields given as their codes (`TreeValue::Text`) make the file the whole struct
+/// makes: Level 5 byte for byte (each text asked twice: planned from its summary, then
+/// written), v7.3 the same values; scipy and hdf5storage read numpy's text back.
+#[test]
+fn a_struct_of_text_written_in_pieces_is_the_whole_structs_file() {
+    let dir = tempdir();
+    let arrays = text_arrays();
+    let versions = [
+        WriteOptions::default().version(MatVersion::V5),
+        WriteOptions::default()
+            .version(MatVersion::V7)
+            .compression(Some(3)),
+        WriteOptions::default(),
+        WriteOptions::default().compression(None),
+    ];
+    for opts in &versions {
+        let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        std::env::set_var("SOURCE_DATE_EPOCH", "1700000000");
+        let (whole, tree) = (dir.path().join("whole.mat"), dir.path().join("tree.mat"));
+        write_text(&whole, opts, &arrays, false);
+        let asked = write_text(&tree, opts, &arrays, true);
+        if opts.version == MatVersion::V73 {
+            assert_eq!(asked, vec![0, 1, 2, 3, 4, 5], "{opts:?}");
+            let read = |p: &std::path::Path| {
+                let f = sciio_mat::MatFile::open(p).unwrap();
+                ["before", "s", "after"].map(|v| f.read(v).unwrap())
+            };
+            assert!(read(&whole) == read(&tree), "{opts:?}");
+        } else {
+            // The texts asked to plan their elements, then every value as written.
+            assert_eq!(asked, vec![1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5], "{opts:?}");
+            assert_same_bytes(&whole, &tree, opts);
+        }
+    }
+    for (name, opts) in [
+        ("v73.mat", WriteOptions::default()),
+        ("v7.mat", WriteOptions::default().version(MatVersion::V7)),
+    ] {
+        let _env = ENV.lock().unwrap_or_else(|e| e.into_inner());
+        write_text(&dir.path().join(name), &opts, &arrays, true);
+    }
+    let out = run_python(
+        "
+import sys, numpy as np, hdf5storage, scipy.io, h5py
+d = sys.argv[1]
+def text(dt, shape, words):
+    n = int(np.prod(shape))
+    return np.array([words[(i * 7 + i // 5) % len(words)] for i in range(n)], dtype=dt).reshape(shape)
+words = ['', 'a', 'hello', '\\u00e9t\\u00e9', '\\u4e2d\\u6587', '\\U0001F600x']
+t = text('U6', (300, 400), words)
+b = text('S7', (50000,), [w.encode('latin-1') for w in ['', 'a', 'hello', '\\u00e9t\\u00e9', '\\u00ff']])
+e = text('U3', (40, 5), [''])
+one = np.array(['a'], dtype='U1')
+dd = text('U4', (6, 5, 7), words[1:])
+m = hdf5storage.loadmat(d + '/v73.mat')['s']
+def one_(v):
+    return v.flat[0] if isinstance(v, np.ndarray) and v.dtype == object and v.size == 1 else v
+s = one_(m)
+for key, want in (('t', t), ('b', b)):
+    # A struct's fields read as MATLAB values (a leading axis, the widest string's width).
+    got = one_(s[key])
+    assert got.dtype.kind == want.dtype.kind and np.array_equal(got.reshape(want.shape), want), key
+u = one_(s['u'])
+for key, want in (('e', e), ('one', one), ('d', dd)):
+    got = one_(u[key])
+    assert got.dtype.kind == want.dtype.kind and np.array_equal(got.reshape(want.shape), want), (key, got)
+with h5py.File(d + '/v73.mat', 'r') as f:
+    assert f['s/t'].attrs['H5PATH'] == b'/s' and f['s/u/d'].attrs['H5PATH'] == b'/s/u'
+mine = scipy.io.loadmat(d + '/v7.mat')['s'][0, 0]
+# scipy writes non-ASCII bytes as replacement characters: its file of them as latin-1 text.
+scipy.io.savemat(d + '/ref.mat', {'s': {'a': np.arange(700 * 1000.0).reshape(700, 1000), 't': t,
+    'b': np.char.decode(b, 'latin-1').astype('U7'),
+    'u': {'e': e, 'one': one, 'd': dd}}})
+ref = scipy.io.loadmat(d + '/ref.mat')['s'][0, 0]
+for key in ('t', 'b'):
+    assert mine[key].dtype == ref[key].dtype and np.array_equal(mine[key], ref[key]), key
+mu, ru = mine['u'][0, 0], ref['u'][0, 0]
+for key in ('e', 'one', 'd'):
+    assert mu[key].shape == ru[key].shape and np.array_equal(mu[key], ru[key]), key
+print('same')
+",
+        &[dir.path().to_str().unwrap()],
+    );
+    assert_eq!(out.trim(), "same");
+}

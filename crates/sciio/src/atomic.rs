@@ -126,13 +126,13 @@ pub(crate) fn read_at(
 }
 
 /// Writes `buf` into `file` at `offset` (the temporary files of matrices transposed as they
-/// are copied).
-#[cfg(all(unix, feature = "hdf5"))]
+/// are copied, and of Fortran-order text put in MATLAB's order).
+#[cfg(all(unix, any(feature = "mat", feature = "hdf5")))]
 pub(crate) fn write_at(file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
     std::os::unix::fs::FileExt::write_all_at(file, buf, offset)
 }
 
-#[cfg(all(not(unix), feature = "hdf5"))]
+#[cfg(all(not(unix), any(feature = "mat", feature = "hdf5")))]
 pub(crate) fn write_at(mut file: &std::fs::File, buf: &[u8], offset: u64) -> std::io::Result<()> {
     use std::io::{Seek, Write};
     file.seek(std::io::SeekFrom::Start(offset))?;

@@ -166,6 +166,10 @@ fn convert_leaves(
             // text fields first): its progress starts where its first call did and never
             // goes back.
             let mut bases = std::collections::HashMap::new();
+            // A deferred text array's summary, measured at its first call (a Level-5 file
+            // asks twice: to plan its element, then to write it).
+            let mut summaries = std::collections::HashMap::new();
+            let scipy = out.scipy_text();
             let mut shown = done;
             out.finish_with(dst, &mut |id, write| {
                 let leaf = leaves
@@ -178,7 +182,18 @@ fn convert_leaves(
                     progress(shown, total)
                 };
                 let sizes = crate::mat_pieces::Sizes::DEFAULT;
+                let known = summaries.entry(id).or_insert(None);
+                let text = crate::mat_write::stream_deferred_text(
+                    src,
+                    (&leaf.src_path, &leaf.info),
+                    (scipy, known),
+                    (sizes, &folder),
+                    &mut progress_of,
+                    write,
+                )
+                .map_err(|e| e.with_node(leaf.name.clone()).with_file(dst))?;
                 let given = match crate::mat_write::records::streamable_records(src, &leaf.info) {
+                    _ if text => Ok(()),
                     true => crate::mat_write::records::stream_records(
                         src,
                         &leaf.src_path,

@@ -135,6 +135,19 @@ pub(crate) struct Staged {
 }
 
 impl Staged {
+    /// A file holding `elements` of `item` bytes in MATLAB's order itself (one block), as
+    /// `mat_text.rs` stages a Fortran-order text array's code units.
+    pub(crate) fn in_order(file: std::fs::File, elements: u64, item: u64) -> Staged {
+        Staged {
+            file,
+            offset: 0,
+            block_rows: elements,
+            rows: elements,
+            cols: 1,
+            item,
+        }
+    }
+
     /// Elements `first..end` (MATLAB's order) into `buf`: one read per block (a run of
     /// columns is contiguous in each), then each column's rows put in place.
     pub(crate) fn read(&self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {

@@ -190,7 +190,7 @@ impl MatOut {
             self.claim_variable(name)?;
             let folder = self.folder();
             let writer = &mut self.writer;
-            let how = (&text, writer.keeps_byte_strings());
+            let how = (&text, writer.keeps_byte_strings(), &mut None);
             let write = &mut |t: TextOut<'_>, m: &sciio_mat::PythonMeta| match t {
                 TextOut::Codes(t) => writer.write_text_pieces(name, t, Some(m)),
                 TextOut::Strings(s) => writer.write_byte_strings_pieces(name, s, Some(m)),
@@ -246,7 +246,9 @@ impl MatOut {
         if !name.contains('/') {
             return Ok(false);
         }
-        if self.defer_records(name, src, info, id)? {
+        if self.defer_text(name, src, info, id, sizes)?
+            || self.defer_records(name, src, info, id)?
+        {
             return Ok(true);
         }
         let Some(kind) = streamable(src, info, sizes) else {
@@ -255,6 +257,40 @@ impl MatOut {
         let meta = sciio_mat::numeric_meta(kind, &info.shape);
         self.defer(name, id, kind, info.shape.clone(), Some(meta))?;
         Ok(true)
+    }
+
+    /// For a text array [`MatOut::write_streamed`] would write piece by piece
+    /// ([`crate::mat_text::text_view`]) but named by a path (`a/b`): notes it as text `id` of
+    /// the struct to be ([`TreeValue::Text`], with the `Python.*` attributes the whole
+    /// array's char has), its codes asked for when [`MatOut::finish_with`] writes the struct
+    /// (through [`stream_deferred_text`]); `false`, having noted nothing, for other arrays.
+    fn defer_text(
+        &mut self,
+        name: &str,
+        src: &crate::file::File,
+        info: &ArrayInfo,
+        id: usize,
+        sizes: Sizes,
+    ) -> Result<bool> {
+        let Some(text) = crate::mat_text::text_view(src, info, sizes, self.scipy_text()) else {
+            return Ok(false);
+        };
+        let (kind, shape) = (text.kind(), text.shape().to_vec());
+        let meta = sciio_mat::numeric_meta(kind, &shape);
+        let tree = TreeValue::Text {
+            id,
+            kind,
+            shape,
+            meta: Some(meta),
+        };
+        self.defer_tree(name, tree)?;
+        Ok(true)
+    }
+
+    /// Whether text takes scipy.io's layout in this file (a Level-5 one) rather than
+    /// hdf5storage's: what [`stream_deferred_text`] is told.
+    pub(crate) fn scipy_text(&self) -> bool {
+        self.writer.scipy_text()
     }
 
     /// Notes array `id` of `kind` and MATLAB size `shape` as the value at path `name` (`a/b`),
@@ -355,6 +391,39 @@ pub(crate) fn stream_array(
     write: &mut dyn FnMut(sciio_mat::ArrayPieces<'_>) -> Result<()>,
 ) -> Result<()> {
     crate::mat_pieces::stream_array_of(src, (path, None), info, sizes, folder, progress, write)
+}
+
+/// Gives a deferred text array (one [`MatOut::defer_text`] noted: the array at `path` of
+/// `src`) to `give` as [`sciio_mat::Pieces::Text`] (or, a `bytes` array with a non-ASCII
+/// byte into a v7.3 file, its strings as [`sciio_mat::Pieces::Array`]); `false`, having
+/// given nothing, when it is no such array. `scipy` is [`MatOut::scipy_text`] of the file;
+/// `known` keeps the codes' summary between the two calls a Level-5 file makes: the first
+/// (`known` empty) gives only the summary (`mat_text::give_summary`), the second the codes.
+pub(crate) fn stream_deferred_text(
+    src: &mut crate::file::File,
+    (path, info): (&str, &ArrayInfo),
+    (scipy, known): (bool, &mut Option<sciio_mat::TextSummary>),
+    (sizes, folder): (Sizes, &Path),
+    progress: &mut dyn FnMut(u64),
+    give: &mut dyn FnMut(sciio_mat::Pieces<'_>) -> Result<()>,
+) -> Result<bool> {
+    let Some(text) = crate::mat_text::text_view(src, info, sizes, scipy) else {
+        return Ok(false);
+    };
+    // A Level-5 file's first ask plans the element from the summary alone.
+    if scipy && known.is_none() {
+        let plan = &mut |t: sciio_mat::TextPieces<'_>| give(sciio_mat::Pieces::Text(t));
+        if crate::mat_text::give_summary(src, path, (&text, known), plan)? {
+            return Ok(true);
+        }
+    }
+    let write = &mut |t: TextOut<'_>, _: &PythonMeta| match t {
+        TextOut::Codes(t) => give(sciio_mat::Pieces::Text(t)),
+        TextOut::Strings(s) => give(sciio_mat::Pieces::Array(s)),
+    };
+    let how = (&text, !scipy, known);
+    crate::mat_text::stream_text(src, path, how, sizes, folder, progress, write)?;
+    Ok(true)
 }
 
 /// The members of a `scipy.sparse.save_npz` file.
@@ -863,5 +932,103 @@ mod struct_tests {
             .unwrap());
         assert!(out.write("s/x/y", &x).is_err());
         assert!(out.write("s", &x).is_err());
+    }
+
+    /// Text arrays under paths (`s/t`, `s/u/f`: fields of a struct, C and Fortran order,
+    /// bytes with non-ASCII ones, empty strings only) beside a large numeric one, given as
+    /// their codes when the file is finished (`stream_deferred_text`), make the file the
+    /// whole arrays make: Level 5 byte for byte (each text asked twice: planned, then
+    /// written; its summary measured once), v7.3 the same values.
+    #[test]
+    fn streamed_struct_text_makes_the_whole_structs_file() {
+        use sciio_core::{DType, ScalarKind, ScalarType};
+        static EPOCH: std::sync::Once = std::sync::Once::new();
+        EPOCH.call_once(|| std::env::set_var("SOURCE_DATE_EPOCH", "1700000000"));
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path();
+        let text = |kind: ScalarKind, shape: &[usize], words: &[&[u8]]| {
+            let (unit, width) = match kind {
+                ScalarKind::Unicode(w) => (4, w),
+                ScalarKind::Bytes(w) => (1, w),
+                _ => unreachable!(),
+            };
+            let n: usize = shape.iter().product();
+            let mut bytes = vec![0u8; n * unit * width];
+            for (i, s) in bytes.chunks_exact_mut(unit * width).enumerate() {
+                for (k, &c) in words[i % words.len()].iter().take(width).enumerate() {
+                    s[k * unit] = c;
+                }
+            }
+            let order = match unit {
+                1 => sciio_core::ByteOrder::NotApplicable,
+                _ => sciio_core::ByteOrder::Little,
+            };
+            let dtype = DType::Scalar(ScalarType::new(kind, order));
+            NdArray::from_bytes(dtype, shape, Order::C, &bytes).unwrap()
+        };
+        let words: [&[u8]; 4] = [b"", b"ab", b"hello", b"z\xe9"];
+        let arrays = [
+            array(&[6, 100_000], Order::C),
+            text(ScalarKind::Unicode(5), &[300, 40], &words),
+            text(ScalarKind::Unicode(4), &[30, 20, 6], &words).to_order(Order::F),
+            text(ScalarKind::Bytes(5), &[4000], &words),
+            text(ScalarKind::Unicode(3), &[70, 8], &[b""]),
+        ];
+        let names = ["s/x", "s/t", "s/u/f", "s/b", "s/u/e"];
+        let small = array(&[3, 4], Order::C);
+        for version in [MatOutVersion::V7, MatOutVersion::V5, MatOutVersion::V73] {
+            let whole = d.join("whole.mat");
+            let mut out = MatOut::create(&whole, None, version).unwrap();
+            out.write("v", &small).unwrap();
+            for (name, a) in names.iter().zip(&arrays) {
+                out.write(name, a).unwrap();
+            }
+            out.finish(&whole).unwrap();
+
+            let mut sources = Vec::new();
+            for (i, a) in arrays.iter().enumerate() {
+                let sub = d.join(i.to_string());
+                std::fs::create_dir_all(&sub).unwrap();
+                let (file, at) = saved(&sub, a, i % 2 == 1);
+                sources.push((file, at, ArrayInfo::of(a), None));
+            }
+            let sizes = sizes(4096, 0);
+            let pieces = d.join("pieces.mat");
+            let mut out = MatOut::create(&pieces, None, version).unwrap();
+            out.write("v", &small).unwrap();
+            for (id, name) in names.iter().enumerate() {
+                let (file, _, info, _) = &sources[id];
+                assert!(out
+                    .defer_streamed_with(name, file, info, id, sizes)
+                    .unwrap());
+            }
+            let scipy = out.scipy_text();
+            let mut asked = Vec::new();
+            out.finish_with(&pieces, &mut |id, give| {
+                asked.push(id);
+                let (file, at, info, known) = &mut sources[id];
+                let how = (scipy, &mut *known);
+                let progress = &mut |_| {};
+                if stream_deferred_text(file, (at, info), how, (sizes, d), progress, give)? {
+                    return Ok(());
+                }
+                let write = &mut |a: sciio_mat::ArrayPieces<'_>| give(sciio_mat::Pieces::Array(a));
+                stream_array(file, at, info, sizes, d, &mut |_| {}, write)
+            })
+            .unwrap();
+            if version == MatOutVersion::V73 {
+                // In the struct's order: x, t, u (f, e), b.
+                assert_eq!(asked, vec![0, 1, 2, 4, 3]);
+                let read = |p| sciio_mat::read_mat(p).unwrap();
+                assert!(read(&whole) == read(&pieces), "v7.3: other values");
+                continue;
+            }
+            assert_eq!(asked, vec![1, 2, 4, 3, 0, 1, 2, 4, 3], "{version:?}");
+            let read = |p| std::fs::read(p).unwrap();
+            assert!(
+                read(&whole) == read(&pieces),
+                "{version:?}: the struct differs from the whole arrays' one"
+            );
+        }
     }
 }

@@ -4,8 +4,9 @@
 
 use sciio_core::{Result, ScalarKind};
 
-use super::{python_attrs, MatWriter};
-use crate::array_pieces::ArrayPieces;
+use super::sink::Group;
+use super::{python_attrs, MatWriter, Obj};
+use crate::array_pieces::{ArrayPieces, TextGiven};
 use crate::numpy::PythonMeta;
 use crate::text_pieces::{TextPieces, TextSummary};
 use crate::value::MatValue;
@@ -40,6 +41,19 @@ impl MatWriter {
             let value = MatValue::Char(text.gather()?);
             return self.write_with_meta(name, &value, meta);
         }
+        self.replace_variable(name, |w, root| {
+            let obj = w.codes_dataset(root, name, &mut text)?;
+            match meta.and_then(|m| m.attrs.as_ref()) {
+                Some(attrs) => python_attrs(&obj, attrs),
+                None => Ok(()),
+            }
+        })
+    }
+
+    /// The char dataset of `text`'s codes (non-empty) in group `loc`, as `char` writes the
+    /// whole array's: `uint16` codes (`MATLAB_int_decode` 2), or `uint32` (4) when the
+    /// summary found a code beyond the BMP or a surrogate; filled piece by piece.
+    fn codes_dataset(&mut self, loc: &Group, name: &str, text: &mut TextPieces<'_>) -> Result<Obj> {
         let to = if text.summary.utf16() { 2 } else { 4 };
         let shape = text.shape.clone();
         let mut fill = |first: u64, buf: &mut [u8]| text.fill_wide(first, buf, to);
@@ -48,14 +62,55 @@ impl MatWriter {
             shape,
             fill: &mut fill,
         };
-        self.replace_variable(name, |w, root| {
-            let obj = w.pieces_dataset(root, name, &mut array, "char")?;
-            obj.int_decode(to as i32)?;
-            match meta.and_then(|m| m.attrs.as_ref()) {
-                Some(attrs) => python_attrs(&obj, attrs),
-                None => Ok(()),
+        let obj = self.pieces_dataset(loc, name, &mut array, "char")?;
+        obj.int_decode(to as i32)?;
+        Ok(obj)
+    }
+
+    /// Writes text array `given` as `name` in group `loc` (a field of a struct being
+    /// written, [`MatWriter::write_tree`]), with its `H5PATH` and `meta`'s attributes: the
+    /// char array `value` writes of the whole array ([`crate::from_numpy`]'s value and
+    /// metadata), its codes (or a `bytes` array's strings) filled piece by piece; gathered
+    /// and written whole where [`MatWriter::write_text_pieces`] would be.
+    pub(super) fn text_in(
+        &mut self,
+        loc: &Group,
+        name: &str,
+        given: TextGiven<'_>,
+        meta: Option<&PythonMeta>,
+    ) -> Result<Obj> {
+        let obj = match given {
+            TextGiven::Codes(mut text) => {
+                // As `write_text_pieces`: `value` makes the metadata of a value without.
+                let whole = cfg!(target_endian = "big")
+                    || self.opts.libhdf5
+                    || text.len().is_none_or(|n| n == 0)
+                    || (meta.is_none() && self.opts.python_metadata)
+                    || kept_as_strings(meta, &text.summary);
+                if whole {
+                    let value = MatValue::Char(text.gather()?);
+                    // `value` adds the `H5PATH` and metadata.
+                    return self.value(loc, name, &value, meta);
+                }
+                self.codes_dataset(loc, name, &mut text)?
             }
-        })
+            TextGiven::Strings(mut strings) => {
+                if self.opts.libhdf5 || strings.size().is_none_or(|(n, _)| n == 0) {
+                    let (value, meta) = crate::from_numpy(&strings.gather()?)?;
+                    return self.value(loc, name, &value, Some(&meta));
+                }
+                let obj = self.pieces_dataset(loc, name, &mut strings, "char")?;
+                obj.int_decode(1)?;
+                obj
+            }
+        };
+        if loc.path() != "/" {
+            obj.str_attr("H5PATH", loc.path())?;
+        }
+        if let Some(attrs) = meta.and_then(|m| m.attrs.as_ref()) {
+            python_attrs(&obj, attrs)?;
+        }
+        Ok(obj)
     }
 }
 

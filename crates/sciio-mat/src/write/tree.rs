@@ -2,7 +2,7 @@
 //! fields come batch of records by batch ([`MatWriter::write_tree`]): v7.3, the group
 //! `structure` makes, each field written into it in order (a large one through
 //! `numeric_pieces`, chunk by chunk; records through `records_struct`, element by element as
-//! they come); v5/v7, the struct's `miMATRIX` element written as its bytes come
+//! they come; text through `text_in`, its codes converted chunk by chunk); v5/v7, the struct's `miMATRIX` element written as its bytes come
 //! (`crate::v5::write`). Either way the file is the one the whole struct makes (v7.3 with
 //! records: the same values, their elements in another order).
 
@@ -13,7 +13,7 @@ use super::{
     check_name, numeric_python_metadata, python_attrs, scalar_struct_python_metadata, MatWriter,
     Obj, PYTHON_FIELDS_MAX,
 };
-use crate::array_pieces::{array_of, records_of, PiecesOf, TreeValue};
+use crate::array_pieces::{array_of, records_of, text_of, PiecesOf, TextGiven, TreeValue};
 use crate::value::at_least_2d;
 
 impl MatWriter {
@@ -43,6 +43,21 @@ impl MatWriter {
                     self.write_records(name, records)
                 })
             }
+            TreeValue::Text {
+                id,
+                kind,
+                shape,
+                meta,
+            } => text_of(pieces, id, (kind, &shape), &mut |given| match given {
+                TextGiven::Codes(text) => self.write_text_pieces(name, text, meta.as_ref()),
+                TextGiven::Strings(s) if !whole => {
+                    self.write_byte_strings_pieces(name, s, meta.as_ref())
+                }
+                TextGiven::Strings(mut s) => {
+                    let (value, meta) = crate::from_numpy(&s.gather()?)?;
+                    self.write_with_meta(name, &value, Some(&meta))
+                }
+            }),
             TreeValue::Struct(fields) if !whole && !fields.is_empty() => {
                 if let Some(w) = &mut self.level5 {
                     return w
@@ -106,6 +121,21 @@ impl MatWriter {
                 })?;
                 made.ok_or_else(|| {
                     sciio_core::Error::invalid_input("a structured array's records were not given")
+                })
+            }
+            TreeValue::Text {
+                id,
+                kind,
+                shape,
+                meta,
+            } => {
+                let mut made = None;
+                text_of(pieces, *id, (*kind, shape), &mut |given| {
+                    made = Some(self.text_in(loc, name, given, meta.as_ref())?);
+                    Ok(())
+                })?;
+                made.ok_or_else(|| {
+                    sciio_core::Error::invalid_input("a text array's codes were not given")
                 })
             }
             TreeValue::Struct(fields) if fields.is_empty() => {

@@ -6,7 +6,8 @@
 
 use sciio_core::{Error, Result};
 
-use super::{matrix_head, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
+use super::{matrix, matrix_head, Level5Writer, MAX_VARIABLE, PARALLEL_FROM};
+use crate::array_pieces::PutBytes;
 use crate::numpy::scipy_text;
 use crate::text_pieces::{TextPieces, PART};
 use crate::v5::consts::MX_CHAR;
@@ -19,28 +20,9 @@ impl Level5Writer {
     /// [`crate::scipy_chars`], written (v7: deflated) as they come. Small variables, and
     /// `U` arrays of empty strings only, are written whole.
     pub(crate) fn write_text_pieces(&mut self, name: &str, mut text: TextPieces<'_>) -> Result<()> {
-        let summary = text.summary;
-        let n = text
-            .len()
-            .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
-        if summary.codes != n {
-            return Err(Error::format(format!(
-                "the text array's first pass saw {} codes, not the {n} of its shape",
-                summary.codes
-            )));
-        }
-        let (ty, data_bytes) = match summary.chars() {
-            true => (MI_UTF8, summary.utf8_bytes),
-            false if summary.max <= 0xFFFF => (MI_UTF16, 2 * n),
-            false => {
-                return Err(Error::unsupported(format!(
-                    "character code {:#x} is not a character",
-                    summary.max
-                )))
-            }
-        };
+        let (ty, n, data_bytes) = encoding(&text)?;
         let unicode = text.unit == 4;
-        if summary.max == 0 && unicode {
+        if text.summary.max == 0 && unicode {
             // Only NULs: empty strings, which scipy writes as an empty char (nothing to read).
             let empty = scipy_text(text.shape, Vec::new(), unicode);
             return self.write(name, &MatValue::Char(empty));
@@ -57,20 +39,130 @@ impl Level5Writer {
                  hold: write MAT v7.3 instead (--mat-version 7.3)"
             )));
         }
-        let head = char_head(name, &text.shape, ty, data_bytes)?;
-        self.put_streamed(&mut |put| {
-            put(&head)?;
-            let per_piece = PART as u64;
-            let (mut first, mut codes, mut bytes) = (0u64, Vec::new(), Vec::new());
-            while first < n {
-                let k = per_piece.min(n - first);
-                text.codes(first, &mut codes, k as usize)?;
-                encode(&codes, ty, &mut bytes)?;
-                put(&bytes)?;
-                first += k;
+        let element = TextElement::Streamed {
+            head: char_head(name, &text.shape, ty, data_bytes)?,
+            ty,
+            n,
+            data_bytes,
+        };
+        self.put_streamed(&mut |put| element.put(&mut text, put))
+    }
+}
+
+/// A text array's char `miMATRIX` element planned before any of it is written (a struct
+/// field's: its length comes before it): made whole (empty or tiny text), or its head and
+/// how its codes are encoded as they come.
+pub(crate) enum TextElement {
+    Whole(Vec<u8>),
+    Streamed {
+        head: Vec<u8>,
+        ty: u32,
+        n: u64,
+        data_bytes: u64,
+    },
+}
+
+impl TextElement {
+    /// Plans the element named `name` (`""` for a struct's field) of `text`, from its
+    /// summary: the bytes `matrix` makes of [`crate::scipy_chars`]' value.
+    pub(crate) fn plan(name: &str, text: &mut TextPieces<'_>) -> Result<TextElement> {
+        let (ty, n, data_bytes) = encoding(text)?;
+        let unicode = text.unit == 4;
+        let whole = match (text.summary.max == 0 && unicode, data_bytes <= 4) {
+            // Only NULs: scipy's empty char, nothing to read.
+            (true, _) => Some(scipy_text(text.shape.clone(), Vec::new(), unicode)),
+            // The short data element form: made from the few codes.
+            (false, true) => {
+                let whole = text.gather()?;
+                Some(scipy_text(whole.shape, whole.codes, unicode))
             }
-            put(&vec![0u8; ((8 - data_bytes % 8) % 8) as usize])
+            (false, false) => None,
+        };
+        if let Some(chars) = whole {
+            let mut bytes = Vec::new();
+            matrix(&mut bytes, name, &MatValue::Char(chars))?;
+            return Ok(TextElement::Whole(bytes));
+        }
+        Ok(TextElement::Streamed {
+            head: char_head(name, &text.shape, ty, data_bytes)?,
+            ty,
+            n,
+            data_bytes,
         })
+    }
+
+    /// The element's length, tag included.
+    pub(crate) fn len(&self) -> u64 {
+        match self {
+            TextElement::Whole(bytes) => bytes.len() as u64,
+            TextElement::Streamed {
+                head, data_bytes, ..
+            } => head.len() as u64 + data_bytes.div_ceil(8) * 8,
+        }
+    }
+
+    /// Gives the element's bytes to `put`: its head, then the codes read from `text` piece
+    /// by piece and encoded (NULs as spaces), then the padding.
+    pub(crate) fn put(&self, text: &mut TextPieces<'_>, put: &mut PutBytes<'_>) -> Result<()> {
+        let (head, ty, n, data_bytes) = match self {
+            TextElement::Whole(bytes) => return put(bytes),
+            TextElement::Streamed {
+                head,
+                ty,
+                n,
+                data_bytes,
+            } => (head, *ty, *n, *data_bytes),
+        };
+        if text.len() != Some(n) {
+            return Err(Error::format(
+                "the text array's codes are not the ones planned (changed while read)",
+            ));
+        }
+        put(head)?;
+        let (mut first, mut codes, mut bytes) = (0u64, Vec::new(), Vec::new());
+        let mut written = 0u64;
+        while first < n {
+            let k = (PART as u64).min(n - first);
+            text.codes(first, &mut codes, k as usize)?;
+            encode(&codes, ty, &mut bytes)?;
+            written += bytes.len() as u64;
+            if written > data_bytes {
+                return Err(changed_text());
+            }
+            put(&bytes)?;
+            first += k;
+        }
+        if written != data_bytes {
+            return Err(changed_text());
+        }
+        put(&vec![0u8; ((8 - data_bytes % 8) % 8) as usize])
+    }
+}
+
+fn changed_text() -> Error {
+    Error::format("the text array's codes changed between the passes over them")
+}
+
+/// The data type (UTF-8 or UTF-16), code count and data bytes of `text`'s char element,
+/// from its summary (checked against its shape).
+fn encoding(text: &TextPieces<'_>) -> Result<(u32, u64, u64)> {
+    let summary = text.summary;
+    let n = text
+        .len()
+        .ok_or_else(|| Error::invalid_input("the array's size overflows"))?;
+    if summary.codes != n {
+        return Err(Error::format(format!(
+            "the text array's first pass saw {} codes, not the {n} of its shape",
+            summary.codes
+        )));
+    }
+    match summary.chars() {
+        true => Ok((MI_UTF8, n, summary.utf8_bytes)),
+        false if summary.max <= 0xFFFF => Ok((MI_UTF16, n, 2 * n)),
+        false => Err(Error::unsupported(format!(
+            "character code {:#x} is not a character",
+            summary.max
+        ))),
     }
 }
 

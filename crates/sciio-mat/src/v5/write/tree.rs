@@ -2,17 +2,21 @@
 //! ([`Level5Writer::write_tree`]): the `miMATRIX` element `matrix` makes of the whole struct
 //! (v7: deflated as one stream), its sizes known up front, each large field's data written as
 //! it comes (`stream_data`), each structured-array field's element planned first (its text
-//! fields measured: `RecordsElement`) and its records encoded as they come, so the struct is
-//! never held.
+//! fields measured: `RecordsElement`) and its records encoded as they come, each text field's
+//! planned from its codes' summary (`TextElement`) and its codes encoded as they come, so the
+//! struct is never held.
 
 use sciio_core::{DType, Error, Result, ScalarKind};
 
 use super::records::RecordsElement;
+use super::text::TextElement;
 use super::{
     check_name, estimate, matrix, numeric_head, stream_data, Level5Writer, Parts, MAX_VARIABLE,
     PARALLEL_FROM,
 };
-use crate::array_pieces::{array_of, pieces_bytes, records_of, PiecesOf, TreeValue};
+use crate::array_pieces::{
+    array_of, pieces_bytes, records_of, text_of, text_units, PiecesOf, TextGiven, TreeValue,
+};
 use crate::value::{MatValue, StructArray};
 
 /// A part of the element: bytes made up front, or a large field's data (after its head).
@@ -30,6 +34,13 @@ enum Segment {
         dtype: DType,
         shape: Vec<usize>,
         element: RecordsElement,
+    },
+    /// A text array's char element (head and codes), planned from its summary.
+    Text {
+        id: usize,
+        kind: ScalarKind,
+        shape: Vec<usize>,
+        element: TextElement,
     },
 }
 
@@ -97,6 +108,15 @@ fn tree_estimate(tree: &TreeValue) -> Result<u64> {
                 .ok_or_else(|| Error::invalid_input("the array's size overflows"))?
                 .saturating_add(64)
         }
+        // At least a byte per code (UTF-8).
+        TreeValue::Text { kind, shape, .. } => {
+            let (_, width) = text_units(*kind)?;
+            shape
+                .iter()
+                .try_fold(width as u64, |a, &d| a.checked_mul(d as u64))
+                .ok_or_else(|| Error::invalid_input("the array's size overflows"))?
+                .saturating_add(64)
+        }
         TreeValue::Struct(fields) => {
             let mut sum = 64u64.saturating_add(64 * fields.len() as u64);
             for (_, field) in fields {
@@ -161,6 +181,28 @@ fn segments_of(
             });
             Ok(len)
         }
+        TreeValue::Text {
+            id, kind, shape, ..
+        } => {
+            let mut planned = None;
+            text_of(pieces, *id, (*kind, shape), &mut |given| match given {
+                TextGiven::Codes(mut text) => {
+                    planned = Some(TextElement::plan(name, &mut text)?);
+                    Ok(())
+                }
+                TextGiven::Strings(_) => Err(strings_given()),
+            })?;
+            let element = planned
+                .ok_or_else(|| Error::invalid_input("a text array's codes were not given"))?;
+            let len = element.len();
+            segments.push(Segment::Text {
+                id: *id,
+                kind: *kind,
+                shape: shape.clone(),
+                element,
+            });
+            Ok(len)
+        }
         TreeValue::Struct(fields) => {
             // The head `matrix` makes of the struct: flags, dimensions, name, field names.
             let head_only = StructArray {
@@ -214,7 +256,21 @@ fn put_segments(
             } => records_of(pieces, *id, (dtype, shape), &mut |mut records| {
                 element.put(&mut records, put)
             })?,
+            Segment::Text {
+                id,
+                kind,
+                shape,
+                element,
+            } => text_of(pieces, *id, (*kind, shape), &mut |given| match given {
+                TextGiven::Codes(mut text) => element.put(&mut text, put),
+                TextGiven::Strings(_) => Err(strings_given()),
+            })?,
         }
     }
     Ok(())
+}
+
+/// A Level-5 file takes text as its codes, never as byte strings (a v7.3 file's form).
+fn strings_given() -> Error {
+    Error::invalid_input("internal: byte strings were given for a MAT v5/v7 char array")
 }
