@@ -657,23 +657,27 @@ fn parquet_to_mat73_streams() {
     bounded("parquet", "parquet", "", "out.mat", &[], SAME_FRAME_MAT73);
 }
 
-/// The frame's numeric columns (argv[1], `parquet_num`: its datetime column has no MATLAB
-/// class) as the fields of struct `df` of a MAT v7 file (argv[2]), n-by-1 each.
+/// The frame's columns (argv[1]) as the fields of struct `df` of a MAT v7 file (argv[2]):
+/// numbers n-by-1, the text an n-by-width char matrix (scipy: its rows, space-padded).
 const SAME_FRAME_MAT7_STRUCT: &str = "
 import sys, numpy as np, pyarrow.parquet as pq, scipy.io
 t = pq.read_table(sys.argv[1])
 df = scipy.io.loadmat(sys.argv[2])['df']
-assert sorted(df.dtype.names) == ['i', 'index', 'x', 'y'], df.dtype.names
+assert sorted(df.dtype.names) == ['i', 'index', 's', 'x', 'y'], df.dtype.names
 for name in ('i', 'x', 'y'):
     got = df[name][0, 0]
     assert got.shape == (t.num_rows, 1), (name, got.shape)
     assert np.array_equal(got[:, 0], t.column(name).to_numpy()), name
+s = df['s'][0, 0]
+assert len(s) == t.num_rows, len(s)
+assert [x.rstrip() for x in s[:1000]] == t.column('s').to_pylist()[:1000]
+assert s[-1].rstrip() == t.column('s')[-1].as_py()
 ";
 
 #[test]
 fn parquet_into_a_struct_to_mat7_streams() {
     bounded_after(
-        "parquet_num",
+        "parquet",
         "parquet",
         "",
         ("out.mat", ":df"),
