@@ -506,7 +506,7 @@ fn numpy_bytes_go_into_mat_as_hdf5storage_stores_them_and_come_back() {
     ok(&["convert", s(&theirs), s(&from_theirs)]);
     let check = r#"
 import sys, numpy as np, hdf5storage, h5py
-npz, theirs, ours, from_copied, from_ours, from_theirs = sys.argv[1:7]
+npz, theirs, ours, from_copied, from_ours, from_theirs, copied = sys.argv[1:8]
 z = np.load(npz)
 with h5py.File(theirs, "r") as t, h5py.File(ours, "r") as o:
     for k in z.files:
@@ -516,18 +516,26 @@ with h5py.File(theirs, "r") as t, h5py.File(ours, "r") as o:
 back = hdf5storage.loadmat(ours)
 for k in z.files:
     assert back[k].dtype == z[k].dtype and np.array_equal(back[k], z[k]), (k, back[k])
-# Either file read by sciio as hdf5storage reads it (its Python attributes): the numpy bytes.
+# Each file read by sciio as hdf5storage reads it (its Python attributes): the numpy bytes;
+# sciio's MAT -> MAT copy of hdf5storage's file keeps them, and hdf5storage reads it so too.
 a, b, c = np.load(from_ours), np.load(from_theirs), np.load(from_copied)
+copy = hdf5storage.loadmat(copied)
 for k in z.files:
-    for got in (a[k], b[k]):
+    for got in (a[k], b[k], c[k], copy[k]):
         assert got.dtype == z[k].dtype and got.shape == z[k].shape, (k, got, z[k])
         assert np.array_equal(got, z[k]), (k, got, z[k])
-# A MAT -> MAT copy keeps MATLAB's values, not hdf5storage's attributes: read as MATLAB sees
-# them, char rows whose codes are the bytes.
-assert c["scalar"].dtype.kind == "U" and str(c["scalar"]) == "ab\xff", c["scalar"]
 print("ok")
 "#;
-    let args = [&npz, &theirs, &ours, &from_copied, &from_ours, &from_theirs].map(|p| s(p));
+    let args = [
+        &npz,
+        &theirs,
+        &ours,
+        &from_copied,
+        &from_ours,
+        &from_theirs,
+        &copied,
+    ]
+    .map(|p| s(p));
     let out = run_python(check, &args);
     assert_eq!(out.trim(), "ok");
 }
@@ -566,9 +574,19 @@ hdf5storage.savemat(sys.argv[2], d, format='7.3')
     ok(&["convert", s(&theirs), s(&from_theirs)]);
     ok(&["convert", s(&npz), s(&ours)]);
     ok(&["convert", s(&ours), s(&from_ours)]);
+    // A MAT -> MAT copy keeps hdf5storage's attributes: hdf5storage reads it as the original.
+    let copied = dir.path().join("copied.mat");
+    ok(&["convert", s(&theirs), s(&copied)]);
     let check = r#"
 import sys, numpy as np, hdf5storage
-theirs, from_theirs, npz, from_ours = sys.argv[1:5]
+theirs, from_theirs, npz, from_ours, copied = sys.argv[1:6]
+a, b = hdf5storage.loadmat(theirs), hdf5storage.loadmat(copied)
+for k in a:
+    if k == 'd':
+        continue
+    assert type(a[k]) == type(b[k]), (k, type(a[k]), type(b[k]))
+    assert np.asarray(a[k]).dtype == np.asarray(b[k]).dtype, k
+    assert np.asarray(a[k]).shape == np.asarray(b[k]).shape and np.array_equal(a[k], b[k]), k
 want = hdf5storage.loadmat(theirs)
 got = np.load(from_theirs)
 names = [k for k in want if k != 'd'] + ['d/t']
@@ -583,10 +601,8 @@ for k in z.files:
     assert np.array_equal(back[k], z[k]), (k, back[k], z[k])
 print('ok')
 "#;
-    let out = run_python(
-        check,
-        &[s(&theirs), s(&from_theirs), s(&npz), s(&from_ours)],
-    );
+    let args = [&theirs, &from_theirs, &npz, &from_ours, &copied].map(|p| s(p));
+    let out = run_python(check, &args);
     assert_eq!(out.trim(), "ok");
 }
 
@@ -628,9 +644,17 @@ hdf5storage.savemat(sys.argv[3], {'v': np.arange(5.0)}, format='7.3', store_pyth
     let from_ours = converted(&ours, "from_ours.npz");
     let big = dir.path().join("big.npy");
     ok(&["convert", &format!("{}:big", s(&theirs)), s(&big)]);
+    // A MAT -> MAT copy (`big` streamed) keeps hdf5storage's attributes.
+    let copied = converted(&theirs, "copied.mat");
     let check = r#"
 import sys, numpy as np, hdf5storage
-theirs, from_theirs, from_plain, npz, from_ours, big = sys.argv[1:7]
+theirs, from_theirs, from_plain, npz, from_ours, big, copied = sys.argv[1:8]
+a, c = hdf5storage.loadmat(theirs), hdf5storage.loadmat(copied)
+for k in a:
+    if k == 'd':
+        continue
+    assert type(a[k]) == type(c[k]) and np.asarray(a[k]).shape == np.asarray(c[k]).shape, k
+    assert np.asarray(a[k]).dtype == np.asarray(c[k]).dtype and np.array_equal(a[k], c[k]), k
 want = hdf5storage.loadmat(theirs)
 got = np.load(from_theirs)
 for k in got.files:
@@ -646,6 +670,15 @@ b = np.load(big, mmap_mode='r')
 assert b.shape == (3_000_000,) and np.array_equal(b, want['big'])
 print('ok')
 "#;
-    let args = [&theirs, &from_theirs, &from_plain, &npz, &from_ours, &big].map(|p| s(p));
+    let args = [
+        &theirs,
+        &from_theirs,
+        &from_plain,
+        &npz,
+        &from_ours,
+        &big,
+        &copied,
+    ]
+    .map(|p| s(p));
     assert_eq!(run_python(check, &args).trim(), "ok");
 }

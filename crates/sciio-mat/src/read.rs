@@ -20,6 +20,7 @@ use sciio_hdf5::{
 
 use crate::booleans::Booleans;
 use crate::header::{self, MatKind};
+use crate::numpy::PythonAttrs;
 use crate::value::{
     CellArray, CharArray, MatClass, MatValue, NumpyText, Opaque, SparseMatrix, StructArray, VarInfo,
 };
@@ -1487,18 +1488,39 @@ impl Iterator for Pieces {
 }
 
 impl Mat73 {
-    /// See [`MatFile::python_shape`].
-    fn python_shape(&self, path: &str) -> Result<Option<Vec<u64>>> {
+    /// See [`MatFile::python_attrs`].
+    fn python_attrs(&self, path: &str) -> Result<Option<PythonAttrs>> {
         let Node::Dataset(d) = self.node(path)? else {
             return Ok(None);
         };
-        let attrs = d.attrs_named(&["Python.Shape"])?;
-        match find(&attrs, "Python.Shape").map(|a| &a.value) {
-            Some(AttrValue::Raw(r)) => Ok(uints(r)),
-            _ => Ok(None),
-        }
+        let attrs = d.attrs_named(&PYTHON_ATTRS)?;
+        let Some(type_name) = string_attr(&attrs, "Python.Type")? else {
+            return Ok(None);
+        };
+        let shape = match find(&attrs, "Python.Shape").map(|a| &a.value) {
+            Some(AttrValue::Raw(r)) => uints(r),
+            _ => None,
+        };
+        let Some(shape) = shape else {
+            return Ok(None);
+        };
+        Ok(Some(PythonAttrs {
+            type_name,
+            underlying: string_attr(&attrs, "Python.numpy.UnderlyingType")?.unwrap_or_default(),
+            container: string_attr(&attrs, "Python.numpy.Container")?.unwrap_or_default(),
+            shape,
+            fields: None,
+        }))
     }
 }
+
+/// hdf5storage's attributes of a leaf value.
+const PYTHON_ATTRS: [&str; 4] = [
+    "Python.Type",
+    "Python.numpy.UnderlyingType",
+    "Python.numpy.Container",
+    "Python.Shape",
+];
 
 /// hdf5storage's attributes that say which numpy text array a char array holds.
 const PYTHON_TEXT_ATTRS: [&str; 3] = ["Python.Type", "Python.numpy.UnderlyingType", "Python.Shape"];
@@ -2126,8 +2148,16 @@ impl MatFile {
     /// numpy shape it stored there, which may drop MATLAB's ones (`(3,)` for a 1×3 row, `()`
     /// for a scalar). `None` for Level-5 and v4 files, groups and datasets without it.
     pub fn python_shape(&self, path: &str) -> Result<Option<Vec<u64>>> {
+        Ok(self.python_attrs(path)?.map(|a| a.shape))
+    }
+
+    /// hdf5storage's `Python.*` attributes (type, underlying type, container, shape) of the
+    /// dataset at `path`, as [`crate::MatWriter::write_with_meta`] takes them: a copy then
+    /// reads in hdf5storage as the original did. `None` for Level-5 and v4 files, groups
+    /// and datasets without `Python.Type`.
+    pub fn python_attrs(&self, path: &str) -> Result<Option<PythonAttrs>> {
         match &self.inner {
-            Inner::V73(f) => f.python_shape(path),
+            Inner::V73(f) => f.python_attrs(path),
             Inner::Level5(_) => Ok(None),
         }
     }

@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use sciio_core::{DType, Error, Result, ScalarKind};
-use sciio_mat::{MatClass, MatFile, MatValue, StructArray, VarInfo};
+use sciio_mat::{MatClass, MatFile, MatValue, PythonMeta, StructArray, VarInfo};
 
 use crate::job::{Job, Written};
 use crate::mat::{sparse_part, step, value_bytes, At};
@@ -72,6 +72,16 @@ pub(crate) fn save_npz_to_sparse(job: &mut Job<'_, '_, '_>) -> Result<Option<Wri
 pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
     let (dst, options) = (job.dst, job.options);
     let (files, planned, left_out) = plan_values(job.sources, dst, options)?;
+    let (planned, mut metas): (Vec<_>, Vec<_>) = planned
+        .into_iter()
+        .map(|(name, value, meta)| ((name.clone(), value), (name, meta)))
+        .unzip();
+    let mut meta_of = |name: &str| {
+        metas
+            .iter_mut()
+            .find(|(n, _)| n == name)
+            .and_then(|(_, m)| m.take())
+    };
     job.plan.extend(left_out);
     job.plan.ready()?;
     let (progress, plan) = (&mut *job.progress, &mut job.plan);
@@ -89,7 +99,7 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
                 kind,
                 dims,
             } if name.contains('/') => {
-                out.defer(&name, deferred.len(), kind, dims.clone(), None)
+                out.defer(&name, deferred.len(), kind, dims.clone(), meta_of(&name))
                     .map_err(|e| e.with_file(dst))?;
                 deferred.push((file, var, kind, dims));
                 names.push(name);
@@ -108,10 +118,11 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
                     dims: &dims,
                 };
                 let base = bytes;
+                let meta = meta_of(&name);
                 let streamed = write_large(
                     &large,
                     &mut |d| progress(base + d, base + d),
-                    &mut |array| out.write_pieces(&name, array),
+                    &mut |array| out.write_pieces(&name, array, meta.as_ref()),
                 )
                 .map_err(|e| e.with_file(dst))?;
                 let whole = match streamed {
@@ -138,7 +149,7 @@ pub(crate) fn copy_values(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> 
             }
         };
         bytes += value_bytes(&value);
-        out.write_value(&name, value)
+        out.write_value_with(&name, value, meta_of(&name))
             .map_err(|e| e.with_file(dst))?;
         names.push(name);
         progress(bytes, bytes);
@@ -389,8 +400,31 @@ impl std::io::Write for Handover<'_> {
     }
 }
 
-/// MATLAB values with their names in the destination.
-type NamedValues = Vec<(String, Planned)>;
+/// The values to write by name, each with hdf5storage's `Python.*` attributes of its source
+/// ([`python_meta`]).
+type NamedValues = Vec<(String, Planned, Option<PythonMeta>)>;
+
+/// hdf5storage's attributes of the numeric, logical or char value at `src_path` of `file`, so
+/// that a copy reads in hdf5storage as the original did (its numpy text, shapes and scalar
+/// types); `None` for other values and files without them (MATLAB's own).
+fn python_meta(file: &MatFile, src_path: &str, value: &Planned) -> Option<PythonMeta> {
+    let leaf = match value {
+        Planned::Large { .. } => true,
+        Planned::Value(v) => matches!(
+            v,
+            MatValue::Numeric(_) | MatValue::Logical(_) | MatValue::Char(_)
+        ),
+    };
+    let attrs = file
+        .python_attrs(src_path)
+        .ok()
+        .flatten()
+        .filter(|_| leaf)?;
+    Some(PythonMeta {
+        attrs: Some(attrs),
+        elements: Vec::new(),
+    })
+}
 
 /// The values a MAT → MAT copy writes, named in the destination, and those it leaves out,
 /// with the source files the large ones are copied from.
@@ -414,7 +448,7 @@ fn plan_values(
                 Some(d) => format!("{d}/{name}"),
                 None => name,
             };
-            if planned.iter().any(|(n, _)| *n == name) {
+            if planned.iter().any(|(n, _, _)| *n == name) {
                 return Err(Error::invalid_input(format!(
                     "two values would be named '{name}'; rename one with DST:NODE"
                 ))
@@ -428,7 +462,8 @@ fn plan_values(
                     None => continue,
                 },
             };
-            planned.push((name, value));
+            let meta = python_meta(&file, &src_path, &value);
+            planned.push((name, value, meta));
         }
         files.push(file);
     }

@@ -117,9 +117,16 @@ impl MatOut {
 
     /// Writes `value` as variable `name`, or keeps it for the struct a path (`a/b/c`) names,
     /// as hdf5storage stores a path's groups: MATLAB sees struct `a` with a struct field `b`
-    /// holding field `c`.
-    pub(crate) fn write_value(&mut self, name: &str, value: MatValue) -> Result<()> {
-        self.write_entry(name, value, None)
+    /// holding field `c`; with hdf5storage's `Python.*` attributes `meta` (of the value
+    /// copied, MAT → MAT) where they are kept: in v7.3 files (Level-5 files hold none).
+    pub(crate) fn write_value_with(
+        &mut self,
+        name: &str,
+        value: MatValue,
+        meta: Option<PythonMeta>,
+    ) -> Result<()> {
+        let meta = meta.filter(|_| !self.writer.scipy_text());
+        self.write_entry(name, value, meta)
     }
 
     fn write_entry(&mut self, name: &str, value: MatValue, meta: Option<PythonMeta>) -> Result<()> {
@@ -139,16 +146,18 @@ impl MatOut {
     }
 
     /// Writes a numeric array given piece by piece as top-level variable `name` (MATLAB's own
-    /// value, no `Python.*` attributes: what [`MatOut::write_value`] makes of the whole
-    /// array).
+    /// value, with `meta` as [`MatOut::write_value_with`] keeps it: what it makes of the
+    /// whole array).
     pub(crate) fn write_pieces(
         &mut self,
         name: &str,
         array: sciio_mat::ArrayPieces<'_>,
+        meta: Option<&PythonMeta>,
     ) -> Result<()> {
         let name = name.trim_matches('/');
         self.claim_variable(name)?;
-        self.writer.write_pieces(name, array, None)
+        let meta = meta.filter(|_| !self.writer.scipy_text());
+        self.writer.write_pieces(name, array, meta)
     }
 
     /// Writes the array at `path` of `src` as top-level variable `name` piece by piece
