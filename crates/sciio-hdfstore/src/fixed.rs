@@ -1167,21 +1167,9 @@ impl FixedBatches {
         nan: &Option<String>,
         bytes: &mut u64,
     ) -> Result<ArrayRef> {
-        let rows = Rows::range(start as u64, (start + n) as u64, 1);
-        let raw = self
-            .file
-            .read_array(path, rows)
-            .map_err(|e| e.with_node(path.to_string()))?;
-        *bytes += raw.bytes.len() as u64;
-        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
-        let values = column::fixed_strings((&raw).into(), layout, 0, size, nan.as_deref())
-            .map_err(|e| e.with_node(path.to_string()))?;
-        if values.len() != n {
-            return Err(
-                Error::format("the index ends before the blocks").with_node(path.to_string())
-            );
-        }
-        Ok(values)
+        self.read_rows_of(path, (start, n), bytes, |raw, layout| {
+            column::fixed_strings(raw.into(), layout, 0, size, nan.as_deref())
+        })
     }
 
     /// Rows `start..start + n` of the 1-d number node at `path` (an index level, codes), the
@@ -1194,19 +1182,28 @@ impl FixedBatches {
         meaning: &Meaning,
         bytes: &mut u64,
     ) -> Result<ArrayRef> {
+        self.read_rows_of(path, (start, n), bytes, |raw, layout| {
+            column::numeric(raw.into(), layout, 0, meaning)
+        })
+    }
+
+    /// Rows `start..start + n` of the 1-d node at `path` made values by `decode`, which must
+    /// give `n` of them; the bytes read added to `bytes`.
+    fn read_rows_of(
+        &self,
+        path: &str,
+        (start, n): (usize, usize),
+        bytes: &mut u64,
+        decode: impl FnOnce(&RawData, Layout) -> Result<ArrayRef>,
+    ) -> Result<ArrayRef> {
+        let located = |e: Error| e.with_node(path.to_string());
         let rows = Rows::range(start as u64, (start + n) as u64, 1);
-        let raw = self
-            .file
-            .read_array(path, rows)
-            .map_err(|e| e.with_node(path.to_string()))?;
+        let raw = self.file.read_array(path, rows).map_err(located)?;
         *bytes += raw.bytes.len() as u64;
-        let layout = Layout::of(&raw.shape, true).map_err(|e| e.with_node(path.to_string()))?;
-        let values = column::numeric((&raw).into(), layout, 0, meaning)
-            .map_err(|e| e.with_node(path.to_string()))?;
+        let layout = Layout::of(&raw.shape, true).map_err(located)?;
+        let values = decode(&raw, layout).map_err(located)?;
         if values.len() != n {
-            return Err(
-                Error::format("the index ends before the blocks").with_node(path.to_string())
-            );
+            return Err(located(Error::format("the index ends before the blocks")));
         }
         Ok(values)
     }
