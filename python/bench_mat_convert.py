@@ -14,9 +14,9 @@ Cases (sizes overridable by environment variables):
            (`df[c].to_numpy()` as n-by-1 columns, the strings as a `U` array)
 Each written file is read back by the peer's reader and compared with the source. Times are the
 best of $SCIIO_BENCH_REPEAT (default 1) runs; peak RSS of sciio's process is printed beside.
-Targets (sciio / peer): records <= 0.05 (v7.3) and <= 0.1 (v7), text <= 0.5, frame <= 1.0. The layouts of
-text differ in v7: sciio keeps hdf5storage's (a 1-d array is one 1-by-(N*width) char row),
-scipy.io writes an N-by-width matrix, whose column-major bytes deflate far better.
+Targets (sciio / peer): records <= 0.05 (v7.3) and <= 0.1 (v7), text <= 0.5, frame <= 1.0. In v7 both
+write text in scipy.io's layout (an N-by-width char matrix, rows padded with spaces); in v7.3 both
+write hdf5storage's (one 1-by-(N*width) row of codes with its Python.* attributes).
 """
 import json
 import os
