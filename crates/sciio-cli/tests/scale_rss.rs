@@ -384,6 +384,13 @@ fn hdfstore_table_key_to_npz_streams() {
     bounded("store", "h5", "", "out.npz", &[], SAME_STORE_NPZ);
 }
 
+/// The store key `df` (argv[1]) as pandas reads it equals the Parquet frame (argv[2]).
+const SAME_STORE_PARQUET: &str = "
+import sys, pandas as pd
+a, b = pd.read_hdf(sys.argv[1], 'df'), pd.read_parquet(sys.argv[2])
+pd.testing.assert_frame_equal(a, b, check_index_type=True)
+";
+
 #[test]
 fn hdfstore_fixed_key_to_parquet_streams() {
     bounded(
@@ -392,11 +399,7 @@ fn hdfstore_fixed_key_to_parquet_streams() {
         ":/df",
         "out.parquet",
         &[],
-        "
-import sys, pandas as pd
-a, b = pd.read_hdf(sys.argv[1], 'df'), pd.read_parquet(sys.argv[2])
-pd.testing.assert_frame_equal(a, b, check_index_type=True)
-",
+        SAME_STORE_PARQUET,
     );
 }
 
@@ -426,11 +429,7 @@ fn hdfstore_fixed_key_over_a_multiindex_to_parquet_streams() {
         ":/df",
         "out.parquet",
         &[],
-        "
-import sys, pandas as pd
-a, b = pd.read_hdf(sys.argv[1], 'df'), pd.read_parquet(sys.argv[2])
-pd.testing.assert_frame_equal(a, b, check_index_type=True)
-",
+        SAME_STORE_PARQUET,
     );
 }
 

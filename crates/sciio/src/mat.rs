@@ -37,8 +37,9 @@ pub(crate) struct Mat {
     file: MatFile,
     kept: HashMap<String, MatValue>,
     cached: Option<(String, MatValue)>,
-    /// Leaves whose numpy shape hdf5storage's `Python.Shape` gives ([`numpy_shapes`]).
-    numpy_shapes: HashMap<String, Vec<usize>>,
+    /// Leaves whose numpy shape hdf5storage's `Python.Shape` gives ([`take_numpy_shapes`]),
+    /// with the MATLAB shape the data is stored in.
+    numpy_shapes: HashMap<String, NumpyShape>,
 }
 
 /// Bytes of array data of the values kept from opening a MAT file.
@@ -137,7 +138,7 @@ impl Mat {
 
     /// The numpy array of the leaf at `path` (`/var`, `/var/field`, `/cell/3`...).
     pub(crate) fn read_array(&mut self, path: &str) -> Result<NdArray> {
-        let numpy_shape = self.numpy_shapes.get(path).cloned();
+        let numpy_shape = self.numpy_shapes.get(path).map(|s| s.numpy.clone());
         match self.leaf(path)? {
             At::Value(v) => match numpy_shape {
                 Some(shape) => v.to_numpy()?.reshape(&shape),
@@ -193,12 +194,13 @@ impl Mat {
         // A vector hdf5storage stored 1×n is n values in either order: copied as MATLAB's.
         let numpy_shape = self.numpy_shapes.get(path).cloned();
         let matlab = match &numpy_shape {
-            Some(_) => ArrayInfo {
-                shape: self.file.info(var).map(|v| v.shape).unwrap_or_default(),
+            Some(shapes) => ArrayInfo {
+                shape: shapes.matlab.clone(),
                 ..info.clone()
             },
             None => info.clone(),
         };
+        let numpy_shape = numpy_shape.map(|s| s.numpy);
         if unread
             && !var.contains('/')
             && matlab.dtype.is_native()
@@ -276,11 +278,18 @@ fn by_python(file: &MatFile) -> bool {
 /// values are the same in either order). The leaves take them, as `hdf5storage.loadmat`
 /// returns them, and `shapes` notes them by path. Leaves without the attribute, or not at
 /// an HDF5 path of their own (cell items, struct array elements), keep MATLAB's shape.
+/// A leaf's numpy shape ([`take_numpy_shapes`]) and the MATLAB shape its data is stored in.
+#[derive(Debug, Clone)]
+struct NumpyShape {
+    numpy: Vec<usize>,
+    matlab: Vec<usize>,
+}
+
 fn take_numpy_shapes(
     node: &mut Node,
     path: &str,
     file: &MatFile,
-    shapes: &mut HashMap<String, Vec<usize>>,
+    shapes: &mut HashMap<String, NumpyShape>,
 ) {
     let numeric = node.native.as_ref().is_some_and(|n| {
         let class = MatClass::from_name(&n.class);
@@ -306,9 +315,10 @@ fn take_numpy_shapes(
             };
             let count: usize = info.shape.iter().product();
             if shape.len() <= 1 && shape.iter().product::<usize>() == count {
-                info.shape = shape.clone();
+                let matlab = std::mem::replace(&mut info.shape, shape.clone());
                 info.order = Order::C;
-                shapes.insert(path.to_string(), shape);
+                let numpy = shape;
+                shapes.insert(path.to_string(), NumpyShape { numpy, matlab });
             }
         }
         _ => {}
