@@ -243,3 +243,58 @@ fn store_keys_into_npy_and_an_npz_member_are_their_records() {
     ]);
     assert_eq!(out.status.code(), Some(1), "{out:?}");
 }
+
+/// Every old pandas store of `shared/corpus/pandas-legacy-hdf` (pandas 0.10-0.25, Python 2
+/// pickles, keys sciio cannot read) goes whole into MAT v7 and v7.3 as into `.npz`: the same
+/// keys, a struct each; keys and columns that cannot be carried are left out with a report,
+/// never the whole file.
+#[test]
+fn old_pandas_stores_go_into_mat_key_by_key_as_into_npz() {
+    let corpus = sciio_testkit::shared_corpus("pandas-legacy-hdf");
+    let mut stores: Vec<_> = std::fs::read_dir(&corpus)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "h5"))
+        .collect();
+    stores.sort();
+    assert!(
+        stores.len() >= 10,
+        "{} stores in {}",
+        stores.len(),
+        corpus.display()
+    );
+    let dir = tempdir();
+    let mut problems = Vec::new();
+    for store in &stores {
+        let npz = dir.path().join("x.npz");
+        let zipped = sciio(&["convert", s(store), s(&npz)]);
+        assert!(zipped.status.success(), "{}: {zipped:?}", store.display());
+        for version in ["7", "7.3"] {
+            let mat = dir.path().join(format!("x{version}.mat"));
+            let out = sciio(&["convert", s(store), s(&mat), "--mat-version", version]);
+            let err = String::from_utf8_lossy(&out.stderr);
+            if !out.status.success() || err.lines().any(|l| !l.starts_with("sciio: left out")) {
+                problems.push(format!("{} v{version}: {out:?}", store.display()));
+                continue;
+            }
+            let same = run_python(
+                r#"
+import sys, numpy as np, scipy.io, h5py
+npz, mat, version = sys.argv[1:4]
+keys = sorted({m.split('/')[0] for m in np.load(npz).files})
+if version == '7.3':
+    with h5py.File(mat, 'r') as f:
+        names = sorted(k for k in f if not k.startswith('#'))
+else:
+    names = sorted(k for k in scipy.io.loadmat(mat) if not k.startswith('__'))
+print('same' if names == keys else f'{names} != {keys}')
+"#,
+                &[s(&npz), s(&mat), version],
+            );
+            if same.trim() != "same" {
+                problems.push(format!("{} v{version}: {same}", store.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "{}", problems.join("\n"));
+}
