@@ -68,6 +68,16 @@ pub fn write_atomically<T>(
 pub(crate) fn temp_file_beside(
     dest: &Path,
 ) -> Result<(tempfile::NamedTempFile, sciio_temp::Registration)> {
+    temp_file_named_beside(dest, ".sciio-", ".tmp")
+}
+
+/// [`temp_file_beside`] named `prefix…suffix` (a suffix that tells a file's format by its
+/// extension, for a temporary file sciio reads back).
+pub(crate) fn temp_file_named_beside(
+    dest: &Path,
+    prefix: &str,
+    suffix: &str,
+) -> Result<(tempfile::NamedTempFile, sciio_temp::Registration)> {
     if dest.is_dir() {
         return Err(Error::invalid_input("the destination is a folder").with_file(dest));
     }
@@ -76,8 +86,8 @@ pub(crate) fn temp_file_beside(
         _ => Path::new("."),
     };
     tempfile::Builder::new()
-        .prefix(".sciio-")
-        .suffix(".tmp")
+        .prefix(prefix)
+        .suffix(suffix)
         .tempfile_in(folder)
         .map(|file| {
             let registration = sciio_temp::register(file.path());

@@ -35,7 +35,9 @@ fn parquet_columns(job: &mut Job<'_, '_, '_>) -> Result<Option<Written>> {
 /// The job's frame (or store keys) written into the MAT destination through the archive of
 /// its columns (see the module docs), which `columns` makes (the job's `→ .npz` route).
 pub(crate) fn through_columns(job: &mut Job<'_, '_, '_>, columns: Convert) -> Result<Written> {
-    let (archive, _registered) = temp_archive_beside(job.dst)?;
+    // A name ending in `.npz`: the archive is opened again as one.
+    let (archive, _registered) =
+        crate::atomic::temp_file_named_beside(job.dst, ".sciio-columns-", ".npz")?;
     let npz_options = ConvertOptions {
         compress: None,
         dst_node: None,
@@ -82,28 +84,4 @@ pub(crate) fn through_columns(job: &mut Job<'_, '_, '_>, columns: Convert) -> Re
     let written = crate::leaves::convert_columns(&mut mat);
     job.plan = mat.plan;
     written
-}
-
-/// An empty temporary `.npz` file in `dest`'s folder, removed when dropped (or on a signal
-/// while registered).
-fn temp_archive_beside(
-    dest: &std::path::Path,
-) -> Result<(tempfile::NamedTempFile, sciio_temp::Registration)> {
-    let folder = match dest.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => std::path::Path::new("."),
-    };
-    let file = tempfile::Builder::new()
-        .prefix(".sciio-columns-")
-        .suffix(".npz")
-        .tempfile_in(folder)
-        .map_err(|e| {
-            Error::io(
-                "cannot create a temporary file in the destination folder",
-                e,
-            )
-            .with_file(folder)
-        })?;
-    let registration = sciio_temp::register(file.path());
-    Ok((file, registration))
 }
