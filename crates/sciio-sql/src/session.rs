@@ -50,13 +50,20 @@ impl std::fmt::Debug for SqlSession {
 }
 
 impl SqlSession {
-    /// A session with DataFusion's defaults, except that Parquet strings and binaries are
-    /// read as plain `Utf8`/`Binary` (no view types), as the rest of sciio holds them.
+    /// A session with DataFusion's defaults, except that:
+    /// - Parquet strings and binaries are read as plain `Utf8`/`Binary` (no view types), as
+    ///   the rest of sciio holds them;
+    /// - plans have one partition, so a result without `ORDER BY` (a filter, a `LIMIT`) comes
+    ///   in the file's row order, as pandas filtering the frame gives it (DuckDB's
+    ///   `preserve_insertion_order`). Queries run on one thread, so more partitions would buy
+    ///   no parallelism, only a merge of row ranges in whatever order they finish.
     pub fn new() -> Result<SqlSession> {
-        let config = SessionConfig::new().set_bool(
-            "datafusion.execution.parquet.schema_force_view_types",
-            false,
-        );
+        let config = SessionConfig::new()
+            .set_bool(
+                "datafusion.execution.parquet.schema_force_view_types",
+                false,
+            )
+            .with_target_partitions(1);
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .map_err(|e| Error::io("cannot start the query runtime", e))?;
