@@ -30,6 +30,15 @@ impl TextSummary {
     /// Takes the next code units: `unit` bytes each (1 for `S`, 4 for `U`), big-endian
     /// when `big` (a `>U` array).
     pub fn add(&mut self, unit: usize, big: bool, units: &[u8]) {
+        if unit == 1 {
+            // Bytes: every one a character of one or two UTF-8 bytes, none a surrogate.
+            let max = units.iter().copied().max().unwrap_or(0);
+            let high = units.iter().filter(|&&b| b >= 0x80).count() as u64;
+            self.max = self.max.max(u32::from(max));
+            self.utf8_bytes += units.len() as u64 + high;
+            self.codes += units.len() as u64;
+            return;
+        }
         for_each_code(unit, big, units, |code| self.add_code(code));
     }
 
@@ -109,6 +118,35 @@ impl TextPieces<'_> {
         for_each_code(self.unit, cfg!(target_endian = "big"), &scratch, |c| {
             out.push(c)
         });
+        Ok(())
+    }
+
+    /// Codes `first..first + n` as bytes into `out`, NULs as spaces, for text whose codes
+    /// are all ASCII (`summary.max < 0x80`): their UTF-8, with no code widened on the way.
+    pub(crate) fn ascii(&mut self, first: u64, out: &mut Vec<u8>, n: usize) -> Result<()> {
+        out.clear();
+        out.resize(n * self.unit, 0);
+        (self.fill)(first, out)?;
+        if self.unit == 4 {
+            // Native-order units: the code is the unit's value, under 0x80 when ASCII.
+            for k in 0..n {
+                let c = &out[4 * k..4 * k + 4];
+                let code = u32::from_ne_bytes([c[0], c[1], c[2], c[3]]); // ok: 4 bytes
+                out[k] = u8::try_from(code).unwrap_or(0x80);
+            }
+            out.truncate(n);
+        }
+        // One pass: NULs made spaces, every byte's high bit gathered.
+        let mut high = 0u8;
+        for b in out.iter_mut() {
+            high |= *b;
+            *b = if *b == 0 { b' ' } else { *b };
+        }
+        if high >= 0x80 {
+            return Err(Error::format(
+                "the text array's codes changed between the passes over them",
+            ));
+        }
         Ok(())
     }
 

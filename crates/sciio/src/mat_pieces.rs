@@ -148,8 +148,9 @@ impl Staged {
         }
     }
 
-    /// Elements `first..end` (MATLAB's order) into `buf`: one read per block (a run of
-    /// columns is contiguous in each), then each column's rows put in place.
+    /// Elements `first..end` (MATLAB's order) into `buf`: one read per block holding some of
+    /// them (a run of columns is contiguous in each; a single column's rows are read into
+    /// place), then each column's rows put in place.
     pub(crate) fn read(&self, first: u64, end: u64, buf: &mut [u8]) -> Result<()> {
         let (rows, item) = (self.rows, self.item);
         let read = |buf: &mut [u8], at: u64| {
@@ -161,30 +162,48 @@ impl Staged {
             return read(buf, first * item);
         }
         let (j0, j1) = (first / rows, (end - 1) / rows + 1);
+        // The rows of column j inside first..end, and inside the block of rows a..b.
+        let span = |j: u64, a: u64, b: u64| {
+            let lo = if j == j0 { first % rows } else { 0 }.max(a);
+            let hi = if j == j1 - 1 {
+                (end - 1) % rows + 1
+            } else {
+                rows
+            }
+            .min(b);
+            (lo, hi)
+        };
         let mut scratch = Vec::new();
         let mut a = 0;
         while a < rows {
             let b = (a + self.block_rows).min(rows);
             let height = b - a;
-            // This block's column j holds rows a..b at block start + j * height.
-            scratch.resize(((j1 - j0) * height * item) as usize, 0);
-            read(&mut scratch, (a * self.cols + j0 * height) * item)?;
-            for j in j0..j1 {
-                // The rows of column j inside first..end, and inside this block.
-                let lo = if j == j0 { first % rows } else { 0 }.max(a);
-                let hi = if j == j1 - 1 {
-                    (end - 1) % rows + 1
-                } else {
-                    rows
+            // This block's column j holds rows a..b at block start + j * height. Only the
+            // columns with rows here are read: a piece within one column touches few blocks.
+            let here: Vec<(u64, u64, u64)> = (j0..j1)
+                .map(|j| (j, span(j, a, b)))
+                .filter(|(_, (lo, hi))| lo < hi)
+                .map(|(j, (lo, hi))| (j, lo, hi))
+                .collect();
+            let block = a * self.cols;
+            match here[..] {
+                [] => {}
+                // One column: its rows read straight into place.
+                [(j, lo, hi)] => {
+                    let to = ((j * rows + lo - first) * item) as usize;
+                    let len = ((hi - lo) * item) as usize;
+                    read(&mut buf[to..to + len], (block + j * height + lo - a) * item)?;
                 }
-                .min(b);
-                if lo >= hi {
-                    continue;
+                [(ja, ..), .., (jb, ..)] => {
+                    scratch.resize(((jb + 1 - ja) * height * item) as usize, 0);
+                    read(&mut scratch, (block + ja * height) * item)?;
+                    for &(j, lo, hi) in &here {
+                        let from = (((j - ja) * height + (lo - a)) * item) as usize;
+                        let to = ((j * rows + lo - first) * item) as usize;
+                        let len = ((hi - lo) * item) as usize;
+                        buf[to..to + len].copy_from_slice(&scratch[from..from + len]);
+                    }
                 }
-                let from = (((j - j0) * height + (lo - a)) * item) as usize;
-                let to = ((j * rows + lo - first) * item) as usize;
-                let len = ((hi - lo) * item) as usize;
-                buf[to..to + len].copy_from_slice(&scratch[from..from + len]);
             }
             a = b;
         }

@@ -503,8 +503,8 @@ mod tests {
     /// Text arrays written piece by piece by each route make the file the whole array
     /// makes, byte for byte, in every MAT version (at one `SOURCE_DATE_EPOCH`): ASCII and
     /// non-ASCII bytes, text within and beyond the BMP, big-endian, 1-d to 3-d, empty
-    /// strings only, Fortran order of 2 and 3 axes, from `.npy` and `.npz`; the Level-5 element over the size (4 MiB) from
-    /// which it is streamed. A Level-5 file holds scipy.io's char array of the text
+    /// strings only, Fortran order of 2 and 3 axes, ASCII `U`, from `.npy` and `.npz`; the
+    /// Level-5 element over the size (4 MiB) from which it is streamed. A Level-5 file holds scipy.io's char array of the text
     /// ([`sciio_mat::scipy_chars`]: numpy's shape and the width, NULs as spaces).
     #[test]
     fn streamed_text_makes_the_whole_arrays_file() {
@@ -549,6 +549,9 @@ mod tests {
                 false,
                 staged,
             ),
+            // ASCII `U` (1-d: its Fortran order is its C order): a Level-5 file's UTF-8
+            // bytes narrowed from the units with no code widened.
+            (ScalarKind::Unicode(4), vec![1 << 20], &ascii, true, staged),
         ];
         for version in [MatOutVersion::V73, MatOutVersion::V7, MatOutVersion::V5] {
             for (i, (kind, shape, alphabet, big, sizes)) in cases.iter().enumerate() {

@@ -121,10 +121,17 @@ impl TextElement {
         put(head)?;
         let (mut first, mut codes, mut bytes) = (0u64, Vec::new(), Vec::new());
         let mut written = 0u64;
+        // ASCII (what instruments and most data write): the stored bytes are the codes.
+        let ascii = ty == MI_UTF8 && text.summary.max < 0x80;
         while first < n {
             let k = (PART as u64).min(n - first);
-            text.codes(first, &mut codes, k as usize)?;
-            encode(&codes, ty, &mut bytes)?;
+            match ascii {
+                true => text.ascii(first, &mut bytes, k as usize)?,
+                false => {
+                    text.codes(first, &mut codes, k as usize)?;
+                    encode(&codes, ty, &mut bytes)?;
+                }
+            }
             written += bytes.len() as u64;
             if written > data_bytes {
                 return Err(changed_text());
