@@ -8,7 +8,10 @@ every ratio (sciio time / peer time, lower is better for sciio): keys holding "r
 entries with a "ratio" beside a "case"/"name". `render` rewrites BENCHMARKS.md below its title:
 one table per benchmark with its latest run (by date), between the markers
 <!-- current:begin --> and <!-- current:end -->, then each benchmark script's docstring (how it
-is set up). Older runs stay in the results file and in git.
+is set up). Older runs stay in the results file and in git. What was written there by hand is
+kept: a benchmark's section with no run in the results file, or marked `<!-- by hand -->`
+(`scale`, whose 20 GB runs are gathered by hand), as it is; the notes below a table while the
+table's run is the same one.
 """
 import ast
 import datetime
@@ -18,6 +21,8 @@ import subprocess
 import sys
 
 BEGIN, END = "<!-- current:begin -->", "<!-- current:end -->"
+# A section holding this line is kept as written, whatever the results file holds.
+BY_HAND = "<!-- by hand -->"
 
 
 def last_json(text):
@@ -90,6 +95,40 @@ def setup_section():
     return "\n".join(parts)
 
 
+def hand_written(text):
+    """The sections of the current block of `text` by benchmark name: all their lines, their
+    run line (the first after the heading) and the notes after their table."""
+    if BEGIN not in text or END not in text:
+        return {}
+    block = text.split(BEGIN, 1)[1].split(END, 1)[0].split("\n")
+    sections, name = {}, None
+    for line in block:
+        if line.startswith("### "):
+            name = line[4:].split(" ", 1)[0]
+            sections[name] = {"lines": [], "run": None, "notes": [], "table": "before"}
+        if name is None:
+            continue
+        section = sections[name]
+        section["lines"].append(line)
+        if line.startswith("### ") or not line.strip() and section["table"] == "before":
+            continue
+        if section["run"] is None:
+            section["run"] = line
+        elif line.startswith("|") and section["table"] != "after":
+            section["table"] = "in"
+        elif section["table"] == "in" or section["table"] == "after":
+            section["table"] = "after"
+            section["notes"].append(line)
+    for section in sections.values():
+        while section["notes"] and not section["notes"][0].strip():
+            section["notes"].pop(0)
+        while section["notes"] and not section["notes"][-1].strip():
+            section["notes"].pop()
+        if section["notes"]:
+            section["notes"].append("")
+    return sections
+
+
 def render(results, md):
     latest = {}
     with open(results, encoding="utf-8") as f:
@@ -104,7 +143,12 @@ def render(results, md):
            "The latest run of each benchmark (`./dev bench [NAME]` reruns it, appends the run to "
            "`bench-results.jsonl` and rewrites these tables; earlier runs are in that file and in "
            "git). Ratio = sciio time / peer time: lower is better for sciio.", ""]
-    for name in sorted(latest):
+    text = open(md, encoding="utf-8").read()
+    kept = hand_written(text)
+    for name in sorted(set(latest) | set(kept)):
+        if name not in latest or BY_HAND in "\n".join(kept.get(name, {}).get("lines", [])):
+            out += kept[name]["lines"]
+            continue
         rec = latest[name]
         where = ", ".join(x for x in [rec["date"], f"commit {rec['commit']}" if rec.get("commit") else "",
                                       f"load average {rec['load']} on {rec['cores']} cores"
@@ -116,9 +160,10 @@ def render(results, md):
             target = "" if t is None else f"≤ {t} " + ("met" if row["ratio"] <= t else "**missed**")
             out.append(f"| {row['case']} | {row['ratio']:g} | {target} |")
         out.append("")
+        if name in kept and kept[name]["run"] == where:
+            out += kept[name]["notes"]
     out.append(END)
     block = "\n".join(out)
-    text = open(md, encoding="utf-8").read()
     head = text.split(BEGIN, 1)[0] if BEGIN in text else text.partition("\n")[0] + "\n\n"
     text = head + block + "\n" + setup_section()
     with open(md, "w", encoding="utf-8") as f:
