@@ -20,31 +20,14 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from benchkit import timed
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def timed(cmd):
-    """(seconds, peak RSS in MiB) of one process.
-
-    The peak comes from GNU time, which forks the command from its own small process: a child
-    forked from this Python process (holding the benchmark's frames) would count the parent's
-    resident pages in its `ru_maxrss` before it execs.
-    """
-    report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"sciio-bench-rss-{os.getpid()}")
-    t = time.perf_counter()
-    subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report] + cmd,
-                   stdout=subprocess.DEVNULL, check=True)
-    elapsed = time.perf_counter() - t
-    with open(report) as f:
-        peak_kib = int(f.read().split()[-1])
-    os.remove(report)
-    return elapsed, peak_kib / 1024
 
 
 def median(xs):

@@ -19,13 +19,14 @@ import json
 import os
 import subprocess
 import sys
-import time
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import tables
+
+from benchkit import timed
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DTYPE = np.dtype([("id", "<i8"), ("grp", "<i4"), ("x", "<f8"), ("name", "S8")])
@@ -54,19 +55,6 @@ QUERIES = {
         "print(df.groupby('grp').agg(n=('x', 'size'), mx=('x', 'mean'), hi=('id', 'max')))",
     ),
 }
-
-
-def timed(cmd):
-    """Seconds and peak RSS (MiB, GNU time: the command's own) of one process."""
-    report = os.path.join(os.environ.get("TMPDIR", "/tmp"), f"sciio-bench-rss-{os.getpid()}")
-    t = time.perf_counter()
-    subprocess.run(["/usr/bin/time", "-f", "%M", "-o", report] + cmd,
-                   stdout=subprocess.DEVNULL, check=True)
-    elapsed = time.perf_counter() - t
-    with open(report) as f:
-        peak_kib = int(f.read().split()[-1])
-    os.remove(report)
-    return elapsed, peak_kib / 1024
 
 
 def sources(out, rows):

@@ -1,10 +1,17 @@
 //! Projection and limit pushdown: a scan of a structured `.npy` builds only the columns the
-//! query uses and reads no row past its limit (counted by `FileTable::stats`).
+//! query uses and reads no row past its limit (counted by `FileTable::stats`). A result
+//! without `ORDER BY` comes in the file's row order, as pandas filtering the frame gives it
+//! (and DuckDB's `preserve_insertion_order`): no plan splits a file's rows across partitions
+//! that are merged in whatever order they finish.
 
 use std::sync::Arc;
 
 use sciio::core::{ByteOrder, DType, Order, RecordType, ScalarKind, ScalarType};
 use sciio::NdArray;
+use sciio_sql::datafusion::arrow::array::{Array, Int64Array, RecordBatch};
+use sciio_sql::datafusion::arrow::datatypes::{DataType, Field, Schema};
+use sciio_sql::datafusion::parquet::arrow::ArrowWriter;
+use sciio_sql::datafusion::parquet::file::properties::WriterProperties;
 use sciio_sql::{FileTable, SqlSession};
 
 const ROWS: usize = 200_000;
@@ -38,7 +45,7 @@ fn session_with(path: &std::path::Path) -> (SqlSession, Arc<FileTable>) {
     (session, table)
 }
 
-fn rows(batches: &[sciio_sql::datafusion::arrow::array::RecordBatch]) -> usize {
+fn rows(batches: &[RecordBatch]) -> usize {
     batches.iter().map(|b| b.num_rows()).sum()
 }
 
@@ -99,4 +106,65 @@ fn a_structured_array_of_two_dimensions_is_refused_naming_its_shape() {
     std::fs::write(&path, out).unwrap();
     let e = FileTable::open_node(&path, None).unwrap_err().to_string();
     assert!(e.contains("two.npy") && e.contains("[2, 3]"), "{e}");
+}
+
+/// A Parquet file of columns a = i and c = i % 10 (int64) in row groups of 10,000 rows (over
+/// 2 MiB in all, so DataFusion's default would split it into byte ranges read as partitions of
+/// their own).
+fn parquet(dir: &std::path::Path) -> std::path::PathBuf {
+    let schema = Arc::new(Schema::new(vec![
+        Field::new("a", DataType::Int64, false),
+        Field::new("c", DataType::Int64, false),
+    ]));
+    let a = Int64Array::from_iter_values(0..ROWS as i64);
+    let c = Int64Array::from_iter_values((0..ROWS as i64).map(|r| r % 10));
+    let batch = RecordBatch::try_new(schema.clone(), vec![Arc::new(a), Arc::new(c)]).unwrap();
+    let path = dir.join("r.parquet");
+    let properties = WriterProperties::builder()
+        .set_max_row_group_row_count(Some(10_000))
+        .set_dictionary_enabled(false)
+        .build();
+    let file = std::fs::File::create(&path).unwrap();
+    let mut writer = ArrowWriter::try_new(file, schema, Some(properties)).unwrap();
+    writer.write(&batch).unwrap();
+    writer.close().unwrap();
+    path
+}
+
+/// The values of column `a` in the result, in the order the batches give them.
+fn column_a(batches: &[RecordBatch]) -> Vec<i64> {
+    let mut values = Vec::new();
+    for batch in batches {
+        let column = batch.column_by_name("a").unwrap();
+        let column = column.as_any().downcast_ref::<Int64Array>().unwrap();
+        values.extend((0..column.len()).map(|k| column.value(k)));
+    }
+    values
+}
+
+#[test]
+fn filtered_rows_of_npy_and_parquet_come_in_file_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let session = SqlSession::new().unwrap();
+    for path in [records(dir.path()), parquet(dir.path())] {
+        let sql = format!("SELECT a, c FROM '{}' WHERE c < 9", path.display());
+        let explained = session.query(&format!("EXPLAIN {sql}")).unwrap();
+        let plan = sciio_sql::format_table(&explained).unwrap();
+        // Row ranges read as partitions of their own are merged as they finish.
+        for splitter in [
+            "RepartitionExec",
+            "CoalescePartitionsExec",
+            "file_groups={2",
+        ] {
+            assert!(!plan.contains(splitter), "{}: {plan}", path.display());
+        }
+        let got = column_a(&session.query(&sql).unwrap());
+        let want: Vec<i64> = (0..ROWS as i64).filter(|r| r % 10 < 9).collect();
+        assert!(got == want, "{}: rows out of file order", path.display());
+        let limited = format!("SELECT a FROM '{}' LIMIT 7", path.display());
+        assert_eq!(
+            column_a(&session.query(&limited).unwrap()),
+            [0, 1, 2, 3, 4, 5, 6]
+        );
+    }
 }
