@@ -71,11 +71,28 @@ for k, w in want.items():
     assert np.array_equal(g[:, 0].astype(w.dtype), w), (k, g, w)
     if version == '7.3' or w.dtype != bool:
         assert g.dtype == w.dtype, (k, g.dtype, w.dtype)
+# MATLAB's view: every column n rows, text the n-by-width char matrix of its strings.
+text = [k for k, w in want.items() if w.dtype.kind in 'OUS']
+assert text, want
 if version == '7.3':
     with h5py.File(mat, 'r') as f:
         node = f[struct] if struct else f
         assert node['x'].shape == (1, len(df)), node['x'].shape
         assert node['x'].attrs['MATLAB_class'] == b'double'
+        for k in text:
+            width = max(len(str(v)) for v in want[k])
+            assert node[k].attrs['MATLAB_class'] == b'char', k
+            assert node[k].shape == (width, len(df)), (k, node[k].shape)
+            rows = np.asarray(node[k]).T
+            got_rows = [''.join(map(chr, r)).rstrip('\0') for r in rows]
+            assert got_rows == [str(v) for v in want[k]], (k, got_rows)
+else:
+    raw = scipy.io.loadmat(mat, chars_as_strings=False)
+    if struct:
+        raw = {k: raw[struct][k][0, 0] for k in raw[struct].dtype.names}
+    for k in text:
+        width = max(len(str(v)) for v in want[k])
+        assert raw[k].shape == (len(df), width), (k, raw[k].shape)
 print('ok')
 "#;
 

@@ -9,7 +9,9 @@
 //! into the MAT file member by member, streamed as any `.npz` is. So a frame converts as a
 //! Python user's `savemat('y.mat', {name: df[name].to_numpy() for name in df})` would, in
 //! bounded memory whatever its size, for the disk cost of one temporary copy of its columns;
-//! what MATLAB has no class for (a datetime column) is left out with its reason.
+//! what MATLAB has no class for (a datetime column) is left out with its reason. Each 1-d
+//! column is a MATLAB column (n-by-1) and text the n-by-width char matrix whose rows are the
+//! strings, in every version (`leaves::convert_columns`).
 
 use sciio_core::{Error, Result};
 

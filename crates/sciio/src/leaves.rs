@@ -48,15 +48,18 @@ impl Leaf {
 }
 
 impl Leaf {
-    /// A 1-d array but text seen as a column, shape `(n, 1)`: the same bytes in either order.
-    fn as_column(&mut self) {
+    /// A 1-d array seen as a column, shape `(n, 1)`: the same bytes in either order. Text
+    /// too when `text_too` (v7.3: hdf5storage's char array of an `(n, 1)` array is the
+    /// n-by-width matrix whose rows are the strings); in scipy.io's layout (Level-5 files) a
+    /// 1-d text array is that matrix already.
+    fn as_column(&mut self, text_too: bool) {
         let text = self.info.dtype.as_scalar().is_some_and(|s| {
             matches!(
                 s.kind,
                 sciio_core::ScalarKind::Unicode(_) | sciio_core::ScalarKind::Bytes(_)
             )
         });
-        if self.info.shape.len() == 1 && !text && self.row.is_none() {
+        if self.info.shape.len() == 1 && (text_too || !text) && self.row.is_none() {
             self.info.shape.push(1);
         }
     }
@@ -85,9 +88,10 @@ pub(crate) fn convert_with(job: &mut Job<'_, '_, '_>, options: &ConvertOptions) 
     convert_leaves(job, options, false)
 }
 
-/// [`convert`] of a data frame's columns (`crate::frame_mat`): each 1-d array but text is
-/// written as a column (shape `(n, 1)`), the rows of MATLAB's table; text is a char matrix
-/// whose rows are the strings already.
+/// [`convert`] of a data frame's columns (`crate::frame_mat`): each 1-d array is written as a
+/// column (shape `(n, 1)`), the rows of MATLAB's table; text as the n-by-width char matrix
+/// whose rows are the strings (Level-5 files: the 1-d array as scipy.io writes it; v7.3: the
+/// `(n, 1)` array as hdf5storage writes it).
 #[cfg(all(feature = "parquet", feature = "mat"))]
 pub(crate) fn convert_columns(job: &mut Job<'_, '_, '_>) -> Result<Written> {
     let options = job.options;
@@ -103,7 +107,8 @@ fn convert_leaves(
     let progress = &mut *job.progress;
     let (mut leaves, left_out) = plan_leaves(sources, dst, options, format)?;
     if as_columns {
-        leaves.iter_mut().for_each(Leaf::as_column);
+        let text_too = options.mat_version == crate::options::MatOutVersion::V73;
+        leaves.iter_mut().for_each(|leaf| leaf.as_column(text_too));
     }
     job.plan.extend(left_out);
     job.plan.ready()?;
