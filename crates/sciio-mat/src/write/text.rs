@@ -32,12 +32,7 @@ impl MatWriter {
                 .write_text_pieces(name, text)
                 .map_err(|e| e.with_node(format!("/{name}")).with_file(&self.path));
         }
-        let whole = cfg!(target_endian = "big")
-            || self.opts.libhdf5
-            || text.len().is_none_or(|n| n == 0)
-            || (meta.is_none() && self.opts.python_metadata)
-            || kept_as_strings(meta, &text.summary);
-        if whole {
+        if self.text_whole(&text, meta) {
             let value = MatValue::Char(text.gather()?);
             return self.write_with_meta(name, &value, meta);
         }
@@ -48,6 +43,17 @@ impl MatWriter {
                 None => Ok(()),
             }
         })
+    }
+
+    /// Whether text is gathered and written whole rather than piece by piece: on big-endian
+    /// hosts, through libhdf5, when empty, when `value` must make the metadata of a value
+    /// without, and for a `bytes` array hdf5storage keeps as strings.
+    fn text_whole(&self, text: &TextPieces<'_>, meta: Option<&PythonMeta>) -> bool {
+        cfg!(target_endian = "big")
+            || self.opts.libhdf5
+            || text.len().is_none_or(|n| n == 0)
+            || (meta.is_none() && self.opts.python_metadata)
+            || kept_as_strings(meta, &text.summary)
     }
 
     /// The char dataset of `text`'s codes (non-empty) in group `loc`, as `char` writes the
@@ -81,13 +87,7 @@ impl MatWriter {
     ) -> Result<Obj> {
         let obj = match given {
             TextGiven::Codes(mut text) => {
-                // As `write_text_pieces`: `value` makes the metadata of a value without.
-                let whole = cfg!(target_endian = "big")
-                    || self.opts.libhdf5
-                    || text.len().is_none_or(|n| n == 0)
-                    || (meta.is_none() && self.opts.python_metadata)
-                    || kept_as_strings(meta, &text.summary);
-                if whole {
+                if self.text_whole(&text, meta) {
                     let value = MatValue::Char(text.gather()?);
                     // `value` adds the `H5PATH` and metadata.
                     return self.value(loc, name, &value, meta);
