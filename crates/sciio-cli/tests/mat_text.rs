@@ -146,30 +146,36 @@ fn text_arrays_convert_in_bounded_memory() {
     // as fixed-length strings, goes the same numeric routes: 135 -> 145 MiB, left out to
     // keep the test under a minute in debug.)
     for (version, text) in [("7.3", "ascii"), ("7", "latin")] {
-        let mut rss = Vec::new();
-        // Both over the size (64 MiB) from which a C-order array is staged (a smaller one
-        // is scattered: another route, without the staged one's read-ahead).
-        for mib in [72, 160] {
+        let args = ["convert", s(&src), s(&out), "--mat-version", version];
+        assert_rss_bounded(&format!("{text} |S16 -> MAT v{version}"), &args, &|mib| {
             run_python(MAKE_LARGE, &[s(&src), &mib.to_string(), text]);
-            let started = std::time::Instant::now();
-            rss.push(sciio_testkit::peak_rss(
-                env!("CARGO_BIN_EXE_sciio"),
-                &["convert", s(&src), s(&out), "--mat-version", version],
-            ));
-            eprintln!(
-                "{mib} MiB {text} |S16 -> MAT v{version}: {:.1} s, peak RSS {} MiB",
-                started.elapsed().as_secs_f64(),
-                rss[rss.len() - 1] >> 20
-            );
-        }
-        let growth = rss[1].saturating_sub(rss[0]);
-        assert!(
-            growth < GROWTH,
-            "{text} |S16 -> MAT v{version}: peak RSS {} MiB at 72 MiB, {} MiB at 160 MiB",
-            rss[0] >> 20,
-            rss[1] >> 20
+        });
+    }
+}
+
+/// Runs `sciio args...` on the source `make(mib)` writes at 72 and at 160 MiB (both over the
+/// size, 64 MiB, from which a C-order array is staged: a smaller one is scattered, another
+/// route without the staged one's read-ahead) and asserts its peak RSS grew by less than
+/// [`GROWTH`].
+fn assert_rss_bounded(what: &str, args: &[&str], make: &dyn Fn(u32)) {
+    let mut rss = Vec::new();
+    for mib in [72, 160] {
+        make(mib);
+        let started = std::time::Instant::now();
+        rss.push(sciio_testkit::peak_rss(env!("CARGO_BIN_EXE_sciio"), args));
+        eprintln!(
+            "{mib} MiB {what}: {:.1} s, peak RSS {} MiB",
+            started.elapsed().as_secs_f64(),
+            rss[rss.len() - 1] >> 20
         );
     }
+    let growth = rss[1].saturating_sub(rss[0]);
+    assert!(
+        growth < GROWTH,
+        "{what}: peak RSS {} MiB at 72 MiB, {} MiB at 160 MiB",
+        rss[0] >> 20,
+        rss[1] >> 20
+    );
 }
 
 /// `sys.argv[2]`: a source of text of `sys.argv[3]` MiB, kind `sys.argv[1]`: `fortran`, a
@@ -337,30 +343,13 @@ fn text_in_structs_hdf5_and_fortran_order_convert_in_bounded_memory() {
     ];
     for (kind, name, version, dst) in cases {
         let src = d.join(name);
-        let mut rss = Vec::new();
-        for mib in [72, 160] {
+        let args = ["convert", s(&src), dst, "--mat-version", version];
+        assert_rss_bounded(&format!("{kind} -> {dst} v{version}"), &args, &|mib| {
             match kind {
                 "npy" => run_python(MAKE_LARGE, &[s(&src), &mib.to_string(), "latin"]),
                 _ => run_python(MAKE_SOURCES, &[kind, s(&src), &mib.to_string()]),
             };
-            let started = std::time::Instant::now();
-            rss.push(sciio_testkit::peak_rss(
-                env!("CARGO_BIN_EXE_sciio"),
-                &["convert", s(&src), dst, "--mat-version", version],
-            ));
-            eprintln!(
-                "{mib} MiB {kind} -> {dst} v{version}: {:.1} s, peak RSS {} MiB",
-                started.elapsed().as_secs_f64(),
-                rss[rss.len() - 1] >> 20
-            );
-        }
-        let growth = rss[1].saturating_sub(rss[0]);
-        assert!(
-            growth < GROWTH,
-            "{kind} -> {dst} v{version}: peak RSS {} MiB at 72 MiB, {} MiB at 160 MiB",
-            rss[0] >> 20,
-            rss[1] >> 20
-        );
+        });
         std::fs::remove_file(&src).unwrap();
     }
 }
