@@ -284,7 +284,7 @@ print("\n".join(problems) or "OK")
 /// Runs `ptrepack` from the venv (the reference) with `args`.
 fn ptrepack(args: &[&str]) {
     let exe = sciio_testkit::python().with_file_name("ptrepack");
-    let out = std::process::Command::new(&exe)
+    let out = sciio_testkit::venv_command(&exe)
         .args(args)
         .output()
         .unwrap_or_else(|e| panic!("cannot run {}: {e}", exe.display()));

@@ -52,3 +52,19 @@ fn a_lock_held_on_is_an_error_that_says_so() {
     };
     assert!(error.to_string().contains("lock"), "{error}");
 }
+
+/// A lock that a leaked copy of a descriptor holds (a tool spawned while another test thread
+/// was inside `H5Fcreate`) does not fail the reference tools' opens: the test kit runs them
+/// with libhdf5's file locking off. h5py failed here with errno 11 before.
+#[test]
+fn a_reference_tool_opens_a_file_whose_lock_a_leaked_descriptor_holds() {
+    let dir = tempdir();
+    let path = dir.path().join("leaked.h5");
+    FileBuilder::new().create(&path).unwrap().close().unwrap();
+    let _holder = hold_exclusive_lock(&path);
+    let out = sciio_testkit::run_python(
+        "import sys, h5py\nwith h5py.File(sys.argv[1], 'r') as f: print(len(f))",
+        &[&path.to_string_lossy()],
+    );
+    assert_eq!(out.trim(), "0");
+}

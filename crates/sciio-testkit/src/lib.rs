@@ -75,13 +75,28 @@ pub fn run_python(code: &str, args: &[&str]) -> String {
 }
 
 fn python_output(code: &str, args: &[&str]) -> std::process::Output {
-    Command::new(python())
+    venv_command(&python())
         .arg("-c")
         .arg(code)
         .args(args)
         .stdin(Stdio::null())
         .output()
         .expect("failed to start the venv's python")
+}
+
+/// A command running `program`, a reference tool of the venv (python, ptrepack...), with
+/// libhdf5's file locking off in it.
+///
+/// Why: libhdf5 opens a file without `O_CLOEXEC` and `flock`s it. A reference tool spawned by
+/// one test thread while another thread of the test process is inside `H5Fopen`/`H5Fcreate`
+/// inherits that descriptor, and with it the lock, for as long as the tool lives (CI saw h5py
+/// fail with "unable to lock file, errno = 11" on a file sciio had just closed). The tests
+/// exchange files with these tools one after the other, never concurrently, so the lock
+/// protects nothing there; sciio's own opens keep their locking (`file_lock.rs`).
+pub fn venv_command(program: &Path) -> Command {
+    let mut command = Command::new(program);
+    command.env("HDF5_USE_FILE_LOCKING", "FALSE");
+    command
 }
 
 /// The C++ runtime's abort at interpreter shutdown described at [`run_python`].
