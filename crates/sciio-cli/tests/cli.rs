@@ -376,7 +376,7 @@ fn sciio_with_stderr_on_a_tty(args: &[&str], env: &[(&str, &str)]) -> TtyRun {
     use rustix::pty::{grantpt, openpt, ptsname, unlockpt, OpenptFlags};
     use std::io::Read;
     use std::os::unix::ffi::OsStrExt;
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
 
     let master = openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY).expect("no pseudo-terminal");
     grantpt(&master).unwrap();
@@ -407,7 +407,7 @@ fn sciio_with_stderr_on_a_tty(args: &[&str], env: &[(&str, &str)]) -> TtyRun {
     });
     let out = {
         // The Command holds the terminal handle: dropped at the end of this block.
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_sciio"));
+        let mut cmd = sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"));
         cmd.args(args)
             .envs(env.iter().copied())
             .stdin(Stdio::null())
@@ -519,7 +519,7 @@ fn convert_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
     let src = to_compress(dir.path());
     let dst = dir.path().join("quiet.npz");
     // The bar would be drawn at once on a terminal (the test above).
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+    let out = sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"))
         .args(["convert", s(&src), s(&dst), "--compress", "deflate:1"])
         .env("SCIIO_PROGRESS_AFTER_MS", "0")
         .output()
@@ -534,7 +534,7 @@ fn convert_draws_no_progress_bar_when_stderr_is_not_a_terminal() {
 
 #[test]
 fn a_panic_prints_one_line_and_exits_non_zero() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+    let out = sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"))
         .args(["ls", "whatever.npy"])
         .env("SCIIO_PANIC_FOR_TEST", "1")
         .env("RUST_BACKTRACE", "1")

@@ -200,7 +200,7 @@ fn names_from_a_file_never_escape_the_destination_or_drive_the_terminal() {
          \x20   f.create_dataset('red\\x1b[31mname', data=np.arange(2))\n",
         &[s(&src)],
     );
-    let listed = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+    let listed = sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"))
         .args(["ls", s(&src)])
         .output()
         .unwrap();

@@ -349,7 +349,7 @@ fn a_full_disk_is_one_line_and_leaves_the_destination_absent_or_intact() {
     // ignored), so a write past that fails with EFBIG as it would with ENOSPC. No root needed.
     let disk = tempdir();
     let sciio_on_small_disk = |args: &[&str]| {
-        std::process::Command::new("bash")
+        sciio_testkit::child_command("bash")
             .arg("-c")
             .arg("trap '' XFSZ; ulimit -f 512; exec \"$0\" \"$@\"")
             .arg(env!("CARGO_BIN_EXE_sciio"))

@@ -158,7 +158,7 @@ print("ok")
 /// `sciio convert SRC DST args...` at a fixed time (`SOURCE_DATE_EPOCH`), so that two files
 /// written from the same data are byte for byte the same.
 fn convert_at_fixed_time(args: &[&str]) {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+    let out = sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"))
         .arg("convert")
         .args(args)
         .env("SOURCE_DATE_EPOCH", "1700000000")

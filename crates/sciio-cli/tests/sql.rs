@@ -5,13 +5,11 @@
 
 mod common;
 
-use std::process::Command;
-
 use common::{ok, s, sciio};
 
 /// Runs `sciio` in `dir` (the cases name their files relative to it).
 fn sciio_in(dir: &std::path::Path, args: &[&str]) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_sciio"))
+    sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"))
         .current_dir(dir)
         .args(args)
         .output()

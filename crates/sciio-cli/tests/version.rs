@@ -3,7 +3,7 @@
 
 #[test]
 fn version_names_the_linked_libhdf5() {
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_sciio"))
+    let out = sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"))
         .arg("--version")
         .output()
         .unwrap();

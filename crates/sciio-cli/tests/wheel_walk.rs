@@ -13,7 +13,6 @@
 #![cfg(feature = "hdf5")]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use sciio::{convert, ConvertOptions, ErrorKind, File};
 use sciio_testkit::{run_python_script, tempdir, wheel_files};
@@ -118,7 +117,7 @@ fn walk(file: &Path) -> (Vec<String>, usize) {
         }
     }
     for path in &cat_paths {
-        let run = Command::new(env!("CARGO_BIN_EXE_sciio"))
+        let run = sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"))
             .arg("cat")
             .arg(format!("{}:{path}", file.display()))
             .output()

@@ -84,17 +84,45 @@ fn python_output(code: &str, args: &[&str]) -> std::process::Output {
         .expect("failed to start the venv's python")
 }
 
-/// A command running `program`, a reference tool of the venv (python, ptrepack...), with
-/// libhdf5's file locking off in it.
+/// A command running `program` as a child of a test that inherits no descriptor but its
+/// standard streams.
 ///
-/// Why: libhdf5 opens a file without `O_CLOEXEC` and `flock`s it. A reference tool spawned by
-/// one test thread while another thread of the test process is inside `H5Fopen`/`H5Fcreate`
-/// inherits that descriptor, and with it the lock, for as long as the tool lives (CI saw h5py
-/// fail with "unable to lock file, errno = 11" on a file sciio had just closed). The tests
-/// exchange files with these tools one after the other, never concurrently, so the lock
-/// protects nothing there; sciio's own opens keep their locking (`file_lock.rs`).
-pub fn venv_command(program: &Path) -> Command {
+/// Why: libhdf5 opens a file without `O_CLOEXEC` and `flock`s it, and sciio can mark the
+/// descriptor close-on-exec only once the open returns. A child spawned by one test thread
+/// while another thread is inside `H5Fopen`/`H5Fcreate` would inherit that descriptor, and
+/// with it the lock, for as long as the child lives: CI saw h5py fail with "unable to lock
+/// file, errno = 11" on a file sciio had just closed. Here every descriptor above 2 is made
+/// close-on-exec in the child before its exec, so the child holds such a copy only for the
+/// moment between its fork and its exec, which sciio's opens wait out.
+pub fn child_command(program: impl AsRef<std::ffi::OsStr>) -> Command {
+    use std::os::unix::process::CommandExt;
     let mut command = Command::new(program);
+    // SAFETY: the closure runs in the forked child before exec and only makes one system
+    // call (async-signal-safe), touching no memory of the parent's.
+    unsafe {
+        command.pre_exec(|| {
+            // Linux 5.11 and later; elsewhere the call fails, or is not made, and the child
+            // inherits what std lets it (every descriptor without close-on-exec).
+            #[cfg(target_os = "linux")]
+            let _ = libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
+            Ok(())
+        });
+    }
+    command
+}
+
+/// A [`child_command`] running `program`, a reference tool of the venv (python, ptrepack...),
+/// with libhdf5's file locking off in it: the tests exchange files with these tools one after
+/// the other, never concurrently, so the lock protects nothing there, and a lock some other
+/// process still holds for a moment must not fail the tool's open. sciio's own opens keep
+/// their locking (`file_lock.rs`).
+pub fn venv_command(program: &Path) -> Command {
+    let mut command = child_command(program);
     command.env("HDF5_USE_FILE_LOCKING", "FALSE");
     command
 }
@@ -230,7 +258,7 @@ pub fn run_limited(
     use std::os::unix::process::ExitStatusExt;
     let script = format!("ulimit -v {address_space_kib}; exec \"$0\" \"$@\"");
     let started = std::time::Instant::now();
-    let mut child = Command::new("bash")
+    let mut child = child_command("bash")
         .arg("-c")
         .arg(script)
         .arg(program)
@@ -293,7 +321,7 @@ pub fn in_child_process(test: &str, body: impl FnOnce()) {
     let exe = std::env::current_exe().expect("no path to the test binary");
     // `trap '' XFSZ` ignores the signal a write past RLIMIT_FSIZE raises (it would kill the
     // child), so the write fails with EFBIG instead; an ignored signal stays ignored in exec.
-    let out = Command::new("bash")
+    let out = child_command("bash")
         .arg("-c")
         .arg("trap '' XFSZ; exec \"$0\" \"$@\"")
         .arg(exe)
@@ -340,7 +368,7 @@ pub fn limit_file_size(bytes: Option<u64>) {
 // The child is reaped by wait4 below, which std's Child does not know about.
 #[allow(clippy::zombie_processes)]
 pub fn peak_rss(program: impl AsRef<Path>, args: &[&str]) -> u64 {
-    let child = Command::new(program.as_ref())
+    let child = child_command(program.as_ref())
         .args(args)
         .stdout(Stdio::null())
         .spawn()
@@ -359,4 +387,38 @@ pub fn peak_rss(program: impl AsRef<Path>, args: &[&str]) -> u64 {
     );
     // Linux reports ru_maxrss in KiB.
     usage.ru_maxrss as u64 * 1024
+}
+
+#[cfg(test)]
+mod tests {
+    /// A descriptor left without close-on-exec (as libhdf5 leaves one for a moment) does not
+    /// reach a [`super::child_command`]'s program.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_child_inherits_no_descriptor_but_its_streams() {
+        use std::os::fd::AsRawFd;
+        let file = std::fs::File::open(super::repo_root().join("Cargo.toml")).unwrap();
+        const LEAKED: i32 = 200;
+        // SAFETY: plain FFI calls on a descriptor this test owns; `LEAKED` is closed below.
+        unsafe {
+            assert_eq!(libc::dup2(file.as_raw_fd(), LEAKED), LEAKED);
+            assert_eq!(libc::fcntl(LEAKED, libc::F_SETFD, 0), 0);
+        }
+        let probe = |mut command: std::process::Command| {
+            command
+                .args([
+                    "-c",
+                    "test -e /proc/self/fd/200 && echo inherited || echo clean",
+                ])
+                .output()
+                .unwrap()
+        };
+        let plain = probe(std::process::Command::new("sh"));
+        let child = probe(super::child_command("sh"));
+        // SAFETY: closes the descriptor duplicated above.
+        unsafe { libc::close(LEAKED) };
+        // The plain command shows that the probe can see a leak.
+        assert_eq!(String::from_utf8_lossy(&plain.stdout).trim(), "inherited");
+        assert_eq!(String::from_utf8_lossy(&child.stdout).trim(), "clean");
+    }
 }

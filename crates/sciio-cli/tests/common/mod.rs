@@ -1,11 +1,11 @@
 //! Helpers shared by the CLI test binaries: run the built `sciio` binary and read its output.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::Output;
 
 /// Runs the `sciio` binary built for this test with `args`.
 pub fn sciio(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_sciio"))
+    sciio_testkit::child_command(env!("CARGO_BIN_EXE_sciio"))
         .args(args)
         .output()
         .expect("cannot run the sciio binary")
