@@ -114,6 +114,10 @@ enum Codec {
 }
 
 /// Walks the blocks of `n` elements, undoing compression and the bit transpose of each.
+///
+/// The output grows block by block, as blocks decode, and a compressed block is decoded
+/// without first allocating the size its header claims: sizes come from the chunk (and a
+/// damaged one claims gigabytes in a few bytes), so memory follows the data actually decoded.
 fn unshuffle_blocks(
     mut input: &[u8],
     n: usize,
@@ -121,7 +125,7 @@ fn unshuffle_blocks(
     block: usize,
     codec: Codec,
 ) -> Result<Vec<u8>> {
-    let mut out = vec![0u8; n * elem];
+    let mut out = Vec::with_capacity(plausible_size(codec, input.len(), n * elem));
     let mut done = 0;
     let mut scratch = Vec::new();
     while n - done >= BLOCKED_MULT {
@@ -133,29 +137,70 @@ fn unshuffle_blocks(
                 let len = take(&mut input, 4)?;
                 let len = u32::from_be_bytes([len[0], len[1], len[2], len[3]]) as usize;
                 let packed = take(&mut input, len)?;
-                scratch.clear();
-                scratch.resize(bytes, 0);
-                let got = match codec {
-                    Codec::Lz4 => lz4_flex::block::decompress_into(packed, &mut scratch)
-                        .map_err(|e| corrupt(&format!("LZ4 block: {e}")))?,
-                    _ => zstd::bulk::decompress_to_buffer(packed, &mut scratch[..])
-                        .map_err(|e| corrupt(&format!("zstd block: {e}")))?,
-                };
-                if got != bytes {
-                    return Err(corrupt(&format!(
-                        "a block decodes to {got} bytes, {bytes} expected"
-                    )));
-                }
+                decode_block(codec, packed, bytes, &mut scratch)?;
                 &scratch
             }
         };
-        untranspose_block(shuffled, &mut out[done * elem..(done + count) * elem], elem);
+        out.resize((done + count) * elem, 0);
+        untranspose_block(shuffled, &mut out[done * elem..], elem);
         done += count;
     }
     // The last `n % 8` elements are stored as they are.
     let rest = take(&mut input, (n - done) * elem)?;
-    out[done * elem..].copy_from_slice(rest);
+    out.extend_from_slice(rest);
     Ok(out)
+}
+
+/// The most an LZ4 block expands: each byte of a match length adds at most 255 bytes.
+const LZ4_MAX_RATIO: usize = 255;
+
+/// How much output to reserve up front: all of it when the chunk holds it as it is, else no
+/// more than the compressed bytes can plausibly give (the output grows past that as needed).
+fn plausible_size(codec: Codec, input: usize, total: usize) -> usize {
+    let ratio = match codec {
+        Codec::None => 1,
+        Codec::Lz4 => LZ4_MAX_RATIO,
+        Codec::Zstd => 16,
+    };
+    total.min(input.saturating_mul(ratio))
+}
+
+/// Decodes one compressed block, which must give exactly `bytes` bytes, into `scratch`.
+fn decode_block(codec: Codec, packed: &[u8], bytes: usize, scratch: &mut Vec<u8>) -> Result<()> {
+    scratch.clear();
+    let got = match codec {
+        Codec::Lz4 => {
+            if bytes
+                > packed
+                    .len()
+                    .saturating_mul(LZ4_MAX_RATIO)
+                    .saturating_add(64)
+            {
+                return Err(corrupt(&format!(
+                    "an LZ4 block of {} bytes cannot decode to {bytes} bytes",
+                    packed.len()
+                )));
+            }
+            scratch.resize(bytes, 0);
+            lz4_flex::block::decompress_into(packed, scratch)
+                .map_err(|e| corrupt(&format!("LZ4 block: {e}")))?
+        }
+        // zstd expands far more than LZ4 (a few bytes can say "a megabyte of zeros"), and a
+        // frame's stated size is the damaged file's word: read it as a stream, at most one
+        // byte past the block, so memory is what really decodes.
+        _ => {
+            let decoder = zstd::stream::read::Decoder::with_buffer(packed)
+                .map_err(|e| corrupt(&format!("zstd block: {e}")))?;
+            std::io::Read::read_to_end(&mut std::io::Read::take(decoder, bytes as u64 + 1), scratch)
+                .map_err(|e| corrupt(&format!("zstd block: {e}")))?
+        }
+    };
+    if got != bytes {
+        return Err(corrupt(&format!(
+            "a block decodes to {got} bytes, {bytes} expected"
+        )));
+    }
+    Ok(())
 }
 
 /// Splits `len` bytes off the front of `input`.
