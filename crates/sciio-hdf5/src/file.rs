@@ -258,7 +258,7 @@ impl File {
         match self.image() {
             Some(image) => crate::header::check_object_header_in(
                 &|a, n| image.at(a, n).map(std::borrow::Cow::Borrowed),
-                disk.base,
+                disk,
                 addr,
                 what,
             ),

@@ -15,6 +15,8 @@ pub(crate) struct Disk {
     pub(crate) file: std::fs::File,
     pub(crate) base: u64,
     pub(crate) len: u64,
+    /// The superblock's size of lengths (8 almost always); local heaps are checked only at 8.
+    pub(crate) length_size: u8,
 }
 
 impl Disk {
@@ -45,7 +47,12 @@ pub(crate) fn check_root_header(path: &Path) -> Result<Option<Disk>> {
         .metadata()
         .map_err(|e| Error::io("cannot read the file size", e))?
         .len();
-    let mut disk = Disk { file, base: 0, len };
+    let mut disk = Disk {
+        file,
+        base: 0,
+        len,
+        length_size: 0,
+    };
     // The superblock is at 0 or after a user block of 512, 1024, 2048... bytes.
     let mut at = 0u64;
     loop {
@@ -69,6 +76,7 @@ pub(crate) fn check_root_header(path: &Path) -> Result<Option<Disk>> {
         2 | 3 => (sb[9], u64_at(&sb, 28), u64_at(&sb, 36)),
         _ => return Ok(None),
     };
+    disk.length_size = if sb[8] < 2 { sb[14] } else { sb[10] };
     let (8, Some(eof), Some(root)) = (offset_size, eof, root) else {
         return Ok(None);
     };
@@ -95,24 +103,91 @@ fn check_not_truncated(disk: &Disk, eof: u64) -> Result<()> {
 /// Checks the object header at `addr` before libhdf5 loads it (see [`check_root_header`]):
 /// damage is a Corrupt error naming `what`, at the damaged byte.
 pub(crate) fn check_object_header(disk: &Disk, addr: u64, what: &str) -> Result<()> {
-    check_object_header_in(&|a, n| disk.read(a, n), disk.base, addr, what)
+    check_object_header_in(&|a, n| disk.read(a, n), disk, addr, what)
 }
 
-/// [`check_object_header`] reading through `read` (a file image, say) for a file whose
-/// superblock is at `base`.
+/// [`check_object_header`] reading through `read` (a file image, say) for the file `disk`
+/// describes. An old-style group's local heap (the heap of its link names) is checked too.
 pub(crate) fn check_object_header_in(
     read: &Reader<'_>,
-    base: u64,
+    disk: &Disk,
     addr: u64,
     what: &str,
 ) -> Result<()> {
-    match walk_checked(read, addr, &mut |_, _| Some(false)) {
-        Err(WalkEnd::Damaged(why, at)) => {
-            Err(Error::new(ErrorKind::Corrupt, format!("{what}: {why}"))
-                .with_offset(at.saturating_add(base)))
+    let damaged = |why: String, at: u64| {
+        Error::new(ErrorKind::Corrupt, format!("{what}: {why}"))
+            .with_offset(at.saturating_add(disk.base))
+    };
+    let mut heaps = Vec::new();
+    let walked = walk_checked(read, addr, &mut |m, _| {
+        if m.kind == msg::SYMBOL_TABLE {
+            heaps.extend(u64_at(m.body, 8));
         }
-        _ => Ok(()),
+        Some(false)
+    });
+    if let Err(WalkEnd::Damaged(why, at)) = walked {
+        return Err(damaged(why, at));
     }
+    if disk.length_size == 8 {
+        for heap in heaps {
+            check_local_heap(read, heap).map_err(|(why, at)| damaged(why, at))?;
+        }
+    }
+    Ok(())
+}
+
+/// libhdf5's "no free block" (`H5HL_FREE_NULL`).
+const HEAP_FREE_NULL: u64 = 1;
+/// Most entries of a local heap's free list followed (libhdf5 makes one per freed name).
+const MAX_FREE_BLOCKS: usize = 1 << 16;
+
+/// Checks the free list of the local heap at `addr` (8-byte lengths) before libhdf5 loads
+/// it. libhdf5 (`H5HL__fl_deserialize`) follows the list to its end, allocating a node per
+/// entry, so a list that loops back commits memory until the process is killed (found by
+/// fuzzing pytables_read: a 1.2 KB file); it also reads each entry's two lengths without
+/// checking that they lie inside the heap. Other damage is left to libhdf5, which reports it.
+fn check_local_heap(read: &Reader<'_>, addr: u64) -> std::result::Result<(), (String, u64)> {
+    let Some(prefix) = read(addr, 32) else {
+        return Err((
+            "the group's local heap lies past the end of the file".into(),
+            addr,
+        ));
+    };
+    if prefix.get(..5) != Some(b"HEAP\0".as_slice()) {
+        return Ok(());
+    }
+    let (Some(size), Some(mut free), Some(data)) =
+        (u64_at(&prefix, 8), u64_at(&prefix, 16), u64_at(&prefix, 24))
+    else {
+        return Ok(());
+    };
+    let mut seen = std::collections::HashSet::new();
+    while free != HEAP_FREE_NULL {
+        let at = data.saturating_add(free);
+        if free.checked_add(16).is_none_or(|end| end > size) {
+            return Err((
+                format!("a free block at byte {free} of the group's {size}-byte local heap does not fit in it"),
+                at,
+            ));
+        }
+        if !seen.insert(free) || seen.len() > MAX_FREE_BLOCKS {
+            return Err((
+                format!("the free list of the group's local heap loops back to byte {free}"),
+                at,
+            ));
+        }
+        let Some(entry) = read(at, 16) else {
+            return Err((
+                "the group's local heap runs past the end of the file".into(),
+                at,
+            ));
+        };
+        match u64_at(&entry, 0) {
+            Some(next) => free = next,
+            None => return Ok(()),
+        }
+    }
+    Ok(())
 }
 
 pub(crate) fn u16_at(b: &[u8], at: usize) -> Option<u16> {
@@ -131,6 +206,8 @@ pub(crate) fn u64_at(b: &[u8], at: usize) -> Option<u64> {
 pub(crate) mod msg {
     pub(crate) const ATTRIBUTE: u16 = 0x000C;
     pub(crate) const CONTINUATION: u16 = 0x0010;
+    /// An old-style group's v1 B-tree and local heap addresses.
+    pub(crate) const SYMBOL_TABLE: u16 = 0x0011;
 }
 
 /// Most header blocks (the first and its continuations) followed for one object.

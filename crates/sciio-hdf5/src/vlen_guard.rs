@@ -76,7 +76,12 @@ fn disk_of_locked(obj: hid_t) -> Result<Option<Disk>> {
                 .metadata()
                 .map_err(|e| Error::io("cannot read the file size", e))?
                 .len();
-            Ok(Some(Disk { file, base, len }))
+            Ok(Some(Disk {
+                file,
+                base,
+                len,
+                length_size: 8,
+            }))
         }
     }
 }

@@ -176,7 +176,8 @@ fn corrupted_files_give_clean_errors() {
 
 /// Inputs the pytables_read fuzz target found (tests/data/fuzz): an attribute whose stored
 /// data is shorter than its type and shape (libhdf5 would read past its own buffer: refused
-/// before), and metadata that makes libhdf5 ask malloc for an absurd size (its error passed on).
+/// before), metadata that makes libhdf5 ask malloc for an absurd size (its error passed on),
+/// and a local heap whose free list loops (refused before libhdf5 follows it).
 #[test]
 fn fuzz_found_files_give_clean_errors() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/fuzz");
@@ -205,6 +206,13 @@ fn fuzz_found_files_give_clean_errors() {
         (
             "libhdf5_child_header_overread.h5",
             "/pep at byte 1048: corrupt data: object: an object header message runs past",
+        ),
+        // The root group's local heap (its link names) has a free list that loops back on
+        // itself: libhdf5 followed it, allocating a node per step, until the kernel killed
+        // the process (24 GiB in 48 s, from 1232 bytes); sciio checks the list first.
+        (
+            "libhdf5_local_heap_free_list_loop.h5",
+            "root group: the free list of the group's local heap loops back to byte 8",
         ),
     ] {
         let path = dir.join(name);
