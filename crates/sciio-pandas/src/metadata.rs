@@ -630,3 +630,25 @@ impl PandasMetadata {
         self.to_value().to_string()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A number pandas wrote (here in a key sciio keeps without interpreting it) comes back as
+    /// the same float: serde_json's default parser may miss the last digit (found by the
+    /// pandas_metadata fuzz target: this integer too large for i64 parsed to a float printed
+    /// as ...491e+28 and read back as ...493e+28).
+    #[test]
+    fn numbers_print_back_as_the_floats_they_were() {
+        let json = br#"{"indrUt": 11757080892158492222222221008}"#;
+        let meta = PandasMetadata::parse(json).unwrap();
+        let again = PandasMetadata::parse(meta.to_json().as_bytes()).unwrap();
+        assert_eq!(again, meta);
+        assert!(
+            meta.to_json().contains("1.1757080892158491e+28"),
+            "{}",
+            meta.to_json()
+        );
+    }
+}
