@@ -7,20 +7,8 @@ use libfuzzer_sys::fuzz_target;
 use sciio_core::Limits;
 use sciio_pandas::{BadMetadata, Frame, ParquetReader, ReadOptions};
 
-/// libfuzzer-sys' panic hook aborts on every panic, even one sciio's reader catches and
-/// reports as a Corrupt error (`sciio_core::contain`: arrow-rs asserts on damaged pages):
-/// such a panic is the clean error this target wants, so only the others abort.
-fn abort_only_on_uncontained_panics() {
-    static HOOK: std::sync::Once = std::sync::Once::new();
-    HOOK.call_once(|| {
-        let abort = std::panic::take_hook();
-        std::panic::set_hook(Box::new(move |info| {
-            if !sciio_core::contain::panic_is_contained() {
-                abort(info);
-            }
-        }));
-    });
-}
+mod contained_panics;
+use contained_panics::abort_only_on_uncontained_panics;
 
 fuzz_target!(|data: &[u8]| {
     abort_only_on_uncontained_panics();
